@@ -1,0 +1,123 @@
+import type OpenAI from "openai";
+import { dispatchToolCall, toolsForMode } from "../tools/registry.js";
+import type { ToolContext, ToolEnding } from "../tools/tool.js";
+import type { Redactor } from "./redact.js";
+import { repairHistory } from "./history.js";
+import { ModelError, type ChatMessage, type ModelClient, type TokenUsage } from "./model.js";
+import { truncateMiddle } from "../workspace/command-runner.js";
+
+export interface AgentLimits {
+  maxIterations: number;
+  maxWallTimeMs: number;
+  maxTokens: number;
+}
+
+export const DEFAULT_LIMITS: AgentLimits = { maxIterations: 50, maxWallTimeMs: 20 * 60_000, maxTokens: 2_000_000 };
+
+export type AgentFailure = "iterations" | "wall_time" | "tokens" | "model" | "no_tool_call" | "cancelled";
+
+export type AgentOutcome = (ToolEnding | { kind: "failed"; failure: AgentFailure; message: string }) & {
+  usage: TokenUsage;
+  iterations: number;
+  messages: ChatMessage[];
+};
+
+export interface AgentProgress {
+  iteration: number;
+  filesRead: number;
+  lastTool?: string;
+}
+
+export interface AgentRun {
+  model: ModelClient;
+  /** System prompt and first messages (task, context). */
+  messages: ChatMessage[];
+  context: ToolContext;
+  limits?: Partial<AgentLimits>;
+  redact?: Redactor;
+  signal?: AbortSignal;
+  onProgress?: (progress: AgentProgress) => void;
+  now?: () => number;
+}
+
+const MAX_TOOL_RESULT_CHARS = 60_000;
+const MAX_NUDGES = 3;
+
+/** The plain tool-calling loop: the model decides what to call and when it is done; limits end it cleanly. */
+export async function runAgent(run: AgentRun): Promise<AgentOutcome> {
+  const limits = { ...DEFAULT_LIMITS, ...run.limits };
+  const now = run.now ?? Date.now;
+  const redact = run.redact ?? ((text: string) => text);
+  const tools = toolsForMode(run.context.mode);
+  const finishing = run.context.mode === "plan" ? "submit_plan" : "complete_step";
+  let messages = [...run.messages];
+  const usage: TokenUsage = { prompt: 0, completion: 0, cached: 0, requests: 0 };
+  const started = now();
+  let nudges = 0;
+
+  const end = (ending: ToolEnding | { kind: "failed"; failure: AgentFailure; message: string }, iterations: number): AgentOutcome => ({
+    ...ending,
+    usage,
+    iterations,
+    messages,
+  });
+
+  for (let iteration = 1; iteration <= limits.maxIterations; iteration++) {
+    if (run.signal?.aborted) return end({ kind: "failed", failure: "cancelled", message: "the run was cancelled" }, iteration - 1);
+    if (now() - started > limits.maxWallTimeMs) {
+      return end({ kind: "failed", failure: "wall_time", message: `the run hit its time limit of ${Math.round(limits.maxWallTimeMs / 60_000)} minutes` }, iteration - 1);
+    }
+    if (usage.prompt + usage.completion > limits.maxTokens) {
+      return end({ kind: "failed", failure: "tokens", message: `the run used more than its limit of ${limits.maxTokens} tokens` }, iteration - 1);
+    }
+
+    messages = repairHistory(messages);
+    let reply;
+    try {
+      reply = await run.model.complete(messages, tools, run.signal);
+    } catch (error) {
+      if (run.signal?.aborted) return end({ kind: "failed", failure: "cancelled", message: "the run was cancelled" }, iteration - 1);
+      const message = error instanceof ModelError ? error.message : `the model request failed: ${String(error)}`;
+      return end({ kind: "failed", failure: "model", message }, iteration - 1);
+    }
+    usage.prompt += reply.usage.prompt;
+    usage.completion += reply.usage.completion;
+    usage.cached += reply.usage.cached;
+    usage.requests += 1;
+
+    const calls = (reply.message.tool_calls ?? []).filter(
+      (call): call is OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall => call.type === "function",
+    );
+    messages.push({
+      role: "assistant",
+      content: reply.message.content ?? null,
+      ...(calls.length > 0 ? { tool_calls: calls } : {}),
+    });
+
+    if (calls.length === 0) {
+      nudges++;
+      if (nudges > MAX_NUDGES) {
+        return end({ kind: "failed", failure: "no_tool_call", message: `the model stopped calling tools without calling ${finishing}` }, iteration);
+      }
+      messages.push({
+        role: "user",
+        content: `Continue by calling a tool. When you are done, call ${finishing}; if something essential is unclear, call ask_user.`,
+      });
+      continue;
+    }
+
+    let ending: ToolEnding | undefined;
+    for (const call of calls) {
+      if (ending) {
+        messages.push({ role: "tool", tool_call_id: call.id, content: "Error: not run, because an earlier call in this turn ended the run." });
+        continue;
+      }
+      const result = await dispatchToolCall(call.function.name, call.function.arguments ?? "", run.context);
+      messages.push({ role: "tool", tool_call_id: call.id, content: truncateMiddle(redact(result.content), MAX_TOOL_RESULT_CHARS) });
+      ending = result.ending;
+      run.onProgress?.({ iteration, filesRead: run.context.filesRead.size, lastTool: call.function.name });
+    }
+    if (ending) return end(ending, iteration);
+  }
+  return end({ kind: "failed", failure: "iterations", message: `the run hit its limit of ${limits.maxIterations} model turns` }, limits.maxIterations);
+}

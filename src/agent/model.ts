@@ -1,0 +1,86 @@
+import OpenAI from "openai";
+import type { ChatTool } from "../tools/registry.js";
+
+export type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+export type AssistantMessage = OpenAI.Chat.Completions.ChatCompletionMessage;
+
+export interface TokenUsage {
+  prompt: number;
+  completion: number;
+  cached: number;
+  requests: number;
+}
+
+export interface ModelReply {
+  message: AssistantMessage;
+  usage: { prompt: number; completion: number; cached: number };
+}
+
+export interface ModelClient {
+  readonly model: string;
+  complete(messages: ChatMessage[], tools: ChatTool[], signal?: AbortSignal): Promise<ModelReply>;
+}
+
+/** A failure of the model endpoint, worded for the people reading the issue. */
+export class ModelError extends Error {}
+
+export interface ModelClientOptions {
+  baseURL?: string | undefined;
+  apiKey?: string | undefined;
+  model: string;
+  timeoutMs?: number;
+  maxRetries?: number;
+  fetch?: typeof fetch;
+}
+
+/** Chat completions over any OpenAI-compatible endpoint; the SDK retries 429/5xx with backoff. */
+export function createModelClient(options: ModelClientOptions): ModelClient {
+  const client = new OpenAI({
+    apiKey: options.apiKey || "not-set",
+    baseURL: options.baseURL || undefined,
+    timeout: options.timeoutMs ?? 120_000,
+    maxRetries: options.maxRetries ?? 3,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+  const where = options.baseURL || "https://api.openai.com/v1";
+  return {
+    model: options.model,
+    async complete(messages, tools, signal) {
+      let completion: OpenAI.Chat.Completions.ChatCompletion;
+      try {
+        completion = await client.chat.completions.create(
+          { model: options.model, messages, tools, tool_choice: "auto" },
+          signal ? { signal } : undefined,
+        );
+      } catch (error) {
+        throw toModelError(error, where);
+      }
+      const message = completion.choices?.[0]?.message;
+      if (!message) throw new ModelError(`the model endpoint at ${where} returned a response without a message`);
+      const usage = completion.usage;
+      return {
+        message,
+        usage: {
+          prompt: usage?.prompt_tokens ?? 0,
+          completion: usage?.completion_tokens ?? 0,
+          cached: usage?.prompt_tokens_details?.cached_tokens ?? 0,
+        },
+      };
+    },
+  };
+}
+
+function toModelError(error: unknown, where: string): Error {
+  if (error instanceof OpenAI.APIUserAbortError) return error;
+  if (error instanceof OpenAI.APIConnectionTimeoutError) return new ModelError(`the model endpoint at ${where} did not answer in time`);
+  if (error instanceof OpenAI.APIConnectionError) return new ModelError(`the model endpoint at ${where} could not be reached`);
+  if (error instanceof OpenAI.APIError) {
+    const status = error.status ?? "an error";
+    if (error.status === 401 || error.status === 403) {
+      return new ModelError(`the model endpoint at ${where} refused the API key (HTTP ${status}); check OPENAI_API_KEY`);
+    }
+    if (error.status === 404) return new ModelError(`the model endpoint at ${where} does not know the model (HTTP 404); check BLUEPRINT_MODEL`);
+    return new ModelError(`the model endpoint at ${where} answered HTTP ${status} after several attempts`);
+  }
+  return new ModelError(`the model request failed: ${error instanceof Error ? error.message : String(error)}`);
+}

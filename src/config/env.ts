@@ -1,0 +1,40 @@
+import { z } from "zod";
+import { PERMISSION_LEVELS } from "../github/permission.js";
+import { defaultWorkdir } from "../workspace/repo-cache.js";
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+/** Blueprint's own environment variables (Probot reads its own). */
+export const envSchema = z.object({
+  OPENAI_BASE_URL: z.string().url().optional().or(z.literal("").transform(() => undefined)),
+  OPENAI_API_KEY: z.string().optional(),
+  BLUEPRINT_MODEL: z.string().min(1).default("gpt-4.1"),
+  BLUEPRINT_WORKDIR: z.string().min(1).default(defaultWorkdir()),
+  BLUEPRINT_MIN_PERMISSION: z.enum(PERMISSION_LEVELS).default("write"),
+  BLUEPRINT_MAX_ITERATIONS: positiveInt(50),
+  BLUEPRINT_MAX_MINUTES: positiveInt(20),
+  BLUEPRINT_MAX_TOKENS: positiveInt(2_000_000),
+  BLUEPRINT_MODEL_TIMEOUT_S: positiveInt(300),
+  BLUEPRINT_MODEL_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
+  /** Minimum time between edits of the tracking comment while a job runs. */
+  BLUEPRINT_PROGRESS_INTERVAL_MS: z.coerce.number().int().min(0).default(5000),
+  BLUEPRINT_BOT_NAME: z.string().default("blueprint[bot]"),
+  BLUEPRINT_BOT_EMAIL: z.string().default("blueprint[bot]@users.noreply.github.com"),
+  APP_ID: z.coerce.number().int().optional(),
+  WEBHOOK_SECRET: z.string().optional(),
+  PRIVATE_KEY: z.string().optional(),
+});
+
+export type BlueprintEnv = z.output<typeof envSchema>;
+
+export class ConfigError extends Error {}
+
+export function loadEnv(source: NodeJS.ProcessEnv = process.env): BlueprintEnv {
+  const cleaned = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== undefined && value !== ""));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ");
+    throw new ConfigError(`invalid Blueprint environment: ${problems}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,90 @@
+export type Command =
+  | { name: "plan"; instructions: string }
+  | { name: "build"; steps: string[]; fresh: boolean; force: boolean }
+  | { name: "revise"; feedback: string }
+  | { name: "cancel" }
+  | { name: "status" }
+  | { name: "help" };
+
+export type CommandName = Command["name"];
+
+export type ParsedComment =
+  | { kind: "command"; command: Command }
+  /** A command word with arguments we cannot accept, with the reason. */
+  | { kind: "invalid"; name: CommandName; message: string }
+  /** Looks like a mistyped command: answer with a short help. */
+  | { kind: "typo"; word: string; suggestion: CommandName }
+  /** Not addressed to Blueprint (plain text or an unrelated /word). */
+  | { kind: "none" };
+
+export const COMMAND_NAMES: readonly CommandName[] = ["plan", "build", "revise", "cancel", "status", "help"];
+
+const MAX_COMMENT_CHARS = 65_536;
+
+/** A command is the first non-blank line, `/word args…`, case-insensitive; later lines belong to the argument. */
+export function parseComment(body: string | null | undefined): ParsedComment {
+  const text = (body ?? "").slice(0, MAX_COMMENT_CHARS).replace(/\r\n?/g, "\n");
+  const lines = text.split("\n");
+  const first = lines.findIndex((line) => line.trim() !== "");
+  if (first === -1) return { kind: "none" };
+  const head = (lines[first] ?? "").trim();
+  const match = /^\/([A-Za-z][\w-]*)(?:\s+(.*))?$/.exec(head);
+  if (!match) return { kind: "none" };
+  const word = (match[1] ?? "").toLowerCase();
+  const inline = (match[2] ?? "").trim();
+  const rest = lines.slice(first + 1).join("\n").trim();
+  const argument = [inline, rest].filter(Boolean).join("\n");
+
+  switch (word) {
+    case "plan":
+      return { kind: "command", command: { name: "plan", instructions: argument } };
+    case "revise":
+      if (!argument) return { kind: "invalid", name: "revise", message: "`/revise` needs feedback, e.g. `/revise use the existing retry helper`." };
+      return { kind: "command", command: { name: "revise", feedback: argument } };
+    case "build":
+      return parseBuild(inline);
+    case "cancel":
+    case "status":
+    case "help":
+      return { kind: "command", command: { name: word } };
+    default: {
+      const suggestion = COMMAND_NAMES.find((name) => editDistance(name, word) <= (name.length > 4 ? 2 : 1));
+      return suggestion ? { kind: "typo", word, suggestion } : { kind: "none" };
+    }
+  }
+}
+
+function parseBuild(inline: string): ParsedComment {
+  const steps: string[] = [];
+  let fresh = false;
+  let force = false;
+  for (const token of inline.split(/[\s,]+/).filter(Boolean)) {
+    const lower = token.toLowerCase();
+    if (lower === "--fresh") fresh = true;
+    else if (lower === "--force") force = true;
+    else if (/^s\d{1,3}$/i.test(token)) steps.push(token.toUpperCase());
+    else {
+      return {
+        kind: "invalid",
+        name: "build",
+        message: `\`/build\` does not understand \`${token.slice(0, 40)}\`. Use \`/build\`, \`/build S2 S3\`, \`/build --fresh\` or \`/build --force\`.`,
+      };
+    }
+  }
+  return { kind: "command", command: { name: "build", steps: [...new Set(steps)], fresh, force } };
+}
+
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2) return 99;
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0] ?? 0;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const saved = row[j] ?? 0;
+      row[j] = Math.min((row[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
+      previous = saved;
+    }
+  }
+  return row[b.length] ?? 99;
+}

@@ -1,0 +1,102 @@
+import type { ProbotOctokit } from "probot";
+import { toPermissionLevel, type PermissionLevel } from "./permission.js";
+import type { PullRequestDraft, Reaction, RepositoryInfo, ThreadComment, ThreadInfo, ThreadPort } from "../workflow/ports.js";
+
+type Octokit = ProbotOctokit;
+
+interface InstallationAuth {
+  token?: string;
+  permissions?: Record<string, string>;
+}
+
+export interface OctokitPortOptions {
+  octokit: Octokit;
+  repo: RepositoryInfo;
+  number: number;
+  /** Comments made by this app: matched by the app id GitHub records on them, or by the bot login. */
+  isOwnComment: (comment: { user: { login: string; type: string } | null; performed_via_github_app?: { id: number } | null }) => boolean;
+}
+
+/** The ThreadPort over GitHub's REST API, for one issue or pull request. */
+export function createOctokitPort(options: OctokitPortOptions): ThreadPort {
+  const { octokit, repo, number } = options;
+  const where = { owner: repo.owner, repo: repo.name };
+  let auth: Promise<InstallationAuth> | null = null;
+  const installationAuth = () => (auth ??= octokit.auth({ type: "installation" }) as Promise<InstallationAuth>);
+
+  return {
+    repo,
+    number,
+    async info(): Promise<ThreadInfo> {
+      const { data: issue } = await octokit.rest.issues.get({ ...where, issue_number: number });
+      const base = { number, title: issue.title, body: issue.body ?? "", author: issue.user?.login ?? "ghost" };
+      if (!issue.pull_request) return { kind: "issue", ...base };
+      const { data: pr } = await octokit.rest.pulls.get({ ...where, pull_number: number });
+      return {
+        kind: "pull_request",
+        ...base,
+        pullRequest: {
+          number,
+          headRef: pr.head.ref,
+          headSha: pr.head.sha,
+          baseRef: pr.base.ref,
+          sameRepo: pr.head.repo?.full_name === pr.base.repo.full_name,
+          url: pr.html_url,
+        },
+      };
+    },
+    async comments(): Promise<ThreadComment[]> {
+      const all = await octokit.paginate(octokit.rest.issues.listComments, { ...where, issue_number: number, per_page: 100 });
+      return all.map((comment) => ({
+        id: comment.id,
+        nodeId: comment.node_id,
+        url: comment.html_url,
+        body: comment.body ?? "",
+        author: comment.user?.login ?? "ghost",
+        authorIsBot: comment.user?.type === "Bot",
+        own: options.isOwnComment({ user: comment.user ?? null, performed_via_github_app: comment.performed_via_github_app ?? null }),
+        createdAt: comment.created_at,
+        updatedAt: comment.updated_at,
+      }));
+    },
+    async postComment(body) {
+      const { data } = await octokit.rest.issues.createComment({ ...where, issue_number: number, body });
+      return { id: data.id, url: data.html_url };
+    },
+    async updateComment(id, body) {
+      await octokit.rest.issues.updateComment({ ...where, comment_id: id, body });
+    },
+    async reactToComment(commentId: number, reaction: Reaction) {
+      await octokit.rest.reactions.createForIssueComment({ ...where, comment_id: commentId, content: reaction });
+    },
+    async permission(login): Promise<PermissionLevel> {
+      try {
+        const { data } = await octokit.rest.repos.getCollaboratorPermissionLevel({ ...where, username: login });
+        return toPermissionLevel({ permission: data.permission, role_name: data.role_name });
+      } catch (error) {
+        if ((error as { status?: number }).status === 404) return "none";
+        throw error;
+      }
+    },
+    async gitToken() {
+      return (await installationAuth()).token ?? null;
+    },
+    commitUrl(sha) {
+      return `${repo.htmlUrl}/commit/${sha}`;
+    },
+    async upsertPullRequest(draft: PullRequestDraft) {
+      const { data: open } = await octokit.rest.pulls.list({ ...where, state: "open", head: `${repo.owner}:${draft.head}`, per_page: 1 });
+      const existing = open[0];
+      if (existing) {
+        await octokit.rest.pulls.update({ ...where, pull_number: existing.number, title: draft.title, body: draft.body });
+        return { number: existing.number, url: existing.html_url, created: false };
+      }
+      const { data } = await octokit.rest.pulls.create({ ...where, head: draft.head, base: draft.base, title: draft.title, body: draft.body });
+      return { number: data.number, url: data.html_url, created: true };
+    },
+    async canWriteWorkflows() {
+      const granted = await installationAuth().catch((): InstallationAuth => ({}));
+      return granted.permissions?.workflows === "write";
+    },
+  };
+}

@@ -1,0 +1,86 @@
+import { renderPlanBody, escapeHtml } from "../plan/render.js";
+import { encodeStateMarker, readStateMarker } from "./state-marker.js";
+import type { ThreadState } from "../workflow/state.js";
+import type { ThreadComment } from "../workflow/ports.js";
+import type { TokenUsage } from "../agent/model.js";
+
+export const APPROVAL_HELP =
+  "**To approve**, comment `/build` (on a pull request, an approving review works too); `/build S2` builds S2 and the steps it needs. " +
+  "**To revise**, comment `/revise <feedback>` or `/plan <new instructions>`.";
+
+/** The plan comment: heading with the revision, status, the rendered plan, how to answer, and the hidden state. */
+export function renderPlanComment(state: ThreadState, extras: { statusLine?: string; report?: string } = {}): string {
+  if (!state.plan) throw new Error("renderPlanComment needs a plan");
+  const heading = `## 📋 Plan v${state.revision}: ${escapeHtml(state.plan.title)}`;
+  const status = extras.statusLine ?? defaultStatusLine(state);
+  const parts = [heading, status, renderPlanBody(state.plan, state.steps)];
+  if (extras.report) parts.push(extras.report);
+  if (state.status === "pending" || state.status === "failed") parts.push(`---\n${APPROVAL_HELP}`);
+  parts.push(footer(state), encodeStateMarker(state));
+  return parts.join("\n\n");
+}
+
+export function defaultStatusLine(state: ThreadState): string {
+  if (state.stale && state.status === "pending") return `> ⚠️ **Stale:** ${state.stale} Comment \`/plan\` to re-plan or \`/build --force\` to build it anyway.`;
+  switch (state.status) {
+    case "pending":
+      return "> ✅ **Ready for review.**";
+    case "building":
+      return "> ⏳ **Building…**";
+    case "built":
+      return "> 🎉 **Built.**";
+    case "failed":
+      return `> ❌ **Build stopped:** ${state.error ?? "see the report below."} Comment \`/build\` to resume from the first step not done.`;
+    case "superseded":
+      return "> 🗄️ **Superseded** by a newer revision below.";
+    case "cancelled":
+      return "> ⏹️ **Cancelled.** Everything already pushed stays; `/build` resumes.";
+    default:
+      return "";
+  }
+}
+
+function footer(state: ThreadState): string {
+  const bits = [`revision ${state.revision}`, `base \`${state.base.branch}\` @ \`${state.base.sha.slice(0, 7)}\``];
+  if (state.head) bits.push(`head \`${state.head.ref}\` @ \`${state.head.sha.slice(0, 7)}\``);
+  bits.push(`requested by @${state.requestedBy}`);
+  if (state.planHash) bits.push(`plan \`${state.planHash}\``);
+  return `<sub>Blueprint · ${bits.join(" · ")}</sub>`;
+}
+
+/** A status comment that is not (yet) a plan: planning, a question, or a failure. */
+export function renderStatusComment(state: ThreadState, heading: string, body: string): string {
+  return [heading, body, encodeStateMarker(state)].join("\n\n");
+}
+
+export function renderUsage(usage: TokenUsage): string {
+  const format = (n: number) => n.toLocaleString("en-US");
+  return `${format(usage.prompt)} prompt tokens (${format(usage.cached)} cached) + ${format(usage.completion)} completion tokens over ${usage.requests} model requests`;
+}
+
+export interface ThreadStateRecord {
+  comment: ThreadComment;
+  state: ThreadState;
+}
+
+export type ThreadStateLookup =
+  | { kind: "none" }
+  | { kind: "found"; latest: ThreadStateRecord; all: ThreadStateRecord[] }
+  | { kind: "corrupt"; comment: ThreadComment; reason: string };
+
+/** The newest state written by this installation; markers in anyone else's comments are ignored. */
+export function findThreadState(comments: ThreadComment[]): ThreadStateLookup {
+  const records: ThreadStateRecord[] = [];
+  let newestCorrupt: { comment: ThreadComment; reason: string } | null = null;
+  for (const comment of comments) {
+    if (!comment.own) continue;
+    const read = readStateMarker(comment.body);
+    if (read.kind === "ok") records.push({ comment, state: read.state });
+    else if (read.kind === "corrupt") newestCorrupt = { comment, reason: read.reason };
+  }
+  const latest = records.at(-1);
+  if (newestCorrupt && (!latest || newestCorrupt.comment.id > latest.comment.id)) {
+    return { kind: "corrupt", ...newestCorrupt };
+  }
+  return latest ? { kind: "found", latest, all: records } : { kind: "none" };
+}

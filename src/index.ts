@@ -1,0 +1,95 @@
+import type { ApplicationFunctionOptions, Probot, ProbotOctokit } from "probot";
+import { loadEnv, type BlueprintEnv } from "./config/env.js";
+import { createOctokitPort } from "./github/octokit-port.js";
+import { RecentKeys } from "./jobs/dedupe.js";
+import { JobQueue } from "./jobs/queue.js";
+import { createWorkflowDeps } from "./workflow/create-deps.js";
+import type { WorkflowDeps } from "./workflow/deps.js";
+import { Intake } from "./workflow/intake.js";
+import type { RepositoryInfo } from "./workflow/ports.js";
+
+export interface BlueprintApp {
+  queue: JobQueue;
+}
+
+interface PayloadRepository {
+  name: string;
+  owner: { login: string };
+  clone_url: string;
+  default_branch: string;
+  html_url: string;
+}
+
+/** The Probot app: maps webhook events to use cases. Wiring only. */
+export default function blueprint(app: Probot, options: ApplicationFunctionOptions): void {
+  createBlueprintApp(app, options);
+}
+
+export function createBlueprintApp(
+  app: Probot,
+  options: ApplicationFunctionOptions,
+  overrides: { env?: BlueprintEnv; deps?: Partial<WorkflowDeps> } = {},
+): BlueprintApp {
+  const env = overrides.env ?? loadEnv();
+  const deps: WorkflowDeps = { ...createWorkflowDeps(env, app.log), ...overrides.deps };
+  const queue = new JobQueue((error, job) => app.log.error({ err: error, job: job.label }, "job failed"));
+  const intake = new Intake(deps, queue, new RecentKeys());
+
+  // One Octokit per installation, so GitHub's pacing of one busy installation never delays another.
+  const octokits = new Map<number, Promise<ProbotOctokit>>();
+  const octokitFor = (installationId: number) => {
+    let octokit = octokits.get(installationId);
+    if (!octokit) {
+      octokit = app.auth(installationId);
+      octokit.catch(() => octokits.delete(installationId));
+      octokits.set(installationId, octokit);
+    }
+    return octokit;
+  };
+  const isOwnComment = (comment: { user: { login: string; type: string } | null; performed_via_github_app?: { id: number } | null }) =>
+    comment.user?.type === "Bot" &&
+    (env.APP_ID === undefined || comment.performed_via_github_app?.id === env.APP_ID || comment.user.login === env.BLUEPRINT_BOT_NAME);
+
+  const portFor = async (installationId: number, repository: PayloadRepository, number: number) =>
+    createOctokitPort({ octokit: await octokitFor(installationId), repo: repoInfo(repository), number, isOwnComment });
+
+  /** Never make GitHub wait for our writes: answer the webhook, continue in the background. */
+  const inBackground = (deliveryId: string, work: () => Promise<void>) => {
+    work().catch((error) => app.log.error({ err: error, deliveryId }, "handling a webhook failed"));
+  };
+
+  app.on("issue_comment.created", async (context) => {
+    const { payload } = context;
+    const installationId = payload.installation?.id;
+    const author = payload.comment.user;
+    if (!installationId || !author) return;
+    inBackground(context.id, async () =>
+      intake.onComment(await portFor(installationId, payload.repository, payload.issue.number), {
+        deliveryId: context.id,
+        commentId: payload.comment.id,
+        actor: author.login,
+        actorIsBot: author.type === "Bot" || payload.sender.type === "Bot",
+        body: payload.comment.body,
+      }),
+    );
+  });
+
+  options.addHandler((req, res) => {
+    if (req.url !== "/healthz") return false;
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ status: "ok" }));
+    return true;
+  });
+
+  return { queue };
+}
+
+function repoInfo(repository: PayloadRepository): RepositoryInfo {
+  return {
+    owner: repository.owner.login,
+    name: repository.name,
+    cloneUrl: repository.clone_url,
+    defaultBranch: repository.default_branch,
+    htmlUrl: repository.html_url,
+  };
+}

@@ -1,0 +1,86 @@
+export interface QueuedJob {
+  /** One job at a time per key (an issue or pull request). */
+  key: string;
+  label: string;
+  run(signal: AbortSignal): Promise<void>;
+}
+
+interface Lane {
+  running: { label: string; controller: AbortController } | null;
+  waiting: QueuedJob[];
+}
+
+/** In-process job queue: jobs on different threads run concurrently, jobs on one thread in order. */
+export class JobQueue {
+  private readonly lanes = new Map<string, Lane>();
+  private readonly active = new Set<Promise<void>>();
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(private readonly onError: (error: unknown, job: QueuedJob) => void) {}
+
+  /** Returns how many jobs are ahead of this one on its thread (0: starts now). */
+  enqueue(job: QueuedJob): number {
+    const lane = this.lanes.get(job.key) ?? { running: null, waiting: [] };
+    this.lanes.set(job.key, lane);
+    lane.waiting.push(job);
+    const ahead = lane.waiting.length - 1 + (lane.running ? 1 : 0);
+    if (!lane.running) this.startNext(job.key, lane);
+    return ahead;
+  }
+
+  /** Aborts the running job on a thread and drops its waiting jobs; returns what was stopped. */
+  cancel(key: string): { running: string | null; dropped: number } {
+    const lane = this.lanes.get(key);
+    if (!lane) return { running: null, dropped: 0 };
+    const dropped = lane.waiting.length;
+    lane.waiting = [];
+    lane.running?.controller.abort();
+    return { running: lane.running?.label ?? null, dropped };
+  }
+
+  runningLabel(key: string): string | null {
+    return this.lanes.get(key)?.running?.label ?? null;
+  }
+
+  /** Resolves when no job runs or waits (tests and graceful shutdown). */
+  idle(): Promise<void> {
+    if (this.lanes.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Asks every running job to stop at its next safe point. */
+  abortAll(): void {
+    for (const lane of this.lanes.values()) {
+      lane.waiting = [];
+      lane.running?.controller.abort();
+    }
+  }
+
+  private startNext(key: string, lane: Lane): void {
+    const job = lane.waiting.shift();
+    if (!job) {
+      lane.running = null;
+      this.lanes.delete(key);
+      if (this.lanes.size === 0) {
+        const waiters = this.idleWaiters;
+        this.idleWaiters = [];
+        waiters.forEach((resolve) => resolve());
+      }
+      return;
+    }
+    const controller = new AbortController();
+    lane.running = { label: job.label, controller };
+    const task = (async () => {
+      try {
+        await job.run(controller.signal);
+      } catch (error) {
+        this.onError(error, job);
+      }
+    })();
+    this.active.add(task);
+    void task.finally(() => {
+      this.active.delete(task);
+      this.startNext(key, lane);
+    });
+  }
+}

@@ -1,0 +1,32 @@
+import { z } from "zod";
+
+/** Optional model-facing fields may arrive as `null` or be absent (SPEC §11). */
+const optionalText = z
+  .string()
+  .nullish()
+  .transform((value) => (value === null || value === undefined || value.trim() === "" ? undefined : value));
+
+export const complexitySchema = z.enum(["low", "medium", "high"]);
+
+export const planStepSchema = z.object({
+  id: z.string().trim().regex(/^S\d{1,3}$/, 'step ids look like "S1", "S2", …'),
+  title: z.string().trim().min(1, "a step needs a title").max(200),
+  details: z.string().max(20_000).default(""),
+  files: z.array(z.string().trim().min(1)).max(100).default([]),
+  deps: z.array(z.string().trim()).max(30).default([]),
+  risk: optionalText,
+  complexity: complexitySchema.nullish().transform((value) => value ?? undefined),
+});
+
+export const planSchema = z.object({
+  title: z.string().trim().min(1, "the plan needs a title").max(200),
+  summary: z.string().trim().min(1, "the plan needs a summary").max(20_000),
+  steps: z.array(planStepSchema),
+  risks: z.array(z.string().trim().min(1)).max(50).nullish().transform((value) => value ?? []),
+  verification: z.array(z.string().trim().min(1)).max(50).nullish().transform((value) => value ?? []),
+  questions: z.array(z.string().trim().min(1)).max(20).nullish().transform((value) => value ?? undefined),
+});
+
+export type PlanStep = z.output<typeof planStepSchema>;
+export type Plan = z.output<typeof planSchema>;
+export type Complexity = z.output<typeof complexitySchema>;

@@ -1,0 +1,30 @@
+import { execFile } from "node:child_process";
+
+export interface GitOutput {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a read-only git command in the workspace without a shell; never throws on a non-zero exit. */
+export function gitRead(root: string, args: string[], maxBuffer = 16 * 1024 * 1024): Promise<GitOutput> {
+  return new Promise((resolve) => {
+    execFile(
+      "git",
+      args,
+      { cwd: root, maxBuffer, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", GIT_TERMINAL_PROMPT: "0", GIT_NO_LAZY_FETCH: "1" } },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
+        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+      },
+    );
+  });
+}
+
+/** A git pathspec for a directory prefix and an optional glob; a glob without a slash matches at any depth. */
+export function toPathspec(prefix: string, glob: string | null | undefined): string {
+  if (!glob) return `:(top)${prefix}`;
+  const trimmed = glob.replace(/^\/+/, "");
+  const anyDepth = trimmed.startsWith("**") || trimmed.includes("/") ? trimmed : `**/${trimmed}`;
+  return `:(top,glob)${prefix}${anyDepth}`;
+}

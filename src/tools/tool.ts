@@ -1,0 +1,53 @@
+import type { z } from "zod";
+import type { Plan } from "../plan/schema.js";
+import type { CommandRunner } from "../workspace/command-runner.js";
+
+export type AgentMode = "plan" | "build";
+
+/** Where a run ends when a terminal tool accepts its call. */
+export type ToolEnding =
+  | { kind: "plan_submitted"; plan: Plan }
+  | { kind: "step_completed"; stepId: string; summary: string }
+  | { kind: "question"; question: string };
+
+export interface ToolResult {
+  /** Text sent back to the model. Errors start with "Error:". */
+  content: string;
+  ending?: ToolEnding;
+}
+
+export interface AuditEntry {
+  action: "write" | "edit" | "delete" | "command";
+  target: string;
+  exitCode?: number | null;
+  detail?: string;
+}
+
+export interface ToolContext {
+  /** Absolute path of the workspace's working tree. */
+  root: string;
+  mode: AgentMode;
+  runner: CommandRunner;
+  /** Paths read so far (for progress reports). */
+  filesRead: Set<string>;
+  audit: AuditEntry[];
+  /** The step a build-mode run is working on. */
+  stepId?: string;
+  /** Whether files under .github/workflows/ may be written (the installation's `workflows` permission). */
+  allowWorkflowWrites: boolean;
+}
+
+export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  schema: Schema;
+  /** The modes in which the tool is offered to the model. */
+  modes: readonly AgentMode[];
+  run(args: z.output<Schema>, context: ToolContext): Promise<ToolResult>;
+}
+
+export function defineTool<Schema extends z.ZodType>(tool: ToolDefinition<Schema>): ToolDefinition {
+  return tool as unknown as ToolDefinition;
+}
+
+export const toolError = (message: string): ToolResult => ({ content: `Error: ${message}` });

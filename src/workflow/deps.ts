@@ -1,0 +1,36 @@
+import type { AgentLimits } from "../agent/loop.js";
+import type { ModelClient } from "../agent/model.js";
+import type { Redactor } from "../agent/redact.js";
+import type { RepoConfig } from "../config/repo-config.js";
+import type { PermissionLevel } from "../github/permission.js";
+import type { CommandRunner } from "../workspace/command-runner.js";
+import type { GitIdentity } from "../workspace/git.js";
+import type { RepoCache } from "../workspace/repo-cache.js";
+import type { ThreadPort } from "./ports.js";
+
+export interface Logger {
+  info(object: object, message?: string): void;
+  warn(object: object, message?: string): void;
+  error(object: object, message?: string): void;
+}
+
+/** Everything a use case needs besides the thread; built once per process. */
+export interface WorkflowDeps {
+  modelFor(config: RepoConfig): ModelClient;
+  repoCache: RepoCache;
+  runner: CommandRunner;
+  limits: AgentLimits;
+  minPermission: PermissionLevel;
+  progressIntervalMs: number;
+  identity: GitIdentity;
+  redact: Redactor;
+  log: Logger;
+}
+
+/** One command being handled on one issue or pull request. */
+export interface JobContext {
+  port: ThreadPort;
+  actor: string;
+  signal: AbortSignal;
+  deliveryId: string;
+}

@@ -1,0 +1,70 @@
+import type { PermissionLevel } from "../github/permission.js";
+
+export interface RepositoryInfo {
+  owner: string;
+  name: string;
+  /** From the webhook payload; never hard-coded. */
+  cloneUrl: string;
+  defaultBranch: string;
+  htmlUrl: string;
+}
+
+export interface ThreadComment {
+  id: number;
+  nodeId?: string | undefined;
+  url: string;
+  body: string;
+  author: string;
+  authorIsBot: boolean;
+  /** Written by this Blueprint installation (only such comments' markers are trusted). */
+  own: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface PullRequestInfo {
+  number: number;
+  headRef: string;
+  headSha: string;
+  baseRef: string;
+  /** Head branch lives in this repository (not a fork). */
+  sameRepo: boolean;
+  url: string;
+}
+
+export interface ThreadInfo {
+  kind: "issue" | "pull_request";
+  number: number;
+  title: string;
+  body: string;
+  author: string;
+  pullRequest?: PullRequestInfo | undefined;
+}
+
+export type Reaction = "eyes" | "+1" | "-1" | "confused" | "rocket";
+
+export interface PullRequestDraft {
+  head: string;
+  base: string;
+  title: string;
+  body: string;
+}
+
+/** What the use cases need from GitHub (or from a local stand-in in the CLI), for one issue or pull request. */
+export interface ThreadPort {
+  readonly repo: RepositoryInfo;
+  readonly number: number;
+  info(): Promise<ThreadInfo>;
+  comments(): Promise<ThreadComment[]>;
+  postComment(body: string): Promise<{ id: number; url: string }>;
+  updateComment(id: number, body: string): Promise<void>;
+  reactToComment(commentId: number, reaction: Reaction): Promise<void>;
+  permission(login: string): Promise<PermissionLevel>;
+  /** Token for git over HTTPS, or null when git needs none (local remotes). */
+  gitToken(): Promise<string | null>;
+  commitUrl(sha: string): string;
+  /** Opens a pull request, or updates the open one with the same head. */
+  upsertPullRequest(draft: PullRequestDraft): Promise<{ number: number; url: string; created: boolean }>;
+  /** Whether the installation may change files under .github/workflows/. */
+  canWriteWorkflows(): Promise<boolean>;
+}

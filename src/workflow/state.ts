@@ -1,0 +1,45 @@
+import { z } from "zod";
+import { planSchema } from "../plan/schema.js";
+
+export const threadStatusSchema = z.enum([
+  "planning",
+  "pending",
+  "awaiting_answer",
+  "building",
+  "built",
+  "failed",
+  "superseded",
+  "cancelled",
+]);
+export type ThreadStatus = z.output<typeof threadStatusSchema>;
+
+const stepProgressSchema = z.object({
+  status: z.enum(["pending", "building", "done", "failed"]),
+  commit: z.string().optional(),
+  commitUrl: z.string().optional(),
+  reason: z.string().optional(),
+  tickedByHand: z.boolean().optional(),
+});
+
+/** What Blueprint remembers about one issue or pull request; it lives in the plan comment's hidden marker. */
+export const threadStateSchema = z.object({
+  v: z.literal(1),
+  status: threadStatusSchema,
+  revision: z.number().int().min(1),
+  plan: planSchema.nullable(),
+  planHash: z.string().nullable(),
+  requestedBy: z.string(),
+  instructions: z.string(),
+  base: z.object({ branch: z.string(), sha: z.string() }),
+  /** For a pull request: the head the plan was made on. */
+  head: z.object({ ref: z.string(), sha: z.string(), sameRepo: z.boolean() }).nullable(),
+  branch: z.string().nullable(),
+  steps: z.record(z.string(), stepProgressSchema),
+  stale: z.string().nullable().default(null),
+  question: z.string().nullable().default(null),
+  error: z.string().nullable().default(null),
+  pullRequest: z.number().int().nullable().default(null),
+  updatedAt: z.string(),
+});
+
+export type ThreadState = z.output<typeof threadStateSchema>;

@@ -1,0 +1,10 @@
+import type { Redactor } from "../agent/redact.js";
+import { renderPlanComment, type ThreadStateRecord } from "../github/plan-comment.js";
+import type { ThreadPort } from "./ports.js";
+
+/** Marks an older plan comment as superseded by a newer revision. */
+export async function supersede(port: ThreadPort, record: ThreadStateRecord, redact: Redactor): Promise<void> {
+  if (!record.state.plan || record.state.status === "superseded") return;
+  const state = { ...record.state, status: "superseded" as const, updatedAt: new Date().toISOString() };
+  await port.updateComment(record.comment.id, redact(renderPlanComment(state)));
+}

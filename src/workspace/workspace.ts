@@ -1,0 +1,82 @@
+import { promises as fs } from "node:fs";
+import { describeGitError, git, gitEnv, WorkspaceError, type GitIdentity } from "./git.js";
+
+export interface CommitResult {
+  sha: string;
+  changedFiles: string[];
+}
+
+/** One job's working tree: read, commit, push. */
+export class Workspace {
+  constructor(
+    readonly dir: string,
+    /** The commit the workspace was created at. */
+    readonly baseSha: string,
+    readonly cloneUrl: string,
+    private readonly cleanup: () => Promise<void>,
+    /** Carries the token for lazy blob fetches; held in memory only. */
+    private readonly fetchEnv: Record<string, string> = gitEnv(),
+  ) {}
+
+  /** A file as it is on another ref (e.g. the default branch), or null when it does not exist there. */
+  async readAtRef(ref: string, file: string): Promise<string | null> {
+    try {
+      return await git(this.dir, this.fetchEnv).raw(["show", `${ref}:${file}`]);
+    } catch {
+      return null;
+    }
+  }
+
+  /** `git diff --stat` from the merge base with another ref to HEAD. */
+  async diffSummary(baseRef: string): Promise<string> {
+    try {
+      return (await git(this.dir, this.fetchEnv).raw(["diff", "--stat=160", `${baseRef}...HEAD`])).trim();
+    } catch (error) {
+      return `(the diff could not be computed: ${describeGitError(error)})`;
+    }
+  }
+
+  /** Paths that differ from HEAD, untracked included; empty when the tree is clean. */
+  async changes(): Promise<string[]> {
+    const status = await git(this.dir, gitEnv()).raw(["status", "--porcelain", "--untracked-files=all"]);
+    return status
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => line.slice(3));
+  }
+
+  async revParse(ref: string): Promise<string | null> {
+    try {
+      return (await git(this.dir, gitEnv()).raw(["rev-parse", "--verify", `${ref}^{commit}`])).trim();
+    } catch {
+      return null;
+    }
+  }
+
+  async head(): Promise<string> {
+    return (await git(this.dir, gitEnv()).raw(["rev-parse", "HEAD"])).trim();
+  }
+
+  /** Commits everything in the tree; returns null when there was nothing to commit. */
+  async commitAll(message: string, identity: GitIdentity): Promise<CommitResult | null> {
+    const changedFiles = await this.changes();
+    if (changedFiles.length === 0) return null;
+    const repo = git(this.dir, gitEnv(null, identity));
+    await repo.raw(["add", "--all"]);
+    await repo.raw(["commit", "--quiet", "--no-verify", "-m", message]);
+    return { sha: await this.head(), changedFiles };
+  }
+
+  async push(branch: string, token: string | null | undefined): Promise<void> {
+    try {
+      await git(this.dir, gitEnv(token)).raw(["push", "--quiet", "origin", `HEAD:refs/heads/${branch}`]);
+    } catch (error) {
+      throw new WorkspaceError(`the push to ${branch} was rejected: ${describeGitError(error)}`);
+    }
+  }
+
+  async dispose(): Promise<void> {
+    await this.cleanup();
+    await fs.rm(this.dir, { recursive: true, force: true });
+  }
+}
