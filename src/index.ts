@@ -10,6 +10,8 @@ import type { RepositoryInfo } from "./workflow/ports.js";
 
 export interface BlueprintApp {
   queue: JobQueue;
+  /** Resolves when no webhook is being handled and no job runs (tests, graceful shutdown). */
+  idle(): Promise<void>;
 }
 
 interface PayloadRepository {
@@ -54,8 +56,18 @@ export function createBlueprintApp(
     createOctokitPort({ octokit: await octokitFor(installationId), repo: repoInfo(repository), number, isOwnComment });
 
   /** Never make GitHub wait for our writes: answer the webhook, continue in the background. */
+  const inFlight = new Set<Promise<void>>();
   const inBackground = (deliveryId: string, work: () => Promise<void>) => {
-    work().catch((error) => app.log.error({ err: error, deliveryId }, "handling a webhook failed"));
+    const task = work().catch((error) => app.log.error({ err: error, deliveryId }, "handling a webhook failed"));
+    inFlight.add(task);
+    void task.finally(() => inFlight.delete(task));
+  };
+  const idle = async () => {
+    while (inFlight.size > 0) {
+      await Promise.allSettled([...inFlight]);
+      await queue.idle();
+    }
+    await queue.idle();
   };
 
   app.on("issue_comment.created", async (context) => {
@@ -81,7 +93,7 @@ export function createBlueprintApp(
     return true;
   });
 
-  return { queue };
+  return { queue, idle };
 }
 
 function repoInfo(repository: PayloadRepository): RepositoryInfo {

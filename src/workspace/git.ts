@@ -36,7 +36,12 @@ export function gitEnv(token?: string | null, identity?: GitIdentity): Record<st
 }
 
 export function git(baseDir: string, env: Record<string, string>): SimpleGit {
-  return simpleGit({ baseDir, unsafe: { allowUnsafeConfigEnvCount: true } }).env(env);
+  // simple-git guards sensitive variables; these are ours, set on purpose.
+  return simpleGit({
+    baseDir,
+    allowEnvironment: Object.keys(env),
+    unsafe: { allowUnsafeConfigEnvCount: true, allowUnsafeConfigPaths: true },
+  }).env(env);
 }
 
 /** A failure to reach or update the repository, worded for the issue thread. */

@@ -1,0 +1,109 @@
+import { generateKeyPairSync } from "node:crypto";
+import path from "node:path";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { Probot, ProbotOctokit, type ApplicationFunctionOptions } from "probot";
+import { createBlueprintApp, type BlueprintApp } from "../../src/index.js";
+import { loadEnv } from "../../src/config/env.js";
+import { APP_ID, INSTALLATION_ID } from "./github-double.js";
+import { tempDir } from "./git-repo.js";
+
+let privateKey: string | null = null;
+/** A throwaway RSA key made at test time: Probot signs its app JWT with it; nothing is committed. */
+function testPrivateKey(): string {
+  privateKey ??= generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ type: "pkcs1", format: "pem" }).toString();
+  return privateKey;
+}
+
+export interface TestApp {
+  probot: Probot;
+  blueprint: BlueprintApp;
+  handlers: Parameters<ApplicationFunctionOptions["addHandler"]>[0][];
+  workdir: string;
+  /** Delivers a webhook like GitHub would and waits until every job it started is done. */
+  deliver(name: string, payload: unknown, id?: string): Promise<void>;
+}
+
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const workdir = tempDir("blueprint-workdir-");
+  const probot = new Probot({
+    appId: APP_ID,
+    privateKey: testPrivateKey(),
+    secret: "test-webhook-secret",
+    logLevel: "fatal",
+    Octokit: ProbotOctokit.defaults((options: Record<string, unknown>) => ({
+      ...options,
+      retry: { enabled: false },
+      throttle: { enabled: false },
+    })),
+  });
+  const handlers: TestApp["handlers"] = [];
+  let blueprint: BlueprintApp | undefined;
+  await probot.load(
+    (app, options) => {
+      blueprint = createBlueprintApp(app, options, {
+        env: loadEnv({
+          APP_ID: String(APP_ID),
+          BLUEPRINT_WORKDIR: workdir,
+          BLUEPRINT_PROGRESS_INTERVAL_MS: "0",
+          BLUEPRINT_MODEL: "test-model",
+          OPENAI_API_KEY: "sk-test-model-key-000000000000000000",
+          BLUEPRINT_MODEL_RETRIES: "0",
+          PATH: process.env.PATH ?? "",
+          ...env,
+        }),
+      });
+    },
+    { cwd: process.cwd(), addHandler: (handler) => handlers.push(handler) },
+  );
+  if (!blueprint) throw new Error("the app did not load");
+  const loaded = blueprint;
+  let deliveries = 0;
+  return {
+    probot,
+    blueprint: loaded,
+    handlers,
+    workdir,
+    async deliver(name, payload, id = `delivery-${++deliveries}-${Date.now()}`) {
+      await probot.receive({ id, name, payload } as Parameters<Probot["receive"]>[0]);
+      await settle(loaded);
+    },
+  };
+}
+
+/** Waits for background intake work and queued jobs to finish. */
+export async function settle(app: BlueprintApp): Promise<void> {
+  for (let round = 0; round < 3; round++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await app.idle();
+  }
+}
+
+const require = createRequire(import.meta.url);
+type Example = Record<string, unknown> & { action: string };
+const examples = JSON.parse(
+  readFileSync(path.join(path.dirname(require.resolve("@octokit/webhooks-examples/package.json")), "api.github.com/index.json"), "utf8"),
+) as Array<{ name: string; examples: Example[] }>;
+
+/** A real payload from @octokit/webhooks-examples, deep-copied for editing. */
+export function webhookExample(name: string, pick: (example: Example) => boolean = () => true): Record<string, any> {
+  const found = examples.find((entry) => entry.name === name)?.examples.find(pick);
+  if (!found) throw new Error(`no webhook example for ${name}`);
+  return structuredClone(found);
+}
+
+/** issue_comment.created from the examples, edited to carry our repository, comment and installation. */
+export function commentPayload(options: { body: string; login?: string; userType?: string; cloneUrl: string; commentId?: number; number?: number; isPullRequest?: boolean }) {
+  const payload = webhookExample("issue_comment", (e) => e.action === "created" && !(e.issue as { pull_request?: unknown }).pull_request);
+  const login = options.login ?? "maintainer";
+  payload.comment.body = options.body;
+  payload.comment.id = options.commentId ?? Math.floor(Math.random() * 1e9);
+  payload.comment.user = { ...payload.comment.user, login, type: options.userType ?? "User" };
+  payload.sender = { ...payload.sender, login, type: options.userType ?? "User" };
+  payload.issue.number = options.number ?? 1;
+  if (options.isPullRequest) payload.issue.pull_request = { url: "https://api.github.com/repos/Codertocat/Hello-World/pulls/1" };
+  payload.repository.clone_url = options.cloneUrl;
+  payload.repository.default_branch = "main";
+  payload.installation = { id: INSTALLATION_ID, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI=" };
+  return payload;
+}

@@ -1,0 +1,194 @@
+import nock from "nock";
+
+export const APP_ID = 1;
+export const INSTALLATION_ID = 42;
+export const INSTALLATION_TOKEN = "ghs_TestInstallationToken0000000000000000";
+export const BOT_LOGIN = "blueprint[bot]";
+
+export interface DoubleComment {
+  id: number;
+  node_id: string;
+  body: string;
+  user: { login: string; type: string };
+  performed_via_github_app: { id: number } | null;
+  html_url: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface GitHubDoubleOptions {
+  owner?: string;
+  repo?: string;
+  issueNumber?: number;
+  issueTitle?: string;
+  issueBody?: string;
+  issueAuthor?: string;
+  /** login → permission ("admin" | "write" | "read" | "none"); others are 404 (not collaborators). */
+  permissions?: Record<string, string>;
+  pullRequest?: { headRef: string; headSha: string; baseRef: string; sameRepo?: boolean };
+  installationPermissions?: Record<string, string>;
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  body: unknown;
+}
+
+/**
+ * GitHub at the HTTP boundary, with memory: comments posted are listed back, edits stick.
+ * Every request is recorded so tests can assert on what the app asked for.
+ */
+export function githubDouble(options: GitHubDoubleOptions = {}) {
+  const owner = options.owner ?? "Codertocat";
+  const repo = options.repo ?? "Hello-World";
+  const number = options.issueNumber ?? 1;
+  const base = `/repos/${owner}/${repo}`;
+  const comments: DoubleComment[] = [];
+  const reactions: Array<{ commentId: number; content: string }> = [];
+  const requests: RecordedRequest[] = [];
+  const pulls: Array<{ number: number; head: string; base: string; title: string; body: string; html_url: string }> = [];
+  const commentHistory = new Map<number, string[]>();
+  let nextId = 1000;
+
+  const record = (method: string, path: string, body: unknown) => requests.push({ method, path, body });
+  const addComment = (body: string, user: { login: string; type: string }, viaApp: boolean): DoubleComment => {
+    const id = nextId++;
+    const now = new Date().toISOString();
+    const comment = {
+      id,
+      node_id: `IC_${id}`,
+      body,
+      user,
+      performed_via_github_app: viaApp ? { id: APP_ID } : null,
+      html_url: `https://github.com/${owner}/${repo}/issues/${number}#issuecomment-${id}`,
+      created_at: now,
+      updated_at: now,
+    };
+    comments.push(comment);
+    commentHistory.set(id, [body]);
+    return comment;
+  };
+
+  const scope = nock("https://api.github.com")
+    .persist()
+    .post(`/app/installations/${INSTALLATION_ID}/access_tokens`)
+    .reply(201, () => {
+      record("POST", `/app/installations/${INSTALLATION_ID}/access_tokens`, null);
+      return {
+        token: INSTALLATION_TOKEN,
+        expires_at: new Date(Date.now() + 3600_000).toISOString(),
+        permissions: options.installationPermissions ?? { contents: "write", issues: "write", pull_requests: "write" },
+        repository_selection: "all",
+      };
+    })
+    .get(new RegExp(`^${escape(base)}/collaborators/[^/]+/permission$`))
+    .reply((uri) => {
+      record("GET", uri, null);
+      const login = decodeURIComponent(uri.split("/").at(-2) ?? "");
+      const permission = options.permissions?.[login];
+      if (!permission) return [404, { message: "Not Found" }];
+      return [200, { permission, role_name: permission, user: { login } }];
+    })
+    .post(new RegExp(`^${escape(base)}/issues/comments/\\d+/reactions$`))
+    .reply((uri, body) => {
+      record("POST", uri, body);
+      reactions.push({ commentId: Number(uri.split("/").at(-2)), content: (body as { content: string }).content });
+      return [201, { id: 1, content: (body as { content: string }).content }];
+    })
+    .post(`${base}/issues/${number}/comments`)
+    .reply((uri, body) => {
+      record("POST", uri, body);
+      return [201, addComment((body as { body: string }).body, { login: BOT_LOGIN, type: "Bot" }, true)];
+    })
+    .patch(new RegExp(`^${escape(base)}/issues/comments/\\d+$`))
+    .reply((uri, body) => {
+      record("PATCH", uri, body);
+      const comment = comments.find((c) => c.id === Number(uri.split("/").at(-1)));
+      if (!comment) return [404, { message: "Not Found" }];
+      comment.body = (body as { body: string }).body;
+      comment.updated_at = new Date().toISOString();
+      commentHistory.get(comment.id)?.push(comment.body);
+      return [200, comment];
+    })
+    .get(new RegExp(`^${escape(base)}/issues/${number}/comments(\\?.*)?$`))
+    .reply((uri) => {
+      record("GET", uri, null);
+      return [200, comments];
+    })
+    .get(`${base}/issues/${number}`)
+    .reply((uri) => {
+      record("GET", uri, null);
+      return [
+        200,
+        {
+          number,
+          title: options.issueTitle ?? "Spelling error in the README file",
+          body: options.issueBody ?? "It looks like you accidently spelled 'commit' with two 't's.",
+          user: { login: options.issueAuthor ?? "Codertocat", type: "User" },
+          ...(options.pullRequest ? { pull_request: { url: `https://api.github.com${base}/pulls/${number}` } } : {}),
+        },
+      ];
+    })
+    .get(`${base}/pulls/${number}`)
+    .reply((uri) => {
+      record("GET", uri, null);
+      const pr = options.pullRequest;
+      if (!pr) return [404, { message: "Not Found" }];
+      const full = `${owner}/${repo}`;
+      return [
+        200,
+        {
+          number,
+          html_url: `https://github.com/${full}/pull/${number}`,
+          head: { ref: pr.headRef, sha: pr.headSha, repo: { full_name: pr.sameRepo === false ? `fork/${repo}` : full } },
+          base: { ref: pr.baseRef, repo: { full_name: full } },
+        },
+      ];
+    })
+    .get(new RegExp(`^${escape(base)}/pulls(\\?.*)?$`))
+    .reply((uri) => {
+      record("GET", uri, null);
+      const head = new URL(`https://x${uri}`).searchParams.get("head")?.split(":")[1];
+      return [200, pulls.filter((pull) => pull.head === head)];
+    })
+    .post(`${base}/pulls`)
+    .reply((uri, body) => {
+      record("POST", uri, body);
+      const draft = body as { head: string; base: string; title: string; body: string };
+      const pull = { number: 100 + pulls.length, ...draft, html_url: `https://github.com/${owner}/${repo}/pull/${100 + pulls.length}` };
+      pulls.push(pull);
+      return [201, pull];
+    })
+    .patch(new RegExp(`^${escape(base)}/pulls/\\d+$`))
+    .reply((uri, body) => {
+      record("PATCH", uri, body);
+      const pull = pulls.find((p) => p.number === Number(uri.split("/").at(-1)));
+      if (!pull) return [404, { message: "Not Found" }];
+      Object.assign(pull, body);
+      return [200, pull];
+    });
+
+  return {
+    owner,
+    repo,
+    number,
+    scope,
+    comments,
+    reactions,
+    requests,
+    pulls,
+    commentHistory,
+    /** A comment by a person, as if typed on GitHub (so it shows up in the listing). */
+    addUserComment: (login: string, body: string) => addComment(body, { login, type: "User" }, false),
+    /** Comments Blueprint wrote. */
+    botComments: () => comments.filter((c) => c.user.login === BOT_LOGIN),
+    done: () => nock.cleanAll(),
+  };
+}
+
+export type GitHubDouble = ReturnType<typeof githubDouble>;
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
