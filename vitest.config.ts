@@ -6,6 +6,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    env: { LOG_LEVEL: "silent" },
     reporters: process.env.CI ? ["default"] : ["default"],
   },
 });

@@ -10,7 +10,7 @@ import { tempDir } from "./git-repo.js";
 
 let privateKey: string | null = null;
 /** A throwaway RSA key made at test time: Probot signs its app JWT with it; nothing is committed. */
-function testPrivateKey(): string {
+export function testPrivateKey(): string {
   privateKey ??= generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ type: "pkcs1", format: "pem" }).toString();
   return privateKey;
 }

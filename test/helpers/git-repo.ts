@@ -55,7 +55,8 @@ export function createBareRepo(files: Record<string, string>): BareRepo {
     head: (branch = "main") => gitIn(bare, ["rev-parse", `refs/heads/${branch}`]).trim(),
     commit(changes, message, branch = "main") {
       gitIn(seed, ["fetch", "-q", "origin"]);
-      gitIn(seed, ["checkout", "-q", "-B", branch, `origin/${branch}`]);
+      const exists = gitIn(seed, ["branch", "-r", "--list", `origin/${branch}`]).trim() !== "";
+      gitIn(seed, ["checkout", "-q", "-B", branch, exists ? `origin/${branch}` : "origin/main"]);
       writeFiles(seed, changes);
       gitIn(seed, ["add", "-A"]);
       gitIn(seed, ["commit", "-q", "-m", message]);

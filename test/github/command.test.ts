@@ -1,0 +1,95 @@
+import { describe, expect, it } from "vitest";
+import { parseComment } from "../../src/github/command.js";
+
+describe("parseComment", () => {
+  it("takes /plan instructions from the first line and the lines after it", () => {
+    expect(parseComment("/plan add retry\nto the HTTP client\n\nand log it")).toEqual({
+      kind: "command",
+      command: { name: "plan", instructions: "add retry\nto the HTTP client\n\nand log it" },
+    });
+  });
+
+  it("accepts /plan without instructions", () => {
+    expect(parseComment("/plan")).toEqual({ kind: "command", command: { name: "plan", instructions: "" } });
+  });
+
+  it("skips leading blank lines and normalises CRLF", () => {
+    expect(parseComment("\n  \r\n/plan fix it\r\nsecond line\r\n")).toEqual({
+      kind: "command",
+      command: { name: "plan", instructions: "fix it\nsecond line" },
+    });
+  });
+
+  it("is case-insensitive", () => {
+    expect(parseComment("/PLAN Do It")).toEqual({ kind: "command", command: { name: "plan", instructions: "Do It" } });
+    expect(parseComment("/Status")).toEqual({ kind: "command", command: { name: "status" } });
+  });
+
+  it("parses /build with a step id and --fresh", () => {
+    expect(parseComment("/build S3 --fresh")).toEqual({
+      kind: "command",
+      command: { name: "build", steps: ["S3"], fresh: true, force: false },
+    });
+  });
+
+  it("parses comma-separated lower-case step ids and --force", () => {
+    expect(parseComment("/build s1,s2 --force")).toEqual({
+      kind: "command",
+      command: { name: "build", steps: ["S1", "S2"], fresh: false, force: true },
+    });
+  });
+
+  it("parses a bare /build", () => {
+    expect(parseComment("/build")).toEqual({ kind: "command", command: { name: "build", steps: [], fresh: false, force: false } });
+  });
+
+  it("rejects /build with an argument it does not understand", () => {
+    const parsed = parseComment("/build foo");
+    expect(parsed.kind).toBe("invalid");
+    if (parsed.kind === "invalid") {
+      expect(parsed.name).toBe("build");
+      expect(parsed.message).toContain("foo");
+    }
+  });
+
+  it("rejects /revise without feedback", () => {
+    const parsed = parseComment("/revise   ");
+    expect(parsed).toMatchObject({ kind: "invalid", name: "revise" });
+  });
+
+  it("takes /revise feedback from later lines too", () => {
+    expect(parseComment("/revise\nuse the existing helper")).toEqual({
+      kind: "command",
+      command: { name: "revise", feedback: "use the existing helper" },
+    });
+  });
+
+  it.each(["cancel", "status", "help"] as const)("parses /%s", (name) => {
+    expect(parseComment(`/${name}`)).toEqual({ kind: "command", command: { name } });
+  });
+
+  it("suggests the command for a transposed typo: /plna → plan", () => {
+    expect(parseComment("/plna add retry")).toEqual({ kind: "typo", word: "plna", suggestion: "plan" });
+  });
+
+  it("suggests the command for near misses", () => {
+    expect(parseComment("/biuld")).toMatchObject({ kind: "typo", suggestion: "build" });
+    expect(parseComment("/pln")).toMatchObject({ kind: "typo", suggestion: "plan" });
+  });
+
+  it("ignores unrelated slash words", () => {
+    expect(parseComment("/unrelated stuff")).toEqual({ kind: "none" });
+    expect(parseComment("/deploy")).toEqual({ kind: "none" });
+  });
+
+  it("ignores text that does not start with /", () => {
+    expect(parseComment("please /plan this")).toEqual({ kind: "none" });
+    expect(parseComment("")).toEqual({ kind: "none" });
+    expect(parseComment(null)).toEqual({ kind: "none" });
+  });
+
+  it("only looks at the first non-blank line", () => {
+    expect(parseComment("Thanks!\n/plan add retry")).toEqual({ kind: "none" });
+    expect(parseComment("\n\nLooks good\n\n/build")).toEqual({ kind: "none" });
+  });
+});
