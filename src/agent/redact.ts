@@ -6,7 +6,7 @@ const TOKEN_PATTERNS: RegExp[] = [
   /\bgithub_pat_[A-Za-z0-9_]{20,}\b/g,
   /\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}\b/g,
   /\b(?:AKIA|ASIA)[A-Z0-9]{16}\b/g,
-  /\bx-access-token:[^@\s]+@/g,
+  /(?<=x-access-token:)[^@\s]+(?=@)/g,
 ];
 
 /** Removes the known secret values and anything shaped like a common token. */

@@ -18,13 +18,14 @@ export const repoConfigSchema = z
       .regex(/^[A-Za-z0-9._/-]+$/, "use letters, digits, '.', '_', '-' and '/'")
       .refine((prefix) => !prefix.includes(".."), "must not contain '..'")
       .default("blueprint/"),
-    commit_author: z.object({ name: z.string().min(1), email: z.string().email() }).optional(),
+    commit_author: z.object({ name: z.string().min(1), email: z.string().email() }).strict().optional(),
     limits: z
       .object({
         max_iterations: z.number().int().positive().max(500).optional(),
         max_minutes: z.number().int().positive().max(240).optional(),
         max_tokens: z.number().int().positive().optional(),
       })
+      .strict()
       .default({}),
     instructions: z.string().max(20_000).optional(),
   })

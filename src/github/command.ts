@@ -1,6 +1,6 @@
 export type Command =
   | { name: "plan"; instructions: string }
-  | { name: "build"; steps: string[]; fresh: boolean; force: boolean }
+  | { name: "build"; steps: string[]; fresh: boolean; force: boolean; revision: number | null }
   | { name: "revise"; feedback: string }
   | { name: "cancel" }
   | { name: "status" }
@@ -58,33 +58,37 @@ function parseBuild(inline: string): ParsedComment {
   const steps: string[] = [];
   let fresh = false;
   let force = false;
+  let revision: number | null = null;
   for (const token of inline.split(/[\s,]+/).filter(Boolean)) {
     const lower = token.toLowerCase();
     if (lower === "--fresh") fresh = true;
     else if (lower === "--force") force = true;
     else if (/^s\d{1,3}$/i.test(token)) steps.push(token.toUpperCase());
+    else if (/^v\d{1,4}$/i.test(token)) revision = Number(token.slice(1));
     else {
       return {
         kind: "invalid",
         name: "build",
-        message: `\`/build\` does not understand \`${token.slice(0, 40)}\`. Use \`/build\`, \`/build S2 S3\`, \`/build --fresh\` or \`/build --force\`.`,
+        message: `\`/build\` does not understand \`${token.slice(0, 40)}\`. Use \`/build\`, \`/build S2 S3\`, \`/build v2\`, \`/build --fresh\` or \`/build --force\`.`,
       };
     }
   }
-  return { kind: "command", command: { name: "build", steps: [...new Set(steps)], fresh, force } };
+  return { kind: "command", command: { name: "build", steps: [...new Set(steps)], fresh, force, revision } };
 }
 
+/** Optimal string alignment distance: like Levenshtein, but swapping two neighbours is one edit. */
 function editDistance(a: string, b: string): number {
   if (Math.abs(a.length - b.length) > 2) return 99;
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const at = (i: number, j: number) => d[i]?.[j] ?? 99;
   for (let i = 1; i <= a.length; i++) {
-    let previous = row[0] ?? 0;
-    row[0] = i;
     for (let j = 1; j <= b.length; j++) {
-      const saved = row[j] ?? 0;
-      row[j] = Math.min((row[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
-      previous = saved;
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, at(i - 2, j - 2) + 1);
+      const row = d[i];
+      if (row) row[j] = best;
     }
   }
-  return row[b.length] ?? 99;
+  return at(a.length, b.length);
 }

@@ -3,7 +3,7 @@ import { threadStateSchema, type ThreadState } from "../workflow/state.js";
 import { canonicalJson, planHash } from "../plan/hash.js";
 
 export const MARKER_PREFIX = "<!-- blueprint:state";
-const MARKER_PATTERN = /<!-- blueprint:state v1\.([A-Za-z0-9_-]*)\.([0-9a-f]{16}) -->/;
+const MARKER_PATTERN = /<!-- blueprint:state v1\.([A-Za-z0-9_-]*)\.([0-9a-f]{16}) -->/g;
 
 export type MarkerRead =
   | { kind: "none" }
@@ -22,7 +22,8 @@ export function encodeStateMarker(state: ThreadState): string {
 
 export function readStateMarker(body: string): MarkerRead {
   if (!body.includes(MARKER_PREFIX)) return { kind: "none" };
-  const match = MARKER_PATTERN.exec(body);
+  // The real marker is the last one: Blueprint always appends it after everything else.
+  const match = [...body.matchAll(MARKER_PATTERN)].at(-1);
   if (!match) return { kind: "corrupt", reason: "the state marker is not in the expected format" };
   const [, payload = "", sum] = match;
   const json = Buffer.from(payload, "base64url").toString("utf8");

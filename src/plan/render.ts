@@ -34,7 +34,8 @@ export function renderPlanBody(plan: Plan, progress: PlanProgress = {}): string 
   if (plan.questions && plan.questions.length > 0) {
     parts.push("### Open questions", plan.questions.map((question) => `- ${oneLine(question)}`).join("\n"));
   }
-  return parts.join("\n\n");
+  // Model-written text must never carry a hidden comment (or a forged state marker) into the post.
+  return parts.join("\n\n").replaceAll("<!--", "&lt;!--");
 }
 
 export function renderTaskItem(step: PlanStep, progress?: StepProgress): string {

@@ -40,7 +40,7 @@ export function validatePlan(input: unknown): PlanValidation {
 /** Returns why a path is not a relative path inside the repository, or null when it is. */
 export function checkRepoRelativePath(file: string): string | null {
   if (file.includes("\0")) return "contains a NUL character";
-  if (path.isAbsolute(file) || /^[a-zA-Z]:[\\/]/.test(file) || file.startsWith("~")) {
+  if (path.isAbsolute(file) || /^[a-zA-Z]:[\\/]/.test(file) || file === "~" || file.startsWith("~/")) {
     return "is absolute; use a path relative to the repository root";
   }
   const normalised = path.posix.normalize(file.replaceAll("\\", "/"));

@@ -17,7 +17,7 @@ export interface ResolvedPath {
 export async function resolveInWorkspace(root: string, requested: string | undefined | null): Promise<ResolvedPath> {
   const raw = (requested ?? ".").trim() || ".";
   if (raw.includes("\0")) throw new PathError("the path contains a NUL character");
-  if (path.isAbsolute(raw) || /^[a-zA-Z]:[\\/]/.test(raw) || raw.startsWith("~")) {
+  if (path.isAbsolute(raw) || /^[a-zA-Z]:[\\/]/.test(raw) || raw === "~" || raw.startsWith("~/")) {
     throw new PathError(`"${raw}" is absolute; use a path relative to the repository root`);
   }
   const relative = path.posix.normalize(raw.replaceAll("\\", "/")).replace(/\/+$/, "") || ".";

@@ -40,11 +40,12 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
   try {
     // 4. A workspace at the right commit; configuration from the default branch.
     const ref = info.pullRequest ? `refs/pull/${info.number}/head` : `refs/heads/${port.repo.defaultBranch}`;
-    workspace = await deps.repoCache.prepare({ cloneUrl: port.repo.cloneUrl, ref, token: await port.gitToken() });
-    const baseSha = info.pullRequest ? await resolveBranch(workspace, info.pullRequest.baseRef) : workspace.baseSha;
+    const tree = await deps.repoCache.prepare({ cloneUrl: port.repo.cloneUrl, ref, token: await port.gitToken() });
+    workspace = tree;
+    const baseSha = info.pullRequest ? await resolveBranch(tree, info.pullRequest.baseRef) : tree.baseSha;
     state.base = { branch: info.pullRequest?.baseRef ?? port.repo.defaultBranch, sha: baseSha };
-    if (state.head) state.head.sha = workspace.baseSha;
-    const configRead = await loadRepoConfig(workspace, port.repo.defaultBranch);
+    if (state.head) state.head.sha = tree.baseSha;
+    const configRead = await loadRepoConfig((at, file) => tree.readAtRef(at, file), port.repo.defaultBranch);
     if (!configRead.ok) {
       await tracking.final(failedComment(state, configRead.message, "Fix the file on the default branch, then comment `/plan` again."));
       return;
@@ -56,12 +57,13 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
       info,
       comments,
       trustChecker(port, config.min_permission ?? deps.minPermission),
-      workspace,
+      tree,
       new Set(request.commandCommentId ? [request.commandCommentId] : []),
     );
     const task = planningTaskMessage({ instructions: request.instructions, requestedBy: job.actor, thread: context, repoInstructions: config.instructions });
 
     // 6. The read-only run.
+    const filesRead = new Set<string>();
     const outcome = await runAgent({
       model: deps.modelFor(config),
       messages: [
@@ -69,10 +71,10 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
         { role: "user", content: task },
       ],
       context: {
-        root: workspace.dir,
+        root: tree.dir,
         mode: "plan",
         runner: deps.runner,
-        filesRead: new Set(),
+        filesRead,
         audit: [],
         allowWorkflowWrites: false,
       },
@@ -84,7 +86,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
     });
 
     // 7. Plan mode must leave the tree as it found it.
-    const changed = await workspace.changes();
+    const changed = await tree.changes();
     if (changed.length > 0) {
       deps.log.error({ deliveryId: job.deliveryId, changed }, "plan mode changed the working tree");
       await tracking.final(failedComment(state, `planning changed files in the working tree (${changed.slice(0, 5).join(", ")}), which plan mode must never do. The plan was discarded.`, "Comment `/plan` to try again."));
@@ -92,7 +94,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
     }
 
     // 8. The result replaces the status comment.
-    await tracking.final(deps.redact(resultComment(state, outcome)));
+    await tracking.final(deps.redact(resultComment(state, outcome, [...filesRead])));
     if (outcome.kind === "plan_submitted" && previousRecord?.state.plan) await supersede(port, previousRecord, deps.redact);
   } catch (error) {
     deps.log.error({ err: error, deliveryId: job.deliveryId }, "planning failed");
@@ -119,11 +121,12 @@ function initialState(info: ThreadInfo, defaultBranch: string, actor: string, in
     question: null,
     error: null,
     pullRequest: null,
+    explored: [],
     updatedAt: new Date().toISOString(),
   };
 }
 
-function resultComment(state: ThreadState, outcome: AgentOutcome): string {
+function resultComment(state: ThreadState, outcome: AgentOutcome, explored: string[]): string {
   const usage = `<sub>${renderUsage(outcome.usage)}</sub>`;
   switch (outcome.kind) {
     case "plan_submitted": {
@@ -133,6 +136,7 @@ function resultComment(state: ThreadState, outcome: AgentOutcome): string {
         plan: outcome.plan,
         planHash: planHash(outcome.plan),
         steps: Object.fromEntries(outcome.plan.steps.map((step) => [step.id, { status: "pending" as const }])),
+        explored: explored.slice(0, 200),
         updatedAt: new Date().toISOString(),
       };
       return renderPlanComment(done, { report: usage });

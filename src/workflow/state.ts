@@ -39,6 +39,8 @@ export const threadStateSchema = z.object({
   question: z.string().nullable().default(null),
   error: z.string().nullable().default(null),
   pullRequest: z.number().int().nullable().default(null),
+  /** Files planning read: a compact record handed to build runs (unless --fresh). */
+  explored: z.array(z.string()).default([]),
   updatedAt: z.string(),
 });
 

@@ -56,6 +56,9 @@ export async function loadThreadContext(
 }
 
 /** Configuration comes from the default branch only: a PR's own copy is code under review. */
-export async function loadRepoConfig(workspace: Workspace, defaultBranch: string): Promise<RepoConfigRead> {
-  return parseRepoConfig(await workspace.readAtRef(`refs/heads/${defaultBranch}`, REPO_CONFIG_PATH));
+export async function loadRepoConfig(
+  readAtRef: (ref: string, file: string) => Promise<string | null>,
+  defaultBranch: string,
+): Promise<RepoConfigRead> {
+  return parseRepoConfig(await readAtRef(`refs/heads/${defaultBranch}`, REPO_CONFIG_PATH));
 }

@@ -82,11 +82,18 @@ export function createCommandRunner(options: CommandRunnerOptions = {}): Command
         child.stdout.on("data", (chunk: Buffer) => output.push(chunk));
         child.stderr.on("data", (chunk: Buffer) => output.push(chunk));
         child.on("error", (error) => output.push(Buffer.from(`\n${error.message}\n`)));
-        child.on("close", (code, signal) => {
+        // "exit", not "close": a background process left holding stdout would otherwise keep us waiting.
+        child.on("exit", (code, signal) => {
           clearTimeout(timer);
           // Background processes the command left behind must not outlive it.
           killGroup();
-          resolve({ exitCode: code, signal, timedOut, output: output.text(), durationMs: Date.now() - started });
+          const finish = () => resolve({ exitCode: code, signal, timedOut, output: output.text(), durationMs: Date.now() - started });
+          // Let the pipes drain what was already written, but never wait long for them.
+          const drained = setTimeout(finish, 200);
+          child.once("close", () => {
+            clearTimeout(drained);
+            finish();
+          });
         });
       });
     },

@@ -28,22 +28,28 @@ export class RepoCache {
 
   constructor(readonly workdir: string = defaultWorkdir()) {}
 
-  async prepare(request: WorkspaceRequest): Promise<Workspace> {
+  /** Fetches the repository into its mirror (cloning it the first time). */
+  async sync(request: Omit<WorkspaceRequest, "sha">): Promise<Mirror> {
     const mirror = this.mirrorPath(request.cloneUrl);
     const env = gitEnv(request.token);
-    const sha = await this.withLock(mirror, async () => {
-      await this.syncMirror(mirror, request, env);
-      const target = request.sha ?? request.ref;
-      try {
-        return (await git(mirror, env).raw(["rev-parse", "--verify", `${target}^{commit}`])).trim();
-      } catch {
-        throw new WorkspaceError(`the repository has no ${request.sha ? `commit ${request.sha}` : `ref ${request.ref}`}`);
-      }
-    });
+    await this.withLock(mirror, () => this.syncMirror(mirror, request, env));
+    return new Mirror(this, mirror, request.cloneUrl, env);
+  }
+
+  /** A fresh worktree at a ref (or a commit reachable from it). */
+  async prepare(request: WorkspaceRequest): Promise<Workspace> {
+    const mirror = await this.sync(request);
+    const sha = await mirror.resolve(request.sha ?? request.ref);
+    if (!sha) throw new WorkspaceError(`the repository has no ${request.sha ? `commit ${request.sha}` : `ref ${request.ref}`}`);
+    return mirror.checkout(sha);
+  }
+
+  /** @internal used by Mirror */
+  async addWorktree(mirror: string, cloneUrl: string, sha: string, env: Record<string, string>): Promise<Workspace> {
     const dir = path.join(this.workdir, "jobs", randomUUID());
     await fs.mkdir(path.dirname(dir), { recursive: true });
     await this.withLock(mirror, () => git(mirror, env).raw(["worktree", "add", "--detach", dir, sha]));
-    return new Workspace(dir, sha, request.cloneUrl, () => this.remove(mirror, dir), env);
+    return new Workspace(dir, sha, cloneUrl, () => this.remove(mirror, dir), env);
   }
 
   mirrorPath(cloneUrl: string): string {
@@ -87,5 +93,35 @@ export class RepoCache {
     } finally {
       if (this.locks.get(key) === settled) this.locks.delete(key);
     }
+  }
+}
+
+/** A synced mirror: read files at refs without a working tree, or check one out. */
+export class Mirror {
+  constructor(
+    private readonly cache: RepoCache,
+    readonly path: string,
+    readonly cloneUrl: string,
+    private readonly env: Record<string, string>,
+  ) {}
+
+  async resolve(ref: string): Promise<string | null> {
+    try {
+      return (await git(this.path, this.env).raw(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`])).trim() || null;
+    } catch {
+      return null;
+    }
+  }
+
+  async readFile(ref: string, file: string): Promise<string | null> {
+    try {
+      return await git(this.path, this.env).raw(["show", `${ref}:${file}`]);
+    } catch {
+      return null;
+    }
+  }
+
+  checkout(sha: string): Promise<Workspace> {
+    return this.cache.addWorktree(this.path, this.cloneUrl, sha, this.env);
   }
 }

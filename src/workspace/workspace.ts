@@ -53,6 +53,23 @@ export class Workspace {
     }
   }
 
+  /** Moves the detached HEAD (and the tree) to another commit. */
+  async checkout(sha: string): Promise<void> {
+    await git(this.dir, this.fetchEnv).raw(["checkout", "--quiet", "--detach", sha]);
+  }
+
+  /** Commits between two points, oldest first. */
+  async commitsBetween(from: string, to: string): Promise<Array<{ sha: string; subject: string; author: string }>> {
+    const out = await git(this.dir, gitEnv()).raw(["log", "--reverse", "--format=%H%x1f%s%x1f%an", `${from}..${to}`]);
+    return out
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => {
+        const [sha = "", subject = "", author = ""] = line.split("\x1f");
+        return { sha, subject, author };
+      });
+  }
+
   async head(): Promise<string> {
     return (await git(this.dir, gitEnv()).raw(["rev-parse", "HEAD"])).trim();
   }

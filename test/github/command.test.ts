@@ -28,19 +28,26 @@ describe("parseComment", () => {
   it("parses /build with a step id and --fresh", () => {
     expect(parseComment("/build S3 --fresh")).toEqual({
       kind: "command",
-      command: { name: "build", steps: ["S3"], fresh: true, force: false },
+      command: { name: "build", steps: ["S3"], fresh: true, force: false, revision: null },
     });
   });
 
   it("parses comma-separated lower-case step ids and --force", () => {
     expect(parseComment("/build s1,s2 --force")).toEqual({
       kind: "command",
-      command: { name: "build", steps: ["S1", "S2"], fresh: false, force: true },
+      command: { name: "build", steps: ["S1", "S2"], fresh: false, force: true, revision: null },
     });
   });
 
   it("parses a bare /build", () => {
-    expect(parseComment("/build")).toEqual({ kind: "command", command: { name: "build", steps: [], fresh: false, force: false } });
+    expect(parseComment("/build")).toEqual({ kind: "command", command: { name: "build", steps: [], fresh: false, force: false, revision: null } });
+  });
+
+  it("parses /build with a plan revision", () => {
+    expect(parseComment("/build v2 S1")).toEqual({
+      kind: "command",
+      command: { name: "build", steps: ["S1"], fresh: false, force: false, revision: 2 },
+    });
   });
 
   it("rejects /build with an argument it does not understand", () => {

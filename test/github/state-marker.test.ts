@@ -40,6 +40,7 @@ function makeState(overrides: Partial<ThreadState> = {}): ThreadState {
     question: null,
     error: null,
     pullRequest: null,
+    explored: ["src/retry.ts", "README.md"],
     updatedAt: "2024-05-01T12:00:00.000Z",
     ...overrides,
   };

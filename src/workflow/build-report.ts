@@ -1,0 +1,73 @@
+import type { TokenUsage } from "../agent/model.js";
+import { oneLine } from "../plan/render.js";
+import type { Plan } from "../plan/schema.js";
+import type { AuditEntry } from "../tools/tool.js";
+import { truncateMiddle } from "../workspace/command-runner.js";
+import { renderUsage } from "../github/plan-comment.js";
+import type { ThreadState } from "./state.js";
+
+export interface VerificationResult {
+  command: string;
+  exitCode: number | null;
+  timedOut: boolean;
+  output: string;
+}
+
+export function addUsage(total: TokenUsage, more: TokenUsage): void {
+  total.prompt += more.prompt;
+  total.completion += more.completion;
+  total.cached += more.cached;
+  total.requests += more.requests;
+}
+
+export function renderAuditLog(audit: AuditEntry[]): string {
+  if (audit.length === 0) return "<details><summary>Audit log (nothing written or run)</summary>\n\n_No files were written and no commands were run._\n\n</details>";
+  const lines = audit.map((entry) => {
+    const code = entry.action === "command" ? ` → exit ${entry.exitCode ?? "killed"}` : "";
+    const detail = entry.detail ? ` (${entry.detail})` : "";
+    return `- ${entry.action} \`${oneLine(entry.target).replaceAll("`", "'").slice(0, 300)}\`${code}${detail}`;
+  });
+  return `<details><summary>Audit log (${audit.length} actions)</summary>\n\n${lines.join("\n")}\n\n</details>`;
+}
+
+export function renderVerification(results: VerificationResult[]): string {
+  if (results.length === 0) return "_No verification commands were configured._";
+  return results
+    .map((result) => {
+      const ok = result.exitCode === 0;
+      const status = result.timedOut ? "timed out" : `exit ${result.exitCode ?? "killed"}`;
+      const output = truncateMiddle(result.output.trim(), 3000).replaceAll("```", "'''");
+      return `<details><summary>${ok ? "✅" : "❌"} <code>${oneLine(result.command).replaceAll("<", "&lt;")}</code> — ${status}</summary>\n\n\`\`\`\n${output || "(no output)"}\n\`\`\`\n\n</details>`;
+    })
+    .join("\n");
+}
+
+export function renderStepLines(plan: Plan, state: ThreadState): string {
+  return plan.steps
+    .map((step) => {
+      const progress = state.steps[step.id];
+      if (progress?.status === "done" && progress.commit) return `- **${step.id}** ${oneLine(step.title)} — ${progress.commitUrl ? `[${progress.commit.slice(0, 7)}](${progress.commitUrl})` : progress.commit.slice(0, 7)}`;
+      if (progress?.status === "done") return `- **${step.id}** ${oneLine(step.title)} — ${progress.tickedByHand ? "ticked by hand, skipped" : "no changes needed"}`;
+      if (progress?.status === "failed") return `- **${step.id}** ${oneLine(step.title)} — ❌ ${oneLine(progress.reason ?? "failed")}`;
+      return `- **${step.id}** ${oneLine(step.title)} — not built`;
+    })
+    .join("\n");
+}
+
+export function renderBuildReport(input: {
+  plan: Plan;
+  state: ThreadState;
+  verification: VerificationResult[];
+  audit: AuditEntry[];
+  usage: TokenUsage;
+  notes: string[];
+}): string {
+  const parts = ["### Build report", renderStepLines(input.plan, input.state)];
+  if (input.notes.length > 0) parts.push(input.notes.map((note) => `> ${note}`).join("\n"));
+  parts.push("#### Verification", renderVerification(input.verification), renderAuditLog(input.audit), `<sub>${renderUsage(input.usage)}</sub>`);
+  return parts.join("\n\n");
+}
+
+export function renderPullRequestBody(input: { issueNumber: number; plan: Plan; report: string }): string {
+  return [`Closes #${input.issueNumber}`, `## ${input.plan.title}`, input.plan.summary.trim(), input.report, "<sub>Built by Blueprint from an approved plan.</sub>"].join("\n\n");
+}

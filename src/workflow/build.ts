@@ -1,0 +1,237 @@
+import { runAgent } from "../agent/loop.js";
+import type { TokenUsage } from "../agent/model.js";
+import { BUILD_SYSTEM_PROMPT, stepTaskMessage } from "../agent/prompts.js";
+import type { RepoConfig } from "../config/repo-config.js";
+import { renderPlanComment } from "../github/plan-comment.js";
+import { withDependencies, buildOrder } from "../plan/order.js";
+import type { Plan, PlanStep } from "../plan/schema.js";
+import type { AuditEntry } from "../tools/tool.js";
+import type { Workspace } from "../workspace/workspace.js";
+import { checkApproval, type Approval } from "./approval.js";
+import { addUsage, renderBuildReport, renderPullRequestBody, type VerificationResult } from "./build-report.js";
+import type { JobContext, WorkflowDeps } from "./deps.js";
+import { limitsFor, plainError } from "./plan.js";
+import type { ThreadInfo, ThreadPort } from "./ports.js";
+import type { ThreadState } from "./state.js";
+import { loadRepoConfig } from "./thread-context.js";
+
+export interface BuildRequest {
+  approval: Approval;
+  /** `/build --fresh`: each step starts from the approved plan alone. */
+  fresh: boolean;
+  /** Whether another job is running on this thread. */
+  busy: boolean;
+}
+
+const VERIFY_TIMEOUT_MS = 10 * 60_000;
+
+/** `/build` or an approving review: build the latest plan step by step on Blueprint's branch. */
+export async function buildThread(deps: WorkflowDeps, job: JobContext, request: BuildRequest): Promise<void> {
+  const { port } = job;
+  // 1. The plan, the thread, and the repository's configuration (default branch only).
+  const [comments, info, token] = await Promise.all([port.comments(), port.info(), port.gitToken()]);
+  const mirror = await deps.repoCache.sync({ cloneUrl: port.repo.cloneUrl, ref: info.pullRequest ? `refs/pull/${info.number}/head` : `refs/heads/${port.repo.defaultBranch}`, token });
+  const configRead = await loadRepoConfig((ref, file) => mirror.readFile(ref, file), port.repo.defaultBranch);
+  if (!configRead.ok) {
+    await port.postComment(`${configRead.message}\n\nFix the file on the default branch, then comment \`/build\` again.`);
+    return;
+  }
+  const config = configRead.config;
+
+  // 2. Is the approval valid?
+  const check = checkApproval(comments, info, request.approval, config, request.busy);
+  if (!check.ok) {
+    if (!check.silent) await port.postComment(check.reason);
+    return;
+  }
+  const planComment = check.record.comment;
+  const state: ThreadState = structuredClone(check.record.state);
+  const plan = state.plan;
+  if (!plan) return;
+
+  // 3. Where the commits go: our own branch, or a same-repository PR head; never a fork or the default branch.
+  const target = buildTarget(info, state, config, port.repo.defaultBranch);
+  if (typeof target === "string") {
+    await port.postComment(target);
+    return;
+  }
+
+  // 4. Which steps: all not done, or the named ones and what they need.
+  const wanted = request.approval.steps.length > 0 ? withDependencies(plan, request.approval.steps) : buildOrder(plan);
+  const usage: TokenUsage = { prompt: 0, completion: 0, cached: 0, requests: 0 };
+  const audit: AuditEntry[] = [];
+  const notes: string[] = [];
+  let workspace: Workspace | null = null;
+  const save = (statusLine?: string, report?: string) =>
+    port.updateComment(planComment.id, deps.redact(renderPlanComment({ ...state, updatedAt: new Date().toISOString() }, { ...(statusLine ? { statusLine } : {}), ...(report ? { report } : {}) })));
+
+  try {
+    // 5. A worktree at the branch tip if it exists (resume), else at the recorded base.
+    const existing = await mirror.resolve(`refs/heads/${target.branch}`);
+    const start = existing ?? (state.head?.sha || state.base.sha);
+    const tree = await mirror.checkout(start);
+    workspace = tree;
+    state.status = "building";
+    state.branch = target.branch;
+    state.error = null;
+    if (existing && existing !== state.base.sha && !state.head) recoverPushedSteps(state, plan, await tree.commitsBetween(state.base.sha, existing), port);
+
+    const todo = wanted.filter((step) => state.steps[step.id]?.status !== "done");
+    const skipped = wanted.filter((step) => state.steps[step.id]?.status === "done").map((step) => step.id);
+    if (skipped.length > 0) notes.push(`Already done, skipped: ${skipped.join(", ")}.`);
+    await save(`> ⏳ **Building ${todo[0]?.id ?? "…"} (1 of ${todo.length})…**`);
+
+    // 6. One agent run, one commit, one push, one tick per step.
+    const allowWorkflowWrites = await port.canWriteWorkflows();
+    for (const [index, step] of todo.entries()) {
+      if (job.signal.aborted) throw new Cancelled();
+      state.steps[step.id] = { status: "building" };
+      await save(`> ⏳ **Building ${step.id} (${index + 1} of ${todo.length})…**`);
+      const result = await buildStep(deps, job, { plan, step, tree, state, config, fresh: request.fresh, audit, allowWorkflowWrites });
+      addUsage(usage, result.usage);
+      if (!result.ok) {
+        state.steps[step.id] = { status: "failed", reason: result.reason };
+        state.status = "failed";
+        state.error = `${step.id} failed: ${result.reason}`;
+        await save(undefined, renderBuildReport({ plan, state, verification: [], audit, usage, notes }));
+        return;
+      }
+      const commit = await tree.commitAll(`${step.id}: ${step.title}\n\n${result.summary}`, config.commit_author ?? deps.identity);
+      if (commit) {
+        try {
+          await tree.push(target.branch, token);
+        } catch (error) {
+          state.steps[step.id] = { status: "failed", reason: plainError(error) };
+          state.status = "failed";
+          state.error = `${step.id}: ${plainError(error)}`;
+          await save(undefined, renderBuildReport({ plan, state, verification: [], audit, usage, notes }));
+          return;
+        }
+        if (state.head) state.head.sha = commit.sha;
+        state.steps[step.id] = { status: "done", commit: commit.sha, commitUrl: port.commitUrl(commit.sha) };
+      } else {
+        state.steps[step.id] = { status: "done" };
+      }
+      await save(index + 1 < todo.length ? `> ⏳ **Building ${todo[index + 1]?.id} (${index + 2} of ${todo.length})…**` : "> ⏳ **Verifying…**");
+    }
+
+    // 7. Verification: the plan's commands and the repository's test command.
+    const verification = await verify(deps, tree, plan, config);
+    const allDone = plan.steps.every((step) => state.steps[step.id]?.status === "done");
+    state.status = allDone ? "built" : "pending";
+    const report = renderBuildReport({ plan, state, verification, audit, usage, notes });
+
+    // 8. Hand the work over: a pull request for an issue, a report on a pull request.
+    if (target.kind === "issue-branch") {
+      const pull = await port.upsertPullRequest({
+        head: target.branch,
+        base: state.base.branch,
+        title: plan.title,
+        body: deps.redact(renderPullRequestBody({ issueNumber: info.number, plan, report })),
+      });
+      state.pullRequest = pull.number;
+      await save(`> 🎉 **Built** — pull request ${pull.url}`, report);
+    } else {
+      await save("> 🎉 **Built** — commits pushed to this pull request's branch.", report);
+      await port.postComment(deps.redact(report));
+    }
+  } catch (error) {
+    const cancelled = error instanceof Cancelled || job.signal.aborted;
+    for (const [id, progress] of Object.entries(state.steps)) if (progress.status === "building") state.steps[id] = { status: "pending" };
+    state.status = cancelled ? "cancelled" : "failed";
+    state.error = cancelled ? "cancelled" : plainError(error);
+    if (!cancelled) deps.log.error({ err: error, deliveryId: job.deliveryId }, "build failed");
+    await save(undefined, renderBuildReport({ plan, state, verification: [], audit, usage, notes }));
+  } finally {
+    await workspace?.dispose().catch((error) => deps.log.warn({ err: error }, "could not remove a workspace"));
+  }
+}
+
+class Cancelled extends Error {}
+
+type BuildTarget = { kind: "issue-branch" | "pull-request-head"; branch: string };
+
+function buildTarget(info: ThreadInfo, state: ThreadState, config: RepoConfig, defaultBranch: string): BuildTarget | string {
+  if (info.pullRequest) {
+    if (!info.pullRequest.sameRepo) {
+      return "This pull request comes from a fork. Blueprint never pushes to forks; to build this plan, push the branch to this repository (or open an issue and `/plan` there).";
+    }
+    if (info.pullRequest.headRef === defaultBranch) return "This pull request's head is the default branch; Blueprint never pushes to the default branch.";
+    return { kind: "pull-request-head", branch: info.pullRequest.headRef };
+  }
+  const branch = `${config.branch_prefix.replace(/\/?$/, "/")}issue-${info.number}`;
+  if (branch === defaultBranch) return "The configured branch prefix would make Blueprint push to the default branch; change `branch_prefix`.";
+  return { kind: "issue-branch", branch: state.branch ?? branch };
+}
+
+/** After a crash between push and marker update: steps whose commits are already on the branch count as done. */
+function recoverPushedSteps(state: ThreadState, plan: Plan, commits: Array<{ sha: string; subject: string }>, port: ThreadPort): void {
+  for (const commit of commits) {
+    const id = /^(S\d+): /.exec(commit.subject)?.[1];
+    if (id && plan.steps.some((step) => step.id === id) && state.steps[id]?.status !== "done") {
+      state.steps[id] = { status: "done", commit: commit.sha, commitUrl: port.commitUrl(commit.sha) };
+    }
+  }
+}
+
+interface StepInput {
+  plan: Plan;
+  step: PlanStep;
+  tree: Workspace;
+  state: ThreadState;
+  config: RepoConfig;
+  fresh: boolean;
+  audit: AuditEntry[];
+  allowWorkflowWrites: boolean;
+}
+
+type StepResult = { ok: true; summary: string; usage: TokenUsage } | { ok: false; reason: string; usage: TokenUsage };
+
+async function buildStep(deps: WorkflowDeps, job: JobContext, input: StepInput): Promise<StepResult> {
+  const notes = input.fresh || input.state.explored.length === 0 ? undefined : `Files read while planning: ${input.state.explored.join(", ")}`;
+  const outcome = await runAgent({
+    model: deps.modelFor(input.config),
+    messages: [
+      { role: "system", content: BUILD_SYSTEM_PROMPT },
+      { role: "user", content: stepTaskMessage(input.plan, input.step, notes) },
+    ],
+    context: {
+      root: input.tree.dir,
+      mode: "build",
+      runner: deps.runner,
+      filesRead: new Set(),
+      audit: input.audit,
+      stepId: input.step.id,
+      allowWorkflowWrites: input.allowWorkflowWrites,
+    },
+    limits: limitsFor(deps.limits, input.config),
+    redact: deps.redact,
+    signal: job.signal,
+  });
+  switch (outcome.kind) {
+    case "step_completed":
+      return { ok: true, summary: outcome.summary, usage: outcome.usage };
+    case "question":
+      return { ok: false, reason: `the agent asked: “${outcome.question}” — answer it in a comment, then comment \`/build\` again`, usage: outcome.usage };
+    case "failed":
+      if (outcome.failure === "cancelled") throw new Cancelled();
+      return { ok: false, reason: outcome.message, usage: outcome.usage };
+    default:
+      return { ok: false, reason: "the step ended without complete_step", usage: outcome.usage };
+  }
+}
+
+async function verify(deps: WorkflowDeps, tree: Workspace, plan: Plan, config: RepoConfig): Promise<VerificationResult[]> {
+  const commands = [...new Set([...plan.verification.filter(looksLikeCommand), ...(config.test ? [config.test] : [])])];
+  const results: VerificationResult[] = [];
+  for (const command of commands) {
+    const run = await deps.runner.run(command, { cwd: tree.dir, timeoutMs: VERIFY_TIMEOUT_MS });
+    results.push({ command, exitCode: run.exitCode, timedOut: run.timedOut, output: deps.redact(run.output) });
+  }
+  return results;
+}
+
+/** Verification entries may be prose ("check the page renders"); only command-shaped ones are run. */
+function looksLikeCommand(entry: string): boolean {
+  return !/\s{2,}|[.!?]$/.test(entry.trim()) && /^[\w./-]+(\s|$)/.test(entry.trim()) && entry.trim().split(/\s+/).length <= 12;
+}
