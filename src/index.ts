@@ -86,6 +86,24 @@ export function createBlueprintApp(
     );
   });
 
+  app.on("pull_request_review.submitted", async (context) => {
+    const { payload } = context;
+    const installationId = payload.installation?.id;
+    const reviewer = payload.review.user;
+    if (!installationId || !reviewer) return;
+    inBackground(context.id, async () =>
+      intake.onReview(await portFor(installationId, payload.repository, payload.pull_request.number), {
+        deliveryId: context.id,
+        reviewId: payload.review.id,
+        actor: reviewer.login,
+        actorIsBot: reviewer.type === "Bot" || payload.sender.type === "Bot",
+        state: payload.review.state,
+        body: payload.review.body ?? "",
+        commitId: payload.review.commit_id,
+      }),
+    );
+  });
+
   options.addHandler((req, res) => {
     if (req.url !== "/healthz") return false;
     res.writeHead(200, { "content-type": "application/json" });

@@ -10,6 +10,9 @@ export interface Approval {
   force: boolean;
   /** For an approving review: the commit it approved. */
   reviewCommit?: string | undefined;
+  /** Whether the approver has the permission to command Blueprint. */
+  permitted: boolean;
+  minimumPermission: string;
 }
 
 export type ApprovalCheck =
@@ -18,7 +21,7 @@ export type ApprovalCheck =
   | { ok: false; reason: string; silent?: boolean };
 
 /** Is this approval valid for the latest plan? Every "no" says why, in words for the thread. */
-export function checkApproval(comments: ThreadComment[], info: ThreadInfo, approval: Approval, config: RepoConfig, busy: boolean): ApprovalCheck {
+export function checkApproval(comments: ThreadComment[], info: ThreadInfo, approval: Approval, config: RepoConfig): ApprovalCheck {
   const lookup = findThreadState(comments);
   const fromReview = approval.reviewCommit !== undefined;
   if (lookup.kind === "corrupt") {
@@ -32,7 +35,9 @@ export function checkApproval(comments: ThreadComment[], info: ThreadInfo, appro
   if (approval.revision !== null && approval.revision !== state.revision) {
     return { ok: false, reason: `Plan v${approval.revision} was superseded by v${state.revision}; only the latest revision can be built. Comment \`/build\` to build v${state.revision}.` };
   }
-  if (busy) return { ok: false, reason: "Blueprint is already working on this thread; wait for it to finish or comment `/cancel`." };
+  if (!approval.permitted) {
+    return { ok: false, reason: `@${approval.approver}'s approval does not count: only people with ${approval.minimumPermission} access (or higher) can approve Blueprint's plans.` };
+  }
   switch (state.status) {
     case "planning":
       return { ok: false, reason: "Blueprint is still planning; wait for the plan." };

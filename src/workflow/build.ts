@@ -19,8 +19,6 @@ export interface BuildRequest {
   approval: Approval;
   /** `/build --fresh`: each step starts from the approved plan alone. */
   fresh: boolean;
-  /** Whether another job is running on this thread. */
-  busy: boolean;
 }
 
 const VERIFY_TIMEOUT_MS = 10 * 60_000;
@@ -39,7 +37,7 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   const config = configRead.config;
 
   // 2. Is the approval valid?
-  const check = checkApproval(comments, info, request.approval, config, request.busy);
+  const check = checkApproval(comments, info, request.approval, config);
   if (!check.ok) {
     if (!check.silent) await port.postComment(check.reason);
     return;

@@ -2,10 +2,11 @@ import { parseComment } from "../github/command.js";
 import { atLeast } from "../github/permission.js";
 import type { JobQueue } from "../jobs/queue.js";
 import type { RecentKeys } from "../jobs/dedupe.js";
-import type { WorkflowDeps } from "./deps.js";
+import type { JobContext, WorkflowDeps } from "./deps.js";
 import type { ThreadPort } from "./ports.js";
 import { HELP_TEXT, refusalReply, statusReply, typoReply } from "./help.js";
 import { planThread } from "./plan.js";
+import { buildThread } from "./build.js";
 
 export interface CommentIntent {
   deliveryId: string;
@@ -19,6 +20,16 @@ export interface CommentIntent {
  * From a comment to a queued job: parse, authorise, acknowledge, enqueue. Runs off the webhook
  * response path; the slow work runs in the queue, one job at a time per thread.
  */
+export interface ReviewIntent {
+  deliveryId: string;
+  reviewId: number;
+  actor: string;
+  actorIsBot: boolean;
+  state: string;
+  body: string;
+  commitId: string;
+}
+
 export class Intake {
   constructor(
     private readonly deps: WorkflowDeps,
@@ -71,21 +82,39 @@ export class Intake {
         );
         return;
       }
-      case "plan": {
-        const ahead = this.queue.enqueue({
-          key,
-          label: `planning for @${intent.actor}`,
-          run: (signal) =>
-            planThread(this.deps, { port, actor: intent.actor, signal, deliveryId: intent.deliveryId }, {
-              instructions: command.instructions,
-              commandCommentId: intent.commentId,
-            }),
-        });
-        if (ahead > 0) await port.postComment(`Queued: Blueprint is busy on this thread (${this.queue.runningLabel(key) ?? "a job"}); your \`/plan\` starts when it is done.`);
+      case "plan":
+        this.enqueue(port, `planning for @${intent.actor}`, intent.deliveryId, intent.actor, (job) =>
+          planThread(this.deps, job, { instructions: command.instructions, commandCommentId: intent.commentId }),
+        );
+        return;
+      case "build": {
+        const approval = { approver: intent.actor, revision: command.revision, steps: command.steps, force: command.force, permitted: true, minimumPermission: minimum };
+        this.enqueue(port, `building for @${intent.actor}`, intent.deliveryId, intent.actor, (job) => buildThread(this.deps, job, { approval, fresh: command.fresh }));
         return;
       }
       default:
         await port.postComment(`\`/${command.name}\` is not available yet on this installation. Comment \`/help\` for what works.`);
+    }
+  }
+
+  /** An approving pull-request review is a `/build` (only when a plan is pending; otherwise it is not for us). */
+  async onReview(port: ThreadPort, intent: ReviewIntent): Promise<void> {
+    if (intent.actorIsBot) return;
+    if (!this.recent.firstTime(`delivery:${intent.deliveryId}`) || !this.recent.firstTime(`review:${intent.reviewId}`)) return;
+    if (intent.state.toLowerCase() !== "approved") return;
+    const minimum = this.deps.minPermission;
+    const permitted = atLeast(await port.permission(intent.actor), minimum);
+    const approval = { approver: intent.actor, revision: null, steps: [], force: false, reviewCommit: intent.commitId, permitted, minimumPermission: minimum };
+    this.enqueue(port, `building for @${intent.actor}`, intent.deliveryId, intent.actor, (job) => buildThread(this.deps, job, { approval, fresh: false }));
+  }
+
+  private enqueue(port: ThreadPort, label: string, deliveryId: string, actor: string, run: (job: JobContext) => Promise<void>): void {
+    const key = threadKey(port);
+    const ahead = this.queue.enqueue({ key, label, run: (signal) => run({ port, actor, signal, deliveryId }) });
+    if (ahead > 0) {
+      void port
+        .postComment(`Queued: Blueprint is busy on this thread (${this.queue.runningLabel(key) ?? "a job"}); this starts when it is done.`)
+        .catch((error) => this.deps.log.warn({ err: error }, "could not post the queued notice"));
     }
   }
 }

@@ -181,6 +181,8 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     commentHistory,
     /** A comment by a person, as if typed on GitHub (so it shows up in the listing). */
     addUserComment: (login: string, body: string) => addComment(body, { login, type: "User" }, false),
+    /** A comment as if Blueprint had written it earlier (e.g. a plan from a previous run). */
+    addBotComment: (body: string) => addComment(body, { login: BOT_LOGIN, type: "Bot" }, true),
     /** Comments Blueprint wrote. */
     botComments: () => comments.filter((c) => c.user.login === BOT_LOGIN),
     done: () => nock.cleanAll(),

@@ -1,0 +1,260 @@
+import nock from "nock";
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from "vitest";
+import { readStateMarker } from "../../src/github/state-marker.js";
+import { createBareRepo, gitIn, type BareRepo } from "../helpers/git-repo.js";
+import { githubDouble, INSTALLATION_TOKEN, type GitHubDouble } from "../helpers/github-double.js";
+import { samplePlan, startModelServer, type ModelServer, type Script, type ModelRequest } from "../helpers/model-server.js";
+import { commentPayload, startTestApp, webhookExample, type TestApp } from "../helpers/app.js";
+import { pendingState, planCommentBody } from "../helpers/plan-state.js";
+import type { ThreadState } from "../../src/workflow/state.js";
+
+const FILES = { "README.md": "# Hello\n", "src/client.js": "export async function get(url) {\n  return fetch(url);\n}\n" };
+const MODEL_KEY = "sk-test-model-key-000000000000000000";
+
+const threeSteps = samplePlan({
+  verification: ["test -f src/retry.js", "Check the client by hand."],
+  steps: [
+    { id: "S1", title: "Add a retry helper", details: "Create src/retry.js", files: ["src/retry.js"], deps: [] },
+    { id: "S2", title: "Use the helper", details: "Edit src/client.js", files: ["src/client.js"], deps: ["S1"] },
+    { id: "S3", title: "Document retries", details: "README", files: ["README.md"], deps: [] },
+  ],
+});
+
+const write = (path: string, content: string) => ({ toolCalls: [{ name: "write_file", arguments: { path, content } }] });
+const complete = (id: string, summary = `did ${id}`) => ({ toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary } }] });
+const stepOf = (request: ModelRequest) => /^Step (S\d+):/.exec(String(request.messages[1]?.content))?.[1];
+
+describe("build mode", () => {
+  let repo: BareRepo;
+  let github: GitHubDouble;
+  let model: ModelServer | null = null;
+  let app: TestApp;
+
+  beforeEach(() => {
+    nock.disableNetConnect();
+    nock.enableNetConnect("127.0.0.1");
+    repo = createBareRepo(FILES);
+  });
+
+  afterEach(async () => {
+    await model?.close();
+    model = null;
+    nock.cleanAll();
+    nock.enableNetConnect();
+  });
+
+  async function start(script: Script, options: Parameters<typeof githubDouble>[0] = {}) {
+    github = githubDouble({ permissions: { maintainer: "write", reader: "read" }, ...options });
+    model = await startModelServer(script);
+    app = await startTestApp({ OPENAI_BASE_URL: model.url, OPENAI_API_KEY: MODEL_KEY, WEBHOOK_SECRET: "webhook-secret-value-123" });
+  }
+
+  function seedPlan(state: Partial<ThreadState> = {}, plan: unknown = threeSteps) {
+    return github.addBotComment(planCommentBody(pendingState(plan, { base: { branch: "main", sha: repo.head() }, ...state })));
+  }
+
+  const stateOf = (body: string) => {
+    const read = readStateMarker(body);
+    if (read.kind !== "ok") throw new Error(`no state: ${read.kind}`);
+    return read.state;
+  };
+
+  it("builds an issue's plan: one commit per step, boxes ticked, a pull request opened", async () => {
+    // The secrets are in the app's own environment, as in production.
+    const saved = { ...process.env };
+    Object.assign(process.env, { OPENAI_API_KEY: MODEL_KEY, WEBHOOK_SECRET: "webhook-secret-value-123", PRIVATE_KEY: "-----BEGIN RSA PRIVATE KEY-----\nfake\n-----END RSA PRIVATE KEY-----", GITHUB_TOKEN: INSTALLATION_TOKEN });
+    onTestFinished(() => {
+      process.env = saved;
+    });
+    await start([
+      write("src/retry.js", "export const retry = (fn) => fn();\n"),
+      complete("S1", "Added the retry helper."),
+      { toolCalls: [{ name: "edit_file", arguments: { path: "src/client.js", old_string: "return fetch(url);", new_string: "return retry(() => fetch(url));" } }] },
+      { toolCalls: [{ name: "run_command", arguments: { command: "env", timeout_s: null } }] },
+      complete("S2"),
+      write("README.md", "# Hello\n\nRequests are retried.\n"),
+      complete("S3"),
+    ]);
+    const plan = seedPlan();
+    await app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: repo.url }));
+
+    expect(repo.log("blueprint/issue-1")).toEqual(["S3: Document retries", "S2: Use the helper", "S1: Add a retry helper", "initial commit"]);
+    expect(repo.show("blueprint/issue-1", "src/retry.js")).toBe("export const retry = (fn) => fn();\n");
+    expect(repo.show("blueprint/issue-1", "src/client.js")).toContain("return retry(() => fetch(url));");
+    expect(gitIn(repo.bare, ["log", "-1", "--format=%an <%ae>%n%b", "refs/heads/blueprint/issue-1~2"])).toContain("Added the retry helper.");
+    expect(gitIn(repo.bare, ["log", "-1", "--format=%an", "refs/heads/blueprint/issue-1"]).trim()).toBe("blueprint[bot]");
+    expect(repo.head("main")).toBe(gitIn(repo.bare, ["rev-parse", "refs/heads/blueprint/issue-1~3"]).trim());
+
+    // Each step is its own conversation, named in its first user message; steps ran in order.
+    expect(model!.requests.map(stepOf)).toEqual(["S1", "S1", "S2", "S2", "S2", "S3", "S3"]);
+
+    // No command sees the tokens or keys.
+    const envOutput = String(model!.requests[4]!.messages.at(-1)?.content);
+    expect(envOutput).toContain("PATH=");
+    for (const secret of [INSTALLATION_TOKEN, MODEL_KEY, "webhook-secret-value-123", "PRIVATE KEY", "GITHUB_TOKEN", "OPENAI_API_KEY"]) {
+      expect(envOutput).not.toContain(secret);
+    }
+
+    const body = github.comments.find((c) => c.id === plan.id)!.body;
+    const sha1 = gitIn(repo.bare, ["rev-parse", "refs/heads/blueprint/issue-1~2"]).trim();
+    expect(body).toContain(`- [x] **S1** Add a retry helper`);
+    expect(body).toContain(`[${sha1.slice(0, 7)}](https://github.com/Codertocat/Hello-World/commit/${sha1})`);
+    expect(body).toMatch(/- \[x\] \*\*S2\*\*/);
+    expect(body).toMatch(/- \[x\] \*\*S3\*\*/);
+    expect(body).toContain("Audit log (4 actions)");
+    expect(body).toContain("command `env` → exit 0");
+    expect(body).toContain("✅ <code>test -f src/retry.js</code>");
+    const history = github.commentHistory.get(plan.id)!;
+    expect(history.some((b) => b.includes("Building S1 (1 of 3)"))).toBe(true);
+    expect(history.some((b) => b.includes("Building S2 (2 of 3)"))).toBe(true);
+
+    const state = stateOf(body);
+    expect(state.status).toBe("built");
+    expect(state.steps.S1).toMatchObject({ status: "done", commit: sha1 });
+    expect(state.branch).toBe("blueprint/issue-1");
+
+    expect(github.pulls).toHaveLength(1);
+    const pull = github.pulls[0]!;
+    expect(pull).toMatchObject({ head: "blueprint/issue-1", base: "main", title: "Add retry to the HTTP client" });
+    expect(pull.body).toContain("Closes #1");
+    expect(pull.body).toContain(sha1.slice(0, 7));
+    expect(pull.body).toMatch(/prompt tokens/);
+    expect(state.pullRequest).toBe(pull.number);
+    // The token never lands in the workspace's git config.
+    expect(JSON.stringify(github.requests)).not.toContain(INSTALLATION_TOKEN);
+  });
+
+  it("builds only the named step and what it depends on", async () => {
+    await start([write("src/retry.js", "x\n"), complete("S1"), write("src/client.js", "y\n"), complete("S2")]);
+    seedPlan();
+    await app.deliver("issue_comment", commentPayload({ body: "/build S2", cloneUrl: repo.url }));
+    expect(repo.log("blueprint/issue-1")).toEqual(["S2: Use the helper", "S1: Add a retry helper", "initial commit"]);
+    expect(model!.requests.map(stepOf)).not.toContain("S3");
+    const state = stateOf(github.botComments()[0]!.body);
+    expect(state.steps.S3).toEqual({ status: "pending" });
+    expect(state.status).toBe("pending");
+  });
+
+  it("keeps S1 pushed when S2 fails, and resumes at S2 on the next /build", async () => {
+    await start([
+      write("src/retry.js", "x\n"),
+      complete("S1"),
+      { status: 500 },
+      // second /build
+      write("src/client.js", "y\n"),
+      complete("S2"),
+      write("README.md", "z\n"),
+      complete("S3"),
+    ]);
+    const plan = seedPlan();
+    await app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: repo.url }));
+    expect(repo.log("blueprint/issue-1")).toEqual(["S1: Add a retry helper", "initial commit"]);
+    let body = github.comments.find((c) => c.id === plan.id)!.body;
+    expect(body).toContain("- [x] **S1**");
+    expect(body).toMatch(/- \[ \] \*\*S2\*\* ❌ Use the helper.*failed: the model endpoint/);
+    expect(stateOf(body).status).toBe("failed");
+    expect(github.pulls).toHaveLength(0);
+
+    await app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: repo.url }));
+    expect(repo.log("blueprint/issue-1")).toEqual(["S3: Document retries", "S2: Use the helper", "S1: Add a retry helper", "initial commit"]);
+    expect(model!.requests.slice(3).map(stepOf)).toEqual(["S2", "S2", "S3", "S3"]);
+    body = github.comments.find((c) => c.id === plan.id)!.body;
+    expect(stateOf(body).status).toBe("built");
+  });
+
+  it("resumes after a crash between push and marker update without redoing pushed steps", async () => {
+    await start([write("README.md", "z\n"), complete("S3")]);
+    // S1 and S2 were pushed by an earlier run that died before recording them.
+    const base = repo.head();
+    repo.commit({ "src/retry.js": "x\n" }, "S1: Add a retry helper", "blueprint/issue-1");
+    repo.commit({ "src/client.js": "y\n" }, "S2: Use the helper", "blueprint/issue-1");
+    seedPlan({ status: "building", base: { branch: "main", sha: base }, branch: "blueprint/issue-1", steps: { S1: { status: "building" }, S2: { status: "pending" }, S3: { status: "pending" } } });
+    await app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: repo.url }));
+    expect(model!.requests.map(stepOf)).toEqual(["S3", "S3"]);
+    expect(repo.log("blueprint/issue-1")).toEqual(["S3: Document retries", "S2: Use the helper", "S1: Add a retry helper", "initial commit"]);
+  });
+
+  it("builds on a same-repository pull request's head after an approving review", async () => {
+    const headSha = repo.commit({ "src/feature.js": "f\n" }, "feature work", "feature");
+    gitIn(repo.bare, ["update-ref", "refs/pull/1/head", headSha]);
+    await start([write("src/retry.js", "x\n"), complete("S1")], { pullRequest: { headRef: "feature", headSha, baseRef: "main" } });
+    seedPlan({ head: { ref: "feature", sha: headSha, sameRepo: true } }, samplePlan({ verification: [], steps: [{ id: "S1", title: "Only step", details: "", files: [], deps: [] }] }));
+    await app.deliver("pull_request_review", reviewPayload({ state: "approved", commitId: headSha, login: "maintainer", cloneUrl: repo.url }));
+    expect(repo.log("feature")).toEqual(["S1: Only step", "feature work", "initial commit"]);
+    expect(github.pulls).toHaveLength(0);
+    expect(github.botComments().at(-1)!.body).toContain("### Build report");
+  });
+
+  describe("approvals that start nothing", () => {
+    it("a read-only user's /build is refused", async () => {
+      await start([]);
+      seedPlan();
+      await app.deliver("issue_comment", commentPayload({ body: "/build", login: "reader", cloneUrl: repo.url }));
+      expect(model!.requests).toHaveLength(0);
+      expect(github.botComments().at(-1)!.body).toMatch(/only people with write access/);
+      expect(() => repo.head("blueprint/issue-1")).toThrow();
+    });
+
+    it("a read-only reviewer's approval is refused with a reply", async () => {
+      const headSha = repo.commit({ "a.txt": "a\n" }, "a", "feature");
+      gitIn(repo.bare, ["update-ref", "refs/pull/1/head", headSha]);
+      await start([], { pullRequest: { headRef: "feature", headSha, baseRef: "main" } });
+      seedPlan({ head: { ref: "feature", sha: headSha, sameRepo: true } });
+      await app.deliver("pull_request_review", reviewPayload({ state: "approved", commitId: headSha, login: "reader", cloneUrl: repo.url }));
+      expect(model!.requests).toHaveLength(0);
+      expect(github.botComments().at(-1)!.body).toMatch(/approval does not count/);
+    });
+
+    it("an approving review with no plan is ignored", async () => {
+      const headSha = repo.commit({ "a.txt": "a\n" }, "a", "feature");
+      await start([], { pullRequest: { headRef: "feature", headSha, baseRef: "main" } });
+      await app.deliver("pull_request_review", reviewPayload({ state: "approved", commitId: headSha, login: "maintainer", cloneUrl: repo.url }));
+      expect(github.botComments()).toHaveLength(0);
+    });
+
+    it("/build v1 after v2 exists is refused", async () => {
+      await start([]);
+      seedPlan({ status: "superseded" });
+      seedPlan({ revision: 2 });
+      await app.deliver("issue_comment", commentPayload({ body: "/build v1", cloneUrl: repo.url }));
+      expect(model!.requests).toHaveLength(0);
+      expect(github.botComments().at(-1)!.body).toMatch(/Plan v1 was superseded by v2/);
+    });
+
+    it("an approval of a stale head is refused", async () => {
+      const planned = repo.commit({ "a.txt": "a\n" }, "a", "feature");
+      const moved = repo.commit({ "a.txt": "b\n" }, "b", "feature");
+      gitIn(repo.bare, ["update-ref", "refs/pull/1/head", moved]);
+      await start([], { pullRequest: { headRef: "feature", headSha: moved, baseRef: "main" } });
+      seedPlan({ head: { ref: "feature", sha: planned, sameRepo: true } });
+      await app.deliver("pull_request_review", reviewPayload({ state: "approved", commitId: moved, login: "maintainer", cloneUrl: repo.url }));
+      expect(model!.requests).toHaveLength(0);
+      expect(github.botComments().at(-1)!.body).toMatch(/the plan was made on/);
+      expect(repo.log("feature")).toEqual(["b", "a", "initial commit"]);
+    });
+
+    it("a fork's pull request gets an explanation and no push", async () => {
+      const headSha = repo.commit({ "a.txt": "a\n" }, "a", "feature");
+      gitIn(repo.bare, ["update-ref", "refs/pull/1/head", headSha]);
+      await start([], { pullRequest: { headRef: "feature", headSha, baseRef: "main", sameRepo: false } });
+      seedPlan({ head: { ref: "feature", sha: headSha, sameRepo: false } });
+      await app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: repo.url, isPullRequest: true }));
+      expect(model!.requests).toHaveLength(0);
+      expect(github.botComments().at(-1)!.body).toMatch(/comes from a fork/);
+    });
+  });
+});
+
+function reviewPayload(options: { state: string; commitId: string; login: string; cloneUrl: string }) {
+  const payload = webhookExample("pull_request_review", (e) => e.action === "submitted");
+  payload.review.state = options.state;
+  payload.review.commit_id = options.commitId;
+  payload.review.id = Math.floor(Math.random() * 1e9);
+  payload.review.user = { ...payload.review.user, login: options.login, type: "User" };
+  payload.sender = { ...payload.sender, login: options.login, type: "User" };
+  payload.pull_request.number = 1;
+  payload.repository.clone_url = options.cloneUrl;
+  payload.repository.default_branch = "main";
+  payload.installation = { id: 42, node_id: "x" };
+  return payload;
+}
