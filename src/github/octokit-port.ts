@@ -94,6 +94,22 @@ export function createOctokitPort(options: OctokitPortOptions): ThreadPort {
       const { data } = await octokit.rest.pulls.create({ ...where, head: draft.head, base: draft.base, title: draft.title, body: draft.body });
       return { number: data.number, url: data.html_url, created: true };
     },
+    async reviewComments(reviewId) {
+      const all = await octokit.paginate(octokit.rest.pulls.listCommentsForReview, { ...where, pull_number: number, review_id: reviewId, per_page: 100 });
+      return all.map((comment) => ({
+        path: comment.path,
+        line: comment.line ?? comment.original_line ?? null,
+        body: comment.body,
+        author: comment.user?.login ?? "ghost",
+      }));
+    },
+    async minimizeComment(comment) {
+      if (!comment.nodeId) return;
+      await octokit.graphql(
+        "mutation($id: ID!) { minimizeComment(input: { subjectId: $id, classifier: OUTDATED }) { minimizedComment { isMinimized } } }",
+        { id: comment.nodeId },
+      );
+    },
     async canWriteWorkflows() {
       const granted = await installationAuth().catch((): InstallationAuth => ({}));
       return granted.permissions?.workflows === "write";

@@ -67,4 +67,15 @@ export interface ThreadPort {
   upsertPullRequest(draft: PullRequestDraft): Promise<{ number: number; url: string; created: boolean }>;
   /** Whether the installation may change files under .github/workflows/. */
   canWriteWorkflows(): Promise<boolean>;
+  /** Inline comments of one pull-request review, with file and line. */
+  reviewComments(reviewId: number): Promise<ReviewComment[]>;
+  /** Collapses an outdated comment (GitHub's "minimize as outdated"); best effort. */
+  minimizeComment(comment: ThreadComment): Promise<void>;
+}
+
+export interface ReviewComment {
+  path: string;
+  line: number | null;
+  body: string;
+  author: string;
 }
