@@ -33,19 +33,54 @@ export interface ThreadContext {
   pullRequest?: { baseRef: string; headRef: string; diffSummary: string } | undefined;
 }
 
+/** What earlier runs on this thread left behind: the plan under review, feedback, answers, exploration. */
+export interface PlanningMemory {
+  previousPlan?: { revision: number; plan: Plan } | undefined;
+  feedback: Array<{ author: string; text: string; onRevision: number; source: string }>;
+  answers: Array<{ question: string; answer: string; author: string }>;
+  explored: string[];
+}
+
 export interface PlanningTask {
   instructions: string;
   requestedBy: string;
   thread?: ThreadContext | undefined;
   repoInstructions?: string | undefined;
+  memory?: PlanningMemory | undefined;
 }
 
 export function planningTaskMessage(task: PlanningTask): string {
   const parts = [`# Request from @${task.requestedBy}`, task.instructions.trim() || "_(no extra instructions: plan what the issue asks for)_"];
   if (task.repoInstructions) parts.push("# The repository's instructions for Blueprint", task.repoInstructions.trim());
   if (task.thread) parts.push(renderThread(task.thread));
-  parts.push("Explore the repository, then call submit_plan.");
+  if (task.memory) parts.push(...renderMemory(task.memory));
+  parts.push(
+    task.memory?.previousPlan
+      ? "Revise the previous plan to address the feedback. Keep what the feedback does not touch (same ids, same wording) so the change stays small; explore only what you need, then call submit_plan with the whole revised plan."
+      : "Explore the repository, then call submit_plan.",
+  );
   return parts.join("\n\n");
+}
+
+function renderMemory(memory: PlanningMemory): string[] {
+  const parts: string[] = [];
+  if (memory.previousPlan) {
+    parts.push(`# The current plan (v${memory.previousPlan.revision}), as submitted\n\`\`\`json\n${JSON.stringify(memory.previousPlan.plan, null, 2)}\n\`\`\``);
+  }
+  if (memory.feedback.length > 0) {
+    const newest = memory.feedback.length - 1;
+    const entries = memory.feedback.map(
+      (entry, index) => `## ${index === newest ? "NEWEST feedback" : "Earlier feedback"} (on v${entry.onRevision}, by @${entry.author}, via ${entry.source})\n${entry.text.trim()}`,
+    );
+    parts.push(`# Feedback from the maintainers, oldest first\n\n${entries.join("\n\n")}`);
+  }
+  if (memory.answers.length > 0) {
+    parts.push(`# Your earlier questions and the maintainers' answers\n\n${memory.answers.map((qa) => `Q: ${qa.question.trim()}\nA (@${qa.author}): ${qa.answer.trim()}`).join("\n\n")}`);
+  }
+  if (memory.explored.length > 0) {
+    parts.push(`# Files you already read in earlier runs (read again only what you need)\n${memory.explored.join(", ")}`);
+  }
+  return parts;
 }
 
 function renderThread(thread: ThreadContext): string {
@@ -61,7 +96,7 @@ function renderThread(thread: ThreadContext): string {
   return parts.join("\n\n");
 }
 
-export function stepTaskMessage(plan: Plan, step: PlanStep, planningNotes: string | undefined): string {
+export function stepTaskMessage(plan: Plan, step: PlanStep, planningNotes: string | undefined, answers: PlanningMemory["answers"] = []): string {
   const others = plan.steps.map((s) => `- ${s.id}: ${s.title}${s.id === step.id ? "  ← this step" : ""}`).join("\n");
   const parts = [
     `Step ${step.id}: ${step.title}`,
@@ -72,6 +107,7 @@ export function stepTaskMessage(plan: Plan, step: PlanStep, planningNotes: strin
     others,
   ];
   if (planningNotes) parts.push("# What planning learned", planningNotes);
+  if (answers.length > 0) parts.push("# Questions asked during this build and the maintainers' answers", answers.map((qa) => `Q: ${qa.question}\nA (@${qa.author}): ${qa.answer}`).join("\n\n"));
   parts.push(`Do step ${step.id} now, then call complete_step with step_id "${step.id}".`);
   return parts.filter(Boolean).join("\n\n");
 }

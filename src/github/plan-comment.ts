@@ -13,7 +13,9 @@ export function renderPlanComment(state: ThreadState, extras: { statusLine?: str
   if (!state.plan) throw new Error("renderPlanComment needs a plan");
   const heading = `## 📋 Plan v${state.revision}: ${escapeHtml(state.plan.title)}`;
   const status = extras.statusLine ?? defaultStatusLine(state);
-  const parts = [heading, status, renderPlanBody(state.plan, state.steps)];
+  const parts = [heading];
+  if (state.changes) parts.push(state.changes);
+  parts.push(status, renderPlanBody(state.plan, state.steps));
   if (extras.report) parts.push(extras.report);
   if (state.status === "pending" || state.status === "failed") parts.push(`---\n${APPROVAL_HELP}`);
   parts.push(footer(state), encodeStateMarker(state));
@@ -65,7 +67,8 @@ export interface ThreadStateRecord {
 
 export type ThreadStateLookup =
   | { kind: "none" }
-  | { kind: "found"; latest: ThreadStateRecord; all: ThreadStateRecord[] }
+  /** `latest`: the newest state (it carries the thread's memory); `plan`: the newest comment holding a plan. */
+  | { kind: "found"; latest: ThreadStateRecord; plan: ThreadStateRecord | null; all: ThreadStateRecord[] }
   | { kind: "corrupt"; comment: ThreadComment; reason: string };
 
 /** The newest state written by this installation; markers in anyone else's comments are ignored. */
@@ -82,5 +85,7 @@ export function findThreadState(comments: ThreadComment[]): ThreadStateLookup {
   if (newestCorrupt && (!latest || newestCorrupt.comment.id > latest.comment.id)) {
     return { kind: "corrupt", ...newestCorrupt };
   }
-  return latest ? { kind: "found", latest, all: records } : { kind: "none" };
+  if (!latest) return { kind: "none" };
+  const plan = records.filter((record) => record.state.plan !== null).at(-1) ?? null;
+  return { kind: "found", latest, plan, all: records };
 }

@@ -13,6 +13,8 @@ export interface Approval {
   /** Whether the approver has the permission to command Blueprint. */
   permitted: boolean;
   minimumPermission: string;
+  /** Resuming a build that stopped to ask a question (the answer is the go-ahead). */
+  resuming?: boolean;
 }
 
 export type ApprovalCheck =
@@ -27,11 +29,17 @@ export function checkApproval(comments: ThreadComment[], info: ThreadInfo, appro
   if (lookup.kind === "corrupt") {
     return { ok: false, reason: `The plan comment's hidden state is damaged (${lookup.reason}), so Blueprint will not build from it. Comment \`/plan\` to make a fresh plan.` };
   }
-  if (lookup.kind === "none" || !lookup.latest.state.plan) {
+  if (lookup.kind === "none" || !lookup.plan?.state.plan) {
     return { ok: false, silent: fromReview, reason: "There is no plan to build here yet. Comment `/plan` first." };
   }
-  const { state } = lookup.latest;
-  const latest = lookup.latest;
+  const latest = lookup.plan;
+  const { state } = latest;
+  if (lookup.latest.comment.id !== latest.comment.id) {
+    // A newer revision is being made, or waits for an answer: the plan shown above it is not final.
+    const newer = lookup.latest.state;
+    if (newer.status === "planning") return { ok: false, reason: `Blueprint is making plan v${newer.revision}; wait for it.` };
+    if (newer.status === "awaiting_answer") return { ok: false, reason: `Blueprint is waiting for an answer before it can finish plan v${newer.revision}; answer it first (or \`/cancel\`).` };
+  }
   if (approval.revision !== null && approval.revision !== state.revision) {
     return { ok: false, reason: `Plan v${approval.revision} was superseded by v${state.revision}; only the latest revision can be built. Comment \`/build\` to build v${state.revision}.` };
   }
@@ -42,7 +50,8 @@ export function checkApproval(comments: ThreadComment[], info: ThreadInfo, appro
     case "planning":
       return { ok: false, reason: "Blueprint is still planning; wait for the plan." };
     case "awaiting_answer":
-      return { ok: false, reason: "Blueprint is waiting for an answer to its question; answer it first (or `/cancel`)." };
+      if (!approval.resuming) return { ok: false, reason: "Blueprint is waiting for an answer to its question; answer it first (or `/cancel`)." };
+      break;
     case "superseded":
       return { ok: false, reason: "This plan was superseded; comment `/plan` for a fresh one." };
     case "built":

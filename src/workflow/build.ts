@@ -12,13 +12,16 @@ import { addUsage, renderBuildReport, renderPullRequestBody, type VerificationRe
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { limitsFor, plainError } from "./plan.js";
 import type { ThreadInfo, ThreadPort } from "./ports.js";
-import type { ThreadState } from "./state.js";
+import type { QuestionAnswer, ThreadState } from "./state.js";
+import { withAnswer, memoryOf } from "./memory.js";
 import { loadRepoConfig } from "./thread-context.js";
 
 export interface BuildRequest {
   approval: Approval;
   /** `/build --fresh`: each step starts from the approved plan alone. */
   fresh: boolean;
+  /** The answer to the question the build stopped on. */
+  answer?: Omit<QuestionAnswer, "question"> | undefined;
 }
 
 const VERIFY_TIMEOUT_MS = 10 * 60_000;
@@ -37,7 +40,7 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   const config = configRead.config;
 
   // 2. Is the approval valid?
-  const check = checkApproval(comments, info, request.approval, config);
+  const check = checkApproval(comments, info, { ...request.approval, resuming: request.answer !== undefined }, config);
   if (!check.ok) {
     if (!check.silent) await port.postComment(check.reason);
     return;
@@ -46,6 +49,14 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   const state: ThreadState = structuredClone(check.record.state);
   const plan = state.plan;
   if (!plan) return;
+  if (request.answer && state.status === "awaiting_answer") {
+    const memory = memoryOf(state);
+    if (memory) Object.assign(state, withAnswer(memory, { ...request.answer, question: state.question ?? "(question)" }));
+    state.question = null;
+    state.questionMode = null;
+    state.questionStep = null;
+  }
+  state.approvedBy = request.approval.approver;
 
   // 3. Where the commits go: our own branch, or a same-repository PR head; never a fork or the default branch.
   const target = buildTarget(info, state, config, port.repo.defaultBranch);
@@ -87,6 +98,16 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
       await save(`> ⏳ **Building ${step.id} (${index + 1} of ${todo.length})…**`);
       const result = await buildStep(deps, job, { plan, step, tree, state, config, fresh: request.fresh, audit, allowWorkflowWrites });
       addUsage(usage, result.usage);
+      if (result.ok === "question") {
+        state.steps[step.id] = { status: "pending" };
+        state.status = "awaiting_answer";
+        state.question = result.question;
+        state.questionMode = "build";
+        state.questionStep = step.id;
+        await save(`> ❓ **Waiting for an answer** before building ${step.id}: see the question below. Answer in a comment to resume.`, renderBuildReport({ plan, state, verification: [], audit, usage, notes }));
+        await port.postComment(deps.redact(`❓ **Blueprint has a question while building ${step.id} (${step.title}):**\n\n${result.question}\n\nAnswer in a comment (anyone with write access) and the build resumes at ${step.id}; \`/cancel\` withdraws the question.`));
+        return;
+      }
       if (!result.ok) {
         state.steps[step.id] = { status: "failed", reason: result.reason };
         state.status = "failed";
@@ -183,7 +204,10 @@ interface StepInput {
   allowWorkflowWrites: boolean;
 }
 
-type StepResult = { ok: true; summary: string; usage: TokenUsage } | { ok: false; reason: string; usage: TokenUsage };
+type StepResult =
+  | { ok: true; summary: string; usage: TokenUsage }
+  | { ok: "question"; question: string; usage: TokenUsage }
+  | { ok: false; reason: string; usage: TokenUsage };
 
 async function buildStep(deps: WorkflowDeps, job: JobContext, input: StepInput): Promise<StepResult> {
   const notes = input.fresh || input.state.explored.length === 0 ? undefined : `Files read while planning: ${input.state.explored.join(", ")}`;
@@ -191,7 +215,7 @@ async function buildStep(deps: WorkflowDeps, job: JobContext, input: StepInput):
     model: deps.modelFor(input.config),
     messages: [
       { role: "system", content: BUILD_SYSTEM_PROMPT },
-      { role: "user", content: stepTaskMessage(input.plan, input.step, notes) },
+      { role: "user", content: stepTaskMessage(input.plan, input.step, notes, input.state.answers) },
     ],
     context: {
       root: input.tree.dir,
@@ -210,7 +234,7 @@ async function buildStep(deps: WorkflowDeps, job: JobContext, input: StepInput):
     case "step_completed":
       return { ok: true, summary: outcome.summary, usage: outcome.usage };
     case "question":
-      return { ok: false, reason: `the agent asked: “${outcome.question}” — answer it in a comment, then comment \`/build\` again`, usage: outcome.usage };
+      return { ok: "question", question: outcome.question, usage: outcome.usage };
     case "failed":
       if (outcome.failure === "cancelled") throw new Cancelled();
       return { ok: false, reason: outcome.message, usage: outcome.usage };

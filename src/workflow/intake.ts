@@ -3,7 +3,9 @@ import { atLeast } from "../github/permission.js";
 import type { JobQueue } from "../jobs/queue.js";
 import type { RecentKeys } from "../jobs/dedupe.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
-import type { ThreadPort } from "./ports.js";
+import type { ReviewComment, ThreadPort } from "./ports.js";
+import { respondToComment } from "./respond.js";
+import { cancelWaiting } from "./cancel.js";
 import { HELP_TEXT, refusalReply, statusReply, typoReply } from "./help.js";
 import { planThread } from "./plan.js";
 import { buildThread } from "./build.js";
@@ -42,9 +44,15 @@ export class Intake {
     if (intent.actorIsBot) return;
     // 2. One job per delivery and per comment, however often GitHub redelivers.
     if (!this.recent.firstTime(`delivery:${intent.deliveryId}`) || !this.recent.firstTime(`comment:${intent.commentId}`)) return;
-    // 3. Is it addressed to us at all?
+    // 3. Is it addressed to us at all? A plain comment may still answer a question or give feedback.
     const parsed = parseComment(intent.body);
-    if (parsed.kind === "none") return;
+    if (parsed.kind === "none") {
+      if (intent.body.trim() === "") return;
+      this.enqueue(port, `reading a comment by @${intent.actor}`, intent.deliveryId, intent.actor, (job) =>
+        respondToComment(this.deps, job, { commentId: intent.commentId, body: intent.body }),
+      );
+      return;
+    }
     // 4. Authorise with the collaborator-permission endpoint, not author_association.
     const minimum = this.deps.minPermission;
     const level = await port.permission(intent.actor);
@@ -75,16 +83,24 @@ export class Intake {
         return;
       case "cancel": {
         const stopped = this.queue.cancel(key);
-        await port.postComment(
-          stopped.running
-            ? `Stopping ${stopped.running} at the next safe point. Everything already pushed stays.`
-            : "Nothing is running on this thread.",
-        );
+        if (stopped.running) {
+          await port.postComment(`Stopping ${stopped.running} at the next safe point. Everything already pushed stays.`);
+          return;
+        }
+        this.enqueue(port, "withdrawing a question", intent.deliveryId, intent.actor, (job) => cancelWaiting(this.deps, job));
         return;
       }
       case "plan":
         this.enqueue(port, `planning for @${intent.actor}`, intent.deliveryId, intent.actor, (job) =>
-          planThread(this.deps, job, { instructions: command.instructions, commandCommentId: intent.commentId }),
+          planThread(this.deps, job, { trigger: { kind: "plan", instructions: command.instructions }, commandCommentId: intent.commentId }),
+        );
+        return;
+      case "revise":
+        this.enqueue(port, `revising for @${intent.actor}`, intent.deliveryId, intent.actor, (job) =>
+          planThread(this.deps, job, {
+            trigger: { kind: "feedback", feedback: { author: intent.actor, source: "revise", text: command.feedback } },
+            commandCommentId: intent.commentId,
+          }),
         );
         return;
       case "build": {
@@ -92,8 +108,6 @@ export class Intake {
         this.enqueue(port, `building for @${intent.actor}`, intent.deliveryId, intent.actor, (job) => buildThread(this.deps, job, { approval, fresh: command.fresh }));
         return;
       }
-      default:
-        await port.postComment(`\`/${command.name}\` is not available yet on this installation. Comment \`/help\` for what works.`);
     }
   }
 
@@ -101,9 +115,20 @@ export class Intake {
   async onReview(port: ThreadPort, intent: ReviewIntent): Promise<void> {
     if (intent.actorIsBot) return;
     if (!this.recent.firstTime(`delivery:${intent.deliveryId}`) || !this.recent.firstTime(`review:${intent.reviewId}`)) return;
-    if (intent.state.toLowerCase() !== "approved") return;
+    const state = intent.state.toLowerCase();
+    if (state !== "approved" && state !== "changes_requested") return;
     const minimum = this.deps.minPermission;
     const permitted = atLeast(await port.permission(intent.actor), minimum);
+    if (state === "changes_requested") {
+      // Feedback from people who cannot command Blueprint is ordinary review, not addressed to us.
+      if (!permitted) return;
+      this.enqueue(port, `revising for @${intent.actor}`, intent.deliveryId, intent.actor, async (job) =>
+        planThread(this.deps, job, {
+          trigger: { kind: "feedback", feedback: { author: intent.actor, source: "review", text: reviewFeedback(intent.body, await port.reviewComments(intent.reviewId)) } },
+        }),
+      );
+      return;
+    }
     const approval = { approver: intent.actor, revision: null, steps: [], force: false, reviewCommit: intent.commitId, permitted, minimumPermission: minimum };
     this.enqueue(port, `building for @${intent.actor}`, intent.deliveryId, intent.actor, (job) => buildThread(this.deps, job, { approval, fresh: false }));
   }
@@ -117,6 +142,13 @@ export class Intake {
         .catch((error) => this.deps.log.warn({ err: error }, "could not post the queued notice"));
     }
   }
+}
+
+/** A "request changes" review as feedback: its body, then each inline comment with file and line. */
+export function reviewFeedback(body: string, inline: ReviewComment[]): string {
+  const parts = [body.trim() || "(no summary)"];
+  for (const comment of inline) parts.push(`- \`${comment.path}${comment.line ? `:${comment.line}` : ""}\`: ${comment.body.trim()}`);
+  return parts.join("\n");
 }
 
 export function threadKey(port: ThreadPort): string {

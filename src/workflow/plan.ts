@@ -1,37 +1,58 @@
 import { runAgent, type AgentLimits, type AgentOutcome } from "../agent/loop.js";
 import { PLAN_SYSTEM_PROMPT, planningTaskMessage } from "../agent/prompts.js";
 import type { RepoConfig } from "../config/repo-config.js";
-import { findThreadState, renderPlanComment, renderStatusComment, renderUsage } from "../github/plan-comment.js";
+import { findThreadState, renderPlanComment, renderStatusComment, renderUsage, type ThreadStateRecord } from "../github/plan-comment.js";
+import { diffPlans, renderRevisionDiff } from "../plan/diff.js";
 import { planHash } from "../plan/hash.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
+import { memoryOf, withAnswer, withExplored, withFeedback, type ThreadMemory } from "./memory.js";
 import type { ThreadInfo } from "./ports.js";
-import type { ThreadState } from "./state.js";
+import type { FeedbackEntry, QuestionAnswer, ThreadState } from "./state.js";
 import { loadRepoConfig, loadThreadContext, trustChecker } from "./thread-context.js";
 import { TrackingComment } from "./tracking-comment.js";
 import { supersede } from "./supersede.js";
 
+export type PlanTrigger =
+  /** `/plan [instructions]`; with a plan already there it becomes a revision. */
+  | { kind: "plan"; instructions: string }
+  /** `/revise`, a "request changes" review, or a plain comment on a pending plan. */
+  | { kind: "feedback"; feedback: Omit<FeedbackEntry, "onRevision"> }
+  /** The answer to a question planning asked. */
+  | { kind: "answer"; answer: Omit<QuestionAnswer, "question"> };
+
 export interface PlanRequest {
-  instructions: string;
+  trigger: PlanTrigger;
   /** The comment that gave the command: excluded from the conversation the model sees. */
   commandCommentId?: number | undefined;
 }
 
-/** `/plan`: explore read-only, then turn one status comment into the plan. */
+/** `/plan`, revisions and answers: explore read-only, then turn one status comment into a plan revision. */
 export async function planThread(deps: WorkflowDeps, job: JobContext, request: PlanRequest): Promise<void> {
   const { port } = job;
-  // 1. Where we stand: the previous revision, if any.
+  // 1. Where we stand: the current plan and the thread's memory.
   const comments = await port.comments();
-  const previous = findThreadState(comments);
-  const previousRecord = previous.kind === "found" ? previous.latest : null;
-  const revision = previousRecord?.state.plan ? previousRecord.state.revision + 1 : previousRecord?.state.revision ?? 1;
+  const lookup = findThreadState(comments);
+  const latest = lookup.kind === "found" ? lookup.latest : null;
+  const current = lookup.kind === "found" ? lookup.plan : null;
+  const resumed = request.trigger.kind === "answer" && latest?.state.status === "awaiting_answer" ? latest : null;
+  if (request.trigger.kind === "feedback" && !current?.state.plan) {
+    // Only `/revise` is addressed to us when there is no plan; reviews and plain comments are not.
+    if (request.trigger.feedback.source === "revise") await port.postComment("There is no plan to revise yet. Comment `/plan` first.");
+    return;
+  }
+  const revision = resumed ? resumed.state.revision : current?.state.plan ? current.state.revision + 1 : 1;
+  const memory = nextMemory(memoryOf(latest?.state), request.trigger, job.actor, current, resumed);
 
-  // 2. The thread and the commit we plan on.
+  // 2. The thread and the state this run writes.
   const info = await port.info();
-  const state: ThreadState = initialState(info, port.repo.defaultBranch, job.actor, request.instructions, revision);
+  const state = initialState(info, port.repo.defaultBranch, memory, revision);
 
-  // 3. One status comment, kept up to date.
-  const posted = await port.postComment(renderStatusComment(state, "## ⏳ Planning…", planningBody(job.actor, 0)));
+  // 3. One status comment, kept up to date (an answered question's comment is reused).
+  const heading = revision > 1 ? `## ⏳ Revising the plan (v${revision - 1} → v${revision})…` : "## ⏳ Planning…";
+  const first = renderStatusComment(state, heading, planningBody(job.actor, 0));
+  const posted = resumed ? { id: resumed.comment.id, url: resumed.comment.url } : await port.postComment(first);
+  if (resumed) await port.updateComment(posted.id, first);
   const tracking = new TrackingComment(port, posted.id, posted.url, deps.progressIntervalMs, (error) =>
     deps.log.warn({ err: error, deliveryId: job.deliveryId }, "could not update the tracking comment"),
   );
@@ -42,8 +63,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
     const ref = info.pullRequest ? `refs/pull/${info.number}/head` : `refs/heads/${port.repo.defaultBranch}`;
     const tree = await deps.repoCache.prepare({ cloneUrl: port.repo.cloneUrl, ref, token: await port.gitToken() });
     workspace = tree;
-    const baseSha = info.pullRequest ? await resolveBranch(tree, info.pullRequest.baseRef) : tree.baseSha;
-    state.base = { branch: info.pullRequest?.baseRef ?? port.repo.defaultBranch, sha: baseSha };
+    state.base.sha = info.pullRequest ? ((await tree.revParse(`refs/heads/${info.pullRequest.baseRef}`)) ?? "") : tree.baseSha;
     if (state.head) state.head.sha = tree.baseSha;
     const configRead = await loadRepoConfig((at, file) => tree.readAtRef(at, file), port.repo.defaultBranch);
     if (!configRead.ok) {
@@ -52,7 +72,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
     }
     const config = configRead.config;
 
-    // 5. What the model is told.
+    // 5. What the model is told: the request, the thread, and what earlier runs left behind.
     const context = await loadThreadContext(
       info,
       comments,
@@ -60,7 +80,18 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
       tree,
       new Set(request.commandCommentId ? [request.commandCommentId] : []),
     );
-    const task = planningTaskMessage({ instructions: request.instructions, requestedBy: job.actor, thread: context, repoInstructions: config.instructions });
+    const task = planningTaskMessage({
+      instructions: memory.instructions,
+      requestedBy: memory.requestedBy,
+      thread: context,
+      repoInstructions: config.instructions,
+      memory: {
+        previousPlan: current?.state.plan ? { revision: current.state.revision, plan: current.state.plan } : undefined,
+        feedback: memory.feedback,
+        answers: memory.answers,
+        explored: memory.explored,
+      },
+    });
 
     // 6. The read-only run.
     const filesRead = new Set<string>();
@@ -70,20 +101,13 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
         { role: "system", content: PLAN_SYSTEM_PROMPT },
         { role: "user", content: task },
       ],
-      context: {
-        root: tree.dir,
-        mode: "plan",
-        runner: deps.runner,
-        filesRead,
-        audit: [],
-        allowWorkflowWrites: false,
-      },
+      context: { root: tree.dir, mode: "plan", runner: deps.runner, filesRead, audit: [], allowWorkflowWrites: false },
       limits: limitsFor(deps.limits, config),
       redact: deps.redact,
       signal: job.signal,
-      onProgress: (progress) =>
-        tracking.progress(renderStatusComment(state, "## ⏳ Planning…", planningBody(job.actor, progress.filesRead))),
+      onProgress: (progress) => tracking.progress(renderStatusComment(state, heading, planningBody(job.actor, progress.filesRead))),
     });
+    Object.assign(state, withExplored(memory, filesRead));
 
     // 7. Plan mode must leave the tree as it found it.
     const changed = await tree.changes();
@@ -93,9 +117,11 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
       return;
     }
 
-    // 8. The result replaces the status comment.
-    await tracking.final(deps.redact(resultComment(state, outcome, [...filesRead])));
-    if (outcome.kind === "plan_submitted" && previousRecord?.state.plan) await supersede(port, previousRecord, deps.redact);
+    // 8. The result replaces the status comment; a new revision supersedes the old one.
+    await tracking.final(deps.redact(resultComment(state, outcome, current)));
+    if (outcome.kind === "plan_submitted" && current && current.comment.id !== posted.id) {
+      await supersede(port, current, revision, deps.redact).catch((error) => deps.log.warn({ err: error }, "could not mark the previous plan superseded"));
+    }
   } catch (error) {
     deps.log.error({ err: error, deliveryId: job.deliveryId }, "planning failed");
     await tracking.final(failedComment(state, plainError(error), "Comment `/plan` to try again; if it keeps failing, tell the app's operators."));
@@ -104,30 +130,47 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
   }
 }
 
-function initialState(info: ThreadInfo, defaultBranch: string, actor: string, instructions: string, revision: number): ThreadState {
+function nextMemory(previous: ThreadMemory | null, trigger: PlanTrigger, actor: string, current: ThreadStateRecord | null, resumed: ThreadStateRecord | null): ThreadMemory {
+  const base: ThreadMemory = previous ?? { instructions: "", requestedBy: actor, feedback: [], answers: [], explored: [] };
+  const onRevision = current?.state.revision ?? 1;
+  switch (trigger.kind) {
+    case "plan":
+      if (!current?.state.plan) return { ...base, instructions: trigger.instructions, requestedBy: actor, feedback: [], answers: previous ? base.answers : [] };
+      return withFeedback(base, { author: actor, source: "plan", text: trigger.instructions || "(re-plan requested without new instructions)", onRevision });
+    case "feedback":
+      return withFeedback(base, { ...trigger.feedback, onRevision });
+    case "answer":
+      return withAnswer(base, { ...trigger.answer, question: resumed?.state.question ?? "(question)" });
+  }
+}
+
+function initialState(info: ThreadInfo, defaultBranch: string, memory: ThreadMemory, revision: number): ThreadState {
   return {
     v: 1,
     status: "planning",
     revision,
     plan: null,
     planHash: null,
-    requestedBy: actor,
-    instructions,
+    ...memory,
     base: { branch: info.pullRequest?.baseRef ?? defaultBranch, sha: "" },
     head: info.pullRequest ? { ref: info.pullRequest.headRef, sha: info.pullRequest.headSha, sameRepo: info.pullRequest.sameRepo } : null,
     branch: null,
     steps: {},
     stale: null,
     question: null,
+    questionMode: null,
+    questionStep: null,
+    approvedBy: null,
+    changes: null,
     error: null,
     pullRequest: null,
-    explored: [],
     updatedAt: new Date().toISOString(),
   };
 }
 
-function resultComment(state: ThreadState, outcome: AgentOutcome, explored: string[]): string {
+function resultComment(state: ThreadState, outcome: AgentOutcome, previous: ThreadStateRecord | null): string {
   const usage = `<sub>${renderUsage(outcome.usage)}</sub>`;
+  const now = new Date().toISOString();
   switch (outcome.kind) {
     case "plan_submitted": {
       const done: ThreadState = {
@@ -136,17 +179,17 @@ function resultComment(state: ThreadState, outcome: AgentOutcome, explored: stri
         plan: outcome.plan,
         planHash: planHash(outcome.plan),
         steps: Object.fromEntries(outcome.plan.steps.map((step) => [step.id, { status: "pending" as const }])),
-        explored: explored.slice(0, 200),
-        updatedAt: new Date().toISOString(),
+        changes: previous?.state.plan ? renderRevisionDiff(diffPlans(previous.state.plan, outcome.plan), previous.state.revision) : null,
+        updatedAt: now,
       };
       return renderPlanComment(done, { report: usage });
     }
     case "question": {
-      const waiting: ThreadState = { ...state, status: "awaiting_answer", question: outcome.question, updatedAt: new Date().toISOString() };
+      const waiting: ThreadState = { ...state, status: "awaiting_answer", question: outcome.question, questionMode: "plan", updatedAt: now };
       return renderStatusComment(
         waiting,
-        "## ❓ Blueprint has a question before it can plan",
-        `${outcome.question}\n\nAnswer in a comment; then comment \`/plan\` with the answer to continue.\n\n${usage}`,
+        "## ❓ Blueprint has a question before it can finish the plan",
+        `${outcome.question}\n\n**Answer in a comment** (anyone with write access); planning then resumes where it stopped. \`/cancel\` withdraws the question.\n\n${usage}`,
       );
     }
     case "failed":
@@ -186,10 +229,6 @@ export function limitsFor(base: AgentLimits, config: RepoConfig): AgentLimits {
     maxWallTimeMs: config.limits.max_minutes ? config.limits.max_minutes * 60_000 : base.maxWallTimeMs,
     maxTokens: config.limits.max_tokens ?? base.maxTokens,
   };
-}
-
-async function resolveBranch(workspace: Workspace, branch: string): Promise<string> {
-  return (await workspace.revParse(`refs/heads/${branch}`)) ?? "";
 }
 
 export function plainError(error: unknown): string {

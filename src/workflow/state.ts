@@ -21,6 +21,21 @@ const stepProgressSchema = z.object({
   tickedByHand: z.boolean().optional(),
 });
 
+/** Feedback on a plan, kept so every revision sees the whole history. */
+export const feedbackSchema = z.object({
+  author: z.string(),
+  source: z.enum(["revise", "plan", "review", "comment"]),
+  text: z.string(),
+  /** The revision the feedback was given on. */
+  onRevision: z.number().int(),
+});
+
+export const questionAnswerSchema = z.object({
+  question: z.string(),
+  answer: z.string(),
+  author: z.string(),
+});
+
 /** What Blueprint remembers about one issue or pull request; it lives in the plan comment's hidden marker. */
 export const threadStateSchema = z.object({
   v: z.literal(1),
@@ -41,7 +56,18 @@ export const threadStateSchema = z.object({
   pullRequest: z.number().int().nullable().default(null),
   /** Files planning read: a compact record handed to build runs (unless --fresh). */
   explored: z.array(z.string()).default([]),
+  feedback: z.array(feedbackSchema).default([]),
+  answers: z.array(questionAnswerSchema).default([]),
+  /** While awaiting an answer: which kind of run asked, and in build mode the step. */
+  questionMode: z.enum(["plan", "build"]).nullable().default(null),
+  questionStep: z.string().nullable().default(null),
+  /** Who approved the build in progress (a resumed build runs on their approval). */
+  approvedBy: z.string().nullable().default(null),
+  /** "What changed since the previous revision", computed when the revision was made. */
+  changes: z.string().nullable().default(null),
   updatedAt: z.string(),
 });
 
 export type ThreadState = z.output<typeof threadStateSchema>;
+export type FeedbackEntry = z.output<typeof feedbackSchema>;
+export type QuestionAnswer = z.output<typeof questionAnswerSchema>;

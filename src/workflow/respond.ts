@@ -1,0 +1,48 @@
+import { findThreadState } from "../github/plan-comment.js";
+import { atLeast } from "../github/permission.js";
+import { loadRepoConfig } from "./thread-context.js";
+import type { JobContext, WorkflowDeps } from "./deps.js";
+import { planThread } from "./plan.js";
+import { buildThread } from "./build.js";
+
+export interface PlainComment {
+  commentId: number;
+  body: string;
+}
+
+/**
+ * A comment that is not a command: the answer to a waiting question, or (when the repository
+ * allows it) feedback on a pending plan. Anything else is not addressed to Blueprint.
+ */
+export async function respondToComment(deps: WorkflowDeps, job: JobContext, comment: PlainComment): Promise<void> {
+  const { port } = job;
+  // 1. Is Blueprint waiting for something on this thread?
+  const lookup = findThreadState(await port.comments());
+  if (lookup.kind !== "found") return;
+  const { latest, plan } = lookup;
+  const waiting = latest.state.status === "awaiting_answer";
+  const pending = !waiting && plan !== null && plan.comment.id === latest.comment.id && plan.state.status === "pending";
+  if (!waiting && !pending) return;
+
+  // 2. Only people who may command Blueprint can answer or give feedback.
+  if (!atLeast(await port.permission(job.actor), deps.minPermission)) return;
+
+  // 3. A plain comment counts as feedback only if the repository says so (default: it does).
+  if (pending) {
+    const mirror = await deps.repoCache.sync({ cloneUrl: port.repo.cloneUrl, ref: `refs/heads/${port.repo.defaultBranch}`, token: await port.gitToken() });
+    const config = await loadRepoConfig((ref, file) => mirror.readFile(ref, file), port.repo.defaultBranch);
+    if (!config.ok || config.config.feedback === "command-only") return;
+  }
+  await port.reactToComment(comment.commentId, "eyes").catch((error) => deps.log.warn({ err: error }, "could not react"));
+
+  // 4. Resume the run that asked, in its own mode; or revise the plan.
+  if (waiting && latest.state.questionMode === "build") {
+    const approval = { approver: latest.state.approvedBy ?? job.actor, revision: null, steps: [], force: true, permitted: true, minimumPermission: deps.minPermission };
+    await buildThread(deps, job, { approval, fresh: false, answer: { answer: comment.body, author: job.actor } });
+    return;
+  }
+  await planThread(deps, job, {
+    trigger: waiting ? { kind: "answer", answer: { answer: comment.body, author: job.actor } } : { kind: "feedback", feedback: { author: job.actor, source: "comment", text: comment.body } },
+    commandCommentId: comment.commentId,
+  });
+}
