@@ -54,7 +54,7 @@ export function renderRevisionDiff(diff: RevisionDiff, previousRevision: number)
   return `### What changed since v${previousRevision}\n${lines.join("\n")}`;
 }
 
-/** Pairs old and new steps: same id and a similar title first, then the same title under another id. */
+/** Pairs old and new steps: same id and a similar title first, then a similar title under another id. */
 function matchSteps(before: PlanStep[], after: PlanStep[]): Array<[PlanStep, PlanStep]> {
   const pairs: Array<[PlanStep, PlanStep]> = [];
   const freeBefore = new Set(before);
@@ -68,10 +68,12 @@ function matchSteps(before: PlanStep[], after: PlanStep[]): Array<[PlanStep, Pla
     const b = before.find((step) => freeBefore.has(step) && step.id === a.id && similar(step.title, a.title) >= 0.5);
     if (b) take(b, a);
   }
-  for (const a of [...freeAfter]) {
-    const b = [...freeBefore].find((step) => normalise(step.title) === normalise(a.title));
-    if (b) take(b, a);
-  }
+  // Renumbered steps: the most similar titles first.
+  const candidates = [...freeAfter]
+    .flatMap((a) => [...freeBefore].map((b) => ({ a, b, score: similar(b.title, a.title) })))
+    .filter((candidate) => candidate.score >= 0.6)
+    .sort((x, y) => y.score - x.score);
+  for (const { a, b } of candidates) if (freeAfter.has(a) && freeBefore.has(b)) take(b, a);
   for (const a of [...freeAfter]) {
     const b = [...freeBefore].find((step) => step.id === a.id && normalise(step.details) !== "" && normalise(step.details) === normalise(a.details));
     if (b) take(b, a);

@@ -27,6 +27,8 @@ export interface GitHubDoubleOptions {
   permissions?: Record<string, string>;
   pullRequest?: { headRef: string; headSha: string; baseRef: string; sameRepo?: boolean };
   installationPermissions?: Record<string, string>;
+  /** Inline comments returned for any review id. */
+  reviewComments?: Array<{ path: string; line: number; body: string }>;
 }
 
 export interface RecordedRequest {
@@ -70,8 +72,21 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     return comment;
   };
 
+  const minimized: string[] = [];
   const scope = nock("https://api.github.com")
     .persist()
+    .post("/graphql")
+    .reply((uri, body) => {
+      record("POST", uri, body);
+      const id = (body as { variables?: { id?: string } }).variables?.id;
+      if (id) minimized.push(id);
+      return [200, { data: { minimizeComment: { minimizedComment: { isMinimized: true } } } }];
+    })
+    .get(new RegExp(`^${escape(base)}/pulls/${number}/reviews/\\d+/comments(\\?.*)?$`))
+    .reply((uri) => {
+      record("GET", uri, null);
+      return [200, (options.reviewComments ?? []).map((c, i) => ({ id: i + 1, ...c, original_line: c.line, user: { login: "maintainer", type: "User" } }))];
+    })
     .post(`/app/installations/${INSTALLATION_ID}/access_tokens`)
     .reply(201, () => {
       record("POST", `/app/installations/${INSTALLATION_ID}/access_tokens`, null);
@@ -176,6 +191,7 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     scope,
     comments,
     reactions,
+    minimized,
     requests,
     pulls,
     commentHistory,
