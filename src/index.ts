@@ -104,6 +104,19 @@ export function createBlueprintApp(
     );
   });
 
+  app.on("pull_request.synchronize", async (context) => {
+    const { payload } = context;
+    const installationId = payload.installation?.id;
+    if (!installationId) return;
+    inBackground(context.id, async () =>
+      intake.onSynchronize(await portFor(installationId, payload.repository, payload.pull_request.number), {
+        deliveryId: context.id,
+        headSha: payload.pull_request.head.sha,
+        actor: payload.sender.login,
+      }),
+    );
+  });
+
   options.addHandler((req, res) => {
     if (req.url !== "/healthz") return false;
     res.writeHead(200, { "content-type": "application/json" });

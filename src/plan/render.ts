@@ -38,22 +38,24 @@ export function renderPlanBody(plan: Plan, progress: PlanProgress = {}): string 
   return parts.join("\n\n").replaceAll("<!--", "&lt;!--");
 }
 
+/** `- [ ] **S1** title — `files` · after S1 · status`: parse-friendly, see readVisibleSteps. */
 export function renderTaskItem(step: PlanStep, progress?: StepProgress): string {
   const ticked = progress?.status === "done";
   const mark = progress?.status === "failed" ? "❌ " : progress?.status === "building" ? "⏳ " : "";
-  const meta: string[] = [];
-  if (step.files.length > 0) meta.push(step.files.map((file) => `\`${inlineCode(file)}\``).join(", "));
-  if (step.deps.length > 0) meta.push(`after ${step.deps.join(", ")}`);
-  let line = `- [${ticked ? "x" : " "}] **${step.id}** ${mark}${oneLine(step.title)}`;
-  if (meta.length > 0) line += ` — ${meta.join(" · ")}`;
+  const segments: string[] = [];
+  if (step.files.length > 0) segments.push(step.files.map((file) => `\`${inlineCode(file)}\``).join(", "));
+  if (step.deps.length > 0) segments.push(`after ${step.deps.join(", ")}`);
   if (progress?.status === "done" && progress.commit) {
     const short = progress.commit.slice(0, 7);
-    line += progress.commitUrl ? ` · ✅ [${short}](${progress.commitUrl})` : ` · ✅ ${short}`;
+    segments.push(progress.commitUrl ? `✅ [${short}](${progress.commitUrl})` : `✅ ${short}`);
   } else if (progress?.status === "done" && progress.tickedByHand) {
-    line += " · ticked by hand";
+    segments.push("ticked by hand");
+  } else if (progress?.status === "done") {
+    segments.push("✅ no changes needed");
   }
-  if (progress?.status === "failed" && progress.reason) line += ` · failed: ${oneLine(progress.reason)}`;
-  return line;
+  if (progress?.status === "failed" && progress.reason) segments.push(`failed: ${oneLine(progress.reason)}`);
+  const meta = segments.length > 0 ? ` — ${segments.join(" · ")}` : "";
+  return `- [${ticked ? "x" : " "}] **${step.id}** ${mark}${oneLine(step.title)}${meta}`;
 }
 
 export function renderMermaid(plan: Plan): string {

@@ -7,6 +7,7 @@ import { withDependencies, buildOrder } from "../plan/order.js";
 import type { Plan, PlanStep } from "../plan/schema.js";
 import type { AuditEntry } from "../tools/tool.js";
 import type { Workspace } from "../workspace/workspace.js";
+import type { Mirror } from "../workspace/repo-cache.js";
 import { checkApproval, type Approval } from "./approval.js";
 import { addUsage, renderBuildReport, renderPullRequestBody, type VerificationResult } from "./build-report.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
@@ -15,6 +16,7 @@ import type { ThreadInfo, ThreadPort } from "./ports.js";
 import type { QuestionAnswer, ThreadState } from "./state.js";
 import { withAnswer, memoryOf } from "./memory.js";
 import { loadRepoConfig } from "./thread-context.js";
+import { applyHandEdits } from "./hand-edits.js";
 
 export interface BuildRequest {
   approval: Approval;
@@ -46,7 +48,18 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
     return;
   }
   const planComment = check.record.comment;
-  const state: ThreadState = structuredClone(check.record.state);
+  let state: ThreadState = structuredClone(check.record.state);
+  const notes: string[] = [];
+  // A maintainer may have edited the plan comment: build it as it now reads.
+  const edits = applyHandEdits(planComment.body, state);
+  if (edits.kind === "broken") {
+    await port.postComment(`The plan comment was edited in a way Blueprint cannot build:\n- ${edits.errors.join("\n- ")}\n\nFix the edit (or comment \`/plan\` for a fresh plan), then comment \`/build\` again.`);
+    return;
+  }
+  if (edits.kind === "edited") {
+    state = edits.state;
+    notes.push(`Built the plan as edited by hand: ${edits.notes.join(" ")}`);
+  }
   const plan = state.plan;
   if (!plan) return;
   if (request.answer && state.status === "awaiting_answer") {
@@ -57,25 +70,33 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
     state.questionStep = null;
   }
   state.approvedBy = request.approval.approver;
+  const save = (statusLine?: string, report?: string) =>
+    port.updateComment(planComment.id, deps.redact(renderPlanComment({ ...state, updatedAt: new Date().toISOString() }, { ...(statusLine ? { statusLine } : {}), ...(report ? { report } : {}) })));
 
-  // 3. Where the commits go: our own branch, or a same-repository PR head; never a fork or the default branch.
+  // 3. A plan is stale when the base moved under the files it names.
+  const stale = await baseMovedUnderPlan(mirror, state);
+  if (stale && !request.approval.force) {
+    state.stale = stale;
+    await save();
+    await port.postComment(`The plan is stale: ${stale} Comment \`/plan\` to re-plan on the current base, or \`/build --force\` to build it anyway.`);
+    return;
+  }
+
+  // 4. Where the commits go: our own branch, or a same-repository PR head; never a fork or the default branch.
   const target = buildTarget(info, state, config, port.repo.defaultBranch);
   if (typeof target === "string") {
     await port.postComment(target);
     return;
   }
 
-  // 4. Which steps: all not done, or the named ones and what they need.
+  // 5. Which steps: all not done, or the named ones and what they need.
   const wanted = request.approval.steps.length > 0 ? withDependencies(plan, request.approval.steps) : buildOrder(plan);
   const usage: TokenUsage = { prompt: 0, completion: 0, cached: 0, requests: 0 };
   const audit: AuditEntry[] = [];
-  const notes: string[] = [];
   let workspace: Workspace | null = null;
-  const save = (statusLine?: string, report?: string) =>
-    port.updateComment(planComment.id, deps.redact(renderPlanComment({ ...state, updatedAt: new Date().toISOString() }, { ...(statusLine ? { statusLine } : {}), ...(report ? { report } : {}) })));
 
   try {
-    // 5. A worktree at the branch tip if it exists (resume), else at the recorded base.
+    // 6. A worktree at the branch tip if it exists (resume), else at the recorded base.
     const existing = await mirror.resolve(`refs/heads/${target.branch}`);
     const start = existing ?? (state.head?.sha || state.base.sha);
     const tree = await mirror.checkout(start);
@@ -90,7 +111,7 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
     if (skipped.length > 0) notes.push(`Already done, skipped: ${skipped.join(", ")}.`);
     await save(`> ⏳ **Building ${todo[0]?.id ?? "…"} (1 of ${todo.length})…**`);
 
-    // 6. One agent run, one commit, one push, one tick per step.
+    // 7. One agent run, one commit, one push, one tick per step.
     const allowWorkflowWrites = await port.canWriteWorkflows();
     for (const [index, step] of todo.entries()) {
       if (job.signal.aborted) throw new Cancelled();
@@ -134,13 +155,13 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
       await save(index + 1 < todo.length ? `> ⏳ **Building ${todo[index + 1]?.id} (${index + 2} of ${todo.length})…**` : "> ⏳ **Verifying…**");
     }
 
-    // 7. Verification: the plan's commands and the repository's test command.
+    // 8. Verification: the plan's commands and the repository's test command.
     const verification = await verify(deps, tree, plan, config);
     const allDone = plan.steps.every((step) => state.steps[step.id]?.status === "done");
     state.status = allDone ? "built" : "pending";
     const report = renderBuildReport({ plan, state, verification, audit, usage, notes });
 
-    // 8. Hand the work over: a pull request for an issue, a report on a pull request.
+    // 9. Hand the work over: a pull request for an issue, a report on a pull request.
     if (target.kind === "issue-branch") {
       const pull = await port.upsertPullRequest({
         head: target.branch,
@@ -167,6 +188,18 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
 }
 
 class Cancelled extends Error {}
+
+/** Why the plan is stale, or null: the base branch moved and touched files the plan names. */
+async function baseMovedUnderPlan(mirror: Mirror, state: ThreadState): Promise<string | null> {
+  // On a pull request the head is what counts (checked with the approval).
+  if (!state.plan || !state.base.sha || state.head) return null;
+  const tip = await mirror.resolve(`refs/heads/${state.base.branch}`);
+  if (!tip || tip === state.base.sha) return null;
+  const named = new Set(state.plan.steps.flatMap((step) => step.files));
+  const touched = (await mirror.changedFiles(state.base.sha, tip)).filter((file) => named.has(file));
+  if (touched.length === 0) return null;
+  return `\`${state.base.branch}\` moved (\`${state.base.sha.slice(0, 7)}\` → \`${tip.slice(0, 7)}\`) and changed files the plan names: ${touched.slice(0, 10).map((file) => `\`${file}\``).join(", ")}.`;
+}
 
 type BuildTarget = { kind: "issue-branch" | "pull-request-head"; branch: string };
 

@@ -6,6 +6,7 @@ import type { JobContext, WorkflowDeps } from "./deps.js";
 import type { ReviewComment, ThreadPort } from "./ports.js";
 import { respondToComment } from "./respond.js";
 import { cancelWaiting } from "./cancel.js";
+import { markStaleOnPush } from "./stale.js";
 import { HELP_TEXT, refusalReply, statusReply, typoReply } from "./help.js";
 import { planThread } from "./plan.js";
 import { buildThread } from "./build.js";
@@ -50,6 +51,7 @@ export class Intake {
       if (intent.body.trim() === "") return;
       this.enqueue(port, `reading a comment by @${intent.actor}`, intent.deliveryId, intent.actor, (job) =>
         respondToComment(this.deps, job, { commentId: intent.commentId, body: intent.body }),
+      false,
       );
       return;
     }
@@ -133,10 +135,16 @@ export class Intake {
     this.enqueue(port, `building for @${intent.actor}`, intent.deliveryId, intent.actor, (job) => buildThread(this.deps, job, { approval, fresh: false }));
   }
 
-  private enqueue(port: ThreadPort, label: string, deliveryId: string, actor: string, run: (job: JobContext) => Promise<void>): void {
+  /** `pull_request.synchronize`: new commits may make a pending plan stale. */
+  onSynchronize(port: ThreadPort, intent: { deliveryId: string; headSha: string; actor: string }): void {
+    if (!this.recent.firstTime(`delivery:${intent.deliveryId}`)) return;
+    this.enqueue(port, "checking the plan against new commits", intent.deliveryId, intent.actor, (job) => markStaleOnPush(this.deps, job, intent.headSha), false);
+  }
+
+  private enqueue(port: ThreadPort, label: string, deliveryId: string, actor: string, run: (job: JobContext) => Promise<void>, announce = true): void {
     const key = threadKey(port);
     const ahead = this.queue.enqueue({ key, label, run: (signal) => run({ port, actor, signal, deliveryId }) });
-    if (ahead > 0) {
+    if (ahead > 0 && announce) {
       void port
         .postComment(`Queued: Blueprint is busy on this thread (${this.queue.runningLabel(key) ?? "a job"}); this starts when it is done.`)
         .catch((error) => this.deps.log.warn({ err: error }, "could not post the queued notice"));

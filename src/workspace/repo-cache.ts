@@ -121,6 +121,12 @@ export class Mirror {
     }
   }
 
+  /** Paths that differ between two commits. */
+  async changedFiles(from: string, to: string): Promise<string[]> {
+    const out = await git(this.path, this.env).raw(["diff", "--name-only", "--no-renames", from, to]);
+    return out.split("\n").filter(Boolean);
+  }
+
   checkout(sha: string): Promise<Workspace> {
     return this.cache.addWorktree(this.path, this.cloneUrl, sha, this.env);
   }

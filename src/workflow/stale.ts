@@ -1,0 +1,16 @@
+import { findThreadState, renderPlanComment } from "../github/plan-comment.js";
+import type { JobContext, WorkflowDeps } from "./deps.js";
+
+/** New commits on a pull request with a pending plan: the plan no longer describes the head, so mark it stale. */
+export async function markStaleOnPush(deps: WorkflowDeps, job: JobContext, headSha: string): Promise<void> {
+  const { port } = job;
+  const lookup = findThreadState(await port.comments());
+  if (lookup.kind !== "found" || !lookup.plan) return;
+  const { comment, state } = lookup.plan;
+  // Commits Blueprint pushed itself are recorded as the new head; nothing is stale then.
+  if (!state.head || state.head.sha === headSha) return;
+  if (state.status !== "pending" && state.status !== "failed" && state.status !== "cancelled") return;
+  const stale = `new commits were pushed to the pull request (\`${state.head.sha.slice(0, 7)}\` → \`${headSha.slice(0, 7)}\`) after the plan was made.`;
+  if (state.stale === stale) return;
+  await port.updateComment(comment.id, deps.redact(renderPlanComment({ ...state, stale, updatedAt: new Date().toISOString() })));
+}
