@@ -3,6 +3,7 @@ import { dispatchToolCall, toolsForMode } from "../tools/registry.js";
 import type { ToolContext, ToolEnding } from "../tools/tool.js";
 import type { Redactor } from "./redact.js";
 import { repairHistory } from "./history.js";
+import { DEFAULT_CONTEXT_POLICY, leanHistory, type ContextPolicy } from "./context.js";
 import { ModelError, type ChatMessage, type ModelClient, type TokenUsage } from "./model.js";
 import { truncateMiddle } from "../workspace/command-runner.js";
 
@@ -38,6 +39,8 @@ export interface AgentRun {
   signal?: AbortSignal;
   onProgress?: (progress: AgentProgress) => void;
   now?: () => number;
+  /** How the history is kept lean; `false` sends it whole (used by the benchmark's baseline). */
+  contextPolicy?: ContextPolicy | false;
 }
 
 const MAX_TOOL_RESULT_CHARS = 60_000;
@@ -71,6 +74,7 @@ export async function runAgent(run: AgentRun): Promise<AgentOutcome> {
       return end({ kind: "failed", failure: "tokens", message: `the run used more than its limit of ${limits.maxTokens} tokens` }, iteration - 1);
     }
 
+    if (run.contextPolicy !== false) messages = leanHistory(messages, run.contextPolicy ?? DEFAULT_CONTEXT_POLICY);
     messages = repairHistory(messages);
     let reply;
     try {
