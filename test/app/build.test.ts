@@ -185,6 +185,32 @@ describe("build mode", () => {
     expect(github.botComments().at(-1)!.body).toContain("### Build report");
   });
 
+  it("a question asked while building waits for the answer, then resumes at that step", async () => {
+    await start([
+      write("src/retry.js", "x\n"),
+      complete("S1"),
+      { toolCalls: [{ name: "ask_user", arguments: { question: "Should the client retry on 404?" } }] },
+      // after the answer
+      write("src/client.js", "no 404 retries\n"),
+      complete("S2"),
+      write("README.md", "z\n"),
+      complete("S3"),
+    ]);
+    const plan = seedPlan();
+    await app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: repo.url }));
+    expect(repo.log("blueprint/issue-1")).toEqual(["S1: Add a retry helper", "initial commit"]);
+    expect(github.botComments().at(-1)!.body).toContain("Should the client retry on 404?");
+    const waiting = stateOf(github.comments.find((c) => c.id === plan.id)!.body);
+    expect(waiting).toMatchObject({ status: "awaiting_answer", questionMode: "build", questionStep: "S2" });
+
+    await app.deliver("issue_comment", commentPayload({ body: "No, never on 404.", cloneUrl: repo.url }));
+    const resumed = model!.requests[3]!;
+    expect(stepOf(resumed)).toBe("S2");
+    expect(String(resumed.messages[1]!.content)).toContain("Q: Should the client retry on 404?\nA (@maintainer): No, never on 404.");
+    expect(repo.log("blueprint/issue-1")).toEqual(["S3: Document retries", "S2: Use the helper", "S1: Add a retry helper", "initial commit"]);
+    expect(stateOf(github.comments.find((c) => c.id === plan.id)!.body).status).toBe("built");
+  });
+
   describe("approvals that start nothing", () => {
     it("a read-only user's /build is refused", async () => {
       await start([]);
