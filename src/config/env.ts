@@ -18,6 +18,8 @@ export const envSchema = z.object({
   BLUEPRINT_MODEL_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
   /** Minimum time between edits of the tracking comment while a job runs. */
   BLUEPRINT_PROGRESS_INTERVAL_MS: z.coerce.number().int().min(0).default(5000),
+  /** Where agent commands run: inside bubblewrap when available (auto), always plain (none). */
+  BLUEPRINT_SANDBOX: z.enum(["auto", "bwrap", "none"]).default("auto"),
   BLUEPRINT_BOT_NAME: z.string().default("blueprint[bot]"),
   BLUEPRINT_BOT_EMAIL: z.string().default("blueprint[bot]@users.noreply.github.com"),
   APP_ID: z.coerce.number().int().optional(),

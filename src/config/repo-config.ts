@@ -28,6 +28,8 @@ export const repoConfigSchema = z
       .strict()
       .default({}),
     instructions: z.string().max(20_000).optional(),
+    /** Let agent commands reach the network when they run inside the sandbox (e.g. to install packages). */
+    network: z.boolean().default(false),
   })
   .strict();
 

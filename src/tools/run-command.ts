@@ -10,6 +10,8 @@ export const runCommandTool = defineTool({
   async run(args, context) {
     const result = await context.runner.run(args.command, {
       cwd: context.root,
+      network: context.network ?? false,
+      ...(context.signal ? { signal: context.signal } : {}),
       ...(args.timeout_s ? { timeoutMs: args.timeout_s * 1000 } : {}),
     });
     context.audit.push({ action: "command", target: args.command, exitCode: result.exitCode });

@@ -35,6 +35,9 @@ export interface ToolContext {
   stepId?: string;
   /** Whether files under .github/workflows/ may be written (the installation's `workflows` permission). */
   allowWorkflowWrites: boolean;
+  /** Whether sandboxed commands may use the network (repository opt-in). */
+  network?: boolean;
+  signal?: AbortSignal;
 }
 
 export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {

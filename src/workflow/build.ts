@@ -258,6 +258,8 @@ async function buildStep(deps: WorkflowDeps, job: JobContext, input: StepInput):
       audit: input.audit,
       stepId: input.step.id,
       allowWorkflowWrites: input.allowWorkflowWrites,
+      network: input.config.network,
+      signal: job.signal,
     },
     limits: limitsFor(deps.limits, input.config),
     redact: deps.redact,
@@ -280,7 +282,7 @@ async function verify(deps: WorkflowDeps, tree: Workspace, plan: Plan, config: R
   const commands = [...new Set([...plan.verification.filter(looksLikeCommand), ...(config.test ? [config.test] : [])])];
   const results: VerificationResult[] = [];
   for (const command of commands) {
-    const run = await deps.runner.run(command, { cwd: tree.dir, timeoutMs: VERIFY_TIMEOUT_MS });
+    const run = await deps.runner.run(command, { cwd: tree.dir, timeoutMs: VERIFY_TIMEOUT_MS, network: config.network });
     results.push({ command, exitCode: run.exitCode, timedOut: run.timedOut, output: deps.redact(run.output) });
   }
   return results;

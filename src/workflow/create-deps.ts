@@ -1,7 +1,7 @@
 import { createModelClient } from "../agent/model.js";
 import { createRedactor } from "../agent/redact.js";
 import type { BlueprintEnv } from "../config/env.js";
-import { createCommandRunner } from "../workspace/command-runner.js";
+import { createCommandRunner, findBubblewrap } from "../workspace/command-runner.js";
 import { RepoCache } from "../workspace/repo-cache.js";
 import type { Logger, WorkflowDeps } from "./deps.js";
 
@@ -17,7 +17,7 @@ export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets:
         maxRetries: env.BLUEPRINT_MODEL_RETRIES,
       }),
     repoCache: new RepoCache(env.BLUEPRINT_WORKDIR),
-    runner: createCommandRunner(),
+    runner: createCommandRunner({ bwrapPath: sandboxFor(env, log) }),
     limits: {
       maxIterations: env.BLUEPRINT_MAX_ITERATIONS,
       maxWallTimeMs: env.BLUEPRINT_MAX_MINUTES * 60_000,
@@ -29,4 +29,18 @@ export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets:
     redact: createRedactor([env.OPENAI_API_KEY, env.WEBHOOK_SECRET, env.PRIVATE_KEY, ...extraSecrets]),
     log,
   };
+}
+
+function sandboxFor(env: BlueprintEnv, log: Logger): string | null {
+  if (env.BLUEPRINT_SANDBOX === "none") {
+    log.info({}, "agent commands run with the plain runner (BLUEPRINT_SANDBOX=none): scrubbed environment, timeout, output cap");
+    return null;
+  }
+  const bwrap = findBubblewrap();
+  if (bwrap) {
+    log.info({ bwrap }, "agent commands run inside bubblewrap: system read-only, workspace writable, no network unless the repository allows it");
+  } else {
+    log.warn({}, "bubblewrap is not available; agent commands fall back to the plain runner (scrubbed environment, timeout, output cap)");
+  }
+  return bwrap;
 }
