@@ -1,8 +1,12 @@
-import type { ProbotOctokit } from "probot";
+import type { Octokit as RestOctokit } from "@octokit/rest";
 import { toPermissionLevel, type PermissionLevel } from "./permission.js";
 import type { PullRequestDraft, Reaction, RepositoryInfo, ThreadComment, ThreadInfo, ThreadPort } from "../workflow/ports.js";
 
-type Octokit = ProbotOctokit;
+/**
+ * The part of Octokit the port uses. Probot's installation Octokit (the App) and @octokit/rest
+ * with a token (the Action) both have it.
+ */
+export type PortOctokit = Pick<RestOctokit, "rest" | "paginate" | "graphql" | "auth">;
 
 interface InstallationAuth {
   token?: string;
@@ -10,7 +14,7 @@ interface InstallationAuth {
 }
 
 export interface OctokitPortOptions {
-  octokit: Octokit;
+  octokit: PortOctokit;
   repo: RepositoryInfo;
   number: number;
   /** Comments made by this app: matched by the app id GitHub records on them, or by the bot login. */

@@ -1,9 +1,12 @@
 import { createHash } from "node:crypto";
+import { deflateRawSync, inflateRawSync } from "node:zlib";
 import { threadStateSchema, type ThreadState } from "../workflow/state.js";
 import { canonicalJson, planHash } from "../plan/hash.js";
 
 export const MARKER_PREFIX = "<!-- blueprint:state";
 const MARKER_PATTERN = /<!-- blueprint:state v1\.([A-Za-z0-9_-]*)\.([0-9a-f]{16}) -->/g;
+
+const MAX_STATE_BYTES = 2 * 1024 * 1024;
 
 export type MarkerRead =
   | { kind: "none" }
@@ -11,12 +14,13 @@ export type MarkerRead =
   | { kind: "corrupt"; reason: string };
 
 /**
- * The state as a hidden HTML comment. Base64url keeps `-->` and markdown out of the payload;
+ * The state as a hidden HTML comment. Deflate + base64url keeps it small and keeps `-->` and markdown out of the payload;
  * the checksum makes a corrupted or hand-edited marker detectable.
  */
 export function encodeStateMarker(state: ThreadState): string {
   const json = canonicalJson(state);
-  const payload = Buffer.from(json, "utf8").toString("base64url");
+  // Compressed, so a 30-step plan with its history stays far below GitHub's comment limit.
+  const payload = deflateRawSync(Buffer.from(json, "utf8"), { level: 9 }).toString("base64url");
   return `${MARKER_PREFIX} v1.${payload}.${checksum(json)} -->`;
 }
 
@@ -26,7 +30,12 @@ export function readStateMarker(body: string): MarkerRead {
   const match = [...body.matchAll(MARKER_PATTERN)].at(-1);
   if (!match) return { kind: "corrupt", reason: "the state marker is not in the expected format" };
   const [, payload = "", sum] = match;
-  const json = Buffer.from(payload, "base64url").toString("utf8");
+  let json: string;
+  try {
+    json = inflateRawSync(Buffer.from(payload, "base64url"), { maxOutputLength: MAX_STATE_BYTES }).toString("utf8");
+  } catch {
+    return { kind: "corrupt", reason: "the state marker's content cannot be decoded" };
+  }
   if (checksum(json) !== sum) return { kind: "corrupt", reason: "the state marker's checksum does not match its content" };
   let data: unknown;
   try {

@@ -7,6 +7,7 @@ import type { ReviewComment, ThreadPort } from "./ports.js";
 import { respondToComment } from "./respond.js";
 import { cancelWaiting } from "./cancel.js";
 import { markStaleOnPush } from "./stale.js";
+import { safePort } from "./safe-port.js";
 import { HELP_TEXT, refusalReply, statusReply, typoReply } from "./help.js";
 import { planThread } from "./plan.js";
 import { buildThread } from "./build.js";
@@ -40,7 +41,8 @@ export class Intake {
     private readonly recent: RecentKeys,
   ) {}
 
-  async onComment(port: ThreadPort, intent: CommentIntent): Promise<void> {
+  async onComment(rawPort: ThreadPort, intent: CommentIntent): Promise<void> {
+    const port = safePort(rawPort, this.deps.redact);
     // 1. Bots (Blueprint included) never command.
     if (intent.actorIsBot) return;
     // 2. One job per delivery and per comment, however often GitHub redelivers.
@@ -114,7 +116,8 @@ export class Intake {
   }
 
   /** An approving pull-request review is a `/build` (only when a plan is pending; otherwise it is not for us). */
-  async onReview(port: ThreadPort, intent: ReviewIntent): Promise<void> {
+  async onReview(rawPort: ThreadPort, intent: ReviewIntent): Promise<void> {
+    const port = safePort(rawPort, this.deps.redact);
     if (intent.actorIsBot) return;
     if (!this.recent.firstTime(`delivery:${intent.deliveryId}`) || !this.recent.firstTime(`review:${intent.reviewId}`)) return;
     const state = intent.state.toLowerCase();
@@ -136,7 +139,8 @@ export class Intake {
   }
 
   /** `pull_request.synchronize`: new commits may make a pending plan stale. */
-  onSynchronize(port: ThreadPort, intent: { deliveryId: string; headSha: string; actor: string }): void {
+  onSynchronize(rawPort: ThreadPort, intent: { deliveryId: string; headSha: string; actor: string }): void {
+    const port = safePort(rawPort, this.deps.redact);
     if (!this.recent.firstTime(`delivery:${intent.deliveryId}`)) return;
     this.enqueue(port, "checking the plan against new commits", intent.deliveryId, intent.actor, (job) => markStaleOnPush(this.deps, job, intent.headSha), false);
   }

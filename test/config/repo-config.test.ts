@@ -20,6 +20,7 @@ describe("parseRepoConfig", () => {
       feedback: "any-comment",
       branch_prefix: "blueprint/",
       limits: {},
+      network: false,
     };
     expect(DEFAULT_REPO_CONFIG).toEqual(expected);
     expect(ok(null)).toEqual(expected);
@@ -57,6 +58,7 @@ describe("parseRepoConfig", () => {
       commit_author: { name: "Bot", email: "bot@example.com" },
       limits: { max_iterations: 80, max_minutes: 30 },
       instructions: "Use tabs.\n",
+      network: false,
     });
   });
 

@@ -41,6 +41,12 @@ function makeState(overrides: Partial<ThreadState> = {}): ThreadState {
     error: null,
     pullRequest: null,
     explored: ["src/retry.ts", "README.md"],
+    feedback: [],
+    answers: [],
+    questionMode: null,
+    questionStep: null,
+    approvedBy: null,
+    changes: null,
     updatedAt: "2024-05-01T12:00:00.000Z",
     ...overrides,
   };

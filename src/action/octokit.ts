@@ -1,0 +1,38 @@
+import { retry } from "@octokit/plugin-retry";
+import { throttling } from "@octokit/plugin-throttling";
+import { Octokit } from "@octokit/rest";
+import type { PortOctokit } from "../github/octokit-port.js";
+import type { Logger } from "../workflow/deps.js";
+
+const ActionOctokit = Octokit.plugin(retry, throttling);
+
+/** Retries once after a primary rate limit; a secondary limit means "slow down", so give up and say so. */
+const RATE_LIMIT_RETRIES = 1;
+
+export interface ActionOctokitOptions {
+  token: string;
+  /** GITHUB_API_URL: api.github.com, or a GitHub Enterprise Server's /api/v3. */
+  baseUrl: string;
+  log: Logger;
+  fetch?: typeof globalThis.fetch | undefined;
+}
+
+/** @octokit/rest with a token, retries on 5xx and GitHub's rate-limit pacing, as Probot gives the App. */
+export function createActionOctokit(options: ActionOctokitOptions): PortOctokit {
+  return new ActionOctokit({
+    auth: options.token,
+    baseUrl: options.baseUrl.replace(/\/+$/, ""),
+    userAgent: "blueprint-action",
+    ...(options.fetch ? { request: { fetch: options.fetch } } : {}),
+    throttle: {
+      onRateLimit: (retryAfter, request, _octokit, retryCount) => {
+        options.log.warn({ retryAfter, url: request.url }, "GitHub rate limit hit");
+        return retryCount < RATE_LIMIT_RETRIES;
+      },
+      onSecondaryRateLimit: (retryAfter, request) => {
+        options.log.warn({ retryAfter, url: request.url }, "GitHub secondary rate limit hit");
+        return false;
+      },
+    },
+  });
+}
