@@ -1,6 +1,7 @@
 import type { ApplicationFunctionOptions, Probot, ProbotOctokit } from "probot";
 import { loadEnv, type BlueprintEnv } from "./config/env.js";
 import { createOctokitPort } from "./github/octokit-port.js";
+import { installationOctokit } from "./github/installation-octokit.js";
 import { RecentKeys } from "./jobs/dedupe.js";
 import { JobQueue } from "./jobs/queue.js";
 import { createWorkflowDeps } from "./workflow/create-deps.js";
@@ -12,6 +13,8 @@ export interface BlueprintApp {
   queue: JobQueue;
   /** Resolves when no webhook is being handled and no job runs (tests, graceful shutdown). */
   idle(): Promise<void>;
+  /** Stops running jobs at their next safe point and waits for them (at most `timeoutMs`). */
+  shutdown(timeoutMs: number): Promise<void>;
 }
 
 interface PayloadRepository {
@@ -24,7 +27,14 @@ interface PayloadRepository {
 
 /** The Probot app: maps webhook events to use cases. Wiring only. */
 export default function blueprint(app: Probot, options: ApplicationFunctionOptions): void {
-  createBlueprintApp(app, options);
+  const { shutdown } = createBlueprintApp(app, options);
+  // Graceful shutdown: running jobs stop at a safe point and leave their state resumable.
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    process.once(signal, () => {
+      app.log.info({ signal }, "stopping: asking running jobs to stop at a safe point");
+      void shutdown(25_000).finally(() => process.exit(0));
+    });
+  }
 }
 
 export function createBlueprintApp(
@@ -42,7 +52,7 @@ export function createBlueprintApp(
   const octokitFor = (installationId: number) => {
     let octokit = octokits.get(installationId);
     if (!octokit) {
-      octokit = app.auth(installationId);
+      octokit = installationOctokit(app, installationId);
       octokit.catch(() => octokits.delete(installationId));
       octokits.set(installationId, octokit);
     }
@@ -124,7 +134,12 @@ export function createBlueprintApp(
     return true;
   });
 
-  return { queue, idle };
+  const shutdown = async (timeoutMs: number) => {
+    queue.abortAll("Blueprint was shut down (a restart or deploy); comment `/build` or `/plan` again to resume");
+    await Promise.race([idle(), new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
+  };
+
+  return { queue, idle, shutdown };
 }
 
 function repoInfo(repository: PayloadRepository): RepositoryInfo {

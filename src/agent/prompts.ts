@@ -47,12 +47,17 @@ export interface PlanningTask {
   thread?: ThreadContext | undefined;
   repoInstructions?: string | undefined;
   memory?: PlanningMemory | undefined;
+  /** False when the installation may not change .github/workflows/. */
+  workflowsAllowed?: boolean | undefined;
 }
 
 export function planningTaskMessage(task: PlanningTask): string {
   const parts = [`# Request from @${task.requestedBy}`, task.instructions.trim() || "_(no extra instructions: plan what the issue asks for)_"];
   if (task.repoInstructions) parts.push("# The repository's instructions for Blueprint", task.repoInstructions.trim());
   if (task.thread) parts.push(renderThread(task.thread));
+  if (task.workflowsAllowed === false) {
+    parts.push("Note: on this installation Blueprint may not change files under .github/workflows/. If the request needs that, plan around it and say so in the risks.");
+  }
   if (task.memory) parts.push(...renderMemory(task.memory));
   parts.push(
     task.memory?.previousPlan

@@ -34,7 +34,7 @@ export class JobQueue {
     if (!lane) return { running: null, dropped: 0 };
     const dropped = lane.waiting.length;
     lane.waiting = [];
-    lane.running?.controller.abort();
+    lane.running?.controller.abort("cancelled with /cancel");
     return { running: lane.running?.label ?? null, dropped };
   }
 
@@ -48,11 +48,11 @@ export class JobQueue {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /** Asks every running job to stop at its next safe point. */
-  abortAll(): void {
+  /** Asks every running job to stop at its next safe point; `reason` reaches the job's signal. */
+  abortAll(reason: string): void {
     for (const lane of this.lanes.values()) {
       lane.waiting = [];
-      lane.running?.controller.abort();
+      lane.running?.controller.abort(reason);
     }
   }
 

@@ -113,6 +113,13 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
 
     // 7. One agent run, one commit, one push, one tick per step.
     const allowWorkflowWrites = await port.canWriteWorkflows();
+    // The repository's own setup (e.g. `npm ci`) runs once before the steps, like any agent command.
+    if (config.setup && todo.length > 0) {
+      const setup = await deps.runner.run(config.setup, { cwd: tree.dir, network: config.network, signal: job.signal, timeoutMs: VERIFY_TIMEOUT_MS });
+      audit.push({ action: "command", target: config.setup, exitCode: setup.exitCode, detail: "setup" });
+      await tree.ignoreUntracked();
+      if (setup.exitCode !== 0) notes.push(`The setup command \`${config.setup}\` exited ${setup.exitCode ?? "killed"}; building anyway.`);
+    }
     for (const [index, step] of todo.entries()) {
       if (job.signal.aborted) throw new Cancelled();
       state.steps[step.id] = { status: "building" };
@@ -179,7 +186,7 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
     const cancelled = error instanceof Cancelled || job.signal.aborted;
     for (const [id, progress] of Object.entries(state.steps)) if (progress.status === "building") state.steps[id] = { status: "pending" };
     state.status = cancelled ? "cancelled" : "failed";
-    state.error = cancelled ? "cancelled" : plainError(error);
+    state.error = cancelled ? (typeof job.signal.reason === "string" ? job.signal.reason : "cancelled") : plainError(error);
     if (!cancelled) deps.log.error({ err: error, deliveryId: job.deliveryId }, "build failed");
     await save(undefined, renderBuildReport({ plan, state, verification: [], audit, usage, notes }));
   } finally {

@@ -8,6 +8,7 @@ import { respondToComment } from "./respond.js";
 import { cancelWaiting } from "./cancel.js";
 import { markStaleOnPush } from "./stale.js";
 import { safePort } from "./safe-port.js";
+import { plainError } from "./plan.js";
 import { HELP_TEXT, refusalReply, statusReply, typoReply } from "./help.js";
 import { planThread } from "./plan.js";
 import { buildThread } from "./build.js";
@@ -147,7 +148,18 @@ export class Intake {
 
   private enqueue(port: ThreadPort, label: string, deliveryId: string, actor: string, run: (job: JobContext) => Promise<void>, announce = true): void {
     const key = threadKey(port);
-    const ahead = this.queue.enqueue({ key, label, run: (signal) => run({ port, actor, signal, deliveryId }) });
+    const guarded = async (signal: AbortSignal) => {
+      try {
+        await run({ port, actor, signal, deliveryId });
+      } catch (error) {
+        // Use cases report what they can; anything that still escapes gets a short message, never silence.
+        this.deps.log.error({ err: error, deliveryId, job: label }, "job failed");
+        await port
+          .postComment(`❌ Blueprint stopped while ${label}: ${plainError(error)} Nothing already pushed was lost; comment the command again to retry. (delivery \`${deliveryId}\`)`)
+          .catch((postError) => this.deps.log.error({ err: postError, deliveryId }, "could not report a failed job"));
+      }
+    };
+    const ahead = this.queue.enqueue({ key, label, run: guarded });
     if (ahead > 0 && announce) {
       void port
         .postComment(`Queued: Blueprint is busy on this thread (${this.queue.runningLabel(key) ?? "a job"}); this starts when it is done.`)

@@ -5,6 +5,8 @@ import { findThreadState, renderPlanComment, renderStatusComment, renderUsage, t
 import { diffPlans, renderRevisionDiff } from "../plan/diff.js";
 import { planHash } from "../plan/hash.js";
 import type { Workspace } from "../workspace/workspace.js";
+import type { Plan } from "../plan/schema.js";
+import { isWorkflowPath } from "../tools/paths.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { memoryOf, withAnswer, withExplored, withFeedback, type ThreadMemory } from "./memory.js";
 import type { ThreadInfo } from "./ports.js";
@@ -80,11 +82,13 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
       tree,
       new Set(request.commandCommentId ? [request.commandCommentId] : []),
     );
+    const workflowsAllowed = await port.canWriteWorkflows();
     const task = planningTaskMessage({
       instructions: memory.instructions,
       requestedBy: memory.requestedBy,
       thread: context,
       repoInstructions: config.instructions,
+      workflowsAllowed,
       memory: {
         previousPlan: current?.state.plan ? { revision: current.state.revision, plan: current.state.plan } : undefined,
         feedback: memory.feedback,
@@ -118,7 +122,8 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
     }
 
     // 8. The result replaces the status comment; a new revision supersedes the old one.
-    await tracking.final(deps.redact(resultComment(state, outcome, current)));
+    const result = outcome.kind === "plan_submitted" && !workflowsAllowed ? { ...outcome, plan: warnAboutWorkflows(outcome.plan) } : outcome;
+    await tracking.final(deps.redact(resultComment(state, result, current)));
     if (outcome.kind === "plan_submitted" && current && current.comment.id !== posted.id) {
       await supersede(port, current, revision, deps.redact).catch((error) => deps.log.warn({ err: error }, "could not mark the previous plan superseded"));
     }
@@ -128,6 +133,14 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
   } finally {
     await workspace?.dispose().catch((error) => deps.log.warn({ err: error }, "could not remove a workspace"));
   }
+}
+
+/** Without the `workflows` permission, steps that touch workflows will be refused: say so in the plan up front. */
+function warnAboutWorkflows(plan: Plan): Plan {
+  const blocked = plan.steps.filter((step) => step.files.some((file) => isWorkflowPath(file.replace(/^\.\//, ""))));
+  if (blocked.length === 0) return plan;
+  const risk = `Blueprint cannot change files under .github/workflows/ on this installation (no "workflows" permission): ${blocked.map((step) => step.id).join(", ")} will be refused unless the permission is granted.`;
+  return { ...plan, risks: [risk, ...plan.risks] };
 }
 
 function nextMemory(previous: ThreadMemory | null, trigger: PlanTrigger, actor: string, current: ThreadStateRecord | null, resumed: ThreadStateRecord | null): ThreadMemory {

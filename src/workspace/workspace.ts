@@ -1,4 +1,5 @@
 import { promises as fs } from "node:fs";
+import path from "node:path";
 import { describeGitError, git, gitEnv, WorkspaceError, type GitIdentity } from "./git.js";
 
 export interface CommitResult {
@@ -68,6 +69,23 @@ export class Workspace {
         const [sha = "", subject = "", author = ""] = line.split("\x1f");
         return { sha, subject, author };
       });
+  }
+
+  /**
+   * Hides what setup commands created (node_modules, build output) from commits without deleting
+   * it: such paths go to this worktree's exclude list unless the repository already ignores them.
+   */
+  async ignoreUntracked(): Promise<void> {
+    const untracked = (await git(this.dir, gitEnv()).raw(["ls-files", "--others", "--exclude-standard", "--directory"])).split("\n").filter(Boolean);
+    if (untracked.length === 0) return;
+    const infoDir = (await git(this.dir, gitEnv()).raw(["rev-parse", "--git-path", "info"])).trim();
+    const target = path.resolve(this.dir, infoDir);
+    await fs.mkdir(target, { recursive: true });
+    // info/exclude is shared by the mirror's worktrees: add each pattern once.
+    const file = path.join(target, "exclude");
+    const existing = new Set((await fs.readFile(file, "utf8").catch(() => "")).split("\n"));
+    const patterns = untracked.map((entry) => `/${entry}`).filter((pattern) => !existing.has(pattern));
+    if (patterns.length > 0) await fs.appendFile(file, `\n${patterns.join("\n")}\n`);
   }
 
   async head(): Promise<string> {

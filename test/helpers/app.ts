@@ -24,18 +24,21 @@ export interface TestApp {
   deliver(name: string, payload: unknown, id?: string): Promise<void>;
 }
 
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+/** `githubRetries: true` keeps Octokit's retry and throttling on, as in production. */
+export async function startTestApp(env: Record<string, string> = {}, options: { githubRetries?: boolean } = {}): Promise<TestApp> {
   const workdir = tempDir("blueprint-workdir-");
   const probot = new Probot({
     appId: APP_ID,
     privateKey: testPrivateKey(),
     secret: "test-webhook-secret",
     logLevel: "fatal",
-    Octokit: ProbotOctokit.defaults((options: Record<string, unknown>) => ({
-      ...options,
-      retry: { enabled: false },
-      throttle: { enabled: false },
-    })),
+    Octokit: options.githubRetries
+      ? ProbotOctokit.defaults((defaults: Record<string, unknown>) => ({ ...defaults, retry: { retryAfterBaseValue: 50 } }))
+      : ProbotOctokit.defaults((defaults: Record<string, unknown>) => ({
+          ...defaults,
+          retry: { enabled: false },
+          throttle: { enabled: false },
+        })),
   });
   const handlers: TestApp["handlers"] = [];
   let blueprint: BlueprintApp | undefined;

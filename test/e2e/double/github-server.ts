@@ -1,0 +1,256 @@
+import { generateKeyPairSync, randomUUID, type KeyObject } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { AppAuthority } from "./auth.js";
+import { createServedRepository, GIT_PATH, serveGitRequest, type ServedRepository } from "./git-http.js";
+import { loadGitHubDescription } from "./openapi-check.js";
+import { findRestRoute, type DoubleContext, type RestReply } from "./rest-routes.js";
+import { RepositoryState, type IssueDraft, type RepositoryRole } from "./state.js";
+
+export interface GitHubDoubleOptions {
+  appId?: number;
+  /** The App's slug; its comments are by `<slug>[bot]`. */
+  appSlug?: string;
+  /** The App's public key. Without one the double makes a key pair and hands out `privateKey`. */
+  appPublicKey?: string | KeyObject;
+  installationId?: number;
+  /** What installation tokens are granted (returned with each token). */
+  installationPermissions?: Record<string, string>;
+  owner?: string;
+  repo?: string;
+  defaultBranch?: string;
+  /** The repository's files on the default branch (one initial commit). */
+  files: Record<string, string>;
+  /** Issues to open, numbered from 1. */
+  issues?: IssueDraft[];
+  /** login → repository role; anyone else is not a collaborator. */
+  permissions?: Record<string, RepositoryRole>;
+  /** Which @octokit/openapi description to check REST calls against (default: the newest GHES one). */
+  description?: string;
+}
+
+export type AuthUsed = "app-jwt" | "installation-token" | "none" | "refused";
+
+export interface RecordedRequest {
+  kind: "rest" | "graphql" | "git" | "other";
+  method: string;
+  /** Path and query as sent, below `/api/v3` for REST. */
+  path: string;
+  body: string;
+  auth: AuthUsed;
+  status: number;
+  /** REST: the documented operation the call matched. */
+  operationId?: string | null;
+  /** git: `git-upload-pack` or `git-receive-pack`. */
+  gitService?: string;
+  /** When the answer went out (ms since the epoch). */
+  at?: number;
+}
+
+export interface ApiViolation {
+  method: string;
+  path: string;
+  problems: string[];
+}
+
+export interface GitHubDouble {
+  /** `http://127.0.0.1:<port>`: web URLs, git. */
+  url: string;
+  /** `<url>/api/v3`. */
+  apiUrl: string;
+  /** `127.0.0.1:<port>`, for `GHE_HOST` (with `GHE_PROTOCOL=http`). */
+  host: string;
+  /** What a webhook payload's `repository.clone_url` carries. */
+  cloneUrl: string;
+  htmlUrl: string;
+  appId: number;
+  appSlug: string;
+  botLogin: string;
+  installationId: number;
+  /** The App's private key (PEM) when the double made the key pair; null when one was given. */
+  privateKey: string | null;
+  /** The OpenAPI description REST calls are checked against. */
+  description: string;
+  state: RepositoryState;
+  repository: ServedRepository;
+  /** Every request, in order (no credentials in here). */
+  requests: RecordedRequest[];
+  /** Requests that are not documented GitHub operations, or do not fit their documented shape. */
+  violations: ApiViolation[];
+  /** Documented operations the double does not serve (answered 404). */
+  unimplemented: RecordedRequest[];
+  /** A valid installation token without the JWT dance (for front ends handed a token, like an Action). */
+  issueInstallationToken(): string;
+  issuedTokens(): string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * A local GitHub (Enterprise Server flavour): REST under `/api/v3` with memory, GraphQL's
+ * `minimizeComment`, and git over smart HTTP for one repository — all behind GitHub App
+ * authentication. Each request is checked against GitHub's OpenAPI description.
+ */
+export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<GitHubDouble> {
+  const appId = options.appId ?? 1;
+  const appSlug = options.appSlug ?? "blueprint";
+  const installationId = options.installationId ?? 42;
+  const keys = options.appPublicKey ? null : generateKeyPairSync("rsa", { modulusLength: 2048 });
+  const authority = new AppAuthority(appId, options.appPublicKey ?? (keys as { publicKey: KeyObject }).publicKey);
+  const description = loadGitHubDescription(options.description);
+
+  const root = mkdtempSync(path.join(os.tmpdir(), "github-double-"));
+  const repository = createServedRepository(root, options.owner ?? "octo-org", options.repo ?? "hello-world", options.files, options.defaultBranch);
+  const state = new RepositoryState(options.permissions ?? {}, { login: `${appSlug}[bot]`, type: "Bot" });
+  for (const issue of options.issues ?? []) state.addIssue(issue);
+
+  const requests: RecordedRequest[] = [];
+  const violations: ApiViolation[] = [];
+  const unimplemented: RecordedRequest[] = [];
+  const context: DoubleContext = { state, repository, webUrl: "", apiUrl: "", appId, appSlug };
+
+  const handleRest = (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer): RecordedRequest => {
+    const apiPath = (req.url ?? "/").slice("/api/v3".length) || "/";
+    const method = req.method ?? "GET";
+    const raw = body.toString("utf8");
+    const record: RecordedRequest = { kind: "rest", method, path: apiPath, body: raw, auth: "none", status: 0 };
+    const check = description.check({ method, path: apiPath, body: raw, contentType: req.headers["content-type"] });
+    record.operationId = check.operationId;
+    if (!check.documented) violations.push({ method, path: apiPath, problems: check.problems });
+
+    const url = new URL(apiPath, "http://double.invalid");
+    const found = findRestRoute(method, url.pathname);
+    const appRoute = url.pathname.startsWith("/app/") || url.pathname === "/app";
+    const authorization = req.headers.authorization;
+    if (appRoute ? authority.jwtProblem(authorization) !== null : !authority.restTokenOk(authorization)) {
+      record.auth = authorization ? "refused" : "none";
+      return send(res, record, { status: 401, body: { message: authorization ? "Bad credentials" : "Requires authentication" } });
+    }
+    record.auth = appRoute ? "app-jwt" : "installation-token";
+
+    const tokenGrant = /^\/app\/installations\/(\d+)\/access_tokens$/.exec(url.pathname);
+    if (tokenGrant && method === "POST") {
+      if (Number(tokenGrant[1]) !== installationId) return send(res, record, { status: 404, body: { message: "Not Found" } });
+      const { token, expiresAt } = authority.issue(installationId);
+      const permissions = options.installationPermissions ?? { contents: "write", issues: "write", pull_requests: "write", metadata: "read" };
+      return send(res, record, { status: 201, body: { token, expires_at: expiresAt, permissions, repository_selection: "selected" } });
+    }
+    if (!found) {
+      unimplemented.push(record);
+      return send(res, record, { status: 404, body: { message: "Not Found (the GitHub double does not serve this operation)" } });
+    }
+    let parsed: Record<string, unknown> = {};
+    if (raw.trim()) {
+      try {
+        parsed = JSON.parse(raw) as Record<string, unknown>;
+      } catch {
+        return send(res, record, { status: 400, body: { message: "Problems parsing JSON" } });
+      }
+    }
+    return send(res, record, found.route.handle(context, { params: found.params, query: url.searchParams, body: parsed, pathname: url.pathname }));
+  };
+
+  const handleGraphql = (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer): RecordedRequest => {
+    const raw = body.toString("utf8");
+    const record: RecordedRequest = { kind: "graphql", method: req.method ?? "POST", path: "/api/graphql", body: raw, auth: "none", status: 0 };
+    if (!authority.restTokenOk(req.headers.authorization)) {
+      record.auth = req.headers.authorization ? "refused" : "none";
+      return send(res, record, { status: 401, body: { message: "Bad credentials" } });
+    }
+    record.auth = "installation-token";
+    const request = safeJson(raw) as { query?: string; variables?: Record<string, unknown> } | null;
+    const id = request?.variables?.id;
+    if (req.method !== "POST" || !request?.query || !/\bminimizeComment\s*\(/.test(request.query)) {
+      violations.push({ method: record.method, path: record.path, problems: [`a GraphQL operation the double does not know: ${request?.query?.slice(0, 120) ?? raw.slice(0, 120)}`] });
+      return send(res, record, { status: 200, body: { errors: [{ message: "The GitHub double only knows the minimizeComment mutation" }] } });
+    }
+    const comment = state.comments.find((candidate) => candidate.nodeId === id);
+    if (!comment) return send(res, record, { status: 200, body: { data: { minimizeComment: null }, errors: [{ type: "NOT_FOUND", message: `Could not resolve to a node with the global id of '${String(id)}'` }] } });
+    comment.minimized = /classifier:\s*(\w+)/.exec(request.query)?.[1] ?? "OUTDATED";
+    return send(res, record, { status: 200, body: { data: { minimizeComment: { minimizedComment: { isMinimized: true } } } } });
+  };
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      const pathname = new URL(req.url ?? "/", "http://double.invalid").pathname;
+      const handled: Promise<RecordedRequest> = (async () => {
+        if (GIT_PATH.test(pathname)) {
+          const exchange = await serveGitRequest(req, res, body, { projectRoot: root, authorize: (header) => authority.gitTokenOk(header) });
+          return { kind: "git", method: req.method ?? "GET", path: req.url ?? "/", body: "", auth: exchange.authorized ? "installation-token" : req.headers.authorization ? "refused" : "none", status: exchange.status, gitService: exchange.service };
+        }
+        if (pathname === "/api/graphql") return handleGraphql(req, res, body);
+        if (pathname.startsWith("/api/v3/")) return handleRest(req, res, body);
+        const record: RecordedRequest = { kind: "other", method: req.method ?? "GET", path: req.url ?? "/", body: body.toString("utf8"), auth: "none", status: 0 };
+        violations.push({ method: record.method, path: record.path, problems: ["not a GitHub API, GraphQL or git path"] });
+        return send(res, record, { status: 404, body: { message: "Not Found" } });
+      })();
+      handled.then(
+        (record) => requests.push({ ...record, at: Date.now() }),
+        (error: unknown) => {
+          requests.push({ kind: "other", method: req.method ?? "GET", path: req.url ?? "/", body: "", auth: "none", status: 500 });
+          if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" });
+          res.end(`the GitHub double failed: ${error instanceof Error ? error.stack : String(error)}`);
+        },
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
+  context.webUrl = url;
+  context.apiUrl = `${url}/api/v3`;
+
+  return {
+    url,
+    apiUrl: context.apiUrl,
+    host: `127.0.0.1:${port}`,
+    cloneUrl: `${url}/${repository.owner}/${repository.name}.git`,
+    htmlUrl: `${url}/${repository.owner}/${repository.name}`,
+    appId,
+    appSlug,
+    botLogin: state.bot.login,
+    installationId,
+    privateKey: keys ? keys.privateKey.export({ type: "pkcs1", format: "pem" }).toString() : null,
+    description: description.name,
+    state,
+    repository,
+    requests,
+    violations,
+    unimplemented,
+    issueInstallationToken: () => authority.issue(installationId).token,
+    issuedTokens: () => authority.issuedTokens(),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => {
+          rmSync(root, { recursive: true, force: true });
+          resolve();
+        });
+      }),
+  };
+}
+
+function send(res: http.ServerResponse, record: RecordedRequest, reply: RestReply): RecordedRequest {
+  record.status = reply.status;
+  res.writeHead(reply.status, {
+    "content-type": "application/json; charset=utf-8",
+    "x-github-request-id": randomUUID(),
+    "x-github-media-type": "github.v3; format=json",
+    ...reply.headers,
+  });
+  res.end(reply.body === undefined ? "" : JSON.stringify(reply.body));
+  return record;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}

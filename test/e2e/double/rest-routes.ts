@@ -1,0 +1,268 @@
+import type { ServedRepository } from "./git-http.js";
+import type { Account, CommentRecord, IssueRecord, PullRecord, RepositoryState } from "./state.js";
+
+/** What the REST handlers see of the double. */
+export interface DoubleContext {
+  state: RepositoryState;
+  repository: ServedRepository;
+  /** `http://127.0.0.1:<port>` — the web host (html_url, clone_url). */
+  webUrl: string;
+  /** `http://127.0.0.1:<port>/api/v3`. */
+  apiUrl: string;
+  appId: number;
+  appSlug: string;
+}
+
+export interface RestRequest {
+  params: Record<string, string>;
+  query: URLSearchParams;
+  body: Record<string, unknown>;
+  /** The path as requested (for pagination links). */
+  pathname: string;
+}
+
+export interface RestReply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface RestRoute {
+  method: string;
+  template: string;
+  /** `app`: a JWT signed with the App's key; `installation`: an installation token. */
+  auth: "app" | "installation";
+  handle(double: DoubleContext, request: RestRequest): RestReply;
+}
+
+const REPO = "/repos/{owner}/{repo}";
+const notFound: RestReply = { status: 404, body: { message: "Not Found", documentation_url: "https://docs.github.com/enterprise-server@3.19/rest" } };
+const invalid = (resource: string, field: string, message: string): RestReply => ({
+  status: 422,
+  body: { message: "Validation Failed", errors: [{ resource, field, code: "custom", message }], documentation_url: "https://docs.github.com/enterprise-server@3.19/rest" },
+});
+/** GitHub's limit on issue, comment and pull-request bodies. */
+const MAX_BODY = 65_536;
+
+/** The REST operations the double implements — the ones Blueprint's ThreadPort uses. */
+export const REST_ROUTES: RestRoute[] = [
+  route("GET", `${REPO}/issues/{issue_number}`, (double, { params }) => {
+    const issue = double.state.issues.get(Number(params.issue_number));
+    return issue ? ok(renderIssue(double, issue)) : notFound;
+  }),
+  route("GET", `${REPO}/issues/{issue_number}/comments`, (double, request) => {
+    const issue = double.state.issues.get(Number(request.params.issue_number));
+    if (!issue) return notFound;
+    return paginate(double, request, double.state.commentsOn(issue.number).map((comment) => renderComment(double, comment)));
+  }),
+  route("POST", `${REPO}/issues/{issue_number}/comments`, (double, { params, body }) => {
+    const issue = double.state.issues.get(Number(params.issue_number));
+    if (!issue) return notFound;
+    if (typeof body.body !== "string") return invalid("IssueComment", "body", "body is missing");
+    if (body.body.length > MAX_BODY) return invalid("IssueComment", "body", `body is too long (maximum is ${MAX_BODY} characters)`);
+    return { status: 201, body: renderComment(double, double.state.addComment(issue.number, double.state.bot, body.body, true)) };
+  }),
+  route("PATCH", `${REPO}/issues/comments/{comment_id}`, (double, { params, body }) => {
+    const comment = double.state.comment(Number(params.comment_id));
+    if (!comment) return notFound;
+    if (typeof body.body !== "string") return invalid("IssueComment", "body", "body is missing");
+    if (body.body.length > MAX_BODY) return invalid("IssueComment", "body", `body is too long (maximum is ${MAX_BODY} characters)`);
+    comment.body = body.body;
+    comment.updatedAt = new Date().toISOString();
+    comment.history.push(body.body);
+    return ok(renderComment(double, comment));
+  }),
+  route("POST", `${REPO}/issues/comments/{comment_id}/reactions`, (double, { params, body }) => {
+    const comment = double.state.comment(Number(params.comment_id));
+    if (!comment) return notFound;
+    if (typeof body.content !== "string") return invalid("Reaction", "content", "content is missing");
+    const { reaction, created } = double.state.addReaction(comment.id, body.content, double.state.bot);
+    return {
+      status: created ? 201 : 200,
+      body: { id: reaction.id, node_id: `REA_${reaction.id}`, user: renderAccount(double, reaction.user), content: reaction.content, created_at: comment.createdAt },
+    };
+  }),
+  route("GET", `${REPO}/collaborators/{username}/permission`, (double, { params }) => {
+    const login = params.username ?? "";
+    const role = double.state.roleOf(login);
+    // `permission` keeps GitHub's legacy levels; the exact role is in `role_name`.
+    const legacy = role === "maintain" ? "write" : role === "triage" ? "read" : role;
+    return ok({ permission: legacy, role_name: role, user: renderAccount(double, { login, type: "User" }) });
+  }),
+  route("GET", `${REPO}/pulls`, (double, request) => {
+    const state = request.query.get("state") ?? "open";
+    const head = request.query.get("head");
+    const base = request.query.get("base");
+    const pulls = double.state.pulls.filter(
+      (pull) =>
+        (state === "all" || pull.state === state) &&
+        (!head || head === `${double.repository.owner}:${pull.head}`) &&
+        (!base || base === pull.base),
+    );
+    return paginate(double, request, [...pulls].reverse().map((pull) => renderPull(double, pull)));
+  }),
+  route("POST", `${REPO}/pulls`, (double, { body }) => {
+    const { head, base, title } = body;
+    if (typeof head !== "string" || typeof base !== "string") return invalid("PullRequest", "head", "head and base are required");
+    if (typeof title !== "string" || title.trim() === "") return invalid("PullRequest", "title", "title is required");
+    if (!double.repository.head(head)) return invalid("PullRequest", "head", `head branch ${head} does not exist`);
+    if (!double.repository.head(base)) return invalid("PullRequest", "base", `base branch ${base} does not exist`);
+    if (double.repository.commitsAhead(base, head) === 0) return invalid("PullRequest", "head", `No commits between ${base} and ${head}`);
+    if (double.state.pulls.some((pull) => pull.state === "open" && pull.head === head && pull.base === base)) {
+      return invalid("PullRequest", "head", `A pull request already exists for ${double.repository.owner}:${head}.`);
+    }
+    const text = typeof body.body === "string" ? body.body : "";
+    if (text.length > MAX_BODY) return invalid("PullRequest", "body", `body is too long (maximum is ${MAX_BODY} characters)`);
+    const pull = double.state.addPull({ head, base, title, body: text, draft: body.draft === true, user: double.state.bot });
+    return { status: 201, body: renderPull(double, pull) };
+  }),
+  route("GET", `${REPO}/pulls/{pull_number}`, (double, { params }) => {
+    const pull = double.state.pulls.find((candidate) => candidate.number === Number(params.pull_number));
+    return pull ? ok(renderPull(double, pull)) : notFound;
+  }),
+  route("PATCH", `${REPO}/pulls/{pull_number}`, (double, { params, body }) => {
+    const pull = double.state.pulls.find((candidate) => candidate.number === Number(params.pull_number));
+    if (!pull) return notFound;
+    if (typeof body.body === "string" && body.body.length > MAX_BODY) return invalid("PullRequest", "body", `body is too long (maximum is ${MAX_BODY} characters)`);
+    if (typeof body.title === "string") pull.title = body.title;
+    if (typeof body.body === "string") pull.body = body.body;
+    if (body.state === "open" || body.state === "closed") pull.state = body.state;
+    if (typeof body.base === "string") pull.base = body.base;
+    pull.updatedAt = new Date().toISOString();
+    return ok(renderPull(double, pull));
+  }),
+  route("GET", `${REPO}/pulls/{pull_number}/reviews/{review_id}/comments`, (double, request) => {
+    const comments = double.state.reviewComments.filter(
+      (comment) => comment.pullNumber === Number(request.params.pull_number) && comment.reviewId === Number(request.params.review_id),
+    );
+    return paginate(
+      double,
+      request,
+      comments.map((comment) => ({ id: comment.id, path: comment.path, line: comment.line, original_line: comment.line, body: comment.body, user: renderAccount(double, comment.user) })),
+    );
+  }),
+];
+
+/** The route for a method and path below `/api/v3`, with its path parameters; null when the double has none. */
+export function findRestRoute(method: string, pathname: string): { route: RestRoute; params: Record<string, string> } | null {
+  for (const candidate of REST_ROUTES) {
+    if (candidate.method !== method.toUpperCase()) continue;
+    const names: string[] = [];
+    const source = candidate.template.replace(/\{([^}]+)\}/g, (_, name: string) => {
+      names.push(name);
+      return "([^/]+)";
+    });
+    const match = new RegExp(`^${source}$`).exec(pathname);
+    if (!match) continue;
+    return { route: candidate, params: Object.fromEntries(names.map((name, index) => [name, decodeURIComponent(match[index + 1] ?? "")])) };
+  }
+  return null;
+}
+
+function route(method: string, template: string, handle: RestRoute["handle"]): RestRoute {
+  return {
+    method,
+    template,
+    auth: "installation",
+    handle: (double, request) =>
+      request.params.owner === double.repository.owner && request.params.repo === double.repository.name ? handle(double, request) : notFound,
+  };
+}
+
+function ok(body: unknown): RestReply {
+  return { status: 200, body };
+}
+
+/** `per_page` (default 30, at most 100) and `page`, with a Link header as GitHub sends it. */
+function paginate(double: DoubleContext, request: RestRequest, items: unknown[]): RestReply {
+  const perPage = Math.min(100, Math.max(1, Number(request.query.get("per_page") ?? 30) || 30));
+  const page = Math.max(1, Number(request.query.get("page") ?? 1) || 1);
+  const last = Math.max(1, Math.ceil(items.length / perPage));
+  const link = (to: number) => {
+    const query = new URLSearchParams(request.query);
+    query.set("page", String(to));
+    return `<${double.apiUrl}${request.pathname}?${query}>`;
+  };
+  const links: string[] = [];
+  if (page < last) links.push(`${link(page + 1)}; rel="next"`, `${link(last)}; rel="last"`);
+  if (page > 1) links.push(`${link(1)}; rel="first"`, `${link(page - 1)}; rel="prev"`);
+  return { status: 200, body: items.slice((page - 1) * perPage, page * perPage), headers: links.length > 0 ? { link: links.join(", ") } : {} };
+}
+
+export function renderAccount(double: Pick<DoubleContext, "apiUrl" | "webUrl">, account: Account) {
+  return {
+    login: account.login,
+    id: [...account.login].reduce((sum, char) => sum * 31 + char.charCodeAt(0), 7) % 1_000_000,
+    type: account.type,
+    site_admin: false,
+    url: `${double.apiUrl}/users/${encodeURIComponent(account.login)}`,
+    html_url: `${double.webUrl}/${encodeURIComponent(account.login)}`,
+  };
+}
+
+function repoPath(double: DoubleContext): string {
+  return `${double.repository.owner}/${double.repository.name}`;
+}
+
+function renderIssue(double: DoubleContext, issue: IssueRecord) {
+  const apiBase = `${double.apiUrl}/repos/${repoPath(double)}`;
+  return {
+    id: issue.number * 1000 + 7,
+    node_id: `I_kwDO${issue.number}`,
+    number: issue.number,
+    title: issue.title,
+    body: issue.body,
+    user: renderAccount(double, issue.user),
+    state: issue.state,
+    locked: false,
+    labels: [],
+    comments: double.state.commentsOn(issue.number).length,
+    url: `${apiBase}/issues/${issue.number}`,
+    html_url: `${double.webUrl}/${repoPath(double)}/${issue.isPullRequest ? "pull" : "issues"}/${issue.number}`,
+    created_at: issue.createdAt,
+    updated_at: issue.updatedAt,
+    author_association: double.state.roleOf(issue.user.login) === "none" ? "NONE" : "COLLABORATOR",
+    ...(issue.isPullRequest
+      ? { pull_request: { url: `${apiBase}/pulls/${issue.number}`, html_url: `${double.webUrl}/${repoPath(double)}/pull/${issue.number}` } }
+      : {}),
+  };
+}
+
+function renderComment(double: DoubleContext, comment: CommentRecord) {
+  return {
+    id: comment.id,
+    node_id: comment.nodeId,
+    url: `${double.apiUrl}/repos/${repoPath(double)}/issues/comments/${comment.id}`,
+    html_url: `${double.webUrl}/${repoPath(double)}/issues/${comment.issueNumber}#issuecomment-${comment.id}`,
+    issue_url: `${double.apiUrl}/repos/${repoPath(double)}/issues/${comment.issueNumber}`,
+    body: comment.body,
+    user: renderAccount(double, comment.user),
+    created_at: comment.createdAt,
+    updated_at: comment.updatedAt,
+    author_association: comment.viaApp ? "NONE" : double.state.roleOf(comment.user.login) === "none" ? "NONE" : "COLLABORATOR",
+    performed_via_github_app: comment.viaApp ? { id: double.appId, slug: double.appSlug, name: double.appSlug, node_id: `A_${double.appId}` } : null,
+  };
+}
+
+function renderPull(double: DoubleContext, pull: PullRecord) {
+  const fullName = repoPath(double);
+  const repo = { name: double.repository.name, full_name: fullName, owner: renderAccount(double, { login: double.repository.owner, type: "User" }) };
+  const side = (ref: string) => ({ label: `${double.repository.owner}:${ref}`, ref, sha: double.repository.head(ref) ?? "", repo });
+  return {
+    id: pull.number * 1000 + 9,
+    node_id: `PR_kwDO${pull.number}`,
+    number: pull.number,
+    state: pull.state,
+    title: pull.title,
+    body: pull.body,
+    draft: pull.draft,
+    merged: false,
+    user: renderAccount(double, pull.user),
+    head: side(pull.head),
+    base: side(pull.base),
+    url: `${double.apiUrl}/repos/${fullName}/pulls/${pull.number}`,
+    html_url: `${double.webUrl}/${fullName}/pull/${pull.number}`,
+    created_at: pull.createdAt,
+    updated_at: pull.updatedAt,
+  };
+}

@@ -1,0 +1,152 @@
+/** What the double remembers about its one repository: issues, comments, reactions, pulls, who may do what. */
+
+/** Repository roles as GitHub names them (`role_name` of the collaborator-permission endpoint). */
+export type RepositoryRole = "admin" | "maintain" | "write" | "triage" | "read" | "none";
+
+export interface Account {
+  login: string;
+  type: "User" | "Bot";
+}
+
+export interface IssueRecord {
+  number: number;
+  title: string;
+  body: string;
+  user: Account;
+  state: "open" | "closed";
+  isPullRequest: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface CommentRecord {
+  id: number;
+  nodeId: string;
+  issueNumber: number;
+  body: string;
+  user: Account;
+  /** Written through this installation (GitHub then fills `performed_via_github_app`). */
+  viaApp: boolean;
+  createdAt: string;
+  updatedAt: string;
+  /** Every body the comment had, first to last. */
+  history: string[];
+  /** The GraphQL `minimizeComment` classifier, once minimized. */
+  minimized: string | null;
+}
+
+export interface ReactionRecord {
+  id: number;
+  commentId: number;
+  content: string;
+  user: Account;
+}
+
+export interface PullRecord {
+  number: number;
+  head: string;
+  base: string;
+  title: string;
+  body: string;
+  state: "open" | "closed";
+  draft: boolean;
+  user: Account;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ReviewCommentRecord {
+  id: number;
+  pullNumber: number;
+  reviewId: number;
+  path: string;
+  line: number | null;
+  body: string;
+  user: Account;
+}
+
+export interface IssueDraft {
+  title: string;
+  body?: string;
+  author?: string;
+}
+
+export class RepositoryState {
+  readonly issues = new Map<number, IssueRecord>();
+  readonly comments: CommentRecord[] = [];
+  readonly reactions: ReactionRecord[] = [];
+  readonly pulls: PullRecord[] = [];
+  readonly reviewComments: ReviewCommentRecord[] = [];
+  private nextId = 1000;
+  private nextNumber = 1;
+
+  constructor(
+    /** login → role; logins not listed are not collaborators (`none`). */
+    readonly permissions: Record<string, RepositoryRole>,
+    /** The app's own account, `<slug>[bot]`. */
+    readonly bot: Account,
+  ) {}
+
+  addIssue(draft: IssueDraft, isPullRequest = false): IssueRecord {
+    const now = new Date().toISOString();
+    const issue: IssueRecord = {
+      number: this.nextNumber++,
+      title: draft.title,
+      body: draft.body ?? "",
+      user: { login: draft.author ?? "octocat", type: "User" },
+      state: "open",
+      isPullRequest,
+      createdAt: now,
+      updatedAt: now,
+    };
+    this.issues.set(issue.number, issue);
+    return issue;
+  }
+
+  /** A comment by a person, as if typed on GitHub (deliver its webhook to tell the app). */
+  addUserComment(issueNumber: number, login: string, body: string): CommentRecord {
+    return this.addComment(issueNumber, { login, type: "User" }, body, false);
+  }
+
+  addComment(issueNumber: number, user: Account, body: string, viaApp: boolean): CommentRecord {
+    if (!this.issues.has(issueNumber)) throw new Error(`the double has no issue #${issueNumber}`);
+    const id = this.nextId++;
+    const now = new Date().toISOString();
+    const comment: CommentRecord = { id, nodeId: `IC_kwDO${id}`, issueNumber, body, user, viaApp, createdAt: now, updatedAt: now, history: [body], minimized: null };
+    this.comments.push(comment);
+    return comment;
+  }
+
+  addReaction(commentId: number, content: string, user: Account): { reaction: ReactionRecord; created: boolean } {
+    const existing = this.reactions.find((r) => r.commentId === commentId && r.content === content && r.user.login === user.login);
+    if (existing) return { reaction: existing, created: false };
+    const reaction = { id: this.nextId++, commentId, content, user };
+    this.reactions.push(reaction);
+    return { reaction, created: true };
+  }
+
+  addPull(draft: { head: string; base: string; title: string; body: string; draft: boolean; user: Account }): PullRecord {
+    const issue = this.addIssue({ title: draft.title, body: draft.body, author: draft.user.login }, true);
+    issue.user = draft.user;
+    const pull: PullRecord = { number: issue.number, ...draft, state: "open", createdAt: issue.createdAt, updatedAt: issue.updatedAt };
+    this.pulls.push(pull);
+    return pull;
+  }
+
+  comment(id: number): CommentRecord | undefined {
+    return this.comments.find((comment) => comment.id === id);
+  }
+
+  commentsOn(issueNumber: number): CommentRecord[] {
+    return this.comments.filter((comment) => comment.issueNumber === issueNumber);
+  }
+
+  /** Comments the app wrote on an issue, oldest first. */
+  botComments(issueNumber: number): CommentRecord[] {
+    return this.commentsOn(issueNumber).filter((comment) => comment.user.login === this.bot.login);
+  }
+
+  roleOf(login: string): RepositoryRole {
+    return this.permissions[login] ?? "none";
+  }
+}

@@ -1,0 +1,138 @@
+import { execFile } from "node:child_process";
+import { generateKeyPairSync, sign } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startGitHubDouble, type GitHubDouble } from "./double/github-server.js";
+
+/** The double itself: if it let a wrong call through, the end-to-end walks would prove nothing. */
+
+const run = promisify(execFile);
+const gitEnv = (extra: Record<string, string> = {}) => ({
+  PATH: process.env.PATH ?? "",
+  HOME: os.tmpdir(),
+  GIT_CONFIG_NOSYSTEM: "1",
+  GIT_CONFIG_GLOBAL: "/dev/null",
+  GIT_TERMINAL_PROMPT: "0",
+  GIT_AUTHOR_NAME: "T",
+  GIT_AUTHOR_EMAIL: "t@example.test",
+  GIT_COMMITTER_NAME: "T",
+  GIT_COMMITTER_EMAIL: "t@example.test",
+  ...extra,
+});
+const withToken = (token: string) =>
+  gitEnv({ GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "http.extraHeader", GIT_CONFIG_VALUE_0: `Authorization: Basic ${Buffer.from(`x-access-token:${token}`).toString("base64")}` });
+
+function appJwt(appId: number, privateKey: string, now = Math.floor(Date.now() / 1000)): string {
+  const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
+  const unsigned = `${part({ alg: "RS256", typ: "JWT" })}.${part({ iat: now - 30, exp: now + 540, iss: appId })}`;
+  return `${unsigned}.${sign("sha256", Buffer.from(unsigned), privateKey).toString("base64url")}`;
+}
+
+describe("the GitHub double", () => {
+  let github: GitHubDouble;
+  let scratch: string;
+
+  beforeAll(async () => {
+    github = await startGitHubDouble({ files: { "README.md": "# hi\n" }, issues: [{ title: "An issue" }], permissions: { maintainer: "maintain" } });
+    scratch = mkdtempSync(path.join(os.tmpdir(), "github-double-test-"));
+  });
+
+  afterAll(async () => {
+    await github?.stop();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  const api = (method: string, route: string, authorization?: string, body?: unknown) =>
+    fetch(`${github.apiUrl}${route}`, {
+      method,
+      headers: { accept: "application/vnd.github+json", "content-type": "application/json", ...(authorization ? { authorization } : {}) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+
+  it("mints installation tokens only for a JWT signed with the App's key, and requires one on REST", async () => {
+    const stranger = generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ type: "pkcs1", format: "pem" }).toString();
+    expect((await api("POST", `/app/installations/${github.installationId}/access_tokens`, `Bearer ${appJwt(github.appId, stranger)}`)).status).toBe(401);
+    expect((await api("POST", `/app/installations/${github.installationId}/access_tokens`, `Bearer ${appJwt(github.appId + 1, github.privateKey!)}`)).status).toBe(401);
+
+    const minted = await api("POST", `/app/installations/${github.installationId}/access_tokens`, `Bearer ${appJwt(github.appId, github.privateKey!)}`);
+    expect(minted.status).toBe(201);
+    const { token } = (await minted.json()) as { token: string };
+    expect(token).toMatch(/^ghs_/);
+
+    const issue = "/repos/octo-org/hello-world/issues/1";
+    expect((await api("GET", issue)).status).toBe(401);
+    expect((await api("GET", issue, "token ghs_not-a-token")).status).toBe(401);
+    expect((await api("GET", issue, `Bearer ${appJwt(github.appId, github.privateKey!)}`)).status).toBe(401);
+    const ok = await api("GET", issue, `token ${token}`);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toMatchObject({ number: 1, title: "An issue" });
+
+    const permission = await api("GET", "/repos/octo-org/hello-world/collaborators/maintainer/permission", `token ${token}`);
+    expect(await permission.json()).toMatchObject({ permission: "write", role_name: "maintain" });
+  });
+
+  it("serves git over smart HTTP only with the installation token as Basic x-access-token", async () => {
+    await expect(run("git", ["ls-remote", github.cloneUrl], { env: gitEnv() })).rejects.toThrow();
+    await expect(run("git", ["ls-remote", github.cloneUrl], { env: withToken("ghs_wrong") })).rejects.toThrow();
+    const token = github.issueInstallationToken();
+    const { stdout } = await run("git", ["ls-remote", github.cloneUrl], { env: withToken(token) });
+    expect(stdout).toContain(`${github.repository.head("main")}\trefs/heads/main`);
+
+    const clone = path.join(scratch, "clone");
+    await run("git", ["clone", "--quiet", "--filter=blob:none", github.cloneUrl, clone], { env: withToken(token) });
+    writeFileSync(path.join(clone, "new.txt"), "new\n");
+    await run("git", ["add", "new.txt"], { cwd: clone, env: gitEnv() });
+    await run("git", ["commit", "--quiet", "-m", "add new.txt"], { cwd: clone, env: gitEnv() });
+    await expect(run("git", ["push", "--quiet", "origin", "HEAD:refs/heads/feature"], { cwd: clone, env: gitEnv() })).rejects.toThrow();
+    expect(github.repository.head("feature")).toBeNull();
+    await run("git", ["push", "--quiet", "origin", "HEAD:refs/heads/feature"], { cwd: clone, env: withToken(token) });
+    expect(github.repository.log("feature")).toEqual(["add new.txt", "initial commit"]);
+    expect(github.requests.filter((r) => r.kind === "git" && r.status === 401).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it("records calls that are not documented GitHub operations, or whose bodies do not fit the schema", async () => {
+    const token = github.issueInstallationToken();
+    const before = github.violations.length;
+    await api("GET", "/repos/octo-org/hello-world/issues/1", `token ${token}`);
+    expect(github.violations).toHaveLength(before);
+
+    await api("GET", "/repos/octo-org/hello-world/issues/1/bananas", `token ${token}`);
+    await api("PUT", "/repos/octo-org/hello-world/issues/1/comments", `token ${token}`, { body: "x" });
+    await api("POST", "/repos/octo-org/hello-world/issues/1/comments", `token ${token}`, { body: "x", sticky: true });
+    await api("GET", "/repos/octo-org/hello-world/issues/1/comments?per_page=100&since_id=3", `token ${token}`);
+    const comment = github.state.commentsOn(1)[0]!;
+    await api("POST", `/repos/octo-org/hello-world/issues/comments/${comment.id}/reactions`, `token ${token}`, { content: "thumbsup" });
+    expect(github.violations.slice(before).map((v) => v.problems[0])).toEqual([
+      "no documented path matches /repos/octo-org/hello-world/issues/1/bananas",
+      "PUT is not documented for /repos/{owner}/{repo}/issues/{issue_number}/comments (documented: GET, POST)",
+      "body.sticky: not a documented property",
+      "query parameter since_id is not documented for this operation",
+      expect.stringContaining('body.content: "thumbsup" is not one of'),
+    ]);
+  });
+
+  it("refuses a pull request whose head branch does not exist, as GitHub does", async () => {
+    const token = github.issueInstallationToken();
+    const response = await api("POST", "/repos/octo-org/hello-world/pulls", `token ${token}`, { head: "nowhere", base: "main", title: "t", body: "b" });
+    expect(response.status).toBe(422);
+    expect(github.state.pulls).toHaveLength(0);
+  });
+
+  it("minimizes a comment through GraphQL's minimizeComment", async () => {
+    const token = github.issueInstallationToken();
+    const comment = github.state.addComment(1, github.state.bot, "old plan", true);
+    const response = await fetch(`${github.url}/api/graphql`, {
+      method: "POST",
+      headers: { authorization: `token ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        query: "mutation($id: ID!) { minimizeComment(input: { subjectId: $id, classifier: OUTDATED }) { minimizedComment { isMinimized } } }",
+        variables: { id: comment.nodeId },
+      }),
+    });
+    expect(await response.json()).toEqual({ data: { minimizeComment: { minimizedComment: { isMinimized: true } } } });
+    expect(comment.minimized).toBe("OUTDATED");
+  });
+});

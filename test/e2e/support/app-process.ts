@@ -1,0 +1,110 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+export const BUILT_ENTRY = path.join(PROJECT_ROOT, "lib", "index.js");
+const PROBOT_BIN = path.join(PROJECT_ROOT, "node_modules", "probot", "bin", "probot.js");
+
+export interface AppProcess {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  webhookUrl: string;
+  pid: number;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+  /** Stops the whole process group; resolves when the process is gone. */
+  stop(): Promise<void>;
+}
+
+/** Fails with a clear message when the app has not been compiled (`npm run build`, which `npm test` runs first). */
+export function requireBuiltApp(): void {
+  if (!existsSync(BUILT_ENTRY)) {
+    throw new Error(`${path.relative(PROJECT_ROOT, BUILT_ENTRY)} is missing: the end-to-end tests run the compiled app. Run \`npm run build\` first (\`npm test\` does).`);
+  }
+}
+
+/** A port nothing listens on right now: `probot run` takes no PORT=0, so we pick one. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/**
+ * `probot run ./lib/index.js` as `npm start` runs it, in its own process group, with only the
+ * environment given (plus PATH): nothing leaks in from the test runner.
+ */
+export async function startAppProcess(env: Record<string, string>, options: { readyTimeoutMs?: number } = {}): Promise<AppProcess> {
+  requireBuiltApp();
+  const port = await freePort();
+  const child = spawn(process.execPath, [PROBOT_BIN, "run", "./lib/index.js"], {
+    cwd: PROJECT_ROOT,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOST: "127.0.0.1", PORT: String(port), LOG_FORMAT: "json", ...env },
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code, signal) => resolve(code ?? (signal ? 128 : null))));
+  let gone = false;
+  void exited.then(() => (gone = true));
+
+  // Should the test runner exit without stopping the app, the app's process group goes with it.
+  const killOnExit = () => {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  };
+  process.once("exit", killOnExit);
+
+  const url = `http://127.0.0.1:${port}`;
+  const app: AppProcess = {
+    url,
+    webhookUrl: `${url}/api/github/webhooks`,
+    pid: child.pid ?? -1,
+    output: () => output,
+    stop: async () => {
+      await stopGroup(child, exited);
+      process.removeListener("exit", killOnExit);
+    },
+  };
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 20_000);
+  while (Date.now() < deadline) {
+    if (gone) throw new Error(`the app exited before it was ready:\n${output}`);
+    const healthy = await fetch(`${url}/healthz`).then((response) => response.ok, () => false);
+    if (healthy) return app;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await app.stop();
+  throw new Error(`the app did not answer ${url}/healthz within ${options.readyTimeoutMs ?? 20_000} ms:\n${output}`);
+}
+
+async function stopGroup(child: ChildProcess, exited: Promise<number | null>): Promise<void> {
+  if (child.pid === undefined) return;
+  const signalGroup = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-(child.pid as number), signal);
+    } catch {
+      // The group is already gone.
+    }
+  };
+  if (child.exitCode !== null || child.signalCode !== null) {
+    // The app is gone; anything it left running in its group goes with it.
+    signalGroup("SIGKILL");
+    return;
+  }
+  signalGroup("SIGTERM");
+  const stopped = await Promise.race([exited.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000))]);
+  if (!stopped) {
+    signalGroup("SIGKILL");
+    await exited;
+  }
+}
