@@ -1,5 +1,4 @@
 import { findThreadState, type ThreadStateRecord } from "../github/plan-comment.js";
-import type { RepoConfig } from "../config/repo-config.js";
 import type { ThreadComment, ThreadInfo } from "./ports.js";
 
 export interface Approval {
@@ -23,7 +22,7 @@ export type ApprovalCheck =
   | { ok: false; reason: string; silent?: boolean };
 
 /** Is this approval valid for the latest plan? Every "no" says why, in words for the thread. */
-export function checkApproval(comments: ThreadComment[], info: ThreadInfo, approval: Approval, config: RepoConfig): ApprovalCheck {
+export function checkApproval(comments: ThreadComment[], info: ThreadInfo, approval: Approval): ApprovalCheck {
   const lookup = findThreadState(comments);
   const fromReview = approval.reviewCommit !== undefined;
   if (lookup.kind === "corrupt") {
@@ -56,9 +55,6 @@ export function checkApproval(comments: ThreadComment[], info: ThreadInfo, appro
       return { ok: false, reason: "This plan was superseded; comment `/plan` for a fresh one." };
     case "built":
       if (approval.steps.length === 0) return { ok: false, reason: "This plan is already built. Comment `/plan` for new work." };
-  }
-  if (config.require_other_approver && approval.approver === state.requestedBy) {
-    return { ok: false, reason: `This repository requires someone other than the plan's requester (@${state.requestedBy}) to approve it.` };
   }
   const unknown = approval.steps.filter((id) => !state.plan?.steps.some((step) => step.id === id));
   if (unknown.length > 0) return { ok: false, reason: `The plan has no step ${unknown.join(", ")}.` };

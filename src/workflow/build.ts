@@ -31,8 +31,16 @@ const VERIFY_TIMEOUT_MS = 10 * 60_000;
 /** `/build` or an approving review: build the latest plan step by step on Blueprint's branch. */
 export async function buildThread(deps: WorkflowDeps, job: JobContext, request: BuildRequest): Promise<void> {
   const { port } = job;
-  // 1. The plan, the thread, and the repository's configuration (default branch only).
-  const [comments, info, token] = await Promise.all([port.comments(), port.info(), port.gitToken()]);
+  // 1. Is the approval valid? (Checked before touching the repository: an invalid one starts nothing.)
+  const [comments, info] = await Promise.all([port.comments(), port.info()]);
+  const check = checkApproval(comments, info, { ...request.approval, resuming: request.answer !== undefined });
+  if (!check.ok) {
+    if (!check.silent) await port.postComment(check.reason);
+    return;
+  }
+
+  // 2. The repository and its configuration (default branch only).
+  const token = await port.gitToken();
   const mirror = await deps.repoCache.sync({ cloneUrl: port.repo.cloneUrl, ref: info.pullRequest ? `refs/pull/${info.number}/head` : `refs/heads/${port.repo.defaultBranch}`, token });
   const configRead = await loadRepoConfig((ref, file) => mirror.readFile(ref, file), port.repo.defaultBranch);
   if (!configRead.ok) {
@@ -40,11 +48,8 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
     return;
   }
   const config = configRead.config;
-
-  // 2. Is the approval valid?
-  const check = checkApproval(comments, info, { ...request.approval, resuming: request.answer !== undefined }, config);
-  if (!check.ok) {
-    if (!check.silent) await port.postComment(check.reason);
+  if (config.require_other_approver && request.approval.approver === check.record.state.requestedBy) {
+    await port.postComment(`This repository requires someone other than the plan's requester (@${check.record.state.requestedBy}) to approve it.`);
     return;
   }
   const planComment = check.record.comment;

@@ -221,6 +221,15 @@ describe("build mode", () => {
       expect(() => repo.head("blueprint/issue-1")).toThrow();
     });
 
+    it("the requester's own /build is refused when the repository requires another approver", async () => {
+      repo.commit({ ".github/blueprint.yml": "require_other_approver: true\n" }, "configure");
+      await start([]);
+      seedPlan();
+      await app.deliver("issue_comment", commentPayload({ body: "/build", login: "maintainer", cloneUrl: repo.url }));
+      expect(model!.requests).toHaveLength(0);
+      expect(github.botComments().at(-1)!.body).toMatch(/requires someone other than the plan's requester \(@maintainer\)/);
+    });
+
     it("a read-only reviewer's approval is refused with a reply", async () => {
       const headSha = repo.commit({ "a.txt": "a\n" }, "a", "feature");
       gitIn(repo.bare, ["update-ref", "refs/pull/1/head", headSha]);
@@ -235,7 +244,7 @@ describe("build mode", () => {
       const headSha = repo.commit({ "a.txt": "a\n" }, "a", "feature");
       await start([], { pullRequest: { headRef: "feature", headSha, baseRef: "main" } });
       await app.deliver("pull_request_review", reviewPayload({ state: "approved", commitId: headSha, login: "maintainer", cloneUrl: repo.url }));
-      expect(github.botComments()).toHaveLength(0);
+      expect(github.botComments().map((c) => c.body)).toEqual([]);
     });
 
     it("/build v1 after v2 exists is refused", async () => {
