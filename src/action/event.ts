@@ -4,7 +4,7 @@ import type { CommentIntent, ReviewIntent } from "../workflow/intake.js";
 import type { RepositoryInfo } from "../workflow/ports.js";
 
 const user = z.object({ login: z.string(), type: z.string() });
-const repository = z.object({
+const repositorySchema = z.object({
   name: z.string(),
   owner: z.object({ login: z.string() }),
   clone_url: z.string(),
@@ -16,7 +16,7 @@ const issueCommentEvent = z.object({
   action: z.string(),
   issue: z.object({ number: z.number().int() }),
   comment: z.object({ id: z.number().int(), body: z.string().nullish(), user: user.nullable() }),
-  repository,
+  repository: repositorySchema,
   sender: user,
 });
 
@@ -24,7 +24,7 @@ const reviewEvent = z.object({
   action: z.string(),
   pull_request: z.object({ number: z.number().int() }),
   review: z.object({ id: z.number().int(), state: z.string(), body: z.string().nullish(), commit_id: z.string(), user: user.nullable() }),
-  repository,
+  repository: repositorySchema,
   sender: user,
 });
 
@@ -98,7 +98,7 @@ function parse<T>(schema: z.ZodType<T>, payload: unknown, name: string): T {
   throw new EventError(`the ${name} event payload is not what GitHub sends: ${problems}`);
 }
 
-function repoInfo(repository: z.output<typeof repository>): RepositoryInfo {
+function repoInfo(repository: z.output<typeof repositorySchema>): RepositoryInfo {
   return {
     owner: repository.owner.login,
     name: repository.name,

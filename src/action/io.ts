@@ -1,3 +1,5 @@
+import { promises as fs } from "node:fs";
+import os from "node:os";
 import * as core from "@actions/core";
 import type { Logger } from "../workflow/deps.js";
 
@@ -14,7 +16,7 @@ export interface ActionIo {
 }
 
 /** The runner's workflow commands and files, through @actions/core. */
-export function coreIo(): ActionIo {
+export function coreIo(env: NodeJS.ProcessEnv = process.env): ActionIo {
   return {
     info: (message) => core.info(message),
     warning: (message) => core.warning(message),
@@ -23,8 +25,10 @@ export function coreIo(): ActionIo {
     setOutput: (name, value) => core.setOutput(name, value),
     setFailed: (message) => core.setFailed(message),
     async writeSummary(markdown) {
-      if (!process.env.GITHUB_STEP_SUMMARY) return;
-      await core.summary.addRaw(markdown, true).write();
+      // core.summary remembers the first file it wrote to for the life of the process; the step's file is in env.
+      const file = env.GITHUB_STEP_SUMMARY;
+      if (!file) return;
+      await fs.appendFile(file, `${markdown}${os.EOL}`, "utf8");
     },
   };
 }

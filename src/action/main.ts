@@ -1,6 +1,6 @@
 import { createOctokitPort, type PortOctokit } from "../github/octokit-port.js";
 import { MARKER_PREFIX } from "../github/state-marker.js";
-import { readRunOutcome, recordWrites, type RunOutcome } from "../github/run-outcome.js";
+import { readRunOutcome, recordErrors, recordWrites, type RunOutcome } from "../github/run-outcome.js";
 import { RecentKeys } from "../jobs/dedupe.js";
 import { JobQueue } from "../jobs/queue.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
@@ -17,13 +17,15 @@ export interface ActionJob {
 
 export interface ActionJobResult {
   outcome: RunOutcome;
-  /** Errors no use case turned into a comment (they fail the run). */
+  /** Errors the engine logged during the job (they fail the run). */
   jobErrors: string[];
 }
 
 /** One event, handled the way the App handles a webhook, but inline: the step ends when the job does. */
 export async function runActionJob(job: ActionJob): Promise<ActionJobResult> {
-  const { deps, event } = job;
+  const { event } = job;
+  const logged = recordErrors(job.deps.log);
+  const deps: WorkflowDeps = { ...job.deps, log: logged.log };
   // 1. The thread, through the same port the App uses.
   const thread = createOctokitPort({
     octokit: job.octokit,
@@ -34,11 +36,7 @@ export async function runActionJob(job: ActionJob): Promise<ActionJobResult> {
   const { port, writes } = recordWrites(thread);
 
   // 2. The App's intake on a queue of our own.
-  const jobErrors: string[] = [];
-  const queue = new JobQueue((error, queued) => {
-    jobErrors.push(`${queued.label}: ${error instanceof Error ? error.message : String(error)}`);
-    deps.log.error({ err: error, job: queued.label }, "job failed");
-  });
+  const queue = new JobQueue((error, queued) => deps.log.error({ err: error, job: queued.label }, "job failed"));
   const intake = new Intake(deps, queue, new RecentKeys());
 
   // 3. Hand the event over and wait for the job it started, if any.
@@ -47,5 +45,5 @@ export async function runActionJob(job: ActionJob): Promise<ActionJobResult> {
   await queue.idle();
 
   // 4. Where the thread stands now, and whether this run put it there.
-  return { outcome: await readRunOutcome(port, writes), jobErrors };
+  return { outcome: await readRunOutcome(port, writes), jobErrors: logged.errors };
 }

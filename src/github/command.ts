@@ -28,7 +28,7 @@ export function parseComment(body: string | null | undefined): ParsedComment {
   const first = lines.findIndex((line) => line.trim() !== "");
   if (first === -1) return { kind: "none" };
   const head = (lines[first] ?? "").trim();
-  const match = /^\/([A-Za-z][\w-]*)(?:\s+(.*))?$/.exec(head);
+  const match = /^\/([A-Za-z][\w-]*)(?:[ \t]+([\s\S]*))?$/.exec(head);
   if (!match) return { kind: "none" };
   const word = (match[1] ?? "").toLowerCase();
   const inline = (match[2] ?? "").trim();

@@ -17,8 +17,8 @@ export interface OctokitPortOptions {
   octokit: PortOctokit;
   repo: RepositoryInfo;
   number: number;
-  /** Comments made by this app: matched by the app id GitHub records on them, or by the bot login. */
-  isOwnComment: (comment: { user: { login: string; type: string } | null; performed_via_github_app?: { id: number } | null }) => boolean;
+  /** Comments made by this app: matched by the app id GitHub records on them, or by the bot login (and, in the Action, the state marker). */
+  isOwnComment: (comment: { user: { login: string; type: string } | null; performed_via_github_app?: { id: number } | null; body: string }) => boolean;
 }
 
 /** The ThreadPort over GitHub's REST API, for one issue or pull request. */
@@ -58,7 +58,7 @@ export function createOctokitPort(options: OctokitPortOptions): ThreadPort {
         body: comment.body ?? "",
         author: comment.user?.login ?? "ghost",
         authorIsBot: comment.user?.type === "Bot",
-        own: options.isOwnComment({ user: comment.user ?? null, performed_via_github_app: comment.performed_via_github_app ?? null }),
+        own: options.isOwnComment({ user: comment.user ?? null, performed_via_github_app: comment.performed_via_github_app ?? null, body: comment.body ?? "" }),
         createdAt: comment.created_at,
         updatedAt: comment.updated_at,
       }));

@@ -1,5 +1,6 @@
 import { findThreadState, type ThreadStateRecord } from "./plan-comment.js";
 import { readStateMarker } from "./state-marker.js";
+import type { Logger } from "../workflow/deps.js";
 import type { ThreadPort } from "../workflow/ports.js";
 
 /** What one run wrote to its thread, for the front ends that report on a single run (Action, CLI). */
@@ -70,4 +71,24 @@ export async function readRunOutcome(port: ThreadPort, writes: ThreadWrites): Pr
   const { state } = latest;
   const pullRequestUrl = state.head ? `${port.repo.htmlUrl}/pull/${port.number}` : state.pullRequest ? `${port.repo.htmlUrl}/pull/${state.pullRequest}` : null;
   return { latest, plan, changed, failed, error: failed ? state.error : null, pullRequestUrl, replies: writes.replies };
+}
+
+/**
+ * Wraps a logger so the errors of one run are kept: a job that failed in a way no use case could
+ * put in a state (it only left a short reply) must still fail the Action's step or the CLI's exit code.
+ */
+export function recordErrors(log: Logger): { log: Logger; errors: string[] } {
+  const errors: string[] = [];
+  return {
+    errors,
+    log: {
+      info: (object, message) => log.info(object, message),
+      warn: (object, message) => log.warn(object, message),
+      error(object, message) {
+        const cause = (object as { err?: unknown }).err;
+        errors.push([message, cause instanceof Error ? cause.message : undefined].filter(Boolean).join(": ") || "an error was logged");
+        log.error(object, message);
+      },
+    },
+  };
 }

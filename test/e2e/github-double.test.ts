@@ -136,3 +136,55 @@ describe("the GitHub double", () => {
     expect(comment.minimized).toBe("OUTDATED");
   });
 });
+
+describe("the GitHub double with several installations", () => {
+  let github: GitHubDouble;
+
+  beforeAll(async () => {
+    github = await startGitHubDouble({
+      files: { "README.md": "# hi\n" },
+      issues: [{ title: "Main issue" }],
+      permissions: { maintainer: "write" },
+      installations: [{ id: 7, owner: "other-org", issues: [{ title: "Other issue" }], permissions: { reader: "read" } }],
+    });
+  });
+
+  afterAll(async () => {
+    await github?.stop();
+  });
+
+  const get = (route: string, token: string) => fetch(`${github.apiUrl}${route}`, { headers: { authorization: `token ${token}` } });
+  const mint = async (id: number, key = github.privateKey!) =>
+    fetch(`${github.apiUrl}/app/installations/${id}/access_tokens`, { method: "POST", headers: { authorization: `Bearer ${appJwt(github.appId, key)}` } });
+
+  it("gives each installation its own repository, which only its tokens open (REST and git)", async () => {
+    expect(github.installationIds).toEqual([42, 7]);
+    expect((await mint(8)).status).toBe(404);
+    const minted = await mint(7);
+    expect(minted.status).toBe(201);
+    const { token } = (await minted.json()) as { token: string };
+    const main = github.issueInstallationToken();
+
+    expect(await (await get("/repos/other-org/hello-world/issues/1", token)).json()).toMatchObject({ title: "Other issue" });
+    expect((await get("/repos/octo-org/hello-world/issues/1", token)).status).toBe(404);
+    expect((await get("/repos/other-org/hello-world/issues/1", main)).status).toBe(404);
+    expect(await (await get("/repos/other-org/hello-world/collaborators/reader/permission", token)).json()).toMatchObject({ role_name: "read" });
+    expect(await (await get("/repos/other-org/hello-world/collaborators/maintainer/permission", token)).json()).toMatchObject({ role_name: "none" });
+    expect(github.requests.at(-1)).toMatchObject({ installationId: 7 });
+
+    const other = github.installation(7);
+    expect(other.cloneUrl).toBe(`${github.url}/other-org/hello-world.git`);
+    expect(other.repository.head("main")).toBe(github.repository.head("main"));
+    const { stdout } = await run("git", ["ls-remote", other.cloneUrl], { env: withToken(token) });
+    expect(stdout).toContain("refs/heads/main");
+    await expect(run("git", ["ls-remote", other.cloneUrl], { env: withToken(main) })).rejects.toThrow();
+    await expect(run("git", ["ls-remote", github.cloneUrl], { env: withToken(other.issueInstallationToken()) })).rejects.toThrow();
+  });
+
+  it("numbers comments across repositories, as GitHub's ids are global", () => {
+    const a = github.state.addUserComment(1, "maintainer", "/help");
+    const b = github.installation(7).state.addUserComment(1, "reader", "/help");
+    expect(b.id).not.toBe(a.id);
+    expect(github.installation(42)).toBe(github);
+  });
+});

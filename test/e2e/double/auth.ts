@@ -49,6 +49,23 @@ export class AppAuthority {
     return grant !== undefined && grant.expiresAt > Date.now();
   }
 
+  /** The installation a valid token was minted for; null for a missing, unknown or expired token. */
+  installationOf(token: string | undefined): number | null {
+    const grant = token ? this.tokens.get(token) : undefined;
+    return grant !== undefined && grant.expiresAt > Date.now() ? grant.installationId : null;
+  }
+
+  /** The installation behind `Authorization: token <t>` (REST, GraphQL) or `Basic base64(x-access-token:<t>)` (git). */
+  installationOfHeader(authorization: string | undefined): number | null {
+    const rest = /^(?:token|bearer)\s+(\S+)$/i.exec(authorization ?? "")?.[1];
+    if (rest) return this.installationOf(rest);
+    const encoded = /^basic\s+(\S+)$/i.exec(authorization ?? "")?.[1];
+    if (!encoded) return null;
+    const decoded = Buffer.from(encoded, "base64").toString("utf8");
+    const colon = decoded.indexOf(":");
+    return colon >= 0 && decoded.slice(0, colon) === "x-access-token" ? this.installationOf(decoded.slice(colon + 1)) : null;
+  }
+
   /** `Authorization: token <t>` (or `Bearer <t>`) on REST and GraphQL. */
   restTokenOk(authorization: string | undefined): boolean {
     return this.isValidToken(/^(?:token|bearer)\s+(\S+)$/i.exec(authorization ?? "")?.[1]);

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type http from "node:http";
 import os from "node:os";
 import path from "node:path";
@@ -55,6 +55,20 @@ export function createServedRepository(root: string, owner: string, name: string
     rmSync(seed, { recursive: true, force: true });
   }
 
+  return servedRepository(dir, owner, name, defaultBranch);
+}
+
+/** `<root>/<owner>/<name>.git` as a copy of another served repository (same commits; cheaper than creating one). */
+export function copyServedRepository(template: ServedRepository, root: string, owner: string, name: string): ServedRepository {
+  const dir = path.join(root, owner, `${name}.git`);
+  mkdirSync(path.dirname(dir), { recursive: true });
+  cpSync(template.dir, dir, { recursive: true });
+  return servedRepository(dir, owner, name, template.defaultBranch);
+}
+
+function servedRepository(dir: string, owner: string, name: string, defaultBranch: string): ServedRepository {
+  const run = (cwd: string, args: string[]) =>
+    execFileSync("git", args, { cwd, env: { PATH: process.env.PATH ?? "", HOME: os.tmpdir(), ...ISOLATED_GIT }, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
   const git = (args: string[]) => run(dir, args);
   const tryGit = (args: string[]) => {
     try {
@@ -79,8 +93,8 @@ export function createServedRepository(root: string, owner: string, name: string
 export interface GitHttpOptions {
   /** The directory holding `<owner>/<name>.git`. */
   projectRoot: string;
-  /** Whether the request's Authorization header is allowed to use the repository. */
-  authorize: (authorization: string | undefined) => boolean;
+  /** Whether the request's Authorization header is allowed to use the repository (`<owner>/<name>`). */
+  authorize: (authorization: string | undefined, repository: string) => boolean;
 }
 
 export interface GitHttpExchange {
@@ -99,7 +113,8 @@ export const GIT_PATH = /^\/[^/]+\/[^/]+\.git\/(info\/refs|git-upload-pack|git-r
 export async function serveGitRequest(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer, options: GitHttpOptions): Promise<GitHttpExchange> {
   const url = new URL(req.url ?? "/", "http://double.invalid");
   const service = url.searchParams.get("service") ?? url.pathname.split("/").at(-1) ?? "";
-  if (!options.authorize(req.headers.authorization)) {
+  const repository = /^\/([^/]+\/[^/]+)\.git\//.exec(decodeURIComponent(url.pathname))?.[1] ?? "";
+  if (!options.authorize(req.headers.authorization, repository)) {
     res.writeHead(401, { "www-authenticate": 'Basic realm="GitHub"', "content-type": "text/plain" });
     res.end("Authentication failed: an installation token is required (x-access-token).\n");
     return { service, status: 401, authorized: false };

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { AppAuthority } from "./auth.js";
-import { createServedRepository, GIT_PATH, serveGitRequest, type ServedRepository } from "./git-http.js";
+import { copyServedRepository, createServedRepository, GIT_PATH, serveGitRequest, type ServedRepository } from "./git-http.js";
 import { loadGitHubDescription } from "./openapi-check.js";
 import { findRestRoute, type DoubleContext, type RestReply } from "./rest-routes.js";
 import { RepositoryState, type IssueDraft, type RepositoryRole } from "./state.js";
@@ -30,6 +30,23 @@ export interface GitHubDoubleOptions {
   permissions?: Record<string, RepositoryRole>;
   /** Which @octokit/openapi description to check REST calls against (default: the newest GHES one). */
   description?: string;
+  /**
+   * More installations of the App, each with a repository of its own (the one above belongs to
+   * `installationId`). A token opens only its own installation's repository, as on GitHub.
+   */
+  installations?: InstallationDraft[];
+}
+
+export interface InstallationDraft {
+  id: number;
+  /** The account the App is installed on; its repository is `<owner>/<repo>`. */
+  owner: string;
+  /** Default: the main repository's name. */
+  repo?: string;
+  /** Default: a copy of the main repository (same commits). */
+  files?: Record<string, string>;
+  issues?: IssueDraft[];
+  permissions?: Record<string, RepositoryRole>;
 }
 
 export type AuthUsed = "app-jwt" | "installation-token" | "none" | "refused";
@@ -48,6 +65,8 @@ export interface RecordedRequest {
   gitService?: string;
   /** When the answer went out (ms since the epoch). */
   at?: number;
+  /** The installation whose token the call used (installation-token calls only). */
+  installationId?: number;
 }
 
 export interface ApiViolation {
@@ -85,6 +104,13 @@ export interface GitHubDouble {
   /** A valid installation token without the JWT dance (for front ends handed a token, like an Action). */
   issueInstallationToken(): string;
   issuedTokens(): string[];
+  /** Every installation id the double knows, `installationId` first. */
+  installationIds: number[];
+  /**
+   * The double as seen from one installation: its `state`, `repository`, `cloneUrl`, `htmlUrl`
+   * and `installationId` (for `issueCommentCreated` and friends); everything else is shared.
+   */
+  installation(id: number): GitHubDouble;
   stop(): Promise<void>;
 }
 
@@ -103,13 +129,42 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
 
   const root = mkdtempSync(path.join(os.tmpdir(), "github-double-"));
   const repository = createServedRepository(root, options.owner ?? "octo-org", options.repo ?? "hello-world", options.files, options.defaultBranch);
-  const state = new RepositoryState(options.permissions ?? {}, { login: `${appSlug}[bot]`, type: "Bot" });
+  // Comment and reaction ids are unique across all repositories, as on GitHub.
+  let nextId = 1000;
+  const ids = () => nextId++;
+  const bot = { login: `${appSlug}[bot]`, type: "Bot" as const };
+  const state = new RepositoryState(options.permissions ?? {}, bot, ids);
   for (const issue of options.issues ?? []) state.addIssue(issue);
 
   const requests: RecordedRequest[] = [];
   const violations: ApiViolation[] = [];
   const unimplemented: RecordedRequest[] = [];
   const context: DoubleContext = { state, repository, webUrl: "", apiUrl: "", appId, appSlug };
+
+  /** One repository per installation; `<owner>/<repo>` (lower case) → its installation and context. */
+  interface Tenant {
+    installationId: number;
+    context: DoubleContext;
+  }
+  const repoKey = (owner: string, name: string) => `${owner}/${name}`.toLowerCase();
+  const tenants = new Map<string, Tenant>([[repoKey(repository.owner, repository.name), { installationId, context }]]);
+  const byInstallation = new Map<number, Tenant>([[installationId, { installationId, context }]]);
+  for (const draft of options.installations ?? []) {
+    const name = draft.repo ?? repository.name;
+    if (byInstallation.has(draft.id)) throw new Error(`installation ${draft.id} is given twice`);
+    if (tenants.has(repoKey(draft.owner, name))) throw new Error(`repository ${draft.owner}/${name} is given twice`);
+    const served = draft.files ? createServedRepository(root, draft.owner, name, draft.files, options.defaultBranch) : copyServedRepository(repository, root, draft.owner, name);
+    const tenantState = new RepositoryState(draft.permissions ?? {}, bot, ids);
+    for (const issue of draft.issues ?? []) tenantState.addIssue(issue);
+    const tenant: Tenant = { installationId: draft.id, context: { ...context, state: tenantState, repository: served } };
+    tenants.set(repoKey(draft.owner, name), tenant);
+    byInstallation.set(draft.id, tenant);
+  }
+  /** The tenant a path below `/api/v3` (or a git path) names, if any. */
+  const tenantOf = (pathname: string): Tenant | undefined => {
+    const named = /^\/(?:repos\/)?([^/]+)\/([^/]+?)(?:\.git)?(?:\/|$)/.exec(pathname);
+    return named ? tenants.get(repoKey(decodeURIComponent(named[1] ?? ""), decodeURIComponent(named[2] ?? ""))) : undefined;
+  };
 
   const handleRest = (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer): RecordedRequest => {
     const apiPath = (req.url ?? "/").slice("/api/v3".length) || "/";
@@ -129,11 +184,14 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
       return send(res, record, { status: 401, body: { message: authorization ? "Bad credentials" : "Requires authentication" } });
     }
     record.auth = appRoute ? "app-jwt" : "installation-token";
+    const caller = appRoute ? null : authority.installationOfHeader(authorization);
+    if (caller !== null) record.installationId = caller;
 
     const tokenGrant = /^\/app\/installations\/(\d+)\/access_tokens$/.exec(url.pathname);
     if (tokenGrant && method === "POST") {
-      if (Number(tokenGrant[1]) !== installationId) return send(res, record, { status: 404, body: { message: "Not Found" } });
-      const { token, expiresAt } = authority.issue(installationId);
+      const granted = Number(tokenGrant[1]);
+      if (!byInstallation.has(granted)) return send(res, record, { status: 404, body: { message: "Not Found" } });
+      const { token, expiresAt } = authority.issue(granted);
       const permissions = options.installationPermissions ?? { contents: "write", issues: "write", pull_requests: "write", metadata: "read" };
       return send(res, record, { status: 201, body: { token, expires_at: expiresAt, permissions, repository_selection: "selected" } });
     }
@@ -141,6 +199,9 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
       unimplemented.push(record);
       return send(res, record, { status: 404, body: { message: "Not Found (the GitHub double does not serve this operation)" } });
     }
+    // A repository of another installation is invisible to this token, as on GitHub.
+    const tenant = url.pathname.startsWith("/repos/") ? tenantOf(url.pathname) : undefined;
+    if (tenant && tenant.installationId !== caller) return send(res, record, { status: 404, body: { message: "Not Found" } });
     let parsed: Record<string, unknown> = {};
     if (raw.trim()) {
       try {
@@ -149,7 +210,7 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
         return send(res, record, { status: 400, body: { message: "Problems parsing JSON" } });
       }
     }
-    return send(res, record, found.route.handle(context, { params: found.params, query: url.searchParams, body: parsed, pathname: url.pathname }));
+    return send(res, record, found.route.handle(tenant?.context ?? context, { params: found.params, query: url.searchParams, body: parsed, pathname: url.pathname }));
   };
 
   const handleGraphql = (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer): RecordedRequest => {
@@ -160,13 +221,16 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
       return send(res, record, { status: 401, body: { message: "Bad credentials" } });
     }
     record.auth = "installation-token";
+    const caller = authority.installationOfHeader(req.headers.authorization);
+    if (caller !== null) record.installationId = caller;
     const request = safeJson(raw) as { query?: string; variables?: Record<string, unknown> } | null;
     const id = request?.variables?.id;
     if (req.method !== "POST" || !request?.query || !/\bminimizeComment\s*\(/.test(request.query)) {
       violations.push({ method: record.method, path: record.path, problems: [`a GraphQL operation the double does not know: ${request?.query?.slice(0, 120) ?? raw.slice(0, 120)}`] });
       return send(res, record, { status: 200, body: { errors: [{ message: "The GitHub double only knows the minimizeComment mutation" }] } });
     }
-    const comment = state.comments.find((candidate) => candidate.nodeId === id);
+    // Node ids are global; a comment in another installation's repository does not resolve.
+    const comment = byInstallation.get(caller ?? -1)?.context.state.comments.find((candidate) => candidate.nodeId === id);
     if (!comment) return send(res, record, { status: 200, body: { data: { minimizeComment: null }, errors: [{ type: "NOT_FOUND", message: `Could not resolve to a node with the global id of '${String(id)}'` }] } });
     comment.minimized = /classifier:\s*(\w+)/.exec(request.query)?.[1] ?? "OUTDATED";
     return send(res, record, { status: 200, body: { data: { minimizeComment: { minimizedComment: { isMinimized: true } } } } });
@@ -180,8 +244,23 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
       const pathname = new URL(req.url ?? "/", "http://double.invalid").pathname;
       const handled: Promise<RecordedRequest> = (async () => {
         if (GIT_PATH.test(pathname)) {
-          const exchange = await serveGitRequest(req, res, body, { projectRoot: root, authorize: (header) => authority.gitTokenOk(header) });
-          return { kind: "git", method: req.method ?? "GET", path: req.url ?? "/", body: "", auth: exchange.authorized ? "installation-token" : req.headers.authorization ? "refused" : "none", status: exchange.status, gitService: exchange.service };
+          const authorize = (header: string | undefined, served: string) => {
+            if (!authority.gitTokenOk(header)) return false;
+            const tenant = tenants.get(served.toLowerCase());
+            return !tenant || tenant.installationId === authority.installationOfHeader(header);
+          };
+          const exchange = await serveGitRequest(req, res, body, { projectRoot: root, authorize });
+          const caller = exchange.authorized ? authority.installationOfHeader(req.headers.authorization) : null;
+          return {
+            kind: "git",
+            method: req.method ?? "GET",
+            path: req.url ?? "/",
+            body: "",
+            auth: exchange.authorized ? "installation-token" : req.headers.authorization ? "refused" : "none",
+            status: exchange.status,
+            gitService: exchange.service,
+            ...(caller !== null ? { installationId: caller } : {}),
+          };
         }
         if (pathname === "/api/graphql") return handleGraphql(req, res, body);
         if (pathname.startsWith("/api/v3/")) return handleRest(req, res, body);
@@ -204,8 +283,9 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
   const url = `http://127.0.0.1:${port}`;
   context.webUrl = url;
   context.apiUrl = `${url}/api/v3`;
+  for (const tenant of tenants.values()) Object.assign(tenant.context, { webUrl: context.webUrl, apiUrl: context.apiUrl });
 
-  return {
+  const double: GitHubDouble = {
     url,
     apiUrl: context.apiUrl,
     host: `127.0.0.1:${port}`,
@@ -224,6 +304,22 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
     unimplemented,
     issueInstallationToken: () => authority.issue(installationId).token,
     issuedTokens: () => authority.issuedTokens(),
+    installationIds: [...byInstallation.keys()],
+    installation: (id) => {
+      const tenant = byInstallation.get(id);
+      if (!tenant) throw new Error(`the double has no installation ${id}`);
+      if (id === installationId) return double;
+      const { state: tenantState, repository: served } = tenant.context;
+      return {
+        ...double,
+        installationId: id,
+        state: tenantState,
+        repository: served,
+        cloneUrl: `${url}/${served.owner}/${served.name}.git`,
+        htmlUrl: `${url}/${served.owner}/${served.name}`,
+        issueInstallationToken: () => authority.issue(id).token,
+      };
+    },
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -233,6 +329,7 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
         });
       }),
   };
+  return double;
 }
 
 function send(res: http.ServerResponse, record: RecordedRequest, reply: RestReply): RecordedRequest {

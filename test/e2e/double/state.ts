@@ -77,15 +77,21 @@ export class RepositoryState {
   readonly reactions: ReactionRecord[] = [];
   readonly pulls: PullRecord[] = [];
   readonly reviewComments: ReviewCommentRecord[] = [];
-  private nextId = 1000;
   private nextNumber = 1;
+  /** Comment and reaction ids: GitHub's are unique across repositories, so repositories of one double share this. */
+  private readonly allocateId: () => number;
 
   constructor(
     /** login → role; logins not listed are not collaborators (`none`). */
     readonly permissions: Record<string, RepositoryRole>,
     /** The app's own account, `<slug>[bot]`. */
     readonly bot: Account,
-  ) {}
+    /** Where ids come from (default: a counter of this repository's own, from 1000). */
+    ids?: () => number,
+  ) {
+    let nextId = 1000;
+    this.allocateId = ids ?? (() => nextId++);
+  }
 
   addIssue(draft: IssueDraft, isPullRequest = false): IssueRecord {
     const now = new Date().toISOString();
@@ -110,7 +116,7 @@ export class RepositoryState {
 
   addComment(issueNumber: number, user: Account, body: string, viaApp: boolean): CommentRecord {
     if (!this.issues.has(issueNumber)) throw new Error(`the double has no issue #${issueNumber}`);
-    const id = this.nextId++;
+    const id = this.allocateId();
     const now = new Date().toISOString();
     const comment: CommentRecord = { id, nodeId: `IC_kwDO${id}`, issueNumber, body, user, viaApp, createdAt: now, updatedAt: now, history: [body], minimized: null };
     this.comments.push(comment);
@@ -120,7 +126,7 @@ export class RepositoryState {
   addReaction(commentId: number, content: string, user: Account): { reaction: ReactionRecord; created: boolean } {
     const existing = this.reactions.find((r) => r.commentId === commentId && r.content === content && r.user.login === user.login);
     if (existing) return { reaction: existing, created: false };
-    const reaction = { id: this.nextId++, commentId, content, user };
+    const reaction = { id: this.allocateId(), commentId, content, user };
     this.reactions.push(reaction);
     return { reaction, created: true };
   }

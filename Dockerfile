@@ -1,0 +1,43 @@
+# syntax=docker/dockerfile:1
+# Blueprint as a GitHub App server (Probot). Build: docker build -t blueprint .
+# Run:   docker run --init --env-file .env -p 3000:3000 blueprint
+
+# --- build: compile TypeScript to lib/ ---------------------------------------
+FROM node:24-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY tsconfig.json ./
+COPY src ./src
+RUN npm run build
+
+# --- runtime: production dependencies, lib/, git -----------------------------
+FROM node:24-slim AS runtime
+# git clones and pushes the repositories; bubblewrap sandboxes the agent's commands
+# where the container may create namespaces (otherwise Blueprint falls back and logs it).
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends git ca-certificates bubblewrap \
+    && rm -rf /var/lib/apt/lists/*
+
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=3000 \
+    BLUEPRINT_WORKDIR=/var/lib/blueprint
+
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev && npm cache clean --force
+COPY --from=build /app/lib ./lib
+COPY app.yml ./
+
+# The image's `node` user (uid 1000) owns only the workspace directory.
+RUN mkdir -p /var/lib/blueprint && chown node:node /var/lib/blueprint
+USER node
+VOLUME ["/var/lib/blueprint"]
+
+EXPOSE 3000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+    CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT || 3000}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+
+# Not `npm start`: that recompiles first, and the runtime image has no TypeScript.
+CMD ["node", "node_modules/probot/bin/probot.js", "run", "./lib/index.js"]

@@ -1,0 +1,75 @@
+// `npm run bench [name…]`: runs each bench below in turn (or only the named ones).
+// A bench is a module here exporting `async function run()` that prints its own results;
+// add one by adding a line to BENCHES. Benches measure, they do not assert: they are not tests.
+// A TypeScript bench (`file` ending in .ts) runs in a child process under `node --import tsx`,
+// in its own process group, killed with everything it started if it outlives `hardLimitS`.
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const BENCHES = [
+  { name: "workspace", title: "Time to a ready workspace: full clone, blobless clone, cached mirror" },
+  {
+    name: "load",
+    file: "load.ts",
+    hardLimitS: 360,
+    title: "1000 signed webhooks at concurrency 100 over 100 installations, against the running app and a local GitHub",
+  },
+];
+
+const only = process.argv.slice(2);
+const unknown = only.filter((name) => !BENCHES.some((bench) => bench.name === name));
+if (unknown.length > 0) {
+  console.error(`unknown bench: ${unknown.join(", ")} (known: ${BENCHES.map((bench) => bench.name).join(", ")})`);
+  process.exit(2);
+}
+
+for (const bench of BENCHES.filter((b) => only.length === 0 || only.includes(b.name))) {
+  console.log(`\n== ${bench.name}: ${bench.title}\n`);
+  try {
+    const file = bench.file ?? `${bench.name}.mjs`;
+    if (file.endsWith(".ts")) {
+      await runTypeScript(new URL(`./${file}`, import.meta.url), bench.hardLimitS ?? 600);
+    } else {
+      const { run } = await import(`./${file}`);
+      await run();
+    }
+  } catch (error) {
+    // One broken bench should not hide the others' numbers.
+    console.error(`bench ${bench.name} failed:`, error);
+    process.exitCode = 1;
+  }
+}
+
+/** `node --import tsx`, importing the module and awaiting its `run()`; the whole group is killed at the hard limit. */
+function runTypeScript(url, hardLimitS) {
+  const script = `import(${JSON.stringify(url.href)}).then((m) => m.run()).then(() => process.exit(0), (error) => { console.error(error); process.exit(1); });`;
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+    cwd: fileURLToPath(new URL("..", import.meta.url)),
+    stdio: "inherit",
+    detached: true,
+  });
+  const signalGroup = (signal) => {
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      // Already gone.
+    }
+  };
+  // SIGTERM first: the bench stops what it started in other process groups (the app), then exits.
+  const killGroup = () => signalGroup("SIGTERM");
+  process.once("exit", killGroup);
+  const timer = setTimeout(() => {
+    console.error(`bench ${url.pathname} outlived its hard limit of ${hardLimitS} s: stopping it`);
+    signalGroup("SIGTERM");
+    setTimeout(() => signalGroup("SIGKILL"), 10_000).unref();
+  }, hardLimitS * 1000);
+  return new Promise((resolve, reject) => {
+    child.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      signalGroup("SIGKILL"); // anything it left behind in its group
+      process.removeListener("exit", killGroup);
+      if (code === 0) resolve();
+      else reject(new Error(`exited with ${code ?? signal}`));
+    });
+  });
+}

@@ -1,0 +1,100 @@
+import { promises as fs } from "node:fs";
+import { pathToFileURL } from "node:url";
+import { findThreadState, type ThreadStateLookup } from "../github/plan-comment.js";
+import type { PullRequestDraft, RepositoryInfo, ThreadComment, ThreadPort } from "../workflow/ports.js";
+import type { Checkout } from "./checkout.js";
+import type { StoredComment, StoredThread, ThreadStore } from "./thread-store.js";
+
+export interface LocalWrite {
+  kind: "posted" | "updated";
+  comment: StoredComment;
+}
+
+export interface LocalThread {
+  port: ThreadPort;
+  /** Adds a comment by the person at the terminal (a command, an answer) and returns its id. */
+  addUserComment(body: string, author: string): Promise<number>;
+  /** Where the pull-request text of the last build was written. */
+  pullRequestFile: string;
+}
+
+/**
+ * A ThreadPort over a local thread file: the comments live in .git/blueprint, the "remote" is the
+ * checkout itself (file://), the user at the terminal is admin, and a pull request is just its branch.
+ */
+export function createLocalThread(checkout: Checkout, store: ThreadStore, thread: StoredThread, onWrite: (write: LocalWrite) => void = () => {}): LocalThread {
+  const threadFile = store.fileOf(thread.number);
+  const pullRequestFile = threadFile.replace(/\.json$/, "-pull-request.md");
+  const repo: RepositoryInfo = {
+    owner: "local",
+    name: checkout.root.split(/[\\/]/).at(-1) || "repository",
+    cloneUrl: checkout.cloneUrl,
+    defaultBranch: thread.baseBranch,
+    htmlUrl: checkout.cloneUrl,
+  };
+  const url = (id: number) => `${pathToFileURL(threadFile).href}#comment-${id}`;
+  const add = async (body: string, author: string, own: boolean): Promise<StoredComment> => {
+    const now = new Date().toISOString();
+    const comment: StoredComment = { id: thread.nextId++, body, author, own, createdAt: now, updatedAt: now };
+    thread.comments.push(comment);
+    await store.save(thread);
+    return comment;
+  };
+  const toThreadComment = (comment: StoredComment): ThreadComment => asThreadComment(comment, url(comment.id));
+
+  const port: ThreadPort = {
+    repo,
+    number: thread.number,
+    async info() {
+      return {
+        kind: "issue",
+        number: thread.number,
+        title: thread.title,
+        body: `Requested by ${thread.requestedBy} with the Blueprint CLI, on branch \`${thread.baseBranch}\` of a local checkout.`,
+        author: thread.requestedBy,
+      };
+    },
+    async comments() {
+      return thread.comments.map(toThreadComment);
+    },
+    async postComment(body) {
+      const comment = await add(body, "blueprint", true);
+      onWrite({ kind: "posted", comment });
+      return { id: comment.id, url: url(comment.id) };
+    },
+    async updateComment(id, body) {
+      const comment = thread.comments.find((c) => c.id === id);
+      if (!comment) throw new Error(`the thread has no comment ${id}`);
+      comment.body = body;
+      comment.updatedAt = new Date().toISOString();
+      await store.save(thread);
+      onWrite({ kind: "updated", comment });
+    },
+    reactToComment: async () => {},
+    permission: async () => "admin",
+    gitToken: async () => null,
+    commitUrl: (sha) => `${checkout.cloneUrl}#commit-${sha}`,
+    async upsertPullRequest(draft: PullRequestDraft) {
+      // No pull requests locally: the branch is the result; its description is kept for `gh pr create --body-file`.
+      await fs.writeFile(pullRequestFile, `${draft.title}\n\n${draft.body}\n`, "utf8");
+      return { number: 0, url: `branch ${draft.head}`, created: true };
+    },
+    canWriteWorkflows: async () => true,
+    reviewComments: async () => [],
+    minimizeComment: async () => {},
+  };
+  return {
+    port,
+    pullRequestFile,
+    addUserComment: async (body, author) => (await add(body, author, false)).id,
+  };
+}
+
+/** Where a stored thread stands, read the way the App reads a GitHub thread. */
+export function storedThreadState(thread: StoredThread, urlOf: (id: number) => string = () => ""): ThreadStateLookup {
+  return findThreadState(thread.comments.map((comment) => asThreadComment(comment, urlOf(comment.id))));
+}
+
+function asThreadComment(comment: StoredComment, url: string): ThreadComment {
+  return { ...comment, url, authorIsBot: comment.own };
+}

@@ -1,0 +1,148 @@
+import os from "node:os";
+import { ConfigError, loadEnv } from "../config/env.js";
+import { createWorkflowDeps } from "../workflow/create-deps.js";
+import type { Logger } from "../workflow/deps.js";
+import { parseCliArgs, UsageError, USAGE, type CliArgs, type CliCommand } from "./args.js";
+import { CliError, findCheckout, type Checkout } from "./checkout.js";
+import { createLocalThread, storedThreadState } from "./local-port.js";
+import { progressPrinter } from "./progress.js";
+import { printOutcome, printStatus } from "./report.js";
+import { runComment } from "./session.js";
+import { ThreadStore, type StoredThread } from "./thread-store.js";
+
+export interface CliContext {
+  argv: string[];
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  stdout(text: string): void;
+  stderr(text: string): void;
+  /** Registers what Ctrl-C does while a job runs. */
+  onInterrupt(stop: () => void): void;
+}
+
+export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
+
+/** The CLI from arguments to exit status. */
+export async function runCli(cli: CliContext): Promise<number> {
+  // 1. What was asked.
+  let args: CliArgs;
+  try {
+    args = parseCliArgs(cli.argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    cli.stderr(`blueprint: ${error.message}\nRun \`blueprint --help\` for usage.`);
+    return EXIT.usage;
+  }
+  if (args.command.name === "help") {
+    cli.stdout(USAGE);
+    return EXIT.ok;
+  }
+
+  try {
+    // 2. The checkout, and one command at a time on it.
+    const checkout = await findCheckout(cli.cwd);
+    const store = new ThreadStore(checkout.gitDir);
+    const unlock = await store.lock();
+    try {
+      return await runCommand(cli, args, args.command, checkout, store);
+    } finally {
+      await unlock();
+    }
+  } catch (error) {
+    if (error instanceof CliError || error instanceof ConfigError) {
+      cli.stderr(`blueprint: ${error.message}`);
+      return EXIT.failed;
+    }
+    throw error;
+  }
+}
+
+async function runCommand(cli: CliContext, args: CliArgs, command: Exclude<CliCommand, { name: "help" }>, checkout: Checkout, store: ThreadStore): Promise<number> {
+  // 3. The thread the command belongs to.
+  const current = await store.current();
+  if (command.name === "status") {
+    printStatus(cli.stdout, current, store, args.markdown);
+    return EXIT.ok;
+  }
+  const thread = command.name === "plan" ? await threadForPlan(cli, store, current, checkout, command) : current;
+  if (!thread) throw new CliError('there is no plan yet. Run `blueprint plan "what you want done"` first.');
+  if (checkout.dirty) cli.stderr(`note: uncommitted changes are not seen; Blueprint works on the committed state of \`${thread.baseBranch}\`.`);
+
+  // 4. The engine, configured like the App's, with the model from flags or the environment.
+  const engineEnv = loadEnv({
+    BLUEPRINT_PROGRESS_INTERVAL_MS: "0",
+    ...cli.env,
+    ...(args.model.baseUrl ? { OPENAI_BASE_URL: args.model.baseUrl } : {}),
+    ...(args.model.apiKey ? { OPENAI_API_KEY: args.model.apiKey } : {}),
+    ...(args.model.model ? { BLUEPRINT_MODEL: args.model.model } : {}),
+  });
+  if (command.name !== "cancel" && !engineEnv.OPENAI_API_KEY && !engineEnv.OPENAI_BASE_URL) {
+    throw new CliError("no model endpoint: set OPENAI_API_KEY (or --api-key), or --base-url / OPENAI_BASE_URL for a local OpenAI-compatible server.");
+  }
+  const deps = createWorkflowDeps(engineEnv, cliLogger(cli.stderr, args.verbose));
+
+  // 5. The command as a comment on the thread; progress as it goes.
+  const local = createLocalThread(checkout, store, thread, progressPrinter(cli.stderr));
+  let interrupted = false;
+  const { outcome, jobErrors } = await runComment(deps, local, { body: commentFor(command), actor: thread.requestedBy }, (stop) =>
+    cli.onInterrupt(() => {
+      interrupted = true;
+      cli.stderr("Stopping at the next safe point… (Ctrl-C again quits at once)");
+      stop();
+    }),
+  );
+
+  // 6. The result, and an exit status a script can rely on.
+  printOutcome(cli.stdout, outcome, { markdown: args.markdown, pullRequestFile: local.pullRequestFile });
+  for (const error of jobErrors) cli.stderr(`blueprint: ${error}`);
+  if (interrupted) return EXIT.interrupted;
+  if (!outcome.changed && outcome.replies.length === 0) cli.stderr("blueprint: nothing happened: Blueprint was not waiting for that on this plan.");
+  const status = outcome.latest?.state.status;
+  const stopped = status === "failed" || (status === "cancelled" && command.name !== "cancel");
+  return outcome.changed && !stopped && jobErrors.length === 0 ? EXIT.ok : EXIT.failed;
+}
+
+/** `plan` revises the current thread, or starts a new one when there is none, it is built, or `--new` says so. */
+async function threadForPlan(cli: CliContext, store: ThreadStore, current: StoredThread | null, checkout: Checkout, command: { instructions: string; newThread: boolean }): Promise<StoredThread> {
+  const lookup = current ? storedThreadState(current) : null;
+  const built = lookup?.kind === "found" && lookup.latest.state.status === "built";
+  if (current && !command.newThread && !built) {
+    if (checkout.branch && checkout.branch !== current.baseBranch) cli.stderr(`note: this plan is for branch \`${current.baseBranch}\`, where it was started; \`blueprint plan --new\` starts one on \`${checkout.branch}\`.`);
+    return current;
+  }
+  if (!checkout.branch) throw new CliError("HEAD is detached. Check out the branch the work should start from, then run `blueprint plan` again.");
+  const title = command.instructions.split("\n")[0]?.trim().slice(0, 120) || `Work on ${checkout.branch}`;
+  return store.create(title, checkout.branch, localUser());
+}
+
+function commentFor(command: Exclude<CliCommand, { name: "help" | "status" }>): string {
+  switch (command.name) {
+    case "plan":
+      return `/plan ${command.instructions}`.trim();
+    case "build":
+      return ["/build", ...command.args].join(" ");
+    case "revise":
+      return `/revise ${command.feedback}`;
+    case "answer":
+      return command.text;
+    case "cancel":
+      return "/cancel";
+  }
+}
+
+function localUser(): string {
+  try {
+    return os.userInfo().username || "you";
+  } catch {
+    return "you";
+  }
+}
+
+function cliLogger(write: (text: string) => void, verbose: boolean): Logger {
+  const line = (level: string) => (object: object, message?: string) => {
+    if (!verbose) return;
+    const cause = (object as { err?: unknown }).err;
+    write(`[${level}] ${message ?? ""}${cause instanceof Error ? `: ${cause.message}` : ""}`);
+  };
+  return { info: line("info"), warn: line("warn"), error: line("error") };
+}

@@ -1,0 +1,55 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { z } from "zod";
+
+const text = readFileSync("docs/workflow-example.yml", "utf8");
+const workflowSchema = z.object({
+  on: z.object({
+    issue_comment: z.object({ types: z.array(z.string()) }),
+    pull_request_review: z.object({ types: z.array(z.string()) }),
+  }),
+  permissions: z.record(z.string(), z.string()),
+  jobs: z.record(
+    z.string(),
+    z.object({
+      if: z.string(),
+      "runs-on": z.string(),
+      concurrency: z.object({ group: z.string(), "cancel-in-progress": z.boolean() }),
+      steps: z.array(z.object({ uses: z.string(), with: z.record(z.string(), z.string()) })),
+    }),
+  ),
+});
+const workflow = workflowSchema.parse(parse(text));
+const job = Object.values(workflow.jobs)[0];
+const inputs = Object.keys((parse(readFileSync("action.yml", "utf8")) as { inputs: Record<string, unknown> }).inputs);
+
+describe("the example workflow (docs/workflow-example.yml)", () => {
+  it("runs on new comments and submitted reviews", () => {
+    expect(workflow.on.issue_comment.types).toEqual(["created"]);
+    expect(workflow.on.pull_request_review.types).toEqual(["submitted"]);
+  });
+
+  it("grants what Blueprint needs: push, comment, open pull requests", () => {
+    expect(workflow.permissions).toEqual({ contents: "write", issues: "write", "pull-requests": "write" });
+  });
+
+  it("skips bots and runs one job at a time per issue or pull request, never cancelling a build", () => {
+    expect(Object.keys(workflow.jobs)).toHaveLength(1);
+    expect(job?.if).toBe("github.event.sender.type != 'Bot'");
+    expect(job?.concurrency.group).toContain("github.event.issue.number");
+    expect(job?.concurrency.group).toContain("github.event.pull_request.number");
+    expect(job?.concurrency["cancel-in-progress"]).toBe(false);
+  });
+
+  it("uses the Action with the model key from a secret, and only inputs action.yml declares", () => {
+    const step = job?.steps[0];
+    expect(step?.uses).toMatch(/^<owner>\/blueprint@v1$/);
+    expect(step?.with["openai-api-key"]).toBe("${{ secrets.OPENAI_API_KEY }}");
+    for (const name of Object.keys(step?.with ?? {})) expect(inputs).toContain(name);
+  });
+
+  it("appears verbatim in the README", () => {
+    expect(readFileSync("README.md", "utf8")).toContain(text.trim());
+  });
+});

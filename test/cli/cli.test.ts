@@ -1,0 +1,188 @@
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { readStateMarker } from "../../src/github/state-marker.js";
+import { createBareRepo, gitIn, tempDir, type BareRepo } from "../helpers/git-repo.js";
+import { samplePlan, startModelServer, type ModelServer, type Script } from "../helpers/model-server.js";
+import { assertCliBuilt, blueprint, readThread, startBlueprint } from "./support.js";
+
+const FILES = { "README.md": "# Hello\n", "src/client.js": "export async function get(url) {\n  return fetch(url);\n}\n" };
+const write = (path: string, content: string) => ({ toolCalls: [{ name: "write_file", arguments: { path, content } }] });
+const complete = (id: string) => ({ toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary: `did ${id}` } }] });
+const submit = (overrides: Record<string, unknown> = {}) => ({ toolCalls: [{ name: "submit_plan", arguments: samplePlan(overrides) }] });
+
+describe("the blueprint CLI", () => {
+  let repo: BareRepo;
+  /** A working checkout on `main` (the test repository's seed clone). */
+  let checkout: string;
+  let model: ModelServer | null = null;
+
+  beforeAll(() => assertCliBuilt());
+
+  beforeEach(() => {
+    repo = createBareRepo(FILES);
+    checkout = repo.seed;
+  });
+
+  afterEach(async () => {
+    await model?.close();
+    model = null;
+  });
+
+  async function withModel(script: Script) {
+    model = await startModelServer(script);
+    const env = { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: "sk-cli-test-key-000000000000000000000" };
+    return (args: string[]) => blueprint(args, { cwd: checkout, env });
+  }
+
+  it("prints its usage with --help, and exits 2 on a usage mistake", async () => {
+    const help = await blueprint(["--help"], { cwd: checkout });
+    expect(help.code).toBe(0);
+    for (const command of ["blueprint plan", "blueprint build", "blueprint revise", "blueprint status", "--base-url", "OPENAI_API_KEY", "BLUEPRINT_MODEL"]) {
+      expect(help.stdout).toContain(command);
+    }
+    const wrong = await blueprint(["revise"], { cwd: checkout });
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toMatch(/`blueprint revise` needs feedback/);
+    expect((await blueprint(["plan", "--frobnicate"], { cwd: checkout })).code).toBe(2);
+  });
+
+  it("plans on the committed code, prints the plan and keeps its state in .git/blueprint", async () => {
+    const cli = await withModel([{ toolCalls: [{ name: "read_file", arguments: { path: "src/client.js" } }] }, submit()]);
+    const result = await cli(["plan", "add retry to the HTTP client"]);
+
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("Plan v1: Add retry to the HTTP client");
+    expect(result.stdout).toContain("[ ] S1  Add a retry helper");
+    expect(result.stdout).toContain("files: src/client.js");
+    expect(result.stdout).toContain("Next: blueprint build");
+    expect(result.stdout).not.toContain("<!--");
+    expect(result.stderr).toContain("Planning…");
+    // The model read the real file and got the instructions.
+    expect(JSON.stringify(model?.requests[0]?.messages)).toContain("add retry to the HTTP client");
+    expect(JSON.stringify(model?.requests[1]?.messages)).toContain("return fetch(url);");
+
+    const own = readThread(checkout).comments.filter((comment) => comment.own);
+    expect(own).toHaveLength(1);
+    const marker = readStateMarker(own[0]?.body ?? "");
+    expect(marker.kind === "ok" && marker.state.status).toBe("pending");
+    expect(marker.kind === "ok" && marker.state.base).toEqual({ branch: "main", sha: gitIn(checkout, ["rev-parse", "HEAD"]).trim() });
+    expect(gitIn(checkout, ["status", "--porcelain"])).toBe("");
+
+    const status = await cli(["status"]);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain("Plan v1: Add retry to the HTTP client");
+    expect(status.stdout).toContain("ready for review");
+  });
+
+  it("prints the App's markdown with --markdown", async () => {
+    const cli = await withModel([submit()]);
+    const result = await cli(["plan", "--markdown", "add retry"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^## 📋 Plan v1: Add retry to the HTTP client/);
+    expect(result.stdout).toContain("- [ ] **S1** Add a retry helper");
+    expect(result.stdout).toContain("<!-- blueprint:state");
+  });
+
+  it("builds the plan on blueprint/issue-1 in the local repository, one commit per step, and leaves the checkout alone", async () => {
+    const cli = await withModel([
+      submit(),
+      write("src/retry.js", "export const retry = (fn) => fn();\n"),
+      complete("S1"),
+      write("src/client.js", "import { retry } from './retry.js';\n"),
+      complete("S2"),
+    ]);
+    expect((await cli(["plan", "add retry"])).code).toBe(0);
+    const result = await cli(["build"]);
+
+    expect(result.code).toBe(0);
+    expect(gitIn(checkout, ["log", "--format=%s", "main..blueprint/issue-1"]).trim().split("\n")).toEqual(["S2: Use the helper in the client", "S1: Add a retry helper"]);
+    expect(gitIn(checkout, ["show", "blueprint/issue-1:src/retry.js"])).toBe("export const retry = (fn) => fn();\n");
+    expect(gitIn(checkout, ["symbolic-ref", "--short", "HEAD"]).trim()).toBe("main");
+    expect(gitIn(checkout, ["status", "--porcelain"])).toBe("");
+    // Progress as it goes, the result at the end.
+    expect(result.stderr).toMatch(/⏳ S1 Add a retry helper…[\s\S]*✓ S1 Add a retry helper \([0-9a-f]{7}\)[\s\S]*✓ S2/);
+    expect(result.stdout).toContain("Status: built on branch blueprint/issue-1");
+    expect(result.stdout).toMatch(/\[x\] S2 {2}Use the helper in the client/);
+    expect(result.stdout).toContain("git log --oneline main..blueprint/issue-1");
+
+    const again = await cli(["build"]);
+    expect(again.code).toBe(1);
+    expect(again.stdout).toContain("This plan is already built. Run `blueprint plan` for new work.");
+  });
+
+  it("revises the plan into v2", async () => {
+    const cli = await withModel([submit(), submit({ title: "Add retry with jitter" })]);
+    expect((await cli(["plan", "add retry"])).code).toBe(0);
+    const result = await cli(["revise", "add jitter to the backoff"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("Plan v2: Add retry with jitter");
+    expect(JSON.stringify(model?.requests[1]?.messages)).toContain("add jitter to the backoff");
+  });
+
+  it("asks a question, resumes with the answer, and can withdraw a question", async () => {
+    const ask = { toolCalls: [{ name: "ask_user", arguments: { question: "Which HTTP client should retry?" } }] };
+    const cli = await withModel([ask, submit(), ask]);
+    const asked = await cli(["plan", "add retry"]);
+    expect(asked.code).toBe(0);
+    expect(asked.stdout).toContain("Which HTTP client should retry?");
+    expect(asked.stdout).toContain('blueprint answer "your answer"');
+
+    const answered = await cli(["answer", "the fetch wrapper in src/client.js"]);
+    expect(answered.code).toBe(0);
+    expect(answered.stdout).toContain("Plan v1: Add retry to the HTTP client");
+    expect(JSON.stringify(model?.requests[1]?.messages)).toContain("the fetch wrapper in src/client.js");
+
+    expect((await cli(["plan", "--new", "something else"])).stdout).toContain("Which HTTP client should retry?");
+    const cancelled = await blueprint(["cancel"], { cwd: checkout });
+    expect(cancelled.code).toBe(0);
+    expect(cancelled.stdout).toContain("Withdrew Blueprint's question. Run `blueprint plan` to start again.");
+    expect((await blueprint(["cancel"], { cwd: checkout })).code).toBe(1);
+  });
+
+  it("fails with exit 1 and says why: model down, nothing to revise, no plan, not a checkout, no model configured", async () => {
+    const cli = await withModel([{ status: 500 }]);
+    const down = await cli(["plan", "add retry"]);
+    expect(down.code).toBe(1);
+    expect(down.stdout).toContain("Planning failed");
+    expect(down.stdout).toMatch(/answered HTTP 500/);
+    expect(down.stdout).toContain("run `blueprint plan` again");
+
+    const revise = await cli(["revise", "smaller please"]);
+    expect(revise.code).toBe(1);
+    expect(revise.stdout).toContain("There is no plan to revise yet. Run `blueprint plan` first.");
+
+    const fresh = createBareRepo(FILES);
+    const noPlan = await blueprint(["build"], { cwd: fresh.seed, env: { OPENAI_API_KEY: "sk-unused-key-0000000000000000000000" } });
+    expect(noPlan.code).toBe(1);
+    expect(noPlan.stderr).toContain("there is no plan yet");
+
+    const notCheckout = await blueprint(["plan", "x"], { cwd: tempDir() });
+    expect(notCheckout.code).toBe(1);
+    expect(notCheckout.stderr).toContain("is not inside a git checkout");
+
+    const noModel = await blueprint(["plan", "x"], { cwd: fresh.seed });
+    expect(noModel.code).toBe(1);
+    expect(noModel.stderr).toContain("no model endpoint");
+  });
+
+  it("refuses to plan on a detached HEAD", async () => {
+    gitIn(checkout, ["checkout", "-q", "--detach"]);
+    const result = await blueprint(["plan", "x"], { cwd: checkout, env: { OPENAI_API_KEY: "sk-unused-key-0000000000000000000000" } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("HEAD is detached");
+  });
+
+  it("stops at a safe point on Ctrl-C and exits 130", async () => {
+    model = await startModelServer([{ hang: true }]);
+    const running = startBlueprint(["plan", "add retry"], { cwd: checkout, env: { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: "sk-cli-test-key-000000000000000000000" } });
+    const started = Date.now();
+    while (model.requests.length === 0 && Date.now() - started < 15_000) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(model.requests).toHaveLength(1);
+    running.child.kill("SIGINT");
+    const result = await running.result;
+    expect(result.code).toBe(130);
+    expect(result.stderr).toContain("Stopping at the next safe point");
+    const own = readThread(checkout).comments.filter((comment) => comment.own);
+    const marker = readStateMarker(own.at(-1)?.body ?? "");
+    expect(marker.kind === "ok" && marker.state.status).toBe("failed");
+  });
+});

@@ -1,0 +1,138 @@
+import nock from "nock";
+
+/** A GitHub Enterprise Server as the Action sees it: REST under /api/v3, comments written as github-actions[bot]. */
+export const GHES_API_URL = "https://ghes.example.test/api/v3";
+export const ACTIONS_TOKEN = "ghs_ActionsJobToken000000000000000000000";
+export const ACTIONS_BOT = "github-actions[bot]";
+
+export interface ActionsComment {
+  id: number;
+  node_id: string;
+  body: string;
+  user: { login: string; type: string };
+  html_url: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ActionsDoubleOptions {
+  owner?: string;
+  repo?: string;
+  number?: number;
+  /** login → permission; others are not collaborators (404). */
+  permissions?: Record<string, string>;
+  /** Makes the thread a pull request from a branch of the same repository. */
+  pullRequest?: { headRef: string; headSha: string; baseRef: string };
+}
+
+/** GitHub at the HTTP boundary for the Action's tests, with memory; records every request and its Authorization header. */
+export function actionsGitHubDouble(options: ActionsDoubleOptions = {}) {
+  const owner = options.owner ?? "Codertocat";
+  const repo = options.repo ?? "Hello-World";
+  const number = options.number ?? 1;
+  const base = `/api/v3/repos/${owner}/${repo}`;
+  const html = `https://ghes.example.test/${owner}/${repo}`;
+  const comments: ActionsComment[] = [];
+  const reactions: Array<{ commentId: number; content: string }> = [];
+  const pulls: Array<{ number: number; head: string; base: string; title: string; body: string; html_url: string }> = [];
+  const requests: Array<{ method: string; path: string; authorization: string }> = [];
+  let nextId = 5000;
+
+  const addComment = (body: string, user: { login: string; type: string }): ActionsComment => {
+    const id = nextId++;
+    const now = new Date().toISOString();
+    const comment = { id, node_id: `IC_${id}`, body, user, html_url: `${html}/issues/${number}#issuecomment-${id}`, created_at: now, updated_at: now };
+    comments.push(comment);
+    return comment;
+  };
+  const track = function (this: { req: { method: string; path: string; headers: Record<string, string> } }) {
+    requests.push({ method: this.req.method, path: this.req.path, authorization: this.req.headers.authorization ?? "" });
+  };
+
+  const scope = nock("https://ghes.example.test")
+    .persist()
+    .get(`${base}/issues/${number}`)
+    .reply(function () {
+      track.call(this);
+      const pull = options.pullRequest ? { pull_request: { url: `${GHES_API_URL}/repos/${owner}/${repo}/pulls/${number}` } } : {};
+      return [200, { number, title: "Spelling error in the README file", body: "It looks like you accidently spelled 'commit' with two 't's.", user: { login: "Codertocat", type: "User" }, ...pull }];
+    })
+    .get(`${base}/pulls/${number}`)
+    .reply(function () {
+      track.call(this);
+      const pr = options.pullRequest;
+      if (!pr) return [404, { message: "Not Found" }];
+      const full = `${owner}/${repo}`;
+      return [200, { number, html_url: `${html}/pull/${number}`, head: { ref: pr.headRef, sha: pr.headSha, repo: { full_name: full } }, base: { ref: pr.baseRef, repo: { full_name: full } } }];
+    })
+    .get(new RegExp(`^${escape(base)}/issues/${number}/comments(\\?.*)?$`))
+    .reply(function () {
+      track.call(this);
+      return [200, comments];
+    })
+    .post(`${base}/issues/${number}/comments`)
+    .reply(function (_uri, body) {
+      track.call(this);
+      return [201, addComment((body as { body: string }).body, { login: ACTIONS_BOT, type: "Bot" })];
+    })
+    .patch(new RegExp(`^${escape(base)}/issues/comments/\\d+$`))
+    .reply(function (uri, body) {
+      track.call(this);
+      const comment = comments.find((c) => c.id === Number(uri.split("/").at(-1)));
+      if (!comment) return [404, { message: "Not Found" }];
+      comment.body = (body as { body: string }).body;
+      comment.updated_at = new Date().toISOString();
+      return [200, comment];
+    })
+    .post(new RegExp(`^${escape(base)}/issues/comments/\\d+/reactions$`))
+    .reply(function (uri, body) {
+      track.call(this);
+      const content = (body as { content: string }).content;
+      reactions.push({ commentId: Number(uri.split("/").at(-2)), content });
+      return [201, { id: 1, content }];
+    })
+    .get(new RegExp(`^${escape(base)}/collaborators/[^/]+/permission$`))
+    .reply(function (uri) {
+      track.call(this);
+      const login = decodeURIComponent(uri.split("/").at(-2) ?? "");
+      const permission = options.permissions?.[login];
+      if (!permission) return [404, { message: "Not Found" }];
+      return [200, { permission, role_name: permission, user: { login } }];
+    })
+    .get(new RegExp(`^${escape(base)}/pulls(\\?.*)?$`))
+    .reply(function (uri) {
+      track.call(this);
+      const head = new URL(`https://x${uri}`).searchParams.get("head")?.split(":")[1];
+      return [200, pulls.filter((pull) => pull.head === head)];
+    })
+    .post(`${base}/pulls`)
+    .reply(function (_uri, body) {
+      track.call(this);
+      const draft = body as { head: string; base: string; title: string; body: string };
+      const pull = { number: 200 + pulls.length, ...draft, html_url: `${html}/pull/${200 + pulls.length}` };
+      pulls.push(pull);
+      return [201, pull];
+    });
+
+  return {
+    owner,
+    repo,
+    number,
+    htmlUrl: html,
+    scope,
+    comments,
+    reactions,
+    pulls,
+    requests,
+    addUserComment: (login: string, body: string) => addComment(body, { login, type: "User" }),
+    /** A comment as if an earlier run of the Action had written it. */
+    addBotComment: (body: string) => addComment(body, { login: ACTIONS_BOT, type: "Bot" }),
+    botComments: () => comments.filter((c) => c.user.login === ACTIONS_BOT),
+  };
+}
+
+export type ActionsGitHubDouble = ReturnType<typeof actionsGitHubDouble>;
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
