@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { runProcess } from "../workspace/process-pool.js";
 
 export interface GitOutput {
   code: number;
@@ -7,18 +7,10 @@ export interface GitOutput {
 }
 
 /** Runs a read-only git command in the workspace without a shell; never throws on a non-zero exit. */
-export function gitRead(root: string, args: string[], maxBuffer = 16 * 1024 * 1024): Promise<GitOutput> {
-  return new Promise((resolve) => {
-    execFile(
-      "git",
-      args,
-      { cwd: root, maxBuffer, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", GIT_TERMINAL_PROMPT: "0", GIT_NO_LAZY_FETCH: "1" } },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-      },
-    );
-  });
+export async function gitRead(root: string, args: string[], maxBuffer = 16 * 1024 * 1024): Promise<GitOutput> {
+  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", GIT_TERMINAL_PROMPT: "0", GIT_NO_LAZY_FETCH: "1" };
+  const result = await runProcess("git", args, { cwd: root, env, maxBuffer });
+  return { code: result.code ?? 1, stdout: result.stdout, stderr: result.stderr || (result.failure ?? "") };
 }
 
 /** A git pathspec for a directory prefix and an optional glob; a glob without a slash matches at any depth. */

@@ -1,5 +1,5 @@
 import os from "node:os";
-import { simpleGit, type SimpleGit } from "simple-git";
+import { runProcess } from "./process-pool.js";
 
 export interface GitIdentity {
   name: string;
@@ -35,13 +35,34 @@ export function gitEnv(token?: string | null, identity?: GitIdentity): Record<st
   return env;
 }
 
-export function git(baseDir: string, env: Record<string, string>): SimpleGit {
-  // simple-git guards sensitive variables; these are ours, set on purpose.
-  return simpleGit({
-    baseDir,
-    allowEnvironment: Object.keys(env),
-    unsafe: { allowUnsafeConfigEnvCount: true, allowUnsafeConfigPaths: true },
-  }).env(env);
+export interface Git {
+  /** Runs `git <args>` and resolves with its standard output; rejects with a GitError on failure. */
+  raw(args: readonly string[]): Promise<string>;
+}
+
+/** A failed git call; the message is git's own (stderr), which describeGitError narrows down. */
+export class GitError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number | null,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * git in `baseDir` with exactly `env` (nothing inherited). Calls run off the main thread
+ * (process-pool.ts), so many jobs' git calls never stall webhook handling.
+ */
+export function git(baseDir: string, env: Record<string, string>): Git {
+  return {
+    async raw(args) {
+      const result = await runProcess("git", args, { cwd: baseDir, env });
+      if (result.code === 0) return result.stdout;
+      const message = result.stderr.trim() || result.stdout.trim() || result.failure || `git ${args[0] ?? ""} exited with ${result.code}`;
+      throw new GitError(message, result.code);
+    },
+  };
 }
 
 /** A failure to reach or update the repository, worded for the issue thread. */
