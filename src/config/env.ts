@@ -20,6 +20,10 @@ export const envSchema = z.object({
   BLUEPRINT_PROGRESS_INTERVAL_MS: z.coerce.number().int().min(0).default(5000),
   /** Where agent commands run: inside bubblewrap when available (auto), always plain (none). */
   BLUEPRINT_SANDBOX: z.enum(["auto", "bwrap", "none"]).default("auto"),
+  /** Clones and fetches at once across all repositories (a burst of jobs must not starve webhook handling). */
+  BLUEPRINT_MAX_FETCHES: positiveInt(4),
+  /** Clean worktrees kept per repository for later jobs; 0 removes each job's worktree at once. */
+  BLUEPRINT_WORKTREE_POOL: z.coerce.number().int().min(0).max(32).default(2),
   BLUEPRINT_BOT_NAME: z.string().default("blueprint[bot]"),
   BLUEPRINT_BOT_EMAIL: z.string().default("blueprint[bot]@users.noreply.github.com"),
   APP_ID: z.coerce.number().int().optional(),

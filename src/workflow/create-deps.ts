@@ -16,7 +16,7 @@ export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets:
         timeoutMs: env.BLUEPRINT_MODEL_TIMEOUT_S * 1000,
         maxRetries: env.BLUEPRINT_MODEL_RETRIES,
       }),
-    repoCache: new RepoCache(env.BLUEPRINT_WORKDIR),
+    repoCache: new RepoCache(env.BLUEPRINT_WORKDIR, { poolSize: env.BLUEPRINT_WORKTREE_POOL, maxFetches: env.BLUEPRINT_MAX_FETCHES }),
     runner: createCommandRunner({ bwrapPath: sandboxFor(env, log) }),
     limits: {
       maxIterations: env.BLUEPRINT_MAX_ITERATIONS,

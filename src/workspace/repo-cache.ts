@@ -22,17 +22,38 @@ export function defaultWorkdir(): string {
 /**
  * Per-repository cached mirrors: the first job clones blobless, later jobs only fetch.
  * Each job gets its own detached worktree, so jobs on one repository do not share a working tree.
+ *
+ * Worktrees are pooled per mirror: when a job is done its worktree is reset (`reset --hard`,
+ * `clean -ffdx`: tracked files restored, everything untracked or ignored removed) and kept only
+ * if `git status --ignored` then shows nothing at all; the next job on the same repository checks
+ * out its commit there, which rewrites only the files that differ. Anything odd removes the
+ * worktree instead, and a job never shares a worktree with a running job.
  */
 export class RepoCache {
   private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly idle = new Map<string, string[]>();
+  private readonly poolSize: number;
+  private readonly fetches: Semaphore;
 
-  constructor(readonly workdir: string = defaultWorkdir()) {}
+  constructor(
+    readonly workdir: string = defaultWorkdir(),
+    options: {
+      /** Clean worktrees kept per repository for later jobs (0 turns pooling off); default 2. */
+      poolSize?: number;
+      /** Clones and fetches running at once across all repositories; default 4. */
+      maxFetches?: number;
+    } = {},
+  ) {
+    this.poolSize = options.poolSize ?? 2;
+    this.fetches = new Semaphore(options.maxFetches ?? 4);
+  }
 
   /** Fetches the repository into its mirror (cloning it the first time). */
   async sync(request: Omit<WorkspaceRequest, "sha">): Promise<Mirror> {
     const mirror = this.mirrorPath(request.cloneUrl);
     const env = gitEnv(request.token);
-    await this.withLock(mirror, () => this.syncMirror(mirror, request, env));
+    // A burst of jobs (many repositories at once) must not starve the process of CPU and I/O.
+    await this.withLock(mirror, () => this.fetches.run(() => this.syncMirror(mirror, request, env)));
     return new Mirror(this, mirror, request.cloneUrl, env);
   }
 
@@ -46,10 +67,55 @@ export class RepoCache {
 
   /** @internal used by Mirror */
   async addWorktree(mirror: string, cloneUrl: string, sha: string, env: Record<string, string>): Promise<Workspace> {
+    const dir = (await this.reuse(mirror, sha, env)) ?? (await this.freshWorktree(mirror, sha, env));
+    return new Workspace(dir, sha, cloneUrl, () => this.release(mirror, dir), env);
+  }
+
+  private async freshWorktree(mirror: string, sha: string, env: Record<string, string>): Promise<string> {
     const dir = path.join(this.workdir, "jobs", randomUUID());
     await fs.mkdir(path.dirname(dir), { recursive: true });
     await this.withLock(mirror, () => git(mirror, env).raw(["worktree", "add", "--detach", dir, sha]));
-    return new Workspace(dir, sha, cloneUrl, () => this.remove(mirror, dir), env);
+    return dir;
+  }
+
+  /**
+   * An idle worktree of this mirror moved to `sha`, or null when there is none. It is used only
+   * when `git status --ignored` then shows nothing at all; otherwise it is removed.
+   */
+  private async reuse(mirror: string, sha: string, env: Record<string, string>): Promise<string | null> {
+    const dir = this.idle.get(mirror)?.pop();
+    if (!dir) return null;
+    try {
+      await git(dir, env).raw(["checkout", "--quiet", "--force", "--detach", sha]);
+      const tree = git(dir, gitEnv());
+      await tree.raw(["clean", "-ffdxq"]);
+      const left = await tree.raw(["status", "--porcelain", "--ignored", "--untracked-files=all"]);
+      if (left.trim() === "") return dir;
+    } catch {
+      // Not reusable: removed below.
+    }
+    await this.remove(mirror, dir);
+    return null;
+  }
+
+  /** A finished job's worktree: reset (its leftovers deleted now, not later) and pooled, or removed. */
+  private async release(mirror: string, dir: string): Promise<void> {
+    const pool = this.idle.get(mirror) ?? [];
+    if (pool.length < this.poolSize) {
+      try {
+        const tree = git(dir, gitEnv());
+        await tree.raw(["reset", "--quiet", "--hard"]);
+        await tree.raw(["clean", "-ffdxq"]);
+        if (pool.length < this.poolSize) {
+          pool.push(dir);
+          this.idle.set(mirror, pool);
+          return;
+        }
+      } catch {
+        // Not reusable: removed below.
+      }
+    }
+    await this.remove(mirror, dir);
   }
 
   mirrorPath(cloneUrl: string): string {
@@ -92,6 +158,25 @@ export class RepoCache {
       return await next;
     } finally {
       if (this.locks.get(key) === settled) this.locks.delete(key);
+    }
+  }
+}
+
+/** At most `limit` tasks at once; the rest wait in order. */
+export class Semaphore {
+  private active = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.active++;
+    try {
+      return await task();
+    } finally {
+      this.active--;
+      this.waiting.shift()?.();
     }
   }
 }

@@ -110,8 +110,8 @@ export class Workspace {
     }
   }
 
+  /** Hands the worktree back: it is removed, or reset and kept for a later job on the same repository. */
   async dispose(): Promise<void> {
     await this.cleanup();
-    await fs.rm(this.dir, { recursive: true, force: true });
   }
 }
