@@ -68,7 +68,10 @@ export function createBlueprintApp(
   /** Never make GitHub wait for our writes: answer the webhook, continue in the background. */
   const inFlight = new Set<Promise<void>>();
   const inBackground = (deliveryId: string, work: () => Promise<void>) => {
-    const task = work().catch((error) => app.log.error({ err: error, deliveryId }, "handling a webhook failed"));
+    // Started on the next turn of the event loop, so the webhook's response is written first.
+    const task = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(work)
+      .catch((error) => app.log.error({ err: error, deliveryId }, "handling a webhook failed"));
     inFlight.add(task);
     void task.finally(() => inFlight.delete(task));
   };

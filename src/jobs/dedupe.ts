@@ -6,12 +6,26 @@ export class RecentKeys {
 
   /** True the first time a key is seen. */
   firstTime(key: string): boolean {
-    if (this.keys.has(key)) return false;
-    this.keys.set(key, Date.now());
-    if (this.keys.size > this.capacity) {
+    return this.claim([key]);
+  }
+
+  /**
+   * Marks all the keys as seen when none of them was; false (and nothing marked) otherwise.
+   * A claim whose handling failed before it was acknowledged can be `release`d, so GitHub's
+   * redelivery of the same event is handled instead of dropped.
+   */
+  claim(keys: readonly string[]): boolean {
+    if (keys.some((key) => this.keys.has(key))) return false;
+    for (const key of keys) this.keys.set(key, Date.now());
+    while (this.keys.size > this.capacity) {
       const oldest = this.keys.keys().next().value;
-      if (oldest !== undefined) this.keys.delete(oldest);
+      if (oldest === undefined) break;
+      this.keys.delete(oldest);
     }
     return true;
+  }
+
+  release(keys: readonly string[]): void {
+    for (const key of keys) this.keys.delete(key);
   }
 }

@@ -2,6 +2,8 @@ import { parseComment } from "../github/command.js";
 import { atLeast } from "../github/permission.js";
 import type { JobQueue } from "../jobs/queue.js";
 import type { RecentKeys } from "../jobs/dedupe.js";
+import { PermissionCache } from "../jobs/permission-cache.js";
+import type { PermissionLevel } from "../github/permission.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import type { ReviewComment, ThreadPort } from "./ports.js";
 import { respondToComment } from "./respond.js";
@@ -40,14 +42,33 @@ export class Intake {
     private readonly deps: WorkflowDeps,
     private readonly queue: JobQueue,
     private readonly recent: RecentKeys,
+    private readonly permissions = new PermissionCache(),
   ) {}
+
+  private permissionOf(port: ThreadPort, actor: string): Promise<PermissionLevel> {
+    return this.permissions.get(`${port.repo.owner}/${port.repo.name}`, actor, () => port.permission(actor));
+  }
+
+  /**
+   * Reads the actor's permission for an event claimed under `keys`. If GitHub cannot tell (after
+   * retries), the claim is released so that a redelivery of the event is handled, not dropped.
+   */
+  private async authorise(port: ThreadPort, actor: string, keys: readonly string[]): Promise<PermissionLevel> {
+    try {
+      return await this.permissionOf(port, actor);
+    } catch (error) {
+      this.recent.release(keys);
+      throw error;
+    }
+  }
 
   async onComment(rawPort: ThreadPort, intent: CommentIntent): Promise<void> {
     const port = safePort(rawPort, this.deps.redact);
     // 1. Bots (Blueprint included) never command.
     if (intent.actorIsBot) return;
     // 2. One job per delivery and per comment, however often GitHub redelivers.
-    if (!this.recent.firstTime(`delivery:${intent.deliveryId}`) || !this.recent.firstTime(`comment:${intent.commentId}`)) return;
+    const keys = [`delivery:${intent.deliveryId}`, `comment:${intent.commentId}`];
+    if (!this.recent.claim(keys)) return;
     // 3. Is it addressed to us at all? A plain comment may still answer a question or give feedback.
     const parsed = parseComment(intent.body);
     if (parsed.kind === "none") {
@@ -59,9 +80,10 @@ export class Intake {
       return;
     }
     // 4. Authorise with the collaborator-permission endpoint, not author_association.
+    //    `/help` and `/status` only read what the thread already shows: anyone may ask (SPEC §3).
     const minimum = this.deps.minPermission;
-    const level = await port.permission(intent.actor);
-    if (!atLeast(level, minimum)) {
+    const readOnly = parsed.kind === "command" && (parsed.command.name === "help" || parsed.command.name === "status");
+    if (!readOnly && !atLeast(await this.authorise(port, intent.actor, keys), minimum)) {
       if (parsed.kind === "typo") return;
       await port.postComment(refusalReply(intent.actor, minimum));
       return;
@@ -120,11 +142,12 @@ export class Intake {
   async onReview(rawPort: ThreadPort, intent: ReviewIntent): Promise<void> {
     const port = safePort(rawPort, this.deps.redact);
     if (intent.actorIsBot) return;
-    if (!this.recent.firstTime(`delivery:${intent.deliveryId}`) || !this.recent.firstTime(`review:${intent.reviewId}`)) return;
+    const keys = [`delivery:${intent.deliveryId}`, `review:${intent.reviewId}`];
+    if (!this.recent.claim(keys)) return;
     const state = intent.state.toLowerCase();
     if (state !== "approved" && state !== "changes_requested") return;
     const minimum = this.deps.minPermission;
-    const permitted = atLeast(await port.permission(intent.actor), minimum);
+    const permitted = atLeast(await this.authorise(port, intent.actor, keys), minimum);
     if (state === "changes_requested") {
       // Feedback from people who cannot command Blueprint is ordinary review, not addressed to us.
       if (!permitted) return;
