@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 
 const BENCHES = [
   { name: "workspace", title: "Time to a ready workspace: full clone, blobless clone, cached mirror" },
+  { name: "context", title: "Prompt tokens of a 30-turn planning session: lean context versus the whole raw history" },
   {
     name: "load",
     file: "load.ts",

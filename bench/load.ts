@@ -10,11 +10,12 @@
 // BENCH_LOAD_APP_NODE_OPTIONS adds Node options to the app (e.g. `--import <a profiler hook>`).
 // The app runs with bench/support/loop-probe.mjs preloaded, which reports its event-loop delay.
 import { randomUUID } from "node:crypto";
+import { once } from "node:events";
+import { Worker } from "node:worker_threads";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import http from "node:http";
 import os from "node:os";
 import path from "node:path";
-import { monitorEventLoopDelay, performance } from "node:perf_hooks";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { startGitHubDouble, type GitHubDouble, type RecordedRequest } from "../test/e2e/double/github-server.js";
 import type { CommentRecord, RepositoryRole } from "../test/e2e/double/state.js";
@@ -84,7 +85,6 @@ export async function run(): Promise<void> {
   const loadBefore = os.loadavg()[0]!;
   const deadline = startedAt + HARD_DEADLINE_MS;
   const scratch = mkdtempSync(path.join(os.tmpdir(), "blueprint-bench-load-"));
-  const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   let github: GitHubDouble | undefined;
   let model: ModelServer | undefined;
@@ -159,14 +159,7 @@ export async function run(): Promise<void> {
     process.kill(app.pid, "SIGUSR2"); // the probe starts afresh
     const cpuBefore = cpuSnapshot(app.pid);
     const sendStart = Date.now();
-    let next = 0;
-    const worker = async () => {
-      while (next < deliveries.length && Date.now() < deadline) {
-        const delivery = deliveries[next++]!;
-        await send(app!.webhookUrl, agent, delivery);
-      }
-    };
-    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    await sendAll(app.webhookUrl, deliveries, deadline);
     const sendEnd = Date.now();
 
     // 4. Wait until every command has its effect, then until the app has been quiet a while (late duplicates).
@@ -222,7 +215,6 @@ export async function run(): Promise<void> {
     await app?.stop().catch((error: unknown) => console.error("could not stop the app:", error));
     await model?.close().catch(() => undefined);
     await github?.stop().catch(() => undefined);
-    agent.destroy();
     rmSync(scratch, { recursive: true, force: true });
     process.removeListener("SIGTERM", onSignal);
     process.removeListener("SIGINT", onSignal);
@@ -296,38 +288,62 @@ function schedule(tenants: Tenant[]): Delivery[] {
   return order;
 }
 
-async function send(url: string, agent: http.Agent, delivery: Delivery): Promise<void> {
-  const { command } = delivery;
-  delivery.sentAt = Date.now();
+/**
+ * The webhook sender runs in a worker thread with an event loop of its own: the double serves
+ * GitHub's side on this thread (REST, git over CGI), and its work would otherwise count as the
+ * app's response time. (GitHub's own sender is not slowed down by GitHub's API servers either.)
+ */
+const SENDER_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const http = require("node:http");
+const { performance } = require("node:perf_hooks");
+const { url, concurrency, deadline, deliveries } = workerData;
+const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+const results = new Array(deliveries.length);
+function send(delivery) {
+  const sentAt = Date.now();
   const started = performance.now();
-  delivery.status = await new Promise<number>((resolve) => {
-    const request = http.request(
-      url,
-      {
-        method: "POST",
-        agent,
-        headers: {
-          "content-type": "application/json",
-          "content-length": Buffer.byteLength(command.body),
-          "user-agent": "GitHub-Hookshot/bench",
-          "x-github-event": "issue_comment",
-          "x-github-delivery": delivery.deliveryId,
-          "x-github-hook-installation-target-type": "integration",
-          "x-hub-signature-256": command.signature,
-        },
-        timeout: 30_000,
-      },
-      (response) => {
-        response.resume();
-        response.on("end", () => resolve(response.statusCode ?? 0));
-        response.on("error", () => resolve(0));
-      },
-    );
+  return new Promise((resolve) => {
+    const done = (status) => resolve({ sentAt, latencyMs: performance.now() - started, status });
+    const request = http.request(url, { method: "POST", agent, headers: delivery.headers, timeout: 30000 }, (response) => {
+      response.resume();
+      response.on("end", () => done(response.statusCode || 0));
+      response.on("error", () => done(0));
+    });
     request.on("timeout", () => request.destroy(new Error("timeout")));
-    request.on("error", () => resolve(0));
-    request.end(command.body);
+    request.on("error", () => done(0));
+    request.end(delivery.body);
   });
-  delivery.latencyMs = performance.now() - started;
+}
+let next = 0;
+async function worker() {
+  while (next < deliveries.length && Date.now() < deadline) {
+    const index = next++;
+    results[index] = await send(deliveries[index]);
+  }
+}
+Promise.all(Array.from({ length: concurrency }, worker)).then(() => { agent.destroy(); parentPort.postMessage(results); });
+`;
+
+async function sendAll(url: string, deliveries: Delivery[], deadline: number): Promise<void> {
+  const payloads = deliveries.map(({ command, deliveryId }) => ({
+    body: command.body,
+    headers: {
+      "content-type": "application/json",
+      "content-length": String(Buffer.byteLength(command.body)),
+      "user-agent": "GitHub-Hookshot/bench",
+      "x-github-event": "issue_comment",
+      "x-github-delivery": deliveryId,
+      "x-github-hook-installation-target-type": "integration",
+      "x-hub-signature-256": command.signature,
+    },
+  }));
+  const worker = new Worker(SENDER_SOURCE, { eval: true, execArgv: [], workerData: { url, concurrency: CONCURRENCY, deadline, deliveries: payloads } });
+  const [results] = (await once(worker, "message")) as [Array<{ sentAt: number; latencyMs: number; status: number } | undefined>];
+  await worker.terminate();
+  results.forEach((result, index) => {
+    if (result) Object.assign(deliveries[index]!, result);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -555,7 +571,7 @@ function report(input: ReportInput): void {
     `\nalso: ${requests.length} calls to the double (${input.github.violations.length} undocumented or malformed, ${input.github.unimplemented.length} unimplemented); ` +
       `${appErrors.length} error lines in the app's log; ` +
       `app event-loop delay ${input.appLoop ? `p50 ${input.appLoop.p50} ms, p99 ${input.appLoop.p99} ms, max ${input.appLoop.max} ms` : "n/a"}; ` +
-      `bench event-loop delay p99 ${input.loopDelayP99Ms.toFixed(1)} ms.\n` +
+      `the double's event-loop delay p99 ${input.loopDelayP99Ms.toFixed(1)} ms.\n` +
       `CPU from the first webhook to the end, on ${os.availableParallelism()} cores (${s(input.finishedAt - input.sendStart)} wall): ` +
       (input.cpu
         ? `app ${s(input.cpu.app)} + its git ${s(input.cpu.appChildren)}; bench process (double, sender, model) ${s(input.cpu.bench)} + the double's git ${s(input.cpu.benchChildren)}; ` +
