@@ -16,6 +16,7 @@ import type { ThreadInfo, ThreadPort } from "./ports.js";
 import type { QuestionAnswer, ThreadState } from "./state.js";
 import { withAnswer, memoryOf } from "./memory.js";
 import { loadRepoConfig } from "./thread-context.js";
+import { repoMinimumRefusal } from "./repo-permission.js";
 import { applyHandEdits } from "./hand-edits.js";
 
 export interface BuildRequest {
@@ -48,6 +49,11 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
     return;
   }
   const config = configRead.config;
+  const refusal = await repoMinimumRefusal(port, request.approval.approver, config);
+  if (refusal) {
+    await port.postComment(refusal);
+    return;
+  }
   if (config.require_other_approver && request.approval.approver === check.record.state.requestedBy) {
     await port.postComment(`This repository requires someone other than the plan's requester (@${check.record.state.requestedBy}) to approve it.`);
     return;

@@ -5,6 +5,7 @@ import { findThreadState, renderPlanComment, renderStatusComment, renderUsage, t
 import { diffPlans, renderRevisionDiff } from "../plan/diff.js";
 import { planHash } from "../plan/hash.js";
 import type { Workspace } from "../workspace/workspace.js";
+import { repoMinimumRefusal } from "./repo-permission.js";
 import type { Plan } from "../plan/schema.js";
 import { isWorkflowPath } from "../tools/paths.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
@@ -73,6 +74,11 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
       return;
     }
     const config = configRead.config;
+    const refusal = await repoMinimumRefusal(port, job.actor, config);
+    if (refusal) {
+      await tracking.final(failedComment(state, refusal, "Ask someone with that access to comment `/plan`."));
+      return;
+    }
 
     // 5. What the model is told: the request, the thread, and what earlier runs left behind.
     const context = await loadThreadContext(

@@ -230,6 +230,19 @@ describe("build mode", () => {
       expect(github.botComments().at(-1)!.body).toMatch(/requires someone other than the plan's requester \(@maintainer\)/);
     });
 
+    it("a repository's min_permission raises the bar: a writer's /build and /plan are refused where maintain is required", async () => {
+      repo.commit({ ".github/blueprint.yml": "min_permission: maintain\n" }, "configure");
+      await start([]);
+      seedPlan();
+      await app.deliver("issue_comment", commentPayload({ body: "/build", login: "maintainer", cloneUrl: repo.url }));
+      expect(model!.requests).toHaveLength(0);
+      expect(github.botComments().at(-1)!.body).toMatch(/^Sorry @maintainer, this repository's `.github\/blueprint.yml` allows only people with maintain access/);
+      expect(repo.log("main")).toEqual(["configure", "initial commit"]);
+      await app.deliver("issue_comment", commentPayload({ body: "/plan", login: "maintainer", cloneUrl: repo.url }));
+      expect(model!.requests).toHaveLength(0);
+      expect(github.botComments().at(-1)!.body).toMatch(/^## ❌ Planning failed[\s\S]*allows only people with maintain access/);
+    });
+
     it("a read-only reviewer's approval is refused with a reply", async () => {
       const headSha = repo.commit({ "a.txt": "a\n" }, "a", "feature");
       gitIn(repo.bare, ["update-ref", "refs/pull/1/head", headSha]);
