@@ -2,11 +2,12 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:f
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
-import { startModelServer, type ModelRequest, type ModelServer, type ScriptedReply } from "../helpers/model-server.js";
+import { startModelServer, type ModelServer } from "../helpers/model-server.js";
 import { startGitHubDouble, type GitHubDouble } from "./double/github-server.js";
 import type { CommentRecord } from "./double/state.js";
 import { deliverWebhook, issueCommentCreated } from "./double/webhooks.js";
 import { requireBuiltApp, startAppProcess, type AppProcess } from "./support/app-process.js";
+import { FILES, GREET_JS, greeterScript, INDEX_JS, PLAN, STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
 
 /**
  * The App as users run it — `probot run ./lib/index.js`, a real HTTP server — against a local
@@ -17,43 +18,6 @@ import { requireBuiltApp, startAppProcess, type AppProcess } from "./support/app
 const WEBHOOK_SECRET = "e2e-webhook-secret-5b1f0c9d";
 const MODEL_KEY = "sk-e2e-model-key-00000000000000000000";
 const BRANCH = "blueprint/issue-1";
-
-const FILES = {
-  "README.md": "# greeter\n\nPrints a greeting.\n",
-  "package.json": '{ "name": "greeter", "version": "1.0.0", "type": "module" }\n',
-  "src/index.js": 'console.log("Hello, world!");\n',
-};
-const GREET_JS = "export function greet(name) {\n  return `Hello, ${name}!`;\n}\n";
-const INDEX_JS = 'import { greet } from "./greet.js";\n\nconsole.log(greet(process.argv[2] ?? "world"));\n';
-
-const PLAN = {
-  title: "Greet people by name",
-  summary: "Add a `greet` helper and use it in the entry point, so `node src/index.js Ada` greets Ada.",
-  steps: [
-    { id: "S1", title: "Add a greet helper", details: "Create `src/greet.js` exporting `greet(name)`.", files: ["src/greet.js"], deps: [], risk: null, complexity: "low" },
-    { id: "S2", title: "Greet by name in the entry point", details: "Use `greet` in `src/index.js` with the first argument.", files: ["src/index.js"], deps: ["S1"], risk: null, complexity: "low" },
-  ],
-  risks: ["None beyond a changed greeting"],
-  verification: ["test -f src/greet.js"],
-};
-
-/** The model's side of each conversation, by turn: planning explores then submits; each step writes then completes. */
-const call = (name: string, args: unknown): ScriptedReply => ({ toolCalls: [{ name, arguments: args }] });
-const SUBMIT_PLAN = call("submit_plan", PLAN);
-const PLANNING = [call("list_files", { path: null, pattern: null }), call("read_file", { path: "src/index.js", start_line: null, end_line: null }), SUBMIT_PLAN];
-const STEPS: Record<string, ScriptedReply[]> = {
-  S1: [call("write_file", { path: "src/greet.js", content: GREET_JS }), call("complete_step", { step_id: "S1", summary: "Added src/greet.js with greet(name)." })],
-  S2: [
-    call("edit_file", { path: "src/index.js", old_string: 'console.log("Hello, world!");\n', new_string: INDEX_JS, replace_all: null }),
-    call("complete_step", { step_id: "S2", summary: "The entry point greets its first argument." }),
-  ],
-};
-const stepOf = (request: ModelRequest) => /^Step (S\d+):/.exec(String(request.messages.find((m) => m.role === "user")?.content ?? ""))?.[1];
-function modelReply(request: ModelRequest): ScriptedReply {
-  const turn = request.messages.filter((message) => message.role === "assistant").length;
-  if (request.tools?.some((tool) => tool.function.name === "submit_plan")) return PLANNING[turn] ?? SUBMIT_PLAN;
-  return STEPS[stepOf(request) ?? ""]?.[turn] ?? { status: 500, body: { error: { message: `no scripted reply for ${stepOf(request)} turn ${turn}` } } };
-}
 
 describe("the GitHub App, run as `probot run ./lib/index.js` against a local GitHub", () => {
   let github: GitHubDouble;
@@ -72,7 +36,7 @@ describe("the GitHub App, run as `probot run ./lib/index.js` against a local Git
       permissions: { maintainer: "write" },
     });
     baseSha = github.repository.head("main") ?? "";
-    model = await startModelServer(Array.from({ length: 40 }, () => modelReply));
+    model = await startModelServer(greeterScript());
     workdir = mkdtempSync(path.join(os.tmpdir(), "blueprint-e2e-workdir-"));
     home = mkdtempSync(path.join(os.tmpdir(), "blueprint-e2e-home-"));
     app = await startAppProcess({
@@ -176,7 +140,7 @@ describe("the GitHub App, run as `probot run ./lib/index.js` against a local Git
     await waitForQuiet();
 
     expect(github.state.reactions).toContainEqual(expect.objectContaining({ commentId: command.id, content: "eyes" }));
-    expect(github.repository.log(BRANCH)).toEqual(["S2: Greet by name in the entry point", "S1: Add a greet helper", "initial commit"]);
+    expect(github.repository.log(BRANCH)).toEqual([...STEP_COMMITS, "initial commit"]);
     expect(github.repository.show(BRANCH, "src/greet.js")).toBe(GREET_JS);
     expect(github.repository.show(BRANCH, "src/index.js")).toBe(INDEX_JS);
     expect(github.repository.git(["log", "-1", "--format=%an", `refs/heads/${BRANCH}`]).trim()).toBe("blueprint[bot]");
