@@ -53,7 +53,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
           signal ? { signal } : undefined,
         );
       } catch (error) {
-        throw toModelError(error, where);
+        throw toModelError(error, where, (options.maxRetries ?? 3) + 1);
       }
       const message = completion.choices?.[0]?.message;
       if (!message) throw new ModelError(`the model endpoint at ${where} returned a response without a message`);
@@ -70,17 +70,24 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
   };
 }
 
-function toModelError(error: unknown, where: string): Error {
+/** Where each front end takes the model settings, for messages that tell people what to check. */
+const KEY_SETTING = "the model API key (`OPENAI_API_KEY`; the Action's `openai-api-key` input; the CLI's `--api-key`)";
+const MODEL_SETTING = "the model name (`BLUEPRINT_MODEL` or `model:` in `.github/blueprint.yml`; the Action's `model` input; the CLI's `--model`)";
+
+/** The statuses the SDK retries (with backoff); others fail at the first attempt. */
+const retried = (status: number | undefined) => status === 408 || status === 409 || status === 429 || (status !== undefined && status >= 500);
+
+function toModelError(error: unknown, where: string, attempts: number): Error {
   if (error instanceof OpenAI.APIUserAbortError) return error;
   if (error instanceof OpenAI.APIConnectionTimeoutError) return new ModelError(`the model endpoint at ${where} did not answer in time`);
   if (error instanceof OpenAI.APIConnectionError) return new ModelError(`the model endpoint at ${where} could not be reached`);
   if (error instanceof OpenAI.APIError) {
     const status = error.status ?? "an error";
     if (error.status === 401 || error.status === 403) {
-      return new ModelError(`the model endpoint at ${where} refused the API key (HTTP ${status}); check OPENAI_API_KEY`);
+      return new ModelError(`the model endpoint at ${where} refused the API key (HTTP ${status}); check ${KEY_SETTING}`);
     }
-    if (error.status === 404) return new ModelError(`the model endpoint at ${where} does not know the model (HTTP 404); check BLUEPRINT_MODEL`);
-    return new ModelError(`the model endpoint at ${where} answered HTTP ${status} after several attempts`);
+    if (error.status === 404) return new ModelError(`the model endpoint at ${where} does not know the model (HTTP 404); check ${MODEL_SETTING}`);
+    return new ModelError(`the model endpoint at ${where} answered HTTP ${status}${attempts > 1 && retried(error.status) ? ` after ${attempts} attempts` : ""}`);
   }
   return new ModelError(`the model request failed: ${error instanceof Error ? error.message : String(error)}`);
 }

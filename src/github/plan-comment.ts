@@ -57,7 +57,8 @@ export function renderStatusComment(state: ThreadState, heading: string, body: s
 
 export function renderUsage(usage: TokenUsage): string {
   const format = (n: number) => n.toLocaleString("en-US");
-  return `${format(usage.prompt)} prompt tokens (${format(usage.cached)} cached) + ${format(usage.completion)} completion tokens over ${usage.requests} model requests`;
+  const over = usage.requests === 0 ? "; no model request was answered" : ` over ${usage.requests} answered model request${usage.requests === 1 ? "" : "s"}`;
+  return `${format(usage.prompt)} prompt tokens (${format(usage.cached)} cached) + ${format(usage.completion)} completion tokens${over}`;
 }
 
 export interface ThreadStateRecord {

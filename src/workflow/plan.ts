@@ -221,7 +221,7 @@ function resultComment(state: ThreadState, outcome: AgentOutcome, previous: Thre
 function failureAdvice(failure: string): string {
   switch (failure) {
     case "model":
-      return "Nothing was changed. Check that the model endpoint is up (the app's `OPENAI_BASE_URL` / `OPENAI_API_KEY`), then comment `/plan` again.";
+      return "Nothing was changed. Check that the model endpoint is up and its settings are right (`OPENAI_BASE_URL` / `OPENAI_API_KEY` for the App; the Action's `openai-base-url` / `openai-api-key` inputs; the CLI's `--base-url` / `--api-key`), then comment `/plan` again.";
     case "iterations":
     case "wall_time":
     case "tokens":
