@@ -1,23 +1,22 @@
-import { runAgent } from "../agent/loop.js";
 import type { TokenUsage } from "../agent/model.js";
-import { BUILD_SYSTEM_PROMPT, stepTaskMessage } from "../agent/prompts.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import { renderPlanComment } from "../github/plan-comment.js";
 import { withDependencies, buildOrder } from "../plan/order.js";
-import type { Plan, PlanStep } from "../plan/schema.js";
+import type { Plan } from "../plan/schema.js";
 import type { AuditEntry } from "../tools/tool.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { Mirror } from "../workspace/repo-cache.js";
 import { checkApproval, type Approval } from "./approval.js";
-import { addUsage, renderBuildReport, renderPullRequestBody, type VerificationResult } from "./build-report.js";
+import { addUsage, renderBuildReport, renderPullRequestBody } from "./build-report.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
-import { limitsFor, plainError } from "./plan.js";
+import { plainError } from "./plan.js";
 import type { ThreadInfo, ThreadPort } from "./ports.js";
 import type { QuestionAnswer, ThreadState } from "./state.js";
 import { withAnswer, memoryOf } from "./memory.js";
 import { loadRepoConfig } from "./thread-context.js";
 import { repoMinimumRefusal } from "./repo-permission.js";
 import { applyHandEdits } from "./hand-edits.js";
+import { buildStep, Cancelled, verify, VERIFY_TIMEOUT_MS } from "./build-step.js";
 
 export interface BuildRequest {
   approval: Approval;
@@ -26,8 +25,6 @@ export interface BuildRequest {
   /** The answer to the question the build stopped on. */
   answer?: Omit<QuestionAnswer, "question"> | undefined;
 }
-
-const VERIFY_TIMEOUT_MS = 10 * 60_000;
 
 /** `/build` or an approving review: build the latest plan step by step on Blueprint's branch. */
 export async function buildThread(deps: WorkflowDeps, job: JobContext, request: BuildRequest): Promise<void> {
@@ -205,8 +202,6 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   }
 }
 
-class Cancelled extends Error {}
-
 /** Why the plan is stale, or null: the base branch moved and touched files the plan names. */
 async function baseMovedUnderPlan(mirror: Mirror, state: ThreadState): Promise<string | null> {
   // On a pull request the head is what counts (checked with the approval).
@@ -242,71 +237,4 @@ function recoverPushedSteps(state: ThreadState, plan: Plan, commits: Array<{ sha
       state.steps[id] = { status: "done", commit: commit.sha, commitUrl: port.commitUrl(commit.sha) };
     }
   }
-}
-
-interface StepInput {
-  plan: Plan;
-  step: PlanStep;
-  tree: Workspace;
-  state: ThreadState;
-  config: RepoConfig;
-  fresh: boolean;
-  audit: AuditEntry[];
-  allowWorkflowWrites: boolean;
-}
-
-type StepResult =
-  | { ok: true; summary: string; usage: TokenUsage }
-  | { ok: "question"; question: string; usage: TokenUsage }
-  | { ok: false; reason: string; usage: TokenUsage };
-
-async function buildStep(deps: WorkflowDeps, job: JobContext, input: StepInput): Promise<StepResult> {
-  const notes = input.fresh || input.state.explored.length === 0 ? undefined : `Files read while planning: ${input.state.explored.join(", ")}`;
-  const outcome = await runAgent({
-    model: deps.modelFor(input.config),
-    messages: [
-      { role: "system", content: BUILD_SYSTEM_PROMPT },
-      { role: "user", content: stepTaskMessage(input.plan, input.step, notes, input.state.answers) },
-    ],
-    context: {
-      root: input.tree.dir,
-      mode: "build",
-      runner: deps.runner,
-      filesRead: new Set(),
-      audit: input.audit,
-      stepId: input.step.id,
-      allowWorkflowWrites: input.allowWorkflowWrites,
-      network: input.config.network,
-      signal: job.signal,
-    },
-    limits: limitsFor(deps.limits, input.config),
-    redact: deps.redact,
-    signal: job.signal,
-  });
-  switch (outcome.kind) {
-    case "step_completed":
-      return { ok: true, summary: outcome.summary, usage: outcome.usage };
-    case "question":
-      return { ok: "question", question: outcome.question, usage: outcome.usage };
-    case "failed":
-      if (outcome.failure === "cancelled") throw new Cancelled();
-      return { ok: false, reason: outcome.message, usage: outcome.usage };
-    default:
-      return { ok: false, reason: "the step ended without complete_step", usage: outcome.usage };
-  }
-}
-
-async function verify(deps: WorkflowDeps, tree: Workspace, plan: Plan, config: RepoConfig): Promise<VerificationResult[]> {
-  const commands = [...new Set([...plan.verification.filter(looksLikeCommand), ...(config.test ? [config.test] : [])])];
-  const results: VerificationResult[] = [];
-  for (const command of commands) {
-    const run = await deps.runner.run(command, { cwd: tree.dir, timeoutMs: VERIFY_TIMEOUT_MS, network: config.network });
-    results.push({ command, exitCode: run.exitCode, timedOut: run.timedOut, output: deps.redact(run.output) });
-  }
-  return results;
-}
-
-/** Verification entries may be prose ("check the page renders"); only command-shaped ones are run. */
-function looksLikeCommand(entry: string): boolean {
-  return !/\s{2,}|[.!?]$/.test(entry.trim()) && /^[\w./-]+(\s|$)/.test(entry.trim()) && entry.trim().split(/\s+/).length <= 12;
 }

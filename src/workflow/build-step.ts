@@ -1,0 +1,85 @@
+import { runAgent } from "../agent/loop.js";
+import type { TokenUsage } from "../agent/model.js";
+import { BUILD_SYSTEM_PROMPT, stepTaskMessage } from "../agent/prompts.js";
+import type { RepoConfig } from "../config/repo-config.js";
+import type { Plan, PlanStep } from "../plan/schema.js";
+import type { AuditEntry } from "../tools/tool.js";
+import type { Workspace } from "../workspace/workspace.js";
+import type { VerificationResult } from "./build-report.js";
+import type { JobContext, WorkflowDeps } from "./deps.js";
+import { limitsFor } from "./plan.js";
+import type { ThreadState } from "./state.js";
+
+/** One step of a build: a build-mode agent run ending with complete_step; and the checks after the last step. */
+
+export const VERIFY_TIMEOUT_MS = 10 * 60_000;
+
+/** The job was cancelled (or the app is shutting down) while a step ran. */
+export class Cancelled extends Error {}
+
+export interface StepInput {
+  plan: Plan;
+  step: PlanStep;
+  tree: Workspace;
+  state: ThreadState;
+  config: RepoConfig;
+  fresh: boolean;
+  audit: AuditEntry[];
+  allowWorkflowWrites: boolean;
+}
+
+export type StepResult =
+  | { ok: true; summary: string; usage: TokenUsage }
+  | { ok: "question"; question: string; usage: TokenUsage }
+  | { ok: false; reason: string; usage: TokenUsage };
+
+export async function buildStep(deps: WorkflowDeps, job: JobContext, input: StepInput): Promise<StepResult> {
+  const notes = input.fresh || input.state.explored.length === 0 ? undefined : `Files read while planning: ${input.state.explored.join(", ")}`;
+  const outcome = await runAgent({
+    model: deps.modelFor(input.config),
+    messages: [
+      { role: "system", content: BUILD_SYSTEM_PROMPT },
+      { role: "user", content: stepTaskMessage(input.plan, input.step, notes, input.state.answers) },
+    ],
+    context: {
+      root: input.tree.dir,
+      mode: "build",
+      runner: deps.runner,
+      filesRead: new Set(),
+      audit: input.audit,
+      stepId: input.step.id,
+      allowWorkflowWrites: input.allowWorkflowWrites,
+      network: input.config.network,
+      signal: job.signal,
+    },
+    limits: limitsFor(deps.limits, input.config),
+    redact: deps.redact,
+    signal: job.signal,
+  });
+  switch (outcome.kind) {
+    case "step_completed":
+      return { ok: true, summary: outcome.summary, usage: outcome.usage };
+    case "question":
+      return { ok: "question", question: outcome.question, usage: outcome.usage };
+    case "failed":
+      if (outcome.failure === "cancelled") throw new Cancelled();
+      return { ok: false, reason: outcome.message, usage: outcome.usage };
+    default:
+      return { ok: false, reason: "the step ended without complete_step", usage: outcome.usage };
+  }
+}
+
+export async function verify(deps: WorkflowDeps, tree: Workspace, plan: Plan, config: RepoConfig): Promise<VerificationResult[]> {
+  const commands = [...new Set([...plan.verification.filter(looksLikeCommand), ...(config.test ? [config.test] : [])])];
+  const results: VerificationResult[] = [];
+  for (const command of commands) {
+    const run = await deps.runner.run(command, { cwd: tree.dir, timeoutMs: VERIFY_TIMEOUT_MS, network: config.network });
+    results.push({ command, exitCode: run.exitCode, timedOut: run.timedOut, output: deps.redact(run.output) });
+  }
+  return results;
+}
+
+/** Verification entries may be prose ("check the page renders"); only command-shaped ones are run. */
+function looksLikeCommand(entry: string): boolean {
+  return !/\s{2,}|[.!?]$/.test(entry.trim()) && /^[\w./-]+(\s|$)/.test(entry.trim()) && entry.trim().split(/\s+/).length <= 12;
+}
