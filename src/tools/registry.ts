@@ -5,6 +5,7 @@ import { PathError } from "./paths.js";
 import { readFileTool } from "./read-file.js";
 import { listFilesTool } from "./list-files.js";
 import { searchTool } from "./search.js";
+import { repoMapTool } from "./repo-map.js";
 import { writeFileTool, deleteFileTool } from "./write-file.js";
 import { editFileTool } from "./edit-file.js";
 import { runCommandTool } from "./run-command.js";
@@ -15,6 +16,7 @@ export const ALL_TOOLS: readonly ToolDefinition[] = [
   readFileTool,
   listFilesTool,
   searchTool,
+  repoMapTool,
   writeFileTool,
   editFileTool,
   deleteFileTool,
@@ -52,7 +54,7 @@ export async function dispatchToolCall(name: string, rawArguments: string, conte
   const tool = ALL_TOOLS.find((candidate) => candidate.name === name);
   if (context.mode === "plan" && WRITE_TOOLS.has(name)) {
     return toolError(
-      `${name} is not available in plan mode. Plan mode is read-only: explore with read_file, list_files and search, then call submit_plan. Changes are made only after a maintainer approves the plan with /build.`,
+      `${name} is not available in plan mode. Plan mode is read-only: explore with read_file, list_files, search and repo_map, then call submit_plan. Changes are made only after a maintainer approves the plan with /build.`,
     );
   }
   if (!tool || !tool.modes.includes(context.mode)) {

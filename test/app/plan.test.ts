@@ -85,7 +85,7 @@ describe("/plan on an issue", () => {
     expect(task).toContain("add retry to the HTTP client");
     expect(task).toContain("Keep it small.");
     expect(task).toContain("Spelling error in the README file");
-    expect(first.tools?.map((t) => t.function.name).sort()).toEqual(["ask_user", "list_files", "read_file", "search", "submit_plan"]);
+    expect(first.tools?.map((t) => t.function.name).sort()).toEqual(["ask_user", "list_files", "read_file", "repo_map", "search", "submit_plan"]);
     expect(JSON.stringify(model!.requests[2]!.messages)).toContain("return fetch(url);");
     expect(JSON.stringify(model!.requests[3]!.messages)).toContain("src/client.js:2:");
     // The token never reaches the model or the comment.
