@@ -2,7 +2,7 @@ import type OpenAI from "openai";
 import { dispatchToolCall, toolsForMode } from "../tools/registry.js";
 import type { ToolContext, ToolEnding } from "../tools/tool.js";
 import type { Redactor } from "./redact.js";
-import { repairHistory } from "./history.js";
+import { repairHistory, toolCallForHistory } from "./history.js";
 import { DEFAULT_CONTEXT_POLICY, leanHistory, type ContextPolicy } from "./context.js";
 import { ModelError, type ChatMessage, type ModelClient, type TokenUsage } from "./model.js";
 import { truncateMiddle } from "../workspace/command-runner.js";
@@ -92,32 +92,34 @@ export async function runAgent(run: AgentRun): Promise<AgentOutcome> {
     const calls = (reply.message.tool_calls ?? []).filter(
       (call): call is OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall => call.type === "function",
     );
-    messages.push({
-      role: "assistant",
-      content: reply.message.content ?? null,
-      ...(calls.length > 0 ? { tool_calls: calls } : {}),
-    });
+    const content = nonEmpty(reply.message.content) ?? nonEmpty(reply.message.refusal);
+    const keptCalls = calls.map(toolCallForHistory);
+    // Strict endpoints answer 400 to an assistant message with neither content nor tool calls: an empty reply is not kept.
+    if (content !== null || calls.length > 0) {
+      messages.push({ role: "assistant", content, ...(calls.length > 0 ? { tool_calls: keptCalls.map((entry) => entry.call) } : {}) });
+    }
 
     if (calls.length === 0) {
       nudges++;
       if (nudges > MAX_NUDGES) {
         return end({ kind: "failed", failure: "no_tool_call", message: `the model stopped calling tools without calling ${finishing}` }, iteration);
       }
-      messages.push({
-        role: "user",
-        content: `Continue by calling a tool. When you are done, call ${finishing}; if something essential is unclear, call ask_user.`,
-      });
+      const nudge = `${content === null ? "Your reply was empty. " : ""}Continue by calling a tool. When you are done, call ${finishing}; if something essential is unclear, call ask_user.`;
+      const last = messages.at(-1);
+      if (last?.role !== "user" || last.content !== nudge) messages.push({ role: "user", content: nudge });
       continue;
     }
 
     let ending: ToolEnding | undefined;
-    for (const call of calls) {
+    for (const [index, call] of calls.entries()) {
       if (ending) {
         messages.push({ role: "tool", tool_call_id: call.id, content: "Error: not run, because an earlier call in this turn ended the run." });
         continue;
       }
       const result = await dispatchToolCall(call.function.name, call.function.arguments ?? "", run.context);
-      messages.push({ role: "tool", tool_call_id: call.id, content: truncateMiddle(redact(result.content), MAX_TOOL_RESULT_CHARS) });
+      const elidedChars = keptCalls[index]?.elidedChars ?? 0;
+      const note = elidedChars > 0 ? `\n\n[The arguments of this call were too large to keep in the conversation; ${elidedChars} characters of them were elided.]` : "";
+      messages.push({ role: "tool", tool_call_id: call.id, content: truncateMiddle(redact(result.content) + note, MAX_TOOL_RESULT_CHARS) });
       ending = result.ending;
       run.onProgress?.({ iteration, filesRead: run.context.filesRead.size, lastTool: call.function.name });
     }
@@ -125,3 +127,5 @@ export async function runAgent(run: AgentRun): Promise<AgentOutcome> {
   }
   return end({ kind: "failed", failure: "iterations", message: `the run hit its limit of ${limits.maxIterations} model turns` }, limits.maxIterations);
 }
+
+const nonEmpty = (text: string | null | undefined): string | null => (typeof text === "string" && text !== "" ? text : null);

@@ -1,4 +1,4 @@
-import { parse as parseYaml } from "yaml";
+import { Parser, parse as parseYaml, type CST } from "yaml";
 import { z } from "zod";
 import { PERMISSION_LEVELS } from "../github/permission.js";
 
@@ -39,11 +39,26 @@ export const DEFAULT_REPO_CONFIG: RepoConfig = repoConfigSchema.parse({});
 
 export type RepoConfigRead = { ok: true; config: RepoConfig } | { ok: false; message: string };
 
+/**
+ * The file comes from the repository, so its size and nesting are capped before the YAML library
+ * composes it: deep nesting makes the library recurse until V8 aborts the process (a crash no
+ * try/catch can stop). The configuration itself needs two levels.
+ */
+const MAX_REPO_CONFIG_CHARS = 64_000;
+const MAX_REPO_CONFIG_DEPTH = 20;
+
 export function parseRepoConfig(text: string | null): RepoConfigRead {
   if (text === null || text.trim() === "") return { ok: true, config: DEFAULT_REPO_CONFIG };
+  if (text.length > MAX_REPO_CONFIG_CHARS) {
+    return { ok: false, message: `${REPO_CONFIG_PATH} is ${text.length} characters long; the limit is ${MAX_REPO_CONFIG_CHARS}.` };
+  }
+  if (nestingDepth(text) > MAX_REPO_CONFIG_DEPTH) {
+    return { ok: false, message: `${REPO_CONFIG_PATH} nests lists and maps more than ${MAX_REPO_CONFIG_DEPTH} levels deep; the configuration needs two.` };
+  }
   let data: unknown;
   try {
-    data = parseYaml(text, { maxAliasCount: 100 });
+    // logLevel "error": the library would otherwise print warnings, with the repository's text, to the server log.
+    data = parseYaml(text, { maxAliasCount: 100, logLevel: "error" });
   } catch (error) {
     const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
     return { ok: false, message: `${REPO_CONFIG_PATH} is not valid YAML: ${reason}` };
@@ -55,4 +70,24 @@ export function parseRepoConfig(text: string | null): RepoConfigRead {
     return { ok: false, message: `${REPO_CONFIG_PATH} has problems:\n- ${problems.join("\n- ")}` };
   }
   return { ok: true, config: parsed.data };
+}
+
+/** The deepest nesting of collections in any document, from the library's concrete syntax tree, which it builds without recursing. */
+function nestingDepth(text: string): number {
+  let deepest = 0;
+  const pending: Array<{ token: CST.Token; depth: number }> = [];
+  for (const token of new Parser().parse(text)) pending.push({ token, depth: 0 });
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const { token, depth } = next;
+    if (token.type === "document") {
+      if (token.value) pending.push({ token: token.value, depth });
+    } else if (token.type === "block-map" || token.type === "block-seq" || token.type === "flow-collection") {
+      deepest = Math.max(deepest, depth + 1);
+      for (const item of token.items) {
+        if ("key" in item && item.key) pending.push({ token: item.key, depth: depth + 1 });
+        if (item.value) pending.push({ token: item.value, depth: depth + 1 });
+      }
+    }
+  }
+  return deepest;
 }

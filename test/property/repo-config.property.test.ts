@@ -3,8 +3,8 @@ import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import fc from "fast-check";
 import { stringify as toYaml } from "yaml";
-import { REPO_CONFIG_PATH, parseRepoConfig, repoConfigSchema, type RepoConfigRead } from "../src/config/repo-config.js";
-import { PERMISSION_LEVELS } from "../src/github/permission.js";
+import { REPO_CONFIG_PATH, parseRepoConfig, repoConfigSchema, type RepoConfigRead } from "../../src/config/repo-config.js";
+import { PERMISSION_LEVELS } from "../../src/github/permission.js";
 
 const RUNS = 2000;
 const KNOWN_KEYS = Object.keys(repoConfigSchema.shape);
@@ -161,7 +161,7 @@ describe("parseRepoConfig on arbitrary input", () => {
 
   it("keeps deep nesting from crashing the process, however often it is read", () => {
     // The crash this guards against aborts V8 (it cannot be caught), so the reads run in a child process.
-    const module = fileURLToPath(new URL("../src/config/repo-config.ts", import.meta.url));
+    const module = fileURLToPath(new URL("../../src/config/repo-config.ts", import.meta.url));
     const script = `
       const { parseRepoConfig } = await import(${JSON.stringify(module)});
       for (const depth of [1000, 5000]) {

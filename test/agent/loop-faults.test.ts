@@ -3,13 +3,13 @@ import { promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runAgent, type AgentOutcome, type AgentRun } from "../src/agent/loop.js";
-import { ModelError, type AssistantMessage, type ChatMessage, type ModelClient, type ModelReply } from "../src/agent/model.js";
-import { BUILD_SYSTEM_PROMPT, PLAN_SYSTEM_PROMPT } from "../src/agent/prompts.js";
-import { repairHistory } from "../src/agent/history.js";
-import type { ChatTool } from "../src/tools/registry.js";
-import type { AgentMode, ToolContext } from "../src/tools/tool.js";
-import type { CommandRunner } from "../src/workspace/command-runner.js";
+import { runAgent, type AgentOutcome, type AgentRun } from "../../src/agent/loop.js";
+import { ModelError, type AssistantMessage, type ChatMessage, type ModelClient, type ModelReply } from "../../src/agent/model.js";
+import { BUILD_SYSTEM_PROMPT, PLAN_SYSTEM_PROMPT } from "../../src/agent/prompts.js";
+import { repairHistory } from "../../src/agent/history.js";
+import type { ChatTool } from "../../src/tools/registry.js";
+import type { AgentMode, ToolContext } from "../../src/tools/tool.js";
+import type { CommandRunner } from "../../src/workspace/command-runner.js";
 
 // ---- a scripted, in-process model ---------------------------------------------------------------
 
@@ -187,6 +187,36 @@ describe("runAgent with malformed model output", () => {
     expect(outcome.kind).toBe("plan_submitted");
     const later = model.requests.slice(1).map((request) => JSON.stringify(request.messages).length);
     for (const size of later) expect(size).toBeLessThan(200_000);
+  });
+
+  it("keeps oversized arguments in the history as valid JSON with the long values elided, and says so in the tool result", async () => {
+    const model = new ScriptedModel([calls(call("huge", "write_file", { path: "big.txt", content: "y".repeat(1_000_000) })), submit()]);
+    const outcome = await run(model);
+    expect(outcome.kind).toBe("plan_submitted");
+    const messages = model.requests[1]?.messages ?? [];
+    const stored = messages.flatMap((message) => (message.role === "assistant" ? (message.tool_calls ?? []) : [])).find((entry) => entry.id === "huge");
+    const args = JSON.parse(stored?.type === "function" ? stored.function.arguments : "null") as { path?: unknown; content?: unknown };
+    expect(args.path).toBe("big.txt");
+    expect(args.content).toMatch(/1000000 characters, not kept in the history/);
+    expect(contentOf(toolAnswer(messages, "huge"))).toMatch(/^Error:[\s\S]*arguments of this call were too large/);
+    expectValidHistory(messages);
+  });
+
+  it("keeps arguments sent as an object in the history as a JSON string", async () => {
+    const objectArguments = { ...call("object-args", "read_file", {}), function: { name: "read_file", arguments: { path: "README.md" } as unknown as string } };
+    const model = new ScriptedModel([calls(objectArguments), submit()]);
+    await run(model);
+    const stored = (model.requests[1]?.messages ?? []).flatMap((message) => (message.role === "assistant" ? (message.tool_calls ?? []) : []));
+    expect(stored[0]?.type === "function" ? stored[0].function.arguments : undefined).toBe('{"path":"README.md"}');
+  });
+
+  it("sends one nudge, not a pile of them, after repeated empty replies", async () => {
+    const model = new ScriptedModel([text(null), text(null), submit()]);
+    const outcome = await run(model);
+    expect(outcome.kind).toBe("plan_submitted");
+    const sent = model.requests[2]?.messages ?? [];
+    expect(sent.map((message) => message.role)).toEqual(["system", "user", "user"]);
+    expect(contentOf(sent[2])).toMatch(/^Your reply was empty\..*submit_plan/s);
   });
 
   it("answers arguments sent as an object instead of a JSON string, as some compatible servers do", async () => {
