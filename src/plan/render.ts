@@ -14,28 +14,47 @@ export interface StepProgress {
 
 export type PlanProgress = Record<string, StepProgress>;
 
+/**
+ * Hidden markers around the task list, so readVisibleSteps finds it by structure rather than by a
+ * heading that a summary or a step could also contain. Model-written text cannot forge them: every
+ * "<!--" in it is neutralised before they are added.
+ */
+export const STEPS_START = "<!-- blueprint:steps -->";
+export const STEPS_END = "<!-- /blueprint:steps -->";
+
+/**
+ * What a task title may not show as-is because the task line uses it as markup: " — " starts the
+ * metadata, a leading ⏳/❌ is the status, "<!--" would hide the rest of the line. Each becomes a
+ * character reference, which GitHub displays as the character itself; "&" is escaped only where it
+ * would start one of these references, so readVisibleSteps can undo the escaping exactly.
+ */
+const TITLE_ESCAPES: Readonly<Record<string, string>> = { "—": "&mdash;", "⏳": "&#x23F3;", "❌": "&#x274C;", "<": "&lt;", "&": "&amp;" };
+const TITLE_ESCAPE_PATTERN = /—|⏳|❌|<(?=!--)|&(?=(?:mdash|#x23F3|#x274C|lt|amp);)/gu;
+const TITLE_UNESCAPES: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(TITLE_ESCAPES).map(([char, ref]) => [ref, char]));
+const TITLE_UNESCAPE_PATTERN = /&(?:mdash|#x23F3|#x274C|lt|amp);/g;
+
 /** The plan as markdown: summary, task list, mermaid graph, details, risks and verification. */
 export function renderPlanBody(plan: Plan, progress: PlanProgress = {}): string {
-  const parts = [
-    plan.summary.trim(),
-    "### Steps",
-    plan.steps.map((step) => renderTaskItem(step, progress[step.id])).join("\n"),
-    renderMermaid(plan),
-    "### Step details",
-    plan.steps.map(renderStepDetails).join("\n\n"),
-  ];
-  if (plan.risks.length > 0) parts.push("### Risks", plan.risks.map((risk) => `- ${oneLine(risk)}`).join("\n"));
-  parts.push(
+  const taskList = plan.steps.map((step) => renderTaskItem(step, progress[step.id])).join("\n");
+  const after = [renderMermaid(plan), "### Step details", plan.steps.map(renderStepDetails).join("\n\n")];
+  if (plan.risks.length > 0) after.push("### Risks", plan.risks.map((risk) => `- ${oneLine(risk)}`).join("\n"));
+  after.push(
     "### Verification",
     plan.verification.length > 0
       ? plan.verification.map((check) => `- \`${inlineCode(check)}\``).join("\n")
       : "_No verification commands were given._",
   );
   if (plan.questions && plan.questions.length > 0) {
-    parts.push("### Open questions", plan.questions.map((question) => `- ${oneLine(question)}`).join("\n"));
+    after.push("### Open questions", plan.questions.map((question) => `- ${oneLine(question)}`).join("\n"));
   }
-  // Model-written text must never carry a hidden comment (or a forged state marker) into the post.
-  return parts.join("\n\n").replaceAll("<!--", "&lt;!--");
+  return [
+    neutraliseComments(plan.summary.trim()),
+    "### Steps",
+    STEPS_START,
+    neutraliseComments(taskList),
+    STEPS_END,
+    neutraliseComments(after.join("\n\n")),
+  ].join("\n\n");
 }
 
 /** `- [ ] **S1** title — `files` · after S1 · status`: parse-friendly, see readVisibleSteps. */
@@ -55,7 +74,17 @@ export function renderTaskItem(step: PlanStep, progress?: StepProgress): string 
   }
   if (progress?.status === "failed" && progress.reason) segments.push(`failed: ${oneLine(progress.reason)}`);
   const meta = segments.length > 0 ? ` — ${segments.join(" · ")}` : "";
-  return `- [${ticked ? "x" : " "}] **${step.id}** ${mark}${oneLine(step.title)}${meta}`;
+  return `- [${ticked ? "x" : " "}] **${step.id}** ${mark}${escapeTaskTitle(oneLine(step.title))}${meta}`;
+}
+
+/** A title as the task line shows it; unescapeTaskTitle undoes this exactly. */
+export function escapeTaskTitle(title: string): string {
+  return title.replace(TITLE_ESCAPE_PATTERN, (char) => TITLE_ESCAPES[char] ?? char);
+}
+
+/** The title a task line shows, as it was before escapeTaskTitle. */
+export function unescapeTaskTitle(shown: string): string {
+  return shown.replace(TITLE_UNESCAPE_PATTERN, (ref) => TITLE_UNESCAPES[ref] ?? ref);
 }
 
 export function renderMermaid(plan: Plan): string {
@@ -81,6 +110,11 @@ function renderStepDetails(step: PlanStep): string {
 
 export function oneLine(text: string): string {
   return text.replace(/\s+/g, " ").trim();
+}
+
+/** Model-written text must never carry a hidden comment (or a forged marker) into the post. */
+function neutraliseComments(markdown: string): string {
+  return markdown.replaceAll("<!--", "&lt;!--");
 }
 
 function inlineCode(text: string): string {

@@ -3,6 +3,8 @@ import { z } from "zod";
 import { planSchema, type Plan } from "./schema.js";
 
 export const MAX_STEPS = 30;
+/** Longest file path taken from the model; checked first, since normalising a long "../" chain is quadratic. */
+export const MAX_PATH_LENGTH = 4096;
 
 export type PlanValidation = { ok: true; plan: Plan } | { ok: false; errors: string[] };
 
@@ -28,7 +30,7 @@ export function validatePlan(input: unknown): PlanValidation {
     }
     for (const file of step.files) {
       const problem = checkRepoRelativePath(file);
-      if (problem) errors.push(`step ${step.id}: file "${file}" ${problem}`);
+      if (problem) errors.push(`step ${step.id}: file ${quotePath(file)} ${problem}`);
     }
   }
   const cycle = findCycle(plan);
@@ -39,14 +41,36 @@ export function validatePlan(input: unknown): PlanValidation {
 
 /** Returns why a path is not a relative path inside the repository, or null when it is. */
 export function checkRepoRelativePath(file: string): string | null {
+  if (file.length > MAX_PATH_LENGTH) return tooLong(file);
   if (file.includes("\0")) return "contains a NUL character";
-  if (path.isAbsolute(file) || /^[a-zA-Z]:[\\/]/.test(file) || file === "~" || file.startsWith("~/")) {
-    return "is absolute; use a path relative to the repository root";
-  }
+  const absolute = absolutePathProblem(file);
+  if (absolute) return absolute;
   const normalised = path.posix.normalize(file.replaceAll("\\", "/"));
   if (normalised === ".." || normalised.startsWith("../")) return "leaves the repository";
   if (normalised === ".git" || normalised.startsWith(".git/")) return "is inside .git/";
   return null;
+}
+
+/** The refusal for a path over MAX_PATH_LENGTH: says how long it is, never echoes it whole. */
+export function tooLong(file: string): string {
+  return `is too long (${file.length} characters; at most ${MAX_PATH_LENGTH} are allowed); use a short path relative to the repository root`;
+}
+
+/**
+ * Why a path is absolute, or null. Backslashes count as separators (as the tools read them), so
+ * `\etc\passwd`, `\\server\share` and drive paths like `C:\x` or `C:x` are absolute too.
+ */
+export function absolutePathProblem(file: string): string | null {
+  if (/^[a-zA-Z]:/.test(file) || file.startsWith("\\")) {
+    return 'is absolute (a Windows drive or backslash path); use a path relative to the repository root with forward slashes, like "src/index.ts"';
+  }
+  if (path.isAbsolute(file) || file === "~" || file.startsWith("~/")) return "is absolute; use a path relative to the repository root";
+  return null;
+}
+
+/** A path for an error message: quoted, and cut short when long so the message stays readable. */
+export function quotePath(file: string): string {
+  return `"${file.length > 120 ? `${file.slice(0, 100)}…` : file}"`;
 }
 
 /** A dependency cycle as a list of ids (first id repeated at the end), or null. */

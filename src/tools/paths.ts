@@ -1,5 +1,6 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
+import { MAX_PATH_LENGTH, absolutePathProblem, quotePath, tooLong } from "../plan/validate.js";
 
 export class PathError extends Error {}
 
@@ -11,15 +12,16 @@ export interface ResolvedPath {
 }
 
 /**
- * Resolves a model-supplied path inside the workspace. Refuses absolute paths, `..` escapes,
- * anything under `.git/`, and symlinks whose target lies outside the workspace.
+ * Resolves a model-supplied path inside the workspace. Refuses over-long and absolute paths (POSIX
+ * or Windows), `..` escapes, anything under `.git/`, and symlinks whose target lies outside the workspace.
  */
 export async function resolveInWorkspace(root: string, requested: string | undefined | null): Promise<ResolvedPath> {
   const raw = (requested ?? ".").trim() || ".";
+  // Before anything else: normalising a long "../" chain is quadratic and would block the event loop.
+  if (raw.length > MAX_PATH_LENGTH) throw new PathError(`${quotePath(raw)} ${tooLong(raw)}`);
   if (raw.includes("\0")) throw new PathError("the path contains a NUL character");
-  if (path.isAbsolute(raw) || /^[a-zA-Z]:[\\/]/.test(raw) || raw === "~" || raw.startsWith("~/")) {
-    throw new PathError(`"${raw}" is absolute; use a path relative to the repository root`);
-  }
+  const absoluteProblem = absolutePathProblem(raw);
+  if (absoluteProblem) throw new PathError(`"${raw}" ${absoluteProblem}`);
   const relative = path.posix.normalize(raw.replaceAll("\\", "/")).replace(/\/+$/, "") || ".";
   if (relative === ".." || relative.startsWith("../")) throw new PathError(`"${raw}" leaves the repository`);
   if (relative === ".git" || relative.startsWith(".git/")) throw new PathError(`"${raw}" is inside .git/, which the tools never touch`);
