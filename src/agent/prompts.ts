@@ -90,7 +90,10 @@ function renderMemory(memory: PlanningMemory): string[] {
 
 function renderThread(thread: ThreadContext): string {
   const kind = thread.kind === "issue" ? "Issue" : "Pull request";
-  const parts = [`# ${kind} #${thread.number}: ${thread.title}`, renderAuthored(thread.body)];
+  // An outsider's title is their text too: it goes inside their untrusted block, not in a heading.
+  const parts = thread.body.trusted
+    ? [`# ${kind} #${thread.number}: ${thread.title}`, renderAuthored(thread.body)]
+    : [`# ${kind} #${thread.number}`, renderAuthored({ ...thread.body, text: `Title: ${thread.title}\n\n${thread.body.text}` })];
   if (thread.pullRequest) {
     parts.push(
       `### Branches\n\`${thread.pullRequest.headRef}\` into \`${thread.pullRequest.baseRef}\`. The working tree is checked out at the pull request's head.`,

@@ -1,12 +1,31 @@
-/** Hidden or direction-changing characters that can smuggle instructions past a human reader. */
-const INVISIBLE = /[\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF\u00AD]/g;
+/**
+ * Hidden or direction-changing characters that can smuggle instructions past a human reader:
+ * zero-width and bidi controls (U+061C, U+200E/F and U+202A–E, U+2066–9 included), the Mongolian
+ * vowel separator, variation selectors (data can ride on them) and the invisible tag characters
+ * U+E0000–E007F, which spell ASCII that a model reads and GitHub does not show. Lone surrogates go
+ * too, so removing a character can never pair two halves into one of these.
+ */
+const INVISIBLE = /[\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFE00-\uFE0F\uFEFF\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}\uD800-\uDFFF]/gu;
+const HTML_COMMENT = /<!--[\s\S]*?(?:-->|$)/g;
+/** Our own fence tag, opening or closing, however spaced or cased. */
+const FENCE_TAG = /<\s*(?:\/\s*)?untrusted_input[^>]*>/gi;
+/** The `<` of whatever still opens a comment or a fence tag. */
+const STILL_OPENING = /<(?=!--|\s*(?:\/\s*)?untrusted_input)/gi;
+const MAX_PASSES = 4;
 
-/** Strips HTML comments and invisible characters from text written by people outside the project. */
+/** Strips HTML comments, invisible characters and forged fence tags from text written by people outside the project. */
 export function sanitiseUntrusted(text: string): string {
-  return text
-    .replace(/<!--[\s\S]*?(?:-->|$)/g, "")
-    .replace(INVISIBLE, "")
-    .replace(/<\/?untrusted_input[^>]*>/gi, "");
+  // Removing one piece can join its neighbours into another (`</untrusted</untrusted_input>_input>`,
+  // `<!-<!-- -->- hidden -->`), so removal repeats. Text nested deeper than a few passes was built
+  // for this: what is left of it is escaped rather than removed, which cannot re-form anything and
+  // keeps the work linear in the text's length.
+  let out = text;
+  for (let pass = 0; pass < MAX_PASSES; pass++) {
+    const next = out.replace(HTML_COMMENT, "").replace(INVISIBLE, "").replace(FENCE_TAG, "");
+    if (next === out) return out;
+    out = next;
+  }
+  return out.replace(STILL_OPENING, "&lt;");
 }
 
 export interface AuthoredText {

@@ -4,6 +4,7 @@ import type { ThreadContext } from "../agent/prompts.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { ThreadComment, ThreadInfo, ThreadPort } from "./ports.js";
 import { readStateMarker } from "../github/state-marker.js";
+import { sanitiseUntrusted } from "../agent/untrusted.js";
 
 const MAX_CONTEXT_COMMENTS = 30;
 
@@ -39,11 +40,13 @@ export async function loadThreadContext(
       label: `Comment ${comment.createdAt.slice(0, 10)}`,
     })),
   );
+  const authorTrusted = await isTrusted(info.author);
   return {
     kind: info.kind,
     number: info.number,
-    title: info.title,
-    body: { author: info.author, trusted: await isTrusted(info.author), text: info.body, label: "Description" },
+    // The title is the author's text too: an outsider's loses its hidden characters and comments.
+    title: authorTrusted ? info.title : sanitiseUntrusted(info.title).replace(/\s+/g, " ").trim(),
+    body: { author: info.author, trusted: authorTrusted, text: info.body, label: "Description" },
     comments: authored,
     pullRequest: info.pullRequest
       ? {

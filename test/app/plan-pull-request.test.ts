@@ -41,7 +41,9 @@ it("plans on a pull request's head with its description, diff and conversation",
   await app.deliver("issue_comment", commentPayload({ body: "/plan add a test for keepalive", cloneUrl: repo.url, isPullRequest: true }));
 
   const task = String(model.requests[0]!.messages[1]!.content);
-  expect(task).toContain("Pull request #1: Use keepalive in the client");
+  // An outsider's pull request: its title is theirs too, so it sits inside their untrusted block.
+  expect(task).toContain("# Pull request #1\n");
+  expect(task).toMatch(/<untrusted_input author="outsider">\nTitle: Use keepalive in the client\n/);
   expect(task).toContain("`feature` into `main`");
   expect(task).toMatch(/src\/new-file\.js\s+\|\s+1 \+/);
   // The description and comment come from someone who cannot command: fenced, hidden text stripped.
