@@ -15,6 +15,8 @@ export class JobQueue {
   private readonly lanes = new Map<string, Lane>();
   private readonly active = new Set<Promise<void>>();
   private idleWaiters: Array<() => void> = [];
+  /** Set by `abortAll`: every job from then on starts already stopped, with this reason. */
+  private stopReason: string | null = null;
 
   constructor(private readonly onError: (error: unknown, job: QueuedJob) => void) {}
 
@@ -48,12 +50,14 @@ export class JobQueue {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /** Asks every running job to stop at its next safe point; `reason` reaches the job's signal. */
+  /**
+   * Asks every running job to stop at its next safe point; `reason` reaches the job's signal. Jobs
+   * still waiting, and jobs enqueued later, start with that signal already aborted: each stops at
+   * once and says so on its thread, instead of being dropped after "Queued: … this starts when it is done".
+   */
   abortAll(reason: string): void {
-    for (const lane of this.lanes.values()) {
-      lane.waiting = [];
-      lane.running?.controller.abort(reason);
-    }
+    this.stopReason = reason;
+    for (const lane of this.lanes.values()) lane.running?.controller.abort(reason);
   }
 
   private startNext(key: string, lane: Lane): void {
@@ -69,6 +73,7 @@ export class JobQueue {
       return;
     }
     const controller = new AbortController();
+    if (this.stopReason !== null) controller.abort(this.stopReason);
     lane.running = { label: job.label, controller };
     const task = (async () => {
       try {

@@ -1,6 +1,6 @@
 import { createModelClient } from "../agent/model.js";
 import { createRedactor } from "../agent/redact.js";
-import type { BlueprintEnv } from "../config/env.js";
+import { ConfigError, type BlueprintEnv } from "../config/env.js";
 import { createCommandRunner, findBubblewrap } from "../workspace/command-runner.js";
 import { RepoCache } from "../workspace/repo-cache.js";
 import type { Logger, WorkflowDeps } from "./deps.js";
@@ -37,6 +37,10 @@ function sandboxFor(env: BlueprintEnv, log: Logger): string | null {
     return null;
   }
   const bwrap = findBubblewrap();
+  if (!bwrap && env.BLUEPRINT_SANDBOX === "bwrap") {
+    // `bwrap` means always: an operator who asked for the sandbox must not get commands run without it.
+    throw new ConfigError("BLUEPRINT_SANDBOX=bwrap, but bubblewrap (`bwrap`) is not on PATH or cannot start here (it needs unprivileged user namespaces); install it, or set BLUEPRINT_SANDBOX=auto to fall back to the plain runner");
+  }
   if (bwrap) {
     log.info({ bwrap }, "agent commands run inside bubblewrap: system read-only, workspace writable, no network unless the repository allows it");
   } else {

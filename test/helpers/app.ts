@@ -5,6 +5,7 @@ import { createRequire } from "node:module";
 import { Probot, ProbotOctokit, type ApplicationFunctionOptions } from "probot";
 import { createBlueprintApp, type BlueprintApp } from "../../src/index.js";
 import { loadEnv } from "../../src/config/env.js";
+import type { WorkflowDeps } from "../../src/workflow/deps.js";
 import { APP_ID, INSTALLATION_ID } from "./github-double.js";
 import { tempDir } from "./git-repo.js";
 
@@ -24,8 +25,11 @@ export interface TestApp {
   deliver(name: string, payload: unknown, id?: string): Promise<void>;
 }
 
-/** `githubRetries: true` keeps Octokit's retry and throttling on, as in production. */
-export async function startTestApp(env: Record<string, string> = {}, options: { githubRetries?: boolean } = {}): Promise<TestApp> {
+/**
+ * `githubRetries: true` keeps Octokit's retry and throttling on, as in production.
+ * `deps` replaces parts of the engine (e.g. a command runner that records what it was asked).
+ */
+export async function startTestApp(env: Record<string, string> = {}, options: { githubRetries?: boolean; deps?: Partial<WorkflowDeps> } = {}): Promise<TestApp> {
   const workdir = tempDir("blueprint-workdir-");
   const probot = new Probot({
     appId: APP_ID,
@@ -41,6 +45,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
         })),
   });
   const handlers: TestApp["handlers"] = [];
+  const deps = options.deps;
   let blueprint: BlueprintApp | undefined;
   await probot.load(
     (app, options) => {
@@ -55,6 +60,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
           PATH: process.env.PATH ?? "",
           ...env,
         }),
+        ...(deps ? { deps } : {}),
       });
     },
     { cwd: process.cwd(), addHandler: (handler) => handlers.push(handler) },
