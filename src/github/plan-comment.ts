@@ -36,7 +36,8 @@ export function defaultStatusLine(state: ThreadState): string {
     case "superseded":
       return "> 🗄️ **Superseded** by a newer revision below.";
     case "cancelled":
-      return "> ⏹️ **Cancelled.** Everything already pushed stays; `/build` resumes.";
+      // The reason says who stopped it: someone's /cancel, or Blueprint shutting down.
+      return `> ⏹️ **Stopped:** ${state.error ?? "cancelled."}${/[.!?]$/.test(state.error ?? ".") ? "" : "."} Everything already pushed stays; \`/build\` resumes.`;
     default:
       return "";
   }

@@ -69,11 +69,14 @@ export async function buildStep(deps: WorkflowDeps, job: JobContext, input: Step
   }
 }
 
-export async function verify(deps: WorkflowDeps, tree: Workspace, plan: Plan, config: RepoConfig): Promise<VerificationResult[]> {
+export async function verify(deps: WorkflowDeps, tree: Workspace, plan: Plan, config: RepoConfig, signal: AbortSignal): Promise<VerificationResult[]> {
   const commands = [...new Set([...plan.verification.filter(looksLikeCommand), ...(config.test ? [config.test] : [])])];
   const results: VerificationResult[] = [];
   for (const command of commands) {
-    const run = await deps.runner.run(command, { cwd: tree.dir, timeoutMs: VERIFY_TIMEOUT_MS, network: config.network });
+    // /cancel and shutdown stop a long test run too (the whole process group is killed).
+    if (signal.aborted) throw new Cancelled();
+    const run = await deps.runner.run(command, { cwd: tree.dir, timeoutMs: VERIFY_TIMEOUT_MS, network: config.network, signal });
+    if (signal.aborted) throw new Cancelled();
     results.push({ command, exitCode: run.exitCode, timedOut: run.timedOut, output: deps.redact(run.output) });
   }
   return results;

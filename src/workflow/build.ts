@@ -171,7 +171,7 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
     }
 
     // 8. Verification: the plan's commands and the repository's test command.
-    const verification = await verify(deps, tree, plan, config);
+    const verification = await verify(deps, tree, plan, config, job.signal);
     const allDone = plan.steps.every((step) => state.steps[step.id]?.status === "done");
     state.status = allDone ? "built" : "pending";
     const report = renderBuildReport({ plan, state, verification, audit, usage, notes });

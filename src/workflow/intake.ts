@@ -110,8 +110,9 @@ export class Intake {
         return;
       case "cancel": {
         const stopped = this.queue.cancel(key);
+        const dropped = stopped.dropped > 0 ? ` The ${stopped.dropped === 1 ? "command" : `${stopped.dropped} commands`} queued behind it will not run; comment again if you still want ${stopped.dropped === 1 ? "it" : "them"}.` : "";
         if (stopped.running) {
-          await port.postComment(`Stopping ${stopped.running} at the next safe point. Everything already pushed stays.`);
+          await port.postComment(`Stopping ${stopped.running} at the next safe point. Everything already pushed stays.${dropped}`);
           return;
         }
         this.enqueue(port, "withdrawing a question", intent.deliveryId, intent.actor, (job) => cancelWaiting(this.deps, job));

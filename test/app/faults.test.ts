@@ -1,5 +1,5 @@
 import nock from "nock";
-import { afterEach, beforeEach, expect, it } from "vitest";
+import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import { readStateMarker } from "../../src/github/state-marker.js";
 import { createBareRepo, type BareRepo } from "../helpers/git-repo.js";
 import { githubDouble, type GitHubDouble } from "../helpers/github-double.js";
@@ -122,4 +122,25 @@ it("/cancel stops a running build promptly and keeps what was pushed", async () 
   const body = github.comments.find((c) => c.id === plan.id)!.body;
   expect(stateOf(body)).toMatchObject({ status: "cancelled", steps: { S1: { status: "done" }, S2: { status: "pending" } } });
   expect(repo.log("blueprint/issue-1")).toEqual(["S1: One", "initial commit"]);
+});
+
+it("/cancel also stops the verification commands after the last step", async () => {
+  repo.commit({ ".github/blueprint.yml": "test: sleep 60\n" }, "configure");
+  await start([
+    { toolCalls: [{ name: "write_file", arguments: { path: "one.txt", content: "1\n" } }] },
+    { toolCalls: [{ name: "complete_step", arguments: { step_id: "S1", summary: "one" } }] },
+    { toolCalls: [{ name: "write_file", arguments: { path: "two.txt", content: "2\n" } }] },
+    { toolCalls: [{ name: "complete_step", arguments: { step_id: "S2", summary: "two" } }] },
+  ]);
+  const plan = seed();
+  await app.probot.receive({ id: "build-v", name: "issue_comment", payload: commentPayload({ body: "/build", cloneUrl: repo.url }) } as never);
+  // Both steps are pushed once the plan comment says it is verifying; the test command (sleep 60) then runs.
+  await vi.waitFor(() => expect(github.comments.find((c) => c.id === plan.id)!.body).toContain("Verifying…"), { timeout: 15_000 });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await app.deliver("issue_comment", commentPayload({ body: "/cancel", cloneUrl: repo.url }));
+  await settle(app.blueprint); // without the signal, this waits out the 60 s sleep and the test times out
+  const state = stateOf(github.comments.find((c) => c.id === plan.id)!.body);
+  expect(state).toMatchObject({ status: "cancelled", steps: { S1: { status: "done" }, S2: { status: "done" } } });
+  expect(state.pullRequest ?? null).toBeNull();
+  expect(repo.log("blueprint/issue-1")).toEqual(["S2: Two", "S1: One", "configure", "initial commit"]);
 });

@@ -75,6 +75,27 @@ describe("sandbox settings reach the command runner", () => {
 });
 
 describe("one job at a time per thread", () => {
+  it("/cancel stops the running job and says that the command queued behind it will not run", async () => {
+    let firstArrived: () => void = () => undefined;
+    const heldRequest = new Promise<void>((resolve) => (firstArrived = resolve));
+    const app = await start([
+      () => {
+        firstArrived();
+        return { hang: true };
+      },
+    ]);
+    const receive = (id: string, body: string) => app.probot.receive({ id, name: "issue_comment", payload: commentPayload({ body, cloneUrl: repo.url }) } as Parameters<typeof app.probot.receive>[0]);
+    await receive("c-1", "/plan first");
+    await heldRequest;
+    await receive("c-2", "/plan second");
+    await vi.waitFor(() => expect(github.botComments().some((c) => c.body.startsWith("Queued:"))).toBe(true), { timeout: 10_000 });
+    await receive("c-3", "/cancel");
+    await app.blueprint.idle();
+    const replies = github.botComments().map((c) => c.body);
+    expect(replies).toContain("Stopping planning for @maintainer at the next safe point. Everything already pushed stays. The command queued behind it will not run; comment again if you still want it.");
+    expect(model!.requests).toHaveLength(1); // the queued /plan never ran
+  });
+
   it("a second command on a busy thread gets the Queued notice and runs after the first ends; another thread's command runs at once", async () => {
     let release: () => void = () => undefined;
     const released = new Promise<void>((resolve) => (release = resolve));
@@ -208,7 +229,8 @@ describe("graceful shutdown", () => {
     const stopped = stateOf(planBody());
     expect(stopped).toMatchObject({ status: "cancelled", steps: { S1: { status: "done" }, S2: { status: "pending" } } });
     expect(stopped.error).toMatch(/^Blueprint was shut down \(a restart or deploy\); comment `\/build` or `\/plan` again to resume/);
-    expect(visible(planBody())).toContain("> ⏹️ **Cancelled.** Everything already pushed stays; `/build` resumes.");
+    expect(visible(planBody())).toContain("> ⏹️ **Stopped:** Blueprint was shut down (a restart or deploy)");
+    expect(visible(planBody())).toContain("Everything already pushed stays; `/build` resumes.");
     expect(visible(planBody())).toMatch(/- \*\*S2\*\* Two — not built/);
 
     const restarted = await startTestApp({ OPENAI_BASE_URL: model!.url });
@@ -218,10 +240,8 @@ describe("graceful shutdown", () => {
     expect(stateOf(planBody())).toMatchObject({ status: "built", steps: { S1: { status: "done" }, S2: { status: "done" } } });
   });
 
-  // BUG (src/github/plan-comment.ts, defaultStatusLine): a cancelled plan's status line ignores
-  // state.error, so the shutdown reason reaches only the hidden marker; people read "Cancelled."
-  // as if someone had commented /cancel.
-  it.fails("says on the plan comment, where people read it, that the build stopped because Blueprint was shut down", async () => {
+  // People read the plan comment, not the hidden marker: the reason must be visible there.
+  it("says on the plan comment, where people read it, that the build stopped because Blueprint was shut down", async () => {
     const { planBody } = await buildUntilShutdown();
     expect(visible(planBody())).toMatch(/shut down/);
   });
