@@ -1,4 +1,4 @@
-import { renderPlanBody, escapeHtml } from "../plan/render.js";
+import { renderPlanBody, escapeHtml, neutraliseComments } from "../plan/render.js";
 import { encodeStateMarker, readStateMarker } from "./state-marker.js";
 import type { ThreadState } from "../workflow/state.js";
 import type { ThreadComment } from "../workflow/ports.js";
@@ -12,11 +12,12 @@ export const APPROVAL_HELP =
 export function renderPlanComment(state: ThreadState, extras: { statusLine?: string; report?: string } = {}): string {
   if (!state.plan) throw new Error("renderPlanComment needs a plan");
   const heading = `## 📋 Plan v${state.revision}: ${escapeHtml(state.plan.title)}`;
-  const status = extras.statusLine ?? defaultStatusLine(state);
+  // The revision diff, status line and report quote model and error text: no hidden comments from them.
+  const status = neutraliseComments(extras.statusLine ?? defaultStatusLine(state));
   const parts = [heading];
-  if (state.changes) parts.push(state.changes);
+  if (state.changes) parts.push(neutraliseComments(state.changes));
   parts.push(status, renderPlanBody(state.plan, state.steps));
-  if (extras.report) parts.push(extras.report);
+  if (extras.report) parts.push(neutraliseComments(extras.report));
   if (state.status === "pending" || state.status === "failed") parts.push(`---\n${APPROVAL_HELP}`);
   parts.push(footer(state), encodeStateMarker(state));
   return parts.join("\n\n");

@@ -113,7 +113,7 @@ export function oneLine(text: string): string {
 }
 
 /** Model-written text must never carry a hidden comment (or a forged marker) into the post. */
-function neutraliseComments(markdown: string): string {
+export function neutraliseComments(markdown: string): string {
   return markdown.replaceAll("<!--", "&lt;!--");
 }
 
