@@ -7,13 +7,20 @@
  */
 const INVISIBLE = /[\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFE00-\uFE0F\uFEFF\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}\uD800-\uDFFF]/gu;
 const HTML_COMMENT = /<!--[\s\S]*?(?:-->|$)/g;
+/** Declarations and processing instructions (`<!x …>`, `<?…?>`): GitHub renders nothing for them. */
+const BOGUS_MARKUP = /<[!?][^<>]*>/g;
+/** A link reference definition's title is never shown (`[//]: # (hidden)`): keep label and target, drop the title. */
+const LINK_DEFINITION_TITLE = /^( {0,3}\[[^\]\n]+\]:[ \t]*\S+)[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^)\n]*\))[ \t]*$/gm;
 /** Our own fence tag, opening or closing, however spaced or cased. */
-const FENCE_TAG = /<\s*(?:\/\s*)?untrusted_input[^>]*>/gi;
+const FENCE_TAG = /<\s*(?:\/\s*)?untrusted_input[^<>]*>/gi;
 /** The `<` of whatever still opens a comment or a fence tag. */
 const STILL_OPENING = /<(?=!--|\s*(?:\/\s*)?untrusted_input)/gi;
 const MAX_PASSES = 4;
 
-/** Strips HTML comments, invisible characters and forged fence tags from text written by people outside the project. */
+/**
+ * Strips what GitHub does not show (HTML comments, declarations, link-definition titles, invisible
+ * characters) and forged fence tags from text written by people outside the project.
+ */
 export function sanitiseUntrusted(text: string): string {
   // Removing one piece can join its neighbours into another (`</untrusted</untrusted_input>_input>`,
   // `<!-<!-- -->- hidden -->`), so removal repeats. Text nested deeper than a few passes was built
@@ -21,7 +28,12 @@ export function sanitiseUntrusted(text: string): string {
   // keeps the work linear in the text's length.
   let out = text;
   for (let pass = 0; pass < MAX_PASSES; pass++) {
-    const next = out.replace(HTML_COMMENT, "").replace(INVISIBLE, "").replace(FENCE_TAG, "");
+    const next = out
+      .replace(HTML_COMMENT, "")
+      .replace(BOGUS_MARKUP, "")
+      .replace(LINK_DEFINITION_TITLE, "$1")
+      .replace(INVISIBLE, "")
+      .replace(FENCE_TAG, "");
     if (next === out) return out;
     out = next;
   }
