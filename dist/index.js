@@ -27805,7 +27805,6 @@ var require_light = __commonJS({
 
 // src/agent/redact.ts
 var TOKEN_PATTERNS = [
-  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
   /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}\b/g,
   /\bgithub_pat_[A-Za-z0-9_]{20,}\b/g,
   /\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}\b/g,
@@ -27819,9 +27818,41 @@ function createRedactor(secrets) {
   return (text) => {
     let out = text;
     for (const secret of known) out = out.split(secret).join("[redacted]");
+    out = redactPrivateKeys(out);
     for (const pattern of TOKEN_PATTERNS) out = out.replace(pattern, "[redacted]");
     return out;
   };
+}
+var KEY_BEGIN = /-----BEGIN [A-Z ]*PRIVATE KEY-----/g;
+var KEY_END = /-----END [A-Z ]*PRIVATE KEY-----/g;
+var PEM_LINE = /^(?:[A-Za-z-]+: .*|[A-Za-z0-9+/]{8,}={0,2}|[A-Za-z0-9+/]*={1,2})$/;
+function redactPrivateKeys(text) {
+  if (!text.includes("PRIVATE KEY-----")) return text;
+  let out = "";
+  let last = 0;
+  let endsLeft = true;
+  KEY_BEGIN.lastIndex = 0;
+  for (let begin = KEY_BEGIN.exec(text); begin; begin = KEY_BEGIN.exec(text)) {
+    KEY_END.lastIndex = KEY_BEGIN.lastIndex;
+    const end = endsLeft ? KEY_END.exec(text) : null;
+    let stop;
+    if (end) {
+      stop = end.index + end[0].length;
+    } else {
+      endsLeft = false;
+      stop = KEY_BEGIN.lastIndex;
+      while (stop < text.length && text[stop] === "\n") {
+        const next = text.indexOf("\n", stop + 1);
+        const lineEnd = next === -1 ? text.length : next;
+        if (!PEM_LINE.test(text.slice(stop + 1, lineEnd))) break;
+        stop = lineEnd;
+      }
+    }
+    out += `${text.slice(last, begin.index)}[redacted]`;
+    last = stop;
+    KEY_BEGIN.lastIndex = stop;
+  }
+  return out + text.slice(last);
 }
 
 // node_modules/openai/internal/tslib.mjs
@@ -60225,11 +60256,11 @@ var APPROVAL_HELP = "**To approve**, comment `/build` (on a pull request, an app
 function renderPlanComment(state, extras = {}) {
   if (!state.plan) throw new Error("renderPlanComment needs a plan");
   const heading = `## 📋 Plan v${state.revision}: ${escapeHtml(state.plan.title)}`;
-  const status = extras.statusLine ?? defaultStatusLine(state);
+  const status = neutraliseComments(extras.statusLine ?? defaultStatusLine(state));
   const parts = [heading];
-  if (state.changes) parts.push(state.changes);
+  if (state.changes) parts.push(neutraliseComments(state.changes));
   parts.push(status, renderPlanBody(state.plan, state.steps));
-  if (extras.report) parts.push(extras.report);
+  if (extras.report) parts.push(neutraliseComments(extras.report));
   if (state.status === "pending" || state.status === "failed") parts.push(`---
 ${APPROVAL_HELP}`);
   parts.push(footer(state), encodeStateMarker(state));
@@ -60624,13 +60655,15 @@ function nestingDepth(text) {
 // src/agent/untrusted.ts
 var INVISIBLE = /[\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFE00-\uFE0F\uFEFF\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}\uD800-\uDFFF]/gu;
 var HTML_COMMENT = /<!--[\s\S]*?(?:-->|$)/g;
-var FENCE_TAG = /<\s*(?:\/\s*)?untrusted_input[^>]*>/gi;
+var BOGUS_MARKUP = /<[!?][^<>]*>/g;
+var LINK_DEFINITION_TITLE = /^( {0,3}\[[^\]\n]+\]:[ \t]*\S+)[ \t]+(?:"[^"\n]*"|'[^'\n]*'|\([^)\n]*\))[ \t]*$/gm;
+var FENCE_TAG = /<\s*(?:\/\s*)?untrusted_input[^<>]*>/gi;
 var STILL_OPENING = /<(?=!--|\s*(?:\/\s*)?untrusted_input)/gi;
 var MAX_PASSES = 4;
 function sanitiseUntrusted(text) {
   let out = text;
   for (let pass = 0; pass < MAX_PASSES; pass++) {
-    const next = out.replace(HTML_COMMENT, "").replace(INVISIBLE, "").replace(FENCE_TAG, "");
+    const next = out.replace(HTML_COMMENT, "").replace(BOGUS_MARKUP, "").replace(LINK_DEFINITION_TITLE, "$1").replace(INVISIBLE, "").replace(FENCE_TAG, "");
     if (next === out) return out;
     out = next;
   }
