@@ -1,58 +1,29 @@
 import nock from "nock";
-import { afterEach, beforeEach, expect, it, vi } from "vitest";
-import { readStateMarker } from "../../src/github/state-marker.js";
-import { createBareRepo, type BareRepo } from "../helpers/git-repo.js";
-import { githubDouble, type GitHubDouble } from "../helpers/github-double.js";
-import { samplePlan, startModelServer, type ModelServer, type Script } from "../helpers/model-server.js";
-import { commentPayload, settle, startTestApp, type TestApp } from "../helpers/app.js";
-import { pendingState, planCommentBody } from "../helpers/plan-state.js";
+import { expect, it, vi } from "vitest";
+import { samplePlan } from "../helpers/model-server.js";
+import { commentPayload, settle } from "../helpers/app.js";
+import { stateOf, useAppFixture } from "../helpers/app-fixture.js";
 import { chmodSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
-let repo: BareRepo;
-let github: GitHubDouble;
-let model: ModelServer | null = null;
-let app: TestApp;
+const fx = useAppFixture({ files: { "README.md": "# Hello\n" } });
+const { start } = fx;
 
-beforeEach(() => {
-  nock.disableNetConnect();
-  nock.enableNetConnect("127.0.0.1");
-  repo = createBareRepo({ "README.md": "# Hello\n" });
-});
-
-afterEach(async () => {
-  await model?.close();
-  model = null;
-  nock.cleanAll();
-  nock.enableNetConnect();
-});
-
-async function start(script: Script, env: Record<string, string> = {}, githubRetries = false) {
-  github = githubDouble({ permissions: { maintainer: "write" } });
-  model = await startModelServer(script);
-  app = await startTestApp({ OPENAI_BASE_URL: model.url, ...env }, { githubRetries });
-}
-
-const stateOf = (body: string) => {
-  const read = readStateMarker(body);
-  if (read.kind !== "ok") throw new Error(`no state: ${read.kind}`);
-  return read.state;
-};
 const twoSteps = samplePlan({ verification: [], steps: [{ id: "S1", title: "One", details: "", files: [], deps: [] }, { id: "S2", title: "Two", details: "", files: [], deps: ["S1"] }] });
-const seed = () => github.addBotComment(planCommentBody(pendingState(twoSteps, { base: { branch: "main", sha: repo.head() } })));
+const seed = () => fx.seedPlan(twoSteps);
 const submit = { toolCalls: [{ name: "submit_plan", arguments: samplePlan() }] };
 
 it("retries a model endpoint answering 429, then plans", async () => {
   await start([{ status: 429, body: { error: { message: "slow down" } } }, submit], { BLUEPRINT_MODEL_RETRIES: "2" });
-  await app.deliver("issue_comment", commentPayload({ body: "/plan", cloneUrl: repo.url }));
-  expect(model!.requests).toHaveLength(2);
-  expect(github.botComments()[0]!.body).toMatch(/^## 📋 Plan v1/);
+  await fx.app.deliver("issue_comment", commentPayload({ body: "/plan", cloneUrl: fx.repo.url }));
+  expect(fx.model.requests).toHaveLength(2);
+  expect(fx.github.botComments()[0]!.body).toMatch(/^## 📋 Plan v1/);
 });
 
 it("reports a model endpoint that hangs in plain words", async () => {
   await start([{ hang: true }], { BLUEPRINT_MODEL_TIMEOUT_S: "1" });
-  await app.deliver("issue_comment", commentPayload({ body: "/plan", cloneUrl: repo.url }));
-  const body = github.botComments()[0]!.body;
+  await fx.app.deliver("issue_comment", commentPayload({ body: "/plan", cloneUrl: fx.repo.url }));
+  const body = fx.github.botComments()[0]!.body;
   expect(body).toMatch(/^## ❌ Planning failed/);
   expect(body).toContain("did not answer in time");
 });
@@ -63,15 +34,15 @@ it("waits out GitHub's 502 and secondary rate limit instead of dropping the writ
   const secondaryLimit = nock("https://api.github.com")
     .post("/repos/Codertocat/Hello-World/issues/1/comments")
     .reply(403, { message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again." }, { "retry-after": "1" });
-  await start([], {}, true);
-  await app.deliver("issue_comment", commentPayload({ body: "/help", cloneUrl: repo.url }));
-  expect(github.botComments().map((c) => c.body.split("\n")[0])).toEqual(["### Blueprint commands"]);
+  await start([], {}, { githubRetries: true });
+  await fx.app.deliver("issue_comment", commentPayload({ body: "/help", cloneUrl: fx.repo.url }));
+  expect(fx.github.botComments().map((c) => c.body.split("\n")[0])).toEqual(["### Blueprint commands"]);
   expect(badGateway.isDone()).toBe(true);
   expect(secondaryLimit.isDone()).toBe(true);
 });
 
 it("marks the step failed when the push is rejected, keeping what was pushed before", async () => {
-  const hook = path.join(repo.bare, "hooks", "pre-receive");
+  const hook = path.join(fx.repo.bare, "hooks", "pre-receive");
   await start([
     { toolCalls: [{ name: "write_file", arguments: { path: "one.txt", content: "1\n" } }] },
     { toolCalls: [{ name: "complete_step", arguments: { step_id: "S1", summary: "one" } }] },
@@ -84,9 +55,9 @@ it("marks the step failed when the push is rejected, keeping what was pushed bef
     { toolCalls: [{ name: "complete_step", arguments: { step_id: "S2", summary: "two" } }] },
   ]);
   const plan = seed();
-  await app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: repo.url }));
-  expect(repo.log("blueprint/issue-1")).toEqual(["S1: One", "initial commit"]);
-  const body = github.comments.find((c) => c.id === plan.id)!.body;
+  await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
+  expect(fx.repo.log("blueprint/issue-1")).toEqual(["S1: One", "initial commit"]);
+  const body = fx.github.comments.find((c) => c.id === plan.id)!.body;
   expect(body).toMatch(/- \[ \] \*\*S2\*\* ❌ Two.*failed: the push to blueprint\/issue-1 was rejected/);
   expect(stateOf(body)).toMatchObject({ status: "failed", steps: { S1: { status: "done" }, S2: { status: "failed" } } });
 });
@@ -94,8 +65,8 @@ it("marks the step failed when the push is rejected, keeping what was pushed bef
 it("reports a fetch failure during /build on the thread instead of failing silently", async () => {
   await start([]);
   seed();
-  await app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: "file:///nonexistent/repo.git" }));
-  const reply = github.botComments().at(-1)!.body;
+  await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: "file:///nonexistent/repo.git" }));
+  const reply = fx.github.botComments().at(-1)!.body;
   expect(reply).toMatch(/^❌ Blueprint stopped while building for @maintainer: could not fetch the repository/);
   expect(reply).toContain("delivery");
 });
@@ -113,19 +84,19 @@ it("/cancel stops a running build promptly and keeps what was pushed", async () 
   ]);
   const plan = seed();
   const begun = Date.now();
-  await app.probot.receive({ id: "build-1", name: "issue_comment", payload: commentPayload({ body: "/build", cloneUrl: repo.url }) } as never);
+  await fx.app.probot.receive({ id: "build-1", name: "issue_comment", payload: commentPayload({ body: "/build", cloneUrl: fx.repo.url }) } as never);
   await started;
-  await app.deliver("issue_comment", commentPayload({ body: "/cancel", cloneUrl: repo.url }));
-  await settle(app.blueprint);
+  await fx.app.deliver("issue_comment", commentPayload({ body: "/cancel", cloneUrl: fx.repo.url }));
+  await settle(fx.app.blueprint);
   expect(Date.now() - begun).toBeLessThan(20_000);
-  expect(github.botComments().some((c) => c.body.startsWith("Stopping building for @maintainer"))).toBe(true);
-  const body = github.comments.find((c) => c.id === plan.id)!.body;
+  expect(fx.github.botComments().some((c) => c.body.startsWith("Stopping building for @maintainer"))).toBe(true);
+  const body = fx.github.comments.find((c) => c.id === plan.id)!.body;
   expect(stateOf(body)).toMatchObject({ status: "cancelled", steps: { S1: { status: "done" }, S2: { status: "pending" } } });
-  expect(repo.log("blueprint/issue-1")).toEqual(["S1: One", "initial commit"]);
+  expect(fx.repo.log("blueprint/issue-1")).toEqual(["S1: One", "initial commit"]);
 });
 
 it("/cancel also stops the verification commands after the last step", async () => {
-  repo.commit({ ".github/blueprint.yml": "test: sleep 60\n" }, "configure");
+  fx.repo.commit({ ".github/blueprint.yml": "test: sleep 60\n" }, "configure");
   await start([
     { toolCalls: [{ name: "write_file", arguments: { path: "one.txt", content: "1\n" } }] },
     { toolCalls: [{ name: "complete_step", arguments: { step_id: "S1", summary: "one" } }] },
@@ -133,14 +104,14 @@ it("/cancel also stops the verification commands after the last step", async () 
     { toolCalls: [{ name: "complete_step", arguments: { step_id: "S2", summary: "two" } }] },
   ]);
   const plan = seed();
-  await app.probot.receive({ id: "build-v", name: "issue_comment", payload: commentPayload({ body: "/build", cloneUrl: repo.url }) } as never);
+  await fx.app.probot.receive({ id: "build-v", name: "issue_comment", payload: commentPayload({ body: "/build", cloneUrl: fx.repo.url }) } as never);
   // Both steps are pushed once the plan comment says it is verifying; the test command (sleep 60) then runs.
-  await vi.waitFor(() => expect(github.comments.find((c) => c.id === plan.id)!.body).toContain("Verifying…"), { timeout: 15_000 });
+  await vi.waitFor(() => expect(fx.github.comments.find((c) => c.id === plan.id)!.body).toContain("Verifying…"), { timeout: 15_000 });
   await new Promise((resolve) => setTimeout(resolve, 300));
-  await app.deliver("issue_comment", commentPayload({ body: "/cancel", cloneUrl: repo.url }));
-  await settle(app.blueprint); // without the signal, this waits out the 60 s sleep and the test times out
-  const state = stateOf(github.comments.find((c) => c.id === plan.id)!.body);
+  await fx.app.deliver("issue_comment", commentPayload({ body: "/cancel", cloneUrl: fx.repo.url }));
+  await settle(fx.app.blueprint); // without the signal, this waits out the 60 s sleep and the test times out
+  const state = stateOf(fx.github.comments.find((c) => c.id === plan.id)!.body);
   expect(state).toMatchObject({ status: "cancelled", steps: { S1: { status: "done" }, S2: { status: "done" } } });
   expect(state.pullRequest ?? null).toBeNull();
-  expect(repo.log("blueprint/issue-1")).toEqual(["S2: Two", "S1: One", "configure", "initial commit"]);
+  expect(fx.repo.log("blueprint/issue-1")).toEqual(["S2: Two", "S1: One", "configure", "initial commit"]);
 });

@@ -1,56 +1,27 @@
 import nock from "nock";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { readStateMarker } from "../../src/github/state-marker.js";
+import { describe, expect, it, vi } from "vitest";
 import { createCommandRunner, type CommandRunner, type RunOptions } from "../../src/workspace/command-runner.js";
-import { createBareRepo, type BareRepo } from "../helpers/git-repo.js";
-import { githubDouble, type GitHubDouble } from "../helpers/github-double.js";
-import { samplePlan, startModelServer, type ModelRequest, type ModelServer, type Script, type ScriptedReply } from "../helpers/model-server.js";
+import { createBareRepo } from "../helpers/git-repo.js";
+import { githubDouble } from "../helpers/github-double.js";
+import { samplePlan, type ModelRequest, type Script, type ScriptedReply } from "../helpers/model-server.js";
 import { commentPayload, startTestApp, type TestApp } from "../helpers/app.js";
-import { pendingState, planCommentBody } from "../helpers/plan-state.js";
+import { stateOf, useAppFixture, visible } from "../helpers/app-fixture.js";
 
 /** SPEC §8 promises, driven through the real Probot app: GitHub doubled with nock, a scripted model, real git. */
 
-let repo: BareRepo;
-let github: GitHubDouble;
-let model: ModelServer | null = null;
+const fx = useAppFixture({ files: { "README.md": "# Hello\n" } });
+const { start, seedPlan } = fx;
 
-beforeEach(() => {
-  nock.disableNetConnect();
-  nock.enableNetConnect("127.0.0.1");
-  repo = createBareRepo({ "README.md": "# Hello\n" });
-});
-
-afterEach(async () => {
-  await model?.close();
-  model = null;
-  nock.cleanAll();
-  nock.enableNetConnect();
-});
-
-async function start(script: Script, env: Record<string, string> = {}, options: Parameters<typeof startTestApp>[1] = {}): Promise<TestApp> {
-  github = githubDouble({ permissions: { maintainer: "write" } });
-  model = await startModelServer(script);
-  return startTestApp({ OPENAI_BASE_URL: model.url, ...env }, options);
-}
-
-const stateOf = (body: string) => {
-  const read = readStateMarker(body);
-  if (read.kind !== "ok") throw new Error(`no state: ${read.kind}`);
-  return read.state;
-};
-/** What people see: the comment without its hidden state marker. */
-const visible = (body: string) => body.slice(0, body.indexOf("<!-- blueprint:state"));
 const submit: ScriptedReply = { toolCalls: [{ name: "submit_plan", arguments: samplePlan() }] };
 const complete = (id: string) => ({ toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary: `did ${id}` } }] });
 const write = (path: string, content: string) => ({ toolCalls: [{ name: "write_file", arguments: { path, content } }] });
 const stepOf = (request: ModelRequest) => /^Step (S\d+):/.exec(String(request.messages[1]?.content))?.[1];
 const oneStep = samplePlan({ verification: [], steps: [{ id: "S1", title: "One", details: "", files: [], deps: [] }] });
 const twoSteps = samplePlan({ verification: [], steps: [{ id: "S1", title: "One", details: "", files: [], deps: [] }, { id: "S2", title: "Two", details: "", files: [], deps: ["S1"] }] });
-const seedPlan = (plan: unknown) => github.addBotComment(planCommentBody(pendingState(plan, { base: { branch: "main", sha: repo.head() } })));
 
 describe("sandbox settings reach the command runner", () => {
   it("a repository's `network: true` reaches every command a build runs: setup, the agent's run_command, the test command", async () => {
-    repo.commit({ ".github/blueprint.yml": "network: true\nsetup: echo setup-ran\ntest: echo tests-ran\n" }, "configure blueprint");
+    fx.repo.commit({ ".github/blueprint.yml": "network: true\nsetup: echo setup-ran\ntest: echo tests-ran\n" }, "configure blueprint");
     const calls: Array<{ command: string; network: boolean | undefined }> = [];
     const plain = createCommandRunner();
     const recording: CommandRunner = {
@@ -62,15 +33,15 @@ describe("sandbox settings reach the command runner", () => {
     };
     const app = await start([{ toolCalls: [{ name: "run_command", arguments: { command: "echo agent-ran", timeout_s: null } }] }, complete("S1")], {}, { deps: { runner: recording } });
     seedPlan(oneStep);
-    await app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: repo.url }));
+    await app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
 
     expect(calls).toEqual([
       { command: "echo setup-ran", network: true },
       { command: "echo agent-ran", network: true },
       { command: "echo tests-ran", network: true },
     ]);
-    expect(String(model!.requests[1]!.messages.at(-1)?.content)).toContain("agent-ran");
-    expect(stateOf(github.botComments()[0]!.body).status).toBe("built");
+    expect(String(fx.model.requests[1]!.messages.at(-1)?.content)).toContain("agent-ran");
+    expect(stateOf(fx.github.botComments()[0]!.body).status).toBe("built");
   });
 });
 
@@ -84,16 +55,16 @@ describe("one job at a time per thread", () => {
         return { hang: true };
       },
     ]);
-    const receive = (id: string, body: string) => app.probot.receive({ id, name: "issue_comment", payload: commentPayload({ body, cloneUrl: repo.url }) } as Parameters<typeof app.probot.receive>[0]);
+    const receive = (id: string, body: string) => app.probot.receive({ id, name: "issue_comment", payload: commentPayload({ body, cloneUrl: fx.repo.url }) } as Parameters<typeof app.probot.receive>[0]);
     await receive("c-1", "/plan first");
     await heldRequest;
     await receive("c-2", "/plan second");
-    await vi.waitFor(() => expect(github.botComments().some((c) => c.body.startsWith("Queued:"))).toBe(true), { timeout: 10_000 });
+    await vi.waitFor(() => expect(fx.github.botComments().some((c) => c.body.startsWith("Queued:"))).toBe(true), { timeout: 10_000 });
     await receive("c-3", "/cancel");
     await app.blueprint.idle();
-    const replies = github.botComments().map((c) => c.body);
+    const replies = fx.github.botComments().map((c) => c.body);
     expect(replies).toContain("Stopping planning for @maintainer at the next safe point. Everything already pushed stays. The command queued behind it will not run; comment again if you still want it.");
-    expect(model!.requests).toHaveLength(1); // the queued /plan never ran
+    expect(fx.model.requests).toHaveLength(1); // the queued /plan never ran
   });
 
   it("a second command on a busy thread gets the Queued notice and runs after the first ends; another thread's command runs at once", async () => {
@@ -121,28 +92,28 @@ describe("one job at a time per thread", () => {
     };
     const receive = (id: string, payload: unknown) => app.probot.receive({ id, name: "issue_comment", payload } as Parameters<typeof app.probot.receive>[0]);
 
-    await receive("a-1", commentPayload({ body: "/plan first-on-A", cloneUrl: repo.url }));
+    await receive("a-1", commentPayload({ body: "/plan first-on-A", cloneUrl: fx.repo.url }));
     await heldRequest;
-    await receive("a-2", commentPayload({ body: "/plan second-on-A", cloneUrl: repo.url }));
-    await vi.waitFor(() => expect(github.botComments().map((c) => c.body)).toContain("Queued: Blueprint is busy on this thread (planning for @maintainer); this starts when it is done."), { timeout: 10_000 });
+    await receive("a-2", commentPayload({ body: "/plan second-on-A", cloneUrl: fx.repo.url }));
+    await vi.waitFor(() => expect(fx.github.botComments().map((c) => c.body)).toContain("Queued: Blueprint is busy on this thread (planning for @maintainer); this starts when it is done."), { timeout: 10_000 });
 
     // Thread B is not held up by thread A's job.
     await receive("b-1", onOtherThread("/plan on-B"));
     await vi.waitFor(() => expect(other.botComments()[0]?.body).toMatch(/^## 📋 Plan v1/), { timeout: 10_000 });
     expect(seen).toEqual(["first-on-A", "on-B"]);
-    expect(github.botComments()[0]!.body).toMatch(/^## ⏳ Planning…/);
+    expect(fx.github.botComments()[0]!.body).toMatch(/^## ⏳ Planning…/);
 
     release();
     await vi.waitFor(() => expect(seen).toHaveLength(3), { timeout: 10_000 });
     await app.blueprint.idle();
     expect(seen).toEqual(["first-on-A", "on-B", "second-on-A"]);
     // On thread A the first job's plan was written before the second job posted anything of its own.
-    const writes = github.requests.filter((r) => r.method !== "GET").map((r) => String((r.body as { body?: string } | null)?.body ?? "").split("\n")[0] ?? "");
+    const writes = fx.github.requests.filter((r) => r.method !== "GET").map((r) => String((r.body as { body?: string } | null)?.body ?? "").split("\n")[0] ?? "");
     const planned = writes.findIndex((line) => line.startsWith("## 📋 Plan v1"));
     const secondStarted = writes.findIndex((line) => line.startsWith("## ⏳ Revising the plan (v1 → v2)"));
     expect(planned).toBeGreaterThan(-1);
     expect(secondStarted).toBeGreaterThan(planned);
-    expect(github.botComments().map((c) => c.body.split("\n")[0])).toEqual([
+    expect(fx.github.botComments().map((c) => c.body.split("\n")[0])).toEqual([
       "## 📋 Plan v1: Add retry to the HTTP client",
       "Queued: Blueprint is busy on this thread (planning for @maintainer); this starts when it is done.",
       "## 📋 Plan v2: Add retry to the HTTP client",
@@ -159,26 +130,26 @@ describe("the status comment always ends with a final header", () => {
       .patch(/^\/repos\/Codertocat\/Hello-World\/issues\/comments\/\d+$/, (body: { body: string }) => body.body.startsWith("## 📋 Plan v1"))
       .reply(500, { message: "Server Error" });
     const app = await start([submit]);
-    await app.deliver("issue_comment", commentPayload({ body: "/plan", cloneUrl: repo.url }));
+    await app.deliver("issue_comment", commentPayload({ body: "/plan", cloneUrl: fx.repo.url }));
     expect(serverError.isDone()).toBe(true);
-    const [status] = github.botComments();
-    const history = github.commentHistory.get(status!.id)!;
+    const [status] = fx.github.botComments();
+    const history = fx.github.commentHistory.get(status!.id)!;
     expect(history[0]).toMatch(/^## ⏳ Planning…/);
     expect(history.at(-1)).toMatch(/^## ❌ Planning failed/);
     expect(history.at(-1)).toContain("Blueprint could not make a plan: Server Error.");
     expect(stateOf(status!.body).status).toBe("failed");
-    expect(github.botComments()).toHaveLength(1);
+    expect(fx.github.botComments()).toHaveLength(1);
   });
 
   it("a /plan whose repository cannot be fetched ends its status comment with ## ❌, not ⏳", async () => {
     const app = await start([submit]);
     await app.deliver("issue_comment", commentPayload({ body: "/plan", cloneUrl: "file:///nonexistent/repo.git" }));
-    const [status] = github.botComments();
-    const history = github.commentHistory.get(status!.id)!;
+    const [status] = fx.github.botComments();
+    const history = fx.github.commentHistory.get(status!.id)!;
     expect(history[0]).toMatch(/^## ⏳ Planning…/);
     expect(history.at(-1)).toMatch(/^## ❌ Planning failed/);
     expect(history.at(-1)).toContain("could not fetch the repository");
-    expect(model!.requests).toHaveLength(0);
+    expect(fx.model.requests).toHaveLength(0);
   });
 
   it("a secondary rate limit on the plan edit is waited out 3 times, then the status comment says so in plain words", async () => {
@@ -192,12 +163,12 @@ describe("the status comment always ends with a final header", () => {
       });
     // Progress edits once per 10 minutes: only the first goes out, which keeps this test's paced writes few.
     const app = await start([submit], { BLUEPRINT_PROGRESS_INTERVAL_MS: "600000" }, { githubRetries: true });
-    await app.deliver("issue_comment", commentPayload({ body: "/plan", cloneUrl: repo.url }));
+    await app.deliver("issue_comment", commentPayload({ body: "/plan", cloneUrl: fx.repo.url }));
     expect(limited).toHaveLength(4);
-    const [status] = github.botComments();
+    const [status] = fx.github.botComments();
     expect(status!.body).toMatch(/^## ❌ Planning failed/);
     expect(status!.body).toContain("Blueprint could not make a plan: You have exceeded a secondary rate limit. Please wait a few minutes before you try again.");
-    expect(github.botComments()).toHaveLength(1);
+    expect(fx.github.botComments()).toHaveLength(1);
   });
 });
 
@@ -216,16 +187,16 @@ describe("graceful shutdown", () => {
       ...after,
     ]);
     const plan = seedPlan(twoSteps);
-    await app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: repo.url }));
+    await app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
     expect(stopping).not.toBeNull();
     await stopping;
-    return { planBody: () => github.comments.find((c) => c.id === plan.id)!.body };
+    return { planBody: () => fx.github.comments.find((c) => c.id === plan.id)!.body };
   }
 
   it("stops a build at a safe point with S1 pushed, and a new instance's /build resumes at S2 without redoing S1", async () => {
     const { planBody } = await buildUntilShutdown([write("two.txt", "2\n"), complete("S2")]);
 
-    expect(repo.log("blueprint/issue-1")).toEqual(["S1: One", "initial commit"]);
+    expect(fx.repo.log("blueprint/issue-1")).toEqual(["S1: One", "initial commit"]);
     const stopped = stateOf(planBody());
     expect(stopped).toMatchObject({ status: "cancelled", steps: { S1: { status: "done" }, S2: { status: "pending" } } });
     expect(stopped.error).toMatch(/^Blueprint was shut down \(a restart or deploy\); comment `\/build` or `\/plan` again to resume/);
@@ -233,10 +204,10 @@ describe("graceful shutdown", () => {
     expect(visible(planBody())).toContain("Everything already pushed stays; `/build` resumes.");
     expect(visible(planBody())).toMatch(/- \*\*S2\*\* Two — not built/);
 
-    const restarted = await startTestApp({ OPENAI_BASE_URL: model!.url });
-    await restarted.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: repo.url }));
-    expect(model!.requests.slice(3).map(stepOf)).toEqual(["S2", "S2"]);
-    expect(repo.log("blueprint/issue-1")).toEqual(["S2: Two", "S1: One", "initial commit"]);
+    const restarted = await startTestApp({ OPENAI_BASE_URL: fx.model.url });
+    await restarted.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
+    expect(fx.model.requests.slice(3).map(stepOf)).toEqual(["S2", "S2"]);
+    expect(fx.repo.log("blueprint/issue-1")).toEqual(["S2: Two", "S1: One", "initial commit"]);
     expect(stateOf(planBody())).toMatchObject({ status: "built", steps: { S1: { status: "done" }, S2: { status: "done" } } });
   });
 
@@ -255,15 +226,15 @@ describe("graceful shutdown", () => {
         return { hang: true };
       },
     ]);
-    await app.probot.receive({ id: "a-1", name: "issue_comment", payload: commentPayload({ body: "/plan first", cloneUrl: repo.url }) } as never);
+    await app.probot.receive({ id: "a-1", name: "issue_comment", payload: commentPayload({ body: "/plan first", cloneUrl: fx.repo.url }) } as never);
     await heldRequest;
-    await app.probot.receive({ id: "a-2", name: "issue_comment", payload: commentPayload({ body: "/plan second", cloneUrl: repo.url }) } as never);
-    await vi.waitFor(() => expect(github.botComments().map((c) => c.body)).toContain("Queued: Blueprint is busy on this thread (planning for @maintainer); this starts when it is done."), { timeout: 10_000 });
+    await app.probot.receive({ id: "a-2", name: "issue_comment", payload: commentPayload({ body: "/plan second", cloneUrl: fx.repo.url }) } as never);
+    await vi.waitFor(() => expect(fx.github.botComments().map((c) => c.body)).toContain("Queued: Blueprint is busy on this thread (planning for @maintainer); this starts when it is done."), { timeout: 10_000 });
 
     await app.blueprint.shutdown(20_000);
     await app.blueprint.idle();
-    expect(model!.requests).toHaveLength(1);
-    const [first, queued, second] = github.botComments();
+    expect(fx.model.requests).toHaveLength(1);
+    const [first, queued, second] = fx.github.botComments();
     expect(queued!.body).toMatch(/^Queued:/);
     expect(first!.body).toMatch(/^## ❌ Planning failed/);
     // The queued command started already stopped: it says so, and what to do, without calling the model.
@@ -275,20 +246,20 @@ describe("graceful shutdown", () => {
   it("answers a command that arrives while the app shuts down, without starting a model run", async () => {
     const app = await start([submit]);
     await app.blueprint.shutdown(20_000);
-    await app.deliver("issue_comment", commentPayload({ body: "/plan", cloneUrl: repo.url }));
-    expect(model!.requests).toHaveLength(0);
-    expect(github.botComments().map((c) => c.body.split("\n")[0])).toEqual(["## ❌ Planning failed"]);
+    await app.deliver("issue_comment", commentPayload({ body: "/plan", cloneUrl: fx.repo.url }));
+    expect(fx.model.requests).toHaveLength(0);
+    expect(fx.github.botComments().map((c) => c.body.split("\n")[0])).toEqual(["## ❌ Planning failed"]);
   });
 });
 
 describe("model retries", () => {
   it("a model request that times out is retried after the first was abandoned, and the plan is posted", async () => {
     const app = await start([{ hang: true }, submit], { BLUEPRINT_MODEL_TIMEOUT_S: "1", BLUEPRINT_MODEL_RETRIES: "1" });
-    await app.deliver("issue_comment", commentPayload({ body: "/plan", cloneUrl: repo.url }));
-    expect(model!.requests).toHaveLength(2);
+    await app.deliver("issue_comment", commentPayload({ body: "/plan", cloneUrl: fx.repo.url }));
+    expect(fx.model.requests).toHaveLength(2);
     // The same turn, sent again only after the timed-out request was given up (not a hedge in parallel).
-    expect(model!.requests[1]!.messages).toEqual(model!.requests[0]!.messages);
-    expect(model!.events).toEqual(["request 0", "closed 0", "request 1"]);
-    expect(github.botComments().map((c) => c.body.split("\n")[0])).toEqual(["## 📋 Plan v1: Add retry to the HTTP client"]);
+    expect(fx.model.requests[1]!.messages).toEqual(fx.model.requests[0]!.messages);
+    expect(fx.model.events).toEqual(["request 0", "closed 0", "request 1"]);
+    expect(fx.github.botComments().map((c) => c.body.split("\n")[0])).toEqual(["## 📋 Plan v1: Add retry to the HTTP client"]);
   });
 });
