@@ -45,8 +45,15 @@ export class Intake {
     private readonly permissions = new PermissionCache(),
   ) {}
 
-  private permissionOf(port: ThreadPort, actor: string): Promise<PermissionLevel> {
-    return this.permissions.get(`${port.repo.owner}/${port.repo.name}`, actor, () => port.permission(actor));
+  /**
+   * The port every use case gets: bodies redacted and fitted (safePort), and permissions read
+   * through the shared cache, so the checks in intake and in the jobs cost one GitHub call per
+   * person and repository while the answer is fresh.
+   */
+  private portFor(rawPort: ThreadPort): ThreadPort {
+    const port = safePort(rawPort, this.deps.redact);
+    const repository = `${port.repo.owner}/${port.repo.name}`;
+    return { ...port, permission: (login) => this.permissions.get(repository, login, () => port.permission(login)) };
   }
 
   /**
@@ -55,7 +62,7 @@ export class Intake {
    */
   private async authorise(port: ThreadPort, actor: string, keys: readonly string[]): Promise<PermissionLevel> {
     try {
-      return await this.permissionOf(port, actor);
+      return await port.permission(actor);
     } catch (error) {
       this.recent.release(keys);
       throw error;
@@ -63,7 +70,7 @@ export class Intake {
   }
 
   async onComment(rawPort: ThreadPort, intent: CommentIntent): Promise<void> {
-    const port = safePort(rawPort, this.deps.redact);
+    const port = this.portFor(rawPort);
     // 1. Bots (Blueprint included) never command.
     if (intent.actorIsBot) return;
     // 2. One job per delivery and per comment, however often GitHub redelivers.
@@ -141,7 +148,7 @@ export class Intake {
 
   /** An approving pull-request review is a `/build` (only when a plan is pending; otherwise it is not for us). */
   async onReview(rawPort: ThreadPort, intent: ReviewIntent): Promise<void> {
-    const port = safePort(rawPort, this.deps.redact);
+    const port = this.portFor(rawPort);
     if (intent.actorIsBot) return;
     const keys = [`delivery:${intent.deliveryId}`, `review:${intent.reviewId}`];
     if (!this.recent.claim(keys)) return;
@@ -165,7 +172,7 @@ export class Intake {
 
   /** `pull_request.synchronize`: new commits may make a pending plan stale. */
   onSynchronize(rawPort: ThreadPort, intent: { deliveryId: string; headSha: string; actor: string }): void {
-    const port = safePort(rawPort, this.deps.redact);
+    const port = this.portFor(rawPort);
     if (!this.recent.firstTime(`delivery:${intent.deliveryId}`)) return;
     this.enqueue(port, "checking the plan against new commits", intent.deliveryId, intent.actor, (job) => markStaleOnPush(this.deps, job, intent.headSha), false);
   }

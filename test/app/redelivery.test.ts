@@ -46,3 +46,12 @@ it("answers /help and /status for anyone, without asking for their permission, a
   expect(fx.github.botComments()).toHaveLength(3);
   expect(fx.github.botComments()[2]!.body).toMatch(/^Sorry @outsider/);
 });
+
+it("shares the permission answers with the jobs: a /build checked by intake and by the repository's min_permission asks GitHub once", async () => {
+  fx.repo.commit({ ".github/blueprint.yml": "min_permission: maintain\n" }, "configure");
+  await fx.start([]);
+  fx.seedPlan({ title: "One", summary: "s", steps: [{ id: "S1", title: "One", details: "", files: [], deps: [] }], risks: [], verification: [] });
+  await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
+  expect(fx.github.botComments().at(-1)!.body).toMatch(/allows only people with maintain access/);
+  expect(permissionCalls()).toBe(1);
+});
