@@ -1,3 +1,5 @@
+import { trimOldest } from "./bounded-map.js";
+
 /** Remembers recent keys (delivery ids, comment ids) so a redelivered event never starts a second job. */
 export class RecentKeys {
   private readonly keys = new Map<string, number>();
@@ -17,11 +19,7 @@ export class RecentKeys {
   claim(keys: readonly string[]): boolean {
     if (keys.some((key) => this.keys.has(key))) return false;
     for (const key of keys) this.keys.set(key, Date.now());
-    while (this.keys.size > this.capacity) {
-      const oldest = this.keys.keys().next().value;
-      if (oldest === undefined) break;
-      this.keys.delete(oldest);
-    }
+    trimOldest(this.keys, this.capacity);
     return true;
   }
 

@@ -1,4 +1,5 @@
 import type { PermissionLevel } from "../github/permission.js";
+import { trimOldest } from "./bounded-map.js";
 
 /**
  * Collaborator permissions, remembered for a short while per repository and person, so a burst of
@@ -25,11 +26,7 @@ export class PermissionCache {
     level.catch(() => {
       if (this.entries.get(key)?.level === level) this.entries.delete(key);
     });
-    while (this.entries.size > this.capacity) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest === undefined) break;
-      this.entries.delete(oldest);
-    }
+    trimOldest(this.entries, this.capacity);
     return level;
   }
 }

@@ -55,4 +55,11 @@ describe("RecentKeys", () => {
     recent.release(["delivery:1", "comment:7"]);
     expect(recent.claim(["delivery:1", "comment:7"])).toBe(true);
   });
+
+  it("forgets the oldest keys beyond its capacity", () => {
+    const recent = new RecentKeys(2);
+    for (const key of ["a", "b", "c"]) expect(recent.firstTime(key)).toBe(true);
+    expect(recent.firstTime("a")).toBe(true); // pushed out by "c"
+    expect(recent.firstTime("c")).toBe(false);
+  });
 });
