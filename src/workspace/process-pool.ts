@@ -1,4 +1,3 @@
-import { execFile } from "node:child_process";
 import { Worker } from "node:worker_threads";
 
 export interface ProcessOptions {
@@ -48,11 +47,9 @@ class ProcessPool {
   private worker: Worker | null = null;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
-  private broken = false;
 
   run(file: string, args: readonly string[], options: ProcessOptions): Promise<ProcessResult> {
-    const worker = this.broken ? null : this.ensureWorker();
-    if (!worker) return runInline(file, args, options);
+    const worker = this.ensureWorker();
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.pending.set(id, { resolve });
@@ -61,15 +58,9 @@ class ProcessPool {
     });
   }
 
-  private ensureWorker(): Worker | null {
+  private ensureWorker(): Worker {
     if (this.worker) return this.worker;
-    let worker: Worker;
-    try {
-      worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [] }); // CommonJS whatever flags started the process
-    } catch {
-      this.broken = true;
-      return null;
-    }
+    const worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [] }); // CommonJS whatever flags started the process
     worker.unref();
     worker.on("message", ({ id, result }: { id: number; result: ProcessResult }) => {
       const pending = this.pending.get(id);
@@ -90,16 +81,6 @@ class ProcessPool {
     this.worker = worker;
     return worker;
   }
-}
-
-function runInline(file: string, args: readonly string[], options: ProcessOptions): Promise<ProcessResult> {
-  return new Promise((resolve) => {
-    execFile(file, [...args], { cwd: options.cwd, env: options.env, maxBuffer: options.maxBuffer ?? 64 * 1024 * 1024, encoding: "utf8" }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === "number" ? error.code : null) : 0;
-      const failure = error && code === null ? (error.signal ? `killed by ${error.signal}` : String(error.code ?? error.message)) : null;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr), failure });
-    });
-  });
 }
 
 const pool = new ProcessPool();
