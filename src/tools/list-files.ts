@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineTool, toolError } from "./tool.js";
 import { resolveInWorkspace } from "./paths.js";
-import { gitRead, toPathspec } from "./git-read.js";
+import { gitFailure, gitRead, toPathspec } from "./git-read.js";
 
 const MAX_ENTRIES = 500;
 
@@ -16,7 +16,7 @@ export const listFilesTool = defineTool({
     const prefix = dir.relative === "." ? "" : `${dir.relative}/`;
     const spec = toPathspec(prefix, args.pattern);
     const result = await gitRead(context.root, ["ls-files", "--cached", "--others", "--exclude-standard", "--", spec]);
-    if (result.code !== 0) return toolError(`listing failed: ${result.stderr.trim() || "git ls-files exited " + result.code}`);
+    if (result.code !== 0) return toolError(`listing failed: ${gitFailure(result, "ls-files")}`);
     const files = [...new Set(result.stdout.split("\n").filter(Boolean))].sort();
     if (files.length === 0) return { content: `No files match${args.pattern ? ` "${args.pattern}"` : ""} under ${dir.relative}.` };
     const shown = files.slice(0, MAX_ENTRIES);

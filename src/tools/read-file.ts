@@ -2,6 +2,7 @@ import { promises as fs } from "node:fs";
 import { z } from "zod";
 import { defineTool, toolError } from "./tool.js";
 import { resolveInWorkspace } from "./paths.js";
+import { looksBinary } from "./git-read.js";
 
 /** Files longer than this come as a window with a hint on how to read on. */
 export const READ_WINDOW_LINES = 2000;
@@ -22,7 +23,7 @@ export const readFileTool = defineTool({
     if (!stat) return toolError(`${target.relative} does not exist. Use list_files or search to find the right path.`);
     if (stat.isDirectory()) return toolError(`${target.relative} is a directory. Use list_files to see what it holds.`);
     const buffer = await fs.readFile(target.absolute);
-    if (buffer.subarray(0, 8000).includes(0)) return toolError(`${target.relative} is a binary file (${stat.size} bytes).`);
+    if (looksBinary(buffer)) return toolError(`${target.relative} is a binary file (${stat.size} bytes).`);
     context.filesRead.add(target.relative);
 
     const lines = buffer.toString("utf8").split("\n");

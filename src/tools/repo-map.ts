@@ -3,7 +3,7 @@ import path from "node:path";
 import { z } from "zod";
 import { defineTool, toolError, type ToolContext } from "./tool.js";
 import { PathError, resolveInWorkspace } from "./paths.js";
-import { gitRead } from "./git-read.js";
+import { gitFailure, gitRead, looksBinary } from "./git-read.js";
 import { extractSymbols, hasOutline, type SourceSymbol } from "./extract-symbols.js";
 
 /** The map is a starting point, not the repository: with header and footer it stays near 8,000 characters. */
@@ -46,7 +46,7 @@ export const repoMapTool = defineTool({
   async run(args, context) {
     const focus = focusTerms(args.focus);
     const listing = await gitRead(context.root, ["ls-files", "-z", "--cached", "--full-name"]);
-    if (listing.code !== 0) return toolError(`listing the repository failed: ${listing.stderr.trim() || "git ls-files exited " + listing.code}`);
+    if (listing.code !== 0) return toolError(`listing the repository failed: ${gitFailure(listing, "ls-files")}`);
     const paths = [...new Set(listing.stdout.split("\0").filter((file) => file && !file.startsWith("../")))].sort();
     if (paths.length === 0) return { content: "The repository has no tracked files yet. Use list_files to see untracked ones." };
 
@@ -111,7 +111,7 @@ async function filesMentioning(root: string, terms: string[]): Promise<{ files: 
   if (terms.length === 0) return { files: new Set() };
   const result = await gitRead(root, ["grep", "-l", "-z", "-I", "-i", "-F", "--full-name", "--no-color", ...terms.flatMap((term) => ["-e", term])]);
   if (result.code === 1) return { files: new Set() };
-  if (result.code !== 0) return { files: new Set(), problem: result.stderr.trim().split("\n")[0] || `git grep exited ${result.code}` };
+  if (result.code !== 0) return { files: new Set(), problem: gitFailure(result, "grep") };
   return { files: new Set(result.stdout.split("\0").filter(Boolean)) };
 }
 
@@ -176,7 +176,7 @@ async function readHead(root: string, relative: string): Promise<{ text?: string
     const buffer = Buffer.alloc(Math.min(stat.size, MAX_FILE_BYTES));
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
     const bytes = buffer.subarray(0, bytesRead);
-    if (bytes.subarray(0, 8000).includes(0)) return { note: "binary" };
+    if (looksBinary(bytes)) return { note: "binary" };
     const text = bytes.toString("utf8");
     if (stat.size <= MAX_FILE_BYTES) return { text };
     // Drop the partial last line; the outline covers only the head of the file.
