@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineTool, toolError } from "./tool.js";
 import { resolveInWorkspace } from "./paths.js";
-import { gitRead, toPathspec } from "./git-read.js";
+import { gitFailure, gitRead, toPathspec } from "./git-read.js";
 
 const MAX_MATCHES = 200;
 const MAX_LINE_CHARS = 300;
@@ -22,7 +22,7 @@ export const searchTool = defineTool({
       result = await gitRead(context.root, [...base, "-E", "-e", args.pattern, "--", spec]);
     }
     if (result.code === 1) return { content: `No matches for /${args.pattern}/.` };
-    if (result.code !== 0) return toolError(`the search failed: ${result.stderr.trim().split("\n")[0] ?? "git grep error"}. Check the regular expression.`);
+    if (result.code !== 0) return toolError(`the search failed: ${gitFailure(result, "grep")}. Check the regular expression.`);
     const lines = result.stdout.split("\n").filter(Boolean);
     const shown = lines
       .slice(0, MAX_MATCHES)
