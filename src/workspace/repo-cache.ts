@@ -86,10 +86,9 @@ export class RepoCache {
     const dir = this.idle.get(mirror)?.pop();
     if (!dir) return null;
     try {
+      // release() already reset and cleaned it; the status check proves nothing is left.
       await git(dir, env).raw(["checkout", "--quiet", "--force", "--detach", sha]);
-      const tree = git(dir, gitEnv());
-      await tree.raw(["clean", "-ffdxq"]);
-      const left = await tree.raw(["status", "--porcelain", "--ignored", "--untracked-files=all"]);
+      const left = await git(dir, gitEnv()).raw(["status", "--porcelain", "--ignored", "--untracked-files=all"]);
       if (left.trim() === "") return dir;
     } catch {
       // Not reusable: removed below.
