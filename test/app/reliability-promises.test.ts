@@ -19,6 +19,21 @@ const stepOf = (request: ModelRequest) => /^Step (S\d+):/.exec(String(request.me
 const oneStep = samplePlan({ verification: [], steps: [{ id: "S1", title: "One", details: "", files: [], deps: [] }] });
 const twoSteps = samplePlan({ verification: [], steps: [{ id: "S1", title: "One", details: "", files: [], deps: [] }, { id: "S2", title: "Two", details: "", files: [], deps: ["S1"] }] });
 
+/** An app whose first model request hangs; `busy` resolves once a job is running (holding it), `comment` sends a command. */
+async function startWithBusyThread() {
+  let firstArrived: () => void = () => undefined;
+  const busy = new Promise<void>((resolve) => (firstArrived = resolve));
+  const app = await start([
+    () => {
+      firstArrived();
+      return { hang: true };
+    },
+  ]);
+  const comment = (id: string, body: string) =>
+    app.probot.receive({ id, name: "issue_comment", payload: commentPayload({ body, cloneUrl: fx.repo.url }) } as Parameters<typeof app.probot.receive>[0]);
+  return { app, busy, comment };
+}
+
 describe("sandbox settings reach the command runner", () => {
   it("a repository's `network: true` reaches every command a build runs: setup, the agent's run_command, the test command", async () => {
     fx.repo.commit({ ".github/blueprint.yml": "network: true\nsetup: echo setup-ran\ntest: echo tests-ran\n" }, "configure blueprint");
@@ -47,17 +62,9 @@ describe("sandbox settings reach the command runner", () => {
 
 describe("one job at a time per thread", () => {
   it("/cancel stops the running job and says that the command queued behind it will not run", async () => {
-    let firstArrived: () => void = () => undefined;
-    const heldRequest = new Promise<void>((resolve) => (firstArrived = resolve));
-    const app = await start([
-      () => {
-        firstArrived();
-        return { hang: true };
-      },
-    ]);
-    const receive = (id: string, body: string) => app.probot.receive({ id, name: "issue_comment", payload: commentPayload({ body, cloneUrl: fx.repo.url }) } as Parameters<typeof app.probot.receive>[0]);
+    const { app, busy, comment: receive } = await startWithBusyThread();
     await receive("c-1", "/plan first");
-    await heldRequest;
+    await busy;
     await receive("c-2", "/plan second");
     await vi.waitFor(() => expect(fx.github.botComments().some((c) => c.body.startsWith("Queued:"))).toBe(true), { timeout: 10_000 });
     await receive("c-3", "/cancel");
@@ -218,17 +225,10 @@ describe("graceful shutdown", () => {
   });
 
   it("answers a command queued behind the running job on its thread instead of dropping it", async () => {
-    let firstArrived: () => void = () => undefined;
-    const heldRequest = new Promise<void>((resolve) => (firstArrived = resolve));
-    const app = await start([
-      () => {
-        firstArrived();
-        return { hang: true };
-      },
-    ]);
-    await app.probot.receive({ id: "a-1", name: "issue_comment", payload: commentPayload({ body: "/plan first", cloneUrl: fx.repo.url }) } as never);
-    await heldRequest;
-    await app.probot.receive({ id: "a-2", name: "issue_comment", payload: commentPayload({ body: "/plan second", cloneUrl: fx.repo.url }) } as never);
+    const { app, busy, comment } = await startWithBusyThread();
+    await comment("a-1", "/plan first");
+    await busy;
+    await comment("a-2", "/plan second");
     await vi.waitFor(() => expect(fx.github.botComments().map((c) => c.body)).toContain("Queued: Blueprint is busy on this thread (planning for @maintainer); this starts when it is done."), { timeout: 10_000 });
 
     await app.blueprint.shutdown(20_000);
