@@ -58598,7 +58598,6 @@ import path3 from "node:path";
 import os from "node:os";
 
 // src/workspace/process-pool.ts
-import { execFile } from "node:child_process";
 import { Worker } from "node:worker_threads";
 var WORKER_SOURCE = `
 const { parentPort } = require("node:worker_threads");
@@ -58619,10 +58618,8 @@ var ProcessPool = class {
   worker = null;
   pending = /* @__PURE__ */ new Map();
   nextId = 1;
-  broken = false;
   run(file2, args, options) {
-    const worker = this.broken ? null : this.ensureWorker();
-    if (!worker) return runInline(file2, args, options);
+    const worker = this.ensureWorker();
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.pending.set(id, { resolve });
@@ -58632,13 +58629,7 @@ var ProcessPool = class {
   }
   ensureWorker() {
     if (this.worker) return this.worker;
-    let worker;
-    try {
-      worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [] });
-    } catch {
-      this.broken = true;
-      return null;
-    }
+    const worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [] });
     worker.unref();
     worker.on("message", ({ id, result }) => {
       const pending = this.pending.get(id);
@@ -58659,15 +58650,6 @@ var ProcessPool = class {
     return worker;
   }
 };
-function runInline(file2, args, options) {
-  return new Promise((resolve) => {
-    execFile(file2, [...args], { cwd: options.cwd, env: options.env, maxBuffer: options.maxBuffer ?? 64 * 1024 * 1024, encoding: "utf8" }, (error63, stdout, stderr) => {
-      const code = error63 ? typeof error63.code === "number" ? error63.code : null : 0;
-      const failure2 = error63 && code === null ? error63.signal ? `killed by ${error63.signal}` : String(error63.code ?? error63.message) : null;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr), failure: failure2 });
-    });
-  });
-}
 var pool = new ProcessPool();
 function runProcess(file2, args, options) {
   return pool.run(file2, args, options);
@@ -58870,9 +58852,7 @@ var RepoCache = class {
     if (!dir) return null;
     try {
       await git(dir, env).raw(["checkout", "--quiet", "--force", "--detach", sha]);
-      const tree = git(dir, gitEnv());
-      await tree.raw(["clean", "-ffdxq"]);
-      const left = await tree.raw(["status", "--porcelain", "--ignored", "--untracked-files=all"]);
+      const left = await git(dir, gitEnv()).raw(["status", "--porcelain", "--ignored", "--untracked-files=all"]);
       if (left.trim() === "") return dir;
     } catch {
     }
@@ -60378,6 +60358,14 @@ function recordErrors(log) {
   };
 }
 
+// src/jobs/bounded-map.ts
+function trimOldest(map2, capacity) {
+  for (const key of map2.keys()) {
+    if (map2.size <= capacity) return;
+    map2.delete(key);
+  }
+}
+
 // src/jobs/dedupe.ts
 var RecentKeys = class {
   constructor(capacity = 1e4) {
@@ -60397,11 +60385,7 @@ var RecentKeys = class {
   claim(keys) {
     if (keys.some((key) => this.keys.has(key))) return false;
     for (const key of keys) this.keys.set(key, Date.now());
-    while (this.keys.size > this.capacity) {
-      const oldest = this.keys.keys().next().value;
-      if (oldest === void 0) break;
-      this.keys.delete(oldest);
-    }
+    trimOldest(this.keys, this.capacity);
     return true;
   }
   release(keys) {
@@ -60576,11 +60560,7 @@ var PermissionCache = class {
     level.catch(() => {
       if (this.entries.get(key)?.level === level) this.entries.delete(key);
     });
-    while (this.entries.size > this.capacity) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest === void 0) break;
-      this.entries.delete(oldest);
-    }
+    trimOldest(this.entries, this.capacity);
     return level;
   }
 };
@@ -60867,6 +60847,25 @@ function defineTool(tool) {
 }
 var toolError = (message) => ({ content: `Error: ${message}` });
 
+// src/tools/git-read.ts
+async function gitRead(root, args, maxBuffer = 16 * 1024 * 1024) {
+  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", GIT_TERMINAL_PROMPT: "0", GIT_NO_LAZY_FETCH: "1" };
+  const result = await runProcess("git", args, { cwd: root, env, maxBuffer });
+  return { code: result.code ?? 1, stdout: result.stdout, stderr: result.stderr || (result.failure ?? "") };
+}
+function toPathspec(prefix, glob) {
+  if (!glob) return `:(top)${prefix}`;
+  const trimmed = glob.replace(/^\/+/, "");
+  const anyDepth = trimmed.startsWith("**") || trimmed.includes("/") ? trimmed : `**/${trimmed}`;
+  return `:(top,glob)${prefix}${anyDepth}`;
+}
+function gitFailure(result, command) {
+  return result.stderr.trim().split("\n")[0] || `git ${command} exited ${result.code}`;
+}
+function looksBinary(bytes) {
+  return bytes.subarray(0, 8e3).includes(0);
+}
+
 // src/tools/read-file.ts
 var READ_WINDOW_LINES = 2e3;
 var MAX_LINE_CHARS = 2e3;
@@ -60883,7 +60882,7 @@ var readFileTool = defineTool({
     if (!stat2) return toolError(`${target.relative} does not exist. Use list_files or search to find the right path.`);
     if (stat2.isDirectory()) return toolError(`${target.relative} is a directory. Use list_files to see what it holds.`);
     const buffer = await fs8.readFile(target.absolute);
-    if (buffer.subarray(0, 8e3).includes(0)) return toolError(`${target.relative} is a binary file (${stat2.size} bytes).`);
+    if (looksBinary(buffer)) return toolError(`${target.relative} is a binary file (${stat2.size} bytes).`);
     context.filesRead.add(target.relative);
     const lines = buffer.toString("utf8").split("\n");
     if (lines.length > 1 && lines.at(-1) === "") lines.pop();
@@ -60915,19 +60914,6 @@ ${text}${hint}` };
   }
 });
 
-// src/tools/git-read.ts
-async function gitRead(root, args, maxBuffer = 16 * 1024 * 1024) {
-  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", GIT_TERMINAL_PROMPT: "0", GIT_NO_LAZY_FETCH: "1" };
-  const result = await runProcess("git", args, { cwd: root, env, maxBuffer });
-  return { code: result.code ?? 1, stdout: result.stdout, stderr: result.stderr || (result.failure ?? "") };
-}
-function toPathspec(prefix, glob) {
-  if (!glob) return `:(top)${prefix}`;
-  const trimmed = glob.replace(/^\/+/, "");
-  const anyDepth = trimmed.startsWith("**") || trimmed.includes("/") ? trimmed : `**/${trimmed}`;
-  return `:(top,glob)${prefix}${anyDepth}`;
-}
-
 // src/tools/list-files.ts
 var MAX_ENTRIES = 500;
 var listFilesTool = defineTool({
@@ -60940,7 +60926,7 @@ var listFilesTool = defineTool({
     const prefix = dir.relative === "." ? "" : `${dir.relative}/`;
     const spec = toPathspec(prefix, args.pattern);
     const result = await gitRead(context.root, ["ls-files", "--cached", "--others", "--exclude-standard", "--", spec]);
-    if (result.code !== 0) return toolError(`listing failed: ${result.stderr.trim() || "git ls-files exited " + result.code}`);
+    if (result.code !== 0) return toolError(`listing failed: ${gitFailure(result, "ls-files")}`);
     const files = [...new Set(result.stdout.split("\n").filter(Boolean))].sort();
     if (files.length === 0) return { content: `No files match${args.pattern ? ` "${args.pattern}"` : ""} under ${dir.relative}.` };
     const shown = files.slice(0, MAX_ENTRIES);
@@ -60969,7 +60955,7 @@ var searchTool = defineTool({
       result = await gitRead(context.root, [...base, "-E", "-e", args.pattern, "--", spec]);
     }
     if (result.code === 1) return { content: `No matches for /${args.pattern}/.` };
-    if (result.code !== 0) return toolError(`the search failed: ${result.stderr.trim().split("\n")[0] ?? "git grep error"}. Check the regular expression.`);
+    if (result.code !== 0) return toolError(`the search failed: ${gitFailure(result, "grep")}. Check the regular expression.`);
     const lines = result.stdout.split("\n").filter(Boolean);
     const shown = lines.slice(0, MAX_MATCHES).map((line) => line.length > MAX_LINE_CHARS2 ? `${line.slice(0, MAX_LINE_CHARS2)} …` : line);
     const more = lines.length > shown.length ? `
@@ -61206,7 +61192,7 @@ var repoMapTool = defineTool({
   async run(args, context) {
     const focus = focusTerms(args.focus);
     const listing = await gitRead(context.root, ["ls-files", "-z", "--cached", "--full-name"]);
-    if (listing.code !== 0) return toolError(`listing the repository failed: ${listing.stderr.trim() || "git ls-files exited " + listing.code}`);
+    if (listing.code !== 0) return toolError(`listing the repository failed: ${gitFailure(listing, "ls-files")}`);
     const paths = [...new Set(listing.stdout.split("\0").filter((file2) => file2 && !file2.startsWith("../")))].sort();
     if (paths.length === 0) return { content: "The repository has no tracked files yet. Use list_files to see untracked ones." };
     const mentions = await filesMentioning(context.root, focus.keys);
@@ -61239,7 +61225,7 @@ async function filesMentioning(root, terms) {
   if (terms.length === 0) return { files: /* @__PURE__ */ new Set() };
   const result = await gitRead(root, ["grep", "-l", "-z", "-I", "-i", "-F", "--full-name", "--no-color", ...terms.flatMap((term) => ["-e", term])]);
   if (result.code === 1) return { files: /* @__PURE__ */ new Set() };
-  if (result.code !== 0) return { files: /* @__PURE__ */ new Set(), problem: result.stderr.trim().split("\n")[0] || `git grep exited ${result.code}` };
+  if (result.code !== 0) return { files: /* @__PURE__ */ new Set(), problem: gitFailure(result, "grep") };
   return { files: new Set(result.stdout.split("\0").filter(Boolean)) };
 }
 function newMapFile(file2, terms, mentioned) {
@@ -61295,7 +61281,7 @@ async function readHead(root, relative) {
     const buffer = Buffer.alloc(Math.min(stat2.size, MAX_FILE_BYTES));
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
     const bytes = buffer.subarray(0, bytesRead);
-    if (bytes.subarray(0, 8e3).includes(0)) return { note: "binary" };
+    if (looksBinary(bytes)) return { note: "binary" };
     const text = bytes.toString("utf8");
     if (stat2.size <= MAX_FILE_BYTES) return { text };
     return { text: text.slice(0, text.lastIndexOf("\n") + 1), note: `${formatSize(stat2.size)}; outlined from the first ${MAX_FILE_BYTES / 1024} KB` };
@@ -62952,8 +62938,15 @@ var Intake = class {
   queue;
   recent;
   permissions;
-  permissionOf(port, actor) {
-    return this.permissions.get(`${port.repo.owner}/${port.repo.name}`, actor, () => port.permission(actor));
+  /**
+   * The port every use case gets: bodies redacted and fitted (safePort), and permissions read
+   * through the shared cache, so the checks in intake and in the jobs cost one GitHub call per
+   * person and repository while the answer is fresh.
+   */
+  portFor(rawPort) {
+    const port = safePort(rawPort, this.deps.redact);
+    const repository = `${port.repo.owner}/${port.repo.name}`;
+    return { ...port, permission: (login) => this.permissions.get(repository, login, () => port.permission(login)) };
   }
   /**
    * Reads the actor's permission for an event claimed under `keys`. If GitHub cannot tell (after
@@ -62961,14 +62954,14 @@ var Intake = class {
    */
   async authorise(port, actor, keys) {
     try {
-      return await this.permissionOf(port, actor);
+      return await port.permission(actor);
     } catch (error63) {
       this.recent.release(keys);
       throw error63;
     }
   }
   async onComment(rawPort, intent) {
-    const port = safePort(rawPort, this.deps.redact);
+    const port = this.portFor(rawPort);
     if (intent.actorIsBot) return;
     const keys = [`delivery:${intent.deliveryId}`, `comment:${intent.commentId}`];
     if (!this.recent.claim(keys)) return;
@@ -63050,7 +63043,7 @@ var Intake = class {
   }
   /** An approving pull-request review is a `/build` (only when a plan is pending; otherwise it is not for us). */
   async onReview(rawPort, intent) {
-    const port = safePort(rawPort, this.deps.redact);
+    const port = this.portFor(rawPort);
     if (intent.actorIsBot) return;
     const keys = [`delivery:${intent.deliveryId}`, `review:${intent.reviewId}`];
     if (!this.recent.claim(keys)) return;
@@ -63076,7 +63069,7 @@ var Intake = class {
   }
   /** `pull_request.synchronize`: new commits may make a pending plan stale. */
   onSynchronize(rawPort, intent) {
-    const port = safePort(rawPort, this.deps.redact);
+    const port = this.portFor(rawPort);
     if (!this.recent.firstTime(`delivery:${intent.deliveryId}`)) return;
     this.enqueue(port, "checking the plan against new commits", intent.deliveryId, intent.actor, (job) => markStaleOnPush(this.deps, job, intent.headSha), false);
   }
