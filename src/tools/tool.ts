@@ -38,6 +38,8 @@ export interface ToolContext {
   /** Whether sandboxed commands may use the network (repository opt-in). */
   network?: boolean;
   signal?: AbortSignal;
+  /** How repo_map is fitted to this run: its token budget, and the thread's text (issue, comments, plan) whose identifiers and paths tilt the ranking. */
+  repoMap?: { tokens?: number; thread?: string };
 }
 
 export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
