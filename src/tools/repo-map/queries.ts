@@ -111,8 +111,8 @@ const JAVA = `
 const C_COMMON = `
 (function_definition declarator: (function_declarator declarator: (identifier) @definition.function))
 (function_definition declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @definition.function)))
-(translation_unit (declaration declarator: (function_declarator declarator: (identifier) @definition.function)))
-(translation_unit (declaration declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @definition.function))))
+(declaration declarator: (function_declarator declarator: (identifier) @definition.function))
+(declaration declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @definition.function)))
 (struct_specifier name: (type_identifier) @definition.struct body: (_))
 (union_specifier name: (type_identifier) @definition.union body: (_))
 (enum_specifier name: (type_identifier) @definition.enum body: (_))
