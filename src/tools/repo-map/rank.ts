@@ -1,6 +1,7 @@
 import type { RepoFile } from "./collect-tags.js";
 import { pathMatch, type Focus, type Mentions } from "./focus.js";
 import { pagerank } from "./pagerank.js";
+import { useGraph } from "./use-graph.js";
 import type { Definition } from "./tags.js";
 
 /** One line of the map to be: a definition, or a file shown by name only (no definitions). */
@@ -21,26 +22,8 @@ export interface Ranking {
 
 /** What a focus or mention adds to a file's personalisation. */
 const PERSONAL = { path: 100, name: 90, symbol: 80, part: 20, mentionedPath: 10, mentionedIdentifier: 2 } as const;
-/** Files over the read limit are usually generated or vendored: what they define counts less. */
-const LARGE_FILE_WEIGHT = 0.1;
 /** Of a file's rank, what its definitions share without any reference (orders unreferenced ones by their file). */
 const BASELINE_SHARE = 0.05;
-
-/**
- * How much one use of `name` says about the file defining it. Rare names (used by few files) and
- * longer, structured ones (`parseRetryAfter`) are specific; short ones, private ones (`_x`) and
- * names defined in many files (`run`, `get`) say little. The weight is split between a name's definers.
- */
-export function identifierWeight(name: string, definers: number, referencers: number, totalFiles: number, mentioned: boolean): number {
-  let weight = mentioned ? 10 : 1;
-  if (name.length >= 8 && /[a-z][A-Z]|[A-Za-z]_[A-Za-z]/.test(name)) weight *= 4;
-  else if (name.length <= 3) weight *= 0.3;
-  if (name.startsWith("_") || name.startsWith("#")) weight *= 0.1;
-  if (definers > 5) weight *= 0.1;
-  // Inverse document frequency, scaled to (0, 1]: a name every file uses points nowhere in particular.
-  if (totalFiles > 1) weight *= Math.log(1 + totalFiles / Math.max(1, referencers)) / Math.log(1 + totalFiles);
-  return weight / definers;
-}
 
 /**
  * Files are nodes; a file that uses an identifier points at the files defining it. Personalised
@@ -48,47 +31,35 @@ export function identifierWeight(name: string, definers: number, referencers: nu
  * definitions it uses, which ranks definitions (within and across files) by the same scores.
  */
 export function rankDefinitions(files: RepoFile[], focus: Focus, mentions: Mentions): Ranking {
-  const definers = new Map<string, number[]>();
-  files.forEach((file, index) => {
-    for (const name of new Set(file.tags?.definitions.map((definition) => definition.name))) {
-      const list = definers.get(name);
-      if (list) list.push(index);
-      else definers.set(name, [index]);
-    }
-  });
-  const referencers = new Map<string, number>();
-  for (const file of files) for (const [name] of file.tags?.references ?? []) if (definers.has(name)) referencers.set(name, (referencers.get(name) ?? 0) + 1);
-
-  // Each use, once: (from, to, name, weight); walked to build the graph and again to share the ranks.
-  const forEachUse = (visit: (from: number, to: number, name: string, weight: number) => void) => {
-    files.forEach((file, from) => {
-      for (const [name, count] of file.tags?.references ?? []) {
-        const targets = definers.get(name);
-        if (!targets) continue;
-        const weight = identifierWeight(name, targets.length, referencers.get(name) ?? 0, files.length, mentions.identifiers.has(name)) * Math.sqrt(count);
-        for (const to of targets) if (to !== from) visit(from, to, name, files[to]?.large ? weight * LARGE_FILE_WEIGHT : weight);
-      }
-    });
-  };
-  const edges = new Map<number, number>();
-  forEachUse((from, to, _name, weight) => {
-    const key = from * files.length + to;
-    edges.set(key, (edges.get(key) ?? 0) + weight);
-  });
-
+  const graph = useGraph(files, mentions);
   const personal = personalisation(files, focus, mentions);
-  const ranks = pagerank(files.length, edges, personal.vector);
+  const ranks = pagerank(files.length, graph, personal.vector);
 
+  // Each file's rank flows to the definitions it uses, in proportion to the edge weights.
   const outWeight = new Float64Array(files.length);
-  for (const [key, weight] of edges) {
-    const from = Math.floor(key / files.length);
-    outWeight[from] = (outWeight[from] ?? 0) + weight;
+  for (let e = 0; e < graph.count; e++) {
+    const from = graph.sources[e] ?? 0;
+    outWeight[from] = (outWeight[from] ?? 0) + (graph.weights[e] ?? 0);
   }
-  const definitionScores = new Map<string, number>();
-  forEachUse((from, to, name, weight) => {
-    const key = `${to}\0${name}`;
-    definitionScores.set(key, (definitionScores.get(key) ?? 0) + ((ranks[from] ?? 0) * weight) / (outWeight[from] ?? 1));
-  });
+  // Most names have one definer: their score is kept by name id; the rest by (file, name id).
+  const byName = new Float64Array(graph.names.length);
+  const byFileAndName = new Map<number, number>();
+  for (let e = 0; e < graph.count; e++) {
+    const from = graph.sources[e] ?? 0;
+    const nameId = graph.nameIds[e] ?? 0;
+    const flow = ((ranks[from] ?? 0) * (graph.weights[e] ?? 0)) / (outWeight[from] || 1);
+    if (graph.singleDefiner[nameId]) byName[nameId] = (byName[nameId] ?? 0) + flow;
+    else {
+      const key = (graph.targets[e] ?? 0) * graph.names.length + nameId;
+      byFileAndName.set(key, (byFileAndName.get(key) ?? 0) + flow);
+    }
+  }
+  const nameIds = new Map(graph.names.map((name, id) => [name, id]));
+  const scoreOf = (file: number, name: string) => {
+    const id = nameIds.get(name);
+    if (id === undefined) return 0;
+    return graph.singleDefiner[id] ? (byName[id] ?? 0) : (byFileAndName.get(file * graph.names.length + id) ?? 0);
+  };
 
   const items: RankedItem[] = [];
   files.forEach((file, index) => {
@@ -97,7 +68,7 @@ export function rankDefinitions(files: RepoFile[], focus: Focus, mentions: Menti
     const definitions = file.tags?.definitions ?? [];
     if (definitions.length === 0) items.push({ file: index, score: rank, tier: fileTier });
     for (const definition of definitions) {
-      const score = (definitionScores.get(`${index}\0${definition.name}`) ?? 0) + (rank * BASELINE_SHARE) / definitions.length;
+      const score = scoreOf(index, definition.name) + (rank * BASELINE_SHARE) / definitions.length;
       items.push({ file: index, definition, score, tier: Math.min(fileTier, symbolTier(definition.name, focus)) as RankedItem["tier"] });
     }
   });

@@ -15,11 +15,13 @@ const ELIDED = "   ⋮";
 /** Token counts of lines seen before: the binary search renders the same lines many times. */
 const lineTokens = new Map<string, number>();
 const MAX_CACHED_LINES = 100_000;
+/** Source may contain special-token text (`<|endoftext|>`): count it as the plain text it is. */
+const AS_TEXT = { disallowedSpecial: new Set<string>() };
 
 function tokensOfLine(line: string): number {
   let count = lineTokens.get(line);
   if (count === undefined) {
-    count = countTokens(`${line}\n`);
+    count = countTokens(`${line}\n`, AS_TEXT);
     if (lineTokens.size >= MAX_CACHED_LINES) lineTokens.clear();
     lineTokens.set(line, count);
   }
@@ -43,7 +45,7 @@ export function fitToBudget(files: RepoFile[], items: RankedItem[], head: string
   let shown = low;
   for (;;) {
     const text = renderLines(files, items, head, shown, budget).join("\n");
-    const tokens = countTokens(text);
+    const tokens = countTokens(text, AS_TEXT);
     if (tokens <= budget || shown === 0) return { text, tokens, shown };
     shown = Math.floor(shown * 0.9);
   }
