@@ -9,6 +9,7 @@ import { progressPrinter } from "./progress.js";
 import { printOutcome, printStatus } from "./report.js";
 import { runComment } from "./session.js";
 import { ThreadStore, type StoredThread } from "./thread-store.js";
+import { buildRepoMap } from "../tools/repo-map/build-map.js";
 
 export interface CliContext {
   argv: string[];
@@ -37,6 +38,7 @@ export async function runCli(cli: CliContext): Promise<number> {
     cli.stdout(USAGE);
     return EXIT.ok;
   }
+  if (args.command.name === "map") return printRepoMap(cli, args.command);
 
   try {
     // 2. The checkout, and one command at a time on it.
@@ -57,7 +59,22 @@ export async function runCli(cli: CliContext): Promise<number> {
   }
 }
 
-async function runCommand(cli: CliContext, args: CliArgs, command: Exclude<CliCommand, { name: "help" }>, checkout: Checkout, store: ThreadStore): Promise<number> {
+/** `blueprint map`: read-only and thread-free (no lock, no model); maps the working tree as it is. */
+async function printRepoMap(cli: CliContext, command: Extract<CliCommand, { name: "map" }>): Promise<number> {
+  let checkout: Checkout;
+  try {
+    checkout = await findCheckout(cli.cwd);
+  } catch (error) {
+    if (!(error instanceof CliError)) throw error;
+    cli.stderr(`blueprint: ${error.message}`);
+    return EXIT.failed;
+  }
+  const map = await buildRepoMap(checkout.root, { focus: command.focus, tokens: command.tokens });
+  cli.stdout(map.text);
+  return EXIT.ok;
+}
+
+async function runCommand(cli: CliContext, args: CliArgs, command: Exclude<CliCommand, { name: "help" | "map" }>, checkout: Checkout, store: ThreadStore): Promise<number> {
   // 3. The thread the command belongs to.
   const current = await store.current();
   if (command.name === "status") {
@@ -115,7 +132,7 @@ async function threadForPlan(cli: CliContext, store: ThreadStore, current: Store
   return store.create(title, checkout.branch, localUser());
 }
 
-function commentFor(command: Exclude<CliCommand, { name: "help" | "status" }>): string {
+function commentFor(command: Exclude<CliCommand, { name: "help" | "status" | "map" }>): string {
   switch (command.name) {
     case "plan":
       return `/plan ${command.instructions}`.trim();
