@@ -9,6 +9,8 @@ interface LoadedLanguage {
 }
 
 const require = createRequire(import.meta.url);
+/** What a method call on some object (`x.push()`) counts, against 1 for a plain reference. */
+const MEMBER_REFERENCE = 0.25;
 const loaded = new Map<ParsedLanguage, Promise<LoadedLanguage>>();
 let parser: Promise<Parser> | undefined;
 
@@ -43,8 +45,8 @@ export async function parseTags(name: ParsedLanguage, text: string): Promise<Fil
     for (const capture of query.captures(tree.rootNode)) {
       const name = capture.node.text;
       if (name === "" || name.length > 100 || /\s/.test(name)) continue;
-      if (capture.name === "reference") {
-        counts.set(name, (counts.get(name) ?? 0) + 1);
+      if (capture.name === "reference" || capture.name === "reference.member") {
+        counts.set(name, (counts.get(name) ?? 0) + (capture.name === "reference" ? 1 : MEMBER_REFERENCE));
       } else if (capture.name.startsWith("definition.")) {
         const row = capture.node.startPosition.row;
         definitions.push({ name, kind: capture.name.slice("definition.".length), line: row + 1, signature: signatureLine(lines[row] ?? "") });

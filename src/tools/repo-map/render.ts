@@ -72,7 +72,7 @@ function renderLines(files: RepoFile[], items: RankedItem[], head: string[], cou
   if (unshown.length > 0) {
     footer.push(`… ${unshown.length} more file${unshown.length === 1 ? "" : "s"} not shown; call repo_map with focus (a directory, file or symbol name) or use list_files to see them.`);
     // Within a small budget the list of directories would crowd out the map itself.
-    footer.push(unshownDirectories(unshown, Math.min(500, budget)));
+    footer.push(unshownDirectories(unshown, Math.min(500, budget / 2)));
   }
   if (definitionsLeftOut > 0) {
     footer.push(`… ${definitionsLeftOut} more definition${definitionsLeftOut === 1 ? "" : "s"} in the files shown; focus on a file, or read it.`);

@@ -13,7 +13,7 @@ export interface FileTags {
   /** How the tags were found: a tree-sitter parse, or the regex outline for other languages. */
   source: "parser" | "regex";
   definitions: Definition[];
-  /** Each identifier the file uses, with how often, sorted by name. */
+  /** Each identifier the file uses, with how often (a method call on an object counts less), sorted by name. */
   references: Array<[name: string, count: number]>;
   lineCount: number;
 }

@@ -61,10 +61,10 @@ export function useGraph(files: RepoFile[], mentions: Mentions): UseGraph {
   files.forEach((file, from) => {
     for (const [name, uses] of file.tags?.references ?? []) {
       const info = nameInfo.get(name);
-      if (!info) continue;
+      // A file that defines the name itself means its own definition.
+      if (!info || info.targets.includes(from)) continue;
       const weight = info.weight * Math.sqrt(uses);
       for (const to of info.targets) {
-        if (to === from) continue;
         sources.push(from);
         targets.push(to);
         weights.push(files[to]?.large ? weight * LARGE_FILE_WEIGHT : weight);
