@@ -40,25 +40,32 @@ export async function parseTags(name: ParsedLanguage, text: string): Promise<Fil
   if (!tree) throw new Error(`tree-sitter could not parse this ${name} file`);
   const lines = text.split("\n");
   const definitions: Definition[] = [];
-  const counts = new Map<string, number>();
+  // Per node: its name and whether any pattern saw it as a member (`z.output`, `x.parse()`): that reading wins.
+  const references = new Map<number, { name: string; member: boolean }>();
+  const definitionNodes = new Set<number>();
   try {
     for (const capture of query.captures(tree.rootNode)) {
       const name = capture.node.text;
       if (name === "" || name.length > 100 || /\s/.test(name)) continue;
       if (capture.name === "reference" || capture.name === "reference.member") {
-        counts.set(name, (counts.get(name) ?? 0) + (capture.name === "reference" ? 1 : MEMBER_REFERENCE));
+        const seen = references.get(capture.node.id);
+        references.set(capture.node.id, { name, member: capture.name === "reference.member" || seen?.member === true });
       } else if (capture.name.startsWith("definition.")) {
         const row = capture.node.startPosition.row;
+        definitionNodes.add(capture.node.id);
         definitions.push({ name, kind: capture.name.slice("definition.".length), line: row + 1, signature: signatureLine(lines[row] ?? "") });
       }
     }
   } finally {
     tree.delete();
   }
-  // A definition's own name is not a use of it.
-  for (const definition of definitions) {
-    const count = counts.get(definition.name);
-    if (count !== undefined) count <= 1 ? counts.delete(definition.name) : counts.set(definition.name, count - 1);
+  const counts = new Map<string, number>();
+  for (const [id, { name, member }] of references) {
+    // A definition's own name is not a use of it.
+    if (definitionNodes.has(id)) continue;
+    // `x.get()`, `x.push()`: a short, plain method name on some object says nothing about where it is defined.
+    if (member && name.length < 8 && !/[a-z][A-Z]|[A-Za-z]_[A-Za-z]/.test(name)) continue;
+    counts.set(name, (counts.get(name) ?? 0) + (member ? MEMBER_REFERENCE : 1));
   }
   return normaliseTags("parser", definitions, counts, lines.length - (text.endsWith("\n") ? 1 : 0));
 }

@@ -3,8 +3,9 @@
  * `@definition.<kind>` names a definition; `@reference` names an identifier the file uses where
  * it points at code defined elsewhere: calls, constructions, types, imports, base classes
  * and the like. Local variables and plain arguments are left out: they are noise in the graph.
- * `@reference.member` marks a method called on some object (`x.push()`): which definition it
- * means is a guess by name, so it counts a quarter of a plain reference.
+ * `@reference.member` marks a method called on some object (`x.parseHeaders()`): which definition
+ * it means is a guess by name, so it counts a quarter of a plain reference, and short plain
+ * names (`x.get()`) not at all.
  */
 
 const JS_DEFINITIONS = `
@@ -46,7 +47,7 @@ const TS_EXTRA = `
 (function_signature name: (identifier) @definition.function)
 (internal_module name: (identifier) @definition.module)
 (type_identifier) @reference
-(nested_type_identifier name: (type_identifier) @reference)
+(nested_type_identifier name: (type_identifier) @reference.member)
 `;
 
 const PYTHON = `
