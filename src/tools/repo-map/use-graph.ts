@@ -31,7 +31,30 @@ export function identifierWeight(name: string, definers: number, referencers: nu
   return weight / definers;
 }
 
+/** The last graph built: a model calls repo_map several times on one tree (with other focus), and the graph does not depend on the focus. */
+let last: { files: Array<Pick<RepoFile, "path" | "tags" | "large">>; mentioned: string; graph: UseGraph } | undefined;
+
 export function useGraph(files: RepoFile[], mentions: Mentions): UseGraph {
+  const mentioned = [...mentions.identifiers].sort().join("\0");
+  const previous = last;
+  if (
+    previous &&
+    previous.mentioned === mentioned &&
+    previous.files.length === files.length &&
+    files.every((file, index) => {
+      const before = previous.files[index];
+      // Tags come from the blob-keyed cache: the same object means the same content.
+      return before !== undefined && before.path === file.path && before.tags === file.tags && before.large === file.large;
+    })
+  ) {
+    return previous.graph;
+  }
+  const graph = buildGraph(files, mentions);
+  last = { files: files.map(({ path, tags, large }) => ({ path, tags, large })), mentioned, graph };
+  return graph;
+}
+
+function buildGraph(files: RepoFile[], mentions: Mentions): UseGraph {
   const definers = new Map<string, number[]>();
   files.forEach((file, index) => {
     for (const definition of file.tags?.definitions ?? []) {

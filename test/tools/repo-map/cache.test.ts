@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { buildRepoMap } from "../../../src/tools/repo-map/build-map.js";
 import { clearTagCache } from "../../../src/tools/repo-map/collect-tags.js";
-import { commitRepo, definitionsOf, git, write } from "./helpers.js";
+import { commitRepo, definitionsOf, filesInOrder, git, write } from "./helpers.js";
 
 let base: string;
 let repo: string;
@@ -41,6 +41,16 @@ describe("repo_map's tag cache", () => {
     git(repo, "commit", "-q", "-am", "rename");
     expect((await buildRepoMap(repo, { tokens: 8192 })).parsed).toBe(0);
   }, 60_000);
+
+  it("answers each focus and each thread on one unchanged tree, though the graph is built once", async () => {
+    for (const focus of ["part3", "part5", "part3"]) {
+      const map = await buildRepoMap(repo, { focus, tokens: 512 });
+      expect(filesInOrder(map.text)[0]).toBe(`src/${focus}.ts`);
+    }
+    const thread = await buildRepoMap(repo, { tokens: 512, mentions: { identifiers: new Set(["run_tool"]), paths: new Set() } });
+    expect(filesInOrder(thread.text)[0]).toBe("scripts/tool.py");
+    expect(filesInOrder((await buildRepoMap(repo, { tokens: 512 })).text)[0]).toBe("src/shared.ts");
+  });
 
   it("gives the same bytes on two cold runs", async () => {
     clearTagCache();
