@@ -15,6 +15,7 @@ import type { QuestionAnswer, ThreadState } from "./state.js";
 import { withAnswer, memoryOf } from "./memory.js";
 import { loadRepoConfig } from "./thread-context.js";
 import { repoMinimumRefusal } from "./repo-permission.js";
+import { codeOwnersRefusal } from "./codeowners-approval.js";
 import { applyHandEdits } from "./hand-edits.js";
 import { buildStep, Cancelled, verify, VERIFY_TIMEOUT_MS } from "./build-step.js";
 
@@ -70,6 +71,12 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   }
   const plan = state.plan;
   if (!plan) return;
+  // With `approvers: codeowners`, the approver must own a file of each step (checked on the plan as it now reads).
+  const notOwner = await codeOwnersRefusal(port, config, { approver: request.approval.approver, plan, state, steps: request.approval.steps, readDefaultBranch: (file) => mirror.readFile(`refs/heads/${port.repo.defaultBranch}`, file) });
+  if (notOwner) {
+    await port.postComment(notOwner);
+    return;
+  }
   if (request.answer && state.status === "awaiting_answer") {
     const memory = memoryOf(state);
     if (memory) Object.assign(state, withAnswer(memory, { ...request.answer, question: state.question ?? "(question)" }));
