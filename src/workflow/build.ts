@@ -75,7 +75,8 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   const plan = state.plan;
   if (!plan) return;
   // With `approvers: codeowners`, the approver must own a file of each step (checked on the plan as it now reads).
-  const notOwner = await codeOwnersRefusal(port, config, { approver: request.approval.approver, plan, state, steps: request.approval.steps, readDefaultBranch: (file) => mirror.readFile(`refs/heads/${port.repo.defaultBranch}`, file) });
+  const readDefaultBranch = (file: string) => mirror.readFile(`refs/heads/${port.repo.defaultBranch}`, file);
+  const notOwner = await codeOwnersRefusal(port, config, { approver: request.approval.approver, plan, state, steps: request.approval.steps, readDefaultBranch });
   if (notOwner) {
     await port.postComment(notOwner);
     return;
