@@ -104,7 +104,14 @@ function renderThread(thread: ThreadContext): string {
   return parts.join("\n\n");
 }
 
-export function stepTaskMessage(plan: Plan, step: PlanStep, planningNotes: string | undefined, answers: PlanningMemory["answers"] = []): string {
+/** What an approver wrote with their approval: instructions from someone allowed to command Blueprint. */
+export interface ApproverNote {
+  author: string;
+  source: "build" | "review";
+  text: string;
+}
+
+export function stepTaskMessage(plan: Plan, step: PlanStep, planningNotes: string | undefined, answers: PlanningMemory["answers"] = [], approverNotes: ApproverNote[] = []): string {
   const others = plan.steps.map((s) => `- ${s.id}: ${s.title}${s.id === step.id ? "  ← this step" : ""}`).join("\n");
   const parts = [
     `Step ${step.id}: ${step.title}`,
@@ -116,6 +123,12 @@ export function stepTaskMessage(plan: Plan, step: PlanStep, planningNotes: strin
   ];
   if (planningNotes) parts.push("# What planning learned", planningNotes);
   if (answers.length > 0) parts.push("# Questions asked during this build and the maintainers' answers", answers.map((qa) => `Q: ${qa.question}\nA (@${qa.author}): ${qa.answer}`).join("\n\n"));
+  if (approverNotes.length > 0) {
+    parts.push(
+      "# The approvers' instructions for this build\nThey approved the plan with these notes. Follow them in this step as part of the plan.",
+      ...approverNotes.map((note) => renderAuthored({ author: note.author, trusted: true, text: note.text, label: note.source === "review" ? "Approving review" : "With /build" })),
+    );
+  }
   parts.push(`Do step ${step.id} now, then call complete_step with step_id "${step.id}".`);
   return parts.filter(Boolean).join("\n\n");
 }

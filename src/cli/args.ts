@@ -66,7 +66,8 @@ export function parseCliArgs(argv: string[]): CliArgs {
     case "plan":
       return { command: { name: "plan", instructions: text, newThread: values.new ?? false }, ...common };
     case "build":
-      return { command: { name: "build", args: [...rest, ...(values.fresh ? ["--fresh"] : []), ...(values.force ? ["--force"] : [])] }, ...common };
+      // Flags first: after the step ids, the words are the build's notes (`blueprint build S2 "keep the API" --fresh`).
+      return { command: { name: "build", args: [...(values.fresh ? ["--fresh"] : []), ...(values.force ? ["--force"] : []), ...rest] }, ...common };
     case "revise":
       if (!text) throw new UsageError('`blueprint revise` needs feedback, e.g. blueprint revise "keep the public API as it is".');
       return { command: { name: "revise", feedback: text }, ...common };

@@ -82,6 +82,16 @@ export function createOctokitPort(options: OctokitPortOptions): ThreadPort {
         throw error;
       }
     },
+    async teamMember(org, teamSlug, login) {
+      try {
+        const { data } = await octokit.rest.teams.getMembershipForUserInOrg({ org, team_slug: teamSlug, username: login });
+        // A pending invitation is not membership yet.
+        return data.state === "active";
+      } catch (error) {
+        if ((error as { status?: number }).status === 404) return false;
+        throw error;
+      }
+    },
     async gitToken() {
       return (await installationAuth()).token ?? null;
     },

@@ -31,6 +31,7 @@ export function recordWrites(port: ThreadPort): { port: ThreadPort; writes: Thre
     },
     reactToComment: (id, reaction) => port.reactToComment(id, reaction),
     permission: (login) => port.permission(login),
+    teamMember: (org, teamSlug, login) => port.teamMember(org, teamSlug, login),
     gitToken: () => port.gitToken(),
     commitUrl: (sha) => port.commitUrl(sha),
     upsertPullRequest: (draft) => port.upsertPullRequest(draft),

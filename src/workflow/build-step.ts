@@ -39,7 +39,7 @@ export async function buildStep(deps: WorkflowDeps, job: JobContext, input: Step
     model: deps.modelFor(input.config),
     messages: [
       { role: "system", content: BUILD_SYSTEM_PROMPT },
-      { role: "user", content: stepTaskMessage(input.plan, input.step, notes, input.state.answers) },
+      { role: "user", content: stepTaskMessage(input.plan, input.step, notes, input.state.answers, input.state.buildNotes) },
     ],
     context: {
       root: input.tree.dir,

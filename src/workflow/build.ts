@@ -11,10 +11,12 @@ import { addUsage, renderBuildReport, renderPullRequestBody } from "./build-repo
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { plainError } from "./plan.js";
 import type { ThreadInfo, ThreadPort } from "./ports.js";
-import type { QuestionAnswer, ThreadState } from "./state.js";
+import type { BuildNote, QuestionAnswer, ThreadState } from "./state.js";
 import { withAnswer, memoryOf } from "./memory.js";
 import { loadRepoConfig } from "./thread-context.js";
 import { repoMinimumRefusal } from "./repo-permission.js";
+import { codeOwnersRefusal } from "./codeowners-approval.js";
+import { buildNoteLines, recordBuildNote } from "./build-notes.js";
 import { applyHandEdits } from "./hand-edits.js";
 import { buildStep, Cancelled, verify, VERIFY_TIMEOUT_MS } from "./build-step.js";
 
@@ -22,6 +24,8 @@ export interface BuildRequest {
   approval: Approval;
   /** `/build --fresh`: each step starts from the approved plan alone. */
   fresh: boolean;
+  /** What the approver wrote with the approval (after `/build`'s ids and flags, or the review's body). */
+  note?: BuildNote | undefined;
   /** The answer to the question the build stopped on. */
   answer?: Omit<QuestionAnswer, "question"> | undefined;
 }
@@ -70,6 +74,13 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   }
   const plan = state.plan;
   if (!plan) return;
+  // With `approvers: codeowners`, the approver must own a file of each step (checked on the plan as it now reads).
+  const readDefaultBranch = (file: string) => mirror.readFile(`refs/heads/${port.repo.defaultBranch}`, file);
+  const notOwner = await codeOwnersRefusal(port, config, { approver: request.approval.approver, plan, state, steps: request.approval.steps, readDefaultBranch });
+  if (notOwner) {
+    await port.postComment(notOwner);
+    return;
+  }
   if (request.answer && state.status === "awaiting_answer") {
     const memory = memoryOf(state);
     if (memory) Object.assign(state, withAnswer(memory, { ...request.answer, question: state.question ?? "(question)" }));
@@ -78,6 +89,8 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
     state.questionStep = null;
   }
   state.approvedBy = request.approval.approver;
+  recordBuildNote(state, request.note);
+  notes.push(...buildNoteLines(state.buildNotes));
   const save = (statusLine?: string, report?: string) =>
     port.updateComment(planComment.id, deps.redact(renderPlanComment({ ...state, updatedAt: new Date().toISOString() }, { ...(statusLine ? { statusLine } : {}), ...(report ? { report } : {}) })));
 

@@ -6,13 +6,13 @@ export const HELP_TEXT = `### Blueprint commands
 | command | what it does |
 |---|---|
 | \`/plan [instructions]\` | explore the repository read-only and post a plan (extra lines are more instructions) |
-| \`/build [S1 S2…] [--fresh] [--force]\` | approve the latest plan and build it: one commit per step on Blueprint's branch, then a pull request |
+| \`/build [S1 S2…] [--fresh] [--force] [notes]\` | approve the latest plan and build it: one commit per step on Blueprint's branch, then a pull request; any words after the step ids and flags are notes every step follows |
 | \`/revise <feedback>\` | ask for a revised plan |
 | \`/cancel\` | stop the running job; everything already pushed stays |
 | \`/status\` | show the current state |
 | \`/help\` | this list |
 
-**Approving:** \`/build\`, or on a pull request an approving review. **Revising:** \`/revise\`, a "request changes" review, or a plain comment while a plan is pending. Only people with write access can command Blueprint.`;
+**Approving:** \`/build\`, or on a pull request an approving review (its text becomes the build's notes). **Revising:** \`/revise\`, a "request changes" review, or a plain comment while a plan is pending. Only people with write access can command Blueprint.`;
 
 export function typoReply(word: string, suggestion: string): string {
   return `Blueprint does not know \`/${word}\`. Did you mean \`/${suggestion}\`? Comment \`/help\` for the list of commands.`;

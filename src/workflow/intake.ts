@@ -140,7 +140,8 @@ export class Intake {
         return;
       case "build": {
         const approval = { approver: intent.actor, revision: command.revision, steps: command.steps, force: command.force, permitted: true, minimumPermission: minimum };
-        this.enqueue(port, `building for @${intent.actor}`, intent.deliveryId, intent.actor, (job) => buildThread(this.deps, job, { approval, fresh: command.fresh }));
+        const note = { author: intent.actor, source: "build" as const, text: command.notes };
+        this.enqueue(port, `building for @${intent.actor}`, intent.deliveryId, intent.actor, (job) => buildThread(this.deps, job, { approval, fresh: command.fresh, note }));
         return;
       }
     }
@@ -167,7 +168,8 @@ export class Intake {
       return;
     }
     const approval = { approver: intent.actor, revision: null, steps: [], force: false, reviewCommit: intent.commitId, permitted, minimumPermission: minimum };
-    this.enqueue(port, `building for @${intent.actor}`, intent.deliveryId, intent.actor, (job) => buildThread(this.deps, job, { approval, fresh: false }));
+    const note = { author: intent.actor, source: "review" as const, text: intent.body };
+    this.enqueue(port, `building for @${intent.actor}`, intent.deliveryId, intent.actor, (job) => buildThread(this.deps, job, { approval, fresh: false, note }));
   }
 
   /** `pull_request.synchronize`: new commits may make a pending plan stale. */

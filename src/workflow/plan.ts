@@ -180,6 +180,7 @@ function initialState(info: ThreadInfo, defaultBranch: string, memory: ThreadMem
     questionMode: null,
     questionStep: null,
     approvedBy: null,
+    buildNotes: [],
     changes: null,
     error: null,
     pullRequest: null,

@@ -60,6 +60,8 @@ export interface ThreadPort {
   updateComment(id: number, body: string): Promise<void>;
   reactToComment(commentId: number, reaction: Reaction): Promise<void>;
   permission(login: string): Promise<PermissionLevel>;
+  /** Whether `login` is an active member of the organisation's team (child teams included), for CODEOWNERS' `@org/team`. */
+  teamMember(org: string, teamSlug: string, login: string): Promise<boolean>;
   /** Token for git over HTTPS, or null when git needs none (local remotes). */
   gitToken(): Promise<string | null>;
   commitUrl(sha: string): string;

@@ -21,6 +21,7 @@ export function safePort(port: ThreadPort, redact: Redactor): ThreadPort {
     updateComment: (id, body) => port.updateComment(id, clean(body)),
     reactToComment: (id, reaction) => port.reactToComment(id, reaction),
     permission: (login) => port.permission(login),
+    teamMember: (org, teamSlug, login) => port.teamMember(org, teamSlug, login),
     gitToken: () => port.gitToken(),
     commitUrl: (sha) => port.commitUrl(sha),
     upsertPullRequest: (draft) => port.upsertPullRequest({ ...draft, title: redact(draft.title), body: clean(draft.body) }),

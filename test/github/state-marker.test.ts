@@ -46,6 +46,7 @@ function makeState(overrides: Partial<ThreadState> = {}): ThreadState {
     questionMode: null,
     questionStep: null,
     approvedBy: null,
+    buildNotes: [],
     changes: null,
     updatedAt: "2024-05-01T12:00:00.000Z",
     ...overrides,

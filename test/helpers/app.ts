@@ -116,3 +116,19 @@ export function commentPayload(options: { body: string; login?: string; userType
   payload.installation = { id: INSTALLATION_ID, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI=" };
   return payload;
 }
+
+/** pull_request_review.submitted from the examples, edited to carry our repository, reviewer, verdict and body. */
+export function reviewPayload(options: { state: string; commitId: string; login: string; cloneUrl: string; body?: string }) {
+  const payload = webhookExample("pull_request_review", (e) => e.action === "submitted");
+  payload.review.state = options.state;
+  payload.review.commit_id = options.commitId;
+  payload.review.body = options.body ?? null;
+  payload.review.id = Math.floor(Math.random() * 1e9);
+  payload.review.user = { ...payload.review.user, login: options.login, type: "User" };
+  payload.sender = { ...payload.sender, login: options.login, type: "User" };
+  payload.pull_request.number = 1;
+  payload.repository.clone_url = options.cloneUrl;
+  payload.repository.default_branch = "main";
+  payload.installation = { id: INSTALLATION_ID, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI=" };
+  return payload;
+}

@@ -27,6 +27,8 @@ export interface GitHubDoubleOptions {
   permissions?: Record<string, string>;
   pullRequest?: { headRef: string; headSha: string; baseRef: string; sameRepo?: boolean };
   installationPermissions?: Record<string, string>;
+  /** Team members, by `org/team-slug`: the team-membership endpoint answers active for them, 404 for others. */
+  teams?: Record<string, string[]>;
   /** Inline comments returned for any review id. */
   reviewComments?: Array<{ path: string; line: number; body: string }>;
 }
@@ -104,6 +106,14 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       const permission = options.permissions?.[login];
       if (!permission) return [404, { message: "Not Found" }];
       return [200, { permission, role_name: permission, user: { login } }];
+    })
+    .get(/^\/orgs\/[^/]+\/teams\/[^/]+\/memberships\/[^/]+$/)
+    .reply((uri) => {
+      record("GET", uri, null);
+      const [, , org = "", , slug = "", , login = ""] = uri.split("/").map(decodeURIComponent);
+      const members = options.teams?.[`${org}/${slug}`] ?? [];
+      if (!members.includes(login)) return [404, { message: "Not Found" }];
+      return [200, { url: `https://api.github.com${uri}`, role: "member", state: "active" }];
     })
     .post(new RegExp(`^${escape(base)}/issues/comments/\\d+/reactions$`))
     .reply((uri, body) => {

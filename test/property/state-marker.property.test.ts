@@ -103,6 +103,7 @@ const threadState: fc.Arbitrary<ThreadState> = fc
       questionMode: fc.constantFrom(null, "plan", "build"),
       questionStep: nullable(anyText),
       approvedBy: nullable(anyText),
+      buildNotes: fc.array(fc.record({ author: anyText, source: fc.constantFrom("build", "review"), text: anyText }), { maxLength: 2 }),
       changes: nullable(anyText),
       updatedAt: fc.date({ noInvalidDate: true }).map((date) => date.toISOString()),
     }),
