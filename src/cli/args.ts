@@ -104,9 +104,11 @@ export function parseCliArgs(argv: string[]): CliArgs {
   }
 }
 
+const VALUE_EXAMPLES: Record<string, string> = { "--base-url": "http://localhost:11434/v1", "--api-key": "sk-…", "--model": "gpt-4.1" };
+
 /** Node's parse errors, reworded for a person: which flag, and what to do instead. */
 function parseErrorMessage(error: unknown): string {
-  const code = (error as { code?: unknown }).code;
+  const code = error instanceof Error && "code" in error ? error.code : undefined;
   const message = error instanceof Error ? error.message : String(error);
   const flag = /'(-[^' ]+)/.exec(message)?.[1] ?? "";
   if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
@@ -114,7 +116,7 @@ function parseErrorMessage(error: unknown): string {
     return `unknown option \`${flag}\`${near ? ` (did you mean \`--${near}\`?)` : ""}. To pass text that starts with "-", put it after \`--\`.`;
   }
   if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
-    return /argument missing/.test(message) ? `\`${flag}\` needs a value, e.g. ${flag} ${flag.includes("url") ? "http://localhost:11434/v1" : flag.includes("model") && !flag.includes("-") ? "gpt-4.1" : "VALUE"}.` : `\`${flag}\` takes no value.`;
+    return /argument missing/.test(message) ? `\`${flag}\` needs a value, e.g. ${flag} ${VALUE_EXAMPLES[flag] ?? "N"}.` : `\`${flag}\` takes no value.`;
   }
   return message;
 }

@@ -41,7 +41,7 @@ describe("the CLI on first use", () => {
 
     const missing = await blueprint(["plan", "x", "--base-url"], { cwd: tempDir() });
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain("`--base-url` needs a value");
+    expect(missing.stderr).toContain("`--base-url` needs a value, e.g. --base-url http://localhost:11434/v1.");
 
     const notNumber = await blueprint(["plan", "x", "--max-minutes", "soon"], { cwd: tempDir() });
     expect(notNumber.code).toBe(2);
