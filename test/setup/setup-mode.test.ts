@@ -1,7 +1,8 @@
 import { spawn } from "node:child_process";
-import { copyFileSync, existsSync } from "node:fs";
+import { copyFileSync, existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { testPrivateKey } from "../helpers/app.js";
 import { tempDir } from "../helpers/git-repo.js";
 import { freePort, PROJECT_ROOT, requireBuiltApp } from "../e2e/support/app-process.js";
 
@@ -15,10 +16,11 @@ afterEach(() => {
 });
 
 /** `node lib/start.js` (what `npm start` runs after building) in a fresh directory holding app.yml and package.json. */
-async function startSetupMode(env: Record<string, string> = {}) {
+async function startSetupMode(env: Record<string, string> = {}, dotEnv = "") {
   requireBuiltApp();
   const cwd = tempDir("blueprint-setup-");
   for (const file of ["app.yml", "package.json"]) copyFileSync(path.join(PROJECT_ROOT, file), path.join(cwd, file));
+  if (dotEnv) writeFileSync(path.join(cwd, ".env"), dotEnv);
   const port = await freePort();
   const child = spawn(process.execPath, [START], {
     cwd,
@@ -81,5 +83,16 @@ describe("setup mode (npm start with no App credentials)", () => {
     const relay = await startSetupMode({ WEBHOOK_PROXY_URL: "https://smee.io/abc123" });
     expect(await relay.manifestHookUrl()).toBe("https://smee.io/abc123");
     expect(relay.output()).not.toContain("cannot reach");
+  });
+
+  it("is plain `probot run ./lib/index.js` once .env holds the App's credentials", async () => {
+    const key = testPrivateKey().replace(/\n/g, "\\n");
+    const app = await startSetupMode({ BLUEPRINT_WORKDIR: tempDir() }, `APP_ID=1\nPRIVATE_KEY="${key}"\nWEBHOOK_SECRET=first-hour-secret\n`);
+    const health = (await (await fetch(`${app.url}/healthz`)).json()) as { status?: string };
+    expect(health.status).not.toBe("setup");
+    // The App's webhook endpoint verifies signatures; setup mode has none (404).
+    const unsigned = await fetch(`${app.url}/api/github/webhooks`, { method: "POST", headers: { "content-type": "application/json", "x-github-event": "ping", "x-github-delivery": "d-1", "x-hub-signature-256": "sha256=00" }, body: "{}" });
+    expect(unsigned.status).toBe(400);
+    expect(app.output()).not.toContain("cannot reach");
   });
 });
