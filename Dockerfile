@@ -32,6 +32,9 @@ COPY app.yml ./
 
 # The image's `node` user (uid 1000) owns only the workspace directory.
 RUN mkdir -p /var/lib/blueprint && chown node:node /var/lib/blueprint
+# Setup mode (no credentials; start with NODE_ENV=development) writes the App's credentials to ./.env, and
+# /app is root's: .env is a link into the volume, where they are writable and outlive the container.
+RUN ln -s /var/lib/blueprint/.env /app/.env
 USER node
 VOLUME ["/var/lib/blueprint"]
 
@@ -39,5 +42,6 @@ EXPOSE 3000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
     CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT || 3000}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 
-# Not `npm start`: that recompiles first, and the runtime image has no TypeScript.
-CMD ["node", "node_modules/probot/bin/probot.js", "run", "./lib/index.js"]
+# Not `npm start`: that recompiles first, and the runtime image has no TypeScript. lib/start.js is what
+# `npm start` runs: `probot run ./lib/index.js` with credentials, Blueprint's setup mode without.
+CMD ["node", "lib/start.js"]

@@ -1,4 +1,4 @@
-import { createModelClient } from "../agent/model.js";
+import { createModelClient, describeRetry } from "../agent/model.js";
 import { createRedactor } from "../agent/redact.js";
 import { ConfigError, type BlueprintEnv } from "../config/env.js";
 import { createCommandRunner, findBubblewrap } from "../workspace/command-runner.js";
@@ -8,13 +8,17 @@ import type { Logger, WorkflowDeps } from "./deps.js";
 /** Wires the engine from the environment; the same for the App, the Action and the CLI. */
 export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets: string[] = []): WorkflowDeps {
   return {
-    modelFor: (config) =>
+    modelFor: (config, onRetry) =>
       createModelClient({
         baseURL: env.OPENAI_BASE_URL,
         apiKey: env.OPENAI_API_KEY,
         model: config.model ?? env.BLUEPRINT_MODEL,
         timeoutMs: env.BLUEPRINT_MODEL_TIMEOUT_S * 1000,
         maxRetries: env.BLUEPRINT_MODEL_RETRIES,
+        onRetry: (retry) => {
+          log.warn({ attempt: retry.attempt, attempts: retry.attempts, reason: retry.reason }, describeRetry(retry));
+          onRetry?.(retry);
+        },
       }),
     repoCache: new RepoCache(env.BLUEPRINT_WORKDIR, { poolSize: env.BLUEPRINT_WORKTREE_POOL, maxFetches: env.BLUEPRINT_MAX_FETCHES }),
     runner: createCommandRunner({ bwrapPath: sandboxFor(env, log) }),

@@ -1,5 +1,5 @@
 import type { AgentLimits } from "../agent/loop.js";
-import type { ModelClient } from "../agent/model.js";
+import type { ModelClient, ModelRetry } from "../agent/model.js";
 import type { Redactor } from "../agent/redact.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import type { PermissionLevel } from "../github/permission.js";
@@ -16,7 +16,8 @@ export interface Logger {
 
 /** Everything a use case needs besides the thread; built once per process. */
 export interface WorkflowDeps {
-  modelFor(config: RepoConfig): ModelClient;
+  /** `onRetry` hears each retry of a model request (they are logged as warnings either way). */
+  modelFor(config: RepoConfig, onRetry?: (retry: ModelRetry) => void): ModelClient;
   repoCache: RepoCache;
   runner: CommandRunner;
   limits: AgentLimits;

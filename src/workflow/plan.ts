@@ -13,7 +13,7 @@ import { memoryOf, withAnswer, withExplored, withFeedback, type ThreadMemory } f
 import type { ThreadInfo } from "./ports.js";
 import type { FeedbackEntry, QuestionAnswer, ThreadState } from "./state.js";
 import { loadRepoConfig, loadThreadContext, trustChecker } from "./thread-context.js";
-import { TrackingComment } from "./tracking-comment.js";
+import { modelRetryLine, TrackingComment } from "./tracking-comment.js";
 import { supersede } from "./supersede.js";
 
 export type PlanTrigger =
@@ -105,8 +105,10 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
 
     // 6. The read-only run.
     const filesRead = new Set<string>();
+    // A retried model request shows in the status comment until the model answers.
+    const showProgress = (retry: string | null) => tracking.progress(renderStatusComment(state, heading, planningBody(job.actor, filesRead.size, retry)));
     const outcome = await runAgent({
-      model: deps.modelFor(config),
+      model: deps.modelFor(config, (retry) => showProgress(modelRetryLine(retry))),
       messages: [
         { role: "system", content: PLAN_SYSTEM_PROMPT },
         { role: "user", content: task },
@@ -115,7 +117,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
       limits: limitsFor(deps.limits, config),
       redact: deps.redact,
       signal: job.signal,
-      onProgress: (progress) => tracking.progress(renderStatusComment(state, heading, planningBody(job.actor, progress.filesRead))),
+      onProgress: () => showProgress(null),
     });
     Object.assign(state, withExplored(memory, filesRead));
 
@@ -239,8 +241,9 @@ export function failedComment(state: ThreadState, reason: string, advice: string
   return renderStatusComment(failed, "## ❌ Planning failed", [`Blueprint could not make a plan: ${reason}`, `**What to do:** ${advice}`, extra].filter(Boolean).join("\n\n"));
 }
 
-function planningBody(actor: string, filesRead: number): string {
-  return `Planning for @${actor} — read ${filesRead} file${filesRead === 1 ? "" : "s"} so far. This comment turns into the plan when it is ready.`;
+function planningBody(actor: string, filesRead: number, retry: string | null = null): string {
+  const progress = `Planning for @${actor} — read ${filesRead} file${filesRead === 1 ? "" : "s"} so far. This comment turns into the plan when it is ready.`;
+  return retry ? `${progress}\n\n${retry}` : progress;
 }
 
 export function limitsFor(base: AgentLimits, config: RepoConfig): AgentLimits {

@@ -24,6 +24,8 @@ it("serves signed webhooks and /healthz over HTTP, and rejects a bad signature",
   const github = githubDouble({ permissions: { maintainer: "write" } });
   let blueprint: ReturnType<typeof createBlueprintApp> | undefined;
   const quiet = new Probot({ appId: APP_ID, privateKey: testPrivateKey(), logLevel: "silent" as "fatal" });
+  // Probot makes its logger in ready(); before that `quiet.log` is null and the server would log at info.
+  await quiet.ready();
   server = new Server({
     log: quiet.log,
     port: 0,
