@@ -38,6 +38,8 @@ export interface ToolContext {
   /** Whether sandboxed commands may use the network (repository opt-in). */
   network?: boolean;
   signal?: AbortSignal;
+  /** When the run's wall-time limit ends (epoch ms): commands are capped at the time left. */
+  deadline?: number;
 }
 
 export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
