@@ -8,6 +8,8 @@ export type AgentMode = "plan" | "build";
 export type ToolEnding =
   | { kind: "plan_submitted"; plan: Plan }
   | { kind: "step_completed"; stepId: string; summary: string }
+  /** complete_step with outcome "blocked": the agent could not do the step, and says why. */
+  | { kind: "step_blocked"; stepId: string; reason: string }
   | { kind: "question"; question: string };
 
 export interface ToolResult {

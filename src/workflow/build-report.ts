@@ -32,7 +32,9 @@ export function renderAuditLog(audit: AuditEntry[]): string {
 
 export function renderVerification(results: VerificationResult[]): string {
   if (results.length === 0) return "_No verification commands were configured._";
-  return results
+  const failed = results.filter((result) => result.exitCode !== 0 || result.timedOut).length;
+  const verdict = failed > 0 ? `**❌ ${failed} of ${results.length} check${results.length === 1 ? "" : "s"} failed.**\n` : "";
+  return verdict + results
     .map((result) => {
       const ok = result.exitCode === 0;
       const status = result.timedOut ? "timed out" : `exit ${result.exitCode ?? "killed"}`;
