@@ -86,7 +86,7 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
         const pull = pulls.find((p) => p.node_id === id);
         if (!pull) return [200, { data: null, errors: [{ type: "NOT_FOUND", message: `Could not resolve to a node with the global id of '${String(id)}'` }] }];
         pull.draft = toDraft;
-        return [200, { data: { pullRequest: { isDraft: toDraft } } }];
+        return [200, { data: { [toDraft ? "convertPullRequestToDraft" : "markPullRequestReadyForReview"]: { pullRequest: { isDraft: toDraft } } } }];
       }
       if (id) minimized.push(id);
       return [200, { data: { minimizeComment: { minimizedComment: { isMinimized: true } } } }];
