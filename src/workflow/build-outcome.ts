@@ -54,31 +54,38 @@ export function blockedStatusLine(step: PlanStep, reason: string): string {
   return `> 🚧 **Build stopped at ${step.id}: the agent could not do it.** ${oneLine(reason).slice(0, 600)}\n>\n> ${step.id} is not ticked. Fix what blocks it (or \`/revise\` the plan), then comment \`/build\` to resume at ${step.id}.`;
 }
 
+/** Why a step ended without being done. */
+export type UnfinishedStep = { ok: "blocked"; reason: string } | { ok: false; reason: string } | { ok: "question"; question: string };
+
 /**
- * What a blocked step changed is never dropped silently: it is pushed in a commit labelled WIP (its
- * subject is not `S2: …`, so it never counts as the step done) and the returned note says where.
+ * What a step changed before it ended unfinished (blocked, failed, or waiting for an answer) is
+ * never dropped silently: it is pushed in a commit labelled WIP, whose subject is not `S2: …` so
+ * it never counts as the step done, and the returned note says where. Null: nothing to say.
  */
-export async function keepBlockedWork(
+export async function keepUnfinishedWork(
   tree: Workspace,
   step: PlanStep,
-  reason: string,
+  ending: UnfinishedStep,
   target: { branch: string; token: string | null; identity: GitIdentity },
-): Promise<{ sha: string | null; note: string }> {
+): Promise<{ sha: string | null; note: string | null }> {
+  const [label, why] =
+    ending.ok === "question" ? ["waiting for an answer", `It asked:\n${ending.question}`] : ending.ok === "blocked" ? ["blocked", `The agent could not do it:\n${ending.reason}`] : ["failed", `It failed: ${ending.reason}`];
+  const subject = `WIP ${step.id} (${label}, not done): ${step.title}`;
   let commit;
   try {
-    commit = await tree.commitAll(`WIP ${step.id} (blocked, not done): ${step.title}\n\nThe agent could not finish ${step.id}:\n${reason}`, target.identity);
+    commit = await tree.commitAll(`${subject}\n\n${why}`, target.identity);
   } catch (error) {
     return { sha: null, note: `${step.id}'s unfinished changes could not be committed (${plainError(error)}), so they were not kept.` };
   }
-  if (!commit) return { sha: null, note: `${step.id} changed no files before it was reported blocked.` };
+  if (!commit) return { sha: null, note: ending.ok === "blocked" ? `${step.id} changed no files before it was reported blocked.` : null };
   try {
     await tree.push(target.branch, target.token);
   } catch (error) {
     return { sha: null, note: `${step.id}'s unfinished changes (${commit.changedFiles.length} files) could not be pushed (${plainError(error)}), so they were not kept.` };
   }
-  const short = commit.sha.slice(0, 7);
+  const files = `${commit.changedFiles.length} file${commit.changedFiles.length === 1 ? "" : "s"}`;
   return {
     sha: commit.sha,
-    note: `${step.id}'s unfinished changes (${commit.changedFiles.length} file${commit.changedFiles.length === 1 ? "" : "s"}) are kept, not ticked, in commit \`${short}\` ("WIP ${step.id} (blocked, not done)") on \`${target.branch}\`. \`/build\` resumes ${step.id} on top of them; revert that commit to start ${step.id} afresh.`,
+    note: `${step.id}'s unfinished changes (${files}) are kept, not ticked, in commit \`${commit.sha.slice(0, 7)}\` ("WIP ${step.id} (${label}, not done)") on \`${target.branch}\`. The build resumes ${step.id} on top of them; revert that commit to start ${step.id} afresh.`,
   };
 }

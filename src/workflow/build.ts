@@ -17,7 +17,7 @@ import { loadRepoConfig } from "./thread-context.js";
 import { repoMinimumRefusal } from "./repo-permission.js";
 import { applyHandEdits } from "./hand-edits.js";
 import { buildStep, Cancelled, verify, VERIFY_TIMEOUT_MS } from "./build-step.js";
-import { blockedStatusLine, describeChecks, failedChecks, handOver, keepBlockedWork } from "./build-outcome.js";
+import { blockedStatusLine, describeChecks, failedChecks, handOver, keepUnfinishedWork } from "./build-outcome.js";
 
 export interface BuildRequest {
   approval: Approval;
@@ -137,6 +137,12 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
       await save(`> ⏳ **Building ${step.id} (${index + 1} of ${todo.length})…**`);
       const result = await buildStep(deps, job, { plan, step, tree, state, config, fresh: request.fresh, audit, allowWorkflowWrites });
       addUsage(usage, result.usage);
+      if (result.ok !== true) {
+        // Not done, so not ticked: what the step changed goes in a labelled WIP commit that the report points to.
+        const kept = await keepUnfinishedWork(tree, step, result, { branch: target.branch, token, identity: config.commit_author ?? deps.identity });
+        if (kept.sha && state.head) state.head.sha = kept.sha;
+        if (kept.note) notes.push(kept.note);
+      }
       if (result.ok === "question") {
         state.steps[step.id] = { status: "pending" };
         state.status = "awaiting_answer";
@@ -148,10 +154,6 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
         return;
       }
       if (result.ok === "blocked") {
-        // Not done, so not ticked; its changes go in a WIP commit that the report points to.
-        const kept = await keepBlockedWork(tree, step, result.reason, { branch: target.branch, token, identity: config.commit_author ?? deps.identity });
-        if (kept.sha && state.head) state.head.sha = kept.sha;
-        notes.push(kept.note);
         state.steps[step.id] = { status: "failed", reason: `blocked: ${result.reason}` };
         state.status = "failed";
         state.error = `${step.id} is blocked: ${result.reason}`;

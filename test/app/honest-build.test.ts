@@ -73,6 +73,18 @@ describe("honest builds", () => {
     expect(stateOf(planBody(plan.id)).status).toBe("built");
   });
 
+  it("a step that fails after changing files keeps them in a WIP commit too, and says so", async () => {
+    await fx.start([write("src/retry.js", "// started\n"), { status: 500 }]);
+    const plan = fx.seedPlan(twoSteps([]));
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
+    expect(fx.repo.log("blueprint/issue-1")).toEqual(["WIP S1 (failed, not done): Add the retry helper", "initial commit"]);
+    expect(fx.repo.show("blueprint/issue-1", "src/retry.js")).toBe("// started\n");
+    const body = planBody(plan.id);
+    expect(stateOf(body).steps.S1).toMatchObject({ status: "failed" });
+    expect(visible(body)).toMatch(/- \[ \] \*\*S1\*\* ❌/);
+    expect(visible(body)).toContain("S1's unfinished changes (1 file) are kept, not ticked");
+  });
+
   it("failing verification opens a draft pull request and names the failed check; passing it later makes the pull request ready", async () => {
     await fx.start([write("src/retry.js", "x\n"), complete("S1"), write("README.md", "# Retries\n"), complete("S2")]);
     const plan = fx.seedPlan(twoSteps(["test -f README.md", "grep -q Retries README.md"]));
