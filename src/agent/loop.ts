@@ -61,8 +61,6 @@ export async function runAgent(run: AgentRun): Promise<AgentOutcome> {
   const deadline = Date.now() + limits.maxWallTimeMs;
   const context: ToolContext = { ...run.context, deadline };
   let nudges = 0;
-  const timeLimit = (iterations: number, detail?: string) =>
-    end({ kind: "failed", failure: "wall_time", message: `the run hit its time limit of ${describeDuration(limits.maxWallTimeMs)}${detail ? ` ${detail}` : ""}` }, iterations);
 
   const end = (ending: ToolEnding | { kind: "failed"; failure: AgentFailure; message: string }, iterations: number): AgentOutcome => ({
     ...ending,
@@ -70,6 +68,8 @@ export async function runAgent(run: AgentRun): Promise<AgentOutcome> {
     iterations,
     messages,
   });
+  const timeLimit = (iterations: number, detail?: string) =>
+    end({ kind: "failed", failure: "wall_time", message: `the run hit its time limit of ${describeDuration(limits.maxWallTimeMs)}${detail ? ` ${detail}` : ""}` }, iterations);
 
   for (let iteration = 1; iteration <= limits.maxIterations; iteration++) {
     if (run.signal?.aborted) return end({ kind: "failed", failure: "cancelled", message: "the run was cancelled" }, iteration - 1);
