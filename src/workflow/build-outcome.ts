@@ -2,18 +2,17 @@ import { oneLine } from "../plan/render.js";
 import type { Plan, PlanStep } from "../plan/schema.js";
 import type { GitIdentity } from "../workspace/git.js";
 import type { Workspace } from "../workspace/workspace.js";
-import { renderPullRequestBody, type VerificationResult } from "./build-report.js";
+import type { Redactor } from "../agent/redact.js";
+import { failedChecks, renderPullRequestBody, type VerificationResult } from "./build-report.js";
 import type { WorkflowDeps } from "./deps.js";
 import { plainError } from "./plan.js";
 import type { ThreadInfo, ThreadPort } from "./ports.js";
 import type { ThreadState } from "./state.js";
 
-/** How a build ends honestly: a blocked step keeps its work unticked; failed checks are named and make the pull request a draft. */
-
-/** Verification commands that did not pass (a non-zero exit, a kill, a timeout). */
-export function failedChecks(verification: VerificationResult[]): VerificationResult[] {
-  return verification.filter((result) => result.exitCode !== 0 || result.timedOut);
-}
+/**
+ * How a build ends without claiming more than it did: an unfinished step keeps its work, unticked;
+ * failed checks are named and keep the pull request a draft.
+ */
 
 /** "`npm test` (exit 1), `npm run lint` (timed out)": the failed checks, for a status line. */
 export function describeChecks(failed: VerificationResult[]): string {
@@ -66,14 +65,15 @@ export async function keepUnfinishedWork(
   tree: Workspace,
   step: PlanStep,
   ending: UnfinishedStep,
-  target: { branch: string; token: string | null; identity: GitIdentity },
+  target: { branch: string; token: string | null; identity: GitIdentity; redact: Redactor },
 ): Promise<{ sha: string | null; note: string | null }> {
   const [label, why] =
     ending.ok === "question" ? ["waiting for an answer", `It asked:\n${ending.question}`] : ending.ok === "blocked" ? ["blocked", `The agent could not do it:\n${ending.reason}`] : ["failed", `It failed: ${ending.reason}`];
   const subject = `WIP ${step.id} (${label}, not done): ${step.title}`;
   let commit;
   try {
-    commit = await tree.commitAll(`${subject}\n\n${why}`, target.identity);
+    // The agent's words go to GitHub in the commit message: redacted like everything posted.
+    commit = await tree.commitAll(`${subject}\n\n${target.redact(why)}`, target.identity);
   } catch (error) {
     return { sha: null, note: `${step.id}'s unfinished changes could not be committed (${plainError(error)}), so they were not kept.` };
   }

@@ -7,7 +7,7 @@ import type { AuditEntry } from "../tools/tool.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { Mirror } from "../workspace/repo-cache.js";
 import { checkApproval, type Approval } from "./approval.js";
-import { addUsage, renderBuildReport } from "./build-report.js";
+import { addUsage, failedChecks, renderBuildReport } from "./build-report.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { limitsFor, plainError } from "./plan.js";
 import type { ThreadInfo, ThreadPort } from "./ports.js";
@@ -17,7 +17,7 @@ import { loadRepoConfig } from "./thread-context.js";
 import { repoMinimumRefusal } from "./repo-permission.js";
 import { applyHandEdits } from "./hand-edits.js";
 import { buildStep, Cancelled, verify, VERIFY_TIMEOUT_MS } from "./build-step.js";
-import { blockedStatusLine, describeChecks, failedChecks, handOver, keepUnfinishedWork } from "./build-outcome.js";
+import { blockedStatusLine, describeChecks, handOver, keepUnfinishedWork } from "./build-outcome.js";
 
 export interface BuildRequest {
   approval: Approval;
@@ -139,7 +139,7 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
       addUsage(usage, result.usage);
       if (result.ok !== true) {
         // Not done, so not ticked: what the step changed goes in a labelled WIP commit that the report points to.
-        const kept = await keepUnfinishedWork(tree, step, result, { branch: target.branch, token, identity: config.commit_author ?? deps.identity });
+        const kept = await keepUnfinishedWork(tree, step, result, { branch: target.branch, token, identity: config.commit_author ?? deps.identity, redact: deps.redact });
         if (kept.sha && state.head) state.head.sha = kept.sha;
         if (kept.note) notes.push(kept.note);
       }
