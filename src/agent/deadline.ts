@@ -6,9 +6,14 @@
 /** Below this, a command is not started: the runner gives every command at least a second. */
 export const MIN_COMMAND_MS = 1000;
 
+/** Milliseconds left before the deadline (none left: 0; no deadline: Infinity). */
+export function timeLeft(deadline: number | undefined, now = Date.now()): number {
+  return deadline === undefined ? Number.POSITIVE_INFINITY : Math.max(0, deadline - now);
+}
+
 /** A timeout capped at the time left before the deadline; unchanged without one. */
 export function capAtDeadline(timeoutMs: number, deadline: number | undefined, now = Date.now()): number {
-  return deadline === undefined ? timeoutMs : Math.min(timeoutMs, Math.max(0, deadline - now));
+  return Math.min(timeoutMs, timeLeft(deadline, now));
 }
 
 /** "20 minutes", "2 seconds": a limit worded for the people reading the report. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { capAtDeadline, MIN_COMMAND_MS } from "../agent/deadline.js";
+import { MIN_COMMAND_MS, timeLeft } from "../agent/deadline.js";
 import { defineTool, toolError } from "./tool.js";
 
 const DEFAULT_TIMEOUT_S = 120;
@@ -13,8 +13,9 @@ export const runCommandTool = defineTool({
   async run(args, context) {
     const wanted = (args.timeout_s ?? DEFAULT_TIMEOUT_S) * 1000;
     // No command outlives the run: its timeout is capped at the time the run has left.
-    const timeoutMs = capAtDeadline(wanted, context.deadline);
-    if (timeoutMs < MIN_COMMAND_MS) {
+    const left = timeLeft(context.deadline);
+    const timeoutMs = Math.min(wanted, left);
+    if (left < MIN_COMMAND_MS) {
       context.audit.push({ action: "command", target: args.command, exitCode: null, detail: "not run: the run's time limit was reached" });
       return toolError("the command was not run: the run's time limit is reached. Call complete_step now (outcome \"blocked\" if the step is not done).");
     }

@@ -1,5 +1,5 @@
 import { runAgent } from "../agent/loop.js";
-import { capAtDeadline, MIN_COMMAND_MS } from "../agent/deadline.js";
+import { MIN_COMMAND_MS, timeLeft } from "../agent/deadline.js";
 import type { TokenUsage } from "../agent/model.js";
 import { BUILD_SYSTEM_PROMPT, stepTaskMessage } from "../agent/prompts.js";
 import type { RepoConfig } from "../config/repo-config.js";
@@ -84,12 +84,12 @@ export async function verify(deps: WorkflowDeps, tree: Workspace, plan: Plan, co
   for (const command of commands) {
     // /cancel and shutdown stop a long test run too (the whole process group is killed).
     if (signal.aborted) throw new Cancelled();
-    const timeoutMs = capAtDeadline(VERIFY_TIMEOUT_MS, deadline);
-    if (timeoutMs < MIN_COMMAND_MS) {
+    const left = timeLeft(deadline);
+    if (left < MIN_COMMAND_MS) {
       results.push({ command, exitCode: null, timedOut: true, output: "Not run: verification had used up its time limit." });
       continue;
     }
-    const run = await deps.runner.run(command, { cwd: tree.dir, timeoutMs, network: config.network, signal });
+    const run = await deps.runner.run(command, { cwd: tree.dir, timeoutMs: Math.min(VERIFY_TIMEOUT_MS, left), network: config.network, signal });
     if (signal.aborted) throw new Cancelled();
     results.push({ command, exitCode: run.exitCode, timedOut: run.timedOut, output: deps.redact(run.output) });
   }
