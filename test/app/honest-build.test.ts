@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { commentPayload } from "../helpers/app.js";
+import { gitIn } from "../helpers/git-repo.js";
 import { stateOf, useAppFixture, visible } from "../helpers/app-fixture.js";
 import { samplePlan, type ModelRequest } from "../helpers/model-server.js";
 import { DEFAULT_LIMITS } from "../../src/agent/loop.js";
@@ -71,6 +72,16 @@ describe("honest builds", () => {
       "initial commit",
     ]);
     expect(stateOf(planBody(plan.id)).status).toBe("built");
+  });
+
+  it("on a pull request, a blocked step's WIP commit goes to its head and the plan records that head, so /build is not refused as stale", async () => {
+    const headSha = fx.repo.commit({ "src/feature.js": "f\n" }, "feature work", "feature");
+    gitIn(fx.repo.bare, ["update-ref", "refs/pull/1/head", headSha]);
+    await fx.start([write("src/retry.js", "// half\n"), complete("S1", "blocked", "Needs a decision on the backoff.")], {}, { github: { pullRequest: { headRef: "feature", headSha, baseRef: "main" } } });
+    const plan = fx.seedPlan(twoSteps([]), { head: { ref: "feature", sha: headSha, sameRepo: true } });
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url, isPullRequest: true }));
+    expect(fx.repo.log("feature")).toEqual(["WIP S1 (blocked, not done): Add the retry helper", "feature work", "initial commit"]);
+    expect(stateOf(planBody(plan.id)).head?.sha).toBe(fx.repo.head("feature"));
   });
 
   it("a step that fails after changing files keeps them in a WIP commit too, and says so", async () => {
