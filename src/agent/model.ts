@@ -1,5 +1,6 @@
 import OpenAI from "openai";
 import type { ChatTool } from "../tools/registry.js";
+import { capAtDeadline } from "./deadline.js";
 
 export type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 export type AssistantMessage = OpenAI.Chat.Completions.ChatCompletionMessage;
@@ -16,9 +17,15 @@ export interface ModelReply {
   usage: { prompt: number; completion: number; cached: number };
 }
 
+export interface ModelRequestOptions {
+  signal?: AbortSignal;
+  /** When the run's time ends (epoch ms): the request's timeout is capped at it (the signal ends it there). */
+  deadline?: number;
+}
+
 export interface ModelClient {
   readonly model: string;
-  complete(messages: ChatMessage[], tools: ChatTool[], signal?: AbortSignal): Promise<ModelReply>;
+  complete(messages: ChatMessage[], tools: ChatTool[], options?: ModelRequestOptions): Promise<ModelReply>;
 }
 
 /** A failure of the model endpoint, worded for the people reading the issue. */
@@ -66,12 +73,12 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
   const where = options.baseURL || "https://api.openai.com/v1";
   return {
     model: options.model,
-    async complete(messages, tools, signal) {
+    async complete(messages, tools, request = {}) {
       let completion: OpenAI.Chat.Completions.ChatCompletion;
       try {
         completion = await client.chat.completions.create(
           { model: options.model, messages, tools, tool_choice: "auto" },
-          signal ? { signal } : undefined,
+          { ...(request.signal ? { signal: request.signal } : {}), timeout: requestTimeout(timeoutMs, request.deadline) },
         );
       } catch (error) {
         throw toModelError(error, where, (options.maxRetries ?? 3) + 1);
@@ -122,6 +129,14 @@ export function describeRetry(retry: ModelRetry): string {
 
 function seconds(ms: number): string {
   return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
+}
+
+/**
+ * The SDK's per-request timeout, capped a moment past the deadline: the caller's signal ends the
+ * request at the deadline itself, so what the caller sees is the run's time limit, not a timeout.
+ */
+function requestTimeout(timeoutMs: number, deadline: number | undefined): number {
+  return Math.max(1, Math.floor(capAtDeadline(timeoutMs, deadline === undefined ? undefined : deadline + 1000)));
 }
 
 /** Where each front end takes the model settings, for messages that tell people what to check. */

@@ -31,7 +31,8 @@ export function defaultStatusLine(state: ThreadState): string {
     case "building":
       return "> ⏳ **Building…**";
     case "built":
-      return "> 🎉 **Built.**";
+      // A build whose checks failed keeps saying so (the error names them).
+      return state.error ? `> ⚠️ **Built, but ${state.error}**` : "> 🎉 **Built.**";
     case "failed":
       return `> ❌ **Build stopped:** ${state.error ?? "see the report below."} Comment \`/build\` to resume from the first step not done.`;
     case "superseded":

@@ -30,9 +30,16 @@ export function renderAuditLog(audit: AuditEntry[]): string {
   return `<details><summary>Audit log (${audit.length} actions)</summary>\n\n${lines.join("\n")}\n\n</details>`;
 }
 
+/** Verification commands that did not pass (a non-zero exit, a kill, a timeout). */
+export function failedChecks(verification: VerificationResult[]): VerificationResult[] {
+  return verification.filter((result) => result.exitCode !== 0 || result.timedOut);
+}
+
 export function renderVerification(results: VerificationResult[]): string {
   if (results.length === 0) return "_No verification commands were configured._";
-  return results
+  const failed = failedChecks(results).length;
+  const verdict = failed > 0 ? `**❌ ${failed} of ${results.length} check${results.length === 1 ? "" : "s"} failed.**\n` : "";
+  return verdict + results
     .map((result) => {
       const ok = result.exitCode === 0;
       const status = result.timedOut ? "timed out" : `exit ${result.exitCode ?? "killed"}`;

@@ -7,9 +7,9 @@ import type { AuditEntry } from "../tools/tool.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { Mirror } from "../workspace/repo-cache.js";
 import { checkApproval, type Approval } from "./approval.js";
-import { addUsage, renderBuildReport, renderPullRequestBody } from "./build-report.js";
+import { addUsage, failedChecks, renderBuildReport } from "./build-report.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
-import { plainError } from "./plan.js";
+import { limitsFor, plainError } from "./plan.js";
 import type { ThreadInfo, ThreadPort } from "./ports.js";
 import type { BuildNote, QuestionAnswer, ThreadState } from "./state.js";
 import { withAnswer, memoryOf } from "./memory.js";
@@ -19,6 +19,7 @@ import { codeOwnersRefusal } from "./codeowners-approval.js";
 import { buildNoteLines, recordBuildNote } from "./build-notes.js";
 import { applyHandEdits } from "./hand-edits.js";
 import { buildStep, Cancelled, verify, VERIFY_TIMEOUT_MS } from "./build-step.js";
+import { blockedStatusLine, describeChecks, handOver, keepUnfinishedWork } from "./build-outcome.js";
 
 export interface BuildRequest {
   approval: Approval;
@@ -114,6 +115,7 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   const wanted = request.approval.steps.length > 0 ? withDependencies(plan, request.approval.steps) : buildOrder(plan);
   const usage: TokenUsage = { prompt: 0, completion: 0, cached: 0, requests: 0 };
   const audit: AuditEntry[] = [];
+  const { maxWallTimeMs } = limitsFor(deps.limits, config);
   let workspace: Workspace | null = null;
 
   try {
@@ -136,7 +138,8 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
     const allowWorkflowWrites = await port.canWriteWorkflows();
     // The repository's own setup (e.g. `npm ci`) runs once before the steps, like any agent command.
     if (config.setup && todo.length > 0) {
-      const setup = await deps.runner.run(config.setup, { cwd: tree.dir, network: config.network, signal: job.signal, timeoutMs: VERIFY_TIMEOUT_MS });
+      // Like an agent run, it never outlasts the wall-time limit.
+      const setup = await deps.runner.run(config.setup, { cwd: tree.dir, network: config.network, signal: job.signal, timeoutMs: Math.min(VERIFY_TIMEOUT_MS, maxWallTimeMs) });
       audit.push({ action: "command", target: config.setup, exitCode: setup.exitCode, detail: "setup" });
       await tree.ignoreUntracked();
       if (setup.exitCode !== 0) notes.push(`The setup command \`${config.setup}\` exited ${setup.exitCode ?? "killed"}; building anyway.`);
@@ -147,6 +150,12 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
       await save(`> ⏳ **Building ${step.id} (${index + 1} of ${todo.length})…**`);
       const result = await buildStep(deps, job, { plan, step, tree, state, config, fresh: request.fresh, audit, allowWorkflowWrites });
       addUsage(usage, result.usage);
+      if (result.ok !== true) {
+        // Not done, so not ticked: what the step changed goes in a labelled WIP commit that the report points to.
+        const kept = await keepUnfinishedWork(tree, step, result, { branch: target.branch, token, identity: config.commit_author ?? deps.identity, redact: deps.redact });
+        if (kept.sha && state.head) state.head.sha = kept.sha;
+        if (kept.note) notes.push(kept.note);
+      }
       if (result.ok === "question") {
         state.steps[step.id] = { status: "pending" };
         state.status = "awaiting_answer";
@@ -155,6 +164,13 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
         state.questionStep = step.id;
         await save(`> ❓ **Waiting for an answer** before building ${step.id}: see the question below. Answer in a comment to resume.`, renderBuildReport({ plan, state, verification: [], audit, usage, notes }));
         await port.postComment(deps.redact(`❓ **Blueprint has a question while building ${step.id} (${step.title}):**\n\n${result.question}\n\nAnswer in a comment (anyone with write access) and the build resumes at ${step.id}; \`/cancel\` withdraws the question.`));
+        return;
+      }
+      if (result.ok === "blocked") {
+        state.steps[step.id] = { status: "failed", reason: `blocked: ${result.reason}` };
+        state.status = "failed";
+        state.error = `${step.id} is blocked: ${result.reason}`;
+        await save(blockedStatusLine(step, result.reason), renderBuildReport({ plan, state, verification: [], audit, usage, notes }));
         return;
       }
       if (!result.ok) {
@@ -183,26 +199,17 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
       await save(index + 1 < todo.length ? `> ⏳ **Building ${todo[index + 1]?.id} (${index + 2} of ${todo.length})…**` : "> ⏳ **Verifying…**");
     }
 
-    // 8. Verification: the plan's commands and the repository's test command.
-    const verification = await verify(deps, tree, plan, config, job.signal);
+    // 8. Verification: the plan's commands and the repository's test command, within the wall-time limit.
+    const verification = await verify(deps, tree, plan, config, job.signal, Date.now() + maxWallTimeMs);
     const allDone = plan.steps.every((step) => state.steps[step.id]?.status === "done");
     state.status = allDone ? "built" : "pending";
+    const failed = failedChecks(verification);
+    state.error = failed.length > 0 ? `verification failed: ${describeChecks(failed)}` : null;
     const report = renderBuildReport({ plan, state, verification, audit, usage, notes });
 
-    // 9. Hand the work over: a pull request for an issue, a report on a pull request.
-    if (target.kind === "issue-branch") {
-      const pull = await port.upsertPullRequest({
-        head: target.branch,
-        base: state.base.branch,
-        title: plan.title,
-        body: deps.redact(renderPullRequestBody({ issueNumber: info.number, plan, report })),
-      });
-      state.pullRequest = pull.number;
-      await save(`> 🎉 **Built** — pull request ${pull.url}`, report);
-    } else {
-      await save("> 🎉 **Built** — commits pushed to this pull request's branch.", report);
-      await port.postComment(deps.redact(report));
-    }
+    // 9. Hand the work over: a pull request for an issue (a draft while checks fail), a report on a pull request.
+    await save(await handOver(deps, port, { target, info, plan, state, verification, report }), report);
+    if (target.kind === "pull-request-head") await port.postComment(deps.redact(report));
   } catch (error) {
     const cancelled = error instanceof Cancelled || job.signal.aborted;
     for (const [id, progress] of Object.entries(state.steps)) if (progress.status === "building") state.steps[id] = { status: "pending" };

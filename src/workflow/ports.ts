@@ -48,6 +48,8 @@ export interface PullRequestDraft {
   base: string;
   title: string;
   body: string;
+  /** Opened (or turned back into) a draft: verification failed, so it is not ready for review. */
+  draft: boolean;
 }
 
 /** What the use cases need from GitHub (or from a local stand-in in the CLI), for one issue or pull request. */
@@ -65,7 +67,7 @@ export interface ThreadPort {
   /** Token for git over HTTPS, or null when git needs none (local remotes). */
   gitToken(): Promise<string | null>;
   commitUrl(sha: string): string;
-  /** Opens a pull request, or updates the open one with the same head. */
+  /** Opens a pull request, or updates the open one with the same head (its draft state included). */
   upsertPullRequest(draft: PullRequestDraft): Promise<{ number: number; url: string; created: boolean }>;
   /** Whether the installation may change files under .github/workflows/. */
   canWriteWorkflows(): Promise<boolean>;

@@ -51,7 +51,7 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
   const comments: DoubleComment[] = [];
   const reactions: Array<{ commentId: number; content: string }> = [];
   const requests: RecordedRequest[] = [];
-  const pulls: Array<{ number: number; head: string; base: string; title: string; body: string; html_url: string }> = [];
+  const pulls: Array<{ number: number; node_id: string; head: string; base: string; title: string; body: string; draft: boolean; html_url: string }> = [];
   const commentHistory = new Map<number, string[]>();
   let nextId = 1000;
 
@@ -80,7 +80,16 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     .post("/graphql")
     .reply((uri, body) => {
       record("POST", uri, body);
-      const id = (body as { variables?: { id?: string } }).variables?.id;
+      const { query = "", variables } = body as { query?: string; variables?: { id?: string } };
+      const id = variables?.id;
+      // A pull request's draft state changes only through GraphQL.
+      const toDraft = /convertPullRequestToDraft/.test(query) ? true : /markPullRequestReadyForReview/.test(query) ? false : null;
+      if (toDraft !== null) {
+        const pull = pulls.find((p) => p.node_id === id);
+        if (!pull) return [200, { data: null, errors: [{ type: "NOT_FOUND", message: `Could not resolve to a node with the global id of '${String(id)}'` }] }];
+        pull.draft = toDraft;
+        return [200, { data: { [toDraft ? "convertPullRequestToDraft" : "markPullRequestReadyForReview"]: { pullRequest: { isDraft: toDraft } } } }];
+      }
       if (id) minimized.push(id);
       return [200, { data: { minimizeComment: { minimizedComment: { isMinimized: true } } } }];
     })
@@ -180,8 +189,9 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     .post(`${base}/pulls`)
     .reply((uri, body) => {
       record("POST", uri, body);
-      const draft = body as { head: string; base: string; title: string; body: string };
-      const pull = { number: 100 + pulls.length, ...draft, html_url: `https://github.com/${owner}/${repo}/pull/${100 + pulls.length}` };
+      const draft = body as { head: string; base: string; title: string; body: string; draft?: boolean };
+      const number = 100 + pulls.length;
+      const pull = { number, node_id: `PR_${number}`, ...draft, draft: draft.draft === true, html_url: `https://github.com/${owner}/${repo}/pull/${number}` };
       pulls.push(pull);
       return [201, pull];
     })
