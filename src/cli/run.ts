@@ -71,6 +71,8 @@ async function runCommand(cli: CliContext, args: CliArgs, command: Exclude<CliCo
   // 4. The engine, configured like the App's, with the model from flags or the environment.
   const engineEnv = loadEnv({
     BLUEPRINT_PROGRESS_INTERVAL_MS: "0",
+    // Your own machine, your own command: bubblewrap when it works (Linux), else a warning (README).
+    BLUEPRINT_SANDBOX: "auto",
     ...cli.env,
     ...(args.model.baseUrl ? { OPENAI_BASE_URL: args.model.baseUrl } : {}),
     ...(args.model.apiKey ? { OPENAI_API_KEY: args.model.apiKey } : {}),
