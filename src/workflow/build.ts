@@ -7,7 +7,7 @@ import type { AuditEntry } from "../tools/tool.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { Mirror } from "../workspace/repo-cache.js";
 import { checkApproval, type Approval } from "./approval.js";
-import { addUsage, renderBuildReport, renderPullRequestBody } from "./build-report.js";
+import { addUsage, renderBuildReport, renderPullRequestBody, sandboxNotes } from "./build-report.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { plainError } from "./plan.js";
 import type { ThreadInfo, ThreadPort } from "./ports.js";
@@ -57,7 +57,7 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   }
   const planComment = check.record.comment;
   let state: ThreadState = structuredClone(check.record.state);
-  const notes: string[] = [];
+  const notes: string[] = sandboxNotes(deps.runner.isolation);
   // A maintainer may have edited the plan comment: build it as it now reads.
   const edits = applyHandEdits(planComment.body, state);
   if (edits.kind === "broken") {
