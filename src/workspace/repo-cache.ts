@@ -148,8 +148,6 @@ export class RepoCache {
       if (!exists) {
         await fs.mkdir(path.dirname(mirror), { recursive: true });
         await untrustedGit({ discoverFrom: path.dirname(mirror) }, { auth }).raw(["clone", "--bare", "--filter=blob:none", "--quiet", request.cloneUrl, mirror]);
-        await fs.mkdir(path.join(mirror, "info"), { recursive: true });
-        await fs.writeFile(path.join(mirror, "info", "attributes"), NO_DRIVERS_ATTRIBUTES);
         if (refspecs.length > 1) await untrustedGit({ gitDir: mirror }, { auth }).raw(["fetch", "--quiet", "origin", ...refspecs.slice(1)]);
       } else {
         await untrustedGit({ gitDir: mirror }, { auth }).raw(["fetch", "--quiet", "--prune", "origin", ...refspecs]);
@@ -157,6 +155,9 @@ export class RepoCache {
     } catch (error) {
       throw new WorkspaceError(`could not fetch the repository: ${describeGitError(error)}`);
     }
+    // On every sync, so mirrors made before this rule get it too.
+    await fs.mkdir(path.join(mirror, "info"), { recursive: true });
+    await fs.writeFile(path.join(mirror, "info", "attributes"), NO_DRIVERS_ATTRIBUTES);
   }
 
   /** Deletes the tree, then lets git forget it (`worktree remove` would look inside the tree first). */
