@@ -2,6 +2,7 @@ import { chmodSync, existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { readInputs } from "../../src/action/inputs.js";
 import { ConfigError, loadEnv } from "../../src/config/env.js";
 import { createWorkflowDeps } from "../../src/workflow/create-deps.js";
 import type { Logger } from "../../src/workflow/deps.js";
@@ -89,5 +90,10 @@ describe("where agent commands run (BLUEPRINT_SANDBOX)", () => {
     expect(deps.runner.isolation).toBe("bwrap");
     expect(log.lines).toEqual([{ level: "info", object: { bwrap }, message: expect.stringMatching(/inside bubblewrap/) }]);
     expect(await writesThrough(deps.runner)).toEqual({ inside: true, outside: false });
+  });
+
+  it("the Action defaults to auto (a throwaway runner holding only its job's token); the job's env can still require bwrap", () => {
+    expect(readInputs({ "INPUT_GITHUB-TOKEN": "ghs_x" }).engine.BLUEPRINT_SANDBOX).toBe("auto");
+    expect(readInputs({ "INPUT_GITHUB-TOKEN": "ghs_x", BLUEPRINT_SANDBOX: "bwrap" }).engine.BLUEPRINT_SANDBOX).toBe("bwrap");
   });
 });
