@@ -133,7 +133,7 @@ export function createCommandRunner(options: CommandRunnerOptions = {}): Command
 /** System directories a sandboxed command may read, where they exist: programs, libraries, /etc. */
 const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"];
 
-export interface SandboxOptions {
+interface SandboxOptions {
   network: boolean;
   /** Directories hidden even when they lie inside a system directory (the App's own, say). */
   hide: readonly string[];
@@ -147,7 +147,7 @@ export interface SandboxOptions {
  * agent's `git log` works), found from Blueprint's record, never from the worktree's `.git` file,
  * and without the other worktrees' admin directories.
  */
-export function sandboxArgs(workspace: string, options: SandboxOptions): string[] {
+function sandboxArgs(workspace: string, options: SandboxOptions): string[] {
   const args: string[] = [];
   const exposed: string[] = [];
   for (const dir of SYSTEM_DIRS) {
@@ -210,12 +210,6 @@ export function checkBubblewrap(explicit?: string): { path: string } | { problem
     rmSync(probeDir, { recursive: true, force: true });
   }
   return { problem: `bubblewrap cannot build the sandbox here (${problems.join("; ")})` };
-}
-
-/** Finds a bubblewrap that can build the sandbox (on PATH or at an explicit path); null when none can. */
-export function findBubblewrap(explicit?: string): string | null {
-  const check = checkBubblewrap(explicit);
-  return "path" in check ? check.path : null;
 }
 
 /** Keeps the first and last halves of a stream once it outgrows the cap. */

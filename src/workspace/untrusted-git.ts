@@ -57,7 +57,7 @@ export interface UntrustedGit {
 }
 
 /** A failed git call; the message is git's own (stderr), which describeGitError narrows down. */
-export class GitError extends Error {
+class GitError extends Error {
   constructor(
     message: string,
     readonly exitCode: number | null,

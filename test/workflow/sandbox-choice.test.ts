@@ -7,9 +7,10 @@ import { ConfigError, loadEnv } from "../../src/config/env.js";
 import { createWorkflowDeps } from "../../src/workflow/create-deps.js";
 import type { Logger } from "../../src/workflow/deps.js";
 import type { CommandRunner } from "../../src/workspace/command-runner.js";
-import { findBubblewrap } from "../../src/workspace/command-runner.js";
+import { checkBubblewrap } from "../../src/workspace/command-runner.js";
 
-const bwrap = findBubblewrap();
+const sandboxCheck = checkBubblewrap();
+const bwrap = "path" in sandboxCheck ? sandboxCheck.path : null;
 const savedPath = process.env.PATH;
 
 afterEach(() => {

@@ -4,14 +4,15 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createCommandRunner, findBubblewrap } from "../../src/workspace/command-runner.js";
+import { createCommandRunner, checkBubblewrap } from "../../src/workspace/command-runner.js";
 import { RepoCache } from "../../src/workspace/repo-cache.js";
 import type { Workspace } from "../../src/workspace/workspace.js";
 import { FAKE_SECRETS, plantSecrets } from "../helpers/attack.js";
 import { createBareRepo, tempDir } from "../helpers/git-repo.js";
 
 // .ci/run installs bubblewrap and fails without it: these tests never skip.
-const bwrap = findBubblewrap();
+const sandboxCheck = checkBubblewrap();
+const bwrap = "path" in sandboxCheck ? sandboxCheck.path : null;
 const runner = createCommandRunner({ bwrapPath: bwrap });
 const plain = createCommandRunner();
 
@@ -29,7 +30,7 @@ afterEach(async () => {
 describe("command sandbox", () => {
   it("has bubblewrap here (install it: the sandbox tests must run)", () => {
     expect(bwrap, "bubblewrap (bwrap) is missing or cannot start here").not.toBeNull();
-    expect(findBubblewrap("/nonexistent/bwrap")).toBeNull();
+    expect(checkBubblewrap("/nonexistent/bwrap")).toEqual({ problem: expect.stringMatching(/not installed/) });
     expect(runner.isolation).toBe("bwrap");
     expect(plain.isolation).toBe("plain");
   });

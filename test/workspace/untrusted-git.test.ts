@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createCommandRunner, findBubblewrap, scrubbedEnv, type CommandRunner } from "../../src/workspace/command-runner.js";
+import { createCommandRunner, checkBubblewrap, scrubbedEnv, type CommandRunner } from "../../src/workspace/command-runner.js";
 import { RepoCache } from "../../src/workspace/repo-cache.js";
 import type { Workspace } from "../../src/workspace/workspace.js";
 import { FAKE_SECRETS, plantAttack, plantSecrets, type Attack } from "../helpers/attack.js";
@@ -15,7 +15,8 @@ import { createBareRepo, tempDir, type BareRepo } from "../helpers/git-repo.js";
 
 const identity = { name: "blueprint[bot]", email: "bot@example.test" };
 const TOKEN = "ghs_faketoken0123456789leak-me";
-const bwrap = findBubblewrap();
+const sandboxCheck = checkBubblewrap();
+const bwrap = "path" in sandboxCheck ? sandboxCheck.path : null;
 let restoreSecrets: () => void = () => undefined;
 beforeAll(() => {
   restoreSecrets = plantSecrets();
