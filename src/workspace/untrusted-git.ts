@@ -14,9 +14,10 @@ import { simpleGit } from "simple-git";
  * - reads no system or global config and has an empty HOME, so only the mirror's own config
  *   (which commands see read-only) and the settings below count;
  * - turns hooks, fsmonitor, credential helpers, submodule recursion and the global attributes
- *   file off; with no filter or diff driver configured anywhere, `.gitattributes` can name one
- *   but none runs;
- * - carries a token only as an HTTP header in this one process's environment.
+ *   file off; the mirror's `info/attributes` (NO_DRIVERS_ATTRIBUTES) outranks any `.gitattributes`,
+ *   so no filter, textconv or merge driver runs even if a config defined one;
+ * - carries a token only as an HTTP header in this one process's environment, for one host.
+ * The sandbox (command-runner.ts) finds a worktree's repository through the same record.
  */
 
 export interface GitIdentity {
