@@ -45,6 +45,8 @@ export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
     if (value) source[variable] = value;
   }
   source.BLUEPRINT_WORKDIR ??= path.join(env.RUNNER_TEMP || os.tmpdir(), "blueprint");
+  // An ephemeral runner holding only this job's token: bubblewrap when it works, else a warning (README).
+  source.BLUEPRINT_SANDBOX ??= "auto";
   source.BLUEPRINT_BOT_NAME = botLogin;
   source.BLUEPRINT_BOT_EMAIL = botLogin === ACTIONS_BOT_LOGIN ? ACTIONS_BOT_EMAIL : `${botLogin}@users.noreply.github.com`;
 

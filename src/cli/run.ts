@@ -75,6 +75,8 @@ async function runCommand(cli: CliContext, args: CliArgs, command: JobCommand, c
   // checked before a new thread is made, so a refused command leaves nothing behind.
   const engineEnv = loadEnv({
     BLUEPRINT_PROGRESS_INTERVAL_MS: "0",
+    // Your own machine, your own command: bubblewrap when it works (Linux), else a warning (README).
+    BLUEPRINT_SANDBOX: "auto",
     ...cli.env,
     ...args.limits,
     ...(args.model.baseUrl ? { OPENAI_BASE_URL: args.model.baseUrl } : {}),

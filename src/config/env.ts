@@ -19,8 +19,11 @@ export const envSchema = z.object({
   BLUEPRINT_MODEL_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
   /** Minimum time between edits of the tracking comment while a job runs. */
   BLUEPRINT_PROGRESS_INTERVAL_MS: z.coerce.number().int().min(0).default(5000),
-  /** Where agent commands run: inside bubblewrap when available (auto), always plain (none). */
-  BLUEPRINT_SANDBOX: z.enum(["auto", "bwrap", "none"]).default("auto"),
+  /**
+   * Where agent commands run: always inside bubblewrap, refusing to start without it (bwrap, the
+   * App's default); inside it when it works here (auto, the Action's and CLI's default); never (none).
+   */
+  BLUEPRINT_SANDBOX: z.enum(["auto", "bwrap", "none"]).default("bwrap"),
   /** Clones and fetches at once across all repositories (a burst of jobs must not starve webhook handling). */
   BLUEPRINT_MAX_FETCHES: positiveInt(4),
   /** Clean worktrees kept per repository for later jobs; 0 removes each job's worktree at once. */

@@ -1,6 +1,6 @@
 import { oneLine } from "../plan/render.js";
 import type { Plan, PlanStep } from "../plan/schema.js";
-import type { GitIdentity } from "../workspace/git.js";
+import type { GitIdentity } from "../workspace/untrusted-git.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { Redactor } from "../agent/redact.js";
 import { failedChecks, renderPullRequestBody, type VerificationResult } from "./build-report.js";

@@ -2,7 +2,7 @@ import type { TokenUsage } from "../agent/model.js";
 import { oneLine } from "../plan/render.js";
 import type { Plan } from "../plan/schema.js";
 import type { AuditEntry } from "../tools/tool.js";
-import { truncateMiddle } from "../workspace/command-runner.js";
+import { truncateMiddle, type CommandRunner } from "../workspace/command-runner.js";
 import { renderUsage } from "../github/plan-comment.js";
 import type { ThreadState } from "./state.js";
 
@@ -18,6 +18,12 @@ export function addUsage(total: TokenUsage, more: TokenUsage): void {
   total.completion += more.completion;
   total.cached += more.cached;
   total.requests += more.requests;
+}
+
+/** What every build report says about where commands ran: a warning when no sandbox held them. */
+export function sandboxNotes(isolation: CommandRunner["isolation"]): string[] {
+  if (isolation === "bwrap") return [];
+  return ["⚠️ The agent's commands ran **without a sandbox** (bubblewrap was off or unavailable): they could read everything this Blueprint process can."];
 }
 
 export function renderAuditLog(audit: AuditEntry[]): string {

@@ -7,7 +7,7 @@ import type { AuditEntry } from "../tools/tool.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { Mirror } from "../workspace/repo-cache.js";
 import { checkApproval, type Approval } from "./approval.js";
-import { addUsage, failedChecks, renderBuildReport } from "./build-report.js";
+import { addUsage, failedChecks, renderBuildReport, sandboxNotes } from "./build-report.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { limitsFor, plainError } from "./plan.js";
 import type { ThreadInfo, ThreadPort } from "./ports.js";
@@ -62,7 +62,7 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   }
   const planComment = check.record.comment;
   let state: ThreadState = structuredClone(check.record.state);
-  const notes: string[] = [];
+  const notes: string[] = sandboxNotes(deps.runner.isolation);
   // A maintainer may have edited the plan comment: build it as it now reads.
   const edits = applyHandEdits(planComment.body, state);
   if (edits.kind === "broken") {

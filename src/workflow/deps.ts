@@ -4,7 +4,7 @@ import type { Redactor } from "../agent/redact.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import type { PermissionLevel } from "../github/permission.js";
 import type { CommandRunner } from "../workspace/command-runner.js";
-import type { GitIdentity } from "../workspace/git.js";
+import type { GitIdentity } from "../workspace/untrusted-git.js";
 import type { RepoCache } from "../workspace/repo-cache.js";
 import type { ThreadPort } from "./ports.js";
 
