@@ -1,5 +1,5 @@
 import { findThreadState, type ThreadStateRecord } from "./plan-comment.js";
-import { readStateMarker } from "./state-marker.js";
+import { hasStateMarker, threadSeal, type StateKey } from "./state-marker.js";
 import type { Logger } from "../workflow/deps.js";
 import type { ThreadPort } from "../workflow/ports.js";
 
@@ -22,7 +22,7 @@ export function recordWrites(port: ThreadPort): { port: ThreadPort; writes: Thre
     async postComment(body) {
       const posted = await port.postComment(body);
       writes.touched.add(posted.id);
-      if (readStateMarker(body).kind === "none") writes.replies.push(body);
+      if (!hasStateMarker(body)) writes.replies.push(body);
       return posted;
     },
     async updateComment(id, body) {
@@ -57,8 +57,8 @@ export interface RunOutcome {
 }
 
 /** Reads the thread after a run: where it stands, and whether this run is what put it there. */
-export async function readRunOutcome(port: ThreadPort, writes: ThreadWrites): Promise<RunOutcome> {
-  const lookup = findThreadState(await port.comments());
+export async function readRunOutcome(port: ThreadPort, writes: ThreadWrites, stateKey: StateKey): Promise<RunOutcome> {
+  const lookup = findThreadState(await port.comments(), threadSeal(stateKey, port));
   if (lookup.kind === "corrupt") {
     return { latest: null, plan: null, changed: false, failed: false, error: `the latest Blueprint comment has a damaged state marker: ${lookup.reason}`, pullRequestUrl: null, replies: writes.replies };
   }

@@ -1,5 +1,6 @@
 import { findThreadState } from "../github/plan-comment.js";
 import type { JobQueue } from "../jobs/queue.js";
+import { threadSeal, type StateKey } from "../github/state-marker.js";
 import type { ThreadPort } from "./ports.js";
 
 export const HELP_TEXT = `### Blueprint commands
@@ -23,8 +24,8 @@ export function refusalReply(actor: string, minimum: string): string {
 }
 
 /** `/status`: what Blueprint knows about this thread, read from GitHub itself. */
-export async function statusReply(port: ThreadPort, queue: JobQueue, key: string): Promise<string> {
-  const lookup = findThreadState(await port.comments());
+export async function statusReply(port: ThreadPort, queue: JobQueue, key: string, stateKey: StateKey): Promise<string> {
+  const lookup = findThreadState(await port.comments(), threadSeal(stateKey, port));
   const running = queue.runningLabel(key);
   const lines = ["### Blueprint status"];
   if (running) lines.push(`- Running now: ${running}`);

@@ -29,7 +29,7 @@ function recordingLogger(): Logger & { lines: LogLine[] } {
 
 function depsFor(sandbox: string) {
   const log = recordingLogger();
-  const deps = createWorkflowDeps(loadEnv({ BLUEPRINT_SANDBOX: sandbox, BLUEPRINT_WORKDIR: mkdtempSync(path.join(os.tmpdir(), "sandbox-choice-workdir-")) }), log);
+  const deps = createWorkflowDeps(loadEnv({ BLUEPRINT_STATE_SECRET: "sandbox-choice-state-secret", BLUEPRINT_SANDBOX: sandbox, BLUEPRINT_WORKDIR: mkdtempSync(path.join(os.tmpdir(), "sandbox-choice-workdir-")) }), log);
   return { deps, log };
 }
 
