@@ -207,6 +207,13 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       }
       return comment;
     },
+    /** A comment by another GitHub App's bot (another login, another app id). */
+    addOtherBotComment: (login: string, appId: number, body: (id: number) => string) => {
+      const comment = addComment("", { login, type: "Bot" }, false);
+      comment.performed_via_github_app = { id: appId };
+      comment.body = body(comment.id);
+      return comment;
+    },
     /** Comments Blueprint wrote. */
     botComments: () => comments.filter((c) => c.user.login === BOT_LOGIN),
     done: () => nock.cleanAll(),
