@@ -208,6 +208,27 @@ describe("the Action runner", () => {
     expect(github.requests).toEqual([]);
   });
 
+  it("refuses to run without a state-secret, saying how to set one, before touching GitHub", async () => {
+    model = await startModelServer([]);
+    const step = stepFiles("issue_comment", commentEvent({ body: "/plan", cloneUrl: repo.url }), { "state-secret": "" });
+    const result = await runAction({ env: step.env, io: coreIo(step.env) });
+    expect(result).toEqual({ status: "error", failed: true });
+    expect(stdout.join("")).toMatch(/::error::Blueprint could not run: the state-secret input is empty\..*secrets\.BLUEPRINT_STATE_SECRET/);
+    expect(github.requests).toEqual([]);
+  });
+
+  it("counts no marker in another bot's comment, even one signed for it", async () => {
+    // Another App (or workflow account) posting a well-formed plan comment is not the token's account.
+    const id = 7000;
+    const now = new Date().toISOString();
+    const body = planCommentBody(pendingState(samplePlan(), { base: { branch: "main", sha: repo.head() } }), testSeal(id));
+    github.comments.push({ id, node_id: `IC_${id}`, body, user: { login: "other-app[bot]", type: "Bot" }, html_url: `${github.htmlUrl}/issues/1#issuecomment-${id}`, created_at: now, updated_at: now });
+    const { result } = await run([], commentEvent({ body: "/build", cloneUrl: repo.url, commentId: 8000 }));
+    expect(result).toEqual({ status: "none", failed: false });
+    expect(modelRequests()).toHaveLength(0);
+    expect(only(github.botComments()).body).toBe("There is no plan to build here yet. Comment `/plan` first.");
+  });
+
   it("fails with a clear message when the event file is missing", async () => {
     model = await startModelServer([]);
     const step = stepFiles("issue_comment", {}, {}, { GITHUB_EVENT_PATH: "/nonexistent/event.json" });
