@@ -13,7 +13,15 @@ export interface ThreadWrites {
 
 /** Wraps a port so every comment written through it is recorded. */
 export function recordWrites(port: ThreadPort): { port: ThreadPort; writes: ThreadWrites } {
-  const writes: ThreadWrites = { touched: new Set(), replies: [] };
+  // A comment is posted before its state is written into it (the state is signed for its id): it is a
+  // reply only if no state follows.
+  const replies = new Map<number, string>();
+  const writes: ThreadWrites = {
+    touched: new Set(),
+    get replies() {
+      return [...replies.values()];
+    },
+  };
   const recorded: ThreadPort = {
     repo: port.repo,
     number: port.number,
@@ -22,12 +30,13 @@ export function recordWrites(port: ThreadPort): { port: ThreadPort; writes: Thre
     async postComment(body) {
       const posted = await port.postComment(body);
       writes.touched.add(posted.id);
-      if (!hasStateMarker(body)) writes.replies.push(body);
+      if (!hasStateMarker(body)) replies.set(posted.id, body);
       return posted;
     },
     async updateComment(id, body) {
       await port.updateComment(id, body);
       writes.touched.add(id);
+      if (hasStateMarker(body)) replies.delete(id);
     },
     reactToComment: (id, reaction) => port.reactToComment(id, reaction),
     permission: (login) => port.permission(login),
