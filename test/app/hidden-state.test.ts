@@ -64,6 +64,19 @@ describe("the hidden state only Blueprint can write", () => {
     expect(fx.repo.log("blueprint/issue-1")).toEqual(["S1: Only step", "initial commit"]);
   });
 
+  it("builds the files the visible plan names, as edited by hand, not the hidden ones", async () => {
+    await start([write("docs/notes.md", "notes\n"), complete("S1")]);
+    const plan = fx.seedPlan(onlyStep);
+    plan.body = plan.body.replace("- [ ] **S1** Only step — `README.md`", "- [ ] **S1** Only step — `docs/notes.md`");
+    await build();
+    const stepMessage = String(fx.model.requests[0]?.messages[1]?.content);
+    expect(stepMessage).toContain("Files: docs/notes.md");
+    expect(stepMessage).not.toContain("README.md");
+    const body = fx.github.comments.find((comment) => comment.id === plan.id)?.body ?? "";
+    expect(body).toContain("S1's files were changed by hand.");
+    expect(decodeState(body).plan?.steps[0]?.files).toEqual(["docs/notes.md"]);
+  });
+
   it.each([
     ["with APP_ID set", {}],
     ["with APP_ID unset", { APP_ID: "" }],
