@@ -6,8 +6,11 @@ import { RepoCache } from "../workspace/repo-cache.js";
 import { deriveStateKey, type StateKey } from "../github/state-marker.js";
 import type { Logger, WorkflowDeps } from "./deps.js";
 
-/** Wires the engine from the environment; the same for the App, the Action and the CLI. */
-export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets: string[] = []): WorkflowDeps {
+/**
+ * Wires the engine from the environment; the same for the App, the Action and the CLI. A process that
+ * must not hold the secret the key comes from (a worker) passes the derived key itself.
+ */
+export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets: string[] = [], stateKey: StateKey = stateKeyOf(env)): WorkflowDeps {
   return {
     modelFor: (config) =>
       createModelClient({
@@ -28,7 +31,7 @@ export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets:
     progressIntervalMs: env.BLUEPRINT_PROGRESS_INTERVAL_MS,
     identity: { name: env.BLUEPRINT_BOT_NAME, email: env.BLUEPRINT_BOT_EMAIL },
     redact: createRedactor([env.OPENAI_API_KEY, env.WEBHOOK_SECRET, env.PRIVATE_KEY, env.BLUEPRINT_STATE_SECRET, ...extraSecrets]),
-    stateKey: stateKeyOf(env),
+    stateKey,
     log,
   };
 }

@@ -35,6 +35,12 @@ describe("the hidden state's key", () => {
     expect(inspect(deps.stateKey)).not.toContain(key.toString("hex"));
   });
 
+  it("can be handed over already derived, to a process that holds neither secret", () => {
+    const key = deriveStateKey("the-webhook-secret");
+    const worker = createWorkflowDeps(loadEnv({ BLUEPRINT_SANDBOX: "none", BLUEPRINT_WORKDIR: mkdtempSync(path.join(os.tmpdir(), "state-key-")) }), quiet, [], key);
+    expect(readStateMarker(encodeStateMarker(state(), seal(key)), seal(worker.stateKey)).kind).toBe("ok");
+  });
+
   it("is required: without either secret the engine does not start, and says what to set", () => {
     expect(() => depsWith({})).toThrow(ConfigError);
     expect(() => depsWith({})).toThrow(/BLUEPRINT_STATE_SECRET/);
