@@ -13,7 +13,7 @@ export const HELP_TEXT = `### Blueprint commands
 | \`/status\` | show the current state |
 | \`/help\` | this list |
 
-**Approving:** \`/build\`, or on a pull request an approving review. **Revising:** \`/revise\`, a "request changes" review, or a plain comment while a plan is pending. Only people with write access can command Blueprint.`;
+**Approving:** \`/build\`, or on a pull request an approving review; either approves the revision posted before it, so a newer one needs its own approval. **Revising:** \`/revise\`, a "request changes" review, or a plain comment while a plan is pending. Only people with write access can command Blueprint.`;
 
 export function typoReply(word: string, suggestion: string): string {
   return `Blueprint does not know \`/${word}\`. Did you mean \`/${suggestion}\`? Comment \`/help\` for the list of commands.`;
