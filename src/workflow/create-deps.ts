@@ -10,7 +10,7 @@ import type { Logger, WorkflowDeps } from "./deps.js";
  * Wires the engine from the environment; the same for the App, the Action and the CLI. A process that
  * must not hold the secret the key comes from (a worker) passes the derived key itself.
  */
-export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets: string[] = [], stateKey: StateKey = stateKeyOf(env)): WorkflowDeps {
+export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets: string[] = [], stateKey?: StateKey): WorkflowDeps {
   return {
     modelFor: (config) =>
       createModelClient({
@@ -31,7 +31,7 @@ export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets:
     progressIntervalMs: env.BLUEPRINT_PROGRESS_INTERVAL_MS,
     identity: { name: env.BLUEPRINT_BOT_NAME, email: env.BLUEPRINT_BOT_EMAIL },
     redact: createRedactor([env.OPENAI_API_KEY, env.WEBHOOK_SECRET, env.PRIVATE_KEY, env.BLUEPRINT_STATE_SECRET, ...extraSecrets]),
-    stateKey,
+    stateKey: stateKey ?? stateKeyOf(env),
     log,
   };
 }
