@@ -1,13 +1,13 @@
-import { readStateMarker } from "../github/state-marker.js";
+import { commentSeal, readStateMarker, type ThreadSeal } from "../github/state-marker.js";
 import type { LocalWrite } from "./local-port.js";
 import { RETRY_LINE_PREFIX } from "../workflow/tracking-comment.js";
 import { markdownToText } from "./text-view.js";
 
 /** Turns the thread's comment edits into progress lines: planning started, each step building, done or failed. */
-export function progressPrinter(write: (line: string) => void): (event: LocalWrite) => void {
+export function progressPrinter(write: (line: string) => void, seal: ThreadSeal): (event: LocalWrite) => void {
   const seen = new Map<number, { heading: string; steps: Record<string, string>; verifying: boolean; retry: string }>();
   return ({ comment }) => {
-    const read = readStateMarker(comment.body);
+    const read = readStateMarker(comment.body, commentSeal(seal, comment.id));
     if (read.kind !== "ok") return;
     const state = read.state;
     const before = seen.get(comment.id) ?? { heading: "", steps: {}, verifying: false, retry: "" };

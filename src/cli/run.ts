@@ -82,6 +82,7 @@ async function runCommand(cli: CliContext, args: CliArgs, command: JobCommand, c
     ...(args.model.baseUrl ? { OPENAI_BASE_URL: args.model.baseUrl } : {}),
     ...(args.model.apiKey ? { OPENAI_API_KEY: args.model.apiKey } : {}),
     ...(args.model.model ? { BLUEPRINT_MODEL: args.model.model } : {}),
+    BLUEPRINT_STATE_SECRET: store.stateSecret(),
   });
   if (command.name !== "cancel" && !engineEnv.OPENAI_API_KEY && !engineEnv.OPENAI_BASE_URL) {
     throw new CliError("no model endpoint: set OPENAI_API_KEY (or --api-key), or --base-url / OPENAI_BASE_URL for a local OpenAI-compatible server.");
@@ -92,7 +93,7 @@ async function runCommand(cli: CliContext, args: CliArgs, command: JobCommand, c
   const deps = createWorkflowDeps(engineEnv, cliLogger(cli.stderr, args.verbose));
 
   // 5. The command as a comment on the thread; progress as it goes.
-  const local = createLocalThread(checkout, store, thread, progressPrinter(cli.stderr));
+  const local = createLocalThread(checkout, store, thread, progressPrinter(cli.stderr, store.seal(thread.number)));
   let interrupted = false;
   const { outcome, jobErrors } = await runComment(deps, local, { body: commentFor(command), actor: thread.requestedBy }, (stop) =>
     cli.onInterrupt(() => {
@@ -114,7 +115,7 @@ async function runCommand(cli: CliContext, args: CliArgs, command: JobCommand, c
 
 /** `plan` revises the current thread, or starts a new one when there is none, it is built, or `--new` says so. */
 async function threadForPlan(cli: CliContext, store: ThreadStore, current: StoredThread | null, checkout: Checkout, command: { instructions: string; newThread: boolean }): Promise<StoredThread> {
-  const lookup = current ? storedThreadState(current) : null;
+  const lookup = current ? storedThreadState(current, store.seal(current.number)) : null;
   const built = lookup?.kind === "found" && lookup.latest.state.status === "built";
   if (current && !command.newThread && !built) {
     if (checkout.branch && checkout.branch !== current.baseBranch) cli.stderr(`note: this plan is for branch \`${current.baseBranch}\`, where it was started; \`blueprint plan --new\` starts one on \`${checkout.branch}\`.`);

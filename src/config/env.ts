@@ -30,6 +30,8 @@ export const envSchema = z.object({
   BLUEPRINT_WORKTREE_POOL: z.coerce.number().int().min(0).max(32).default(2),
   BLUEPRINT_BOT_NAME: z.string().default("blueprint[bot]"),
   BLUEPRINT_BOT_EMAIL: z.string().default("blueprint[bot]@users.noreply.github.com"),
+  /** Signs the hidden plan state; without it the App derives its key from WEBHOOK_SECRET. */
+  BLUEPRINT_STATE_SECRET: z.string().min(16, "use at least 16 characters (e.g. `openssl rand -hex 32`)").optional(),
   APP_ID: z.coerce.number().int().optional(),
   WEBHOOK_SECRET: z.string().optional(),
   PRIVATE_KEY: z.string().optional(),

@@ -1,6 +1,7 @@
 import type { TokenUsage } from "../agent/model.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import { renderPlanComment } from "../github/plan-comment.js";
+import { commentSeal, threadSeal } from "../github/state-marker.js";
 import { withDependencies, buildOrder } from "../plan/order.js";
 import type { Plan } from "../plan/schema.js";
 import type { AuditEntry } from "../tools/tool.js";
@@ -36,7 +37,8 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   const { port } = job;
   // 1. Is the approval valid? (Checked before touching the repository: an invalid one starts nothing.)
   const [comments, info] = await Promise.all([port.comments(), port.info()]);
-  const check = checkApproval(comments, info, { ...request.approval, resuming: request.answer !== undefined });
+  const seal = threadSeal(deps.stateKey, port);
+  const check = checkApproval(comments, info, { ...request.approval, resuming: request.answer !== undefined }, seal);
   if (!check.ok) {
     if (!check.silent) await port.postComment(check.reason);
     return;
@@ -93,7 +95,7 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   recordBuildNote(state, request.note);
   notes.push(...buildNoteLines(state.buildNotes));
   const save = (statusLine?: string, report?: string) =>
-    port.updateComment(planComment.id, deps.redact(renderPlanComment({ ...state, updatedAt: new Date().toISOString() }, { ...(statusLine ? { statusLine } : {}), ...(report ? { report } : {}) })));
+    port.updateComment(planComment.id, deps.redact(renderPlanComment({ ...state, updatedAt: new Date().toISOString() }, commentSeal(seal, planComment.id), { ...(statusLine ? { statusLine } : {}), ...(report ? { report } : {}) })));
 
   // 3. A plan is stale when the base moved under the files it names.
   const stale = await baseMovedUnderPlan(mirror, state);
@@ -105,9 +107,14 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   }
 
   // 4. Where the commits go: our own branch, or a same-repository PR head; never a fork or the default branch.
-  const target = buildTarget(info, state, config, port.repo.defaultBranch);
+  //    Always computed from the thread and the configuration, never taken from the hidden state.
+  const target = buildTarget(info, config, port.repo.defaultBranch);
   if (typeof target === "string") {
     await port.postComment(target);
+    return;
+  }
+  if (state.branch && state.branch !== target.branch && Object.values(state.steps).some((step) => step.status === "done")) {
+    await port.postComment(`This plan was partly built on \`${state.branch}\`, but its branch is now \`${target.branch}\` (did \`branch_prefix\` change?). Blueprint only builds on the branch it computes: restore the setting, or comment \`/plan\` for a fresh plan.`);
     return;
   }
 
@@ -236,7 +243,7 @@ async function baseMovedUnderPlan(mirror: Mirror, state: ThreadState): Promise<s
 
 type BuildTarget = { kind: "issue-branch" | "pull-request-head"; branch: string };
 
-function buildTarget(info: ThreadInfo, state: ThreadState, config: RepoConfig, defaultBranch: string): BuildTarget | string {
+function buildTarget(info: ThreadInfo, config: RepoConfig, defaultBranch: string): BuildTarget | string {
   if (info.pullRequest) {
     if (!info.pullRequest.sameRepo) {
       return "This pull request comes from a fork. Blueprint never pushes to forks; to build this plan, push the branch to this repository (or open an issue and `/plan` there).";
@@ -246,7 +253,7 @@ function buildTarget(info: ThreadInfo, state: ThreadState, config: RepoConfig, d
   }
   const branch = `${config.branch_prefix.replace(/\/?$/, "/")}issue-${info.number}`;
   if (branch === defaultBranch) return "The configured branch prefix would make Blueprint push to the default branch; change `branch_prefix`.";
-  return { kind: "issue-branch", branch: state.branch ?? branch };
+  return { kind: "issue-branch", branch };
 }
 
 /** After a crash between push and marker update: steps whose commits are already on the branch count as done. */

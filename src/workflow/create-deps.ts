@@ -3,10 +3,14 @@ import { createRedactor } from "../agent/redact.js";
 import { ConfigError, type BlueprintEnv } from "../config/env.js";
 import { checkBubblewrap, createCommandRunner } from "../workspace/command-runner.js";
 import { RepoCache } from "../workspace/repo-cache.js";
+import { deriveStateKey, type StateKey } from "../github/state-marker.js";
 import type { Logger, WorkflowDeps } from "./deps.js";
 
-/** Wires the engine from the environment; the same for the App, the Action and the CLI. */
-export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets: string[] = []): WorkflowDeps {
+/**
+ * Wires the engine from the environment; the same for the App, the Action and the CLI. A process that
+ * must not hold the secret the key comes from (a worker) passes the derived key itself.
+ */
+export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets: string[] = [], stateKey?: StateKey): WorkflowDeps {
   return {
     modelFor: (config, onRetry) =>
       createModelClient({
@@ -30,9 +34,17 @@ export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets:
     minPermission: env.BLUEPRINT_MIN_PERMISSION,
     progressIntervalMs: env.BLUEPRINT_PROGRESS_INTERVAL_MS,
     identity: { name: env.BLUEPRINT_BOT_NAME, email: env.BLUEPRINT_BOT_EMAIL },
-    redact: createRedactor([env.OPENAI_API_KEY, env.WEBHOOK_SECRET, env.PRIVATE_KEY, ...extraSecrets]),
+    redact: createRedactor([env.OPENAI_API_KEY, env.WEBHOOK_SECRET, env.PRIVATE_KEY, env.BLUEPRINT_STATE_SECRET, ...extraSecrets]),
+    stateKey: stateKey ?? stateKeyOf(env),
     log,
   };
+}
+
+/** BLUEPRINT_STATE_SECRET wins (workers get it instead of the webhook secret); the App falls back to WEBHOOK_SECRET. */
+function stateKeyOf(env: BlueprintEnv): StateKey {
+  const secret = env.BLUEPRINT_STATE_SECRET ?? env.WEBHOOK_SECRET;
+  if (!secret) throw new ConfigError("no secret to sign Blueprint's hidden plan state with: set BLUEPRINT_STATE_SECRET (at least 16 characters, e.g. `openssl rand -hex 32`), or WEBHOOK_SECRET for the App");
+  return deriveStateKey(secret);
 }
 
 /**

@@ -3,6 +3,7 @@ import type { ModelClient, ModelRetry } from "../agent/model.js";
 import type { Redactor } from "../agent/redact.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import type { PermissionLevel } from "../github/permission.js";
+import type { StateKey } from "../github/state-marker.js";
 import type { CommandRunner } from "../workspace/command-runner.js";
 import type { GitIdentity } from "../workspace/untrusted-git.js";
 import type { RepoCache } from "../workspace/repo-cache.js";
@@ -25,6 +26,8 @@ export interface WorkflowDeps {
   progressIntervalMs: number;
   identity: GitIdentity;
   redact: Redactor;
+  /** Signs and checks the hidden state markers; derived from a secret, never the secret itself. */
+  stateKey: StateKey;
   log: Logger;
 }
 

@@ -1,5 +1,6 @@
 import { findThreadState } from "../github/plan-comment.js";
 import type { JobQueue } from "../jobs/queue.js";
+import { threadSeal, type StateKey } from "../github/state-marker.js";
 import type { ThreadPort } from "./ports.js";
 
 export const HELP_TEXT = `### Blueprint commands
@@ -12,7 +13,7 @@ export const HELP_TEXT = `### Blueprint commands
 | \`/status\` | show the current state |
 | \`/help\` | this list |
 
-**Approving:** \`/build\`, or on a pull request an approving review (its text becomes the build's notes). **Revising:** \`/revise\`, a "request changes" review, or a plain comment while a plan is pending. Only people with write access can command Blueprint.`;
+**Approving:** \`/build\`, or on a pull request an approving review (its text becomes the build's notes); either approves the revision posted before it, so a newer one needs its own approval. **Revising:** \`/revise\`, a "request changes" review, or a plain comment while a plan is pending. Only people with write access can command Blueprint.`;
 
 export function typoReply(word: string, suggestion: string): string {
   return `Blueprint does not know \`/${word}\`. Did you mean \`/${suggestion}\`? Comment \`/help\` for the list of commands.`;
@@ -23,8 +24,8 @@ export function refusalReply(actor: string, minimum: string): string {
 }
 
 /** `/status`: what Blueprint knows about this thread, read from GitHub itself. */
-export async function statusReply(port: ThreadPort, queue: JobQueue, key: string): Promise<string> {
-  const lookup = findThreadState(await port.comments());
+export async function statusReply(port: ThreadPort, queue: JobQueue, key: string, stateKey: StateKey): Promise<string> {
+  const lookup = findThreadState(await port.comments(), threadSeal(stateKey, port));
   const running = queue.runningLabel(key);
   const lines = ["### Blueprint status"];
   if (running) lines.push(`- Running now: ${running}`);

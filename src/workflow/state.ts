@@ -74,6 +74,8 @@ export const threadStateSchema = z.object({
   buildNotes: z.array(buildNoteSchema).default([]),
   /** "What changed since the previous revision", computed when the revision was made. */
   changes: z.string().nullable().default(null),
+  /** When this revision's plan was posted: an approval given before then did not see it. */
+  postedAt: z.string().nullable().default(null),
   updatedAt: z.string(),
 });
 

@@ -7,6 +7,7 @@ import { createBlueprintApp, type BlueprintApp } from "../../src/index.js";
 import { loadEnv } from "../../src/config/env.js";
 import type { WorkflowDeps } from "../../src/workflow/deps.js";
 import { APP_ID, INSTALLATION_ID } from "./github-double.js";
+import { TEST_STATE_SECRET } from "./plan-state.js";
 import { tempDir } from "./git-repo.js";
 
 let privateKey: string | null = null;
@@ -34,7 +35,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   const probot = new Probot({
     appId: APP_ID,
     privateKey: testPrivateKey(),
-    secret: "test-webhook-secret",
+    secret: TEST_STATE_SECRET,
     logLevel: "fatal",
     Octokit: options.githubRetries
       ? ProbotOctokit.defaults((defaults: Record<string, unknown>) => ({ ...defaults, retry: { retryAfterBaseValue: 50 } }))
@@ -57,6 +58,8 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
           BLUEPRINT_MODEL: "test-model",
           OPENAI_API_KEY: "sk-test-model-key-000000000000000000",
           BLUEPRINT_MODEL_RETRIES: "0",
+          // The hidden state's key (tests that seed plans sign them with the same one); a test's env may override it.
+          BLUEPRINT_STATE_SECRET: TEST_STATE_SECRET,
           PATH: process.env.PATH ?? "",
           ...env,
         }),

@@ -218,7 +218,22 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     /** A comment by a person, as if typed on GitHub (so it shows up in the listing). */
     addUserComment: (login: string, body: string) => addComment(body, { login, type: "User" }, false),
     /** A comment as if Blueprint had written it earlier (e.g. a plan from a previous run). */
-    addBotComment: (body: string) => addComment(body, { login: BOT_LOGIN, type: "Bot" }, true),
+    addBotComment: (body: string | ((id: number) => string)) => {
+      const comment = addComment(typeof body === "string" ? body : "", { login: BOT_LOGIN, type: "Bot" }, true);
+      // A state marker is signed for the comment that holds it: render it once the id is known.
+      if (typeof body !== "string") {
+        comment.body = body(comment.id);
+        commentHistory.set(comment.id, [comment.body]);
+      }
+      return comment;
+    },
+    /** A comment by another GitHub App's bot (another login, another app id). */
+    addOtherBotComment: (login: string, appId: number, body: (id: number) => string) => {
+      const comment = addComment("", { login, type: "Bot" }, false);
+      comment.performed_via_github_app = { id: appId };
+      comment.body = body(comment.id);
+      return comment;
+    },
     /** Comments Blueprint wrote. */
     botComments: () => comments.filter((c) => c.user.login === BOT_LOGIN),
     done: () => nock.cleanAll(),

@@ -30,7 +30,7 @@ function recordingLogger(): Logger & { lines: LogLine[] } {
 }
 
 function envFor(sandbox: string | undefined) {
-  return loadEnv({ ...(sandbox ? { BLUEPRINT_SANDBOX: sandbox } : {}), BLUEPRINT_WORKDIR: mkdtempSync(path.join(os.tmpdir(), "sandbox-choice-workdir-")) });
+  return loadEnv({ ...(sandbox ? { BLUEPRINT_SANDBOX: sandbox } : {}), BLUEPRINT_STATE_SECRET: "sandbox-choice-state-secret", BLUEPRINT_WORKDIR: mkdtempSync(path.join(os.tmpdir(), "sandbox-choice-workdir-")) });
 }
 
 function depsFor(sandbox: string | undefined) {
