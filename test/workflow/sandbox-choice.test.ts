@@ -94,7 +94,7 @@ describe("where agent commands run (BLUEPRINT_SANDBOX)", () => {
   });
 
   it("the Action defaults to auto (a throwaway runner holding only its job's token); the job's env can still require bwrap", () => {
-    expect(readInputs({ "INPUT_GITHUB-TOKEN": "ghs_x" }).engine.BLUEPRINT_SANDBOX).toBe("auto");
-    expect(readInputs({ "INPUT_GITHUB-TOKEN": "ghs_x", BLUEPRINT_SANDBOX: "bwrap" }).engine.BLUEPRINT_SANDBOX).toBe("bwrap");
+    expect(readInputs({ "INPUT_GITHUB-TOKEN": "ghs_x", "INPUT_STATE-SECRET": "sandbox-choice-state-secret" }).engine.BLUEPRINT_SANDBOX).toBe("auto");
+    expect(readInputs({ "INPUT_GITHUB-TOKEN": "ghs_x", "INPUT_STATE-SECRET": "sandbox-choice-state-secret", BLUEPRINT_SANDBOX: "bwrap" }).engine.BLUEPRINT_SANDBOX).toBe("bwrap");
   });
 });
