@@ -1,0 +1,116 @@
+import { mkdtempSync, readFileSync, readdirSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { main } from "../../eval/main.js";
+import { loadTask } from "../../eval/task-suite.js";
+import { startModelServer, type ModelServer, type ScriptedReply } from "../helpers/model-server.js";
+import { assertCliBuilt } from "../cli/support.js";
+
+const TASKS = path.resolve("eval/tasks");
+const PLAN_USAGE = { prompt: 1_000, cached: 400, completion: 100 };
+const BUILD_USAGE = { prompt: 2_000, cached: 1_500, completion: 300 };
+
+const call = (name: string, args: unknown, usage: ScriptedReply & object = {}): ScriptedReply => ({ toolCalls: [{ name, arguments: args }], ...usage });
+const planReply = (args: unknown): ScriptedReply => ({ ...call("submit_plan", args), usage: PLAN_USAGE });
+const buildReply = (name: string, args: unknown): ScriptedReply => ({ ...call(name, args), usage: BUILD_USAGE });
+const done = (id: string) => buildReply("complete_step", { step_id: id, summary: `did ${id}` });
+const step = (id: string, files: string[], deps: string[] = []) => ({ id, title: `Step ${id}`, details: `Change ${files.join(", ")}.`, files, deps });
+const plan = (steps: unknown[]) => ({ title: "Fix it", summary: "What the issue asks.", steps, risks: [], verification: ["node -e 0"] });
+
+/** The one line the real change replaced, and its replacement: what a model that solves the task would edit. */
+function realEdit(taskId: string, file: string): { old_string: string; new_string: string } {
+  const task = loadTask(path.join(TASKS, taskId));
+  const before = readFileSync(path.join(task.repoDir, file), "utf8").split("\n");
+  const after = readFileSync(path.join(task.solutionDir, file), "utf8").split("\n");
+  const old_string = before.find((line) => !after.includes(line));
+  const new_string = after.find((line) => !before.includes(line));
+  if (old_string === undefined || new_string === undefined) throw new Error(`${taskId}: no one-line change in ${file}`);
+  return { old_string, new_string };
+}
+
+describe("npm run eval against a scripted model", () => {
+  let model: ModelServer | null = null;
+  beforeAll(() => assertCliBuilt());
+  afterEach(async () => {
+    await model?.close();
+    model = null;
+  });
+
+  it("scores two solved tasks and one failed in a known way, exactly", async () => {
+    const statusesCodes = readFileSync(path.join(TASKS, "statuses-1.5.0/solution/codes.json"), "utf8");
+    model = await startModelServer([
+      // bytes-3.1.1 — fails: the plan names the README as well as index.js (precision 0.5); S1 edits only the README,
+      // then the endpoint answers 500 on S2, which stops the build there. The bug stays: the hidden check fails.
+      planReply(plan([step("S1", ["Readme.md"]), step("S2", ["index.js"], ["S1"])])),
+      buildReply("edit_file", { path: "Readme.md", old_string: "# Bytes utility", new_string: "# Bytes utility\n\nSee the fractional-part note below." }),
+      done("S1"),
+      { status: 500 },
+      // encodeurl-1.0.2 — solved: reads the code, plans the one file, makes the real one-line change.
+      { ...call("read_file", { path: "index.js" }), usage: PLAN_USAGE },
+      planReply(plan([step("S1", ["index.js"])])),
+      buildReply("edit_file", { path: "index.js", ...realEdit("encodeurl-1.0.2", "index.js") }),
+      done("S1"),
+      // statuses-1.5.0 — solved: writes the real codes.json, and a test of its own (not counted against precision).
+      planReply(plan([step("S1", ["codes.json"]), step("S2", ["test/early-hints.js"], ["S1"])])),
+      buildReply("write_file", { path: "codes.json", content: statusesCodes }),
+      done("S1"),
+      buildReply("write_file", { path: "test/early-hints.js", content: "require('assert').strictEqual(require('..')[103], 'Early Hints')\n" }),
+      done("S2"),
+    ]);
+    const out = mkdtempSync(path.join(os.tmpdir(), "blueprint-eval-out-"));
+    const stdout: string[] = [];
+    const argv = ["--base-url", model.url, "--model", "scripted", "--tasks", "statuses-1.5.0,encodeurl-1.0.2,bytes-3.1.1", "--out", out, "--price-in", "2", "--price-out", "8", "--price-cached", "0.5"];
+    const { exitCode, report } = await main(argv, { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: (text) => stdout.push(text), stderr: () => {} });
+
+    expect(exitCode).toBe(0);
+    if (!report) throw new Error("no report");
+    const byTask = Object.fromEntries(report.runs.map((run) => [run.task, run]));
+    const facts = (id: string) => {
+      const run = byTask[id];
+      if (!run) throw new Error(`no run for ${id}`);
+      return {
+        valid: run.plan.valid,
+        recall: run.plan.recall,
+        precision: run.plan.precision,
+        passed: run.check.passed,
+        done: run.build.stepsDone,
+        blocked: run.build.stepsBlocked,
+        status: run.build.status,
+        usage: run.usage.total,
+      };
+    };
+    expect(facts("bytes-3.1.1")).toEqual({
+      valid: true, recall: 1, precision: 0.5, passed: false, done: 1, blocked: 1, status: "failed",
+      usage: { requests: 3, errors: 1, prompt: 5_000, cached: 3_400, completion: 700 },
+    });
+    expect(facts("encodeurl-1.0.2")).toEqual({
+      valid: true, recall: 1, precision: 1, passed: true, done: 1, blocked: 0, status: "built",
+      usage: { requests: 4, errors: 0, prompt: 6_000, cached: 3_800, completion: 800 },
+    });
+    expect(facts("statuses-1.5.0")).toEqual({
+      valid: true, recall: 1, precision: 1, passed: true, done: 2, blocked: 0, status: "built",
+      usage: { requests: 5, errors: 0, prompt: 9_000, cached: 6_400, completion: 1_300 },
+    });
+    // The phases are counted apart: planning encodeurl took two requests, building it two.
+    expect(byTask["encodeurl-1.0.2"]?.usage.plan).toEqual({ requests: 2, errors: 0, prompt: 2_000, cached: 800, completion: 200 });
+    expect(byTask["encodeurl-1.0.2"]?.usage.build).toEqual({ requests: 2, errors: 0, prompt: 4_000, cached: 3_000, completion: 600 });
+    // Cost: (uncached prompt × $2 + cached × $0.50 + completion × $8) per million.
+    expect(byTask["encodeurl-1.0.2"]?.cost).toBeCloseTo((2_200 * 2 + 3_800 * 0.5 + 800 * 8) / 1e6, 12);
+
+    expect(report.overall).toMatchObject({ runs: 3, planValid: 3, checkPassed: 2, totals: { requests: 12, errors: 1, promptTokens: 20_000, cachedTokens: 13_600, completionTokens: 2_800 } });
+    expect(report.overall.recall).toMatchObject({ min: 1, max: 1 });
+    expect(report.overall.precision).toMatchObject({ min: 0.5, median: 1, max: 1 });
+
+    // The same figures, printed and written as JSON and Markdown.
+    const markdown = stdout.join("\n");
+    expect(markdown).toContain("| bytes-3.1.1 | yes | 1.00 | 0.50 | no | 1 | 1 | 3 | 5,000 | 3,400 | 700 |");
+    expect(markdown).toContain("| encodeurl-1.0.2 | yes | 1.00 | 1.00 | yes | 1 | 0 | 4 | 6,000 | 3,800 | 800 |");
+    expect(markdown).toContain("| **all** | 3/3 | 1.00 | 1.00 (0.50–1.00) | 2/3 | 1 (1–2) | 0 (0–1) | 4 (3–5) |");
+    const written = readdirSync(out).filter((name) => name.startsWith("eval-")).sort();
+    expect(written).toHaveLength(2);
+    const json = JSON.parse(readFileSync(path.join(out, written[0] ?? ""), "utf8")) as { overall: { checkPassed: number } };
+    expect(json.overall.checkPassed).toBe(2);
+    expect(readFileSync(path.join(out, written[1] ?? ""), "utf8")).toBe(markdown);
+  });
+});
