@@ -113,4 +113,28 @@ describe("npm run eval against a scripted model", () => {
     expect(json.overall.checkPassed).toBe(2);
     expect(readFileSync(path.join(out, written[1] ?? ""), "utf8")).toBe(markdown);
   });
+
+  it("adds one scripted revise round with --feedback, and counts it as its own phase", async () => {
+    model = await startModelServer([
+      planReply(plan([step("S1", ["README.md"])])),
+      planReply(plan([step("S1", ["index.js"])])),
+      buildReply("edit_file", { path: "index.js", ...realEdit("encodeurl-1.0.2", "index.js") }),
+      done("S1"),
+    ]);
+    const out = mkdtempSync(path.join(os.tmpdir(), "blueprint-eval-out-"));
+    const argv = ["--base-url", model.url, "--tasks", "encodeurl-1.0.2", "--feedback", "change index.js, not the README", "--out", out];
+    const { report } = await main(argv, { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: () => {}, stderr: () => {} });
+
+    const run = report?.runs[0];
+    expect(run?.plan).toMatchObject({ valid: true, revision: 2, files: ["index.js"], recall: 1, precision: 1 });
+    expect(run?.check.passed).toBe(true);
+    expect(run?.exitCodes).toEqual({ plan: 0, revise: 0, build: 0 });
+    expect(run?.usage.revise).toEqual({ requests: 1, errors: 0, prompt: 1_000, cached: 400, completion: 100 });
+    expect(run?.usage.total.requests).toBe(4);
+    expect(run?.cost).toBeNull();
+    expect(model.requests).toHaveLength(4);
+    // The revision was asked for with the scripted feedback.
+    expect(JSON.stringify(model.requests[1]?.messages)).toContain("change index.js, not the README");
+    expect(JSON.stringify(model.requests[0]?.messages)).not.toContain("change index.js, not the README");
+  });
 });
