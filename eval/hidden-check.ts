@@ -1,38 +1,44 @@
-import { spawn } from "node:child_process";
 import { cpSync } from "node:fs";
 import path from "node:path";
+import { createCommandRunner, findBubblewrap, type CommandRunner } from "../src/workspace/command-runner.js";
 import type { EvalTask } from "./task-suite.js";
 
 export interface CheckResult {
   passed: boolean;
   exitCode: number | null;
-  /** The end of what the check printed, for the report. */
+  /** What the check printed (capped), for the report. */
   output: string;
   seconds: number;
+  /** "bwrap" when the check ran inside bubblewrap. */
+  isolation: "bwrap" | "plain";
 }
 
 const CHECK_TIMEOUT_MS = 60_000;
-const OUTPUT_TAIL = 2_000;
+let sharedRunner: CommandRunner | null = null;
 
-/** Copies the task's hidden check into `tree` (as `.eval-check/`) and runs its command there with plain node. */
-export async function runHiddenCheck(task: EvalTask, tree: string): Promise<CheckResult> {
+/**
+ * The engine's own command runner: the checked code is whatever the agent wrote, so it runs like the agent's
+ * commands do, with a scrubbed environment, a timeout, and inside bubblewrap where it can start
+ * (`BLUEPRINT_SANDBOX=none` turns that off).
+ */
+export function checkRunner(): CommandRunner {
+  sharedRunner ??= createCommandRunner({ bwrapPath: process.env.BLUEPRINT_SANDBOX === "none" ? null : findBubblewrap(), outputCapBytes: 4_000 });
+  return sharedRunner;
+}
+
+/** Copies the task's hidden check into `tree` (as `.eval-check/`) and runs its command there. */
+export async function runHiddenCheck(task: EvalTask, tree: string, runner: CommandRunner = checkRunner()): Promise<CheckResult> {
   cpSync(task.checkDir, path.join(tree, ".eval-check"), { recursive: true });
-  const [program = "node", ...args] = task.meta.check.command;
-  const started = performance.now();
-  // Only PATH: the checked code is whatever the agent wrote, so it gets no keys or tokens.
-  const child = spawn(program === "node" ? process.execPath : program, args, { cwd: tree, env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  const keep = (chunk: Buffer) => (output = (output + chunk.toString("utf8")).slice(-OUTPUT_TAIL));
-  child.stdout.on("data", keep);
-  child.stderr.on("data", keep);
-  const timer = setTimeout(() => child.kill("SIGKILL"), CHECK_TIMEOUT_MS);
-  const exitCode = await new Promise<number | null>((resolve) => {
-    child.on("error", (error) => {
-      output += String(error);
-      resolve(null);
-    });
-    child.on("close", (code) => resolve(code));
-  });
-  clearTimeout(timer);
-  return { passed: exitCode === 0, exitCode, output: output.trim(), seconds: (performance.now() - started) / 1000 };
+  const result = await runner.run(task.meta.check.command.map(shellWord).join(" "), { cwd: tree, timeoutMs: CHECK_TIMEOUT_MS });
+  return {
+    passed: result.exitCode === 0 && !result.timedOut,
+    exitCode: result.exitCode,
+    output: result.output.trim(),
+    seconds: result.durationMs / 1000,
+    isolation: runner.isolation,
+  };
+}
+
+function shellWord(word: string): string {
+  return /^[\w./=-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }

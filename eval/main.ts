@@ -38,7 +38,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: EvalIo, t
     { ...args, logDir, env: cliEnvironment(env) },
     (run) =>
       io.stderr(
-        `eval: ${run.task} run ${run.run}: plan ${run.plan.valid ? "valid" : "invalid"}, hidden check ${run.check.passed ? "passed" : "failed"}, ${run.usage.total.requests} requests, ${run.seconds.total.toFixed(1)} s${run.error ? ` (harness error: ${run.error})` : ""}`,
+        `eval: ${run.task} run ${run.run}: plan ${run.plan.valid ? "valid" : "invalid"}, hidden check ${run.check.passed ? "passed" : "failed"}, ${run.usage.total.requests} requests${run.usage.total.errors > 0 ? ` (+${run.usage.total.errors} failed)` : ""}, ${run.seconds.total.toFixed(1)} s${run.error ? ` (harness error: ${run.error})` : ""}`,
       ),
   );
 
@@ -50,7 +50,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: EvalIo, t
   writeFileSync(`${base}.md`, markdown);
   io.stdout(markdown);
   io.stderr(`eval: wrote ${base}.json and ${base}.md`);
-  return { exitCode: report.runs.some((run) => run.error !== null) ? 1 : 0, report };
+  const { totals } = report.overall;
+  if (totals.requests === 0 && totals.errors > 0) io.stderr(`eval: the model endpoint ${args.baseUrl} answered none of ${totals.errors} requests; the runs' logs say why.`);
+  const broken = report.runs.some((run) => run.error !== null) || (totals.requests === 0 && totals.errors > 0);
+  return { exitCode: broken ? 1 : 0, report };
 }
 
 /** The CLI gets Blueprint's limits and sandbox settings from the environment; model settings come from the harness. */

@@ -35,6 +35,8 @@ export function renderMarkdown(report: EvalReport): string {
     "",
     totalsLine(report.overall),
   ];
+  const isolation = new Set(report.runs.map((run) => run.check.isolation).filter((value) => value !== null));
+  if (isolation.size > 0) lines.push("", isolation.has("plain") ? "Hidden checks ran without a sandbox (bubblewrap unavailable or BLUEPRINT_SANDBOX=none)." : "Hidden checks ran inside bubblewrap.");
   const failures = report.runs.filter((run) => run.error !== null);
   if (failures.length > 0) lines.push("", "Runs the harness could not complete:", ...failures.map((run) => `- ${run.task} run ${run.run}: ${run.error}`));
   return `${lines.filter((line, index, all) => !(line === "" && all[index - 1] === "")).join("\n")}\n`;

@@ -35,7 +35,7 @@ export interface TaskRun {
     precision: number | null;
   };
   build: { ran: boolean; status: string | null; stepsDone: number; stepsBlocked: number };
-  check: { ran: boolean; passed: boolean; exitCode: number | null; output: string };
+  check: { ran: boolean; passed: boolean; exitCode: number | null; output: string; isolation: "bwrap" | "plain" | null };
   usage: { plan: PhaseUsage; revise: PhaseUsage; build: PhaseUsage; total: PhaseUsage };
   cost: number | null;
   seconds: { plan: number; revise: number; build: number; check: number; total: number };
@@ -60,6 +60,7 @@ export async function runTask(task: EvalTask, run: number, settings: RunSettings
   const proxy = await startMeteringProxy(settings.baseUrl);
   mkdirSync(settings.logDir, { recursive: true });
   const log = path.join(settings.logDir, `${task.id}-run${run}.log`);
+  appendFileSync(log, `# ${task.id} run ${run}: model endpoint ${settings.baseUrl}, reached through the eval's metering proxy ${proxy.url}\n\n`);
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH ?? "",
     HOME: path.join(scratch, "home"),
@@ -147,7 +148,13 @@ function score(task: EvalTask, run: number, facts: RunFacts, prices: Prices | nu
       stepsDone: facts.buildRan ? steps.filter((step) => step.status === "done").length : 0,
       stepsBlocked: facts.buildRan ? steps.filter((step) => step.status === "failed").length : 0,
     },
-    check: { ran: facts.check !== null, passed: facts.check?.passed ?? false, exitCode: facts.check?.exitCode ?? null, output: facts.check?.output ?? "" },
+    check: {
+      ran: facts.check !== null,
+      passed: facts.check?.passed ?? false,
+      exitCode: facts.check?.exitCode ?? null,
+      output: facts.check?.output ?? "",
+      isolation: facts.check?.isolation ?? null,
+    },
     usage,
     cost: costOf(usage.total, prices),
     seconds: { ...facts.seconds, total: (performance.now() - facts.started) / 1000 },
@@ -165,7 +172,7 @@ export function harnessFailure(task: EvalTask, run: number, error: unknown): Tas
     run,
     plan: { valid: false, revision: null, steps: 0, files: [], recall: 0, precision: null },
     build: { ran: false, status: null, stepsDone: 0, stepsBlocked: 0 },
-    check: { ran: false, passed: false, exitCode: null, output: "" },
+    check: { ran: false, passed: false, exitCode: null, output: "", isolation: null },
     usage: { plan: none, revise: none, build: none, total: none },
     cost: null,
     seconds: { plan: 0, revise: 0, build: 0, check: 0, total: 0 },

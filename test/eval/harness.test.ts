@@ -137,4 +137,16 @@ describe("npm run eval against a scripted model", () => {
     expect(JSON.stringify(model.requests[1]?.messages)).toContain("change index.js, not the README");
     expect(JSON.stringify(model.requests[0]?.messages)).not.toContain("change index.js, not the README");
   });
+
+  it("says so, and exits 1, when the endpoint answers no request at all", async () => {
+    model = await startModelServer([{ status: 503 }]);
+    const out = mkdtempSync(path.join(os.tmpdir(), "blueprint-eval-out-"));
+    const stderr: string[] = [];
+    const { exitCode, report } = await main(["--base-url", model.url, "--tasks", "ms-2.1.2", "--out", out], { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: () => {}, stderr: (text) => stderr.push(text) });
+
+    expect(exitCode).toBe(1);
+    expect(report?.runs[0]).toMatchObject({ plan: { valid: false, recall: 0, precision: null }, build: { ran: false }, check: { ran: false, passed: false }, exitCodes: { plan: 1, build: null } });
+    expect(report?.overall.totals).toMatchObject({ requests: 0, errors: 1 });
+    expect(stderr.join("\n")).toContain(`the model endpoint ${model.url} answered none of 1 requests`);
+  });
 });

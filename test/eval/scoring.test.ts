@@ -41,7 +41,7 @@ describe("eval scoring", () => {
         error: null,
         plan: { ...base.plan, valid: true, recall: passed ? 1 : 0.5, precision: 1 },
         build: { ran: true, status: passed ? "built" : "failed", stepsDone: passed ? 2 : 1, stepsBlocked: passed ? 0 : 1 },
-        check: { ran: true, passed, exitCode: passed ? 0 : 1, output: "" },
+        check: { ran: true, passed, exitCode: passed ? 0 : 1, output: "", isolation: "plain" },
         usage: { plan: usage, revise: usage, build: usage, total: usage },
         cost,
         seconds: { plan: 1, revise: 0, build: 2, check: 0.1, total: 3.1 },
