@@ -16,7 +16,7 @@ const planReply = (args: unknown): ScriptedReply => ({ ...call("submit_plan", ar
 const buildReply = (name: string, args: unknown): ScriptedReply => ({ ...call(name, args), usage: BUILD_USAGE });
 const done = (id: string) => buildReply("complete_step", { step_id: id, summary: `did ${id}` });
 const step = (id: string, files: string[], deps: string[] = []) => ({ id, title: `Step ${id}`, details: `Change ${files.join(", ")}.`, files, deps });
-const plan = (steps: unknown[]) => ({ title: "Fix it", summary: "What the issue asks.", steps, risks: [], verification: ["node -e 0"] });
+const plan = (steps: unknown[]) => ({ title: "Fix it", summary: "What the issue asks.", steps, risks: [], verification: [] });
 
 /** The one line the real change replaced, and its replacement: what a model that solves the task would edit. */
 function realEdit(taskId: string, file: string): { old_string: string; new_string: string } {

@@ -1,0 +1,38 @@
+import { mkdtempSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { main } from "../../eval/main.js";
+import { loadTasks } from "../../eval/task-suite.js";
+import { assertCliBuilt } from "../cli/support.js";
+import { startModelServer, type ModelServer } from "../helpers/model-server.js";
+import { oracleScript } from "./oracle-model.js";
+
+describe("npm run eval with --runs and --concurrency", () => {
+  let model: ModelServer | null = null;
+  beforeAll(() => assertCliBuilt());
+  afterEach(async () => {
+    await model?.close();
+    model = null;
+  });
+
+  it("runs tasks concurrently and several times, and reports each task's spread", async () => {
+    const ids = ["camelcase-6.2.0", "statuses-1.5.0"];
+    model = await startModelServer(oracleScript(loadTasks(undefined, ids)));
+    const out = mkdtempSync(path.join(os.tmpdir(), "blueprint-eval-out-"));
+    const argv = ["--base-url", model.url, "--tasks", ids.join(","), "--runs", "2", "--concurrency", "4", "--out", out];
+    const { exitCode, report } = await main(argv, { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: () => {}, stderr: () => {} });
+
+    expect(exitCode).toBe(0);
+    expect(report?.runs.map((run) => `${run.task}#${run.run}`)).toEqual(ids.flatMap((id) => [`${id}#1`, `${id}#2`]));
+    expect(report?.runs.every((run) => run.check.passed && run.plan.recall === 1 && run.plan.precision === 1)).toBe(true);
+    // camelcase's change is two files: one plan request, two writes and complete_step.
+    const camelcase = report?.tasks.find((entry) => entry.task === "camelcase-6.2.0")?.summary;
+    expect(camelcase).toMatchObject({ runs: 2, planValid: 2, checkPassed: 2, requests: { min: 4, max: 4, sd: 0 }, stepsDone: { median: 1 } });
+    expect(report?.overall).toMatchObject({ runs: 4, checkPassed: 4, totals: { requests: 14, errors: 0, promptTokens: 1_400, completionTokens: 280 } });
+    expect(report?.overall.requests).toMatchObject({ min: 3, median: 3.5, max: 4 });
+    // All four runs started before the first one finished planning: they ran side by side.
+    expect(model.events.slice(0, 4)).toEqual(["request 0", "request 1", "request 2", "request 3"]);
+    expect(new Set(model.requests.slice(0, 4).map((request) => JSON.stringify(request.tools?.map((tool) => tool.function.name))))).toHaveProperty("size", 1);
+  });
+});
