@@ -62,9 +62,10 @@ export async function startMeteringProxy(upstream: string): Promise<MeteringProx
       fetch(`${base}${req.url ?? ""}`, { method: req.method ?? "GET", headers, body, signal: abort.signal })
         .then(async (answer) => {
           const text = await answer.text();
-          if (answer.ok) record(counted, text);
+          const contentType = answer.headers.get("content-type") ?? "application/json";
+          if (answer.ok) record(counted, text, contentType);
           else counted.errors += 1;
-          res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/json" });
+          res.writeHead(answer.status, { "content-type": contentType });
           res.end(text);
         })
         .catch((error: unknown) => {
@@ -91,17 +92,30 @@ export async function startMeteringProxy(upstream: string): Promise<MeteringProx
   };
 }
 
-function record(usage: PhaseUsage, text: string): void {
+function record(usage: PhaseUsage, text: string, contentType: string): void {
   usage.requests += 1;
-  let parsed: { usage?: CompletionUsage | null } | null = null;
-  try {
-    parsed = JSON.parse(text) as { usage?: CompletionUsage | null };
-  } catch {
-    return;
-  }
-  const reported = parsed?.usage;
+  const reported = contentType.includes("text/event-stream") ? streamedUsage(text) : answerUsage(text);
   if (!reported) return;
   usage.prompt += reported.prompt_tokens ?? 0;
   usage.completion += reported.completion_tokens ?? 0;
   usage.cached += reported.prompt_tokens_details?.cached_tokens ?? 0;
+}
+
+function answerUsage(text: string): CompletionUsage | null {
+  try {
+    return (JSON.parse(text) as { usage?: CompletionUsage | null }).usage ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** A streamed answer reports its usage in one of its last `data:` events (with `stream_options.include_usage`). */
+function streamedUsage(text: string): CompletionUsage | null {
+  let found: CompletionUsage | null = null;
+  for (const line of text.split("\n")) {
+    const data = /^data:\s*(.*)$/.exec(line.trim())?.[1];
+    if (!data || data === "[DONE]") continue;
+    found = answerUsage(data) ?? found;
+  }
+  return found;
 }
