@@ -14,16 +14,19 @@ export interface CheckResult {
 }
 
 const CHECK_TIMEOUT_MS = 60_000;
-let sharedRunner: CommandRunner | null = null;
+const runners = new Map<boolean, CommandRunner>();
 
 /**
  * The engine's own command runner: the checked code is whatever the agent wrote, so it runs like the agent's
  * commands do, with a scrubbed environment, a timeout, and inside bubblewrap where it can start
- * (`BLUEPRINT_SANDBOX=none` turns that off).
+ * (unless `sandbox` is false, as with `BLUEPRINT_SANDBOX=none`).
  */
-export function checkRunner(): CommandRunner {
-  sharedRunner ??= createCommandRunner({ bwrapPath: process.env.BLUEPRINT_SANDBOX === "none" ? null : findBubblewrap(), outputCapBytes: 4_000 });
-  return sharedRunner;
+export function checkRunner(sandbox = true): CommandRunner {
+  const existing = runners.get(sandbox);
+  if (existing) return existing;
+  const runner = createCommandRunner({ bwrapPath: sandbox ? findBubblewrap() : null, outputCapBytes: 4_000 });
+  runners.set(sandbox, runner);
+  return runner;
 }
 
 /** Copies the task's hidden check into `tree` (as `.eval-check/`) and runs its command there. */

@@ -2,7 +2,7 @@ import { appendFileSync, cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import os from "node:os";
 import path from "node:path";
 import { git, latestThreadState, runBlueprint } from "./cli-driver.js";
-import { runHiddenCheck, type CheckResult } from "./hidden-check.js";
+import { checkRunner, runHiddenCheck, type CheckResult } from "./hidden-check.js";
 import { emptyUsage, startMeteringProxy, type PhaseUsage } from "./metering-proxy.js";
 import { addUsage, costOf, fileOverlap, type Prices } from "./scoring.js";
 import type { EvalTask } from "./task-suite.js";
@@ -100,7 +100,7 @@ export async function runTask(task: EvalTask, run: number, settings: RunSettings
     if (buildRan && built?.branch && (await branchExists(checkout, built.branch))) {
       const tree = path.join(scratch, "checked");
       await git(scratch, ["clone", "-q", "--branch", built.branch, checkout, tree]);
-      check = await runHiddenCheck(task, tree);
+      check = await runHiddenCheck(task, tree, checkRunner(settings.env.BLUEPRINT_SANDBOX !== "none"));
       seconds.check = check.seconds;
     }
     return score(task, run, { planned, built, buildRan, check, seconds, exitCodes, log, started, proxyUsage: (phase) => proxy.usage(phase) }, settings.prices);
