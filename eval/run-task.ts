@@ -35,6 +35,8 @@ export interface TaskRun {
     precision: number | null;
   };
   build: { ran: boolean; status: string | null; stepsDone: number; stepsBlocked: number };
+  /** Questions the agent asked (ask_user); each got the scripted "no one to ask" answer. */
+  questions: { plan: number; build: number };
   check: { ran: boolean; passed: boolean; exitCode: number | null; output: string; isolation: "bwrap" | "plain" | null };
   usage: { plan: PhaseUsage; revise: PhaseUsage; build: PhaseUsage; total: PhaseUsage };
   cost: number | null;
@@ -44,6 +46,9 @@ export interface TaskRun {
   /** Set when the harness itself could not complete the run (not a model or build failure). */
   error: string | null;
 }
+
+const MAX_ANSWERS = 2;
+export const NO_ONE_TO_ASK = "No one can answer questions during this evaluation. Make the most reasonable assumption, say which in your summary, and continue.";
 
 /** One task, once: a fresh repository from the snapshot, `blueprint plan` (then `revise`), `blueprint build`, the hidden check. */
 export async function runTask(task: EvalTask, run: number, settings: RunSettings): Promise<TaskRun> {
@@ -75,6 +80,17 @@ export async function runTask(task: EvalTask, run: number, settings: RunSettings
     return runBlueprint(args, { cwd: checkout, env, logFile: log });
   };
   const seconds = { plan: 0, revise: 0, build: 0, check: 0, total: 0 };
+  const questions = { plan: 0, build: 0 };
+  // Nobody is at the terminal: a question gets one scripted answer, at most MAX_ANSWERS times per phase.
+  const answerQuestions = async (phase: "plan" | "revise" | "build"): Promise<number> => {
+    let asked = 0;
+    while (asked < MAX_ANSWERS && (await latestThreadState(checkout))?.status === "awaiting_answer") {
+      asked += 1;
+      const answer = await cli(phase, ["answer", NO_ONE_TO_ASK]);
+      seconds[phase] += answer.seconds;
+    }
+    return asked;
+  };
   const exitCodes: TaskRun["exitCodes"] = { plan: null, revise: null, build: null };
   let check: CheckResult | null = null;
   let buildRan = false;
@@ -82,10 +98,12 @@ export async function runTask(task: EvalTask, run: number, settings: RunSettings
     const plan = await cli("plan", ["plan", task.issue]);
     seconds.plan = plan.seconds;
     exitCodes.plan = plan.exitCode;
+    questions.plan = await answerQuestions("plan");
     if (settings.feedback && (await latestThreadState(checkout))?.plan) {
       const revise = await cli("revise", ["revise", settings.feedback]);
       seconds.revise = revise.seconds;
       exitCodes.revise = revise.exitCode;
+      questions.plan += await answerQuestions("revise");
     }
     // 3. Build only a plan that is ready for approval.
     const planned = await latestThreadState(checkout);
@@ -94,6 +112,7 @@ export async function runTask(task: EvalTask, run: number, settings: RunSettings
       const build = await cli("build", ["build"]);
       seconds.build = build.seconds;
       exitCodes.build = build.exitCode;
+      questions.build = await answerQuestions("build");
     }
     // 4. The hidden check on what the build committed (whatever it got to), in a clean clone of its branch.
     const built = await latestThreadState(checkout);
@@ -103,7 +122,7 @@ export async function runTask(task: EvalTask, run: number, settings: RunSettings
       check = await runHiddenCheck(task, tree, checkRunner(settings.env.BLUEPRINT_SANDBOX !== "none"));
       seconds.check = check.seconds;
     }
-    return score(task, run, { planned, built, buildRan, check, seconds, exitCodes, log, started, proxyUsage: (phase) => proxy.usage(phase) }, settings.prices);
+    return score(task, run, { planned, built, buildRan, check, questions, seconds, exitCodes, log, started, proxyUsage: (phase) => proxy.usage(phase) }, settings.prices);
   } finally {
     await proxy.close();
     if (settings.keep) appendFileSync(log, `scratch repository kept: ${checkout}\n`);
@@ -123,6 +142,7 @@ interface RunFacts {
   built: Awaited<ReturnType<typeof latestThreadState>>;
   buildRan: boolean;
   check: CheckResult | null;
+  questions: TaskRun["questions"];
   seconds: TaskRun["seconds"];
   exitCodes: TaskRun["exitCodes"];
   log: string;
@@ -148,6 +168,7 @@ function score(task: EvalTask, run: number, facts: RunFacts, prices: Prices | nu
       stepsDone: facts.buildRan ? steps.filter((step) => step.status === "done").length : 0,
       stepsBlocked: facts.buildRan ? steps.filter((step) => step.status === "failed").length : 0,
     },
+    questions: facts.questions,
     check: {
       ran: facts.check !== null,
       passed: facts.check?.passed ?? false,
@@ -172,6 +193,7 @@ export function harnessFailure(task: EvalTask, run: number, error: unknown): Tas
     run,
     plan: { valid: false, revision: null, steps: 0, files: [], recall: 0, precision: null },
     build: { ran: false, status: null, stepsDone: 0, stepsBlocked: 0 },
+    questions: { plan: 0, build: 0 },
     check: { ran: false, passed: false, exitCode: null, output: "", isolation: null },
     usage: { plan: none, revise: none, build: none, total: none },
     cost: null,

@@ -104,9 +104,9 @@ describe("npm run eval against a scripted model", () => {
 
     // The same figures, printed and written as JSON and Markdown.
     const markdown = stdout.join("\n");
-    expect(markdown).toContain("| bytes-3.1.1 | yes | 1.00 | 0.50 | no | 1 | 1 | 3 | 5,000 | 3,400 | 700 |");
-    expect(markdown).toContain("| encodeurl-1.0.2 | yes | 1.00 | 1.00 | yes | 1 | 0 | 4 | 6,000 | 3,800 | 800 |");
-    expect(markdown).toContain("| **all** | 3/3 | 1.00 | 1.00 (0.50–1.00) | 2/3 | 1 (1–2) | 0 (0–1) | 4 (3–5) |");
+    expect(markdown).toContain("| bytes-3.1.1 | yes | 1.00 | 0.50 | no | 1 | 1 | 0 | 3 | 5,000 | 3,400 | 700 |");
+    expect(markdown).toContain("| encodeurl-1.0.2 | yes | 1.00 | 1.00 | yes | 1 | 0 | 0 | 4 | 6,000 | 3,800 | 800 |");
+    expect(markdown).toContain("| **all** | 3/3 | 1.00 | 1.00 (0.50–1.00) | 2/3 | 1 (1–2) | 0 (0–1) | 0 | 4 (3–5) |");
     const written = readdirSync(out).filter((name) => name.startsWith("eval-")).sort();
     expect(written).toHaveLength(2);
     const json = JSON.parse(readFileSync(path.join(out, written[0] ?? ""), "utf8")) as { overall: { checkPassed: number } };
@@ -114,10 +114,12 @@ describe("npm run eval against a scripted model", () => {
     expect(readFileSync(path.join(out, written[1] ?? ""), "utf8")).toBe(markdown);
   });
 
-  it("adds one scripted revise round with --feedback, and counts it as its own phase", async () => {
+  it("adds one scripted revise round with --feedback, and answers the agent's questions for the absent human", async () => {
     model = await startModelServer([
+      { ...call("ask_user", { question: "Should `%` at the end become `%25`?" }), usage: PLAN_USAGE },
       planReply(plan([step("S1", ["README.md"])])),
       planReply(plan([step("S1", ["index.js"])])),
+      buildReply("ask_user", { question: "May I change the regular expression?" }),
       buildReply("edit_file", { path: "index.js", ...realEdit("encodeurl-1.0.2", "index.js") }),
       done("S1"),
     ]);
@@ -128,14 +130,18 @@ describe("npm run eval against a scripted model", () => {
     const run = report?.runs[0];
     expect(run?.plan).toMatchObject({ valid: true, revision: 2, files: ["index.js"], recall: 1, precision: 1 });
     expect(run?.check.passed).toBe(true);
+    expect(run?.questions).toEqual({ plan: 1, build: 1 });
     expect(run?.exitCodes).toEqual({ plan: 0, revise: 0, build: 0 });
+    expect(run?.usage.plan).toEqual({ requests: 2, errors: 0, prompt: 2_000, cached: 800, completion: 200 });
     expect(run?.usage.revise).toEqual({ requests: 1, errors: 0, prompt: 1_000, cached: 400, completion: 100 });
-    expect(run?.usage.total.requests).toBe(4);
+    expect(run?.usage.build).toEqual({ requests: 3, errors: 0, prompt: 6_000, cached: 4_500, completion: 900 });
     expect(run?.cost).toBeNull();
-    expect(model.requests).toHaveLength(4);
-    // The revision was asked for with the scripted feedback.
-    expect(JSON.stringify(model.requests[1]?.messages)).toContain("change index.js, not the README");
-    expect(JSON.stringify(model.requests[0]?.messages)).not.toContain("change index.js, not the README");
+    expect(model.requests).toHaveLength(6);
+    // Each question got the scripted answer; the revision was asked for with the scripted feedback.
+    expect(JSON.stringify(model.requests[1]?.messages)).toContain("No one can answer questions during this evaluation");
+    expect(JSON.stringify(model.requests[4]?.messages)).toContain("No one can answer questions during this evaluation");
+    expect(JSON.stringify(model.requests[2]?.messages)).toContain("change index.js, not the README");
+    expect(JSON.stringify(model.requests[1]?.messages)).not.toContain("change index.js, not the README");
   });
 
   it("says so, and exits 1, when the endpoint answers no request at all", async () => {
