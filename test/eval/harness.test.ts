@@ -3,31 +3,9 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../eval/main.js";
-import { loadTask } from "../../eval/task-suite.js";
-import { startModelServer, type ModelServer, type ScriptedReply } from "../helpers/model-server.js";
 import { assertCliBuilt } from "../cli/support.js";
-
-const TASKS = path.resolve("eval/tasks");
-const PLAN_USAGE = { prompt: 1_000, cached: 400, completion: 100 };
-const BUILD_USAGE = { prompt: 2_000, cached: 1_500, completion: 300 };
-
-const call = (name: string, args: unknown, usage: ScriptedReply & object = {}): ScriptedReply => ({ toolCalls: [{ name, arguments: args }], ...usage });
-const planReply = (args: unknown): ScriptedReply => ({ ...call("submit_plan", args), usage: PLAN_USAGE });
-const buildReply = (name: string, args: unknown): ScriptedReply => ({ ...call(name, args), usage: BUILD_USAGE });
-const done = (id: string) => buildReply("complete_step", { step_id: id, summary: `did ${id}` });
-const step = (id: string, files: string[], deps: string[] = []) => ({ id, title: `Step ${id}`, details: `Change ${files.join(", ")}.`, files, deps });
-const plan = (steps: unknown[]) => ({ title: "Fix it", summary: "What the issue asks.", steps, risks: [], verification: [] });
-
-/** The one line the real change replaced, and its replacement: what a model that solves the task would edit. */
-function realEdit(taskId: string, file: string): { old_string: string; new_string: string } {
-  const task = loadTask(path.join(TASKS, taskId));
-  const before = readFileSync(path.join(task.repoDir, file), "utf8").split("\n");
-  const after = readFileSync(path.join(task.solutionDir, file), "utf8").split("\n");
-  const old_string = before.find((line) => !after.includes(line));
-  const new_string = after.find((line) => !before.includes(line));
-  if (old_string === undefined || new_string === undefined) throw new Error(`${taskId}: no one-line change in ${file}`);
-  return { old_string, new_string };
-}
+import { startModelServer, type ModelServer } from "../helpers/model-server.js";
+import { buildReply, call, done, plan, planReply, PLAN_USAGE, realEdit, step, TASKS } from "./script.js";
 
 describe("npm run eval against a scripted model", () => {
   let model: ModelServer | null = null;
@@ -112,47 +90,5 @@ describe("npm run eval against a scripted model", () => {
     const json = JSON.parse(readFileSync(path.join(out, written[0] ?? ""), "utf8")) as { overall: { checkPassed: number } };
     expect(json.overall.checkPassed).toBe(2);
     expect(readFileSync(path.join(out, written[1] ?? ""), "utf8")).toBe(markdown);
-  });
-
-  it("adds one scripted revise round with --feedback, and answers the agent's questions for the absent human", async () => {
-    model = await startModelServer([
-      { ...call("ask_user", { question: "Should `%` at the end become `%25`?" }), usage: PLAN_USAGE },
-      planReply(plan([step("S1", ["README.md"])])),
-      planReply(plan([step("S1", ["index.js"])])),
-      buildReply("ask_user", { question: "May I change the regular expression?" }),
-      buildReply("edit_file", { path: "index.js", ...realEdit("encodeurl-1.0.2", "index.js") }),
-      done("S1"),
-    ]);
-    const out = mkdtempSync(path.join(os.tmpdir(), "blueprint-eval-out-"));
-    const argv = ["--base-url", model.url, "--tasks", "encodeurl-1.0.2", "--feedback", "change index.js, not the README", "--out", out];
-    const { report } = await main(argv, { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: () => {}, stderr: () => {} });
-
-    const run = report?.runs[0];
-    expect(run?.plan).toMatchObject({ valid: true, revision: 2, files: ["index.js"], recall: 1, precision: 1 });
-    expect(run?.check.passed).toBe(true);
-    expect(run?.questions).toEqual({ plan: 1, build: 1 });
-    expect(run?.exitCodes).toEqual({ plan: 0, revise: 0, build: 0 });
-    expect(run?.usage.plan).toEqual({ requests: 2, errors: 0, prompt: 2_000, cached: 800, completion: 200 });
-    expect(run?.usage.revise).toEqual({ requests: 1, errors: 0, prompt: 1_000, cached: 400, completion: 100 });
-    expect(run?.usage.build).toEqual({ requests: 3, errors: 0, prompt: 6_000, cached: 4_500, completion: 900 });
-    expect(run?.cost).toBeNull();
-    expect(model.requests).toHaveLength(6);
-    // Each question got the scripted answer; the revision was asked for with the scripted feedback.
-    expect(JSON.stringify(model.requests[1]?.messages)).toContain("No one can answer questions during this evaluation");
-    expect(JSON.stringify(model.requests[4]?.messages)).toContain("No one can answer questions during this evaluation");
-    expect(JSON.stringify(model.requests[2]?.messages)).toContain("change index.js, not the README");
-    expect(JSON.stringify(model.requests[1]?.messages)).not.toContain("change index.js, not the README");
-  });
-
-  it("says so, and exits 1, when the endpoint answers no request at all", async () => {
-    model = await startModelServer([{ status: 503 }]);
-    const out = mkdtempSync(path.join(os.tmpdir(), "blueprint-eval-out-"));
-    const stderr: string[] = [];
-    const { exitCode, report } = await main(["--base-url", model.url, "--tasks", "ms-2.1.2", "--out", out], { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: () => {}, stderr: (text) => stderr.push(text) });
-
-    expect(exitCode).toBe(1);
-    expect(report?.runs[0]).toMatchObject({ plan: { valid: false, recall: 0, precision: null }, build: { ran: false }, check: { ran: false, passed: false }, exitCodes: { plan: 1, build: null } });
-    expect(report?.overall.totals).toMatchObject({ requests: 0, errors: 1 });
-    expect(stderr.join("\n")).toContain(`the model endpoint ${model.url} answered none of 1 requests`);
   });
 });
