@@ -1,5 +1,5 @@
 'use strict'
-// Hidden check for camelcase 6.1.0 ("Add `locale` option"), written from the published behaviour
+// Hidden check for camelcase 6.1.0 (new `locale` option), written from the published behaviour
 // change and readme; camelcase's tarball ships no tests. Needs Node's full ICU (the default build).
 const assert = require('node:assert')
 const camelCase = require('..')

@@ -1,5 +1,5 @@
 'use strict'
-// Hidden check for camelcase 6.2.0 ("Add `preserveConsecutiveUppercase` option"), written from the
+// Hidden check for camelcase 6.2.0 (new `preserveConsecutiveUppercase` option), written from the
 // published behaviour change and readme examples; camelcase's tarball ships no tests.
 const assert = require('node:assert')
 const camelCase = require('..')
