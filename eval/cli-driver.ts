@@ -34,9 +34,10 @@ export async function runBlueprint(args: string[], options: { cwd: string; env: 
 
 /** Where the checkout's current Blueprint thread stands, read from .git/blueprint like `blueprint status` does. */
 export async function latestThreadState(checkout: string): Promise<ThreadState | null> {
-  const thread = await new ThreadStore(path.join(checkout, ".git")).current();
+  const store = new ThreadStore(path.join(checkout, ".git"));
+  const thread = await store.current();
   if (!thread) return null;
-  const lookup = storedThreadState(thread);
+  const lookup = storedThreadState(thread, store.seal(thread.number));
   return lookup.kind === "found" ? lookup.latest.state : null;
 }
 

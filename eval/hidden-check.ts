@@ -1,6 +1,6 @@
 import { cpSync } from "node:fs";
 import path from "node:path";
-import { createCommandRunner, findBubblewrap, type CommandRunner } from "../src/workspace/command-runner.js";
+import { checkBubblewrap, createCommandRunner, type CommandRunner } from "../src/workspace/command-runner.js";
 import type { EvalTask } from "./task-suite.js";
 
 export interface CheckResult {
@@ -24,7 +24,8 @@ const runners = new Map<boolean, CommandRunner>();
 export function checkRunner(sandbox = true): CommandRunner {
   const existing = runners.get(sandbox);
   if (existing) return existing;
-  const runner = createCommandRunner({ bwrapPath: sandbox ? findBubblewrap() : null, outputCapBytes: 4_000 });
+  const bubblewrap = sandbox ? checkBubblewrap() : null;
+  const runner = createCommandRunner({ bwrapPath: bubblewrap && "path" in bubblewrap ? bubblewrap.path : null, outputCapBytes: 4_000 });
   runners.set(sandbox, runner);
   return runner;
 }
