@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, readdirSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -10,9 +10,16 @@ import { buildReply, call, done, plan, planReply, PLAN_USAGE, realEdit, step, TA
 describe("npm run eval against a scripted model", () => {
   let model: ModelServer | null = null;
   beforeAll(() => assertCliBuilt());
+  const outDirs: string[] = [];
+  const outDir = () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "blueprint-eval-out-"));
+    outDirs.push(dir);
+    return dir;
+  };
   afterEach(async () => {
     await model?.close();
     model = null;
+    for (const dir of outDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
   it("scores two solved tasks and one failed in a known way, exactly", async () => {
@@ -36,7 +43,7 @@ describe("npm run eval against a scripted model", () => {
       buildReply("write_file", { path: "test/early-hints.js", content: "require('assert').strictEqual(require('..')[103], 'Early Hints')\n" }),
       done("S2"),
     ]);
-    const out = mkdtempSync(path.join(os.tmpdir(), "blueprint-eval-out-"));
+    const out = outDir();
     const stdout: string[] = [];
     const argv = ["--base-url", model.url, "--model", "scripted", "--tasks", "statuses-1.5.0,encodeurl-1.0.2,bytes-3.1.1", "--out", out, "--price-in", "2", "--price-out", "8", "--price-cached", "0.5"];
     const { exitCode, report } = await main(argv, { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: (text) => stdout.push(text), stderr: () => {} });

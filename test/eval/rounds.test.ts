@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -10,9 +10,16 @@ import { buildReply, call, done, plan, planReply, PLAN_USAGE, realEdit, step } f
 describe("npm run eval's rounds with no human: feedback, questions, an endpoint that is down", () => {
   let model: ModelServer | null = null;
   beforeAll(() => assertCliBuilt());
+  const outDirs: string[] = [];
+  const outDir = () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "blueprint-eval-out-"));
+    outDirs.push(dir);
+    return dir;
+  };
   afterEach(async () => {
     await model?.close();
     model = null;
+    for (const dir of outDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
   it("adds one scripted revise round with --feedback, and answers the agent's questions for the absent human", async () => {
@@ -24,7 +31,7 @@ describe("npm run eval's rounds with no human: feedback, questions, an endpoint 
       buildReply("edit_file", { path: "index.js", ...realEdit("encodeurl-1.0.2", "index.js") }),
       done("S1"),
     ]);
-    const out = mkdtempSync(path.join(os.tmpdir(), "blueprint-eval-out-"));
+    const out = outDir();
     const argv = ["--base-url", model.url, "--tasks", "encodeurl-1.0.2", "--feedback", "change index.js, not the README", "--out", out];
     const { report } = await main(argv, { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: () => {}, stderr: () => {} });
 
@@ -47,7 +54,7 @@ describe("npm run eval's rounds with no human: feedback, questions, an endpoint 
 
   it("says so, and exits 1, when the endpoint answers no request at all", async () => {
     model = await startModelServer([{ status: 503 }]);
-    const out = mkdtempSync(path.join(os.tmpdir(), "blueprint-eval-out-"));
+    const out = outDir();
     const stderr: string[] = [];
     const { exitCode, report } = await main(["--base-url", model.url, "--tasks", "ms-2.1.2", "--out", out], { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: () => {}, stderr: (text) => stderr.push(text) });
 

@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -11,9 +11,16 @@ import { oracleScript } from "./oracle-model.js";
 describe("npm run eval with --runs and --concurrency", () => {
   let model: ModelServer | null = null;
   beforeAll(() => assertCliBuilt());
+  const outDirs: string[] = [];
+  const outDir = () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "blueprint-eval-out-"));
+    outDirs.push(dir);
+    return dir;
+  };
   afterEach(async () => {
     await model?.close();
     model = null;
+    for (const dir of outDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
   it("runs tasks concurrently and several times, and reports each task's spread", async () => {
@@ -30,7 +37,7 @@ describe("npm run eval with --runs and --concurrency", () => {
       return first(request);
     };
     model = await startModelServer([held, ...rest]);
-    const out = mkdtempSync(path.join(os.tmpdir(), "blueprint-eval-out-"));
+    const out = outDir();
     const argv = ["--base-url", model.url, "--tasks", ids.join(","), "--runs", "2", "--concurrency", "4", "--out", out];
     const { exitCode, report } = await main(argv, { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: () => {}, stderr: () => {} });
 

@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -40,10 +40,16 @@ describe("the eval task suite", () => {
     });
 
     it("has a hidden check that fails on the starting snapshot and passes with the real change", async () => {
-      const before = await runHiddenCheck(task, snapshot(task, false));
-      expect(before.passed, `the check passed on ${task.meta.package}@${task.meta.from}`).toBe(false);
-      const after = await runHiddenCheck(task, snapshot(task, true));
-      expect(after.passed, `the check failed with the real change:\n${after.output}`).toBe(true);
+      const snapshotTree = snapshot(task, false);
+      const changedTree = snapshot(task, true);
+      try {
+        const before = await runHiddenCheck(task, snapshotTree);
+        expect(before.passed, `the check passed on ${task.meta.package}@${task.meta.from}`).toBe(false);
+        const after = await runHiddenCheck(task, changedTree);
+        expect(after.passed, `the check failed with the real change:\n${after.output}`).toBe(true);
+      } finally {
+        for (const tree of [snapshotTree, changedTree]) rmSync(tree, { recursive: true, force: true });
+      }
     });
   });
 });
