@@ -34,7 +34,8 @@ export interface TaskRun {
     recall: number | null;
     precision: number | null;
   };
-  build: { ran: boolean; status: string | null; stepsDone: number; stepsBlocked: number };
+  /** Steps finished; steps the agent reported blocked; steps that failed (limit hit, model or push error). */
+  build: { ran: boolean; status: string | null; stepsDone: number; stepsBlocked: number; stepsFailed: number };
   /** Questions the agent asked (ask_user); each got the scripted "no one to ask" answer. */
   questions: { plan: number; build: number };
   check: { ran: boolean; passed: boolean; exitCode: number | null; output: string; isolation: "bwrap" | "plain" | null };
@@ -130,6 +131,11 @@ export async function runTask(task: EvalTask, run: number, settings: RunSettings
   }
 }
 
+/** The build records a step the agent reported blocked as failed, with the reason "blocked: …". */
+function isBlocked(reason: string | undefined): boolean {
+  return reason?.startsWith("blocked:") ?? false;
+}
+
 async function branchExists(checkout: string, branch: string): Promise<boolean> {
   return git(checkout, ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`]).then(
     () => true,
@@ -166,7 +172,8 @@ function score(task: EvalTask, run: number, facts: RunFacts, prices: Prices | nu
       ran: facts.buildRan,
       status: facts.buildRan ? (facts.built?.status ?? null) : null,
       stepsDone: facts.buildRan ? steps.filter((step) => step.status === "done").length : 0,
-      stepsBlocked: facts.buildRan ? steps.filter((step) => step.status === "failed").length : 0,
+      stepsBlocked: facts.buildRan ? steps.filter((step) => step.status === "failed" && isBlocked(step.reason)).length : 0,
+      stepsFailed: facts.buildRan ? steps.filter((step) => step.status === "failed" && !isBlocked(step.reason)).length : 0,
     },
     questions: facts.questions,
     check: {
@@ -192,7 +199,7 @@ export function harnessFailure(task: EvalTask, run: number, error: unknown): Tas
     task: task.id,
     run,
     plan: { valid: false, revision: null, steps: 0, files: [], recall: 0, precision: null },
-    build: { ran: false, status: null, stepsDone: 0, stepsBlocked: 0 },
+    build: { ran: false, status: null, stepsDone: 0, stepsBlocked: 0, stepsFailed: 0 },
     questions: { plan: 0, build: 0 },
     check: { ran: false, passed: false, exitCode: null, output: "", isolation: null },
     usage: { plan: none, revise: none, build: none, total: none },

@@ -16,6 +16,7 @@ export interface RunsSummary {
   precision: Spread | null;
   stepsDone: Spread | null;
   stepsBlocked: Spread | null;
+  stepsFailed: Spread | null;
   questions: Spread | null;
   requests: Spread | null;
   promptTokens: Spread | null;
@@ -86,6 +87,7 @@ export function summarise(runs: TaskRun[]): RunsSummary {
     precision: spread((run) => run.plan.precision),
     stepsDone: spread((run) => (run.build.ran ? run.build.stepsDone : null)),
     stepsBlocked: spread((run) => (run.build.ran ? run.build.stepsBlocked : null)),
+    stepsFailed: spread((run) => (run.build.ran ? run.build.stepsFailed : null)),
     questions: spread((run) => run.questions.plan + run.questions.build),
     requests: spread((run) => run.usage.total.requests),
     promptTokens: spread((run) => run.usage.total.prompt),

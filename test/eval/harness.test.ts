@@ -26,11 +26,11 @@ describe("npm run eval against a scripted model", () => {
     const statusesCodes = readFileSync(path.join(TASKS, "statuses-1.5.0/solution/codes.json"), "utf8");
     model = await startModelServer([
       // bytes-3.1.1 — fails: the plan names the README as well as index.js (precision 0.5); S1 edits only the README,
-      // then the endpoint answers 500 on S2, which stops the build there. The bug stays: the hidden check fails.
+      // then the agent reports S2 blocked, which stops the build there. The bug stays: the hidden check fails.
       planReply(plan([step("S1", ["Readme.md"]), step("S2", ["index.js"], ["S1"])])),
       buildReply("edit_file", { path: "Readme.md", old_string: "# Bytes utility", new_string: "# Bytes utility\n\nSee the fractional-part note below." }),
       done("S1"),
-      { status: 500 },
+      buildReply("complete_step", { step_id: "S2", summary: "I cannot tell which rounding the issue wants.", outcome: "blocked" }),
       // encodeurl-1.0.2 — solved: reads the code, plans the one file, makes the real one-line change.
       { ...call("read_file", { path: "index.js" }), usage: PLAN_USAGE },
       planReply(plan([step("S1", ["index.js"])])),
@@ -61,20 +61,21 @@ describe("npm run eval against a scripted model", () => {
         passed: run.check.passed,
         done: run.build.stepsDone,
         blocked: run.build.stepsBlocked,
+        failed: run.build.stepsFailed,
         status: run.build.status,
         usage: run.usage.total,
       };
     };
     expect(facts("bytes-3.1.1")).toEqual({
-      valid: true, recall: 1, precision: 0.5, passed: false, done: 1, blocked: 1, status: "failed",
-      usage: { requests: 3, errors: 1, prompt: 5_000, cached: 3_400, completion: 700 },
+      valid: true, recall: 1, precision: 0.5, passed: false, done: 1, blocked: 1, failed: 0, status: "failed",
+      usage: { requests: 4, errors: 0, prompt: 7_000, cached: 4_900, completion: 1_000 },
     });
     expect(facts("encodeurl-1.0.2")).toEqual({
-      valid: true, recall: 1, precision: 1, passed: true, done: 1, blocked: 0, status: "built",
+      valid: true, recall: 1, precision: 1, passed: true, done: 1, blocked: 0, failed: 0, status: "built",
       usage: { requests: 4, errors: 0, prompt: 6_000, cached: 3_800, completion: 800 },
     });
     expect(facts("statuses-1.5.0")).toEqual({
-      valid: true, recall: 1, precision: 1, passed: true, done: 2, blocked: 0, status: "built",
+      valid: true, recall: 1, precision: 1, passed: true, done: 2, blocked: 0, failed: 0, status: "built",
       usage: { requests: 5, errors: 0, prompt: 9_000, cached: 6_400, completion: 1_300 },
     });
     // The phases are counted apart: planning encodeurl took two requests, building it two.
@@ -83,15 +84,15 @@ describe("npm run eval against a scripted model", () => {
     // Cost: (uncached prompt × $2 + cached × $0.50 + completion × $8) per million.
     expect(byTask["encodeurl-1.0.2"]?.cost).toBeCloseTo((2_200 * 2 + 3_800 * 0.5 + 800 * 8) / 1e6, 12);
 
-    expect(report.overall).toMatchObject({ runs: 3, planValid: 3, checkPassed: 2, totals: { requests: 12, errors: 1, promptTokens: 20_000, cachedTokens: 13_600, completionTokens: 2_800 } });
+    expect(report.overall).toMatchObject({ runs: 3, planValid: 3, checkPassed: 2, totals: { requests: 13, errors: 0, promptTokens: 22_000, cachedTokens: 15_100, completionTokens: 3_100 } });
     expect(report.overall.recall).toMatchObject({ min: 1, max: 1 });
     expect(report.overall.precision).toMatchObject({ min: 0.5, median: 1, max: 1 });
 
     // The same figures, printed and written as JSON and Markdown.
     const markdown = stdout.join("\n");
-    expect(markdown).toContain("| bytes-3.1.1 | yes | 1.00 | 0.50 | no | 1 | 1 | 0 | 3 | 5,000 | 3,400 | 700 |");
-    expect(markdown).toContain("| encodeurl-1.0.2 | yes | 1.00 | 1.00 | yes | 1 | 0 | 0 | 4 | 6,000 | 3,800 | 800 |");
-    expect(markdown).toContain("| **all** | 3/3 | 1.00 | 1.00 (0.50–1.00) | 2/3 | 1 (1–2) | 0 (0–1) | 0 | 4 (3–5) |");
+    expect(markdown).toContain("| bytes-3.1.1 | yes | 1.00 | 0.50 | no | 1 | 1 | 0 | 0 | 4 | 7,000 | 4,900 | 1,000 |");
+    expect(markdown).toContain("| encodeurl-1.0.2 | yes | 1.00 | 1.00 | yes | 1 | 0 | 0 | 0 | 4 | 6,000 | 3,800 | 800 |");
+    expect(markdown).toContain("| **all** | 3/3 | 1.00 | 1.00 (0.50–1.00) | 2/3 | 1 (1–2) | 0 (0–1) | 0 | 0 | 4 (4–5) |");
     const written = readdirSync(out).filter((name) => name.startsWith("eval-")).sort();
     expect(written).toHaveLength(2);
     const json = JSON.parse(readFileSync(path.join(out, written[0] ?? ""), "utf8")) as { overall: { checkPassed: number } };

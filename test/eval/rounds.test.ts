@@ -63,4 +63,17 @@ describe("npm run eval's rounds with no human: feedback, questions, an endpoint 
     expect(report?.overall.totals).toMatchObject({ requests: 0, errors: 1 });
     expect(stderr.join("\n")).toContain(`the model endpoint ${model.url} answered none of 1 requests`);
   });
+
+  it("counts a build step the endpoint fails as failed, not blocked, and the failed request apart", async () => {
+    model = await startModelServer([planReply(plan([step("S1", ["index.js"])])), { status: 500 }]);
+    const { exitCode, report } = await main(["--base-url", model.url, "--tasks", "ms-2.1.2", "--out", outDir()], { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: () => {}, stderr: () => {} });
+
+    expect(exitCode).toBe(0);
+    expect(report?.runs[0]).toMatchObject({
+      plan: { valid: true, recall: 1, precision: 1 },
+      build: { ran: true, status: "failed", stepsDone: 0, stepsBlocked: 0, stepsFailed: 1 },
+      check: { ran: false, passed: false },
+      usage: { plan: { requests: 1, errors: 0 }, build: { requests: 0, errors: 1 } },
+    });
+  });
 });

@@ -40,7 +40,7 @@ describe("eval scoring", () => {
         ...base,
         error: null,
         plan: { ...base.plan, valid: true, recall: passed ? 1 : 0.5, precision: 1 },
-        build: { ran: true, status: passed ? "built" : "failed", stepsDone: passed ? 2 : 1, stepsBlocked: passed ? 0 : 1 },
+        build: { ran: true, status: passed ? "built" : "failed", stepsDone: passed ? 2 : 1, stepsBlocked: passed ? 0 : 1, stepsFailed: 0 },
         check: { ran: true, passed, exitCode: passed ? 0 : 1, output: "", isolation: "plain" },
         usage: { plan: usage, revise: usage, build: usage, total: usage },
         cost,
