@@ -58,9 +58,10 @@ export function createBlueprintApp(
     }
     return octokit;
   };
+  // Ours: a bot comment made through this App (its id), or by this App's bot login. Never just "a bot".
   const isOwnComment = (comment: { user: { login: string; type: string } | null; performed_via_github_app?: { id: number } | null }) =>
     comment.user?.type === "Bot" &&
-    (env.APP_ID === undefined || comment.performed_via_github_app?.id === env.APP_ID || comment.user.login === env.BLUEPRINT_BOT_NAME);
+    ((env.APP_ID !== undefined && comment.performed_via_github_app?.id === env.APP_ID) || comment.user.login === env.BLUEPRINT_BOT_NAME);
 
   const portFor = async (installationId: number, repository: PayloadRepository, number: number) =>
     createOctokitPort({ octokit: await octokitFor(installationId), repo: repoInfo(repository), number, isOwnComment });
@@ -113,6 +114,7 @@ export function createBlueprintApp(
         state: payload.review.state,
         body: payload.review.body ?? "",
         commitId: payload.review.commit_id,
+        submittedAt: payload.review.submitted_at ?? new Date().toISOString(),
       }),
     );
   });
