@@ -15,6 +15,8 @@ beforeAll(async () => {
   for (let i = 0; i < 40; i++) files[`src/part${i}.ts`] = `import { shared } from "./shared";\nexport function part${i}() {\n  return shared(${i});\n}\n`;
   files["src/shared.ts"] = "export function shared(n: number): number {\n  return n;\n}\n";
   files["scripts/tool.py"] = "def run_tool():\n    return 1\n";
+  // Special-token text in source is counted as the text it is, not refused by the tokenizer.
+  files["src/tokens.ts"] = 'export const END_OF_TEXT = "<|endoftext|>";\n';
   repo = await commitRepo(path.join(base, "repo"), files);
 });
 
@@ -26,7 +28,7 @@ describe("repo_map's tag cache", () => {
   it("re-parses only the files whose content changed, keyed by blob", async () => {
     clearTagCache();
     const cold = await buildRepoMap(repo);
-    expect(cold.parsed).toBe(42);
+    expect(cold.parsed).toBe(43);
     const warm = await buildRepoMap(repo);
     expect(warm.parsed).toBe(0);
     expect(warm.text).toBe(cold.text);
@@ -34,6 +36,7 @@ describe("repo_map's tag cache", () => {
     await write(repo, "src/part7.ts", "export function part7Renamed() {\n  return 7;\n}\n");
     const edited = await buildRepoMap(repo, { tokens: 8192 });
     expect(edited.parsed).toBe(1);
+    expect(definitionsOf(edited.text, "src/tokens.ts")).toEqual([[1, 'export const END_OF_TEXT = "<|endoftext|>";']]);
     expect(definitionsOf(edited.text, "src/part7.ts")).toEqual([[1, "export function part7Renamed() {"]]);
     expect((await buildRepoMap(repo, { tokens: 8192 })).parsed).toBe(0);
 
