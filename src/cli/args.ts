@@ -9,7 +9,8 @@ export type CliCommand =
   | { name: "revise"; feedback: string }
   | { name: "answer"; text: string }
   | { name: "cancel" }
-  | { name: "status" };
+  | { name: "status" }
+  | { name: "map"; focus: string[]; tokens: number | undefined };
 
 export interface ModelFlags {
   baseUrl?: string | undefined;
@@ -51,6 +52,7 @@ const OPTIONS = {
   "base-url": { type: "string" },
   "api-key": { type: "string" },
   model: { type: "string" },
+  tokens: { type: "string" },
   version: { type: "boolean", short: "V" },
   "max-iterations": { type: "string" },
   "max-minutes": { type: "string" },
@@ -74,12 +76,13 @@ export function parseCliArgs(argv: string[]): CliArgs {
     model: { baseUrl: stringValue(values["base-url"]), apiKey: stringValue(values["api-key"]), model: stringValue(values.model) },
     limits: limitsFrom(values),
   };
-  const onlyFor = (flag: "fresh" | "force" | "new", command: string) => {
+  const onlyFor = (flag: "fresh" | "force" | "new" | "tokens", command: string) => {
     if (values[flag] && name !== command) throw new UsageError(`--${flag} only goes with \`blueprint ${command}\`.`);
   };
   onlyFor("fresh", "build");
   onlyFor("force", "build");
   onlyFor("new", "plan");
+  onlyFor("tokens", "map");
   if (values.version) return { command: { name: "version" }, ...common };
   if (values.help || name === undefined || name === "help") return { command: { name: "help" }, ...common };
   const text = rest.join(" ").trim();
@@ -96,6 +99,11 @@ export function parseCliArgs(argv: string[]): CliArgs {
     case "answer":
       if (!text) throw new UsageError('`blueprint answer` needs the answer, e.g. blueprint answer "use the v2 endpoint".');
       return { command: { name: "answer", text }, ...common };
+    case "map": {
+      const tokens = values.tokens === undefined ? undefined : Number(values.tokens);
+      if (tokens !== undefined && !(Number.isInteger(tokens) && tokens >= 256 && tokens <= 16_384)) throw new UsageError("--tokens takes a whole number from 256 to 16384.");
+      return { command: { name: "map", focus: rest, tokens }, ...common };
+    }
     case "status":
     case "cancel":
       if (rest.length > 0) throw new UsageError(`\`blueprint ${name}\` takes no arguments.`);
@@ -179,6 +187,9 @@ Usage:
                                     build the latest plan on branch blueprint/issue-<n>,
                                     one commit per step (named steps and what they need)
   blueprint status                  where the current plan stands
+  blueprint map [focus …] [--tokens N]
+                                    the repository map the agent starts from: definitions
+                                    ranked by use, focus (paths, symbols) first
   blueprint --help                  this text
 
 Options:
@@ -186,6 +197,7 @@ Options:
   --new                 (plan) start a new plan instead of revising the current one
   --fresh               (build) build steps from the plan alone, without planning's context
   --force               (build) build a plan marked stale
+  --tokens N            (map) the map's size in tokens (default 2048)
   --base-url URL        OpenAI-compatible endpoint      (env OPENAI_BASE_URL)
   --api-key KEY         its API key                     (env OPENAI_API_KEY)
   --model NAME          model name                      (env BLUEPRINT_MODEL; default gpt-4.1)

@@ -9,6 +9,7 @@ import { progressPrinter } from "./progress.js";
 import { printOutcome, printStatus } from "./report.js";
 import { runComment } from "./session.js";
 import { ThreadStore, type StoredThread } from "./thread-store.js";
+import { buildRepoMap } from "../tools/repo-map/build-map.js";
 
 export interface CliContext {
   argv: string[];
@@ -37,6 +38,7 @@ export async function runCli(cli: CliContext): Promise<number> {
     cli.stdout(USAGE);
     return EXIT.ok;
   }
+  if (args.command.name === "map") return printRepoMap(cli, args.command);
   if (args.command.name === "version") {
     cli.stdout(`blueprint ${cliVersion()}`);
     return EXIT.ok;
@@ -61,7 +63,22 @@ export async function runCli(cli: CliContext): Promise<number> {
   }
 }
 
-type JobCommand = Exclude<CliCommand, { name: "help" | "version" }>;
+/** `blueprint map`: read-only and thread-free (no lock, no model); maps the working tree as it is. */
+async function printRepoMap(cli: CliContext, command: Extract<CliCommand, { name: "map" }>): Promise<number> {
+  let checkout: Checkout;
+  try {
+    checkout = await findCheckout(cli.cwd);
+  } catch (error) {
+    if (!(error instanceof CliError)) throw error;
+    cli.stderr(`blueprint: ${error.message}`);
+    return EXIT.failed;
+  }
+  const map = await buildRepoMap(checkout.root, { focus: command.focus, tokens: command.tokens });
+  cli.stdout(map.text);
+  return EXIT.ok;
+}
+
+type JobCommand = Exclude<CliCommand, { name: "help" | "version" | "map" }>;
 
 async function runCommand(cli: CliContext, args: CliArgs, command: JobCommand, checkout: Checkout, store: ThreadStore): Promise<number> {
   // 3. The thread the command belongs to.

@@ -116,7 +116,25 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
         { role: "system", content: PLAN_SYSTEM_PROMPT },
         { role: "user", content: task },
       ],
-      context: { root: tree.dir, mode: "plan", runner: deps.runner, filesRead, audit: [], allowWorkflowWrites: false },
+      context: {
+        root: tree.dir,
+        mode: "plan",
+        runner: deps.runner,
+        filesRead,
+        audit: [],
+        allowWorkflowWrites: false,
+        // repo_map ranks what the thread talks about (identifiers, paths) higher.
+        repoMap: {
+          thread: [
+            memory.instructions,
+            context.title,
+            context.body.text,
+            ...context.comments.map((comment) => comment.text),
+            ...memory.feedback.map((entry) => entry.text),
+            current?.state.plan ? JSON.stringify(current.state.plan) : "",
+          ].join("\n"),
+        },
+      },
       limits: limitsFor(deps.limits, config),
       redact: deps.redact,
       signal: job.signal,
