@@ -55,8 +55,29 @@ export class RepoCache {
     this.fetches = new Semaphore(options.maxFetches ?? 4);
   }
 
+  private secured: Promise<void> | null = null;
+
+  /**
+   * The work directory and its jobs/ and mirrors/ are the App user's alone (0700, also when they
+   * existed before): a file an agent left in its worktree (a set-user-id copy of a shell, say) is
+   * then out of reach of every other local account, and so is every tenant's source.
+   */
+  private secureWorkdir(): Promise<void> {
+    this.secured ??= (async () => {
+      for (const dir of [this.workdir, path.join(this.workdir, "jobs"), path.join(this.workdir, "mirrors")]) {
+        await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+        await fs.chmod(dir, 0o700);
+      }
+    })().catch((error: unknown) => {
+      this.secured = null;
+      throw error;
+    });
+    return this.secured;
+  }
+
   /** Fetches the repository into its mirror (cloning it the first time). */
   async sync(request: Omit<WorkspaceRequest, "sha">): Promise<Mirror> {
+    await this.secureWorkdir();
     const mirror = this.mirrorPath(request.cloneUrl);
     // A burst of jobs (many repositories at once) must not starve the process of CPU and I/O.
     await this.withLock(mirror, () => this.fetches.run(() => this.syncMirror(mirror, request)));
@@ -78,8 +99,8 @@ export class RepoCache {
   }
 
   private async freshWorktree(mirror: string, cloneUrl: string, sha: string, token: string | null | undefined): Promise<Worktree> {
+    await this.secureWorkdir();
     const dir = path.join(this.workdir, "jobs", randomUUID());
-    await fs.mkdir(path.dirname(dir), { recursive: true });
     await this.withLock(mirror, () => untrustedGit({ gitDir: mirror }, { auth: { token, url: cloneUrl } }).raw(["worktree", "add", "--detach", dir, sha]));
     // Read once, now, before anything else has run in the tree; from here on this record counts.
     const gitDir = /^gitdir: (.+)$/m.exec(await fs.readFile(path.join(dir, ".git"), "utf8"))?.[1]?.trim() ?? "";
