@@ -3,7 +3,7 @@ import { promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describeGitError, WorkspaceError } from "./git.js";
-import { forgetWorktree, NO_DRIVERS_ATTRIBUTES, recordWorktree, restoreGitPointer, untrustedGit } from "./untrusted-git.js";
+import { excludeFileOf, forgetWorktree, NO_DRIVERS_ATTRIBUTES, recordWorktree, restoreGitPointer, untrustedGit } from "./untrusted-git.js";
 import { Workspace } from "./workspace.js";
 
 export interface WorkspaceRequest {
@@ -142,6 +142,8 @@ export class RepoCache {
         const git = untrustedGit({ gitDir: tree.gitDir, workTree: tree.dir });
         await git.raw(["reset", "--quiet", "--hard"]);
         await git.raw(["clean", "-ffdxq"]);
+        // The next job's setup output is its own to list.
+        await fs.rm(excludeFileOf(tree.gitDir), { force: true });
         if (pool.length < this.poolSize) {
           pool.push(tree);
           this.idle.set(mirror, pool);
@@ -179,6 +181,8 @@ export class RepoCache {
     // On every sync, so mirrors made before this rule get it too.
     await fs.mkdir(path.join(mirror, "info"), { recursive: true });
     await fs.writeFile(path.join(mirror, "info", "attributes"), NO_DRIVERS_ATTRIBUTES);
+    // Shared by every worktree, so Blueprint keeps it empty (earlier versions listed setup output here).
+    await fs.writeFile(path.join(mirror, "info", "exclude"), "");
   }
 
   /** Deletes the tree, then lets git forget it (`worktree remove` would look inside the tree first). */
