@@ -144,7 +144,8 @@ export class RepoCache {
         await git.raw(["clean", "-ffdxq"]);
         // The next job's setup output is its own to list.
         await fs.rm(excludeFileOf(tree.gitDir), { force: true });
-        if (pool.length < this.poolSize) {
+        // reset, clean and `status --ignored` all pass over a nested `.git`; what is in it would reach the next job.
+        if (pool.length < this.poolSize && !(await hasNestedGit(tree.dir))) {
           pool.push(tree);
           this.idle.set(mirror, pool);
           return;
@@ -205,6 +206,26 @@ export class RepoCache {
       if (this.locks.get(key) === settled) this.locks.delete(key);
     }
   }
+}
+
+/**
+ * Whether anything named `.git` lies below the top of a tree (a directory or a file; symlinks are
+ * not followed). A tree too big to walk quickly counts as having one: it is removed, not pooled.
+ */
+async function hasNestedGit(root: string, maxEntries = 200_000): Promise<boolean> {
+  let seen = 0;
+  const pending = [root];
+  for (let dir = pending.pop(); dir !== undefined; dir = pending.pop()) {
+    const entries = await fs.readdir(dir, { withFileTypes: true });
+    seen += entries.length;
+    if (seen > maxEntries) return true;
+    for (const entry of entries) {
+      if (entry.name === ".git") {
+        if (dir !== root) return true;
+      } else if (entry.isDirectory()) pending.push(path.join(dir, entry.name));
+    }
+  }
+  return false;
 }
 
 /** At most `limit` tasks at once; the rest wait in order. */
