@@ -218,12 +218,17 @@ function lstatOrNull(file: string): Stats | null {
 
 const disableUsernsSupport = new Map<string, boolean>();
 
-/** Whether this bubblewrap knows `--disable-userns` (0.8 and later; older ones still sandbox, without it). */
+/**
+ * Whether this bubblewrap can turn user namespaces off inside its sandbox: it knows
+ * `--disable-userns` (0.8 and later) and may create the user namespace that needs (a set-user-id
+ * bubblewrap on a host without unprivileged user namespaces may not). Without it, the sandbox is
+ * built as before.
+ */
 function supportsDisableUserns(bwrap: string): boolean {
   let known = disableUsernsSupport.get(bwrap);
   if (known === undefined) {
-    const help = spawnSync(bwrap, ["--help"], { encoding: "utf8", timeout: 5000 });
-    known = `${help.stdout}${help.stderr}`.includes("--disable-userns");
+    const probe = spawnSync(bwrap, ["--ro-bind", "/", "/", "--unshare-all", "--unshare-user", "--disable-userns", "/bin/true"], { stdio: "ignore", timeout: 5000 });
+    known = probe.status === 0;
     disableUsernsSupport.set(bwrap, known);
   }
   return known;

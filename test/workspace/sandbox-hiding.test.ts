@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -99,5 +99,20 @@ describe("what the sandbox hides inside the system directories it shows", () => 
     const result = await runner.run("unshare -U true 2>&1 && echo NESTED-USERNS", { cwd: workspace });
     expect(result.output).not.toContain("NESTED-USERNS");
     expect(result.output).toMatch(/unshare failed/);
+  });
+
+  it("an older bubblewrap without --disable-userns still builds the sandbox, without that option", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "sandbox-hiding-oldbwrap-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const real = "path" in check ? check.path : "bwrap";
+    const old = path.join(dir, "bwrap");
+    writeFileSync(old, `#!/bin/sh\nfor a in "$@"; do [ "$a" = --disable-userns ] && { echo "bwrap: Unknown option --disable-userns" >&2; exit 1; }; done\nexec ${real} "$@"\n`);
+    chmodSync(old, 0o755);
+    expect(checkBubblewrap(old)).toEqual({ path: old });
+    const workspace = mkdtempSync(path.join(os.tmpdir(), "sandbox-hiding-ws-"));
+    cleanups.push(() => rmSync(workspace, { recursive: true, force: true }));
+    const result = await createCommandRunner({ bwrapPath: old }).run("echo in > inside.txt && ls /proc | grep -c '^[0-9]'", { cwd: workspace });
+    expect(result.exitCode).toBe(0);
+    expect(Number(result.output.trim())).toBeLessThan(6);
   });
 });
