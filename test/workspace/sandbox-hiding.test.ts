@@ -93,12 +93,13 @@ describe("what the sandbox hides inside the system directories it shows", () => 
     expect(out, "another account ran the agent's file").toMatch(/could not run: [\s\S]*Permission denied/);
   });
 
-  it("a command cannot make user namespaces of its own inside the sandbox", async () => {
+  it("a command cannot make user namespaces of its own inside the sandbox, and set-user-id bits give it nothing (no_new_privs)", async () => {
     const workspace = mkdtempSync(path.join(os.tmpdir(), "sandbox-hiding-ws-"));
     cleanups.push(() => rmSync(workspace, { recursive: true, force: true }));
-    const result = await runner.run("unshare -U true 2>&1 && echo NESTED-USERNS", { cwd: workspace });
+    const result = await runner.run("grep NoNewPrivs /proc/self/status; unshare -U true 2>&1 && echo NESTED-USERNS", { cwd: workspace });
     expect(result.output).not.toContain("NESTED-USERNS");
     expect(result.output).toMatch(/unshare failed/);
+    expect(result.output).toMatch(/NoNewPrivs:\s+1/);
   });
 
   it("an older bubblewrap without --disable-userns still builds the sandbox, without that option", async () => {
