@@ -54,7 +54,7 @@ function stateKeyOf(env: BlueprintEnv): StateKey {
  * mirror; the job's own are bound back on top) and the private key's directory, or only the key
  * when it lies directly in a system directory (hiding all of /etc would break the commands).
  */
-export function hiddenFromCommands(env: Pick<BlueprintEnv, "BLUEPRINT_WORKDIR" | "PRIVATE_KEY_PATH">): string[] {
+function hiddenFromCommands(env: Pick<BlueprintEnv, "BLUEPRINT_WORKDIR" | "PRIVATE_KEY_PATH">): string[] {
   const hidden = [process.cwd(), path.resolve(env.BLUEPRINT_WORKDIR)];
   if (env.PRIVATE_KEY_PATH) {
     const key = path.resolve(env.PRIVATE_KEY_PATH);

@@ -26,7 +26,8 @@ export function defaultWorkdir(): string {
  *
  * Worktrees are pooled per mirror: when a job is done its worktree is reset (`reset --hard`,
  * `clean -ffdx`: tracked files restored, everything untracked or ignored removed) and kept only
- * if `git status --ignored` then shows nothing at all; the next job on the same repository checks
+ * if nothing named `.git` is left below its top (git passes over those) and `git status --ignored`
+ * then shows nothing at all; the next job on the same repository checks
  * out its commit there, which rewrites only the files that differ. Anything odd removes the
  * worktree instead, and a job never shares a worktree with a running job.
  */
