@@ -35,6 +35,8 @@ export const envSchema = z.object({
   APP_ID: z.coerce.number().int().optional(),
   WEBHOOK_SECRET: z.string().optional(),
   PRIVATE_KEY: z.string().optional(),
+  /** Probot reads the key from here; Blueprint only hides it (and its directory) from agent commands. */
+  PRIVATE_KEY_PATH: z.string().optional(),
 });
 
 export type BlueprintEnv = z.output<typeof envSchema>;

@@ -45,7 +45,7 @@ export const repoConfigSchema = z
       .default({})
       .describe("Caps per run; they can only lower the App's own limits."),
     instructions: z.string().max(20_000).optional().describe("Extra instructions for the agent, e.g. the project's conventions."),
-    network: z.boolean().default(false).describe("Let the agent's commands reach the network inside the sandbox (e.g. to install packages)."),
+    network: z.boolean().default(false).describe("Let the agent's commands reach the network (e.g. to install packages). They then share the host's network: services on its 127.0.0.1, the cloud metadata endpoint, the local network, abstract unix sockets. Turn it on only where the host has nothing there to protect."),
   })
   .strict();
 

@@ -1,4 +1,4 @@
-import { recordedGitDir, untrustedGit } from "../workspace/untrusted-git.js";
+import { excludeFileOf, recordedGitDir, untrustedGit } from "../workspace/untrusted-git.js";
 
 export interface GitOutput {
   code: number;
@@ -12,7 +12,8 @@ export interface GitOutput {
  */
 export async function gitRead(root: string, args: string[]): Promise<GitOutput> {
   const gitDir = recordedGitDir(root);
-  const git = untrustedGit(gitDir ? { gitDir, workTree: root } : { discoverFrom: root }, { lazyFetch: false });
+  // A Blueprint worktree's own exclude file hides setup output (node_modules…) from the tools too.
+  const git = untrustedGit(gitDir ? { gitDir, workTree: root } : { discoverFrom: root }, { lazyFetch: false, excludesFile: gitDir ? excludeFileOf(gitDir) : undefined });
   const result = await git.run(args);
   return { code: result.code ?? 1, stdout: result.stdout, stderr: result.stderr };
 }

@@ -143,6 +143,10 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
 
     // 7. One agent run, one commit, one push, one tick per step.
     const allowWorkflowWrites = await port.canWriteWorkflows();
+    if (config.network) {
+      // bubblewrap's --share-net is the host's own network: see the README's threat model.
+      deps.log.warn({ repository: port.repo.cloneUrl, isolation: deps.runner.isolation }, "this repository sets `network: true`: its setup, agent and test commands share this host's network (services on 127.0.0.1, the cloud metadata endpoint, the local network, abstract unix sockets)");
+    }
     // The repository's own setup (e.g. `npm ci`) runs once before the steps, like any agent command.
     if (config.setup && todo.length > 0) {
       // Like an agent run, it never outlasts the wall-time limit.

@@ -1,3 +1,4 @@
+import path from "node:path";
 import { createModelClient, describeRetry } from "../agent/model.js";
 import { createRedactor } from "../agent/redact.js";
 import { ConfigError, type BlueprintEnv } from "../config/env.js";
@@ -25,7 +26,7 @@ export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets:
         },
       }),
     repoCache: new RepoCache(env.BLUEPRINT_WORKDIR, { poolSize: env.BLUEPRINT_WORKTREE_POOL, maxFetches: env.BLUEPRINT_MAX_FETCHES }),
-    runner: createCommandRunner({ bwrapPath: sandboxFor(env, log) }),
+    runner: createCommandRunner({ bwrapPath: sandboxFor(env, log), hide: hiddenFromCommands(env) }),
     limits: {
       maxIterations: env.BLUEPRINT_MAX_ITERATIONS,
       maxWallTimeMs: env.BLUEPRINT_MAX_MINUTES * 60_000,
@@ -45,6 +46,22 @@ function stateKeyOf(env: BlueprintEnv): StateKey {
   const secret = env.BLUEPRINT_STATE_SECRET ?? env.WEBHOOK_SECRET;
   if (!secret) throw new ConfigError("no secret to sign Blueprint's hidden plan state with: set BLUEPRINT_STATE_SECRET (at least 16 characters, e.g. `openssl rand -hex 32`), or WEBHOOK_SECRET for the App");
   return deriveStateKey(secret);
+}
+
+/**
+ * What the sandbox hides even inside the system directories it shows (/etc, /opt, /usr): the App's
+ * directory (its `.env`), the whole work directory (every job's worktree and every installation's
+ * mirror; the job's own are bound back on top) and the private key's directory, or only the key
+ * when it lies directly in a system directory (hiding all of /etc would break the commands).
+ */
+function hiddenFromCommands(env: Pick<BlueprintEnv, "BLUEPRINT_WORKDIR" | "PRIVATE_KEY_PATH">): string[] {
+  const hidden = [process.cwd(), path.resolve(env.BLUEPRINT_WORKDIR)];
+  if (env.PRIVATE_KEY_PATH) {
+    const key = path.resolve(env.PRIVATE_KEY_PATH);
+    const dir = path.dirname(key);
+    hidden.push(path.dirname(dir) === "/" ? key : dir);
+  }
+  return hidden;
 }
 
 /**

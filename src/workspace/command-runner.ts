@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { lstatSync, mkdtempSync, readlinkSync, rmSync, type Stats } from "node:fs";
+import { lstatSync, mkdtempSync, readlinkSync, realpathSync, rmSync, type Stats } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { commonDirOf, recordedGitDir } from "./untrusted-git.js";
@@ -68,7 +68,10 @@ export interface CommandRunnerOptions {
   env?: NodeJS.ProcessEnv;
   /** Path of the bubblewrap binary: commands then run inside the sandbox (sandboxArgs). */
   bwrapPath?: string | null;
-  /** Directories the sandbox hides (default: the App's working directory, where its `.env` lives). */
+  /**
+   * Paths the sandbox hides, directories or files (default: the App's working directory, where its
+   * `.env` lives). The App adds its work directory and private key (create-deps.ts).
+   */
   hide?: readonly string[];
 }
 
@@ -80,12 +83,13 @@ export function createCommandRunner(options: CommandRunnerOptions = {}): Command
   const env = options.env ?? scrubbedEnv();
   const bwrap = options.bwrapPath ?? null;
   const hide = options.hide ?? [process.cwd()];
+  const disableUserns = bwrap ? supportsDisableUserns(bwrap) : false;
   return {
     isolation: bwrap ? "bwrap" : "plain",
     run(command, { cwd, timeoutMs, network = false, signal }) {
       const limit = Math.min(Math.max(timeoutMs ?? defaultTimeoutMs, 1000), maxTimeoutMs);
       const started = Date.now();
-      const [file, args] = bwrap ? [bwrap, [...sandboxArgs(cwd, { network, hide }), "/bin/bash", "-c", command]] : ["/bin/bash", ["-c", command]];
+      const [file, args] = bwrap ? [bwrap, [...sandboxArgs(cwd, { network, hide, disableUserns }), "/bin/bash", "-c", command]] : ["/bin/bash", ["-c", command]];
       return new Promise((resolve) => {
         const child = spawn(file, args, { cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
         const output = new CappedOutput(cap);
@@ -135,8 +139,13 @@ const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx
 
 interface SandboxOptions {
   network: boolean;
-  /** Directories hidden even when they lie inside a system directory (the App's own, say). */
+  /**
+   * Paths hidden even when they lie inside a system directory: the App's own directory, its work
+   * directory (the job's own worktree and repository are bound back on top), its private key.
+   */
   hide: readonly string[];
+  /** bubblewrap 0.8+: no user namespaces inside (the kernel's user-namespace code is a common exploit path). */
+  disableUserns: boolean;
 }
 
 /**
@@ -158,9 +167,14 @@ function sandboxArgs(workspace: string, options: SandboxOptions): string[] {
       exposed.push(dir);
     }
   }
-  for (const dir of options.hide) {
-    const inside = exposed.some((root) => dir === root || dir.startsWith(`${root}/`));
-    if (inside && lstatOrNull(dir)?.isDirectory()) args.push("--tmpfs", dir);
+  for (const hidden of options.hide) {
+    // Mounts apply to the real path: a symlinked /opt or workdir must not dodge the check.
+    const target = realpathOrNull(hidden);
+    const inside = target !== null && exposed.some((root) => target === root || target.startsWith(`${root}/`));
+    if (!inside) continue;
+    const stat = lstatOrNull(target);
+    if (stat?.isDirectory()) args.push("--tmpfs", target);
+    else if (stat) args.push("--ro-bind", "/dev/null", target);
   }
   // systemd-resolved hosts point /etc/resolv.conf here; commands allowed the network need it.
   if (options.network) args.push("--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve");
@@ -175,6 +189,7 @@ function sandboxArgs(workspace: string, options: SandboxOptions): string[] {
     "--bind", workspace, workspace,
     "--unshare-all",
     ...(options.network ? ["--share-net"] : []),
+    ...(options.disableUserns ? ["--unshare-user", "--disable-userns"] : []),
     "--cap-drop", "ALL",
     "--die-with-parent",
     "--new-session",
@@ -185,12 +200,38 @@ function sandboxArgs(workspace: string, options: SandboxOptions): string[] {
   return args;
 }
 
+function realpathOrNull(file: string): string | null {
+  try {
+    return realpathSync(file);
+  } catch {
+    return null;
+  }
+}
+
 function lstatOrNull(file: string): Stats | null {
   try {
     return lstatSync(file);
   } catch {
     return null;
   }
+}
+
+const disableUsernsSupport = new Map<string, boolean>();
+
+/**
+ * Whether this bubblewrap can turn user namespaces off inside its sandbox: it knows
+ * `--disable-userns` (0.8 and later) and may create the user namespace that needs (a set-user-id
+ * bubblewrap on a host without unprivileged user namespaces may not). Without it, the sandbox is
+ * built as before.
+ */
+function supportsDisableUserns(bwrap: string): boolean {
+  let known = disableUsernsSupport.get(bwrap);
+  if (known === undefined) {
+    const probe = spawnSync(bwrap, ["--ro-bind", "/", "/", "--unshare-all", "--unshare-user", "--disable-userns", "/bin/true"], { stdio: "ignore", timeout: 5000 });
+    known = probe.status === 0;
+    disableUsernsSupport.set(bwrap, known);
+  }
+  return known;
 }
 
 /** bubblewrap, where it can build the real sandbox here; otherwise why not, in words an operator can act on. */
@@ -202,7 +243,7 @@ export function checkBubblewrap(explicit?: string): { path: string } | { problem
   const problems: string[] = [];
   try {
     for (const candidate of found) {
-      const probe = spawnSync(candidate, [...sandboxArgs(probeDir, { network: false, hide: [] }), "/bin/true"], { encoding: "utf8", timeout: 5000 });
+      const probe = spawnSync(candidate, [...sandboxArgs(probeDir, { network: false, hide: [], disableUserns: supportsDisableUserns(candidate) }), "/bin/true"], { encoding: "utf8", timeout: 5000 });
       if (probe.status === 0) return { path: candidate };
       problems.push(`${candidate}: ${(probe.stderr || probe.error?.message || `exit ${probe.status ?? "killed"}`).trim()}`);
     }

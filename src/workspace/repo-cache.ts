@@ -3,7 +3,7 @@ import { promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describeGitError, WorkspaceError } from "./git.js";
-import { forgetWorktree, NO_DRIVERS_ATTRIBUTES, recordWorktree, restoreGitPointer, untrustedGit } from "./untrusted-git.js";
+import { excludeFileOf, forgetWorktree, NO_DRIVERS_ATTRIBUTES, recordWorktree, restoreGitPointer, untrustedGit } from "./untrusted-git.js";
 import { Workspace } from "./workspace.js";
 
 export interface WorkspaceRequest {
@@ -26,7 +26,8 @@ export function defaultWorkdir(): string {
  *
  * Worktrees are pooled per mirror: when a job is done its worktree is reset (`reset --hard`,
  * `clean -ffdx`: tracked files restored, everything untracked or ignored removed) and kept only
- * if `git status --ignored` then shows nothing at all; the next job on the same repository checks
+ * if nothing named `.git` is left below its top (git passes over those) and `git status --ignored`
+ * then shows nothing at all; the next job on the same repository checks
  * out its commit there, which rewrites only the files that differ. Anything odd removes the
  * worktree instead, and a job never shares a worktree with a running job.
  */
@@ -55,8 +56,29 @@ export class RepoCache {
     this.fetches = new Semaphore(options.maxFetches ?? 4);
   }
 
+  private secured: Promise<void> | null = null;
+
+  /**
+   * The work directory and its jobs/ and mirrors/ are the App user's alone (0700, also when they
+   * existed before): a file an agent left in its worktree (a set-user-id copy of a shell, say) is
+   * then out of reach of every other local account, and so is every tenant's source.
+   */
+  private secureWorkdir(): Promise<void> {
+    this.secured ??= (async () => {
+      for (const dir of [this.workdir, path.join(this.workdir, "jobs"), path.join(this.workdir, "mirrors")]) {
+        await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+        await fs.chmod(dir, 0o700);
+      }
+    })().catch((error: unknown) => {
+      this.secured = null;
+      throw error;
+    });
+    return this.secured;
+  }
+
   /** Fetches the repository into its mirror (cloning it the first time). */
   async sync(request: Omit<WorkspaceRequest, "sha">): Promise<Mirror> {
+    await this.secureWorkdir();
     const mirror = this.mirrorPath(request.cloneUrl);
     // A burst of jobs (many repositories at once) must not starve the process of CPU and I/O.
     await this.withLock(mirror, () => this.fetches.run(() => this.syncMirror(mirror, request)));
@@ -78,8 +100,8 @@ export class RepoCache {
   }
 
   private async freshWorktree(mirror: string, cloneUrl: string, sha: string, token: string | null | undefined): Promise<Worktree> {
+    await this.secureWorkdir();
     const dir = path.join(this.workdir, "jobs", randomUUID());
-    await fs.mkdir(path.dirname(dir), { recursive: true });
     await this.withLock(mirror, () => untrustedGit({ gitDir: mirror }, { auth: { token, url: cloneUrl } }).raw(["worktree", "add", "--detach", dir, sha]));
     // Read once, now, before anything else has run in the tree; from here on this record counts.
     const gitDir = /^gitdir: (.+)$/m.exec(await fs.readFile(path.join(dir, ".git"), "utf8"))?.[1]?.trim() ?? "";
@@ -121,7 +143,10 @@ export class RepoCache {
         const git = untrustedGit({ gitDir: tree.gitDir, workTree: tree.dir });
         await git.raw(["reset", "--quiet", "--hard"]);
         await git.raw(["clean", "-ffdxq"]);
-        if (pool.length < this.poolSize) {
+        // The next job's setup output is its own to list.
+        await fs.rm(excludeFileOf(tree.gitDir), { force: true });
+        // reset, clean and `status --ignored` all pass over a nested `.git`; what is in it would reach the next job.
+        if (pool.length < this.poolSize && !(await hasNestedGit(tree.dir))) {
           pool.push(tree);
           this.idle.set(mirror, pool);
           return;
@@ -158,6 +183,8 @@ export class RepoCache {
     // On every sync, so mirrors made before this rule get it too.
     await fs.mkdir(path.join(mirror, "info"), { recursive: true });
     await fs.writeFile(path.join(mirror, "info", "attributes"), NO_DRIVERS_ATTRIBUTES);
+    // Shared by every worktree, so Blueprint keeps it empty (earlier versions listed setup output here).
+    await fs.writeFile(path.join(mirror, "info", "exclude"), "");
   }
 
   /** Deletes the tree, then lets git forget it (`worktree remove` would look inside the tree first). */
@@ -180,6 +207,26 @@ export class RepoCache {
       if (this.locks.get(key) === settled) this.locks.delete(key);
     }
   }
+}
+
+/**
+ * Whether anything named `.git` lies below the top of a tree (a directory or a file; symlinks are
+ * not followed). A tree too big to walk quickly counts as having one: it is removed, not pooled.
+ */
+async function hasNestedGit(root: string, maxEntries = 200_000): Promise<boolean> {
+  let seen = 0;
+  const pending = [root];
+  for (let dir = pending.pop(); dir !== undefined; dir = pending.pop()) {
+    const entries = await fs.readdir(dir, { withFileTypes: true });
+    seen += entries.length;
+    if (seen > maxEntries) return true;
+    for (const entry of entries) {
+      if (entry.name === ".git") {
+        if (dir !== root) return true;
+      } else if (entry.isDirectory()) pending.push(path.join(dir, entry.name));
+    }
+  }
+  return false;
 }
 
 /** At most `limit` tasks at once; the rest wait in order. */

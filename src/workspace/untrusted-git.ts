@@ -41,6 +41,11 @@ export interface UntrustedGitOptions {
   identity?: GitIdentity | undefined;
   /** Fetch missing blobs on demand (default true); the read tools turn it off. */
   lazyFetch?: boolean;
+  /**
+   * An exclude file for this call only (`core.excludesFile`): a worktree's own list, kept outside
+   * the tree; the mirror's `info/exclude` is shared by every worktree and never written.
+   */
+  excludesFile?: string | undefined;
 }
 
 export interface GitResult {
@@ -160,7 +165,7 @@ export function untrustedGit(location: GitLocation, options: UntrustedGitOptions
     let stderr = "";
     const git = simpleGit({
       baseDir,
-      config: HARDENED_CONFIG,
+      config: options.excludesFile ? [...HARDENED_CONFIG, `core.excludesFile=${options.excludesFile}`] : HARDENED_CONFIG,
       allowEnvironment: ALLOWED_ENV,
       // Each flag lets through one of the settings above, which turn the matching feature off.
       unsafe: {
@@ -193,6 +198,22 @@ export function untrustedGit(location: GitLocation, options: UntrustedGitOptions
       throw new GitError(result.stderr.trim() || `git ${args[0] ?? ""} exited with ${result.code ?? "no code"}`, result.code);
     },
   };
+}
+
+/** A worktree's own exclude file, in its admin directory inside the mirror (Blueprint's, not the tree's). */
+export function excludeFileOf(gitDir: string): string {
+  return path.join(gitDir, "blueprint-exclude");
+}
+
+/**
+ * A path as a gitignore pattern that matches only that path, anchored at the top: `\`, `*`, `?`,
+ * `[`, `]`, `!` and `#` escaped, trailing spaces kept. A name with a line break cannot be written
+ * as one line: null.
+ */
+export function literalIgnorePattern(entry: string): string | null {
+  if (/[\n\r]/.test(entry)) return null;
+  const escaped = entry.replace(/[\\*?[\]!#]/g, (char) => `\\${char}`).replace(/ +$/, (spaces) => spaces.replace(/ /g, "\\ "));
+  return `/${escaped}`;
 }
 
 /** Worktrees Blueprint created, and the admin directory inside the mirror each one belongs to. */

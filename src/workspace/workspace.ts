@@ -1,7 +1,6 @@
 import { promises as fs } from "node:fs";
-import path from "node:path";
 import { describeGitError, WorkspaceError } from "./git.js";
-import { restoreGitPointer, untrustedGit, type GitIdentity, type UntrustedGit } from "./untrusted-git.js";
+import { excludeFileOf, literalIgnorePattern, restoreGitPointer, untrustedGit, type GitIdentity, type UntrustedGit } from "./untrusted-git.js";
 
 export interface CommitResult {
   sha: string;
@@ -34,7 +33,10 @@ export class Workspace {
 
   private async git(options: { token?: boolean; identity?: GitIdentity } = {}): Promise<UntrustedGit> {
     await restoreGitPointer(this.dir, this.repository.gitDir);
-    return untrustedGit({ gitDir: this.repository.gitDir, workTree: this.dir }, { auth: options.token ? { token: this.repository.token, url: this.cloneUrl } : null, identity: options.identity });
+    return untrustedGit(
+      { gitDir: this.repository.gitDir, workTree: this.dir },
+      { auth: options.token ? { token: this.repository.token, url: this.cloneUrl } : null, identity: options.identity, excludesFile: excludeFileOf(this.repository.gitDir) },
+    );
   }
 
   /** A file as it is on another ref (e.g. the default branch), or null when it does not exist there. */
@@ -91,20 +93,17 @@ export class Workspace {
 
   /**
    * Hides what setup commands created (node_modules, build output) from commits without deleting
-   * it: such paths go to the mirror's exclude list unless the repository already ignores them.
+   * it: such paths go, each as a literal pattern, to this worktree's own exclude file (in its admin
+   * directory: out of the tree, read-only to commands), unless the repository already ignores them.
+   * The mirror's `info/exclude` is shared by all its worktrees and never written. A name with a
+   * line break cannot be listed and stays visible.
    */
   async ignoreUntracked(): Promise<void> {
     const git = await this.git();
-    const untracked = (await git.raw(["ls-files", "--others", "--exclude-standard", "--directory"])).split("\n").filter(Boolean);
-    if (untracked.length === 0) return;
-    const infoDir = (await git.raw(["rev-parse", "--git-path", "info"])).trim();
-    const target = path.resolve(this.dir, infoDir);
-    await fs.mkdir(target, { recursive: true });
-    // info/exclude is shared by the mirror's worktrees: add each pattern once.
-    const file = path.join(target, "exclude");
-    const existing = new Set((await fs.readFile(file, "utf8").catch(() => "")).split("\n"));
-    const patterns = untracked.map((entry) => `/${entry}`).filter((pattern) => !existing.has(pattern));
-    if (patterns.length > 0) await fs.appendFile(file, `\n${patterns.join("\n")}\n`);
+    const untracked = (await git.raw(["ls-files", "-z", "--others", "--exclude-standard", "--directory"])).split("\0").filter(Boolean);
+    const patterns = untracked.map(literalIgnorePattern).filter((pattern): pattern is string => pattern !== null);
+    if (patterns.length === 0) return;
+    await fs.appendFile(excludeFileOf(this.repository.gitDir), `${patterns.join("\n")}\n`);
   }
 
   async head(): Promise<string> {

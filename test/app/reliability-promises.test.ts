@@ -46,7 +46,9 @@ describe("sandbox settings reach the command runner", () => {
         return plain.run(command, options);
       },
     };
-    const app = await start([{ toolCalls: [{ name: "run_command", arguments: { command: "echo agent-ran", timeout_s: null } }] }, complete("S1")], {}, { deps: { runner: recording } });
+    const warnings: string[] = [];
+    const log = { info: () => undefined, error: () => undefined, warn: (_object: object, message?: string) => void warnings.push(message ?? "") };
+    const app = await start([{ toolCalls: [{ name: "run_command", arguments: { command: "echo agent-ran", timeout_s: null } }] }, complete("S1")], {}, { deps: { runner: recording, log } });
     seedPlan(oneStep);
     await app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
 
@@ -57,6 +59,8 @@ describe("sandbox settings reach the command runner", () => {
     ]);
     expect(String(fx.model.requests[1]!.messages.at(-1)?.content)).toContain("agent-ran");
     expect(stateOf(fx.github.botComments()[0]!.body).status).toBe("built");
+    // The operator is told, at each build, that this repository's commands share the host's network.
+    expect(warnings.filter((message) => message.includes("`network: true`") && message.includes("127.0.0.1"))).toHaveLength(1);
   });
 });
 
