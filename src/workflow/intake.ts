@@ -113,7 +113,7 @@ export class Intake {
         await port.postComment(HELP_TEXT);
         return;
       case "status":
-        await port.postComment(await statusReply(port, this.queue, key));
+        await port.postComment(await statusReply(port, this.queue.runningLabel(key)));
         return;
       case "cancel": {
         const stopped = this.queue.cancel(key);
