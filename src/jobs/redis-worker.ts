@@ -117,6 +117,7 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
           return;
         }
         if (start === "resume") deps.log.warn({ deliveryId: job.deliveryId, job: jobLabel(job) }, "taking over a job whose worker stopped; resuming from what was pushed");
+        else deps.log.info({ deliveryId: job.deliveryId, job: jobLabel(job) }, "job started");
         if (await lanes.cancelled(workId)) controller.abort("cancelled with /cancel");
         controllers.set(workId, controller);
         if (stopping !== null) controller.abort(stopping);
