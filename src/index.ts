@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import type { ApplicationFunctionOptions, Probot } from "probot";
 import { loadEnv, type BlueprintEnv } from "./config/env.js";
 import { JobTokens, type TokenMinter } from "./github/job-token.js";
@@ -9,7 +10,8 @@ import { EmbeddedBackend } from "./jobs/embedded.js";
 import { commentJob, reviewJob, synchronizeJob, type Accepted } from "./jobs/from-webhook.js";
 import { JobMetrics } from "./jobs/metrics.js";
 import { startRedisBackend } from "./jobs/redis-backend.js";
-import { serveOperatorPages } from "./jobs/operator-pages.js";
+import { LocalWorkerBackend } from "./jobs/local-worker.js";
+import { serveOperatorPages, type WorkerMetricsSource } from "./jobs/operator-pages.js";
 import { createWorkflowDeps } from "./workflow/create-deps.js";
 import type { WorkflowDeps } from "./workflow/deps.js";
 
@@ -26,7 +28,7 @@ const SHUTDOWN_REASON = "Blueprint was shut down (a restart or deploy); comment 
 
 /** The Probot app: maps webhook events to use cases. Wiring only. */
 export default function blueprint(app: Probot, options: ApplicationFunctionOptions): void {
-  const { shutdown } = createBlueprintApp(app, options);
+  const { shutdown } = createBlueprintApp(app, options, { jobs: "local-worker" });
   // Graceful shutdown: running jobs stop at a safe point and leave their state resumable.
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.once(signal, () => {
@@ -44,23 +46,28 @@ export default function blueprint(app: Probot, options: ApplicationFunctionOptio
 export function createBlueprintApp(
   app: Probot,
   options: ApplicationFunctionOptions,
-  overrides: { env?: BlueprintEnv; deps?: Partial<WorkflowDeps> } = {},
+  overrides: {
+    env?: BlueprintEnv;
+    deps?: Partial<WorkflowDeps>;
+    /**
+     * Without Redis, where jobs run: a forked local worker (`npm start`), or this process (tests
+     * that replace parts of the engine, which cannot cross into another process).
+     */
+    jobs?: "local-worker" | "in-process";
+  } = {},
 ): BlueprintApp {
   const env = overrides.env ?? loadEnv();
   const metrics = new JobMetrics();
   const isOwnComment = ownCommentMatcher({ appId: env.APP_ID, botLogin: env.BLUEPRINT_BOT_NAME });
   const deps = (): WorkflowDeps => ({ ...createWorkflowDeps(env, app.log), ...overrides.deps });
+  // Intake mints each job's token (narrowed to its repository) with the App's key; workers never hold the key.
+  const tokens = new JobTokens(async () => (await app.auth()) as unknown as TokenMinter);
 
-  const backend: JobBackend = env.REDIS_URL
-    ? startRedisBackend({
-        env,
-        redisUrl: env.REDIS_URL,
-        log: app.log,
-        metrics,
-        tokens: new JobTokens(async () => (await app.auth()) as unknown as TokenMinter),
-        workerDeps: env.BLUEPRINT_WORKERS > 0 ? deps() : null,
-      })
-    : new EmbeddedBackend({
+  const backend: JobBackend & Partial<WorkerMetricsSource> = env.REDIS_URL
+    ? startRedisBackend({ env, redisUrl: env.REDIS_URL, log: app.log, metrics, tokens, workerDeps: env.BLUEPRINT_WORKERS > 0 ? deps() : null })
+    : overrides.jobs === "local-worker"
+      ? new LocalWorkerBackend({ entry: fileURLToPath(new URL("./local-worker.js", import.meta.url)), tokens, log: app.log })
+      : new EmbeddedBackend({
         deps: deps(),
         concurrency: env.BLUEPRINT_CONCURRENCY,
         metrics,

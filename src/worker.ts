@@ -1,7 +1,8 @@
 import { pino } from "pino";
 import { ConfigError, loadEnv } from "./config/env.js";
 import { JobMetrics } from "./jobs/metrics.js";
-import { jobSealer, tokenPorts } from "./jobs/redis-backend.js";
+import { tokenPorts } from "./github/token-port.js";
+import { jobSealer } from "./jobs/redis-backend.js";
 import { startRedisWorkers } from "./jobs/redis-worker.js";
 import { createWorkflowDeps } from "./workflow/create-deps.js";
 

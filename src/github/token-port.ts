@@ -7,7 +7,7 @@ import type { Logger } from "../workflow/deps.js";
 import type { JobPorts } from "../workflow/run-job.js";
 import type { JobToken } from "./job-token.js";
 import { createOctokitPort, type PortOctokit } from "./octokit-port.js";
-import type { CommentAuthorship } from "./own-comment.js";
+import { ownCommentMatcher, type CommentAuthorship } from "./own-comment.js";
 
 const WorkerOctokit = Octokit.plugin(retry, throttling);
 const RATE_LIMIT_RETRIES = 3;
@@ -63,4 +63,9 @@ export class TokenPorts {
     }
     return octokit;
   }
+}
+
+/** The worker's side of a job's token, from the environment: ports from the token alone, for the repository's GitHub. */
+export function tokenPorts(env: { GHE_HOST?: string | undefined; GHE_PROTOCOL: string; APP_ID?: number | undefined; BLUEPRINT_BOT_NAME: string }, log: Logger): TokenPorts {
+  return new TokenPorts({ baseUrl: githubApiUrl(env), log, isOwnComment: ownCommentMatcher({ appId: env.APP_ID, botLogin: env.BLUEPRINT_BOT_NAME }) });
 }

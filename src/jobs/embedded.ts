@@ -15,6 +15,8 @@ export interface EmbeddedOptions {
   portsFor(job: Job): Promise<JobPorts>;
   concurrency: number;
   metrics: JobMetrics;
+  /** Also told when a claim is released (a local worker tells the intake that holds the claims). */
+  onRelease?: (keys: string[]) => void;
 }
 
 /**
@@ -72,7 +74,10 @@ export class EmbeddedBackend implements JobBackend {
       await triageJob(deps, ports, this.lanes, job);
     } catch (error) {
       // GitHub could not tell who may command us: a redelivery of this webhook gets handled, not dropped.
-      if (error instanceof PermissionUnknown) this.recent.release(keys);
+      if (error instanceof PermissionUnknown) {
+        this.recent.release(keys);
+        this.options.onRelease?.(keys);
+      }
       deps.log.error({ err: error, deliveryId: job.deliveryId }, "handling a webhook failed");
     }
   }

@@ -2,8 +2,7 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { ConfigError, type BlueprintEnv } from "../config/env.js";
 import type { JobTokens } from "../github/job-token.js";
-import { ownCommentMatcher } from "../github/own-comment.js";
-import { githubApiUrl, TokenPorts } from "../github/token-port.js";
+import { tokenPorts } from "../github/token-port.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
 import type { JobBackend, QueueStats } from "./backend.js";
 import type { Accepted } from "./from-webhook.js";
@@ -18,11 +17,6 @@ export function jobSealer(env: BlueprintEnv): Sealer {
     throw new ConfigError("REDIS_URL is set, so jobs cross processes: set BLUEPRINT_STATE_SECRET (16+ characters, the same on every intake and worker) so job tokens travel sealed through Redis");
   }
   return new Sealer(env.BLUEPRINT_STATE_SECRET);
-}
-
-/** The worker's side of a job's token: ports from the token alone, for the repository's GitHub. */
-export function tokenPorts(env: BlueprintEnv, log: Logger): TokenPorts {
-  return new TokenPorts({ baseUrl: githubApiUrl(env), log, isOwnComment: ownCommentMatcher({ appId: env.APP_ID, botLogin: env.BLUEPRINT_BOT_NAME }) });
 }
 
 export interface RedisBackendOptions {

@@ -98,7 +98,7 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
   it("workers hold neither the App's private key nor its webhook secret, and do the jobs", async () => {
     for (const worker of workers) {
       const environment = worker.environment();
-      expect(environment.REDIS_URL).toBe(cluster.redis.url);
+      expect(environment.REDIS_URL).toBe(cluster.redis?.url);
       expect(Object.keys(environment)).not.toContain("PRIVATE_KEY");
       expect(Object.keys(environment)).not.toContain("WEBHOOK_SECRET");
     }

@@ -19,7 +19,8 @@ const STATE_SECRET = "redis-e2e-state-secret-shared-by-intake-and-workers";
  * (`node lib/worker.js`, as `npm run worker`), against the local GitHub double and a scripted model.
  */
 export interface Cluster {
-  redis: RedisServer;
+  /** Null for an embedded cluster (`redis: false`): one `npm start`, no other service. */
+  redis: RedisServer | null;
   github: GitHubDouble;
   model: ModelServer;
   /** Answers the model's requests; a test may replace it (e.g. to hold a request until it says so). */
@@ -36,8 +37,8 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
-export async function startCluster(options: { issues: number; env?: Record<string, string> }): Promise<Cluster> {
-  const redis = await startRedisServer();
+export async function startCluster(options: { issues: number; env?: Record<string, string>; redis?: boolean }): Promise<Cluster> {
+  const redis = options.redis === false ? null : await startRedisServer();
   const github = await startGitHubDouble({
     files: FILES,
     issues: Array.from({ length: options.issues }, (_, index) => ({ title: `Greet people by name (${index + 1})`, body: "Greet whoever is named.", author: "octocat" })),
@@ -95,7 +96,7 @@ export async function startCluster(options: { issues: number; env?: Record<strin
       await Promise.all(processes.map((p) => p.stop()));
       await cluster.model.close();
       await github.stop();
-      await redis.stop();
+      await redis?.stop();
       for (const made of dirs) rmSync(made, { recursive: true, force: true });
     },
   };
@@ -110,9 +111,8 @@ export async function startCluster(options: { issues: number; env?: Record<strin
     BLUEPRINT_MODEL: "e2e-model",
     BLUEPRINT_MODEL_RETRIES: "0",
     BLUEPRINT_PROGRESS_INTERVAL_MS: "0",
-    REDIS_URL: redis.url,
     BLUEPRINT_STATE_SECRET: STATE_SECRET,
-    BLUEPRINT_JOB_LOCK_MS: "1500",
+    ...(redis ? { REDIS_URL: redis.url, BLUEPRINT_JOB_LOCK_MS: "1500" } : {}),
   });
   return cluster;
 }
