@@ -35,6 +35,8 @@ const INSTALLATIONS = 100;
 const TWO_ISSUES = 50;
 /** Issues that get six writer /plan (the others five): 60 × 6 + 90 × 5 = 810. */
 const SIX_PLANS = 60;
+/** Jobs at once per worker process (the app's BLUEPRINT_CONCURRENCY): they mostly wait on GitHub's pacing of writes. */
+const JOB_CONCURRENCY = positive("BENCH_LOAD_JOB_CONCURRENCY", 32);
 const MODES = (process.env.BENCH_LOAD_MODES ?? "embedded,redis").split(",").map((mode) => mode.trim()).filter((mode): mode is Mode => mode === "embedded" || mode === "redis");
 type Mode = "embedded" | "redis";
 const CONCURRENCY = positive("BENCH_LOAD_CONCURRENCY", 100);
@@ -166,6 +168,7 @@ async function runMode(mode: Mode): Promise<Summary> {
       OPENAI_API_KEY: "sk-bench-load-0000000000000000000000",
       BLUEPRINT_MODEL: "bench-model",
       BLUEPRINT_STATE_SECRET: "bench-load-state-secret-shared-by-all",
+      BLUEPRINT_CONCURRENCY: String(JOB_CONCURRENCY),
     };
     if (mode === "redis") redis = await startRedisServer();
     app = await startAppProcess(
@@ -584,12 +587,13 @@ function report(input: ReportInput): Record<string, string> {
     }
     for (const reply of replies.filter((r) => r.kind === "failure" || r.kind === "other")) note(`installation ${tenant.id}: unexpected reply: ${reply.body.slice(0, 100)}`);
 
-    // Model runs: one for each writer's /plan, none for the reader's or the bot's.
-    for (const command of tenant.commands.filter((c) => c.who === "writer" && c.kind === "plan")) {
-      const legit = runsFor(/^\/plan (\S+)/.exec(command.comment.body)?.[1] ?? "?");
-      if (legit > 1) {
-        duplicates += legit - 1;
-        note(`installation ${tenant.id}: ${legit} model runs for one /plan`);
+    // Model runs: one per writer's /plan, none for the reader's or the bot's. A later /plan on an issue
+    // revises its plan, and the conversation still opens with the first request's words: count per issue.
+    for (const [issue, plans] of want.finalRevision) {
+      const legit = runsFor(`load-${tenant.id}-${issue}-`);
+      if (legit > plans) {
+        duplicates += legit - plans;
+        note(`installation ${tenant.id}: ${legit} model runs for ${plans} /plan on #${issue}`);
       }
     }
     for (const marker of [`ro-${tenant.id}:`, `bot-${tenant.id}:`]) {
@@ -643,7 +647,7 @@ function report(input: ReportInput): Record<string, string> {
   console.log(
     `${totals.webhooks} webhooks (${totals.commands} commands: ${totals.writer} by writers incl. ${totals.plans} /plan, ${totals.reader} by read-only users, ${totals.bot} by bots; ` +
       `${totals.sameDelivery} redelivered with the same X-GitHub-Delivery) on ${totals.issues} issues ` +
-      `over ${tenants.length} installations at concurrency ${CONCURRENCY}; sent in ${s(input.sendEnd - input.sendStart)}; GitHub throttling on; ` +
+      `over ${tenants.length} installations at concurrency ${CONCURRENCY}, BLUEPRINT_CONCURRENCY=${JOB_CONCURRENCY}; sent in ${s(input.sendEnd - input.sendStart)}; GitHub throttling on; ` +
       `${input.echoes.sent} of the app's comments echoed back as webhooks (${input.echoes.ok} answered 2xx).\n`,
   );
   const rows: Array<[string, string, string, string]> = [

@@ -61,7 +61,7 @@ export function createBlueprintApp(
   const isOwnComment = ownCommentMatcher({ appId: env.APP_ID, botLogin: env.BLUEPRINT_BOT_NAME });
   const deps = (): WorkflowDeps => ({ ...createWorkflowDeps(env, app.log), ...overrides.deps });
   // Intake mints each job's token (narrowed to its repository) with the App's key; workers never hold the key.
-  const tokens = new JobTokens(async () => (await app.auth()) as unknown as TokenMinter);
+  const tokens = new JobTokens(async (installationId) => (await installationOctokit(app, installationId, "mint")) as unknown as TokenMinter);
 
   const backend: JobBackend & Partial<WorkerMetricsSource> = env.REDIS_URL
     ? startRedisBackend({ env, redisUrl: env.REDIS_URL, log: app.log, metrics, tokens, workerDeps: env.BLUEPRINT_WORKERS > 0 ? deps() : null })

@@ -31,7 +31,7 @@ export const envSchema = z.object({
   /** `0`: this `npm start` only answers webhooks and enqueues; jobs run in `npm run worker` processes. */
   BLUEPRINT_WORKERS: z.coerce.number().int().min(0).default(1),
   /** Jobs one process runs at once; the rest wait, shown as "Queued" on their thread. */
-  BLUEPRINT_CONCURRENCY: positiveInt(4),
+  BLUEPRINT_CONCURRENCY: positiveInt(8),
   /** How long a dead worker's job and thread stay locked before another worker takes the job over (Redis). */
   BLUEPRINT_JOB_LOCK_MS: z.coerce.number().int().min(500).default(30_000),
   /**

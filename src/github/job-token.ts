@@ -32,7 +32,12 @@ const REUSE_MS = 40 * 60_000;
 export class JobTokens {
   private readonly minted = new Map<string, Promise<JobToken>>();
 
-  constructor(private readonly appOctokit: () => Promise<TokenMinter>) {}
+  /**
+   * `minter(installationId)`: an Octokit that signs `/app/...` calls with the App's JWT. One per
+   * installation, so GitHub's pacing of token requests (one at a time per Octokit) never makes one
+   * installation's first 👀 wait for a hundred others' tokens.
+   */
+  constructor(private readonly minter: (installationId: number) => Promise<TokenMinter>) {}
 
   async forJob(job: Job): Promise<JobToken> {
     const permissions = tokenPermissionsFor(job.kind);
@@ -50,7 +55,7 @@ export class JobTokens {
   }
 
   private async mint(job: Job, permissions: Record<string, "read" | "write"> | null): Promise<JobToken> {
-    const octokit = await this.appOctokit();
+    const octokit = await this.minter(job.installationId);
     const { data } = await octokit.rest.apps.createInstallationAccessToken({
       installation_id: job.installationId,
       repositories: [job.repository.name],

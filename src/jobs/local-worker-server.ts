@@ -56,6 +56,9 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
         return;
     }
   });
+  // Ctrl-C or a SIGTERM to the process group reaches us too: the intake decides when we stop (its
+  // "shutdown" message), so running jobs stop at a safe point instead of dying mid-step.
+  for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => undefined);
   // The parent gone (crashed or killed) means no one can hand us jobs or hear us: stop.
   process.on("disconnect", () => void backend.shutdown("Blueprint was shut down (a restart or deploy); comment `/build` or `/plan` again to resume", 20_000).finally(() => process.exit(0)));
   send({ type: "ready" });

@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from "node:child_process";
+import { createHmac } from "node:crypto";
 import type { JobTokens } from "../github/job-token.js";
 import type { Logger } from "../workflow/deps.js";
 import type { JobBackend, QueueStats } from "./backend.js";
@@ -80,6 +81,9 @@ export class LocalWorkerBackend implements JobBackend {
 
   private start(): void {
     const env = { ...(this.options.env ?? process.env) };
+    // The worker signs and checks the hidden plan state: without BLUEPRINT_STATE_SECRET, it gets a
+    // secret derived (one way) from the webhook secret, never the webhook secret itself.
+    if (!env.BLUEPRINT_STATE_SECRET && env.WEBHOOK_SECRET) env.BLUEPRINT_STATE_SECRET = derivedStateSecret(env.WEBHOOK_SECRET);
     for (const name of INTAKE_ONLY) delete env[name];
     const child = fork(this.options.entry, [], { env, stdio: "inherit" });
     this.child = child;
@@ -118,4 +122,9 @@ export class LocalWorkerBackend implements JobBackend {
     this.send({ type: "ask", id, what });
     return answered;
   }
+}
+
+/** A stable secret for the local worker's hidden-state key, from which the webhook secret cannot be recovered. */
+export function derivedStateSecret(webhookSecret: string): string {
+  return createHmac("sha256", webhookSecret).update("blueprint local worker state secret v1").digest("base64url");
 }
