@@ -1,6 +1,8 @@
 import { retry } from "@octokit/plugin-retry";
 import { throttling } from "@octokit/plugin-throttling";
 import { Octokit } from "@octokit/rest";
+import Bottleneck from "bottleneck";
+import { Redis } from "ioredis";
 import type { Job } from "../jobs/job.js";
 import { trimOldest } from "../jobs/bounded-map.js";
 import type { Logger } from "../workflow/deps.js";
@@ -17,6 +19,8 @@ export interface TokenPortOptions {
   baseUrl: string;
   log: Logger;
   isOwnComment(comment: CommentAuthorship): boolean;
+  /** With Redis: GitHub's pacing per installation is shared by every process (plugin-throttling's clustering). */
+  redisUrl?: string | undefined;
 }
 
 /** REST base URL from Probot's own variables, so GitHub Enterprise (and a local double) work. */
@@ -31,8 +35,15 @@ export function githubApiUrl(env: { GHE_HOST?: string | undefined; GHE_PROTOCOL:
  */
 export class TokenPorts {
   private readonly octokits = new Map<string, PortOctokit>();
+  private readonly cluster: { Bottleneck: typeof Bottleneck; connection: Bottleneck.IORedisConnection } | null;
 
-  constructor(private readonly options: TokenPortOptions) {}
+  constructor(private readonly options: TokenPortOptions) {
+    if (options.redisUrl) {
+      const connection = new Bottleneck.IORedisConnection({ client: new Redis(options.redisUrl) });
+      connection.on("error", (error: unknown) => options.log.warn({ err: error }, "GitHub pacing through Redis failed"));
+      this.cluster = { Bottleneck, connection };
+    } else this.cluster = null;
+  }
 
   portsFor(job: Job, token: JobToken): JobPorts {
     const port = (budget: "ack" | "work") =>
@@ -54,7 +65,7 @@ export class TokenPorts {
         baseUrl: this.options.baseUrl,
         userAgent: "blueprint-worker",
         log: { debug: () => {}, info: () => {}, warn: (message: string) => log.warn({}, message), error: (message: string) => log.info({}, message) },
-        throttle: { id: `${installationId}-${budget}`, onRateLimit: limited("primary"), onSecondaryRateLimit: limited("secondary") },
+        throttle: { id: `${installationId}-${budget}`, onRateLimit: limited("primary"), onSecondaryRateLimit: limited("secondary"), ...(this.cluster ?? {}) },
       });
       // The port asks its Octokit for the token (git) and its permissions (workflows); a token Octokit knows only the token.
       octokit = { rest: rest.rest, paginate: rest.paginate, graphql: rest.graphql, auth: (async () => ({ token: granted.token, permissions: granted.permissions })) as PortOctokit["auth"] };
@@ -66,6 +77,6 @@ export class TokenPorts {
 }
 
 /** The worker's side of a job's token, from the environment: ports from the token alone, for the repository's GitHub. */
-export function tokenPorts(env: { GHE_HOST?: string | undefined; GHE_PROTOCOL: string; APP_ID?: number | undefined; BLUEPRINT_BOT_NAME: string }, log: Logger): TokenPorts {
-  return new TokenPorts({ baseUrl: githubApiUrl(env), log, isOwnComment: ownCommentMatcher({ appId: env.APP_ID, botLogin: env.BLUEPRINT_BOT_NAME }) });
+export function tokenPorts(env: { GHE_HOST?: string | undefined; GHE_PROTOCOL: string; APP_ID?: number | undefined; BLUEPRINT_BOT_NAME: string; REDIS_URL?: string | undefined }, log: Logger): TokenPorts {
+  return new TokenPorts({ baseUrl: githubApiUrl(env), log, redisUrl: env.REDIS_URL, isOwnComment: ownCommentMatcher({ appId: env.APP_ID, botLogin: env.BLUEPRINT_BOT_NAME }) });
 }
