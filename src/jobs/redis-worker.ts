@@ -23,7 +23,7 @@ export const wireSchema = z.object({ job: jobSchema, keys: z.array(z.string()), 
 export type Wire = z.output<typeof wireSchema>;
 
 /** A BullMQ job id from a delivery id (custom ids may not hold ':' and must not look like numbers). */
-export function bullId(phase: "t" | "w", deliveryId: string): string {
+export function bullId(phase: "m" | "t" | "w", deliveryId: string): string {
   return `${phase}-${deliveryId.replace(/[^A-Za-z0-9_-]/g, "_")}`;
 }
 

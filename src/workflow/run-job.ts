@@ -101,7 +101,8 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
       : queued.full
         ? "Queued: Blueprint is running as many jobs as it may at once; this starts when one of them ends."
         : null;
-  if (notice) await port.postComment(notice).catch((error: unknown) => deps.log.warn({ err: error }, "could not post the queued notice"));
+  // Not an acknowledgement: on the job's budget, and not awaited, so the next command's 👀 never waits behind it.
+  if (notice) void ports.work.postComment(notice).catch((error: unknown) => deps.log.warn({ err: error }, "could not post the queued notice"));
 }
 
 /** Lane work: the use case behind a job. Anything that escapes gets a short message on the thread, never silence. */
