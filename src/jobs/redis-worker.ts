@@ -13,8 +13,11 @@ import type { Sealer } from "./sealed.js";
 
 export const TRIAGE_QUEUE = "blueprint-triage";
 export const WORK_QUEUE = "blueprint-work";
-/** Acknowledgements are a few GitHub calls each: many at once, so a burst never waits behind jobs. */
-const TRIAGE_CONCURRENCY = 32;
+/**
+ * Acknowledgements are a few GitHub calls each, mostly waiting for GitHub's pacing of one
+ * installation's writes: many at once, so one busy installation's 👀 never hold back another's.
+ */
+const TRIAGE_CONCURRENCY = 200;
 /** How soon a job whose thread is busy looks again. */
 const BUSY_RETRY_MS = 500;
 
