@@ -1,6 +1,8 @@
+import http from "node:http";
 import { pino } from "pino";
 import { ConfigError, loadEnv } from "./config/env.js";
 import { JobMetrics } from "./jobs/metrics.js";
+import { serveOperatorPages } from "./jobs/operator-pages.js";
 import { tokenPorts } from "./github/token-port.js";
 import { jobSealer } from "./jobs/redis-backend.js";
 import { startRedisWorkers } from "./jobs/redis-worker.js";
@@ -18,6 +20,7 @@ try {
   const env = loadEnv();
   if (!env.REDIS_URL) throw new ConfigError("`npm run worker` takes its jobs from Redis: set REDIS_URL (the same as the intake's)");
   if (env.PRIVATE_KEY || env.WEBHOOK_SECRET) log.warn({}, "a worker needs neither PRIVATE_KEY nor WEBHOOK_SECRET; remove them from its environment");
+  const metrics = new JobMetrics();
   const workers = await startRedisWorkers({
     redisUrl: env.REDIS_URL,
     deps: createWorkflowDeps(env, log),
@@ -25,8 +28,15 @@ try {
     sealer: jobSealer(env),
     concurrency: env.BLUEPRINT_CONCURRENCY,
     lockMs: env.BLUEPRINT_JOB_LOCK_MS,
-    metrics: new JobMetrics(),
+    metrics,
   });
+  // With PORT set: /healthz (what this worker runs) and /metrics (its jobs), for probes and Prometheus.
+  if (process.env.PORT) {
+    const handlers: Array<Parameters<Parameters<typeof serveOperatorPages>[0]>[0]> = [];
+    serveOperatorPages((handler) => handlers.push(handler), workers, metrics);
+    const server = http.createServer((req, res) => void Promise.all(handlers.map((handle) => handle(req, res))).then((handled) => handled.some(Boolean) || res.writeHead(404).end()));
+    server.listen(Number(process.env.PORT), process.env.HOST ?? "127.0.0.1");
+  }
   log.info({ concurrency: env.BLUEPRINT_CONCURRENCY }, "worker ready: taking jobs from Redis");
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.once(signal, () => {

@@ -15,7 +15,7 @@ export interface WorkerMetricsSource {
  * `GET /healthz`: 200 with the queue's depth, its workers, and this process's event-loop delay
  * since the last look, as JSON. `GET /metrics`: Prometheus text (this process's and its local worker's).
  */
-export function serveOperatorPages(addHandler: (handler: Handler) => void, backend: JobBackend & Partial<WorkerMetricsSource>, metrics: JobMetrics): void {
+export function serveOperatorPages(addHandler: (handler: Handler) => void, backend: Pick<JobBackend, "stats"> & Partial<WorkerMetricsSource>, metrics: JobMetrics): void {
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
   addHandler(async (req, res) => {

@@ -6,6 +6,7 @@ import type { TokenPorts } from "../github/token-port.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
 import { PermissionUnknown, triageJob, workJob, workerPorts, type ThreadLanes } from "../workflow/run-job.js";
 import { jobLabel, jobSchema, threadOf, type Job } from "./job.js";
+import type { QueueStats } from "./backend.js";
 import type { JobMetrics } from "./metrics.js";
 import { PermissionCache } from "./permission-cache.js";
 import { RedisLanes } from "./redis-lanes.js";
@@ -44,6 +45,8 @@ export interface RedisWorkersOptions {
 
 export interface RedisWorkers {
   running(): number;
+  /** This worker process at /healthz: what it runs now. */
+  stats(): Promise<QueueStats>;
   /** Stops taking jobs; asks running ones to stop at a safe point with `reason`; waiting jobs stay in Redis for other workers. */
   close(reason: string): Promise<void>;
 }
@@ -142,6 +145,7 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
 
   return {
     running: () => controllers.size,
+    stats: async () => ({ backend: "redis", waiting: 0, running: controllers.size, workers: 1, concurrency: options.concurrency }),
     async close(reason) {
       stopping = reason;
       for (const controller of controllers.values()) controller.abort(reason);

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ModelRequest, ScriptedReply } from "../helpers/model-server.js";
-import type { AppProcess } from "./support/app-process.js";
+import { freePort, type AppProcess } from "./support/app-process.js";
 import { isPlanning, startCluster, turnOf, type Cluster } from "./support/cluster.js";
 import { greeterModelReply, STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
 import type { WorkerProcess } from "./support/worker-process.js";
@@ -87,11 +87,13 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
   let cluster: Cluster;
   let intake: AppProcess;
   let workers: WorkerProcess[];
+  let workerPort: number;
 
   beforeAll(async () => {
     cluster = await startCluster({ issues: 1 });
     intake = await cluster.startIntake({ BLUEPRINT_WORKERS: "0" });
-    workers = await Promise.all([cluster.startWorker(), cluster.startWorker()]);
+    workerPort = await freePort();
+    workers = await Promise.all([cluster.startWorker({ PORT: String(workerPort) }), cluster.startWorker()]);
   }, 60_000);
   afterAll(async () => cluster?.stop());
 
@@ -108,6 +110,11 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
     expect(reactionsTo(cluster, comment.id)).toBe(1);
     expect(workers.some((worker) => worker.output().includes('"msg":"job started"'))).toBe(true);
     expect(intake.output()).not.toContain('"msg":"job started"');
+    // The intake's /healthz sees the workers through Redis; a worker with PORT serves its own pages.
+    const health = (await (await fetch(`${intake.url}/healthz`)).json()) as { queue: { backend: string; workers: number } };
+    expect(health.queue).toMatchObject({ backend: "redis", workers: 2 });
+    expect((await fetch(`http://127.0.0.1:${workerPort}/healthz`)).status).toBe(200);
+    expect(await (await fetch(`http://127.0.0.1:${workerPort}/metrics`)).text()).toContain("blueprint_queue_wait_seconds");
   }, 60_000);
 
   it("a worker SIGKILLed mid-build: another takes the job over and finishes it, each step committed once, nothing posted twice", async () => {
