@@ -12,7 +12,7 @@ import { JobMetrics } from "./jobs/metrics.js";
 import { startRedisBackend } from "./jobs/redis-backend.js";
 import { LocalWorkerBackend } from "./jobs/local-worker.js";
 import { serveOperatorPages, type WorkerMetricsSource } from "./jobs/operator-pages.js";
-import { createWorkflowDeps } from "./workflow/create-deps.js";
+import { createWorkflowDeps, stateKeyOf } from "./workflow/create-deps.js";
 import type { WorkflowDeps } from "./workflow/deps.js";
 
 export interface BlueprintApp {
@@ -66,7 +66,7 @@ export function createBlueprintApp(
   const backend: JobBackend & Partial<WorkerMetricsSource> = env.REDIS_URL
     ? startRedisBackend({ env, redisUrl: env.REDIS_URL, log: app.log, metrics, tokens, workerDeps: env.BLUEPRINT_WORKERS > 0 ? deps() : null })
     : overrides.jobs === "local-worker"
-      ? new LocalWorkerBackend({ entry: fileURLToPath(new URL("./local-worker.js", import.meta.url)), tokens, log: app.log })
+      ? new LocalWorkerBackend({ entry: fileURLToPath(new URL("./local-worker.js", import.meta.url)), tokens, stateKey: stateKeyOf(env).export(), log: app.log })
       : new EmbeddedBackend({
         deps: deps(),
         concurrency: env.BLUEPRINT_CONCURRENCY,

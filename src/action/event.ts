@@ -23,7 +23,7 @@ const issueCommentEvent = z.object({
 const reviewEvent = z.object({
   action: z.string(),
   pull_request: z.object({ number: z.number().int() }),
-  review: z.object({ id: z.number().int(), state: z.string(), body: z.string().nullish(), commit_id: z.string(), user: user.nullable() }),
+  review: z.object({ id: z.number().int(), state: z.string(), body: z.string().nullish(), commit_id: z.string(), submitted_at: z.string().nullish(), user: user.nullable() }),
   repository: repositorySchema,
   sender: user,
 });
@@ -87,6 +87,7 @@ function reviewEventOf(payload: unknown, deliveryId: string): ActionEvent {
       state: event.review.state,
       body: event.review.body ?? "",
       commitId: event.review.commit_id,
+      submittedAt: event.review.submitted_at ?? new Date().toISOString(),
     },
   };
 }

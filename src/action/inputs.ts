@@ -16,6 +16,7 @@ const ENGINE_INPUTS = {
   "max-minutes": "BLUEPRINT_MAX_MINUTES",
   "max-tokens": "BLUEPRINT_MAX_TOKENS",
   workdir: "BLUEPRINT_WORKDIR",
+  "state-secret": "BLUEPRINT_STATE_SECRET",
 } as const;
 
 export interface ActionInputs {
@@ -44,7 +45,13 @@ export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
     const value = readInput(env, input);
     if (value) source[variable] = value;
   }
+  if (!source.BLUEPRINT_STATE_SECRET) {
+    // A runner has no secret of its own that lasts between runs; without one, the hidden state could be forged by anyone who can edit a comment.
+    throw new InputError("the state-secret input is empty. Blueprint signs the hidden state in its plan comments with it, so that nobody can edit, copy or swap it: create a repository secret (e.g. `openssl rand -hex 32`) and pass `state-secret: ${{ secrets.BLUEPRINT_STATE_SECRET }}`.");
+  }
   source.BLUEPRINT_WORKDIR ??= path.join(env.RUNNER_TEMP || os.tmpdir(), "blueprint");
+  // An ephemeral runner holding only this job's token: bubblewrap when it works, else a warning (README).
+  source.BLUEPRINT_SANDBOX ??= "auto";
   source.BLUEPRINT_BOT_NAME = botLogin;
   source.BLUEPRINT_BOT_EMAIL = botLogin === ACTIONS_BOT_LOGIN ? ACTIONS_BOT_EMAIL : `${botLogin}@users.noreply.github.com`;
 

@@ -45,5 +45,5 @@ export async function runActionJob(job: ActionJob): Promise<ActionJobResult> {
   await queue.idle();
 
   // 4. Where the thread stands now, and whether this run put it there.
-  return { outcome: await readRunOutcome(port, writes), jobErrors: logged.errors };
+  return { outcome: await readRunOutcome(port, writes, deps.stateKey), jobErrors: logged.errors };
 }

@@ -25,7 +25,7 @@ export interface ActionResult {
 export async function runAction(deps: ActionRunnerDeps): Promise<ActionResult> {
   const { env, io } = deps;
   // 1. Mask the secrets before anything could print them.
-  const secrets = [readInput(env, "github-token"), readInput(env, "openai-api-key"), env.OPENAI_API_KEY ?? ""].filter(Boolean);
+  const secrets = [readInput(env, "github-token"), readInput(env, "openai-api-key"), env.OPENAI_API_KEY ?? "", readInput(env, "state-secret"), env.BLUEPRINT_STATE_SECRET ?? ""].filter(Boolean);
   secrets.forEach((secret) => io.setSecret(secret));
   const redact = createRedactor(secrets);
   const fail = (message: string): ActionResult => {

@@ -5,6 +5,7 @@ import type { Redactor } from "./redact.js";
 import { repairHistory, toolCallForHistory } from "./history.js";
 import { DEFAULT_CONTEXT_POLICY, leanHistory, type ContextPolicy } from "./context.js";
 import { ModelError, type ChatMessage, type ModelClient, type TokenUsage } from "./model.js";
+import { describeDuration, untilAborted } from "./deadline.js";
 import { truncateMiddle } from "../workspace/command-runner.js";
 
 export interface AgentLimits {
@@ -56,6 +57,9 @@ export async function runAgent(run: AgentRun): Promise<AgentOutcome> {
   let messages = [...run.messages];
   const usage: TokenUsage = { prompt: 0, completion: 0, cached: 0, requests: 0 };
   const started = now();
+  // The wall-time limit as a deadline on the real clock, held by every model request and command.
+  const deadline = Date.now() + limits.maxWallTimeMs;
+  const context: ToolContext = { ...run.context, deadline };
   let nudges = 0;
 
   const end = (ending: ToolEnding | { kind: "failed"; failure: AgentFailure; message: string }, iterations: number): AgentOutcome => ({
@@ -64,12 +68,12 @@ export async function runAgent(run: AgentRun): Promise<AgentOutcome> {
     iterations,
     messages,
   });
+  const timeLimit = (iterations: number, detail?: string) =>
+    end({ kind: "failed", failure: "wall_time", message: `the run hit its time limit of ${describeDuration(limits.maxWallTimeMs)}${detail ? ` ${detail}` : ""}` }, iterations);
 
   for (let iteration = 1; iteration <= limits.maxIterations; iteration++) {
     if (run.signal?.aborted) return end({ kind: "failed", failure: "cancelled", message: "the run was cancelled" }, iteration - 1);
-    if (now() - started > limits.maxWallTimeMs) {
-      return end({ kind: "failed", failure: "wall_time", message: `the run hit its time limit of ${Math.round(limits.maxWallTimeMs / 60_000)} minutes` }, iteration - 1);
-    }
+    if (now() - started > limits.maxWallTimeMs) return timeLimit(iteration - 1);
     if (usage.prompt + usage.completion > limits.maxTokens) {
       return end({ kind: "failed", failure: "tokens", message: `the run used more than its limit of ${limits.maxTokens} tokens` }, iteration - 1);
     }
@@ -77,10 +81,15 @@ export async function runAgent(run: AgentRun): Promise<AgentOutcome> {
     if (run.contextPolicy !== false) messages = leanHistory(messages, run.contextPolicy ?? DEFAULT_CONTEXT_POLICY);
     messages = repairHistory(messages);
     let reply;
+    // A request that would outlive the run is abandoned at the deadline, retries included.
+    const left = Math.max(0, limits.maxWallTimeMs - (now() - started));
+    const expiry = AbortSignal.timeout(left);
+    const signal = run.signal ? AbortSignal.any([run.signal, expiry]) : expiry;
     try {
-      reply = await run.model.complete(messages, tools, run.signal);
+      reply = await untilAborted(run.model.complete(messages, tools, { signal, deadline: Date.now() + left }), signal);
     } catch (error) {
       if (run.signal?.aborted) return end({ kind: "failed", failure: "cancelled", message: "the run was cancelled" }, iteration - 1);
+      if (expiry.aborted) return timeLimit(iteration - 1, "while waiting for the model to answer");
       const message = error instanceof ModelError ? error.message : `the model request failed: ${String(error)}`;
       return end({ kind: "failed", failure: "model", message }, iteration - 1);
     }
@@ -116,12 +125,12 @@ export async function runAgent(run: AgentRun): Promise<AgentOutcome> {
         messages.push({ role: "tool", tool_call_id: call.id, content: "Error: not run, because an earlier call in this turn ended the run." });
         continue;
       }
-      const result = await dispatchToolCall(call.function.name, call.function.arguments ?? "", run.context);
+      const result = await dispatchToolCall(call.function.name, call.function.arguments ?? "", context);
       const elidedChars = keptCalls[index]?.elidedChars ?? 0;
       const note = elidedChars > 0 ? `\n\n[The arguments of this call were too large to keep in the conversation; ${elidedChars} characters of them were elided.]` : "";
       messages.push({ role: "tool", tool_call_id: call.id, content: truncateMiddle(redact(result.content) + note, MAX_TOOL_RESULT_CHARS) });
       ending = result.ending;
-      run.onProgress?.({ iteration, filesRead: run.context.filesRead.size, lastTool: call.function.name });
+      run.onProgress?.({ iteration, filesRead: context.filesRead.size, lastTool: call.function.name });
     }
     if (ending) return end(ending, iteration);
   }

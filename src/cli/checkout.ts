@@ -1,5 +1,5 @@
 import { pathToFileURL } from "node:url";
-import { git, gitEnv } from "../workspace/git.js";
+import { untrustedGit } from "../workspace/untrusted-git.js";
 
 /** The local git checkout the CLI works on. */
 export interface Checkout {
@@ -20,7 +20,7 @@ export interface Checkout {
 export class CliError extends Error {}
 
 export async function findCheckout(cwd: string): Promise<Checkout> {
-  const repo = git(cwd, gitEnv());
+  const repo = untrustedGit({ discoverFrom: cwd });
   let root: string;
   let gitDir: string;
   try {

@@ -3,7 +3,8 @@ import { pathToFileURL } from "node:url";
 import { findThreadState, type ThreadStateLookup } from "../github/plan-comment.js";
 import type { PullRequestDraft, RepositoryInfo, ThreadComment, ThreadPort } from "../workflow/ports.js";
 import type { Checkout } from "./checkout.js";
-import type { StoredComment, StoredThread, ThreadStore } from "./thread-store.js";
+import type { ThreadSeal } from "../github/state-marker.js";
+import { LOCAL_REPOSITORY, type StoredComment, type StoredThread, type ThreadStore } from "./thread-store.js";
 
 export interface LocalWrite {
   kind: "posted" | "updated";
@@ -26,8 +27,7 @@ export function createLocalThread(checkout: Checkout, store: ThreadStore, thread
   const threadFile = store.fileOf(thread.number);
   const pullRequestFile = threadFile.replace(/\.json$/, "-pull-request.md");
   const repo: RepositoryInfo = {
-    owner: "local",
-    name: checkout.root.split(/[\\/]/).at(-1) || "repository",
+    ...LOCAL_REPOSITORY,
     cloneUrl: checkout.cloneUrl,
     defaultBranch: thread.baseBranch,
     htmlUrl: checkout.cloneUrl,
@@ -72,6 +72,8 @@ export function createLocalThread(checkout: Checkout, store: ThreadStore, thread
     },
     reactToComment: async () => {},
     permission: async () => "admin",
+    // The person at the terminal is admin of their checkout, and stands for every team as well.
+    teamMember: async () => true,
     gitToken: async () => null,
     commitUrl: (sha) => `${checkout.cloneUrl}#commit-${sha}`,
     async upsertPullRequest(draft: PullRequestDraft) {
@@ -91,8 +93,8 @@ export function createLocalThread(checkout: Checkout, store: ThreadStore, thread
 }
 
 /** Where a stored thread stands, read the way the App reads a GitHub thread. */
-export function storedThreadState(thread: StoredThread, urlOf: (id: number) => string = () => ""): ThreadStateLookup {
-  return findThreadState(thread.comments.map((comment) => asThreadComment(comment, urlOf(comment.id))));
+export function storedThreadState(thread: StoredThread, seal: ThreadSeal, urlOf: (id: number) => string = () => ""): ThreadStateLookup {
+  return findThreadState(thread.comments.map((comment) => asThreadComment(comment, urlOf(comment.id))), seal);
 }
 
 function asThreadComment(comment: StoredComment, url: string): ThreadComment {

@@ -32,7 +32,7 @@ export function printStatus(write: (text: string) => void, thread: StoredThread 
     write('No plan yet. Run `blueprint plan "what you want done"` to start one.');
     return;
   }
-  const lookup = storedThreadState(thread);
+  const lookup = storedThreadState(thread, store.seal(thread.number));
   write(`Thread #${thread.number} on \`${thread.baseBranch}\`: ${thread.title}  (${store.fileOf(thread.number)})`);
   if (lookup.kind === "none") {
     write("No plan yet: the last command did not get as far as planning.");

@@ -2,13 +2,14 @@ import os from "node:os";
 import { ConfigError, loadEnv } from "../config/env.js";
 import { createWorkflowDeps } from "../workflow/create-deps.js";
 import type { Logger } from "../workflow/deps.js";
-import { parseCliArgs, UsageError, USAGE, type CliArgs, type CliCommand } from "./args.js";
+import { cliVersion, parseCliArgs, UsageError, USAGE, type CliArgs, type CliCommand } from "./args.js";
 import { CliError, findCheckout, type Checkout } from "./checkout.js";
 import { createLocalThread, storedThreadState } from "./local-port.js";
 import { progressPrinter } from "./progress.js";
 import { printOutcome, printStatus } from "./report.js";
 import { runComment } from "./session.js";
 import { ThreadStore, type StoredThread } from "./thread-store.js";
+import { buildRepoMap } from "../tools/repo-map/build-map.js";
 
 export interface CliContext {
   argv: string[];
@@ -37,6 +38,11 @@ export async function runCli(cli: CliContext): Promise<number> {
     cli.stdout(USAGE);
     return EXIT.ok;
   }
+  if (args.command.name === "map") return printRepoMap(cli, args.command);
+  if (args.command.name === "version") {
+    cli.stdout(`blueprint ${cliVersion()}`);
+    return EXIT.ok;
+  }
 
   try {
     // 2. The checkout, and one command at a time on it.
@@ -57,32 +63,54 @@ export async function runCli(cli: CliContext): Promise<number> {
   }
 }
 
-async function runCommand(cli: CliContext, args: CliArgs, command: Exclude<CliCommand, { name: "help" }>, checkout: Checkout, store: ThreadStore): Promise<number> {
+/** `blueprint map`: read-only and thread-free (no lock, no model); maps the working tree as it is. */
+async function printRepoMap(cli: CliContext, command: Extract<CliCommand, { name: "map" }>): Promise<number> {
+  let checkout: Checkout;
+  try {
+    checkout = await findCheckout(cli.cwd);
+  } catch (error) {
+    if (!(error instanceof CliError)) throw error;
+    cli.stderr(`blueprint: ${error.message}`);
+    return EXIT.failed;
+  }
+  const map = await buildRepoMap(checkout.root, { focus: command.focus, tokens: command.tokens });
+  cli.stdout(map.text);
+  return EXIT.ok;
+}
+
+type JobCommand = Exclude<CliCommand, { name: "help" | "version" | "map" }>;
+
+async function runCommand(cli: CliContext, args: CliArgs, command: JobCommand, checkout: Checkout, store: ThreadStore): Promise<number> {
   // 3. The thread the command belongs to.
   const current = await store.current();
   if (command.name === "status") {
     printStatus(cli.stdout, current, store, args.markdown);
     return EXIT.ok;
   }
-  const thread = command.name === "plan" ? await threadForPlan(cli, store, current, checkout, command) : current;
-  if (!thread) throw new CliError('there is no plan yet. Run `blueprint plan "what you want done"` first.');
-  if (checkout.dirty) cli.stderr(`note: uncommitted changes are not seen; Blueprint works on the committed state of \`${thread.baseBranch}\`.`);
 
-  // 4. The engine, configured like the App's, with the model from flags or the environment.
+  // 4. The engine, configured like the App's, with the model and limits from flags or the environment;
+  // checked before a new thread is made, so a refused command leaves nothing behind.
   const engineEnv = loadEnv({
     BLUEPRINT_PROGRESS_INTERVAL_MS: "0",
+    // Your own machine, your own command: bubblewrap when it works (Linux), else a warning (README).
+    BLUEPRINT_SANDBOX: "auto",
     ...cli.env,
+    ...args.limits,
     ...(args.model.baseUrl ? { OPENAI_BASE_URL: args.model.baseUrl } : {}),
     ...(args.model.apiKey ? { OPENAI_API_KEY: args.model.apiKey } : {}),
     ...(args.model.model ? { BLUEPRINT_MODEL: args.model.model } : {}),
+    BLUEPRINT_STATE_SECRET: store.stateSecret(),
   });
   if (command.name !== "cancel" && !engineEnv.OPENAI_API_KEY && !engineEnv.OPENAI_BASE_URL) {
     throw new CliError("no model endpoint: set OPENAI_API_KEY (or --api-key), or --base-url / OPENAI_BASE_URL for a local OpenAI-compatible server.");
   }
+  const thread = command.name === "plan" ? await threadForPlan(cli, store, current, checkout, command) : current;
+  if (!thread) throw new CliError('there is no plan yet. Run `blueprint plan "what you want done"` first.');
+  if (checkout.dirty) cli.stderr(`note: uncommitted changes are not seen; Blueprint works on the committed state of \`${thread.baseBranch}\`.`);
   const deps = createWorkflowDeps(engineEnv, cliLogger(cli.stderr, args.verbose));
 
   // 5. The command as a comment on the thread; progress as it goes.
-  const local = createLocalThread(checkout, store, thread, progressPrinter(cli.stderr));
+  const local = createLocalThread(checkout, store, thread, progressPrinter(cli.stderr, store.seal(thread.number)));
   let interrupted = false;
   const { outcome, jobErrors } = await runComment(deps, local, { body: commentFor(command), actor: thread.requestedBy }, (stop) =>
     cli.onInterrupt(() => {
@@ -104,7 +132,7 @@ async function runCommand(cli: CliContext, args: CliArgs, command: Exclude<CliCo
 
 /** `plan` revises the current thread, or starts a new one when there is none, it is built, or `--new` says so. */
 async function threadForPlan(cli: CliContext, store: ThreadStore, current: StoredThread | null, checkout: Checkout, command: { instructions: string; newThread: boolean }): Promise<StoredThread> {
-  const lookup = current ? storedThreadState(current) : null;
+  const lookup = current ? storedThreadState(current, store.seal(current.number)) : null;
   const built = lookup?.kind === "found" && lookup.latest.state.status === "built";
   if (current && !command.newThread && !built) {
     if (checkout.branch && checkout.branch !== current.baseBranch) cli.stderr(`note: this plan is for branch \`${current.baseBranch}\`, where it was started; \`blueprint plan --new\` starts one on \`${checkout.branch}\`.`);
@@ -115,7 +143,7 @@ async function threadForPlan(cli: CliContext, store: ThreadStore, current: Store
   return store.create(title, checkout.branch, localUser());
 }
 
-function commentFor(command: Exclude<CliCommand, { name: "help" | "status" }>): string {
+function commentFor(command: Exclude<JobCommand, { name: "status" }>): string {
   switch (command.name) {
     case "plan":
       return `/plan ${command.instructions}`.trim();

@@ -35,5 +35,5 @@ export async function runComment(
 
   // 3. Wait for the job, then read where the thread stands.
   await queue.idle();
-  return { outcome: await readRunOutcome(port, writes), jobErrors: logged.errors };
+  return { outcome: await readRunOutcome(port, writes, deps.stateKey), jobErrors: logged.errors };
 }

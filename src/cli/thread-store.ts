@@ -1,7 +1,15 @@
-import { promises as fs } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { promises as fs, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { CliError } from "./checkout.js";
+import { deriveStateKey, type ThreadSeal } from "../github/state-marker.js";
+
+/**
+ * What the local port calls the repository. The hidden state is bound to it; a fixed name keeps
+ * threads valid when the checkout's directory is renamed (the key is the checkout's own anyway).
+ */
+export const LOCAL_REPOSITORY = { owner: "local", name: "checkout" } as const;
 
 const storedCommentSchema = z.object({
   id: z.number().int(),
@@ -37,6 +45,32 @@ export class ThreadStore {
 
   constructor(gitDir: string) {
     this.dir = path.join(gitDir, "blueprint");
+  }
+
+  /**
+   * The secret the CLI signs its threads' hidden state with: made on first use, kept beside the
+   * threads (.git/blueprint/state-key, readable by the owner only), so a thread file edited by hand
+   * or copied from another checkout is refused like a forged marker on GitHub.
+   */
+  stateSecret(): string {
+    const file = path.join(this.dir, "state-key");
+    try {
+      return readFileSync(file, "utf8").trim();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+    mkdirSync(this.dir, { recursive: true });
+    try {
+      writeFileSync(file, `${randomBytes(32).toString("hex")}\n`, { mode: 0o600, flag: "wx" });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+    return readFileSync(file, "utf8").trim();
+  }
+
+  /** How this checkout's threads are signed and checked. */
+  seal(number: number): ThreadSeal {
+    return { key: deriveStateKey(this.stateSecret()), repository: `${LOCAL_REPOSITORY.owner}/${LOCAL_REPOSITORY.name}`, thread: number };
   }
 
   fileOf(number: number): string {

@@ -14,12 +14,16 @@ export const envSchema = z.object({
   BLUEPRINT_MAX_ITERATIONS: positiveInt(50),
   BLUEPRINT_MAX_MINUTES: positiveInt(20),
   BLUEPRINT_MAX_TOKENS: positiveInt(2_000_000),
-  BLUEPRINT_MODEL_TIMEOUT_S: positiveInt(300),
+  /** One model request (a whole answer; the SDK does not stream here); a silent endpoint costs this per attempt. */
+  BLUEPRINT_MODEL_TIMEOUT_S: positiveInt(120),
   BLUEPRINT_MODEL_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
   /** Minimum time between edits of the tracking comment while a job runs. */
   BLUEPRINT_PROGRESS_INTERVAL_MS: z.coerce.number().int().min(0).default(5000),
-  /** Where agent commands run: inside bubblewrap when available (auto), always plain (none). */
-  BLUEPRINT_SANDBOX: z.enum(["auto", "bwrap", "none"]).default("auto"),
+  /**
+   * Where agent commands run: always inside bubblewrap, refusing to start without it (bwrap, the
+   * App's default); inside it when it works here (auto, the Action's and CLI's default); never (none).
+   */
+  BLUEPRINT_SANDBOX: z.enum(["auto", "bwrap", "none"]).default("bwrap"),
   /** Clones and fetches at once across all repositories (a burst of jobs must not starve webhook handling). */
   BLUEPRINT_MAX_FETCHES: positiveInt(4),
   /** Clean worktrees kept per repository for later jobs; 0 removes each job's worktree at once. */
@@ -35,10 +39,11 @@ export const envSchema = z.object({
   /** How long a dead worker's job and thread stay locked before another worker takes the job over (Redis). */
   BLUEPRINT_JOB_LOCK_MS: z.coerce.number().int().min(500).default(30_000),
   /**
-   * Shared by intake and workers with Redis: seals each job's installation token in the job data.
-   * (The signed hidden state uses it too.) Workers need this, never PRIVATE_KEY or WEBHOOK_SECRET.
+   * Signs the hidden plan state; without it the App derives its key from WEBHOOK_SECRET. With Redis it
+   * is required and shared by intake and workers: it also seals each job's installation token in Redis.
+   * Workers need this, never PRIVATE_KEY or WEBHOOK_SECRET.
    */
-  BLUEPRINT_STATE_SECRET: z.string().min(16).optional(),
+  BLUEPRINT_STATE_SECRET: z.string().min(16, "use at least 16 characters (e.g. `openssl rand -hex 32`)").optional(),
   GHE_HOST: z.string().min(1).optional(),
   GHE_PROTOCOL: z.enum(["http", "https"]).default("https"),
   APP_ID: z.coerce.number().int().optional(),

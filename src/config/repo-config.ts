@@ -1,35 +1,51 @@
-import { Parser, parse as parseYaml, type CST } from "yaml";
+import { LineCounter, Parser, parseDocument, type CST } from "yaml";
+import { positionAt, positionOf, type SourcePosition } from "./yaml-position.js";
 import { z } from "zod";
 import { PERMISSION_LEVELS } from "../github/permission.js";
 
 export const REPO_CONFIG_PATH = ".github/blueprint.yml";
 
-/** `.github/blueprint.yml`, read from the default branch only. */
+/** Who may approve a plan: anyone allowed to command Blueprint, or only the code owners of the files it changes. */
+export const APPROVERS = ["write", "codeowners"] as const;
+
+/**
+ * `.github/blueprint.yml`, read from the default branch only. The descriptions are what editors show
+ * through schema/blueprint.schema.json (`npm run schema` writes it from this schema).
+ */
 export const repoConfigSchema = z
   .object({
-    model: z.string().min(1).optional(),
-    min_permission: z.enum(PERMISSION_LEVELS).optional(),
-    require_other_approver: z.boolean().default(false),
-    feedback: z.enum(["any-comment", "command-only"]).default("any-comment"),
-    setup: z.string().min(1).optional(),
-    test: z.string().min(1).optional(),
+    model: z.string().min(1).optional().describe("The model for this repository, instead of the App's BLUEPRINT_MODEL."),
+    min_permission: z.enum(PERMISSION_LEVELS).optional().describe("The least permission that may command Blueprint here; it can raise the App's minimum, never lower it."),
+    require_other_approver: z.boolean().default(false).describe("The plan's requester may not approve their own plan."),
+    approvers: z
+      .enum(APPROVERS)
+      .default("write")
+      .describe("Whose /build or approving review counts: `write` (anyone allowed to command Blueprint) or `codeowners` (only an owner, per the default branch's CODEOWNERS, of at least one file of each step built)."),
+    feedback: z.enum(["any-comment", "command-only"]).default("any-comment").describe("Whether plain comments revise a pending plan, or only /revise and reviews."),
+    setup: z.string().min(1).optional().describe("A command run once before the steps are built, e.g. `npm ci`."),
+    test: z.string().min(1).optional().describe("A command run after the last step, with the plan's verification commands."),
     branch_prefix: z
       .string()
       .regex(/^[A-Za-z0-9._/-]+$/, "use letters, digits, '.', '_', '-' and '/'")
       .refine((prefix) => !prefix.includes(".."), "must not contain '..'")
-      .default("blueprint/"),
-    commit_author: z.object({ name: z.string().min(1), email: z.string().email() }).strict().optional(),
+      .default("blueprint/")
+      .describe("Build branches are named <prefix>issue-<number>."),
+    commit_author: z
+      .object({ name: z.string().min(1), email: z.string().email() })
+      .strict()
+      .optional()
+      .describe("The author of Blueprint's commits, instead of the App's bot identity."),
     limits: z
       .object({
-        max_iterations: z.number().int().positive().max(500).optional(),
-        max_minutes: z.number().int().positive().max(240).optional(),
-        max_tokens: z.number().int().positive().optional(),
+        max_iterations: z.number().int().positive().max(500).optional().describe("Model turns per planning run or build step."),
+        max_minutes: z.number().int().positive().max(240).optional().describe("Minutes per planning run or build step."),
+        max_tokens: z.number().int().positive().optional().describe("Tokens per planning run or build step."),
       })
       .strict()
-      .default({}),
-    instructions: z.string().max(20_000).optional(),
-    /** Let agent commands reach the network when they run inside the sandbox (e.g. to install packages). */
-    network: z.boolean().default(false),
+      .default({})
+      .describe("Caps per run; they can only lower the App's own limits."),
+    instructions: z.string().max(20_000).optional().describe("Extra instructions for the agent, e.g. the project's conventions."),
+    network: z.boolean().default(false).describe("Let the agent's commands reach the network inside the sandbox (e.g. to install packages)."),
   })
   .strict();
 
@@ -55,10 +71,17 @@ export function parseRepoConfig(text: string | null): RepoConfigRead {
   if (nestingDepth(text) > MAX_REPO_CONFIG_DEPTH) {
     return { ok: false, message: `${REPO_CONFIG_PATH} nests lists and maps more than ${MAX_REPO_CONFIG_DEPTH} levels deep; the configuration needs two.` };
   }
+  const counter = new LineCounter();
+  // prettyErrors off: the message stays one line, and the position is named below in the same words as schema problems.
+  const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true, logLevel: "error" });
+  const syntaxError = doc.errors[0];
+  if (syntaxError) {
+    const reason = syntaxError.message.split("\n")[0] ?? syntaxError.code;
+    return { ok: false, message: `${REPO_CONFIG_PATH} is not valid YAML ${where(positionAt(counter, syntaxError.pos[0]))}: ${reason}` };
+  }
   let data: unknown;
   try {
-    // logLevel "error": the library would otherwise print warnings, with the repository's text, to the server log.
-    data = parseYaml(text, { maxAliasCount: 100, logLevel: "error" });
+    data = doc.toJS({ maxAliasCount: 100 });
   } catch (error) {
     const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);
     return { ok: false, message: `${REPO_CONFIG_PATH} is not valid YAML: ${reason}` };
@@ -66,10 +89,19 @@ export function parseRepoConfig(text: string | null): RepoConfigRead {
   if (data === null || data === undefined) return { ok: true, config: DEFAULT_REPO_CONFIG };
   const parsed = repoConfigSchema.safeParse(data);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `\`${issue.path.join(".") || "(top level)"}\`: ${issue.message}`);
+    const problems = parsed.error.issues.flatMap((issue) => {
+      if (issue.code === "unrecognized_keys") {
+        return issue.keys.map((key) => `\`${[...issue.path, key].join(".")}\` ${where(positionOf(doc, counter, issue.path, key))}: unknown key`);
+      }
+      return [`\`${issue.path.join(".") || "(top level)"}\` ${where(positionOf(doc, counter, issue.path))}: ${issue.message}`];
+    });
     return { ok: false, message: `${REPO_CONFIG_PATH} has problems:\n- ${problems.join("\n- ")}` };
   }
   return { ok: true, config: parsed.data };
+}
+
+function where(position: SourcePosition | null): string {
+  return position ? `(line ${position.line}, column ${position.column})` : "(position unknown)";
 }
 
 /** The deepest nesting of collections in any document, from the library's concrete syntax tree, which it builds without recursing. */

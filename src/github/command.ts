@@ -1,6 +1,7 @@
 export type Command =
   | { name: "plan"; instructions: string }
-  | { name: "build"; steps: string[]; fresh: boolean; force: boolean; revision: number | null }
+  /** `notes`: the approver's words after the ids and flags (and on the lines after), for every step; "" when none. */
+  | { name: "build"; steps: string[]; fresh: boolean; force: boolean; revision: number | null; notes: string }
   | { name: "revise"; feedback: string }
   | { name: "cancel" }
   | { name: "status" }
@@ -42,7 +43,7 @@ export function parseComment(body: string | null | undefined): ParsedComment {
       if (!argument) return { kind: "invalid", name: "revise", message: "`/revise` needs feedback, e.g. `/revise use the existing retry helper`." };
       return { kind: "command", command: { name: "revise", feedback: argument } };
     case "build":
-      return parseBuild(inline);
+      return parseBuild(inline, rest);
     case "cancel":
     case "status":
     case "help":
@@ -54,26 +55,37 @@ export function parseComment(body: string | null | undefined): ParsedComment {
   }
 }
 
-function parseBuild(inline: string): ParsedComment {
+/**
+ * `/build [ids, vN, flags] [notes]`: the leading words are step ids, a revision and flags; from the
+ * first other word on, the text (with the lines after the command) is the approver's notes for the build.
+ * A word that looks like a flag but is none is refused, so a mistyped `--force` never becomes a note.
+ */
+function parseBuild(inline: string, rest: string): ParsedComment {
   const steps: string[] = [];
   let fresh = false;
   let force = false;
   let revision: number | null = null;
-  for (const token of inline.split(/[\s,]+/).filter(Boolean)) {
+  let notes = "";
+  for (const match of inline.matchAll(/[^\s,]+/g)) {
+    const token = match[0];
     const lower = token.toLowerCase();
     if (lower === "--fresh") fresh = true;
     else if (lower === "--force") force = true;
     else if (/^s\d{1,3}$/i.test(token)) steps.push(token.toUpperCase());
     else if (/^v\d{1,4}$/i.test(token)) revision = Number(token.slice(1));
-    else {
+    else if (/^--?[a-z]/i.test(token)) {
       return {
         kind: "invalid",
         name: "build",
-        message: `\`/build\` does not understand \`${token.slice(0, 40)}\`. Use \`/build\`, \`/build S2 S3\`, \`/build v2\`, \`/build --fresh\` or \`/build --force\`.`,
+        message: `\`/build\` does not understand \`${token.slice(0, 40)}\`. Use \`/build\`, \`/build S2 S3\`, \`/build v2\`, \`/build --fresh\` or \`/build --force\`, then any notes for the build.`,
       };
+    } else {
+      notes = inline.slice(match.index).trim();
+      break;
     }
   }
-  return { kind: "command", command: { name: "build", steps: [...new Set(steps)], fresh, force, revision } };
+  notes = [notes, rest].filter(Boolean).join("\n");
+  return { kind: "command", command: { name: "build", steps: [...new Set(steps)], fresh, force, revision, notes } };
 }
 
 /** Optimal string alignment distance: like Levenshtein, but swapping two neighbours is one edit. */

@@ -82,6 +82,16 @@ export function createOctokitPort(options: OctokitPortOptions): ThreadPort {
         throw error;
       }
     },
+    async teamMember(org, teamSlug, login) {
+      try {
+        const { data } = await octokit.rest.teams.getMembershipForUserInOrg({ org, team_slug: teamSlug, username: login });
+        // A pending invitation is not membership yet.
+        return data.state === "active";
+      } catch (error) {
+        if ((error as { status?: number }).status === 404) return false;
+        throw error;
+      }
+    },
     async gitToken() {
       return (await installationAuth()).token ?? null;
     },
@@ -93,9 +103,18 @@ export function createOctokitPort(options: OctokitPortOptions): ThreadPort {
       const existing = open[0];
       if (existing) {
         await octokit.rest.pulls.update({ ...where, pull_number: existing.number, title: draft.title, body: draft.body });
+        // REST cannot change a pull request's draft state; GraphQL can.
+        if (Boolean(existing.draft) !== draft.draft) {
+          await octokit.graphql(
+            draft.draft
+              ? "mutation($id: ID!) { convertPullRequestToDraft(input: { pullRequestId: $id }) { pullRequest { isDraft } } }"
+              : "mutation($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }",
+            { id: existing.node_id },
+          );
+        }
         return { number: existing.number, url: existing.html_url, created: false };
       }
-      const { data } = await octokit.rest.pulls.create({ ...where, head: draft.head, base: draft.base, title: draft.title, body: draft.body });
+      const { data } = await octokit.rest.pulls.create({ ...where, head: draft.head, base: draft.base, title: draft.title, body: draft.body, draft: draft.draft });
       return { number: data.number, url: data.html_url, created: true };
     },
     async reviewComments(reviewId) {

@@ -1,5 +1,5 @@
 import { renderPlanBody, escapeHtml, neutraliseComments } from "../plan/render.js";
-import { encodeStateMarker, readStateMarker } from "./state-marker.js";
+import { commentSeal, encodeStateMarker, readStateMarker, type CommentSeal, type ThreadSeal } from "./state-marker.js";
 import type { ThreadState } from "../workflow/state.js";
 import type { ThreadComment } from "../workflow/ports.js";
 import type { TokenUsage } from "../agent/model.js";
@@ -8,8 +8,8 @@ export const APPROVAL_HELP =
   "**To approve**, comment `/build` (on a pull request, an approving review works too); `/build S2` builds S2 and the steps it needs. " +
   "**To revise**, comment `/revise <feedback>` or `/plan <new instructions>`.";
 
-/** The plan comment: heading with the revision, status, the rendered plan, how to answer, and the hidden state. */
-export function renderPlanComment(state: ThreadState, extras: { statusLine?: string; report?: string } = {}): string {
+/** The plan comment: heading with the revision, status, the rendered plan, how to answer, and the hidden state signed for the comment that holds it. */
+export function renderPlanComment(state: ThreadState, seal: CommentSeal, extras: { statusLine?: string; report?: string } = {}): string {
   if (!state.plan) throw new Error("renderPlanComment needs a plan");
   const heading = `## 📋 Plan v${state.revision}: ${escapeHtml(state.plan.title)}`;
   // The revision diff, status line and report quote model and error text: no hidden comments from them.
@@ -19,7 +19,7 @@ export function renderPlanComment(state: ThreadState, extras: { statusLine?: str
   parts.push(status, renderPlanBody(state.plan, state.steps));
   if (extras.report) parts.push(neutraliseComments(extras.report));
   if (state.status === "pending" || state.status === "failed") parts.push(`---\n${APPROVAL_HELP}`);
-  parts.push(footer(state), encodeStateMarker(state));
+  parts.push(footer(state), encodeStateMarker(state, seal));
   return parts.join("\n\n");
 }
 
@@ -31,7 +31,8 @@ export function defaultStatusLine(state: ThreadState): string {
     case "building":
       return "> ⏳ **Building…**";
     case "built":
-      return "> 🎉 **Built.**";
+      // A build whose checks failed keeps saying so (the error names them).
+      return state.error ? `> ⚠️ **Built, but ${state.error}**` : "> 🎉 **Built.**";
     case "failed":
       return `> ❌ **Build stopped:** ${state.error ?? "see the report below."} Comment \`/build\` to resume from the first step not done.`;
     case "superseded":
@@ -53,8 +54,8 @@ function footer(state: ThreadState): string {
 }
 
 /** A status comment that is not (yet) a plan: planning, a question, or a failure. */
-export function renderStatusComment(state: ThreadState, heading: string, body: string): string {
-  return [heading, body, encodeStateMarker(state)].join("\n\n");
+export function renderStatusComment(state: ThreadState, seal: CommentSeal, heading: string, body: string): string {
+  return [heading, body, encodeStateMarker(state, seal)].join("\n\n");
 }
 
 export function renderUsage(usage: TokenUsage): string {
@@ -74,13 +75,16 @@ export type ThreadStateLookup =
   | { kind: "found"; latest: ThreadStateRecord; plan: ThreadStateRecord | null; all: ThreadStateRecord[] }
   | { kind: "corrupt"; comment: ThreadComment; reason: string };
 
-/** The newest state written by this installation; markers in anyone else's comments are ignored. */
-export function findThreadState(comments: ThreadComment[]): ThreadStateLookup {
+/**
+ * The newest state written by this installation; markers in anyone else's comments are ignored,
+ * and a marker in its own comments counts only when it is signed for that very comment.
+ */
+export function findThreadState(comments: ThreadComment[], seal: ThreadSeal): ThreadStateLookup {
   const records: ThreadStateRecord[] = [];
   let newestCorrupt: { comment: ThreadComment; reason: string } | null = null;
   for (const comment of comments) {
     if (!comment.own) continue;
-    const read = readStateMarker(comment.body);
+    const read = readStateMarker(comment.body, commentSeal(seal, comment.id));
     if (read.kind === "ok") records.push({ comment, state: read.state });
     else if (read.kind === "corrupt") newestCorrupt = { comment, reason: read.reason };
   }

@@ -1,5 +1,5 @@
 import { findThreadState, type ThreadStateRecord } from "./plan-comment.js";
-import { readStateMarker } from "./state-marker.js";
+import { hasStateMarker, threadSeal, type StateKey } from "./state-marker.js";
 import type { Logger } from "../workflow/deps.js";
 import type { ThreadPort } from "../workflow/ports.js";
 
@@ -13,7 +13,15 @@ export interface ThreadWrites {
 
 /** Wraps a port so every comment written through it is recorded. */
 export function recordWrites(port: ThreadPort): { port: ThreadPort; writes: ThreadWrites } {
-  const writes: ThreadWrites = { touched: new Set(), replies: [] };
+  // A comment is posted before its state is written into it (the state is signed for its id): it is a
+  // reply only if no state follows.
+  const replies = new Map<number, string>();
+  const writes: ThreadWrites = {
+    touched: new Set(),
+    get replies() {
+      return [...replies.values()];
+    },
+  };
   const recorded: ThreadPort = {
     repo: port.repo,
     number: port.number,
@@ -22,15 +30,17 @@ export function recordWrites(port: ThreadPort): { port: ThreadPort; writes: Thre
     async postComment(body) {
       const posted = await port.postComment(body);
       writes.touched.add(posted.id);
-      if (readStateMarker(body).kind === "none") writes.replies.push(body);
+      if (!hasStateMarker(body)) replies.set(posted.id, body);
       return posted;
     },
     async updateComment(id, body) {
       await port.updateComment(id, body);
       writes.touched.add(id);
+      if (hasStateMarker(body)) replies.delete(id);
     },
     reactToComment: (id, reaction) => port.reactToComment(id, reaction),
     permission: (login) => port.permission(login),
+    teamMember: (org, teamSlug, login) => port.teamMember(org, teamSlug, login),
     gitToken: () => port.gitToken(),
     commitUrl: (sha) => port.commitUrl(sha),
     upsertPullRequest: (draft) => port.upsertPullRequest(draft),
@@ -57,8 +67,8 @@ export interface RunOutcome {
 }
 
 /** Reads the thread after a run: where it stands, and whether this run is what put it there. */
-export async function readRunOutcome(port: ThreadPort, writes: ThreadWrites): Promise<RunOutcome> {
-  const lookup = findThreadState(await port.comments());
+export async function readRunOutcome(port: ThreadPort, writes: ThreadWrites, stateKey: StateKey): Promise<RunOutcome> {
+  const lookup = findThreadState(await port.comments(), threadSeal(stateKey, port));
   if (lookup.kind === "corrupt") {
     return { latest: null, plan: null, changed: false, failed: false, error: `the latest Blueprint comment has a damaged state marker: ${lookup.reason}`, pullRequestUrl: null, replies: writes.replies };
   }

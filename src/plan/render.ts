@@ -117,7 +117,8 @@ export function neutraliseComments(markdown: string): string {
   return markdown.replaceAll("<!--", "&lt;!--");
 }
 
-function inlineCode(text: string): string {
+/** A file name or command as a code span shows it (readVisibleSteps reads file names back in this form). */
+export function inlineCode(text: string): string {
   return oneLine(text).replaceAll("`", "'");
 }
 

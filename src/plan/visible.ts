@@ -6,6 +6,8 @@ export interface VisibleStep {
   ticked: boolean;
   title: string;
   deps: string[];
+  /** The file names the line shows (as code spans show them: see inlineCode). */
+  files: string[];
 }
 
 const TASK_LINE = /^\s*[-*] \[( |x|X)\] \*\*(S\d{1,3})\*\*[ \t]*(.*)$/s;
@@ -15,7 +17,7 @@ const STEPS_HEADING = /^### Steps[ \t]*\r?$/m;
 /** Where the task list ends when its closing marker is gone: the next heading or code fence. */
 const NEXT_BLOCK = /^(?:#{1,6} |```)/m;
 /** "`files` · after S1, S2 · status", each part optional, in this order; the status runs to the end. */
-const META = /^(?:`[^`]*`(?:, `[^`]*`)*)?(?:(?:^| · )after (S\d+(?:, S\d+)*))?(?:(?:^| · )(?:✅ .*|ticked by hand|failed: .*))?$/su;
+const META = /^(`[^`]*`(?:, `[^`]*`)*)?(?:(?:^| · )after (S\d+(?:, S\d+)*))?(?:(?:^| · )(?:✅ .*|ticked by hand|failed: .*))?$/su;
 
 /** Reads the steps section of a plan comment: ids, ticks, titles and "after" dependencies. */
 export function readVisibleSteps(body: string): VisibleStep[] {
@@ -24,8 +26,8 @@ export function readVisibleSteps(body: string): VisibleStep[] {
     const match = TASK_LINE.exec(line);
     if (!match) continue;
     const [, tick = " ", id = "", rest = ""] = match;
-    const { title, deps } = splitMeta(rest.replace(/^(?:❌|⏳)[ \t]*/u, ""));
-    steps.push({ id, ticked: tick.toLowerCase() === "x", title: unescapeTaskTitle(title.trim()), deps });
+    const { title, deps, files } = splitMeta(rest.replace(/^(?:❌|⏳)[ \t]*/u, ""));
+    steps.push({ id, ticked: tick.toLowerCase() === "x", title: unescapeTaskTitle(title.trim()), deps, files });
   }
   return steps;
 }
@@ -57,15 +59,15 @@ function untilNextBlock(text: string): string {
  * "—" into may still end in metadata after the last one. Only these two are tried, so a line full
  * of dashes is read in linear time.
  */
-function splitMeta(text: string): { title: string; deps: string[] } {
+function splitMeta(text: string): { title: string; deps: string[]; files: string[] } {
   const first = text.indexOf(" — ");
   const last = text.lastIndexOf(" — ");
   for (const index of first === last ? [first] : [first, last]) {
     if (index === -1) break;
     const meta = META.exec(text.slice(index + 3));
     if (!meta || meta[0] === "") continue;
-    const after = meta[1];
-    return { title: text.slice(0, index), deps: after ? after.split(", ") : [] };
+    const [, files = "", after] = meta;
+    return { title: text.slice(0, index), deps: after ? after.split(", ") : [], files: [...files.matchAll(/`([^`]*)`/g)].map((file) => file[1] ?? "") };
   }
-  return { title: text, deps: [] };
+  return { title: text, deps: [], files: [] };
 }

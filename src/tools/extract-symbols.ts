@@ -1,6 +1,7 @@
 /**
  * Line-based outlines of source files for repo_map: top-level declarations (and the direct members
- * of classes, impls and traits) with their line numbers, plus the words a file's imports name.
+ * of classes, impls and traits) with their line numbers. repo_map's fallback for languages without
+ * a tree-sitter grammar here (Kotlin), and for every language where parsers cannot run (the Action).
  * Regexes over formatted code, not a parser: good enough to orient an agent, cheap, and no native
  * or WASM dependency. A miss only means a symbol is not listed; read_file shows the truth.
  */
@@ -16,8 +17,6 @@ export interface SourceSymbol {
 
 export interface SourceOutline {
   symbols: SourceSymbol[];
-  /** Lower-cased module, file and package names the file's imports mention. */
-  references: string[];
 }
 
 interface SymbolPattern {
@@ -35,8 +34,6 @@ interface LanguageRules {
   members?: SymbolPattern[];
   /** Declarations count at any indentation (Ruby nests classes in modules). */
   anyIndent?: boolean;
-  /** Each regex captures an import specifier in group 1. */
-  imports: RegExp[];
 }
 
 const JS_MODIFIERS = "(?:(?:public|private|protected|static|readonly|override|abstract|async|declare|get|set|accessor)\\s+)*";
@@ -63,7 +60,6 @@ const TYPESCRIPT: LanguageRules = {
     { kind: "export", regex: /^(?:module\.)?exports\.(?<name>[A-Za-z_$][\w$]*)\s*=/ },
   ],
   members: [{ kind: "method", regex: new RegExp(`^\\s+${JS_MODIFIERS}\\*?(?<name>#?[A-Za-z_$][\\w$]*)\\s*(?:<[^>]*>)?\\s*\\(`) }],
-  imports: [/(?:\bfrom\s+|\bimport\s*\(?\s*|\brequire\s*\(\s*)["']([^"']+)["']/],
 };
 
 const PYTHON: LanguageRules = {
@@ -73,7 +69,6 @@ const PYTHON: LanguageRules = {
     { kind: "const", regex: /^(?<name>[A-Z][A-Z0-9_]*)\s*(?::[^=]+)?=(?!=)/ },
   ],
   members: [{ kind: "method", regex: /^\s+(?:async\s+)?def\s+(?<name>\w+)\s*[([]/ }],
-  imports: [/^\s*from\s+([\w.]+)\s+import\s+([\w., ]+)/, /^\s*import\s+([\w., ]+)/],
 };
 
 const GO: LanguageRules = {
@@ -83,7 +78,6 @@ const GO: LanguageRules = {
     { kind: "type", regex: /^type\s+(?<name>\w+)(?:\[[^\]]*\])?\s+(?<kind>struct|interface)?/ },
     { kind: "const", regex: /^(?<kind>const|var)\s+(?<name>[A-Z]\w*)/ },
   ],
-  imports: [/^import\s+(?:[\w.]+\s+)?"([^"]+)"/, /^\s+(?:[\w.]+\s+)?"([^"]+)"\s*$/],
 };
 
 const RUST: LanguageRules = {
@@ -99,7 +93,6 @@ const RUST: LanguageRules = {
     { kind: "impl", regex: /^(?:unsafe\s+)?impl(?:<.*?>)?\s+(?<name>[^{]+?)\s*(?:where\b.*)?\{?\s*$/, container: true },
   ],
   members: [{ kind: "fn", regex: new RegExp(`^\\s+${RUST_VISIBILITY}(?:const\\s+)?(?:async\\s+)?(?:unsafe\\s+)?fn\\s+(?<name>\\w+)`) }],
-  imports: [/^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+([\w:]+)/, /^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;/],
 };
 
 const JAVA: LanguageRules = {
@@ -108,7 +101,6 @@ const JAVA: LanguageRules = {
     { kind: "class", regex: new RegExp(`^\\s+${JAVA_MODIFIERS}(?<kind>class|interface|enum|record)\\s+(?<name>\\w+)`) },
     { kind: "method", regex: new RegExp(`^\\s+${JAVA_MODIFIERS}(?:<[^>]+>\\s+)?[\\w.$]+(?:<[^()]*>)?(?:\\[\\])*\\s+(?<name>\\w+)\\s*\\(`) },
   ],
-  imports: [/^import\s+(?:static\s+)?([\w.]+)/],
 };
 
 const KOTLIN: LanguageRules = {
@@ -122,7 +114,6 @@ const KOTLIN: LanguageRules = {
     { kind: "fun", regex: new RegExp(`^\\s+${KOTLIN_MODIFIERS}fun\\s+(?:<[^>]*>\\s*)?(?:[\\w.]+\\.)?(?<name>\\w+)`) },
     { kind: "class", regex: new RegExp(`^\\s+${KOTLIN_MODIFIERS}(?<kind>class|interface|object)\\s+(?<name>\\w+)`) },
   ],
-  imports: [/^import\s+([\w.]+)/],
 };
 
 const RUBY: LanguageRules = {
@@ -131,7 +122,6 @@ const RUBY: LanguageRules = {
     { kind: "def", regex: /^\s*def\s+(?<name>(?:self\.)?[\w?!=]+)/ },
   ],
   anyIndent: true,
-  imports: [/\brequire(?:_relative)?\s*\(?\s*["']([^"']+)["']/],
 };
 
 const C_FAMILY: LanguageRules = {
@@ -142,7 +132,6 @@ const C_FAMILY: LanguageRules = {
     { kind: "function", regex: new RegExp(`^${C_FUNCTION}`) },
   ],
   members: [{ kind: "method", regex: new RegExp(`^\\s+${C_FUNCTION}`) }],
-  imports: [/^\s*#\s*include\s*["<]([^">]+)[">]/],
 };
 
 const LANGUAGES: Record<string, LanguageRules> = {
@@ -178,16 +167,11 @@ export function extractSymbols(file: string, text: string): SourceOutline | unde
   const rules = rulesFor(file);
   if (!rules) return undefined;
   const symbols: SourceSymbol[] = [];
-  const references = new Set<string>();
   let container: { indent: number; memberIndent?: number } | null = null;
   const lines = text.split("\n");
   for (let index = 0; index < lines.length; index++) {
     const line = (lines[index] ?? "").replace(/\r$/, "");
     if (line.length > MAX_LINE_CHARS || line.trim() === "") continue;
-    for (const regex of rules.imports) {
-      const match = regex.exec(line);
-      if (match) for (const specifier of match.slice(1)) if (specifier) addReferences(references, specifier);
-    }
     const indent = line.length - line.trimStart().length;
     if (container && indent <= container.indent) container = null;
     if (indent === 0 || rules.anyIndent) {
@@ -205,7 +189,7 @@ export function extractSymbols(file: string, text: string): SourceOutline | unde
       if (found) symbols.push(found.symbol);
     }
   }
-  return { symbols, references: [...references] };
+  return { symbols };
 }
 
 function matchSymbol(patterns: SymbolPattern[], line: string, lineNumber: number, member: boolean): { symbol: SourceSymbol; container: boolean } | undefined {
@@ -225,22 +209,4 @@ function matchSymbol(patterns: SymbolPattern[], line: string, lineNumber: number
 function receiverType(receiver: string): string {
   const type = receiver.trim().split(/\s+/).pop() ?? "";
   return type.replace(/^\*/, "").replace(/\[.*$/, "");
-}
-
-/**
- * A path names its last part (`./lib/retry.js` → retry; `./lib/index.js` → lib; Go's
- * `example.com/app/store` → store); a dotted or `::` name names each part (`crate::tools::paths`).
- */
-function addReferences(into: Set<string>, specifier: string): void {
-  const parts = specifier.includes("/") ? lastPathParts(specifier) : specifier.split(/[\s,.:]+/);
-  for (const part of parts) {
-    const word = part.toLowerCase();
-    if (word.length >= 2 && /^[\w$-]+$/.test(word)) into.add(word);
-  }
-}
-
-function lastPathParts(specifier: string): string[] {
-  const segments = specifier.split("/").filter((segment) => segment !== "" && segment !== "." && segment !== "..");
-  const last = (segments.pop() ?? "").replace(/\.[^.]*$/, "");
-  return last === "index" || last === "mod" || last === "__init__" ? [segments.pop() ?? ""] : [last];
 }

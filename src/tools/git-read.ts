@@ -1,4 +1,4 @@
-import { runProcess } from "../workspace/process-pool.js";
+import { recordedGitDir, untrustedGit } from "../workspace/untrusted-git.js";
 
 export interface GitOutput {
   code: number;
@@ -6,11 +6,15 @@ export interface GitOutput {
   stderr: string;
 }
 
-/** Runs a read-only git command in the workspace without a shell; never throws on a non-zero exit. */
-export async function gitRead(root: string, args: string[], maxBuffer = 16 * 1024 * 1024): Promise<GitOutput> {
-  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", GIT_TERMINAL_PROMPT: "0", GIT_NO_LAZY_FETCH: "1" };
-  const result = await runProcess("git", args, { cwd: root, env, maxBuffer });
-  return { code: result.code ?? 1, stdout: result.stdout, stderr: result.stderr || (result.failure ?? "") };
+/**
+ * Runs a read-only git command in the workspace (untrusted-git.ts: the git directory Blueprint
+ * recorded for the worktree, no hooks or drivers, no lazy fetches); never throws on a non-zero exit.
+ */
+export async function gitRead(root: string, args: string[]): Promise<GitOutput> {
+  const gitDir = recordedGitDir(root);
+  const git = untrustedGit(gitDir ? { gitDir, workTree: root } : { discoverFrom: root }, { lazyFetch: false });
+  const result = await git.run(args);
+  return { code: result.code ?? 1, stdout: result.stdout, stderr: result.stderr };
 }
 
 /** A git pathspec for a directory prefix and an optional glob; a glob without a slash matches at any depth. */

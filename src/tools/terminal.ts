@@ -31,12 +31,21 @@ export const askUserTool = defineTool({
 
 export const completeStepTool = defineTool({
   name: "complete_step",
-  description: "Declare the current step done, with a short summary of what changed. Blueprint then commits and pushes.",
-  schema: z.object({ step_id: z.string().trim().min(1), summary: z.string().trim().min(1).max(4000) }),
+  description:
+    'End the current step. outcome "done" (the default): the step is done; Blueprint commits and pushes your changes and ticks the step. ' +
+    'outcome "blocked": you could not do the step; say why in summary, and the build stops there with your reason shown to the maintainers.',
+  schema: z.object({
+    step_id: z.string().trim().min(1),
+    summary: z.string().trim().min(1).max(4000),
+    outcome: z.enum(["done", "blocked"]).nullish(),
+  }),
   modes: ["build"],
   async run(args, context) {
     if (context.stepId && args.step_id !== context.stepId) {
       return toolError(`you are working on step ${context.stepId}, not ${args.step_id}; call complete_step with step_id "${context.stepId}" when it is done`);
+    }
+    if (args.outcome === "blocked") {
+      return { content: "Step reported as blocked; the build stops here.", ending: { kind: "step_blocked", stepId: args.step_id, reason: args.summary } };
     }
     return {
       content: "Step completed.",

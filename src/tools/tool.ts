@@ -8,6 +8,8 @@ export type AgentMode = "plan" | "build";
 export type ToolEnding =
   | { kind: "plan_submitted"; plan: Plan }
   | { kind: "step_completed"; stepId: string; summary: string }
+  /** complete_step with outcome "blocked": the agent could not do the step, and says why. */
+  | { kind: "step_blocked"; stepId: string; reason: string }
   | { kind: "question"; question: string };
 
 export interface ToolResult {
@@ -38,6 +40,10 @@ export interface ToolContext {
   /** Whether sandboxed commands may use the network (repository opt-in). */
   network?: boolean;
   signal?: AbortSignal;
+  /** How repo_map is fitted to this run: its token budget, and the thread's text (issue, comments, plan) whose identifiers and paths tilt the ranking. */
+  repoMap?: { tokens?: number; thread?: string };
+  /** When the run's wall-time limit ends (epoch ms): commands are capped at the time left. */
+  deadline?: number;
 }
 
 export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {

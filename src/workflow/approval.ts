@@ -1,4 +1,5 @@
 import { findThreadState, type ThreadStateRecord } from "../github/plan-comment.js";
+import type { ThreadSeal } from "../github/state-marker.js";
 import type { ThreadComment, ThreadInfo } from "./ports.js";
 
 export interface Approval {
@@ -9,6 +10,10 @@ export interface Approval {
   force: boolean;
   /** For an approving review: the commit it approved. */
   reviewCommit?: string | undefined;
+  /** For an approving review: when it was submitted (it covers the revision standing then). */
+  submittedAt?: string | undefined;
+  /** For `/build`: the command's comment (it covers the revision posted before it). */
+  commandCommentId?: number | undefined;
   /** Whether the approver has the permission to command Blueprint. */
   permitted: boolean;
   minimumPermission: string;
@@ -22,11 +27,11 @@ export type ApprovalCheck =
   | { ok: false; reason: string; silent?: boolean };
 
 /** Is this approval valid for the latest plan? Every "no" says why, in words for the thread. */
-export function checkApproval(comments: ThreadComment[], info: ThreadInfo, approval: Approval): ApprovalCheck {
-  const lookup = findThreadState(comments);
+export function checkApproval(comments: ThreadComment[], info: ThreadInfo, approval: Approval, seal: ThreadSeal): ApprovalCheck {
+  const lookup = findThreadState(comments, seal);
   const fromReview = approval.reviewCommit !== undefined;
   if (lookup.kind === "corrupt") {
-    return { ok: false, reason: `The plan comment's hidden state is damaged (${lookup.reason}), so Blueprint will not build from it. Comment \`/plan\` to make a fresh plan.` };
+    return { ok: false, reason: `The plan comment's hidden state is damaged (${lookup.reason}), so Blueprint will not build from it. Only Blueprint may write its hidden state. Comment \`/plan\` to make a fresh plan.` };
   }
   if (lookup.kind === "none" || !lookup.plan?.state.plan) {
     return { ok: false, silent: fromReview, reason: "There is no plan to build here yet. Comment `/plan` first." };
@@ -45,6 +50,8 @@ export function checkApproval(comments: ThreadComment[], info: ThreadInfo, appro
   if (!approval.permitted) {
     return { ok: false, reason: `@${approval.approver}'s approval does not count: only people with ${approval.minimumPermission} access (or higher) can approve Blueprint's plans.` };
   }
+  const unseen = postedAfterApproval(comments, latest, approval);
+  if (unseen) return { ok: false, reason: unseen };
   switch (state.status) {
     case "planning":
       return { ok: false, reason: "Blueprint is still planning; wait for the plan." };
@@ -71,4 +78,23 @@ export function checkApproval(comments: ThreadComment[], info: ThreadInfo, appro
     return { ok: false, reason: `The plan is stale: ${state.stale} Comment \`/plan\` to re-plan, or \`/build --force\` to build it anyway.` };
   }
   return { ok: true, record: latest };
+}
+
+/**
+ * An approval covers what the approver could have seen (SPEC §10): `/build` the revision posted
+ * before its comment (GitHub's comment order, and the time the plan was posted), a review the
+ * revision standing when it was submitted. Why not, or null when the latest revision was seen.
+ */
+function postedAfterApproval(comments: ThreadComment[], plan: ThreadStateRecord, approval: Approval): string | null {
+  const { revision, postedAt } = plan.state;
+  const posted = postedAt ? Date.parse(postedAt) : Number.NaN;
+  if (approval.commandCommentId !== undefined) {
+    const command = comments.find((comment) => comment.id === approval.commandCommentId);
+    const after = plan.comment.id > approval.commandCommentId || (command !== undefined && posted > Date.parse(command.createdAt));
+    if (after) return `Plan v${revision} was posted after @${approval.approver}'s \`/build\`, so that command does not approve it. Read v${revision}, then comment \`/build\` again (or \`/build v${revision}\`) to build it.`;
+  }
+  if (approval.submittedAt !== undefined && posted > Date.parse(approval.submittedAt)) {
+    return `Plan v${revision} was posted after @${approval.approver}'s review was submitted, so the review does not approve it. Read v${revision}, then approve the pull request again (or comment \`/build\`) to build it.`;
+  }
+  return null;
 }

@@ -2,7 +2,7 @@ import type { TokenUsage } from "../agent/model.js";
 import { oneLine } from "../plan/render.js";
 import type { Plan } from "../plan/schema.js";
 import type { AuditEntry } from "../tools/tool.js";
-import { truncateMiddle } from "../workspace/command-runner.js";
+import { truncateMiddle, type CommandRunner } from "../workspace/command-runner.js";
 import { renderUsage } from "../github/plan-comment.js";
 import type { ThreadState } from "./state.js";
 
@@ -20,6 +20,12 @@ export function addUsage(total: TokenUsage, more: TokenUsage): void {
   total.requests += more.requests;
 }
 
+/** What every build report says about where commands ran: a warning when no sandbox held them. */
+export function sandboxNotes(isolation: CommandRunner["isolation"]): string[] {
+  if (isolation === "bwrap") return [];
+  return ["⚠️ The agent's commands ran **without a sandbox** (bubblewrap was off or unavailable): they could read everything this Blueprint process can."];
+}
+
 export function renderAuditLog(audit: AuditEntry[]): string {
   if (audit.length === 0) return "<details><summary>Audit log (nothing written or run)</summary>\n\n_No files were written and no commands were run._\n\n</details>";
   const lines = audit.map((entry) => {
@@ -30,9 +36,16 @@ export function renderAuditLog(audit: AuditEntry[]): string {
   return `<details><summary>Audit log (${audit.length} actions)</summary>\n\n${lines.join("\n")}\n\n</details>`;
 }
 
+/** Verification commands that did not pass (a non-zero exit, a kill, a timeout). */
+export function failedChecks(verification: VerificationResult[]): VerificationResult[] {
+  return verification.filter((result) => result.exitCode !== 0 || result.timedOut);
+}
+
 export function renderVerification(results: VerificationResult[]): string {
   if (results.length === 0) return "_No verification commands were configured._";
-  return results
+  const failed = failedChecks(results).length;
+  const verdict = failed > 0 ? `**❌ ${failed} of ${results.length} check${results.length === 1 ? "" : "s"} failed.**\n` : "";
+  return verdict + results
     .map((result) => {
       const ok = result.exitCode === 0;
       const status = result.timedOut ? "timed out" : `exit ${result.exitCode ?? "killed"}`;

@@ -1,4 +1,5 @@
 import { runAgent } from "../agent/loop.js";
+import { MIN_COMMAND_MS, timeLeft } from "../agent/deadline.js";
 import type { TokenUsage } from "../agent/model.js";
 import { BUILD_SYSTEM_PROMPT, stepTaskMessage } from "../agent/prompts.js";
 import type { RepoConfig } from "../config/repo-config.js";
@@ -31,6 +32,8 @@ export interface StepInput {
 export type StepResult =
   | { ok: true; summary: string; usage: TokenUsage }
   | { ok: "question"; question: string; usage: TokenUsage }
+  /** The agent reported it could not do the step (complete_step with outcome "blocked"). */
+  | { ok: "blocked"; reason: string; usage: TokenUsage }
   | { ok: false; reason: string; usage: TokenUsage };
 
 export async function buildStep(deps: WorkflowDeps, job: JobContext, input: StepInput): Promise<StepResult> {
@@ -39,7 +42,7 @@ export async function buildStep(deps: WorkflowDeps, job: JobContext, input: Step
     model: deps.modelFor(input.config),
     messages: [
       { role: "system", content: BUILD_SYSTEM_PROMPT },
-      { role: "user", content: stepTaskMessage(input.plan, input.step, notes, input.state.answers) },
+      { role: "user", content: stepTaskMessage(input.plan, input.step, notes, input.state.answers, input.state.buildNotes) },
     ],
     context: {
       root: input.tree.dir,
@@ -61,6 +64,8 @@ export async function buildStep(deps: WorkflowDeps, job: JobContext, input: Step
       return { ok: true, summary: outcome.summary, usage: outcome.usage };
     case "question":
       return { ok: "question", question: outcome.question, usage: outcome.usage };
+    case "step_blocked":
+      return { ok: "blocked", reason: outcome.reason, usage: outcome.usage };
     case "failed":
       if (outcome.failure === "cancelled") throw new Cancelled();
       return { ok: false, reason: outcome.message, usage: outcome.usage };
@@ -69,13 +74,22 @@ export async function buildStep(deps: WorkflowDeps, job: JobContext, input: Step
   }
 }
 
-export async function verify(deps: WorkflowDeps, tree: Workspace, plan: Plan, config: RepoConfig, signal: AbortSignal): Promise<VerificationResult[]> {
+/**
+ * The plan's verification commands and the repository's test command. Together they get the same
+ * wall-time limit as an agent run: each command's timeout is capped at the time left before `deadline`.
+ */
+export async function verify(deps: WorkflowDeps, tree: Workspace, plan: Plan, config: RepoConfig, signal: AbortSignal, deadline: number): Promise<VerificationResult[]> {
   const commands = [...new Set([...plan.verification.filter(looksLikeCommand), ...(config.test ? [config.test] : [])])];
   const results: VerificationResult[] = [];
   for (const command of commands) {
     // /cancel and shutdown stop a long test run too (the whole process group is killed).
     if (signal.aborted) throw new Cancelled();
-    const run = await deps.runner.run(command, { cwd: tree.dir, timeoutMs: VERIFY_TIMEOUT_MS, network: config.network, signal });
+    const left = timeLeft(deadline);
+    if (left < MIN_COMMAND_MS) {
+      results.push({ command, exitCode: null, timedOut: true, output: "Not run: verification had used up its time limit." });
+      continue;
+    }
+    const run = await deps.runner.run(command, { cwd: tree.dir, timeoutMs: Math.min(VERIFY_TIMEOUT_MS, left), network: config.network, signal });
     if (signal.aborted) throw new Cancelled();
     results.push({ command, exitCode: run.exitCode, timedOut: run.timedOut, output: deps.redact(run.output) });
   }

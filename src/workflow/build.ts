@@ -1,27 +1,33 @@
 import type { TokenUsage } from "../agent/model.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import { renderPlanComment } from "../github/plan-comment.js";
+import { commentSeal, threadSeal } from "../github/state-marker.js";
 import { withDependencies, buildOrder } from "../plan/order.js";
 import type { Plan } from "../plan/schema.js";
 import type { AuditEntry } from "../tools/tool.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { Mirror } from "../workspace/repo-cache.js";
 import { checkApproval, type Approval } from "./approval.js";
-import { addUsage, renderBuildReport, renderPullRequestBody } from "./build-report.js";
+import { addUsage, failedChecks, renderBuildReport, sandboxNotes } from "./build-report.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
-import { plainError } from "./plan.js";
+import { limitsFor, plainError } from "./plan.js";
 import type { ThreadInfo, ThreadPort } from "./ports.js";
-import type { QuestionAnswer, ThreadState } from "./state.js";
+import type { BuildNote, QuestionAnswer, ThreadState } from "./state.js";
 import { withAnswer, memoryOf } from "./memory.js";
 import { loadRepoConfig } from "./thread-context.js";
 import { repoMinimumRefusal } from "./repo-permission.js";
+import { codeOwnersRefusal } from "./codeowners-approval.js";
+import { buildNoteLines, recordBuildNote } from "./build-notes.js";
 import { applyHandEdits } from "./hand-edits.js";
 import { buildStep, Cancelled, verify, VERIFY_TIMEOUT_MS } from "./build-step.js";
+import { blockedStatusLine, describeChecks, handOver, keepUnfinishedWork } from "./build-outcome.js";
 
 export interface BuildRequest {
   approval: Approval;
   /** `/build --fresh`: each step starts from the approved plan alone. */
   fresh: boolean;
+  /** What the approver wrote with the approval (after `/build`'s ids and flags, or the review's body). */
+  note?: BuildNote | undefined;
   /** The answer to the question the build stopped on. */
   answer?: Omit<QuestionAnswer, "question"> | undefined;
 }
@@ -31,7 +37,8 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   const { port } = job;
   // 1. Is the approval valid? (Checked before touching the repository: an invalid one starts nothing.)
   const [comments, info] = await Promise.all([port.comments(), port.info()]);
-  const check = checkApproval(comments, info, { ...request.approval, resuming: request.answer !== undefined });
+  const seal = threadSeal(deps.stateKey, port);
+  const check = checkApproval(comments, info, { ...request.approval, resuming: request.answer !== undefined }, seal);
   if (!check.ok) {
     if (!check.silent) await port.postComment(check.reason);
     return;
@@ -57,7 +64,7 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   }
   const planComment = check.record.comment;
   let state: ThreadState = structuredClone(check.record.state);
-  const notes: string[] = [];
+  const notes: string[] = sandboxNotes(deps.runner.isolation);
   // A maintainer may have edited the plan comment: build it as it now reads.
   const edits = applyHandEdits(planComment.body, state);
   if (edits.kind === "broken") {
@@ -70,6 +77,13 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   }
   const plan = state.plan;
   if (!plan) return;
+  // With `approvers: codeowners`, the approver must own a file of each step (checked on the plan as it now reads).
+  const readDefaultBranch = (file: string) => mirror.readFile(`refs/heads/${port.repo.defaultBranch}`, file);
+  const notOwner = await codeOwnersRefusal(port, config, { approver: request.approval.approver, plan, state, steps: request.approval.steps, readDefaultBranch });
+  if (notOwner) {
+    await port.postComment(notOwner);
+    return;
+  }
   if (request.answer && state.status === "awaiting_answer") {
     const memory = memoryOf(state);
     if (memory) Object.assign(state, withAnswer(memory, { ...request.answer, question: state.question ?? "(question)" }));
@@ -78,8 +92,10 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
     state.questionStep = null;
   }
   state.approvedBy = request.approval.approver;
+  recordBuildNote(state, request.note);
+  notes.push(...buildNoteLines(state.buildNotes));
   const save = (statusLine?: string, report?: string) =>
-    port.updateComment(planComment.id, deps.redact(renderPlanComment({ ...state, updatedAt: new Date().toISOString() }, { ...(statusLine ? { statusLine } : {}), ...(report ? { report } : {}) })));
+    port.updateComment(planComment.id, deps.redact(renderPlanComment({ ...state, updatedAt: new Date().toISOString() }, commentSeal(seal, planComment.id), { ...(statusLine ? { statusLine } : {}), ...(report ? { report } : {}) })));
 
   // 3. A plan is stale when the base moved under the files it names.
   const stale = await baseMovedUnderPlan(mirror, state);
@@ -91,9 +107,14 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   }
 
   // 4. Where the commits go: our own branch, or a same-repository PR head; never a fork or the default branch.
-  const target = buildTarget(info, state, config, port.repo.defaultBranch);
+  //    Always computed from the thread and the configuration, never taken from the hidden state.
+  const target = buildTarget(info, config, port.repo.defaultBranch);
   if (typeof target === "string") {
     await port.postComment(target);
+    return;
+  }
+  if (state.branch && state.branch !== target.branch && Object.values(state.steps).some((step) => step.status === "done")) {
+    await port.postComment(`This plan was partly built on \`${state.branch}\`, but its branch is now \`${target.branch}\` (did \`branch_prefix\` change?). Blueprint only builds on the branch it computes: restore the setting, or comment \`/plan\` for a fresh plan.`);
     return;
   }
 
@@ -101,6 +122,7 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   const wanted = request.approval.steps.length > 0 ? withDependencies(plan, request.approval.steps) : buildOrder(plan);
   const usage: TokenUsage = { prompt: 0, completion: 0, cached: 0, requests: 0 };
   const audit: AuditEntry[] = [];
+  const { maxWallTimeMs } = limitsFor(deps.limits, config);
   let workspace: Workspace | null = null;
 
   try {
@@ -123,7 +145,8 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
     const allowWorkflowWrites = await port.canWriteWorkflows();
     // The repository's own setup (e.g. `npm ci`) runs once before the steps, like any agent command.
     if (config.setup && todo.length > 0) {
-      const setup = await deps.runner.run(config.setup, { cwd: tree.dir, network: config.network, signal: job.signal, timeoutMs: VERIFY_TIMEOUT_MS });
+      // Like an agent run, it never outlasts the wall-time limit.
+      const setup = await deps.runner.run(config.setup, { cwd: tree.dir, network: config.network, signal: job.signal, timeoutMs: Math.min(VERIFY_TIMEOUT_MS, maxWallTimeMs) });
       audit.push({ action: "command", target: config.setup, exitCode: setup.exitCode, detail: "setup" });
       await tree.ignoreUntracked();
       if (setup.exitCode !== 0) notes.push(`The setup command \`${config.setup}\` exited ${setup.exitCode ?? "killed"}; building anyway.`);
@@ -134,6 +157,12 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
       await save(`> ⏳ **Building ${step.id} (${index + 1} of ${todo.length})…**`);
       const result = await buildStep(deps, job, { plan, step, tree, state, config, fresh: request.fresh, audit, allowWorkflowWrites });
       addUsage(usage, result.usage);
+      if (result.ok !== true) {
+        // Not done, so not ticked: what the step changed goes in a labelled WIP commit that the report points to.
+        const kept = await keepUnfinishedWork(tree, step, result, { branch: target.branch, token, identity: config.commit_author ?? deps.identity, redact: deps.redact });
+        if (kept.sha && state.head) state.head.sha = kept.sha;
+        if (kept.note) notes.push(kept.note);
+      }
       if (result.ok === "question") {
         state.steps[step.id] = { status: "pending" };
         state.status = "awaiting_answer";
@@ -142,6 +171,13 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
         state.questionStep = step.id;
         await save(`> ❓ **Waiting for an answer** before building ${step.id}: see the question below. Answer in a comment to resume.`, renderBuildReport({ plan, state, verification: [], audit, usage, notes }));
         await port.postComment(deps.redact(`❓ **Blueprint has a question while building ${step.id} (${step.title}):**\n\n${result.question}\n\nAnswer in a comment (anyone with write access) and the build resumes at ${step.id}; \`/cancel\` withdraws the question.`));
+        return;
+      }
+      if (result.ok === "blocked") {
+        state.steps[step.id] = { status: "failed", reason: `blocked: ${result.reason}` };
+        state.status = "failed";
+        state.error = `${step.id} is blocked: ${result.reason}`;
+        await save(blockedStatusLine(step, result.reason), renderBuildReport({ plan, state, verification: [], audit, usage, notes }));
         return;
       }
       if (!result.ok) {
@@ -170,26 +206,17 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
       await save(index + 1 < todo.length ? `> ⏳ **Building ${todo[index + 1]?.id} (${index + 2} of ${todo.length})…**` : "> ⏳ **Verifying…**");
     }
 
-    // 8. Verification: the plan's commands and the repository's test command.
-    const verification = await verify(deps, tree, plan, config, job.signal);
+    // 8. Verification: the plan's commands and the repository's test command, within the wall-time limit.
+    const verification = await verify(deps, tree, plan, config, job.signal, Date.now() + maxWallTimeMs);
     const allDone = plan.steps.every((step) => state.steps[step.id]?.status === "done");
     state.status = allDone ? "built" : "pending";
+    const failed = failedChecks(verification);
+    state.error = failed.length > 0 ? `verification failed: ${describeChecks(failed)}` : null;
     const report = renderBuildReport({ plan, state, verification, audit, usage, notes });
 
-    // 9. Hand the work over: a pull request for an issue, a report on a pull request.
-    if (target.kind === "issue-branch") {
-      const pull = await port.upsertPullRequest({
-        head: target.branch,
-        base: state.base.branch,
-        title: plan.title,
-        body: deps.redact(renderPullRequestBody({ issueNumber: info.number, plan, report })),
-      });
-      state.pullRequest = pull.number;
-      await save(`> 🎉 **Built** — pull request ${pull.url}`, report);
-    } else {
-      await save("> 🎉 **Built** — commits pushed to this pull request's branch.", report);
-      await port.postComment(deps.redact(report));
-    }
+    // 9. Hand the work over: a pull request for an issue (a draft while checks fail), a report on a pull request.
+    await save(await handOver(deps, port, { target, info, plan, state, verification, report }), report);
+    if (target.kind === "pull-request-head") await port.postComment(deps.redact(report));
   } catch (error) {
     const cancelled = error instanceof Cancelled || job.signal.aborted;
     for (const [id, progress] of Object.entries(state.steps)) if (progress.status === "building") state.steps[id] = { status: "pending" };
@@ -216,7 +243,7 @@ async function baseMovedUnderPlan(mirror: Mirror, state: ThreadState): Promise<s
 
 type BuildTarget = { kind: "issue-branch" | "pull-request-head"; branch: string };
 
-function buildTarget(info: ThreadInfo, state: ThreadState, config: RepoConfig, defaultBranch: string): BuildTarget | string {
+function buildTarget(info: ThreadInfo, config: RepoConfig, defaultBranch: string): BuildTarget | string {
   if (info.pullRequest) {
     if (!info.pullRequest.sameRepo) {
       return "This pull request comes from a fork. Blueprint never pushes to forks; to build this plan, push the branch to this repository (or open an issue and `/plan` there).";
@@ -226,7 +253,7 @@ function buildTarget(info: ThreadInfo, state: ThreadState, config: RepoConfig, d
   }
   const branch = `${config.branch_prefix.replace(/\/?$/, "/")}issue-${info.number}`;
   if (branch === defaultBranch) return "The configured branch prefix would make Blueprint push to the default branch; change `branch_prefix`.";
-  return { kind: "issue-branch", branch: state.branch ?? branch };
+  return { kind: "issue-branch", branch };
 }
 
 /** After a crash between push and marker update: steps whose commits are already on the branch count as done. */

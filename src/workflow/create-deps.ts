@@ -1,20 +1,28 @@
-import { createModelClient } from "../agent/model.js";
+import { createModelClient, describeRetry } from "../agent/model.js";
 import { createRedactor } from "../agent/redact.js";
 import { ConfigError, type BlueprintEnv } from "../config/env.js";
-import { createCommandRunner, findBubblewrap } from "../workspace/command-runner.js";
+import { checkBubblewrap, createCommandRunner } from "../workspace/command-runner.js";
 import { RepoCache } from "../workspace/repo-cache.js";
+import { deriveStateKey, type StateKey } from "../github/state-marker.js";
 import type { Logger, WorkflowDeps } from "./deps.js";
 
-/** Wires the engine from the environment; the same for the App, the Action and the CLI. */
-export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets: string[] = []): WorkflowDeps {
+/**
+ * Wires the engine from the environment; the same for the App, the Action and the CLI. A process that
+ * must not hold the secret the key comes from (a worker) passes the derived key itself.
+ */
+export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets: string[] = [], stateKey?: StateKey): WorkflowDeps {
   return {
-    modelFor: (config) =>
+    modelFor: (config, onRetry) =>
       createModelClient({
         baseURL: env.OPENAI_BASE_URL,
         apiKey: env.OPENAI_API_KEY,
         model: config.model ?? env.BLUEPRINT_MODEL,
         timeoutMs: env.BLUEPRINT_MODEL_TIMEOUT_S * 1000,
         maxRetries: env.BLUEPRINT_MODEL_RETRIES,
+        onRetry: (retry) => {
+          log.warn({ attempt: retry.attempt, attempts: retry.attempts, reason: retry.reason }, describeRetry(retry));
+          onRetry?.(retry);
+        },
       }),
     repoCache: new RepoCache(env.BLUEPRINT_WORKDIR, { poolSize: env.BLUEPRINT_WORKTREE_POOL, maxFetches: env.BLUEPRINT_MAX_FETCHES }),
     runner: createCommandRunner({ bwrapPath: sandboxFor(env, log) }),
@@ -26,25 +34,39 @@ export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets:
     minPermission: env.BLUEPRINT_MIN_PERMISSION,
     progressIntervalMs: env.BLUEPRINT_PROGRESS_INTERVAL_MS,
     identity: { name: env.BLUEPRINT_BOT_NAME, email: env.BLUEPRINT_BOT_EMAIL },
-    redact: createRedactor([env.OPENAI_API_KEY, env.WEBHOOK_SECRET, env.PRIVATE_KEY, ...extraSecrets]),
+    redact: createRedactor([env.OPENAI_API_KEY, env.WEBHOOK_SECRET, env.PRIVATE_KEY, env.BLUEPRINT_STATE_SECRET, ...extraSecrets]),
+    stateKey: stateKey ?? stateKeyOf(env),
     log,
   };
 }
 
+/** BLUEPRINT_STATE_SECRET wins (workers get it instead of the webhook secret); the App falls back to WEBHOOK_SECRET. */
+function stateKeyOf(env: BlueprintEnv): StateKey {
+  const secret = env.BLUEPRINT_STATE_SECRET ?? env.WEBHOOK_SECRET;
+  if (!secret) throw new ConfigError("no secret to sign Blueprint's hidden plan state with: set BLUEPRINT_STATE_SECRET (at least 16 characters, e.g. `openssl rand -hex 32`), or WEBHOOK_SECRET for the App");
+  return deriveStateKey(secret);
+}
+
+/**
+ * Where agent commands run. `bwrap` (the App's default): inside bubblewrap, or the App does not
+ * start. `auto` (the Action's and the CLI's default): bubblewrap when it works here, else the plain
+ * runner with a warning. `none`: the plain runner, because the operator said so; every build
+ * report says it too (build-report.ts).
+ */
 function sandboxFor(env: BlueprintEnv, log: Logger): string | null {
   if (env.BLUEPRINT_SANDBOX === "none") {
-    log.info({}, "agent commands run with the plain runner (BLUEPRINT_SANDBOX=none): scrubbed environment, timeout, output cap");
+    log.warn({}, "BLUEPRINT_SANDBOX=none: agent commands run WITHOUT a sandbox, as this process's user, with only a scrubbed environment, a timeout and an output cap; they can read this process's files and environment");
     return null;
   }
-  const bwrap = findBubblewrap();
-  if (!bwrap && env.BLUEPRINT_SANDBOX === "bwrap") {
-    // `bwrap` means always: an operator who asked for the sandbox must not get commands run without it.
-    throw new ConfigError("BLUEPRINT_SANDBOX=bwrap, but bubblewrap (`bwrap`) is not on PATH or cannot start here (it needs unprivileged user namespaces); install it, or set BLUEPRINT_SANDBOX=auto to fall back to the plain runner");
+  const check = checkBubblewrap();
+  if ("problem" in check) {
+    if (env.BLUEPRINT_SANDBOX === "bwrap") {
+      // An operator who did not say otherwise must not get commands run without the sandbox.
+      throw new ConfigError(`agent commands need the bubblewrap sandbox, but ${check.problem}. Install bubblewrap (apt-get install bubblewrap); in a container, start it with the options in the Dockerfile's comments (unprivileged user namespaces and a mountable /proc). To run commands without a sandbox anyway, set BLUEPRINT_SANDBOX=none.`);
+    }
+    log.warn({}, `${check.problem}; agent commands fall back to the plain runner (scrubbed environment, timeout, output cap; no isolation)`);
+    return null;
   }
-  if (bwrap) {
-    log.info({ bwrap }, "agent commands run inside bubblewrap: system read-only, workspace writable, no network unless the repository allows it");
-  } else {
-    log.warn({}, "bubblewrap is not available; agent commands fall back to the plain runner (scrubbed environment, timeout, output cap)");
-  }
-  return bwrap;
+  log.info({ bwrap: check.path }, "agent commands run inside bubblewrap: system directories read-only, their own worktree writable, private /tmp, HOME and /proc, no network unless the repository allows it");
+  return check.path;
 }

@@ -1,10 +1,11 @@
 import type { AgentLimits } from "../agent/loop.js";
-import type { ModelClient } from "../agent/model.js";
+import type { ModelClient, ModelRetry } from "../agent/model.js";
 import type { Redactor } from "../agent/redact.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import type { PermissionLevel } from "../github/permission.js";
+import type { StateKey } from "../github/state-marker.js";
 import type { CommandRunner } from "../workspace/command-runner.js";
-import type { GitIdentity } from "../workspace/git.js";
+import type { GitIdentity } from "../workspace/untrusted-git.js";
 import type { RepoCache } from "../workspace/repo-cache.js";
 import type { ThreadPort } from "./ports.js";
 
@@ -16,7 +17,8 @@ export interface Logger {
 
 /** Everything a use case needs besides the thread; built once per process. */
 export interface WorkflowDeps {
-  modelFor(config: RepoConfig): ModelClient;
+  /** `onRetry` hears each retry of a model request (they are logged as warnings either way). */
+  modelFor(config: RepoConfig, onRetry?: (retry: ModelRetry) => void): ModelClient;
   repoCache: RepoCache;
   runner: CommandRunner;
   limits: AgentLimits;
@@ -24,6 +26,8 @@ export interface WorkflowDeps {
   progressIntervalMs: number;
   identity: GitIdentity;
   redact: Redactor;
+  /** Signs and checks the hidden state markers; derived from a secret, never the secret itself. */
+  stateKey: StateKey;
   log: Logger;
 }
 

@@ -1,4 +1,5 @@
 import { planHash } from "../plan/hash.js";
+import { inlineCode } from "../plan/render.js";
 import type { Plan } from "../plan/schema.js";
 import { validatePlan } from "../plan/validate.js";
 import { readVisibleSteps } from "../plan/visible.js";
@@ -11,7 +12,8 @@ export type HandEdits =
 
 /**
  * The plan as the comment now reads: a person may have reworded, removed or added steps, changed
- * "after …" dependencies, or ticked/unticked boxes. The result is validated like a model's plan.
+ * "after …" dependencies or the files a step names, or ticked/unticked boxes. The result is
+ * validated like a model's plan. What people see wins over the hidden state.
  */
 export function applyHandEdits(body: string, state: ThreadState): HandEdits {
   const plan = state.plan;
@@ -26,7 +28,11 @@ export function applyHandEdits(body: string, state: ThreadState): HandEdits {
     if (!original) notes.push(`${line.id} was added by hand.`);
     else if (line.title !== original.title.replace(/\s+/g, " ").trim()) notes.push(`${line.id} was reworded by hand.`);
     if (original && [...line.deps].sort().join() !== [...original.deps].sort().join()) notes.push(`${line.id}'s dependencies were changed by hand.`);
-    steps.push({ ...(original ?? { details: "", files: [], risk: undefined, complexity: undefined }), id: line.id, title: line.title, deps: line.deps });
+    // Files are compared as the line shows them; unchanged ones keep their exact names from the plan.
+    const filesEdited = original !== undefined && line.files.join("\n") !== original.files.map(inlineCode).join("\n");
+    if (filesEdited) notes.push(`${line.id}'s files were changed by hand.`);
+    const files = original && !filesEdited ? original.files : line.files;
+    steps.push({ ...(original ?? { details: "", risk: undefined, complexity: undefined }), id: line.id, title: line.title, deps: line.deps, files });
 
     const was = state.steps[line.id] ?? { status: "pending" as const };
     if (line.ticked && was.status !== "done") {

@@ -1,17 +1,18 @@
 import { findThreadState } from "../github/plan-comment.js";
+import { threadSeal, type StateKey } from "../github/state-marker.js";
 import type { ThreadPort } from "./ports.js";
 
 export const HELP_TEXT = `### Blueprint commands
 | command | what it does |
 |---|---|
 | \`/plan [instructions]\` | explore the repository read-only and post a plan (extra lines are more instructions) |
-| \`/build [S1 S2…] [--fresh] [--force]\` | approve the latest plan and build it: one commit per step on Blueprint's branch, then a pull request |
+| \`/build [S1 S2…] [--fresh] [--force] [notes]\` | approve the latest plan and build it: one commit per step on Blueprint's branch, then a pull request; any words after the step ids and flags are notes every step follows |
 | \`/revise <feedback>\` | ask for a revised plan |
 | \`/cancel\` | stop the running job; everything already pushed stays |
 | \`/status\` | show the current state |
 | \`/help\` | this list |
 
-**Approving:** \`/build\`, or on a pull request an approving review. **Revising:** \`/revise\`, a "request changes" review, or a plain comment while a plan is pending. Only people with write access can command Blueprint.`;
+**Approving:** \`/build\`, or on a pull request an approving review (its text becomes the build's notes); either approves the revision posted before it, so a newer one needs its own approval. **Revising:** \`/revise\`, a "request changes" review, or a plain comment while a plan is pending. Only people with write access can command Blueprint.`;
 
 export function typoReply(word: string, suggestion: string): string {
   return `Blueprint does not know \`/${word}\`. Did you mean \`/${suggestion}\`? Comment \`/help\` for the list of commands.`;
@@ -22,8 +23,8 @@ export function refusalReply(actor: string, minimum: string): string {
 }
 
 /** `/status`: what Blueprint knows about this thread, read from GitHub itself. */
-export async function statusReply(port: ThreadPort, running: string | null): Promise<string> {
-  const lookup = findThreadState(await port.comments());
+export async function statusReply(port: ThreadPort, running: string | null, stateKey: StateKey): Promise<string> {
+  const lookup = findThreadState(await port.comments(), threadSeal(stateKey, port));
   const lines = ["### Blueprint status"];
   if (running) lines.push(`- Running now: ${running}`);
   if (lookup.kind === "none") {

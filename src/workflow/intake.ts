@@ -35,6 +35,8 @@ export interface ReviewIntent {
   state: string;
   body: string;
   commitId: string;
+  /** `review.submitted_at`: the review approves the revision standing then. */
+  submittedAt: string;
 }
 
 export class Intake {
@@ -51,7 +53,7 @@ export class Intake {
    * person and repository while the answer is fresh.
    */
   private portFor(rawPort: ThreadPort): ThreadPort {
-    const port = safePort(rawPort, this.deps.redact);
+    const port = safePort(rawPort, this.deps.redact, this.deps.stateKey);
     const repository = `${port.repo.owner}/${port.repo.name}`;
     return { ...port, permission: (login) => this.permissions.get(repository, login, () => port.permission(login)) };
   }
@@ -113,7 +115,7 @@ export class Intake {
         await port.postComment(HELP_TEXT);
         return;
       case "status":
-        await port.postComment(await statusReply(port, this.queue.runningLabel(key)));
+        await port.postComment(await statusReply(port, this.queue.runningLabel(key), this.deps.stateKey));
         return;
       case "cancel": {
         const stopped = this.queue.cancel(key);
@@ -139,8 +141,9 @@ export class Intake {
         );
         return;
       case "build": {
-        const approval = { approver: intent.actor, revision: command.revision, steps: command.steps, force: command.force, permitted: true, minimumPermission: minimum };
-        this.enqueue(port, `building for @${intent.actor}`, intent.deliveryId, intent.actor, (job) => buildThread(this.deps, job, { approval, fresh: command.fresh }));
+        const approval = { approver: intent.actor, revision: command.revision, steps: command.steps, force: command.force, permitted: true, minimumPermission: minimum, commandCommentId: intent.commentId };
+        const note = { author: intent.actor, source: "build" as const, text: command.notes };
+        this.enqueue(port, `building for @${intent.actor}`, intent.deliveryId, intent.actor, (job) => buildThread(this.deps, job, { approval, fresh: command.fresh, note }));
         return;
       }
     }
@@ -166,8 +169,9 @@ export class Intake {
       );
       return;
     }
-    const approval = { approver: intent.actor, revision: null, steps: [], force: false, reviewCommit: intent.commitId, permitted, minimumPermission: minimum };
-    this.enqueue(port, `building for @${intent.actor}`, intent.deliveryId, intent.actor, (job) => buildThread(this.deps, job, { approval, fresh: false }));
+    const approval = { approver: intent.actor, revision: null, steps: [], force: false, reviewCommit: intent.commitId, submittedAt: intent.submittedAt, permitted, minimumPermission: minimum };
+    const note = { author: intent.actor, source: "review" as const, text: intent.body };
+    this.enqueue(port, `building for @${intent.actor}`, intent.deliveryId, intent.actor, (job) => buildThread(this.deps, job, { approval, fresh: false, note }));
   }
 
   /** `pull_request.synchronize`: new commits may make a pending plan stale. */

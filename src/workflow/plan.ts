@@ -2,6 +2,7 @@ import { runAgent, type AgentLimits, type AgentOutcome } from "../agent/loop.js"
 import { PLAN_SYSTEM_PROMPT, planningTaskMessage } from "../agent/prompts.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import { findThreadState, renderPlanComment, renderStatusComment, renderUsage, type ThreadStateRecord } from "../github/plan-comment.js";
+import { commentSeal, threadSeal, type CommentSeal } from "../github/state-marker.js";
 import { diffPlans, renderRevisionDiff } from "../plan/diff.js";
 import { planHash } from "../plan/hash.js";
 import type { Workspace } from "../workspace/workspace.js";
@@ -13,7 +14,7 @@ import { memoryOf, withAnswer, withExplored, withFeedback, type ThreadMemory } f
 import type { ThreadInfo } from "./ports.js";
 import type { FeedbackEntry, QuestionAnswer, ThreadState } from "./state.js";
 import { loadRepoConfig, loadThreadContext, trustChecker } from "./thread-context.js";
-import { TrackingComment } from "./tracking-comment.js";
+import { modelRetryLine, TrackingComment } from "./tracking-comment.js";
 import { supersede } from "./supersede.js";
 
 export type PlanTrigger =
@@ -35,7 +36,8 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
   const { port } = job;
   // 1. Where we stand: the current plan and the thread's memory.
   const comments = await port.comments();
-  const lookup = findThreadState(comments);
+  const seal = threadSeal(deps.stateKey, port);
+  const lookup = findThreadState(comments, seal);
   const latest = lookup.kind === "found" ? lookup.latest : null;
   const current = lookup.kind === "found" ? lookup.plan : null;
   const resumed = request.trigger.kind === "answer" && latest?.state.status === "awaiting_answer" ? latest : null;
@@ -51,11 +53,12 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
   const info = await port.info();
   const state = initialState(info, port.repo.defaultBranch, memory, revision);
 
-  // 3. One status comment, kept up to date (an answered question's comment is reused).
+  // 3. One status comment, kept up to date (an answered question's comment is reused). A new one
+  //    gets its state in an edit: the state is signed for the comment's id, which GitHub assigns.
   const heading = revision > 1 ? `## ⏳ Revising the plan (v${revision - 1} → v${revision})…` : "## ⏳ Planning…";
-  const first = renderStatusComment(state, heading, planningBody(job.actor, 0));
-  const posted = resumed ? { id: resumed.comment.id, url: resumed.comment.url } : await port.postComment(first);
-  if (resumed) await port.updateComment(posted.id, first);
+  const posted = resumed ? { id: resumed.comment.id, url: resumed.comment.url } : await port.postComment(`${heading}\n\n${planningBody(job.actor, 0)}`);
+  const sealed = commentSeal(seal, posted.id);
+  await port.updateComment(posted.id, renderStatusComment(state, sealed, heading, planningBody(job.actor, 0)));
   const tracking = new TrackingComment(port, posted.id, posted.url, deps.progressIntervalMs, (error) =>
     deps.log.warn({ err: error, deliveryId: job.deliveryId }, "could not update the tracking comment"),
   );
@@ -70,13 +73,13 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
     if (state.head) state.head.sha = tree.baseSha;
     const configRead = await loadRepoConfig((at, file) => tree.readAtRef(at, file), port.repo.defaultBranch);
     if (!configRead.ok) {
-      await tracking.final(failedComment(state, configRead.message, "Fix the file on the default branch, then comment `/plan` again."));
+      await tracking.final(failedComment(state, sealed, configRead.message, "Fix the file on the default branch, then comment `/plan` again."));
       return;
     }
     const config = configRead.config;
     const refusal = await repoMinimumRefusal(port, job.actor, config);
     if (refusal) {
-      await tracking.final(failedComment(state, refusal, "Ask someone with that access to comment `/plan`."));
+      await tracking.final(failedComment(state, sealed, refusal, "Ask someone with that access to comment `/plan`."));
       return;
     }
 
@@ -105,17 +108,37 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
 
     // 6. The read-only run.
     const filesRead = new Set<string>();
+    // A retried model request shows in the status comment until the model answers.
+    const showProgress = (retry: string | null) => tracking.progress(renderStatusComment(state, sealed, heading, planningBody(job.actor, filesRead.size, retry)));
     const outcome = await runAgent({
-      model: deps.modelFor(config),
+      model: deps.modelFor(config, (retry) => showProgress(modelRetryLine(retry))),
       messages: [
         { role: "system", content: PLAN_SYSTEM_PROMPT },
         { role: "user", content: task },
       ],
-      context: { root: tree.dir, mode: "plan", runner: deps.runner, filesRead, audit: [], allowWorkflowWrites: false },
+      context: {
+        root: tree.dir,
+        mode: "plan",
+        runner: deps.runner,
+        filesRead,
+        audit: [],
+        allowWorkflowWrites: false,
+        // repo_map ranks what the thread talks about (identifiers, paths) higher.
+        repoMap: {
+          thread: [
+            memory.instructions,
+            context.title,
+            context.body.text,
+            ...context.comments.map((comment) => comment.text),
+            ...memory.feedback.map((entry) => entry.text),
+            current?.state.plan ? JSON.stringify(current.state.plan) : "",
+          ].join("\n"),
+        },
+      },
       limits: limitsFor(deps.limits, config),
       redact: deps.redact,
       signal: job.signal,
-      onProgress: (progress) => tracking.progress(renderStatusComment(state, heading, planningBody(job.actor, progress.filesRead))),
+      onProgress: () => showProgress(null),
     });
     Object.assign(state, withExplored(memory, filesRead));
 
@@ -123,19 +146,19 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
     const changed = await tree.changes();
     if (changed.length > 0) {
       deps.log.error({ deliveryId: job.deliveryId, changed }, "plan mode changed the working tree");
-      await tracking.final(failedComment(state, `planning changed files in the working tree (${changed.slice(0, 5).join(", ")}), which plan mode must never do. The plan was discarded.`, "Comment `/plan` to try again."));
+      await tracking.final(failedComment(state, sealed, `planning changed files in the working tree (${changed.slice(0, 5).join(", ")}), which plan mode must never do. The plan was discarded.`, "Comment `/plan` to try again."));
       return;
     }
 
     // 8. The result replaces the status comment; a new revision supersedes the old one.
     const result = outcome.kind === "plan_submitted" && !workflowsAllowed ? { ...outcome, plan: warnAboutWorkflows(outcome.plan) } : outcome;
-    await tracking.final(deps.redact(resultComment(state, result, current)));
+    await tracking.final(deps.redact(resultComment(state, sealed, result, current)));
     if (outcome.kind === "plan_submitted" && current && current.comment.id !== posted.id) {
-      await supersede(port, current, revision, deps.redact).catch((error) => deps.log.warn({ err: error }, "could not mark the previous plan superseded"));
+      await supersede(port, seal, current, revision, deps.redact).catch((error) => deps.log.warn({ err: error }, "could not mark the previous plan superseded"));
     }
   } catch (error) {
     deps.log.error({ err: error, deliveryId: job.deliveryId }, "planning failed");
-    await tracking.final(failedComment(state, plainError(error), "Comment `/plan` to try again; if it keeps failing, tell the app's operators."));
+    await tracking.final(failedComment(state, sealed, plainError(error), "Comment `/plan` to try again; if it keeps failing, tell the app's operators."));
   } finally {
     await workspace?.dispose().catch((error) => deps.log.warn({ err: error }, "could not remove a workspace"));
   }
@@ -180,14 +203,16 @@ function initialState(info: ThreadInfo, defaultBranch: string, memory: ThreadMem
     questionMode: null,
     questionStep: null,
     approvedBy: null,
+    buildNotes: [],
     changes: null,
+    postedAt: null,
     error: null,
     pullRequest: null,
     updatedAt: new Date().toISOString(),
   };
 }
 
-function resultComment(state: ThreadState, outcome: AgentOutcome, previous: ThreadStateRecord | null): string {
+function resultComment(state: ThreadState, seal: CommentSeal, outcome: AgentOutcome, previous: ThreadStateRecord | null): string {
   const usage = `<sub>${renderUsage(outcome.usage)}</sub>`;
   const now = new Date().toISOString();
   switch (outcome.kind) {
@@ -199,22 +224,24 @@ function resultComment(state: ThreadState, outcome: AgentOutcome, previous: Thre
         planHash: planHash(outcome.plan),
         steps: Object.fromEntries(outcome.plan.steps.map((step) => [step.id, { status: "pending" as const }])),
         changes: previous?.state.plan ? renderRevisionDiff(diffPlans(previous.state.plan, outcome.plan), previous.state.revision) : null,
+        postedAt: now,
         updatedAt: now,
       };
-      return renderPlanComment(done, { report: usage });
+      return renderPlanComment(done, seal, { report: usage });
     }
     case "question": {
       const waiting: ThreadState = { ...state, status: "awaiting_answer", question: outcome.question, questionMode: "plan", updatedAt: now };
       return renderStatusComment(
         waiting,
+        seal,
         "## ❓ Blueprint has a question before it can finish the plan",
         `${outcome.question}\n\n**Answer in a comment** (anyone with write access); planning then resumes where it stopped. \`/cancel\` withdraws the question.\n\n${usage}`,
       );
     }
     case "failed":
-      return failedComment(state, `${outcome.message}.`, failureAdvice(outcome.failure), usage);
+      return failedComment(state, seal, `${outcome.message}.`, failureAdvice(outcome.failure), usage);
     default:
-      return failedComment(state, "the planning run ended without a plan.", "Comment `/plan` to try again.", usage);
+      return failedComment(state, seal, "the planning run ended without a plan.", "Comment `/plan` to try again.", usage);
   }
 }
 
@@ -233,13 +260,14 @@ function failureAdvice(failure: string): string {
   }
 }
 
-export function failedComment(state: ThreadState, reason: string, advice: string, extra = ""): string {
+export function failedComment(state: ThreadState, seal: CommentSeal, reason: string, advice: string, extra = ""): string {
   const failed: ThreadState = { ...state, status: "failed", error: reason, updatedAt: new Date().toISOString() };
-  return renderStatusComment(failed, "## ❌ Planning failed", [`Blueprint could not make a plan: ${reason}`, `**What to do:** ${advice}`, extra].filter(Boolean).join("\n\n"));
+  return renderStatusComment(failed, seal, "## ❌ Planning failed", [`Blueprint could not make a plan: ${reason}`, `**What to do:** ${advice}`, extra].filter(Boolean).join("\n\n"));
 }
 
-function planningBody(actor: string, filesRead: number): string {
-  return `Planning for @${actor} — read ${filesRead} file${filesRead === 1 ? "" : "s"} so far. This comment turns into the plan when it is ready.`;
+function planningBody(actor: string, filesRead: number, retry: string | null = null): string {
+  const progress = `Planning for @${actor} — read ${filesRead} file${filesRead === 1 ? "" : "s"} so far. This comment turns into the plan when it is ready.`;
+  return retry ? `${progress}\n\n${retry}` : progress;
 }
 
 export function limitsFor(base: AgentLimits, config: RepoConfig): AgentLimits {

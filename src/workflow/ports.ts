@@ -48,6 +48,8 @@ export interface PullRequestDraft {
   base: string;
   title: string;
   body: string;
+  /** Opened (or turned back into) a draft: verification failed, so it is not ready for review. */
+  draft: boolean;
 }
 
 /** What the use cases need from GitHub (or from a local stand-in in the CLI), for one issue or pull request. */
@@ -60,10 +62,12 @@ export interface ThreadPort {
   updateComment(id: number, body: string): Promise<void>;
   reactToComment(commentId: number, reaction: Reaction): Promise<void>;
   permission(login: string): Promise<PermissionLevel>;
+  /** Whether `login` is an active member of the organisation's team (child teams included), for CODEOWNERS' `@org/team`. */
+  teamMember(org: string, teamSlug: string, login: string): Promise<boolean>;
   /** Token for git over HTTPS, or null when git needs none (local remotes). */
   gitToken(): Promise<string | null>;
   commitUrl(sha: string): string;
-  /** Opens a pull request, or updates the open one with the same head. */
+  /** Opens a pull request, or updates the open one with the same head (its draft state included). */
   upsertPullRequest(draft: PullRequestDraft): Promise<{ number: number; url: string; created: boolean }>;
   /** Whether the installation may change files under .github/workflows/. */
   canWriteWorkflows(): Promise<boolean>;

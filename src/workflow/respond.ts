@@ -1,3 +1,4 @@
+import { threadSeal } from "../github/state-marker.js";
 import { findThreadState } from "../github/plan-comment.js";
 import { atLeast } from "../github/permission.js";
 import { loadRepoConfig } from "./thread-context.js";
@@ -17,7 +18,7 @@ export interface PlainComment {
 export async function respondToComment(deps: WorkflowDeps, job: JobContext, comment: PlainComment): Promise<void> {
   const { port } = job;
   // 1. Is Blueprint waiting for something on this thread?
-  const lookup = findThreadState(await port.comments());
+  const lookup = findThreadState(await port.comments(), threadSeal(deps.stateKey, port));
   if (lookup.kind !== "found") return;
   const { latest, plan } = lookup;
   const waiting = latest.state.status === "awaiting_answer";

@@ -1,6 +1,6 @@
 import type { Redactor } from "../agent/redact.js";
 import { fitComment } from "../github/comment-size.js";
-import { encodeStateMarker, MARKER_PREFIX, readStateMarker } from "../github/state-marker.js";
+import { commentSeal, encodeStateMarker, MARKER_PREFIX, readStateMarker, threadSeal, type CommentSeal, type StateKey } from "../github/state-marker.js";
 import { planHash } from "../plan/hash.js";
 import type { ThreadPort } from "./ports.js";
 
@@ -9,21 +9,29 @@ import type { ThreadPort } from "./ports.js";
  * Every body Blueprint posts passes the redactor and fits GitHub's size limit, whichever use case
  * wrote it. The hidden state marker is redacted too: it is compressed, so patterns cannot see into
  * it, yet anyone who can read the thread can decode it.
+ *
+ * A state marker is only ever written signed for the comment that holds it: a new comment gets its
+ * state in an edit once GitHub has given it an id (anything marker-like in a new comment is quoted
+ * text, and is neutralised), and a marker signed for any other comment is a bug that stops the job
+ * rather than reach GitHub.
  */
-export function safePort(port: ThreadPort, redact: Redactor): ThreadPort {
-  const clean = (body: string) => fitComment(redactWithState(body, redact));
+export function safePort(port: ThreadPort, redact: Redactor, stateKey: StateKey): ThreadPort {
+  const seal = threadSeal(stateKey, port);
+  const stateless = (body: string) => fitComment(redact(body.replaceAll(MARKER_PREFIX, "&lt;!-- blueprint:state")));
+  const clean = (body: string, comment: number) => fitComment(redactWithState(body, redact, commentSeal(seal, comment)));
   return {
     repo: port.repo,
     number: port.number,
     info: () => port.info(),
     comments: () => port.comments(),
-    postComment: (body) => port.postComment(clean(body)),
-    updateComment: (id, body) => port.updateComment(id, clean(body)),
+    postComment: async (body) => port.postComment(stateless(body)),
+    updateComment: async (id, body) => port.updateComment(id, clean(body, id)),
     reactToComment: (id, reaction) => port.reactToComment(id, reaction),
     permission: (login) => port.permission(login),
+    teamMember: (org, teamSlug, login) => port.teamMember(org, teamSlug, login),
     gitToken: () => port.gitToken(),
     commitUrl: (sha) => port.commitUrl(sha),
-    upsertPullRequest: (draft) => port.upsertPullRequest({ ...draft, title: redact(draft.title), body: clean(draft.body) }),
+    upsertPullRequest: (draft) => port.upsertPullRequest({ ...draft, title: redact(draft.title), body: stateless(draft.body) }),
     canWriteWorkflows: () => port.canWriteWorkflows(),
     reviewComments: (id) => port.reviewComments(id),
     minimizeComment: (comment) => port.minimizeComment(comment),
@@ -31,15 +39,16 @@ export function safePort(port: ThreadPort, redact: Redactor): ThreadPort {
 }
 
 /** Redacts the visible text and every string inside the state marker (re-encoded only when something changed). */
-export function redactWithState(body: string, redact: Redactor): string {
-  const read = readStateMarker(body);
-  if (read.kind !== "ok") return redact(body);
+export function redactWithState(body: string, redact: Redactor, seal: CommentSeal): string {
+  const read = readStateMarker(body, seal);
+  if (read.kind === "none") return redact(body);
+  if (read.kind === "corrupt") throw new Error(`refusing to write a state marker to comment ${seal.comment}: ${read.reason}`);
   const start = body.lastIndexOf(MARKER_PREFIX);
   const end = body.indexOf("-->", start) + 3;
   const state = redactStrings(read.state, redact);
   const unchanged = JSON.stringify(state) === JSON.stringify(read.state);
   if (state.plan && !unchanged) state.planHash = planHash(state.plan);
-  const marker = unchanged ? body.slice(start, end) : encodeStateMarker(state);
+  const marker = unchanged ? body.slice(start, end) : encodeStateMarker(state, seal);
   return redact(body.slice(0, start)) + marker + redact(body.slice(end));
 }
 

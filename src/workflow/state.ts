@@ -36,6 +36,13 @@ export const questionAnswerSchema = z.object({
   author: z.string(),
 });
 
+/** What an approver wrote with their approval (`/build S2 keep the API stable`, an approving review's body). */
+export const buildNoteSchema = z.object({
+  author: z.string(),
+  source: z.enum(["build", "review"]),
+  text: z.string(),
+});
+
 /** What Blueprint remembers about one issue or pull request; it lives in the plan comment's hidden marker. */
 export const threadStateSchema = z.object({
   v: z.literal(1),
@@ -63,11 +70,16 @@ export const threadStateSchema = z.object({
   questionStep: z.string().nullable().default(null),
   /** Who approved the build in progress (a resumed build runs on their approval). */
   approvedBy: z.string().nullable().default(null),
+  /** The approvers' notes for building this revision, oldest first; every step is given them. */
+  buildNotes: z.array(buildNoteSchema).default([]),
   /** "What changed since the previous revision", computed when the revision was made. */
   changes: z.string().nullable().default(null),
+  /** When this revision's plan was posted: an approval given before then did not see it. */
+  postedAt: z.string().nullable().default(null),
   updatedAt: z.string(),
 });
 
 export type ThreadState = z.output<typeof threadStateSchema>;
 export type FeedbackEntry = z.output<typeof feedbackSchema>;
 export type QuestionAnswer = z.output<typeof questionAnswerSchema>;
+export type BuildNote = z.output<typeof buildNoteSchema>;

@@ -3,7 +3,7 @@ import { atLeast, type PermissionLevel } from "../github/permission.js";
 import type { ThreadContext } from "../agent/prompts.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { ThreadComment, ThreadInfo, ThreadPort } from "./ports.js";
-import { readStateMarker } from "../github/state-marker.js";
+import { hasStateMarker } from "../github/state-marker.js";
 import { sanitiseUntrusted } from "../agent/untrusted.js";
 
 const MAX_CONTEXT_COMMENTS = 30;
@@ -30,7 +30,7 @@ export async function loadThreadContext(
   excludeCommentIds: Set<number>,
 ): Promise<ThreadContext> {
   const conversation = comments
-    .filter((comment) => !comment.own && !excludeCommentIds.has(comment.id) && readStateMarker(comment.body).kind === "none")
+    .filter((comment) => !comment.own && !excludeCommentIds.has(comment.id) && !hasStateMarker(comment.body))
     .slice(-MAX_CONTEXT_COMMENTS);
   const authored = await Promise.all(
     conversation.map(async (comment) => ({

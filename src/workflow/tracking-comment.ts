@@ -1,4 +1,13 @@
+import { describeRetry, type ModelRetry } from "../agent/model.js";
 import type { ThreadPort } from "./ports.js";
+
+/** Starts the progress line that says a model request is being retried (the CLI prints such lines too). */
+export const RETRY_LINE_PREFIX = "⚠️ ";
+
+/** The progress line for a retried model request: which attempt runs, why, and the waits. */
+export function modelRetryLine(retry: ModelRetry): string {
+  return `${RETRY_LINE_PREFIX}${describeRetry(retry)}`;
+}
 
 /**
  * The one status comment a job keeps editing. Progress edits are coalesced to at most one per
@@ -45,8 +54,8 @@ export class TrackingComment {
     if (body === null || this.finished) return;
     this.pending = null;
     this.lastWrite = Date.now();
-    this.writing = this.writing
-      .then(() => (this.finished ? undefined : this.port.updateComment(this.id, body)))
-      .catch(this.onError);
+    // Written even if the final edit arrives meanwhile: final() waits for it and then overwrites it,
+    // and a retry line queued behind a slow write still reaches the people (and the CLI) watching.
+    this.writing = this.writing.then(() => this.port.updateComment(this.id, body)).catch(this.onError);
   }
 }

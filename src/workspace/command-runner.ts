@@ -1,6 +1,8 @@
 import { spawn, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { lstatSync, mkdtempSync, readlinkSync, rmSync, type Stats } from "node:fs";
+import os from "node:os";
 import path from "node:path";
+import { commonDirOf, recordedGitDir } from "./untrusted-git.js";
 
 export interface CommandResult {
   exitCode: number | null;
@@ -64,8 +66,10 @@ export interface CommandRunnerOptions {
   maxTimeoutMs?: number;
   outputCapBytes?: number;
   env?: NodeJS.ProcessEnv;
-  /** Path of the bubblewrap binary: commands then see the system read-only and only the workspace writable. */
+  /** Path of the bubblewrap binary: commands then run inside the sandbox (sandboxArgs). */
   bwrapPath?: string | null;
+  /** Directories the sandbox hides (default: the App's working directory, where its `.env` lives). */
+  hide?: readonly string[];
 }
 
 /** Runs shell commands in their own process group, with a scrubbed environment, a timeout and an output cap. */
@@ -75,12 +79,13 @@ export function createCommandRunner(options: CommandRunnerOptions = {}): Command
   const cap = options.outputCapBytes ?? 30_000;
   const env = options.env ?? scrubbedEnv();
   const bwrap = options.bwrapPath ?? null;
+  const hide = options.hide ?? [process.cwd()];
   return {
     isolation: bwrap ? "bwrap" : "plain",
     run(command, { cwd, timeoutMs, network = false, signal }) {
       const limit = Math.min(Math.max(timeoutMs ?? defaultTimeoutMs, 1000), maxTimeoutMs);
       const started = Date.now();
-      const [file, args] = bwrap ? [bwrap, [...sandboxArgs(cwd, network), "/bin/bash", "-c", command]] : ["/bin/bash", ["-c", command]];
+      const [file, args] = bwrap ? [bwrap, [...sandboxArgs(cwd, { network, hide }), "/bin/bash", "-c", command]] : ["/bin/bash", ["-c", command]];
       return new Promise((resolve) => {
         const child = spawn(file, args, { cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
         const output = new CappedOutput(cap);
@@ -125,47 +130,86 @@ export function createCommandRunner(options: CommandRunnerOptions = {}): Command
   };
 }
 
-/** The system read-only, the workspace writable, a private /tmp, no network unless allowed. */
-function sandboxArgs(workspace: string, network: boolean): string[] {
-  const gitDir = linkedGitDir(workspace);
-  return [
-    "--ro-bind", "/", "/",
-    "--dev", "/dev",
-    "--proc", "/proc",
-    "--tmpfs", "/tmp",
-    // A worktree's repository lives outside it: readable (git log/diff work), never writable.
-    ...(gitDir ? ["--ro-bind", gitDir, gitDir] : []),
-    "--bind", workspace, workspace,
-    ...(network ? [] : ["--unshare-net"]),
-    "--unshare-pid",
-    "--die-with-parent",
-    "--new-session",
-    "--chdir", workspace,
-  ];
+/** System directories a sandboxed command may read, where they exist: programs, libraries, /etc. */
+const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"];
+
+interface SandboxOptions {
+  network: boolean;
+  /** Directories hidden even when they lie inside a system directory (the App's own, say). */
+  hide: readonly string[];
 }
 
-/** For a linked worktree, the repository directory its `.git` file points into. */
-function linkedGitDir(workspace: string): string | null {
+/**
+ * What a sandboxed command sees: the system directories read-only, its own worktree writable,
+ * a private /tmp and HOME, a new /proc with only its own processes, no network unless allowed.
+ * Nothing else under the host's file system: no other workspace, mirror or installation, no App
+ * directory or `.env`. A worktree Blueprint created also gets its repository read-only (so the
+ * agent's `git log` works), found from Blueprint's record, never from the worktree's `.git` file,
+ * and without the other worktrees' admin directories.
+ */
+function sandboxArgs(workspace: string, options: SandboxOptions): string[] {
+  const args: string[] = [];
+  const exposed: string[] = [];
+  for (const dir of SYSTEM_DIRS) {
+    const stat = lstatOrNull(dir);
+    if (stat?.isSymbolicLink()) args.push("--symlink", readlinkSync(dir), dir);
+    else if (stat?.isDirectory()) {
+      args.push("--ro-bind", dir, dir);
+      exposed.push(dir);
+    }
+  }
+  for (const dir of options.hide) {
+    const inside = exposed.some((root) => dir === root || dir.startsWith(`${root}/`));
+    if (inside && lstatOrNull(dir)?.isDirectory()) args.push("--tmpfs", dir);
+  }
+  // systemd-resolved hosts point /etc/resolv.conf here; commands allowed the network need it.
+  if (options.network) args.push("--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve");
+  args.push("--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--dir", "/tmp/home");
+  const gitDir = recordedGitDir(workspace);
+  if (gitDir) {
+    const common = commonDirOf(gitDir);
+    args.push("--ro-bind", common, common);
+    if (common !== gitDir) args.push("--tmpfs", path.join(common, "worktrees"), "--ro-bind", gitDir, gitDir);
+  }
+  args.push(
+    "--bind", workspace, workspace,
+    "--unshare-all",
+    ...(options.network ? ["--share-net"] : []),
+    "--cap-drop", "ALL",
+    "--die-with-parent",
+    "--new-session",
+    "--setenv", "HOME", "/tmp/home",
+    "--setenv", "TMPDIR", "/tmp",
+    "--chdir", workspace,
+  );
+  return args;
+}
+
+function lstatOrNull(file: string): Stats | null {
   try {
-    const pointer = readFileSync(path.join(workspace, ".git"), "utf8");
-    const target = /^gitdir: (.+)$/m.exec(pointer)?.[1]?.trim();
-    if (!target) return null;
-    const absolute = path.resolve(workspace, target);
-    const marker = `${path.sep}worktrees${path.sep}`;
-    return absolute.includes(marker) ? absolute.slice(0, absolute.lastIndexOf(marker)) : absolute;
+    return lstatSync(file);
   } catch {
     return null;
   }
 }
 
-/** Finds bubblewrap on PATH (or at an explicit path); null when it is missing or cannot start here. */
-export function findBubblewrap(explicit?: string): string | null {
+/** bubblewrap, where it can build the real sandbox here; otherwise why not, in words an operator can act on. */
+export function checkBubblewrap(explicit?: string): { path: string } | { problem: string } {
   const candidates = explicit ? [explicit] : (process.env.PATH ?? "").split(":").filter(Boolean).map((dir) => `${dir}/bwrap`);
-  for (const candidate of candidates) {
-    const probe = spawnSync(candidate, ["--ro-bind", "/", "/", "--unshare-net", "/bin/true"], { stdio: "ignore", timeout: 5000 });
-    if (probe.status === 0) return candidate;
+  const found = candidates.filter((candidate) => lstatOrNull(candidate) !== null);
+  if (found.length === 0) return { problem: "bubblewrap (`bwrap`) is not installed (not on PATH)" };
+  const probeDir = mkdtempSync(path.join(os.tmpdir(), "blueprint-sandbox-probe-"));
+  const problems: string[] = [];
+  try {
+    for (const candidate of found) {
+      const probe = spawnSync(candidate, [...sandboxArgs(probeDir, { network: false, hide: [] }), "/bin/true"], { encoding: "utf8", timeout: 5000 });
+      if (probe.status === 0) return { path: candidate };
+      problems.push(`${candidate}: ${(probe.stderr || probe.error?.message || `exit ${probe.status ?? "killed"}`).trim()}`);
+    }
+  } finally {
+    rmSync(probeDir, { recursive: true, force: true });
   }
-  return null;
+  return { problem: `bubblewrap cannot build the sandbox here (${problems.join("; ")})` };
 }
 
 /** Keeps the first and last halves of a stream once it outgrows the cap. */

@@ -2,7 +2,8 @@ import { createHash, randomUUID } from "node:crypto";
 import { promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { describeGitError, git, gitEnv, WorkspaceError } from "./git.js";
+import { describeGitError, WorkspaceError } from "./git.js";
+import { forgetWorktree, NO_DRIVERS_ATTRIBUTES, recordWorktree, restoreGitPointer, untrustedGit } from "./untrusted-git.js";
 import { Workspace } from "./workspace.js";
 
 export interface WorkspaceRequest {
@@ -29,9 +30,15 @@ export function defaultWorkdir(): string {
  * out its commit there, which rewrites only the files that differ. Anything odd removes the
  * worktree instead, and a job never shares a worktree with a running job.
  */
+/** A worktree and the admin directory inside its mirror that Blueprint recorded when it made it. */
+interface Worktree {
+  dir: string;
+  gitDir: string;
+}
+
 export class RepoCache {
   private readonly locks = new Map<string, Promise<unknown>>();
-  private readonly idle = new Map<string, string[]>();
+  private readonly idle = new Map<string, Worktree[]>();
   private readonly poolSize: number;
   private readonly fetches: Semaphore;
 
@@ -51,10 +58,9 @@ export class RepoCache {
   /** Fetches the repository into its mirror (cloning it the first time). */
   async sync(request: Omit<WorkspaceRequest, "sha">): Promise<Mirror> {
     const mirror = this.mirrorPath(request.cloneUrl);
-    const env = gitEnv(request.token);
     // A burst of jobs (many repositories at once) must not starve the process of CPU and I/O.
-    await this.withLock(mirror, () => this.fetches.run(() => this.syncMirror(mirror, request, env)));
-    return new Mirror(this, mirror, request.cloneUrl, env);
+    await this.withLock(mirror, () => this.fetches.run(() => this.syncMirror(mirror, request)));
+    return new Mirror(this, mirror, request.cloneUrl, request.token);
   }
 
   /** A fresh worktree at a ref (or a commit reachable from it). */
@@ -66,47 +72,57 @@ export class RepoCache {
   }
 
   /** @internal used by Mirror */
-  async addWorktree(mirror: string, cloneUrl: string, sha: string, env: Record<string, string>): Promise<Workspace> {
-    const dir = (await this.reuse(mirror, sha, env)) ?? (await this.freshWorktree(mirror, sha, env));
-    return new Workspace(dir, sha, cloneUrl, () => this.release(mirror, dir), env);
+  async addWorktree(mirror: string, cloneUrl: string, sha: string, token: string | null | undefined): Promise<Workspace> {
+    const tree = (await this.reuse(mirror, cloneUrl, sha, token)) ?? (await this.freshWorktree(mirror, cloneUrl, sha, token));
+    return new Workspace(tree.dir, sha, cloneUrl, { gitDir: tree.gitDir, mirror, token }, () => this.release(mirror, tree));
   }
 
-  private async freshWorktree(mirror: string, sha: string, env: Record<string, string>): Promise<string> {
+  private async freshWorktree(mirror: string, cloneUrl: string, sha: string, token: string | null | undefined): Promise<Worktree> {
     const dir = path.join(this.workdir, "jobs", randomUUID());
     await fs.mkdir(path.dirname(dir), { recursive: true });
-    await this.withLock(mirror, () => git(mirror, env).raw(["worktree", "add", "--detach", dir, sha]));
-    return dir;
+    await this.withLock(mirror, () => untrustedGit({ gitDir: mirror }, { auth: { token, url: cloneUrl } }).raw(["worktree", "add", "--detach", dir, sha]));
+    // Read once, now, before anything else has run in the tree; from here on this record counts.
+    const gitDir = /^gitdir: (.+)$/m.exec(await fs.readFile(path.join(dir, ".git"), "utf8"))?.[1]?.trim() ?? "";
+    if (path.dirname(gitDir) !== path.join(mirror, "worktrees")) {
+      await this.remove(mirror, { dir, gitDir: "" });
+      throw new WorkspaceError(`git made the worktree with an unexpected git directory (${gitDir || "none"})`);
+    }
+    recordWorktree(dir, gitDir);
+    return { dir, gitDir };
   }
 
   /**
    * An idle worktree of this mirror moved to `sha`, or null when there is none. It is used only
    * when `git status --ignored` then shows nothing at all; otherwise it is removed.
    */
-  private async reuse(mirror: string, sha: string, env: Record<string, string>): Promise<string | null> {
-    const dir = this.idle.get(mirror)?.pop();
-    if (!dir) return null;
+  private async reuse(mirror: string, cloneUrl: string, sha: string, token: string | null | undefined): Promise<Worktree | null> {
+    const tree = this.idle.get(mirror)?.pop();
+    if (!tree) return null;
     try {
       // release() already reset and cleaned it; the status check proves nothing is left.
-      await git(dir, env).raw(["checkout", "--quiet", "--force", "--detach", sha]);
-      const left = await git(dir, gitEnv()).raw(["status", "--porcelain", "--ignored", "--untracked-files=all"]);
-      if (left.trim() === "") return dir;
+      const location = { gitDir: tree.gitDir, workTree: tree.dir };
+      await untrustedGit(location, { auth: { token, url: cloneUrl } }).raw(["checkout", "--quiet", "--force", "--detach", sha]);
+      const left = await untrustedGit(location).raw(["status", "--porcelain", "--ignored", "--untracked-files=all", "--ignore-submodules=all"]);
+      if (left.trim() === "") return tree;
     } catch {
       // Not reusable: removed below.
     }
-    await this.remove(mirror, dir);
+    await this.remove(mirror, tree);
     return null;
   }
 
   /** A finished job's worktree: reset (its leftovers deleted now, not later) and pooled, or removed. */
-  private async release(mirror: string, dir: string): Promise<void> {
+  private async release(mirror: string, tree: Worktree): Promise<void> {
     const pool = this.idle.get(mirror) ?? [];
     if (pool.length < this.poolSize) {
       try {
-        const tree = git(dir, gitEnv());
-        await tree.raw(["reset", "--quiet", "--hard"]);
-        await tree.raw(["clean", "-ffdxq"]);
+        // The next job's commands find the repository through this pointer: it must be Blueprint's.
+        await restoreGitPointer(tree.dir, tree.gitDir);
+        const git = untrustedGit({ gitDir: tree.gitDir, workTree: tree.dir });
+        await git.raw(["reset", "--quiet", "--hard"]);
+        await git.raw(["clean", "-ffdxq"]);
         if (pool.length < this.poolSize) {
-          pool.push(dir);
+          pool.push(tree);
           this.idle.set(mirror, pool);
           return;
         }
@@ -114,7 +130,7 @@ export class RepoCache {
         // Not reusable: removed below.
       }
     }
-    await this.remove(mirror, dir);
+    await this.remove(mirror, tree);
   }
 
   mirrorPath(cloneUrl: string): string {
@@ -123,28 +139,33 @@ export class RepoCache {
     return path.join(this.workdir, "mirrors", `${name}-${id}.git`);
   }
 
-  private async syncMirror(mirror: string, request: WorkspaceRequest, env: Record<string, string>): Promise<void> {
+  private async syncMirror(mirror: string, request: WorkspaceRequest): Promise<void> {
     const refspecs = ["+refs/heads/*:refs/heads/*"];
     if (!request.ref.startsWith("refs/heads/")) refspecs.push(`+${request.ref}:${request.ref}`);
     const exists = await fs.stat(path.join(mirror, "HEAD")).then(() => true, () => false);
+    const auth = { token: request.token, url: request.cloneUrl };
     try {
       if (!exists) {
         await fs.mkdir(path.dirname(mirror), { recursive: true });
-        await git(path.dirname(mirror), env).raw(["clone", "--bare", "--filter=blob:none", "--quiet", request.cloneUrl, mirror]);
-        if (refspecs.length > 1) await git(mirror, env).raw(["fetch", "--quiet", "origin", ...refspecs.slice(1)]);
+        await untrustedGit({ discoverFrom: path.dirname(mirror) }, { auth }).raw(["clone", "--bare", "--filter=blob:none", "--quiet", request.cloneUrl, mirror]);
+        if (refspecs.length > 1) await untrustedGit({ gitDir: mirror }, { auth }).raw(["fetch", "--quiet", "origin", ...refspecs.slice(1)]);
       } else {
-        await git(mirror, env).raw(["fetch", "--quiet", "--prune", "origin", ...refspecs]);
+        await untrustedGit({ gitDir: mirror }, { auth }).raw(["fetch", "--quiet", "--prune", "origin", ...refspecs]);
       }
     } catch (error) {
       throw new WorkspaceError(`could not fetch the repository: ${describeGitError(error)}`);
     }
+    // On every sync, so mirrors made before this rule get it too.
+    await fs.mkdir(path.join(mirror, "info"), { recursive: true });
+    await fs.writeFile(path.join(mirror, "info", "attributes"), NO_DRIVERS_ATTRIBUTES);
   }
 
-  private async remove(mirror: string, dir: string): Promise<void> {
+  /** Deletes the tree, then lets git forget it (`worktree remove` would look inside the tree first). */
+  private async remove(mirror: string, tree: Worktree): Promise<void> {
+    forgetWorktree(tree.dir);
     await this.withLock(mirror, async () => {
-      await git(mirror, gitEnv()).raw(["worktree", "remove", "--force", dir]).catch(() => undefined);
-      await fs.rm(dir, { recursive: true, force: true });
-      await git(mirror, gitEnv()).raw(["worktree", "prune"]).catch(() => undefined);
+      await fs.rm(tree.dir, { recursive: true, force: true });
+      await untrustedGit({ gitDir: mirror }).raw(["worktree", "prune"]).catch(() => undefined);
     });
   }
 
@@ -186,12 +207,17 @@ export class Mirror {
     private readonly cache: RepoCache,
     readonly path: string,
     readonly cloneUrl: string,
-    private readonly env: Record<string, string>,
+    /** For a blobless clone's lazy blob fetches; held in memory only. */
+    private readonly token: string | null | undefined,
   ) {}
+
+  private git() {
+    return untrustedGit({ gitDir: this.path }, { auth: { token: this.token, url: this.cloneUrl } });
+  }
 
   async resolve(ref: string): Promise<string | null> {
     try {
-      return (await git(this.path, this.env).raw(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`])).trim() || null;
+      return (await this.git().raw(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`])).trim() || null;
     } catch {
       return null;
     }
@@ -199,7 +225,7 @@ export class Mirror {
 
   async readFile(ref: string, file: string): Promise<string | null> {
     try {
-      return await git(this.path, this.env).raw(["show", `${ref}:${file}`]);
+      return await this.git().raw(["show", "--no-textconv", `${ref}:${file}`]);
     } catch {
       return null;
     }
@@ -207,11 +233,11 @@ export class Mirror {
 
   /** Paths that differ between two commits. */
   async changedFiles(from: string, to: string): Promise<string[]> {
-    const out = await git(this.path, this.env).raw(["diff", "--name-only", "--no-renames", from, to]);
+    const out = await this.git().raw(["diff", "--no-ext-diff", "--name-only", "--no-renames", from, to]);
     return out.split("\n").filter(Boolean);
   }
 
   checkout(sha: string): Promise<Workspace> {
-    return this.cache.addWorktree(this.path, this.cloneUrl, sha, this.env);
+    return this.cache.addWorktree(this.path, this.cloneUrl, sha, this.token);
   }
 }

@@ -1,28 +1,46 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
-import { describeGitError, git, gitEnv, WorkspaceError, type GitIdentity } from "./git.js";
+import { describeGitError, WorkspaceError } from "./git.js";
+import { restoreGitPointer, untrustedGit, type GitIdentity, type UntrustedGit } from "./untrusted-git.js";
 
 export interface CommitResult {
   sha: string;
   changedFiles: string[];
 }
 
-/** One job's working tree: read, commit, push. */
+/** Where a worktree's repository lives, as Blueprint recorded it when it created the worktree. */
+export interface WorktreeRepository {
+  /** The worktree's admin directory inside the mirror (`<mirror>/worktrees/<name>`). */
+  gitDir: string;
+  /** The mirror: pushes start there, so nothing in the worktree takes part in them. */
+  mirror: string;
+  /** For lazy blob fetches and pushes; held in memory only. */
+  token: string | null | undefined;
+}
+
+/**
+ * One job's working tree: read, commit, push. Every git call goes through untrusted-git.ts with the
+ * recorded git directory, and first puts back the `.git` pointer if the agent changed it.
+ */
 export class Workspace {
   constructor(
     readonly dir: string,
     /** The commit the workspace was created at. */
     readonly baseSha: string,
     readonly cloneUrl: string,
+    private readonly repository: WorktreeRepository,
     private readonly cleanup: () => Promise<void>,
-    /** Carries the token for lazy blob fetches; held in memory only. */
-    private readonly fetchEnv: Record<string, string> = gitEnv(),
   ) {}
+
+  private async git(options: { token?: boolean; identity?: GitIdentity } = {}): Promise<UntrustedGit> {
+    await restoreGitPointer(this.dir, this.repository.gitDir);
+    return untrustedGit({ gitDir: this.repository.gitDir, workTree: this.dir }, { auth: options.token ? { token: this.repository.token, url: this.cloneUrl } : null, identity: options.identity });
+  }
 
   /** A file as it is on another ref (e.g. the default branch), or null when it does not exist there. */
   async readAtRef(ref: string, file: string): Promise<string | null> {
     try {
-      return await git(this.dir, this.fetchEnv).raw(["show", `${ref}:${file}`]);
+      return await (await this.git({ token: true })).raw(["show", "--no-textconv", `${ref}:${file}`]);
     } catch {
       return null;
     }
@@ -31,7 +49,7 @@ export class Workspace {
   /** `git diff --stat` from the merge base with another ref to HEAD. */
   async diffSummary(baseRef: string): Promise<string> {
     try {
-      return (await git(this.dir, this.fetchEnv).raw(["diff", "--stat=160", `${baseRef}...HEAD`])).trim();
+      return (await (await this.git({ token: true })).raw(["diff", "--no-ext-diff", "--no-textconv", "--stat=160", `${baseRef}...HEAD`])).trim();
     } catch (error) {
       return `(the diff could not be computed: ${describeGitError(error)})`;
     }
@@ -39,7 +57,7 @@ export class Workspace {
 
   /** Paths that differ from HEAD, untracked included; empty when the tree is clean. */
   async changes(): Promise<string[]> {
-    const status = await git(this.dir, gitEnv()).raw(["status", "--porcelain", "--untracked-files=all"]);
+    const status = await (await this.git()).raw(["status", "--porcelain", "--untracked-files=all", "--ignore-submodules=all"]);
     return status
       .split("\n")
       .filter(Boolean)
@@ -48,7 +66,7 @@ export class Workspace {
 
   async revParse(ref: string): Promise<string | null> {
     try {
-      return (await git(this.dir, gitEnv()).raw(["rev-parse", "--verify", `${ref}^{commit}`])).trim();
+      return (await (await this.git()).raw(["rev-parse", "--verify", `${ref}^{commit}`])).trim();
     } catch {
       return null;
     }
@@ -56,12 +74,12 @@ export class Workspace {
 
   /** Moves the detached HEAD (and the tree) to another commit. */
   async checkout(sha: string): Promise<void> {
-    await git(this.dir, this.fetchEnv).raw(["checkout", "--quiet", "--detach", sha]);
+    await (await this.git({ token: true })).raw(["checkout", "--quiet", "--detach", sha]);
   }
 
   /** Commits between two points, oldest first. */
   async commitsBetween(from: string, to: string): Promise<Array<{ sha: string; subject: string; author: string }>> {
-    const out = await git(this.dir, gitEnv()).raw(["log", "--reverse", "--format=%H%x1f%s%x1f%an", `${from}..${to}`]);
+    const out = await (await this.git()).raw(["log", "--no-ext-diff", "--no-textconv", "--reverse", "--format=%H%x1f%s%x1f%an", `${from}..${to}`]);
     return out
       .split("\n")
       .filter(Boolean)
@@ -73,12 +91,13 @@ export class Workspace {
 
   /**
    * Hides what setup commands created (node_modules, build output) from commits without deleting
-   * it: such paths go to this worktree's exclude list unless the repository already ignores them.
+   * it: such paths go to the mirror's exclude list unless the repository already ignores them.
    */
   async ignoreUntracked(): Promise<void> {
-    const untracked = (await git(this.dir, gitEnv()).raw(["ls-files", "--others", "--exclude-standard", "--directory"])).split("\n").filter(Boolean);
+    const git = await this.git();
+    const untracked = (await git.raw(["ls-files", "--others", "--exclude-standard", "--directory"])).split("\n").filter(Boolean);
     if (untracked.length === 0) return;
-    const infoDir = (await git(this.dir, gitEnv()).raw(["rev-parse", "--git-path", "info"])).trim();
+    const infoDir = (await git.raw(["rev-parse", "--git-path", "info"])).trim();
     const target = path.resolve(this.dir, infoDir);
     await fs.mkdir(target, { recursive: true });
     // info/exclude is shared by the mirror's worktrees: add each pattern once.
@@ -89,22 +108,28 @@ export class Workspace {
   }
 
   async head(): Promise<string> {
-    return (await git(this.dir, gitEnv()).raw(["rev-parse", "HEAD"])).trim();
+    return (await (await this.git()).raw(["rev-parse", "HEAD"])).trim();
   }
 
   /** Commits everything in the tree; returns null when there was nothing to commit. */
   async commitAll(message: string, identity: GitIdentity): Promise<CommitResult | null> {
     const changedFiles = await this.changes();
     if (changedFiles.length === 0) return null;
-    const repo = git(this.dir, gitEnv(null, identity));
+    const repo = await this.git({ identity });
     await repo.raw(["add", "--all"]);
-    await repo.raw(["commit", "--quiet", "--no-verify", "-m", message]);
+    await repo.raw(["commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m", message]);
     return { sha: await this.head(), changedFiles };
   }
 
+  /**
+   * Pushes HEAD from the mirror, which shares the worktree's objects: no worktree file, config or
+   * hook takes part, and the token exists only in that one git process's environment.
+   */
   async push(branch: string, token: string | null | undefined): Promise<void> {
+    const sha = await this.head();
     try {
-      await git(this.dir, gitEnv(token)).raw(["push", "--quiet", "origin", `HEAD:refs/heads/${branch}`]);
+      // To the clone URL itself, not a remote name a changed config could point elsewhere.
+      await untrustedGit({ gitDir: this.repository.mirror }, { auth: { token, url: this.cloneUrl } }).raw(["push", "--quiet", "--no-verify", this.cloneUrl, `${sha}:refs/heads/${branch}`]);
     } catch (error) {
       throw new WorkspaceError(`the push to ${branch} was rejected: ${describeGitError(error)}`);
     }

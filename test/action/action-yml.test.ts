@@ -35,9 +35,10 @@ describe("action.yml", () => {
       "max-tokens": ["1234", (read) => String(read.engine.BLUEPRINT_MAX_TOKENS)],
       workdir: ["/tmp/blueprint-input-workdir", (read) => read.engine.BLUEPRINT_WORKDIR],
       "bot-login": ["my-app[bot]", (read) => read.botLogin],
+      "state-secret": ["state-secret-from-input", (read) => read.engine.BLUEPRINT_STATE_SECRET],
     };
     expect(Object.keys(action.inputs).sort()).toEqual(Object.keys(samples).sort());
-    const base = { "INPUT_GITHUB-TOKEN": "ghs_base" };
+    const base = { "INPUT_GITHUB-TOKEN": "ghs_base", "INPUT_STATE-SECRET": "state-secret-base-value" };
     for (const [name, [value, read]] of Object.entries(samples)) {
       expect(read(readInputs({ ...base, [`INPUT_${name.toUpperCase()}`]: value })), name).toBe(value);
     }

@@ -7,7 +7,7 @@ import { readStateMarker } from "../../src/github/state-marker.js";
 import { ACTIONS_BOT, ACTIONS_TOKEN, actionsGitHubDouble, type ActionsGitHubDouble } from "../helpers/actions-github.js";
 import { createBareRepo, gitIn, type BareRepo } from "../helpers/git-repo.js";
 import { samplePlan, startModelServer, type ModelServer, type Script } from "../helpers/model-server.js";
-import { pendingState, planCommentBody } from "../helpers/plan-state.js";
+import { pendingState, planCommentBody, testSeal } from "../helpers/plan-state.js";
 import { commentEvent, MODEL_KEY, reviewEvent, stepFiles, type StepFiles } from "./support.js";
 
 const write = (path: string, content: string) => ({ toolCalls: [{ name: "write_file", arguments: { path, content } }] });
@@ -75,7 +75,7 @@ describe("the Action runner", () => {
     const plan = only(github.botComments());
     expect(plan.body).toMatch(/^## 📋 Plan v1: Add retry to the HTTP client/);
     expect(plan.body).toContain("- [ ] **S1** Add a retry helper");
-    const marker = readStateMarker(plan.body);
+    const marker = readStateMarker(plan.body, testSeal(plan.id));
     expect(marker.kind === "ok" && marker.state.base).toEqual({ branch: "main", sha: repo.head() });
 
     // GitHub was reached at GITHUB_API_URL with the github-token input.
@@ -106,10 +106,11 @@ describe("the Action runner", () => {
   });
 
   it("builds an approved plan: a branch with one commit per step, a pull request, its url as an output", async () => {
-    github.addBotComment(planCommentBody(pendingState(samplePlan(), { base: { branch: "main", sha: repo.head() } })));
+    github.addBotComment((id) => planCommentBody(pendingState(samplePlan(), { base: { branch: "main", sha: repo.head() } }), testSeal(id)));
     const { step, result } = await run(
       [write("src/retry.js", "export const retry = (fn) => fn();\n"), complete("S1"), write("src/client.js", "// uses retry\n"), complete("S2")],
-      commentEvent({ body: "/build", cloneUrl: repo.url }),
+      // The command comes after the plan it approves (GitHub's comment ids grow).
+      commentEvent({ body: "/build", cloneUrl: repo.url, commentId: 6000 }),
     );
 
     expect(result).toEqual({ status: "built", failed: false });
@@ -139,7 +140,7 @@ describe("the Action runner", () => {
 
   it("only trusts state markers in comments by the token's own account", async () => {
     // Someone pastes a plan comment, marker and all: it must not be buildable.
-    github.addUserComment("maintainer", planCommentBody(pendingState(samplePlan(), { base: { branch: "main", sha: repo.head() } })));
+    github.addUserComment("maintainer", planCommentBody(pendingState(samplePlan(), { base: { branch: "main", sha: repo.head() } }), testSeal(github.comments.length + 5000)));
     const { step, result } = await run([], commentEvent({ body: "/build", cloneUrl: repo.url }));
 
     expect(result).toEqual({ status: "none", failed: false });
@@ -155,7 +156,7 @@ describe("the Action runner", () => {
     gitIn(repo.bare, ["update-ref", "refs/pull/2/head", headSha]);
     nock.cleanAll();
     github = actionsGitHubDouble({ number: 2, permissions: { maintainer: "write" }, pullRequest: { headRef: "feature", headSha, baseRef: "main" } });
-    github.addBotComment(planCommentBody(pendingState(samplePlan(), { base: { branch: "main", sha: repo.head() }, head: { ref: "feature", sha: headSha, sameRepo: true } })));
+    github.addBotComment((id) => planCommentBody(pendingState(samplePlan(), { base: { branch: "main", sha: repo.head() }, head: { ref: "feature", sha: headSha, sameRepo: true } }), testSeal(id, 2)));
     const event = reviewEvent({ cloneUrl: repo.url, state: "approved" });
     event.review.commit_id = headSha;
     const { step, result } = await run(
@@ -205,6 +206,27 @@ describe("the Action runner", () => {
     expect(process.exitCode).toBe(1);
     expect(stdout.join("")).toMatch(/::error::Blueprint could not run: invalid settings: input min-permission:/);
     expect(github.requests).toEqual([]);
+  });
+
+  it("refuses to run without a state-secret, saying how to set one, before touching GitHub", async () => {
+    model = await startModelServer([]);
+    const step = stepFiles("issue_comment", commentEvent({ body: "/plan", cloneUrl: repo.url }), { "state-secret": "" });
+    const result = await runAction({ env: step.env, io: coreIo(step.env) });
+    expect(result).toEqual({ status: "error", failed: true });
+    expect(stdout.join("")).toMatch(/::error::Blueprint could not run: the state-secret input is empty\..*secrets\.BLUEPRINT_STATE_SECRET/);
+    expect(github.requests).toEqual([]);
+  });
+
+  it("counts no marker in another bot's comment, even one signed for it", async () => {
+    // Another App (or workflow account) posting a well-formed plan comment is not the token's account.
+    const id = 7000;
+    const now = new Date().toISOString();
+    const body = planCommentBody(pendingState(samplePlan(), { base: { branch: "main", sha: repo.head() } }), testSeal(id));
+    github.comments.push({ id, node_id: `IC_${id}`, body, user: { login: "other-app[bot]", type: "Bot" }, html_url: `${github.htmlUrl}/issues/1#issuecomment-${id}`, created_at: now, updated_at: now });
+    const { result } = await run([], commentEvent({ body: "/build", cloneUrl: repo.url, commentId: 8000 }));
+    expect(result).toEqual({ status: "none", failed: false });
+    expect(modelRequests()).toHaveLength(0);
+    expect(only(github.botComments()).body).toBe("There is no plan to build here yet. Comment `/plan` first.");
   });
 
   it("fails with a clear message when the event file is missing", async () => {

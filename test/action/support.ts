@@ -4,6 +4,7 @@ import { vi } from "vitest";
 import { webhookExample } from "../helpers/app.js";
 import { tempDir } from "../helpers/git-repo.js";
 import { ACTIONS_TOKEN, GHES_API_URL } from "../helpers/actions-github.js";
+import { TEST_STATE_SECRET } from "../helpers/plan-state.js";
 
 export const MODEL_KEY = "sk-test-action-model-key-0000000000000";
 
@@ -56,6 +57,7 @@ export function stepFiles(eventName: string, event: unknown, inputs: Record<stri
     "INPUT_GITHUB-TOKEN": ACTIONS_TOKEN,
     "INPUT_OPENAI-API-KEY": MODEL_KEY,
     "INPUT_MIN-PERMISSION": "write",
+    "INPUT_STATE-SECRET": TEST_STATE_SECRET,
     BLUEPRINT_MODEL_RETRIES: "0",
     BLUEPRINT_PROGRESS_INTERVAL_MS: "0",
     ...Object.fromEntries(Object.entries(inputs).map(([name, value]) => [`INPUT_${name.toUpperCase()}`, value])),
@@ -78,6 +80,7 @@ export function reviewEvent(options: { cloneUrl: string; state: string; login?: 
   const login = options.login ?? "maintainer";
   payload.action = options.action ?? "submitted";
   payload.review.state = options.state;
+  payload.review.submitted_at = new Date().toISOString();
   payload.review.user = { ...payload.review.user, login, type: "User" };
   payload.sender = { ...payload.sender, login, type: "User" };
   payload.repository.clone_url = options.cloneUrl;

@@ -44,7 +44,9 @@ describe("the example workflow (docs/workflow-example.yml)", () => {
 
   it("uses the Action with the model key from a secret, and only inputs action.yml declares", () => {
     const step = job?.steps[0];
-    expect(step?.uses).toMatch(/^<owner>\/blueprint@v1$/);
+    // No published release to point at: the README says how to fill in a copy and pin it to a commit.
+    expect(step?.uses).toBe("your-org/blueprint@<full-commit-sha>");
+    expect(readFileSync("README.md", "utf8")).toMatch(/`your-org\/blueprint`[^]*git rev-parse HEAD/);
     expect(step?.with["openai-api-key"]).toBe("${{ secrets.OPENAI_API_KEY }}");
     for (const name of Object.keys(step?.with ?? {})) expect(inputs).toContain(name);
   });

@@ -261,10 +261,11 @@ describe("build mode", () => {
   });
 });
 
-function reviewPayload(options: { state: string; commitId: string; login: string; cloneUrl: string }) {
+function reviewPayload(options: { state: string; commitId: string; login: string; cloneUrl: string; submittedAt?: string }) {
   const payload = webhookExample("pull_request_review", (e) => e.action === "submitted");
   payload.review.state = options.state;
   payload.review.commit_id = options.commitId;
+  payload.review.submitted_at = options.submittedAt ?? new Date().toISOString();
   payload.review.id = Math.floor(Math.random() * 1e9);
   payload.review.user = { ...payload.review.user, login: options.login, type: "User" };
   payload.sender = { ...payload.sender, login: options.login, type: "User" };

@@ -59,7 +59,7 @@ it("refuses a hand edit that breaks the plan, with the reasons", async () => {
 it("a corrupted marker is not trusted", async () => {
   await start([]);
   const plan = seed();
-  plan.body = plan.body.replace(/v1\.([A-Za-z0-9_-]{10})/, (_, chars: string) => `v1.${chars.split("").reverse().join("")}`);
+  plan.body = plan.body.replace(/v2\.([A-Za-z0-9_-]{10})/, (_, chars: string) => `v2.${chars.split("").reverse().join("")}`);
   await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
   expect(fx.model.requests).toHaveLength(0);
   expect(fx.github.botComments().at(-1)!.body).toMatch(/hidden state is damaged/);

@@ -1,5 +1,6 @@
 import { expect, it } from "vitest";
 import { readStateMarker } from "../../src/github/state-marker.js";
+import { testSeal } from "../helpers/plan-state.js";
 import { gitIn } from "../helpers/git-repo.js";
 import { samplePlan } from "../helpers/model-server.js";
 import { commentPayload } from "../helpers/app.js";
@@ -44,7 +45,7 @@ it("plans on a pull request's head with its description, diff and conversation",
   expect(String(fx.model.requests[1]!.messages.at(-1)?.content)).toContain("export {};");
 
   const plan = fx.github.botComments().at(-1)!;
-  const marker = readStateMarker(plan.body);
+  const marker = readStateMarker(plan.body, testSeal(plan.id, fx.github.number));
   expect(marker.kind).toBe("ok");
   if (marker.kind !== "ok") return;
   expect(marker.state.head).toEqual({ ref: "feature", sha: headSha, sameRepo: true });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { readStateMarker } from "../../src/github/state-marker.js";
+import { testSeal } from "../helpers/plan-state.js";
 import { INSTALLATION_TOKEN } from "../helpers/github-double.js";
 import { samplePlan } from "../helpers/model-server.js";
 import { commentPayload } from "../helpers/app.js";
@@ -48,7 +49,7 @@ describe("/plan on an issue", () => {
     expect(body).toContain("`npm test`");
     expect(body).toContain("`/build`");
 
-    const marker = readStateMarker(body);
+    const marker = readStateMarker(body, testSeal(comment.id));
     expect(marker.kind).toBe("ok");
     if (marker.kind !== "ok") return;
     expect(marker.state.status).toBe("pending");
@@ -126,7 +127,7 @@ describe("/plan on an issue", () => {
     expect(body).toMatch(/^## ❌ Planning failed/);
     expect(body).toMatch(/answered HTTP 500/);
     expect(body).toContain("What to do:");
-    const marker = readStateMarker(body);
+    const marker = readStateMarker(body, testSeal(planComment().id));
     expect(marker.kind === "ok" && marker.state.status).toBe("failed");
   });
 

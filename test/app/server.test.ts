@@ -24,6 +24,8 @@ it("serves signed webhooks and /healthz over HTTP, and rejects a bad signature",
   const github = githubDouble({ permissions: { maintainer: "write" } });
   let blueprint: ReturnType<typeof createBlueprintApp> | undefined;
   const quiet = new Probot({ appId: APP_ID, privateKey: testPrivateKey(), logLevel: "silent" as "fatal" });
+  // Probot makes its logger in ready(); before that `quiet.log` is null and the server would log at info.
+  await quiet.ready();
   server = new Server({
     log: quiet.log,
     port: 0,
@@ -37,7 +39,7 @@ it("serves signed webhooks and /healthz over HTTP, and rejects a bad signature",
     }),
   });
   await server.load((app, options) => {
-    blueprint = createBlueprintApp(app, options, { env: loadEnv({ APP_ID: String(APP_ID), BLUEPRINT_WORKDIR: tempDir() }) });
+    blueprint = createBlueprintApp(app, options, { env: loadEnv({ APP_ID: String(APP_ID), WEBHOOK_SECRET: SECRET, BLUEPRINT_WORKDIR: tempDir() }) });
   });
   const http = await server.start();
   const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;

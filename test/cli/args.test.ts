@@ -12,7 +12,9 @@ describe("parseCliArgs", () => {
   });
 
   it("passes build's steps and flags on as the /build comment's words", () => {
-    expect(parseCliArgs(["build", "S2", "S3", "--fresh", "--force"]).command).toEqual({ name: "build", args: ["S2", "S3", "--fresh", "--force"] });
+    expect(parseCliArgs(["build", "S2", "S3", "--fresh", "--force"]).command).toEqual({ name: "build", args: ["--fresh", "--force", "S2", "S3"] });
+    // Words after the ids are notes, so the flags must not land after them.
+    expect(parseCliArgs(["build", "S2", "keep the API", "--fresh"]).command).toEqual({ name: "build", args: ["--fresh", "S2", "keep the API"] });
     expect(parseCliArgs(["build"]).command).toEqual({ name: "build", args: [] });
   });
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { readStateMarker } from "../../src/github/state-marker.js";
+import { decodeState } from "../helpers/plan-state.js";
 import { createBareRepo, gitIn, tempDir, type BareRepo } from "../helpers/git-repo.js";
 import { samplePlan, startModelServer, type ModelServer, type Script } from "../helpers/model-server.js";
 import { assertCliBuilt, blueprint, readThread, startBlueprint } from "./support.js";
@@ -62,9 +62,9 @@ describe("the blueprint CLI", () => {
 
     const own = readThread(checkout).comments.filter((comment) => comment.own);
     expect(own).toHaveLength(1);
-    const marker = readStateMarker(own[0]?.body ?? "");
-    expect(marker.kind === "ok" && marker.state.status).toBe("pending");
-    expect(marker.kind === "ok" && marker.state.base).toEqual({ branch: "main", sha: gitIn(checkout, ["rev-parse", "HEAD"]).trim() });
+    const marker = decodeState(own[0]?.body ?? "");
+    expect(marker.status).toBe("pending");
+    expect(marker.base).toEqual({ branch: "main", sha: gitIn(checkout, ["rev-parse", "HEAD"]).trim() });
     expect(gitIn(checkout, ["status", "--porcelain"])).toBe("");
 
     const status = await cli(["status"]);
@@ -182,7 +182,6 @@ describe("the blueprint CLI", () => {
     expect(result.code).toBe(130);
     expect(result.stderr).toContain("Stopping at the next safe point");
     const own = readThread(checkout).comments.filter((comment) => comment.own);
-    const marker = readStateMarker(own.at(-1)?.body ?? "");
-    expect(marker.kind === "ok" && marker.state.status).toBe("failed");
+    expect(decodeState(own.at(-1)?.body ?? "").status).toBe("failed");
   });
 });

@@ -17,6 +17,7 @@ describe("parseRepoConfig", () => {
   it("gives the defaults for a missing, empty, blank or comment-only file", () => {
     const expected = {
       require_other_approver: false,
+      approvers: "write",
       feedback: "any-comment",
       branch_prefix: "blueprint/",
       limits: {},
@@ -35,6 +36,7 @@ describe("parseRepoConfig", () => {
         "model: gpt-4.1",
         "min_permission: maintain",
         "require_other_approver: true",
+        "approvers: codeowners",
         "feedback: command-only",
         "setup: npm ci",
         "test: npm test",
@@ -51,6 +53,7 @@ describe("parseRepoConfig", () => {
       model: "gpt-4.1",
       min_permission: "maintain",
       require_other_approver: true,
+      approvers: "codeowners",
       feedback: "command-only",
       setup: "npm ci",
       test: "npm test",
@@ -64,7 +67,7 @@ describe("parseRepoConfig", () => {
 
   it("reports invalid YAML clearly, naming the file", () => {
     const message = problem("model: [unclosed\nfeedback: x");
-    expect(message).toMatch(/^\.github\/blueprint\.yml is not valid YAML: /);
+    expect(message).toMatch(/^\.github\/blueprint\.yml is not valid YAML \(line 2, column 1\): /);
     expect(message.split("\n")).toHaveLength(1);
   });
 
@@ -98,6 +101,22 @@ describe("parseRepoConfig", () => {
   it("reports a top-level value that is not a mapping", () => {
     expect(problem("- a\n- b\n")).toContain("(top level)");
     expect(problem("just text\n")).toContain("(top level)");
+  });
+
+  it("names the line and column of each problem", () => {
+    const message = problem(["model: gpt-4.1", "limits:", "  max_minutes: 30", "  max_iterations: -3", "approvers: admins", "modle: x"].join("\n"));
+    expect(message).toContain("`limits.max_iterations` (line 4, column 19): ");
+    expect(message).toContain("`approvers` (line 5, column 12): ");
+    expect(message).toContain("`modle` (line 6, column 1): unknown key");
+    // A missing field points at the mapping that lacks it.
+    expect(problem("commit_author:\n  name: Bot\n")).toContain("`commit_author.email` (line 2, column 3): ");
+    // An unknown key inside a flow mapping, on the key itself.
+    expect(problem("network: true\nlimits: { max_minutes: 5, max_iteration: 10 }\n")).toContain("`limits.max_iteration` (line 2, column 27): unknown key");
+  });
+
+  it("names the line and column of a YAML syntax error", () => {
+    expect(problem("model: gpt-4.1\nfeedback: [any-comment\nsetup: npm ci\n")).toMatch(/is not valid YAML \(line 3, column \d+\): /);
+    expect(problem("model: a\nmodel: b\n")).toContain("is not valid YAML (line 2, column 1): Map keys must be unique");
   });
 
   it("lists several problems at once", () => {

@@ -44,6 +44,18 @@ describe("Dockerfile", () => {
     expect(dockerfile).not.toMatch(/\bcurl\b|\bwget\b/);
   });
 
+  it("starts as `npm start` does, and lets setup mode write .env into the node-owned volume", () => {
+    const runtime = stages[1] ?? "";
+    expect(/^CMD (\[.*\])/m.exec(runtime)?.[1]).toBe('["node", "lib/start.js"]');
+    expect(JSON.parse(readFileSync("package.json", "utf8")).scripts.start).toBe("node ./lib/start.js");
+    const volume = /^VOLUME \["([^"]+)"\]/m.exec(runtime)?.[1] ?? "";
+    expect(runtime).toMatch(new RegExp(`chown node:node ${volume}\\b`));
+    // Probot writes .env in the working directory (/app, root's): it must be a link into the volume.
+    expect(/^WORKDIR (\S+)/m.exec(runtime)?.[1]).toBe("/app");
+    expect(runtime).toContain(`RUN ln -s ${volume}/.env /app/.env`);
+    expect(runtime.indexOf("ln -s")).toBeLessThan(runtime.indexOf("USER node"));
+  });
+
   it("copies only files that exist and that .dockerignore lets through", () => {
     const sources = instructions.filter((line) => line.startsWith("COPY ") && !line.includes("--from")).flatMap((line) => line.split(/\s+/).slice(1, -1));
     expect(sources.length).toBeGreaterThan(0);

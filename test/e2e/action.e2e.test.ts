@@ -49,7 +49,7 @@ describe("the GitHub Action, run as `node dist/index.js` by a runner, against a 
       github,
       token,
       // The workflow's `with:`; the rest keep action.yml's defaults.
-      inputs: { "openai-api-key": MODEL_KEY, "openai-base-url": model.url, model: "e2e-model" },
+      inputs: { "openai-api-key": MODEL_KEY, "openai-base-url": model.url, model: "e2e-model", "state-secret": "e2e-state-secret-4c2a9e71" },
       // The job's `env:`: no retries against a scripted model.
       env: { BLUEPRINT_MODEL_RETRIES: "0" },
     });

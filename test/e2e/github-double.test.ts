@@ -135,6 +135,23 @@ describe("the GitHub double", () => {
     expect(await response.json()).toEqual({ data: { minimizeComment: { minimizedComment: { isMinimized: true } } } });
     expect(comment.minimized).toBe("OUTDATED");
   });
+
+  it("turns a pull request into a draft and back through GraphQL, as REST cannot", async () => {
+    const token = github.issueInstallationToken();
+    const pull = github.state.addPull({ head: "main", base: "main", title: "t", body: "b", draft: false, user: github.state.bot });
+    const mutate = async (name: string) => {
+      const response = await fetch(`${github.url}/api/graphql`, {
+        method: "POST",
+        headers: { authorization: `token ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ query: `mutation($id: ID!) { ${name}(input: { pullRequestId: $id }) { pullRequest { isDraft } } }`, variables: { id: `PR_kwDO${pull.number}` } }),
+      });
+      return response.json();
+    };
+    expect(await mutate("convertPullRequestToDraft")).toEqual({ data: { convertPullRequestToDraft: { pullRequest: { isDraft: true } } } });
+    expect(pull.draft).toBe(true);
+    expect(await mutate("markPullRequestReadyForReview")).toEqual({ data: { markPullRequestReadyForReview: { pullRequest: { isDraft: false } } } });
+    expect(pull.draft).toBe(false);
+  });
 });
 
 describe("the GitHub double with several installations", () => {

@@ -28,35 +28,47 @@ describe("parseComment", () => {
   it("parses /build with a step id and --fresh", () => {
     expect(parseComment("/build S3 --fresh")).toEqual({
       kind: "command",
-      command: { name: "build", steps: ["S3"], fresh: true, force: false, revision: null },
+      command: { name: "build", steps: ["S3"], fresh: true, force: false, revision: null, notes: "" },
     });
   });
 
   it("parses comma-separated lower-case step ids and --force", () => {
     expect(parseComment("/build s1,s2 --force")).toEqual({
       kind: "command",
-      command: { name: "build", steps: ["S1", "S2"], fresh: false, force: true, revision: null },
+      command: { name: "build", steps: ["S1", "S2"], fresh: false, force: true, revision: null, notes: "" },
     });
   });
 
   it("parses a bare /build", () => {
-    expect(parseComment("/build")).toEqual({ kind: "command", command: { name: "build", steps: [], fresh: false, force: false, revision: null } });
+    expect(parseComment("/build")).toEqual({ kind: "command", command: { name: "build", steps: [], fresh: false, force: false, revision: null, notes: "" } });
   });
 
   it("parses /build with a plan revision", () => {
     expect(parseComment("/build v2 S1")).toEqual({
       kind: "command",
-      command: { name: "build", steps: ["S1"], fresh: false, force: false, revision: 2 },
+      command: { name: "build", steps: ["S1"], fresh: false, force: false, revision: 2, notes: "" },
     });
   });
 
-  it("rejects /build with an argument it does not understand", () => {
-    const parsed = parseComment("/build foo");
+  it("rejects /build with a flag it does not understand", () => {
+    const parsed = parseComment("/build S2 --frsh");
     expect(parsed.kind).toBe("invalid");
     if (parsed.kind === "invalid") {
       expect(parsed.name).toBe("build");
-      expect(parsed.message).toContain("foo");
+      expect(parsed.message).toContain("--frsh");
     }
+  });
+
+  it("takes the words after the step ids and flags, and the lines below, as the build's notes", () => {
+    expect(parseComment("/build S2 keep the public API stable")).toEqual({
+      kind: "command",
+      command: { name: "build", steps: ["S2"], fresh: false, force: false, revision: null, notes: "keep the public API stable" },
+    });
+    // Ids after the first note word are part of the note.
+    expect(parseComment("/build --fresh, S1 but leave S3 alone\r\nAnd use tabs.")).toMatchObject({
+      command: { steps: ["S1"], fresh: true, notes: "but leave S3 alone\nAnd use tabs." },
+    });
+    expect(parseComment("/build\n\nPlease keep the diff small.")).toMatchObject({ command: { steps: [], notes: "Please keep the diff small." } });
   });
 
   it("rejects /revise without feedback", () => {

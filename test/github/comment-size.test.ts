@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { COMMENT_LIMIT, closeOpenBlocks, fitComment } from "../../src/github/comment-size.js";
 import { renderPlanComment } from "../../src/github/plan-comment.js";
 import { readStateMarker } from "../../src/github/state-marker.js";
-import { pendingState } from "../helpers/plan-state.js";
+import { pendingState, testSeal } from "../helpers/plan-state.js";
 
 function hugePlan() {
   const details = "A long paragraph of details. ".repeat(400) + "\n\n```ts\nconst x = 1;\n" + "x;\n".repeat(300) + "```";
@@ -22,14 +22,14 @@ describe("fitComment", () => {
 
   it("fits a huge plan comment under GitHub's limit, keeping the summary, the steps and the state", () => {
     const state = pendingState(hugePlan(), { base: { branch: "main", sha: "a".repeat(40) } });
-    const body = renderPlanComment(state);
+    const body = renderPlanComment(state, testSeal(1));
     expect(body.length).toBeGreaterThan(COMMENT_LIMIT);
     const fitted = fitComment(body);
     expect(fitted.length).toBeLessThanOrEqual(COMMENT_LIMIT);
     expect(fitted).toContain("Summary first.");
     expect(fitted).toContain("- [ ] **S30** Step 30");
     expect(fitted).toMatch(/✂️ [\d,]+ characters were cut/);
-    const marker = readStateMarker(fitted);
+    const marker = readStateMarker(fitted, testSeal(1));
     expect(marker.kind).toBe("ok");
     expect(marker.kind === "ok" && marker.state.plan?.steps).toHaveLength(30);
     // Whatever was cut, fences and <details> stay balanced.

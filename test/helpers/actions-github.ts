@@ -126,7 +126,12 @@ export function actionsGitHubDouble(options: ActionsDoubleOptions = {}) {
     requests,
     addUserComment: (login: string, body: string) => addComment(body, { login, type: "User" }),
     /** A comment as if an earlier run of the Action had written it. */
-    addBotComment: (body: string) => addComment(body, { login: ACTIONS_BOT, type: "Bot" }),
+    addBotComment: (body: string | ((id: number) => string)) => {
+      const comment = addComment(typeof body === "string" ? body : "", { login: ACTIONS_BOT, type: "Bot" });
+      // A state marker is signed for the comment that holds it: render it once the id is known.
+      if (typeof body !== "string") comment.body = body(comment.id);
+      return comment;
+    },
     botComments: () => comments.filter((c) => c.user.login === ACTIONS_BOT),
   };
 }

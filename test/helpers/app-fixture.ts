@@ -1,19 +1,16 @@
 import nock from "nock";
 import { afterEach, beforeEach } from "vitest";
-import { readStateMarker } from "../../src/github/state-marker.js";
 import type { WorkflowDeps } from "../../src/workflow/deps.js";
 import type { ThreadState } from "../../src/workflow/state.js";
 import { startTestApp, type TestApp } from "./app.js";
 import { createBareRepo, type BareRepo } from "./git-repo.js";
 import { githubDouble, type GitHubDouble, type GitHubDoubleOptions } from "./github-double.js";
 import { startModelServer, type ModelServer, type Script } from "./model-server.js";
-import { pendingState, planCommentBody } from "./plan-state.js";
+import { decodeState, pendingState, planCommentBody, testSeal } from "./plan-state.js";
 
 /** The state in a Blueprint comment's hidden marker; throws when there is none or it does not decode. */
 export function stateOf(body: string): ThreadState {
-  const read = readStateMarker(body);
-  if (read.kind !== "ok") throw new Error(`no state: ${read.kind}`);
-  return read.state;
+  return decodeState(body);
 }
 
 /** What people see: the comment without its hidden state marker. */
@@ -109,7 +106,8 @@ export function useAppFixture(options: AppFixtureOptions = {}): AppFixture {
       return app;
     },
     seedPlan(plan, state = {}) {
-      return fixture.github.addBotComment(planCommentBody(pendingState(plan, { base: { branch: "main", sha: fixture.repo.head() }, ...state })));
+      const seeded = pendingState(plan, { base: { branch: "main", sha: fixture.repo.head() }, ...state });
+      return fixture.github.addBotComment((id) => planCommentBody(seeded, testSeal(id)));
     },
     stateOf,
     visible,

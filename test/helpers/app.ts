@@ -7,6 +7,7 @@ import { createBlueprintApp, type BlueprintApp } from "../../src/index.js";
 import { loadEnv } from "../../src/config/env.js";
 import type { WorkflowDeps } from "../../src/workflow/deps.js";
 import { APP_ID, INSTALLATION_ID } from "./github-double.js";
+import { TEST_STATE_SECRET } from "./plan-state.js";
 import { tempDir } from "./git-repo.js";
 
 let privateKey: string | null = null;
@@ -34,7 +35,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   const probot = new Probot({
     appId: APP_ID,
     privateKey: testPrivateKey(),
-    secret: "test-webhook-secret",
+    secret: TEST_STATE_SECRET,
     logLevel: "fatal",
     Octokit: options.githubRetries
       ? ProbotOctokit.defaults((defaults: Record<string, unknown>) => ({ ...defaults, retry: { retryAfterBaseValue: 50 } }))
@@ -57,6 +58,8 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
           BLUEPRINT_MODEL: "test-model",
           OPENAI_API_KEY: "sk-test-model-key-000000000000000000",
           BLUEPRINT_MODEL_RETRIES: "0",
+          // The hidden state's key (tests that seed plans sign them with the same one); a test's env may override it.
+          BLUEPRINT_STATE_SECRET: TEST_STATE_SECRET,
           PATH: process.env.PATH ?? "",
           ...env,
         }),
@@ -111,6 +114,22 @@ export function commentPayload(options: { body: string; login?: string; userType
   payload.sender = { ...payload.sender, login, type: options.userType ?? "User" };
   payload.issue.number = options.number ?? 1;
   if (options.isPullRequest) payload.issue.pull_request = { url: "https://api.github.com/repos/Codertocat/Hello-World/pulls/1" };
+  payload.repository.clone_url = options.cloneUrl;
+  payload.repository.default_branch = "main";
+  payload.installation = { id: INSTALLATION_ID, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI=" };
+  return payload;
+}
+
+/** pull_request_review.submitted from the examples, edited to carry our repository, reviewer, verdict and body. */
+export function reviewPayload(options: { state: string; commitId: string; login: string; cloneUrl: string; body?: string }) {
+  const payload = webhookExample("pull_request_review", (e) => e.action === "submitted");
+  payload.review.state = options.state;
+  payload.review.commit_id = options.commitId;
+  payload.review.body = options.body ?? null;
+  payload.review.id = Math.floor(Math.random() * 1e9);
+  payload.review.user = { ...payload.review.user, login: options.login, type: "User" };
+  payload.sender = { ...payload.sender, login: options.login, type: "User" };
+  payload.pull_request.number = 1;
   payload.repository.clone_url = options.cloneUrl;
   payload.repository.default_branch = "main";
   payload.installation = { id: INSTALLATION_ID, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI=" };

@@ -12,8 +12,9 @@ const IDENTITY = {
   GIT_CONFIG_GLOBAL: "/dev/null",
 };
 
+/** git's stderr is captured: a failure throws with it in the message; an expected one prints nothing. */
 export function gitIn(dir: string, args: string[], input?: string): string {
-  return execFileSync("git", args, { cwd: dir, env: { ...process.env, ...IDENTITY }, encoding: "utf8", input });
+  return execFileSync("git", args, { cwd: dir, env: { ...process.env, ...IDENTITY }, encoding: "utf8", input, stdio: ["pipe", "pipe", "pipe"] });
 }
 
 export function tempDir(prefix = "blueprint-test-"): string {

@@ -27,6 +27,8 @@ export interface GitHubDoubleOptions {
   permissions?: Record<string, string>;
   pullRequest?: { headRef: string; headSha: string; baseRef: string; sameRepo?: boolean };
   installationPermissions?: Record<string, string>;
+  /** Team members, by `org/team-slug`: the team-membership endpoint answers active for them, 404 for others. */
+  teams?: Record<string, string[]>;
   /** Inline comments returned for any review id. */
   reviewComments?: Array<{ path: string; line: number; body: string }>;
 }
@@ -49,7 +51,7 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
   const comments: DoubleComment[] = [];
   const reactions: Array<{ commentId: number; content: string }> = [];
   const requests: RecordedRequest[] = [];
-  const pulls: Array<{ number: number; head: string; base: string; title: string; body: string; html_url: string }> = [];
+  const pulls: Array<{ number: number; node_id: string; head: string; base: string; title: string; body: string; draft: boolean; html_url: string }> = [];
   const commentHistory = new Map<number, string[]>();
   let nextId = 1000;
 
@@ -78,7 +80,16 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     .post("/graphql")
     .reply((uri, body) => {
       record("POST", uri, body);
-      const id = (body as { variables?: { id?: string } }).variables?.id;
+      const { query = "", variables } = body as { query?: string; variables?: { id?: string } };
+      const id = variables?.id;
+      // A pull request's draft state changes only through GraphQL.
+      const toDraft = /convertPullRequestToDraft/.test(query) ? true : /markPullRequestReadyForReview/.test(query) ? false : null;
+      if (toDraft !== null) {
+        const pull = pulls.find((p) => p.node_id === id);
+        if (!pull) return [200, { data: null, errors: [{ type: "NOT_FOUND", message: `Could not resolve to a node with the global id of '${String(id)}'` }] }];
+        pull.draft = toDraft;
+        return [200, { data: { [toDraft ? "convertPullRequestToDraft" : "markPullRequestReadyForReview"]: { pullRequest: { isDraft: toDraft } } } }];
+      }
       if (id) minimized.push(id);
       return [200, { data: { minimizeComment: { minimizedComment: { isMinimized: true } } } }];
     })
@@ -104,6 +115,14 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       const permission = options.permissions?.[login];
       if (!permission) return [404, { message: "Not Found" }];
       return [200, { permission, role_name: permission, user: { login } }];
+    })
+    .get(/^\/orgs\/[^/]+\/teams\/[^/]+\/memberships\/[^/]+$/)
+    .reply((uri) => {
+      record("GET", uri, null);
+      const [, , org = "", , slug = "", , login = ""] = uri.split("/").map(decodeURIComponent);
+      const members = options.teams?.[`${org}/${slug}`] ?? [];
+      if (!members.includes(login)) return [404, { message: "Not Found" }];
+      return [200, { url: `https://api.github.com${uri}`, role: "member", state: "active" }];
     })
     .post(new RegExp(`^${escape(base)}/issues/comments/\\d+/reactions$`))
     .reply((uri, body) => {
@@ -170,8 +189,9 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     .post(`${base}/pulls`)
     .reply((uri, body) => {
       record("POST", uri, body);
-      const draft = body as { head: string; base: string; title: string; body: string };
-      const pull = { number: 100 + pulls.length, ...draft, html_url: `https://github.com/${owner}/${repo}/pull/${100 + pulls.length}` };
+      const draft = body as { head: string; base: string; title: string; body: string; draft?: boolean };
+      const number = 100 + pulls.length;
+      const pull = { number, node_id: `PR_${number}`, ...draft, draft: draft.draft === true, html_url: `https://github.com/${owner}/${repo}/pull/${number}` };
       pulls.push(pull);
       return [201, pull];
     })
@@ -198,7 +218,22 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     /** A comment by a person, as if typed on GitHub (so it shows up in the listing). */
     addUserComment: (login: string, body: string) => addComment(body, { login, type: "User" }, false),
     /** A comment as if Blueprint had written it earlier (e.g. a plan from a previous run). */
-    addBotComment: (body: string) => addComment(body, { login: BOT_LOGIN, type: "Bot" }, true),
+    addBotComment: (body: string | ((id: number) => string)) => {
+      const comment = addComment(typeof body === "string" ? body : "", { login: BOT_LOGIN, type: "Bot" }, true);
+      // A state marker is signed for the comment that holds it: render it once the id is known.
+      if (typeof body !== "string") {
+        comment.body = body(comment.id);
+        commentHistory.set(comment.id, [comment.body]);
+      }
+      return comment;
+    },
+    /** A comment by another GitHub App's bot (another login, another app id). */
+    addOtherBotComment: (login: string, appId: number, body: (id: number) => string) => {
+      const comment = addComment("", { login, type: "Bot" }, false);
+      comment.performed_via_github_app = { id: appId };
+      comment.body = body(comment.id);
+      return comment;
+    },
     /** Comments Blueprint wrote. */
     botComments: () => comments.filter((c) => c.user.login === BOT_LOGIN),
     done: () => nock.cleanAll(),

@@ -4,6 +4,8 @@ import type { AddressInfo } from "node:net";
 export interface ScriptedToolCall {
   name: string;
   arguments: unknown;
+  /** The call's id; by default one unique per call. */
+  id?: string;
 }
 
 export type ScriptedReply =
@@ -68,7 +70,7 @@ export async function startModelServer(script: Script): Promise<ModelServer> {
       return;
     }
     const toolCalls = (reply.toolCalls ?? []).map((call, n) => ({
-      id: `call_${index}_${n}`,
+      id: call.id ?? `call_${index}_${n}`,
       type: "function",
       function: { name: call.name, arguments: typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments) },
     }));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { STEPS_END, STEPS_START, escapeTaskTitle, renderPlanBody, renderTaskItem, unescapeTaskTitle } from "../../src/plan/render.js";
+import { STEPS_END, STEPS_START, escapeTaskTitle, inlineCode, renderPlanBody, renderTaskItem, unescapeTaskTitle } from "../../src/plan/render.js";
 import { validatePlan } from "../../src/plan/validate.js";
 import { readVisibleSteps } from "../../src/plan/visible.js";
 import type { Plan } from "../../src/plan/schema.js";
@@ -10,7 +10,7 @@ function planWith(steps: Array<{ id: string; title: string; files?: string[]; de
   return result.plan;
 }
 
-const visible = (plan: Plan) => plan.steps.map((step) => ({ id: step.id, ticked: false, title: step.title, deps: step.deps }));
+const visible = (plan: Plan) => plan.steps.map((step) => ({ id: step.id, ticked: false, title: step.title, deps: step.deps, files: step.files.map(inlineCode) }));
 
 describe("rendered task titles", () => {
   it("show the task line's own markup as character references GitHub displays as the character", () => {
@@ -41,9 +41,9 @@ describe("readVisibleSteps", () => {
       S3: { status: "building" },
     });
     expect(readVisibleSteps(body)).toEqual([
-      { id: "S1", ticked: true, title: "Add the helper", deps: [] },
-      { id: "S2", ticked: false, title: "Use it", deps: ["S1"] },
-      { id: "S3", ticked: false, title: "Document it", deps: ["S1", "S2"] },
+      { id: "S1", ticked: true, title: "Add the helper", deps: [], files: ["src/a.ts"] },
+      { id: "S2", ticked: false, title: "Use it", deps: ["S1"], files: ["src/b.ts", "src/c.ts"] },
+      { id: "S3", ticked: false, title: "Document it", deps: ["S1", "S2"], files: [] },
     ]);
   });
 
@@ -83,8 +83,8 @@ describe("readVisibleSteps", () => {
     const plan = planWith([{ id: "S1", title: "One" }, { id: "S2", title: "Two — or so", deps: ["S1"] }]);
     const body = renderPlanBody(plan).replace("- [ ] **S1**", "- [x] **S1**").replaceAll("\n", "\r\n");
     expect(readVisibleSteps(body)).toEqual([
-      { id: "S1", ticked: true, title: "One", deps: [] },
-      { id: "S2", ticked: false, title: "Two — or so", deps: ["S1"] },
+      { id: "S1", ticked: true, title: "One", deps: [], files: [] },
+      { id: "S2", ticked: false, title: "Two — or so", deps: ["S1"], files: [] },
     ]);
   });
 
@@ -94,9 +94,9 @@ describe("readVisibleSteps", () => {
       .replace("- [ ] **S2** Two — after S1", "- [ ] **S2** Two — really — after S1, S3\n- [ ] **S3** Three — added")
       .replace("**S1** One", "**S1** One — `a.ts`");
     expect(readVisibleSteps(body)).toEqual([
-      { id: "S1", ticked: false, title: "One", deps: [] },
-      { id: "S2", ticked: false, title: "Two — really", deps: ["S1", "S3"] },
-      { id: "S3", ticked: false, title: "Three — added", deps: [] },
+      { id: "S1", ticked: false, title: "One", deps: [], files: ["a.ts"] },
+      { id: "S2", ticked: false, title: "Two — really", deps: ["S1", "S3"], files: [] },
+      { id: "S3", ticked: false, title: "Three — added", deps: [], files: [] },
     ]);
   });
 
@@ -117,13 +117,13 @@ describe("readVisibleSteps", () => {
       "- [ ] **S5** not a step",
     ].join("\n\n");
     expect(readVisibleSteps(legacy)).toEqual([
-      { id: "S1", ticked: true, title: "Add the helper", deps: [] },
-      { id: "S2", ticked: false, title: "Use it", deps: ["S1"] },
+      { id: "S1", ticked: true, title: "Add the helper", deps: [], files: ["src/a.ts"] },
+      { id: "S2", ticked: false, title: "Use it", deps: ["S1"], files: [] },
     ]);
   });
 
   it("reads a line full of typed dashes as one title", () => {
     const line = `- [ ] **S1** ${"x — ".repeat(50_000)}y`;
-    expect(readVisibleSteps(line)).toEqual([{ id: "S1", ticked: false, title: `${"x — ".repeat(50_000)}y`, deps: [] }]);
+    expect(readVisibleSteps(line)).toEqual([{ id: "S1", ticked: false, title: `${"x — ".repeat(50_000)}y`, deps: [], files: [] }]);
   });
 });

@@ -147,6 +147,7 @@ describe("parseComment on generated commands", () => {
             fresh: tokens.some((token) => token.kind === "fresh"),
             force: tokens.some((token) => token.kind === "force"),
             revision: revisions.at(-1) ?? null,
+            notes: "",
           },
         });
       }),
@@ -154,15 +155,32 @@ describe("parseComment on generated commands", () => {
     );
   });
 
-  it("reports an unknown /build token as invalid, naming the token", () => {
-    const badToken = fc
-      .string({ unit: fc.constantFrom("a", "z", "S", "1", "-", "é", "😀", "_", "."), minLength: 1, maxLength: 12 })
-      .filter((token) => !/^(--fresh|--force|s\d{1,3}|v\d{1,4})$/i.test(token));
+  it("reports an unknown /build flag as invalid, naming it, so a mistyped flag never becomes a note", () => {
+    const badFlag = fc
+      .tuple(fc.constantFrom("-", "--"), fc.string({ unit: fc.constantFrom("a", "z", "F", "1", "-", "é", "😀", "_", "."), minLength: 1, maxLength: 12 }))
+      .map(([dashes, rest]) => `${dashes}${rest}`)
+      .filter((token) => /^--?[a-z]/i.test(token) && !/^(--fresh|--force)$/i.test(token));
     fc.assert(
-      fc.property(badToken, (token) => {
+      fc.property(badFlag, (token) => {
         const result = parseComment(`/build S1 ${token}`);
         expect(result).toMatchObject({ kind: "invalid", name: "build" });
         if (result.kind === "invalid") expect(result.message).toContain(token.slice(0, 40));
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it("keeps the text after the ids and flags, and the lines after the command, as the build's notes", () => {
+    const word = fc.stringMatching(/^[A-Za-z][A-Za-z0-9.'()é]{0,9}$/).filter((token) => !/^(s\d{1,3}|v\d{1,4})$/i.test(token));
+    const moreWords = fc.array(fc.stringMatching(/^[A-Za-z0-9.,'()é-]{1,10}$/), { maxLength: 5 });
+    fc.assert(
+      fc.property(fc.constantFrom("", " S2", " s1 S3 --fresh", " v2"), word, moreWords, fc.constantFrom("", "\nSecond line.", "\r\n\r\nAnd a paragraph."), (head, first, more, after) => {
+        const note = [first, ...more].join(" ");
+        const result = parseComment(`/build${head} ${note}${after}`);
+        expect(result.kind).toBe("command");
+        if (result.kind === "command" && result.command.name === "build") {
+          expect(result.command.notes).toBe([note, after.replace(/\r\n/g, "\n").trim()].filter(Boolean).join("\n"));
+        }
       }),
       { numRuns: RUNS },
     );

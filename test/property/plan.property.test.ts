@@ -5,7 +5,7 @@ import { MAX_PATH_LENGTH, MAX_STEPS, validatePlan } from "../../src/plan/validat
 import { buildOrder } from "../../src/plan/order.js";
 import { planSchema, type Plan } from "../../src/plan/schema.js";
 import { readVisibleSteps } from "../../src/plan/visible.js";
-import { renderPlanBody } from "../../src/plan/render.js";
+import { inlineCode, renderPlanBody } from "../../src/plan/render.js";
 
 const RUNS = 2000;
 
@@ -132,7 +132,7 @@ function validPlanWith(title: fc.Arbitrary<string>, summary: fc.Arbitrary<string
 const plainTitle = fc.string({ minLength: 1, maxLength: 60 }).filter((title) => title.trim() !== "");
 const plainFile = fc.array(fc.stringMatching(/^[a-z0-9_-]{1,8}(\.[a-z]{1,3})?$/), { minLength: 1, maxLength: 3 }).map((parts) => parts.join("/"));
 const normalise = (value: string) => value.replace(/\s+/g, " ").trim();
-const expectedVisible = (plan: Plan) => plan.steps.map((step) => ({ id: step.id, ticked: false, title: normalise(step.title), deps: step.deps }));
+const expectedVisible = (plan: Plan) => plan.steps.map((step) => ({ id: step.id, ticked: false, title: normalise(step.title), deps: step.deps, files: step.files.map(inlineCode) }));
 
 // ---- validatePlan -----------------------------------------------------------------------------
 

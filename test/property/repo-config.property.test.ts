@@ -52,6 +52,7 @@ const validConfig = fc.record(
     model: fc.string({ minLength: 1, maxLength: 30 }),
     min_permission: fc.constantFrom(...PERMISSION_LEVELS),
     require_other_approver: fc.boolean(),
+    approvers: fc.constantFrom("write", "codeowners"),
     feedback: fc.constantFrom("any-comment", "command-only"),
     setup: fc.string({ minLength: 1, maxLength: 30 }),
     test: fc.string({ minLength: 1, maxLength: 30 }),

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHmac } from "node:crypto";
 import { deflateRawSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
@@ -7,6 +7,7 @@ import { validatePlan } from "../../src/plan/validate.js";
 import { planHash } from "../../src/plan/hash.js";
 import type { Plan } from "../../src/plan/schema.js";
 import { threadStateSchema, type ThreadState } from "../../src/workflow/state.js";
+import { testSeal } from "../helpers/plan-state.js";
 
 const RUNS = 2000;
 
@@ -103,7 +104,9 @@ const threadState: fc.Arbitrary<ThreadState> = fc
       questionMode: fc.constantFrom(null, "plan", "build"),
       questionStep: nullable(anyText),
       approvedBy: nullable(anyText),
+      buildNotes: fc.array(fc.record({ author: anyText, source: fc.constantFrom("build", "review"), text: anyText }), { maxLength: 2 }),
       changes: nullable(anyText),
+      postedAt: nullable(fc.date({ noInvalidDate: true }).map((date) => date.toISOString())),
       updatedAt: fc.date({ noInvalidDate: true }).map((date) => date.toISOString()),
     }),
   )
@@ -115,7 +118,8 @@ const threadState: fc.Arbitrary<ThreadState> = fc
     steps: { ...extraSteps, ...Object.fromEntries((plan?.steps ?? []).map((step, index) => [step.id, progress[index] ?? { status: "pending" }])) },
   }));
 
-const MARKER = /^(<!-- blueprint:state v1\.)([A-Za-z0-9_-]*)\.([0-9a-f]{16})( -->)$/;
+const MARKER = /^(<!-- blueprint:state v2\.)([A-Za-z0-9_-]*)\.([A-Za-z0-9_-]{43})( -->)$/;
+const seal = testSeal(4321, 12, "octo-org/widgets");
 const NOISE_CHARS = [..."AZaz09_-.+/= !é😀", "\n", "-->", "<!--"];
 
 type Corruption =
@@ -158,12 +162,16 @@ function expectWellFormed(read: MarkerRead): void {
   if (read.kind === "ok") expect(threadStateSchema.safeParse(read.state).success).toBe(true);
 }
 
-const checksumOf = (json: string) => createHash("sha256").update(json).digest("hex").slice(0, 16);
-/** A well-formed marker around any value: encodeStateMarker serialises whatever it is given. */
-const markerHolding = (value: unknown) => encodeStateMarker(value as ThreadState);
-/** A marker around raw bytes, in the v1 format (deflate-raw, base64url, checksum of the decoded text). */
-const markerOfBytes = (bytes: Uint8Array) =>
-  `${MARKER_PREFIX} v1.${deflateRawSync(bytes).toString("base64url")}.${checksumOf(Buffer.from(bytes).toString("utf8"))} -->`;
+/** The v2 signature, written out from the format: HMAC-SHA256 over the version, the binding and the payload. */
+const signatureOf = (payload: string) =>
+  createHmac("sha256", seal.key).update(["blueprint:state v2", seal.repository, String(seal.thread), String(seal.comment), payload].join("\n")).digest("base64url");
+/** A well-formed, correctly signed marker around any value: encodeStateMarker serialises whatever it is given. */
+const markerHolding = (value: unknown) => encodeStateMarker(value as ThreadState, seal);
+/** A correctly signed marker around raw bytes (deflate-raw, base64url, signature of the payload). */
+const markerOfBytes = (bytes: Uint8Array) => {
+  const payload = deflateRawSync(bytes).toString("base64url");
+  return `${MARKER_PREFIX} v2.${payload}.${signatureOf(payload)} -->`;
+};
 
 // ---- properties -------------------------------------------------------------------------------
 
@@ -171,7 +179,7 @@ describe("readStateMarker on arbitrary input", () => {
   it("never throws on arbitrary text", () => {
     fc.assert(
       fc.property(fc.oneof(fc.string({ unit: "binary" }), fc.string({ unit: "grapheme" })), (body) => {
-        const read = readStateMarker(body);
+        const read = readStateMarker(body, seal);
         expectWellFormed(read);
         if (!body.includes(MARKER_PREFIX)) expect(read).toEqual({ kind: "none" });
       }),
@@ -183,17 +191,17 @@ describe("readStateMarker on arbitrary input", () => {
     const markerish = fc
       .tuple(
         anyText,
-        fc.constantFrom(" v1.", " v1", " v2.", "v1.", " v1.."),
+        fc.constantFrom(" v1.", " v1", " v2.", "v2.", " v2..", " v3."),
         fc.string({ unit: fc.constantFrom(..."ABCxyz019_-=+/."), maxLength: 80 }),
         fc.constantFrom(".", "", ".."),
-        fc.string({ unit: fc.constantFrom(..."0123456789abcdefABCDEF"), maxLength: 20 }),
+        fc.string({ unit: fc.constantFrom(..."0123456789abcdefABCDEF_-"), maxLength: 50 }),
         fc.constantFrom(" -->", "-->", "", " --"),
         anyText,
       )
       .map(([before, version, payload, dot, sum, close, after]) => `${before}${MARKER_PREFIX}${version}${payload}${dot}${sum}${close}${after}`);
     fc.assert(
       fc.property(markerish, (body) => {
-        const read = readStateMarker(body);
+        const read = readStateMarker(body, seal);
         expectWellFormed(read);
         expect(read.kind).toBe("corrupt");
       }),
@@ -201,10 +209,10 @@ describe("readStateMarker on arbitrary input", () => {
     );
   });
 
-  it("reports JSON that is not a Blueprint state as corrupt, even with a correct checksum", () => {
+  it("reports JSON that is not a Blueprint state as corrupt, even with a correct signature", () => {
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {
-        const read = readStateMarker(`some text\n\n${markerHolding(value)}`);
+        const read = readStateMarker(`some text\n\n${markerHolding(value)}`, seal);
         expect(read.kind).toBe("corrupt");
         expectWellFormed(read);
       }),
@@ -212,10 +220,10 @@ describe("readStateMarker on arbitrary input", () => {
     );
   });
 
-  it("reports bytes that are not JSON as corrupt, even with a correct checksum", () => {
+  it("reports bytes that are not JSON as corrupt, even with a correct signature", () => {
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 200 }), (bytes) => {
-        const read = readStateMarker(markerOfBytes(bytes));
+        const read = readStateMarker(markerOfBytes(bytes), seal);
         expect(read.kind).toBe("corrupt");
         expectWellFormed(read);
       }),
@@ -227,7 +235,7 @@ describe("readStateMarker on arbitrary input", () => {
     fc.assert(
       fc.property(fc.integer({ min: 3, max: 16 }), fc.constantFrom(0x20, 0x7b, 0x30), (megabytes, byte) => {
         const started = performance.now();
-        const read = readStateMarker(markerOfBytes(new Uint8Array(megabytes * 1024 * 1024).fill(byte)));
+        const read = readStateMarker(markerOfBytes(new Uint8Array(megabytes * 1024 * 1024).fill(byte)), seal);
         expect(read.kind).toBe("corrupt");
         expect(performance.now() - started).toBeLessThan(2000);
       }),
@@ -241,21 +249,32 @@ describe("state marker round trip", () => {
     fc.assert(
       fc.property(threadState, anyText, (state, before) => {
         fc.pre(!before.includes(MARKER_PREFIX));
-        const marker = encodeStateMarker(state);
+        const marker = encodeStateMarker(state, seal);
         expect(marker.startsWith(MARKER_PREFIX)).toBe(true);
         expect(marker.indexOf("-->")).toBe(marker.length - 3); // nothing in the payload closes the comment early
-        expect(readStateMarker(marker)).toEqual({ kind: "ok", state });
-        expect(readStateMarker(`${before}\n\n${marker}`)).toEqual({ kind: "ok", state });
+        expect(readStateMarker(marker, seal)).toEqual({ kind: "ok", state });
+        expect(readStateMarker(`${before}\n\n${marker}`, seal)).toEqual({ kind: "ok", state });
       }),
       { numRuns: 400 },
+    );
+  });
+
+  it("never reads a marker as valid in any other comment, thread or repository", () => {
+    fc.assert(
+      fc.property(threadState, fc.integer({ min: 1, max: 2 ** 40 }), fc.integer({ min: 1, max: 100_000 }), fc.string({ minLength: 1, maxLength: 20 }), (state, comment, thread, repository) => {
+        fc.pre(comment !== seal.comment || thread !== seal.thread || repository.toLowerCase() !== seal.repository);
+        const read = readStateMarker(encodeStateMarker(state, seal), { ...seal, comment, thread, repository });
+        expect(read.kind).toBe("corrupt");
+      }),
+      { numRuns: 300 },
     );
   });
 
   it("takes the last marker when a comment holds several", () => {
     fc.assert(
       fc.property(threadState, threadState, (older, newer) => {
-        const body = `${encodeStateMarker(older)}\n\ntext\n\n${encodeStateMarker(newer)}`;
-        expect(readStateMarker(body)).toEqual({ kind: "ok", state: newer });
+        const body = `${encodeStateMarker(older, seal)}\n\ntext\n\n${encodeStateMarker(newer, seal)}`;
+        expect(readStateMarker(body, seal)).toEqual({ kind: "ok", state: newer });
       }),
       { numRuns: 200 },
     );
@@ -266,9 +285,9 @@ describe("state marker round trip", () => {
     fc.assert(
       fc.property(threadState, fc.array(corruption, { minLength: 8, maxLength: 8 }), anyText, (state, changes, after) => {
         fc.pre(!after.includes(MARKER_PREFIX));
-        const marker = encodeStateMarker(state);
+        const marker = encodeStateMarker(state, seal);
         for (const change of changes) {
-          const read = readStateMarker(`## Plan v1\n\n${corrupt(marker, change)}${after}`);
+          const read = readStateMarker(`## Plan v1\n\n${corrupt(marker, change)}${after}`, seal);
           expectWellFormed(read);
           if (read.kind === "ok") expect(read.state).toEqual(state);
         }
@@ -277,14 +296,14 @@ describe("state marker round trip", () => {
     );
   });
 
-  it("detects a plan edited inside the marker, even when the marker's checksum was recomputed", () => {
+  it("detects a plan edited inside the marker, even when the marker was re-signed", () => {
     const withPlan = threadState.filter((state) => state.plan !== null);
     fc.assert(
       fc.property(withPlan, someText, (state, newTitle) => {
         const plan = state.plan;
         fc.pre(plan !== null && newTitle.trim() !== plan.title);
         const edited = { ...state, plan: { ...plan, title: newTitle.trim() } };
-        const read = readStateMarker(encodeStateMarker(edited));
+        const read = readStateMarker(encodeStateMarker(edited, seal), seal);
         expect(read.kind).toBe("corrupt");
         if (read.kind === "corrupt") expect(read.reason).toMatch(/hash/);
       }),

@@ -20,7 +20,7 @@ const ARGUMENT_NAMES: Record<string, string[]> = {
   run_command: ["command", "timeout_s"],
   ask_user: ["question"],
   submit_plan: ["title", "summary", "steps", "risks", "verification", "questions"],
-  complete_step: ["step_id", "summary"],
+  complete_step: ["step_id", "summary", "outcome"],
 };
 /** Random tool names may be "constructor" or "toString": look up own keys only. */
 const argumentNamesOf = (name: string) => (Object.hasOwn(ARGUMENT_NAMES, name) ? (ARGUMENT_NAMES[name] ?? []) : ["path", "question"]);
@@ -186,7 +186,7 @@ function expectAnswer(result: ToolResult, expected: Expected, mode: AgentMode): 
   }
   if (expected === "plan mode") expect(result.content).toMatch(/plan mode/);
   if (result.ending?.kind === "plan_submitted") expect(mode).toBe("plan");
-  if (result.ending?.kind === "step_completed") expect(mode).toBe("build");
+  if (result.ending?.kind === "step_completed" || result.ending?.kind === "step_blocked") expect(mode).toBe("build");
 }
 
 function hugeArguments(name: string): fc.Arbitrary<string> {

@@ -1,48 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execFileSync } from "node:child_process";
 import { promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { countTokens } from "gpt-tokenizer";
 import { dispatchToolCall, toolsForMode } from "../../src/tools/registry.js";
 import { createCommandRunner } from "../../src/workspace/command-runner.js";
 import type { ToolContext } from "../../src/tools/tool.js";
+import { definitionsOf, filesInOrder, git, headerOf, write } from "./repo-map/helpers.js";
 
 let base: string;
 let root: string;
-
-function git(dir: string, ...args: string[]): string {
-  return execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], { cwd: dir, encoding: "utf8" });
-}
 
 function context(dir: string, overrides: Partial<ToolContext> = {}): ToolContext {
   return { root: dir, mode: "plan", runner: createCommandRunner(), filesRead: new Set(), audit: [], allowWorkflowWrites: false, ...overrides };
 }
 
-const repoMap = (args: unknown, dir = root, mode: "plan" | "build" = "plan") => dispatchToolCall("repo_map", JSON.stringify(args), context(dir, { mode }));
-
-async function write(dir: string, file: string, content: string | Buffer) {
-  await fs.mkdir(path.dirname(path.join(dir, file)), { recursive: true });
-  await fs.writeFile(path.join(dir, file), content);
-}
-
-/** The lines of one file's entry: its name line and the symbol lines under it. */
-function entryOf(map: string, dir: string, name: string): string[] {
-  const lines = map.split("\n");
-  let inDir = false;
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] ?? "";
-    if (!line.startsWith(" ")) inDir = line === dir;
-    else if (inDir && (line === `  ${name}` || line.startsWith(`  ${name} (`))) {
-      const entry = [line];
-      for (let j = i + 1; j < lines.length && (lines[j] ?? "").startsWith("    "); j++) entry.push(lines[j] ?? "");
-      return entry;
-    }
-  }
-  throw new Error(`${dir}${name} is not in the map:\n${map}`);
-}
-
-/** Position in the map of a file's name line (files are listed in relevance order within a directory). */
-const positionOf = (map: string, name: string) => map.split("\n").findIndex((line) => line === `  ${name}` || line.startsWith(`  ${name} (`));
+const repoMap = (args: unknown, dir = root, mode: "plan" | "build" = "plan", overrides: Partial<ToolContext> = {}) =>
+  dispatchToolCall("repo_map", JSON.stringify(args), context(dir, { mode, ...overrides }));
 
 const FILES: Record<string, string> = {
   "README.md": "# Demo\n",
@@ -193,63 +167,35 @@ afterAll(async () => {
 });
 
 describe("repo_map", () => {
-  it("outlines TypeScript with line numbers, class members under their class", async () => {
+  it("lists TypeScript definitions with their line numbers and source lines, class members included", async () => {
     const map = (await repoMap({})).content;
-    expect(entryOf(map, "src/lib/", "retry.ts")).toEqual([
-      "  retry.ts",
-      "    3: interface RetryOptions",
-      "    7: type Backoff",
-      "    9: function retry",
-      "    13: class RetryPolicy",
-      "    15:   method constructor",
-      "    16:   method run",
-      "    21: const DEFAULT_ATTEMPTS",
-      "    22: function jitter",
-      "    23: enum Mode",
+    expect(definitionsOf(map, "src/lib/retry.ts")).toEqual([
+      [3, "export interface RetryOptions {"],
+      [7, "export type Backoff = (attempt: number) => number;"],
+      [9, "export async function retry<T>(fn: () => Promise<T>, options: RetryOptions): Promise<T> {"],
+      [13, "export class RetryPolicy {"],
+      [15, "  constructor(private readonly options: RetryOptions) {}"],
+      [16, "  async run(fn: () => void): Promise<void> {"],
+      [21, "export const DEFAULT_ATTEMPTS = 3;"],
+      [22, "const jitter = (ms: number) => ms * Math.random();"],
+      [23, "export enum Mode { Fast, Slow }"],
     ]);
-    expect(entryOf(map, "src/", "c.js")).toEqual(["  c.js", "    2: export helper"]);
-  });
-
-  it("outlines Python, Go, Rust, Java, Kotlin, Ruby and C headers with line numbers", async () => {
-    const map = (await repoMap({ focus: null })).content;
-    expect(entryOf(map, "tools/", "parse.py")).toEqual(["  parse.py", "    3: const MAX_DEPTH", "    5: class Parser", "    7:   method parse", "    12: function load_config"]);
-    expect(entryOf(map, "server/", "main.go")).toEqual(["  main.go", "    5: struct Server", "    9: interface Handler", "    13: method Server.Start", "    17: function NewServer"]);
-    expect(entryOf(map, "core/src/", "lib.rs")).toEqual([
-      "  lib.rs",
-      "    3: struct Config",
-      "    7: impl Config",
-      "    8:   fn new",
-      "    13: fn helper",
-      "    14: trait Store",
-      "    15:   fn get",
-      "    17: enum Kind",
-    ]);
-    expect(entryOf(map, "app/src/", "Main.java")).toEqual(["  Main.java", "    5: class Main", "    8:   method main", "    12:   method names"]);
-    expect(entryOf(map, "app/src/", "Util.kt")).toEqual(["  Util.kt", "    3: class Point", "    5: fun distance", "    7: object Registry", "    8:   fun register"]);
-    expect(entryOf(map, "lib/", "greeter.rb")).toEqual(["  greeter.rb", "    3: module Greeting", "    4:   class Greeter", "    5:   def hello", "    9:   def self.build"]);
-    expect(entryOf(map, "include/", "buffer.h")).toEqual([
-      "  buffer.h",
-      "    2: macro BUFFER_H",
-      "    4: struct buffer",
-      "    8: typedef buffer_size_t",
-      "    10: function buffer_append",
-      "    11: function buffer_clear",
-    ]);
+    expect(definitionsOf(map, "src/c.js")).toEqual([[2, "module.exports.helper = () => sleep(1);"]]);
   });
 
   it("lists files of unknown languages and binary files by name only", async () => {
     const map = (await repoMap({})).content;
-    expect(entryOf(map, "docs/", "notes.txt")).toEqual(["  notes.txt"]);
-    expect(entryOf(map, "./", "README.md")).toEqual(["  README.md"]);
-    expect(entryOf(map, "assets/", "logo.png")).toEqual(["  logo.png"]);
+    for (const file of ["docs/notes.txt", "README.md", "assets/logo.png"]) {
+      expect(headerOf(map, file)).toBe(file);
+      expect(definitionsOf(map, file)).toEqual([]);
+    }
     expect(map).not.toContain("notASymbol");
   });
 
   it("outlines only the head of a huge file and says so", async () => {
     const map = (await repoMap({})).content;
-    const entry = entryOf(map, "gen/", "huge.ts");
-    expect(entry[0]).toMatch(/^ {2}huge\.ts \(\d+ KB; outlined from the first 128 KB\)$/);
-    expect(entry).toContain("    1: function firstHuge");
+    expect(headerOf(map, "gen/huge.ts")).toMatch(/^gen\/huge\.ts \(\d+ KB; outlined from the first 128 KB\)$/);
+    expect(definitionsOf(map, "gen/huge.ts")).toEqual([[1, "export function firstHuge() {}"]]);
     expect(map).not.toContain("pastTheLimit");
   });
 
@@ -260,12 +206,12 @@ describe("repo_map", () => {
     expect(map).not.toContain("ignored");
     expect(map).not.toMatch(/^\.git\//m);
     expect(map).not.toContain("HEAD");
-    expect(map).toMatch(/^Repository map: 19 tracked files, most relevant first\./);
+    expect(map).toMatch(/^Repository map: 19 tracked files, /);
   });
 
   it("never reads through a symlink that leaves the workspace", async () => {
     const map = (await repoMap({ focus: "leak" })).content;
-    expect(entryOf(map, "src/", "leak.ts")).toEqual(["  leak.ts (not read: it leads outside the repository)"]);
+    expect(headerOf(map, "src/leak.ts")).toBe("src/leak.ts (symbolic link)");
     expect(map).not.toContain("outsideSecret");
   });
 
@@ -278,42 +224,55 @@ describe("repo_map", () => {
     expect((await repoMap({ focus: [] })).content).toBe(absent);
   });
 
-  it("ranks the files most imported by others first when there is no focus", async () => {
+  it("ranks a file used by many above the files that use it when there is no focus", async () => {
     const map = (await repoMap({})).content;
-    const body = map.split("\n\n")[1] ?? "";
-    // sleep.ts is imported by a.ts, b.ts, c.js and retry.ts; retry.ts only by b.ts.
-    expect(body.split("\n").slice(0, 3)).toEqual(["src/lib/", "  sleep.ts", "    1: function sleep"]);
-    expect(positionOf(map, "sleep.ts")).toBeLessThan(positionOf(map, "retry.ts"));
+    // sleep.ts is used by a.ts, b.ts, c.js and retry.ts; retry.ts only by b.ts.
+    const order = filesInOrder(map);
+    expect(order[0]).toBe("src/lib/sleep.ts");
+    expect(order.indexOf("src/lib/sleep.ts")).toBeLessThan(order.indexOf("src/lib/retry.ts"));
+    expect(order.indexOf("src/lib/retry.ts")).toBeLessThan(order.indexOf("src/a.ts"));
   });
 
   it("ranks files whose path matches the focus first", async () => {
     const map = (await repoMap({ focus: ["server/"] })).content;
     expect(map).toContain("(focus: server)");
-    expect((map.split("\n\n")[1] ?? "").split("\n").slice(0, 2)).toEqual(["server/", "  main.go"]);
+    expect(filesInOrder(map)[0]).toBe("server/main.go");
     const byName = (await repoMap({ focus: "Util.kt" })).content;
-    expect((byName.split("\n\n")[1] ?? "").split("\n").slice(0, 2)).toEqual(["app/src/", "  Util.kt"]);
+    expect(filesInOrder(byName)[0]).toBe("app/src/Util.kt");
   });
 
-  it("ranks files that define a focused symbol first, case-insensitively, and keeps that symbol in view", async () => {
+  it("ranks files that define a focused symbol first, case-insensitively", async () => {
     const map = (await repoMap({ focus: "LOAD_CONFIG" })).content;
-    expect((map.split("\n\n")[1] ?? "").split("\n").slice(0, 2)).toEqual(["tools/", "  parse.py"]);
+    expect(filesInOrder(map)[0]).toBe("tools/parse.py");
     const go = (await repoMap({ focus: ["start"] })).content;
-    expect((go.split("\n\n")[1] ?? "").split("\n").slice(0, 2)).toEqual(["server/", "  main.go"]);
+    expect(filesInOrder(go)[0]).toBe("server/main.go");
   });
 
-  it("bounds the symbols per file, keeping a focused one in view", async () => {
-    const plain = entryOf((await repoMap({})).content, "src/", "many.ts");
-    expect(plain.slice(1)).toEqual([...Array.from({ length: 10 }, (_, i) => `    ${i + 1}: function fn${i + 1}`), "    … 40 more symbols"]);
-    const focused = entryOf((await repoMap({ focus: ["fn50"] })).content, "src/", "many.ts");
-    expect(focused).toHaveLength(1 + 40 + 1);
-    expect(focused).toContain("    50: function fn50");
-    expect(focused.at(-1)).toBe("    … 10 more symbols");
+  it("keeps a focused definition in view in a file with many", async () => {
+    const map = (await repoMap({ focus: ["fn50"] })).content;
+    expect(filesInOrder(map)[0]).toBe("src/many.ts");
+    expect(definitionsOf(map, "src/many.ts")).toContainEqual([50, "export function fn50() {}"]);
+  });
+
+  it("tilts the ranking towards what the thread mentions", async () => {
+    const plain = filesInOrder((await repoMap({})).content);
+    expect(plain[0]).not.toBe("tools/parse.py");
+    const thread = "The `load_config` call in tools/parse.py should retry; see MAX_DEPTH.";
+    const tilted = filesInOrder((await repoMap({}, root, "plan", { repoMap: { thread } })).content);
+    expect(tilted[0]).toBe("tools/parse.py");
+  });
+
+  it("fits the budget the call site sets", async () => {
+    for (const tokens of [256, 1024]) {
+      const map = (await repoMap({}, root, "plan", { repoMap: { tokens } })).content;
+      expect(countTokens(map)).toBeLessThanOrEqual(tokens);
+    }
   });
 
   it("says when nothing matches the focus, and still maps the repository", async () => {
     const map = (await repoMap({ focus: "zzz_nothing_like_this" })).content;
     expect(map).toContain("Nothing matched the focus (zzz_nothing_like_this); showing the whole repository.");
-    expect(map).toContain("  retry.ts");
+    expect(headerOf(map, "src/lib/retry.ts")).toBe("src/lib/retry.ts");
   });
 
   it("refuses a focus of the wrong type with an Error: naming focus", async () => {
@@ -342,9 +301,10 @@ describe("repo_map on a large repository", () => {
     await fs.mkdir(large);
     git(large, "init", "-q");
     const writes: Promise<void>[] = [];
-    for (let i = 0; i < 3000; i++) {
+    for (let i = 0; i < 1500; i++) {
       const dir = `pkg${String(i % 60).padStart(2, "0")}`;
-      const content = `export function handler${i}() {}\nexport function helper${i}() {}\nexport class Model${i} {}\n`;
+      const uses = i > 0 ? `import { helper${i - 1} } from "./module${i - 1}";\nexport const used${i} = helper${i - 1}();\n` : "";
+      const content = `${uses}export function handler${i}() {}\nexport function helper${i}() {}\nexport class Model${i} {}\n`;
       writes.push(write(large, `${dir}/module${i}.ts`, content));
     }
     await Promise.all(writes);
@@ -352,23 +312,23 @@ describe("repo_map on a large repository", () => {
     git(large, "commit", "-q", "-m", "many files");
   }, 60_000);
 
-  it("stays within its budget and says what it left out", async () => {
-    const started = Date.now();
-    const map = (await repoMap({}, large)).content;
-    expect(Date.now() - started).toBeLessThan(15_000);
-    expect(map.length).toBeLessThanOrEqual(8000);
-    expect(map).toMatch(/^Repository map: 3000 tracked files/);
-    const shown = map.split("\n").filter((line) => /^ {2}module\d+\.ts$/.test(line)).length;
-    expect(shown).toBeGreaterThan(50);
-    expect(map).toContain(`… ${3000 - shown} more files not shown; call repo_map with focus (a directory, file or symbol name) or use list_files to see them.`);
-    expect(map).toMatch(/\n {2}in pkg\d\d\/ \(50\), pkg\d\d\/ \(50\), .* and \d+ more directories\n/);
-    expect(map).toMatch(/… \d+ symbols of \d+ listed files left out/);
-    expect(map).toContain("1000 source files were not outlined (only 2000 are read per call)");
-  }, 30_000);
+  it("holds every budget from 256 to 8,192 tokens, showing more as the budget grows, and says what it left out", async () => {
+    let previous = 0;
+    for (const tokens of [256, 512, 1024, 2048, 4096, 8192]) {
+      const map = (await repoMap({}, large, "plan", { repoMap: { tokens } })).content;
+      expect(countTokens(map)).toBeLessThanOrEqual(tokens);
+      expect(countTokens(map)).toBeGreaterThan(tokens * 0.7);
+      const shown = map.split("\n").filter((line) => /^ *\d+│/.test(line)).length;
+      expect(shown).toBeGreaterThan(previous);
+      previous = shown;
+      expect(map).toMatch(/^Repository map: 1500 tracked files/);
+      expect(map).toMatch(/\n… \d+ more files not shown; call repo_map with focus/);
+    }
+  }, 120_000);
 
-  it("brings a focused symbol to the top even among 3,000 files", async () => {
-    const map = (await repoMap({ focus: "helper2999" }, large)).content;
-    expect(map.length).toBeLessThanOrEqual(8000);
-    expect((map.split("\n\n")[1] ?? "").split("\n").slice(0, 5)).toEqual(["pkg59/", "  module2999.ts", "    1: function handler2999", "    2: function helper2999", "    3: class Model2999"]);
-  }, 30_000);
+  it("brings a focused symbol to the top even among 1,500 files", async () => {
+    const map = (await repoMap({ focus: "helper1499" }, large)).content;
+    expect(filesInOrder(map)[0]).toBe("pkg59/module1499.ts");
+    expect(definitionsOf(map, "pkg59/module1499.ts")).toContainEqual([4, "export function helper1499() {}"]);
+  }, 60_000);
 });

@@ -2,13 +2,15 @@ import { chmodSync, existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { readInputs } from "../../src/action/inputs.js";
 import { ConfigError, loadEnv } from "../../src/config/env.js";
 import { createWorkflowDeps } from "../../src/workflow/create-deps.js";
 import type { Logger } from "../../src/workflow/deps.js";
 import type { CommandRunner } from "../../src/workspace/command-runner.js";
-import { findBubblewrap } from "../../src/workspace/command-runner.js";
+import { checkBubblewrap } from "../../src/workspace/command-runner.js";
 
-const bwrap = findBubblewrap();
+const sandboxCheck = checkBubblewrap();
+const bwrap = "path" in sandboxCheck ? sandboxCheck.path : null;
 const savedPath = process.env.PATH;
 
 afterEach(() => {
@@ -27,9 +29,13 @@ function recordingLogger(): Logger & { lines: LogLine[] } {
   return { lines, info: at("info"), warn: at("warn"), error: at("error") };
 }
 
-function depsFor(sandbox: string) {
+function envFor(sandbox: string | undefined) {
+  return loadEnv({ ...(sandbox ? { BLUEPRINT_SANDBOX: sandbox } : {}), BLUEPRINT_STATE_SECRET: "sandbox-choice-state-secret", BLUEPRINT_WORKDIR: mkdtempSync(path.join(os.tmpdir(), "sandbox-choice-workdir-")) });
+}
+
+function depsFor(sandbox: string | undefined) {
   const log = recordingLogger();
-  const deps = createWorkflowDeps(loadEnv({ BLUEPRINT_SANDBOX: sandbox, BLUEPRINT_WORKDIR: mkdtempSync(path.join(os.tmpdir(), "sandbox-choice-workdir-")) }), log);
+  const deps = createWorkflowDeps(envFor(sandbox), log);
   return { deps, log };
 }
 
@@ -53,10 +59,10 @@ function pathWithout(kind: "missing" | "broken"): string {
 }
 
 describe("where agent commands run (BLUEPRINT_SANDBOX)", () => {
-  it("none: the plain runner, said in the log, even where bubblewrap works", async () => {
+  it("none: the plain runner, with a warning at start, even where bubblewrap works", async () => {
     const { deps, log } = depsFor("none");
     expect(deps.runner.isolation).toBe("plain");
-    expect(log.lines).toEqual([{ level: "info", object: {}, message: expect.stringMatching(/plain runner \(BLUEPRINT_SANDBOX=none\)/) }]);
+    expect(log.lines).toEqual([{ level: "warn", object: {}, message: expect.stringMatching(/BLUEPRINT_SANDBOX=none: agent commands run WITHOUT a sandbox/) }]);
     expect(await writesThrough(deps.runner)).toEqual({ inside: true, outside: true });
   });
 
@@ -64,23 +70,31 @@ describe("where agent commands run (BLUEPRINT_SANDBOX)", () => {
     process.env.PATH = pathWithout(kind);
     const { deps, log } = depsFor("auto");
     expect(deps.runner.isolation).toBe("plain");
-    expect(log.lines).toEqual([{ level: "warn", object: {}, message: expect.stringMatching(/bubblewrap is not available; agent commands fall back to the plain runner/) }]);
+    expect(log.lines).toEqual([{ level: "warn", object: {}, message: expect.stringMatching(kind === "missing" ? /bubblewrap \(`bwrap`\) is not installed .*; agent commands fall back to the plain runner/ : /bubblewrap cannot build the sandbox here \(.*No permissions to create new namespace\); agent commands fall back to the plain runner/) }]);
     expect(await writesThrough(deps.runner)).toEqual({ inside: true, outside: true });
   });
 
-  it("bwrap without a working bubblewrap: refuses to start instead of running commands unsandboxed", () => {
-    process.env.PATH = pathWithout("broken");
-    const log = recordingLogger();
-    const env = loadEnv({ BLUEPRINT_SANDBOX: "bwrap", BLUEPRINT_WORKDIR: mkdtempSync(path.join(os.tmpdir(), "sandbox-choice-workdir-")) });
-    expect(() => createWorkflowDeps(env, log)).toThrow(ConfigError);
-    expect(() => createWorkflowDeps(env, log)).toThrow(/BLUEPRINT_SANDBOX=bwrap, but bubblewrap .* cannot start here/);
+  it.each([
+    ["bwrap", "broken"],
+    ["unset (the App's default)", "missing"],
+  ] as const)("%s without a working bubblewrap (%s): refuses to start instead of running commands unsandboxed", (sandbox, kind) => {
+    process.env.PATH = pathWithout(kind);
+    const env = envFor(sandbox === "bwrap" ? "bwrap" : undefined);
+    expect(env.BLUEPRINT_SANDBOX).toBe("bwrap");
+    expect(() => createWorkflowDeps(env, recordingLogger())).toThrow(ConfigError);
+    expect(() => createWorkflowDeps(env, recordingLogger())).toThrow(/agent commands need the bubblewrap sandbox, but .*(not installed|cannot build the sandbox).* set BLUEPRINT_SANDBOX=none/);
   });
 
-  // .ci/run installs bubblewrap, so CI always runs these (as test/workspace/sandbox.test.ts does).
-  it.runIf(bwrap !== null).each(["auto", "bwrap"])("%s with bubblewrap working here: commands run inside it, said in the log", async (sandbox) => {
+  // .ci/run installs bubblewrap and fails without it, so these never skip (as test/workspace/sandbox.test.ts).
+  it.each(["auto", "bwrap", undefined])("%s with bubblewrap working here: commands run inside it, said in the log", async (sandbox) => {
     const { deps, log } = depsFor(sandbox);
     expect(deps.runner.isolation).toBe("bwrap");
     expect(log.lines).toEqual([{ level: "info", object: { bwrap }, message: expect.stringMatching(/inside bubblewrap/) }]);
     expect(await writesThrough(deps.runner)).toEqual({ inside: true, outside: false });
+  });
+
+  it("the Action defaults to auto (a throwaway runner holding only its job's token); the job's env can still require bwrap", () => {
+    expect(readInputs({ "INPUT_GITHUB-TOKEN": "ghs_x", "INPUT_STATE-SECRET": "sandbox-choice-state-secret" }).engine.BLUEPRINT_SANDBOX).toBe("auto");
+    expect(readInputs({ "INPUT_GITHUB-TOKEN": "ghs_x", "INPUT_STATE-SECRET": "sandbox-choice-state-secret", BLUEPRINT_SANDBOX: "bwrap" }).engine.BLUEPRINT_SANDBOX).toBe("bwrap");
   });
 });

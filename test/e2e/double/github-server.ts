@@ -225,9 +225,18 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
     if (caller !== null) record.installationId = caller;
     const request = safeJson(raw) as { query?: string; variables?: Record<string, unknown> } | null;
     const id = request?.variables?.id;
+    // A pull request's draft state changes only through GraphQL (Blueprint keeps it in step with verification).
+    const toDraft = request?.query && /\bconvertPullRequestToDraft\s*\(/.test(request.query) ? true : request?.query && /\bmarkPullRequestReadyForReview\s*\(/.test(request.query) ? false : null;
+    if (req.method === "POST" && toDraft !== null) {
+      const pull = byInstallation.get(caller ?? -1)?.context.state.pulls.find((candidate) => `PR_kwDO${candidate.number}` === id);
+      if (!pull) return send(res, record, { status: 200, body: { data: null, errors: [{ type: "NOT_FOUND", message: `Could not resolve to a node with the global id of '${String(id)}'` }] } });
+      pull.draft = toDraft;
+      const mutation = toDraft ? "convertPullRequestToDraft" : "markPullRequestReadyForReview";
+      return send(res, record, { status: 200, body: { data: { [mutation]: { pullRequest: { isDraft: toDraft } } } } });
+    }
     if (req.method !== "POST" || !request?.query || !/\bminimizeComment\s*\(/.test(request.query)) {
       violations.push({ method: record.method, path: record.path, problems: [`a GraphQL operation the double does not know: ${request?.query?.slice(0, 120) ?? raw.slice(0, 120)}`] });
-      return send(res, record, { status: 200, body: { errors: [{ message: "The GitHub double only knows the minimizeComment mutation" }] } });
+      return send(res, record, { status: 200, body: { errors: [{ message: "The GitHub double only knows the minimizeComment, convertPullRequestToDraft and markPullRequestReadyForReview mutations" }] } });
     }
     // Node ids are global; a comment in another installation's repository does not resolve.
     const comment = byInstallation.get(caller ?? -1)?.context.state.comments.find((candidate) => candidate.nodeId === id);

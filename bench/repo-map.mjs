@@ -1,0 +1,79 @@
+// repo_map on a real repository of 5,000+ source files: the JavaScript and TypeScript sources of
+// the packages in this project's node_modules (real published code, nothing generated), copied
+// into a fresh git repository. Cold = empty tag cache; warm = after a one-file change.
+import { execFileSync } from "node:child_process";
+import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { countTokens } from "gpt-tokenizer";
+import { buildRepoMap } from "../lib/tools/repo-map/build-map.js";
+import { clearTagCache } from "../lib/tools/repo-map/collect-tags.js";
+import { stopParserWorkers } from "../lib/tools/repo-map/tag-pool.js";
+
+const MIN_FILES = 5000;
+const MAX_FILES = 6000;
+const BUDGET = 4096;
+const SOURCE = /\.(?:[cm]?js|[cm]?ts|tsx|jsx)$/;
+
+/** Source files under node_modules, in a stable order (minified bundles left out: not source). */
+function sourceFiles(dir, relative = "") {
+  const found = [];
+  for (const entry of readdirSync(path.join(dir, relative), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const child = relative ? `${relative}/${entry.name}` : entry.name;
+    if (entry.isDirectory()) found.push(...sourceFiles(dir, child));
+    else if (entry.isFile() && SOURCE.test(entry.name) && !/\.min\.[cm]?js$/.test(entry.name)) found.push(child);
+  }
+  return found;
+}
+
+function git(cwd, ...args) {
+  return execFileSync("git", ["-c", "user.name=Bench", "-c", "user.email=bench@example.com", ...args], { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+}
+
+async function timed(label, work) {
+  const started = performance.now();
+  const result = await work();
+  const ms = performance.now() - started;
+  console.log(`  ${label.padEnd(44)} ${ms.toFixed(0).padStart(6)} ms   ${String(result.tokens).padStart(5)} / ${result.budget} tokens   ${String(result.parsed).padStart(5)} files parsed`);
+  return { ...result, ms };
+}
+
+export async function run() {
+  const modules = fileURLToPath(new URL("../node_modules", import.meta.url));
+  const files = sourceFiles(modules).slice(0, MAX_FILES);
+  if (files.length < MIN_FILES) throw new Error(`only ${files.length} source files under node_modules; the bench needs ${MIN_FILES}`);
+  const root = mkdtempSync(path.join(os.tmpdir(), "bp-bench-map-"));
+  try {
+    let bytes = 0;
+    for (const file of files) {
+      mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+      copyFileSync(path.join(modules, file), path.join(root, file));
+      bytes += statSync(path.join(root, file)).size;
+    }
+    git(root, "init", "-q");
+    git(root, "add", "-A");
+    git(root, "commit", "-q", "-m", "sources of published packages");
+    console.log(`  ${files.length} source files (${(bytes / 1e6).toFixed(1)} MB) from ${new Set(files.map((file) => file.split("/").slice(0, file.startsWith("@") ? 2 : 1).join("/"))).size} packages; budget ${BUDGET} tokens; ${os.availableParallelism()} cores\n`);
+
+    clearTagCache();
+    const cold = await timed("cold map (workers start, every file parsed)", () => buildRepoMap(root, { tokens: BUDGET }));
+    clearTagCache();
+    const cold2 = await timed("second cold map (workers running)", () => buildRepoMap(root, { tokens: BUDGET }));
+    const warm = await timed("warm map, nothing changed", () => buildRepoMap(root, { tokens: BUDGET }));
+    const changed = files.find((file) => file.endsWith(".ts") && !file.endsWith(".d.ts")) ?? files[0];
+    appendFileSync(path.join(root, changed), "\nexport function benchAddedFunction(): number {\n  return 1;\n}\n");
+    const edited = await timed(`warm map after a one-file change`, () => buildRepoMap(root, { tokens: BUDGET }));
+    const focused = await timed("warm map, focus benchAddedFunction", () => buildRepoMap(root, { tokens: BUDGET, focus: "benchAddedFunction" }));
+
+    const exact = countTokens(cold.text, { disallowedSpecial: new Set() });
+    console.log("");
+    console.log(`  tokens used vs budget: ${exact} / ${BUDGET} (${exact <= BUDGET ? "within" : "OVER"} budget)`);
+    console.log(`  two cold maps byte-identical: ${cold.text === cold2.text ? "yes" : "NO"}; warm map equal to cold: ${warm.text === cold.text ? "yes" : "NO"}`);
+    console.log(`  the changed file (${changed}) parsed alone: ${edited.parsed === 1 ? "yes" : `no (${edited.parsed})`}; first with focus: ${focused.text.split("\n\n")[1]?.startsWith(changed) ? "yes" : "NO"}`);
+    console.log(`  targets: cold ≤ 3000 ms (${cold.ms <= 3000 ? "met" : "missed"}), warm after a change ≤ 100 ms (${edited.ms <= 100 ? "met" : "missed"})`);
+  } finally {
+    stopParserWorkers();
+    rmSync(root, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,48 @@
+import { execFile, spawn } from "node:child_process";
+import { appendFileSync } from "node:fs";
+import path from "node:path";
+import { promisify } from "node:util";
+import { storedThreadState } from "../src/cli/local-port.js";
+import { ThreadStore } from "../src/cli/thread-store.js";
+import type { ThreadState } from "../src/workflow/state.js";
+
+const execFileAsync = promisify(execFile);
+const BIN = path.resolve(import.meta.dirname, "../bin/blueprint.js");
+
+export interface CliRun {
+  exitCode: number | null;
+  seconds: number;
+}
+
+/** Runs `node bin/blueprint.js …` in `cwd` as a person would, its output appended to `logFile`. */
+export async function runBlueprint(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; logFile: string }): Promise<CliRun> {
+  const started = performance.now();
+  appendFileSync(options.logFile, `$ blueprint ${args.map((arg) => (arg.length > 60 ? `${JSON.stringify(arg.slice(0, 57))}…` : arg)).join(" ")}\n`);
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
+  child.stdout.on("data", (chunk: Buffer) => appendFileSync(options.logFile, chunk));
+  child.stderr.on("data", (chunk: Buffer) => appendFileSync(options.logFile, chunk));
+  const exitCode = await new Promise<number | null>((resolve) => {
+    child.on("error", (error) => {
+      appendFileSync(options.logFile, `${String(error)}\n`);
+      resolve(null);
+    });
+    child.on("close", (code) => resolve(code));
+  });
+  appendFileSync(options.logFile, `[exit ${exitCode ?? "killed"}]\n\n`);
+  return { exitCode, seconds: (performance.now() - started) / 1000 };
+}
+
+/** Where the checkout's current Blueprint thread stands, read from .git/blueprint like `blueprint status` does. */
+export async function latestThreadState(checkout: string): Promise<ThreadState | null> {
+  const store = new ThreadStore(path.join(checkout, ".git"));
+  const thread = await store.current();
+  if (!thread) return null;
+  const lookup = storedThreadState(thread, store.seal(thread.number));
+  return lookup.kind === "found" ? lookup.latest.state : null;
+}
+
+export async function git(cwd: string, args: string[]): Promise<string> {
+  const identity = ["-c", "user.name=Blueprint eval", "-c", "user.email=eval@blueprint.invalid", "-c", "commit.gpgsign=false"];
+  const { stdout } = await execFileAsync("git", [...identity, ...args], { cwd, env: { PATH: process.env.PATH ?? "", HOME: cwd, GIT_CONFIG_NOSYSTEM: "1" } });
+  return stdout;
+}

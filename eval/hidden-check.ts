@@ -1,0 +1,48 @@
+import { cpSync } from "node:fs";
+import path from "node:path";
+import { checkBubblewrap, createCommandRunner, type CommandRunner } from "../src/workspace/command-runner.js";
+import type { EvalTask } from "./task-suite.js";
+
+export interface CheckResult {
+  passed: boolean;
+  exitCode: number | null;
+  /** What the check printed (capped), for the report. */
+  output: string;
+  seconds: number;
+  /** "bwrap" when the check ran inside bubblewrap. */
+  isolation: "bwrap" | "plain";
+}
+
+const CHECK_TIMEOUT_MS = 60_000;
+const runners = new Map<boolean, CommandRunner>();
+
+/**
+ * The engine's own command runner: the checked code is whatever the agent wrote, so it runs like the agent's
+ * commands do, with a scrubbed environment, a timeout, and inside bubblewrap where it can start
+ * (unless `sandbox` is false, as with `BLUEPRINT_SANDBOX=none`).
+ */
+export function checkRunner(sandbox = true): CommandRunner {
+  const existing = runners.get(sandbox);
+  if (existing) return existing;
+  const bubblewrap = sandbox ? checkBubblewrap() : null;
+  const runner = createCommandRunner({ bwrapPath: bubblewrap && "path" in bubblewrap ? bubblewrap.path : null, outputCapBytes: 4_000 });
+  runners.set(sandbox, runner);
+  return runner;
+}
+
+/** Copies the task's hidden check into `tree` (as `.eval-check/`) and runs its command there. */
+export async function runHiddenCheck(task: EvalTask, tree: string, runner: CommandRunner = checkRunner()): Promise<CheckResult> {
+  cpSync(task.checkDir, path.join(tree, ".eval-check"), { recursive: true });
+  const result = await runner.run(task.meta.check.command.map(shellWord).join(" "), { cwd: tree, timeoutMs: CHECK_TIMEOUT_MS });
+  return {
+    passed: result.exitCode === 0 && !result.timedOut,
+    exitCode: result.exitCode,
+    output: result.output.trim(),
+    seconds: result.durationMs / 1000,
+    isolation: runner.isolation,
+  };
+}
+
+function shellWord(word: string): string {
+  return /^[\w./=-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,94 @@
+import type { EvalReport, RunsSummary } from "./runner.js";
+import type { Spread } from "./scoring.js";
+
+export const COLUMNS = [
+  "task",
+  "plan valid",
+  "files recall",
+  "files precision",
+  "hidden check",
+  "steps done",
+  "steps blocked",
+  "steps failed",
+  "questions",
+  "requests",
+  "prompt tokens",
+  "cached tokens",
+  "completion tokens",
+  "cost ($)",
+  "plan s",
+  "revise s",
+  "build s",
+  "check s",
+] as const;
+
+/** The report as a markdown table: one row per task, then all runs together. */
+export function renderMarkdown(report: EvalReport): string {
+  const lines = [
+    `# Blueprint eval — ${report.startedAt}`,
+    "",
+    `Endpoint ${report.endpoint}, model ${report.model ?? "(the CLI's default)"}, ${report.runsPerTask} run${report.runsPerTask === 1 ? "" : "s"} per task${report.feedback ? `, one revise round: "${report.feedback}"` : ""}.`,
+    report.runsPerTask > 1 ? "Figures over several runs read median (min–max); counts read passed/runs." : "",
+    "",
+    `| ${COLUMNS.join(" | ")} |`,
+    `| ${COLUMNS.map((_, index) => (index === 0 ? "---" : "---:")).join(" | ")} |`,
+    ...report.tasks.map((entry) => row(entry.task, entry.summary)),
+    row("**all**", report.overall),
+    "",
+    totalsLine(report.overall),
+  ];
+  const isolation = new Set(report.runs.map((run) => run.check.isolation).filter((value) => value !== null));
+  if (isolation.size > 0) lines.push("", isolation.has("plain") ? "Hidden checks ran without a sandbox (bubblewrap unavailable or BLUEPRINT_SANDBOX=none)." : "Hidden checks ran inside bubblewrap.");
+  const failures = report.runs.filter((run) => run.error !== null);
+  if (failures.length > 0) lines.push("", "Runs the harness could not complete:", ...failures.map((run) => `- ${run.task} run ${run.run}: ${run.error}`));
+  return `${lines.filter((line, index, all) => !(line === "" && all[index - 1] === "")).join("\n")}\n`;
+}
+
+function row(name: string, summary: RunsSummary): string {
+  const cells = [
+    name,
+    count(summary.planValid, summary.runs),
+    figure(summary.recall, 2),
+    figure(summary.precision, 2),
+    count(summary.checkPassed, summary.runs),
+    figure(summary.stepsDone, 0),
+    figure(summary.stepsBlocked, 0),
+    figure(summary.stepsFailed, 0),
+    figure(summary.questions, 0),
+    figure(summary.requests, 0),
+    figure(summary.promptTokens, 0),
+    figure(summary.cachedTokens, 0),
+    figure(summary.completionTokens, 0),
+    figure(summary.cost, 4),
+    figure(summary.seconds.plan, 1),
+    figure(summary.seconds.revise, 1),
+    figure(summary.seconds.build, 1),
+    figure(summary.seconds.check, 1),
+  ];
+  return `| ${cells.join(" | ")} |`;
+}
+
+function count(yes: number, runs: number): string {
+  if (runs === 1) return yes === 1 ? "yes" : "no";
+  return `${yes}/${runs}`;
+}
+
+/** One value as it is; several as median (min–max). */
+export function figure(spread: Spread | null, digits: number): string {
+  if (!spread) return "–";
+  const format = (value: number) => (digits === 0 ? Math.round(value).toLocaleString("en-US") : value.toFixed(digits));
+  if (spread.n === 1 || spread.min === spread.max) return format(spread.median);
+  return `${format(spread.median)} (${format(spread.min)}–${format(spread.max)})`;
+}
+
+function totalsLine(summary: RunsSummary): string {
+  const { totals } = summary;
+  const format = (value: number) => value.toLocaleString("en-US");
+  return [
+    `Totals over ${summary.runs} run${summary.runs === 1 ? "" : "s"}: ${summary.checkPassed} passed the hidden check;`,
+    `${format(totals.requests)} model requests (${format(totals.errors)} failed),`,
+    `${format(totals.promptTokens)} prompt tokens (${format(totals.cachedTokens)} cached) + ${format(totals.completionTokens)} completion tokens,`,
+    totals.cost === null ? "cost not computed (no prices given)," : `$${totals.cost.toFixed(4)},`,
+    `${totals.seconds.toFixed(1)} s of run time.`,
+  ].join(" ");
+}

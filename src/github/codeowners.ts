@@ -1,0 +1,129 @@
+/**
+ * GitHub's CODEOWNERS: gitignore-style patterns with owners, the last matching line winning.
+ * What GitHub documents as not working (`!` negation, `[ ]` ranges, `\#` escapes) makes a line
+ * invalid; GitHub skips such lines, and so does this parser (it lists them in `errors`).
+ */
+
+/** Where GitHub looks, in its order; the first file found is the one that counts. */
+export const CODEOWNERS_LOCATIONS = [".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS"] as const;
+
+export type CodeOwner = { kind: "user"; login: string } | { kind: "team"; org: string; slug: string } | { kind: "email"; email: string };
+
+export interface CodeOwnersRule {
+  pattern: string;
+  /** Empty: the files matched have no owner (a later rule can clear an earlier one's owners). */
+  owners: CodeOwner[];
+  line: number;
+  regex: RegExp;
+}
+
+export interface CodeOwners {
+  rules: CodeOwnersRule[];
+  errors: Array<{ line: number; message: string }>;
+}
+
+export function parseCodeOwners(text: string): CodeOwners {
+  const rules: CodeOwnersRule[] = [];
+  const errors: CodeOwners["errors"] = [];
+  text.split(/\r?\n/).forEach((raw, index) => {
+    const line = index + 1;
+    const content = raw.replace(/(^|\s)#.*$/, "").trim();
+    if (content === "" || raw.trimStart().startsWith("#")) return;
+    const [pattern = "", ...entries] = content.split(/\s+/);
+    const problem = unsupported(pattern);
+    if (problem) {
+      errors.push({ line, message: problem });
+      return;
+    }
+    const owners = entries.map(parseOwner);
+    const bad = entries.find((_, i) => owners[i] === null);
+    if (bad !== undefined) {
+      errors.push({ line, message: `\`${bad}\` is not an owner (use @user, @org/team or an email address)` });
+      return;
+    }
+    rules.push({ pattern, owners: owners.filter((owner): owner is CodeOwner => owner !== null), line, regex: patternRegex(pattern) });
+  });
+  return { rules, errors };
+}
+
+/** The owners of a file: null when no rule matches it, [] when the last matching rule names none. */
+export function ownersOf(codeowners: CodeOwners, path: string): CodeOwner[] | null {
+  const file = path.replace(/^\/+/, "");
+  for (let i = codeowners.rules.length - 1; i >= 0; i--) {
+    const rule = codeowners.rules[i];
+    if (rule?.regex.test(file)) return rule.owners;
+  }
+  return null;
+}
+
+/** How GitHub writes an owner: `@login`, `@org/team` or the email address. */
+export function ownerLabel(owner: CodeOwner): string {
+  switch (owner.kind) {
+    case "user":
+      return `@${owner.login}`;
+    case "team":
+      return `@${owner.org}/${owner.slug}`;
+    case "email":
+      return owner.email;
+  }
+}
+
+function unsupported(pattern: string): string | null {
+  if (pattern.startsWith("!")) return "`!` (negation) does not work in CODEOWNERS";
+  if (/[[\]]/.test(pattern)) return "`[ ]` (character ranges) do not work in CODEOWNERS";
+  if (pattern.startsWith("\\#")) return "escaping a leading `#` does not work in CODEOWNERS";
+  if (pattern.includes("***")) return "a pattern cannot contain three asterisks in a row";
+  if (pattern === "/") return "`/` alone matches nothing";
+  return null;
+}
+
+function parseOwner(entry: string): CodeOwner | null {
+  const team = /^@([A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)\/([A-Za-z0-9._-]+)$/.exec(entry);
+  if (team?.[1] && team[2]) return { kind: "team", org: team[1], slug: team[2].toLowerCase() };
+  const user = /^@([A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\[bot\])?)$/.exec(entry);
+  if (user?.[1]) return { kind: "user", login: user[1] };
+  if (/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(entry)) return { kind: "email", email: entry };
+  return null;
+}
+
+/**
+ * A pattern as a regular expression over repository paths. Like gitignore: a leading `/` or a `/`
+ * inside anchors the pattern at the root, otherwise it matches at any depth; a match on a directory
+ * covers everything in it. Unlike gitignore (and as GitHub documents), a lone `*` segment matches
+ * one level only: `docs/*` owns `docs/a.md`, not `docs/guides/b.md`.
+ */
+function patternRegex(pattern: string): RegExp {
+  let segments = pattern.split("/");
+  if (segments[0] === "") segments = segments.slice(1);
+  else if ((segments.length === 1 || (segments.length === 2 && segments[1] === "")) && segments[0] !== "**") segments = ["**", ...segments];
+  // A trailing slash means "the directory": everything inside it.
+  if (segments.length > 1 && segments.at(-1) === "") segments[segments.length - 1] = "**";
+
+  const last = segments.length - 1;
+  let source = "";
+  let needSlash = false;
+  segments.forEach((segment, i) => {
+    if (segment === "**") {
+      if (i === 0 && i === last) source += ".+";
+      else if (i === 0) source += "(?:.+/)?";
+      else if (i === last) source += "/.*";
+      else source += "(?:/.+)?";
+      needSlash = i !== 0;
+      return;
+    }
+    if (needSlash) source += "/";
+    if (segment === "*") {
+      source += "[^/]+";
+    } else {
+      source += [...segment].map((char) => (char === "*" ? "[^/]*" : char === "?" ? "[^/]" : escapeRegex(char))).join("");
+      // A name (not a lone `*`) in the last place may be a directory: match what is inside it too.
+      if (i === last) source += "(?:/.*)?";
+    }
+    needSlash = true;
+  });
+  return new RegExp(`^${source}$`);
+}
+
+function escapeRegex(char: string): string {
+  return /[.*+?^${}()|[\]\\/]/.test(char) ? `\\${char}` : char;
+}

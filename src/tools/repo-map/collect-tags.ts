@@ -1,0 +1,176 @@
+import { createHash } from "node:crypto";
+import { gitFailure, gitRead } from "../git-read.js";
+import { extractSymbols, hasOutline } from "../extract-symbols.js";
+import { parsedLanguageOf, type ParsedLanguage } from "./queries.js";
+import { readHead } from "./read-head.js";
+import { parseInWorkers, type ParseJob } from "./tag-pool.js";
+import { normaliseTags, signatureLine, type FileTags } from "./tags.js";
+
+/** A tracked file as the map sees it. */
+export interface RepoFile {
+  path: string;
+  tags?: FileTags;
+  /** Why the file was not (fully) outlined, shown next to its name. */
+  note?: string;
+  /** Bigger than the read limit: only its head was outlined. */
+  large?: boolean;
+}
+
+export interface CollectedTags {
+  files: RepoFile[];
+  /** Parsers could not run here (the Action bundle): parsed languages got the regex outline. */
+  parsersUnavailable: boolean;
+  /** How many files were parsed or outlined now (the rest came from the cache). */
+  parsed: number;
+}
+
+interface CachedTags {
+  tags: FileTags;
+  note?: string;
+  large?: boolean;
+}
+
+/** Tags by blob SHA (and language): a blob's tags never change, so a warm map re-parses only changed files. */
+const cache = new Map<string, CachedTags>();
+const MAX_CACHED = 200_000;
+/** Files read per wave: bounds the text held in memory at once. */
+const WAVE = 1000;
+const READ_CONCURRENCY = 16;
+
+interface TrackedEntry {
+  path: string;
+  mode: string;
+  sha: string;
+}
+
+/** The tracked files with their blob SHAs, from the index (`git ls-files -s`), and those changed in the working tree. */
+async function listTracked(root: string): Promise<{ entries: TrackedEntry[]; modified: Set<string> }> {
+  const [staged, changed] = await Promise.all([
+    gitRead(root, ["ls-files", "-s", "-z", "--full-name"]),
+    gitRead(root, ["ls-files", "-m", "-z", "--full-name"]),
+  ]);
+  if (staged.code !== 0) throw new Error(gitFailure(staged, "ls-files"));
+  if (changed.code !== 0) throw new Error(gitFailure(changed, "ls-files"));
+  const byPath = new Map<string, TrackedEntry>();
+  for (const record of staged.stdout.split("\0")) {
+    const tab = record.indexOf("\t");
+    if (tab < 0) continue;
+    const [mode = "", sha = ""] = record.slice(0, tab).split(" ");
+    const file = record.slice(tab + 1);
+    if (!file.startsWith("../") && !byPath.has(file)) byPath.set(file, { path: file, mode, sha });
+  }
+  const entries = [...byPath.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { entries, modified: new Set(changed.stdout.split("\0").filter(Boolean)) };
+}
+
+/** The regex outline of a language without a parser (or when parsers are unavailable). */
+function regexTags(file: string, text: string): FileTags | undefined {
+  const outline = extractSymbols(file, text);
+  if (!outline) return undefined;
+  const lines = text.split("\n");
+  const definitions = outline.symbols.map((symbol) => ({
+    name: symbol.name.slice(symbol.name.lastIndexOf(".") + 1),
+    kind: symbol.kind,
+    line: symbol.line,
+    signature: signatureLine(lines[symbol.line - 1] ?? ""),
+  }));
+  const counts = new Map<string, number>();
+  for (const match of text.matchAll(/[A-Za-z_$][\w$]*/g)) counts.set(match[0], (counts.get(match[0]) ?? 0) + 1);
+  for (const definition of definitions) {
+    const count = counts.get(definition.name) ?? 0;
+    if (count <= 1) counts.delete(definition.name);
+    else counts.set(definition.name, count - 1);
+  }
+  return normaliseTags("regex", definitions, counts, lines.length - (text.endsWith("\n") ? 1 : 0));
+}
+
+interface Pending {
+  file: RepoFile;
+  key: string;
+  language: ParsedLanguage | undefined;
+  text: string;
+  note?: string;
+  large: boolean;
+}
+
+/** Tags for every tracked file: from the cache by blob SHA, else read and parsed (off the main thread). */
+export async function collectTags(root: string, signal?: AbortSignal): Promise<CollectedTags> {
+  const { entries, modified } = await listTracked(root);
+  const files: RepoFile[] = [];
+  const toRead: Array<{ file: RepoFile; entry: TrackedEntry; language: ParsedLanguage | undefined }> = [];
+  for (const entry of entries) {
+    const file: RepoFile = { path: entry.path };
+    files.push(file);
+    if (entry.mode === "120000") file.note = "symbolic link";
+    else if (entry.mode === "160000") file.note = "submodule";
+    else {
+      const language = parsedLanguageOf(entry.path);
+      if (!language && !hasOutline(entry.path)) continue;
+      const cached = modified.has(entry.path) ? undefined : cache.get(`${entry.sha}:${language ?? "regex"}`);
+      if (cached) Object.assign(file, cached);
+      else toRead.push({ file, entry, language });
+    }
+  }
+  let parsersUnavailable = false;
+  let parsedCount = 0;
+  for (let start = 0; start < toRead.length; start += WAVE) {
+    signal?.throwIfAborted();
+    const wave = toRead.slice(start, start + WAVE);
+    const pending: Pending[] = [];
+    let next = 0;
+    const reader = async () => {
+      while (next < wave.length) {
+        const item = wave[next++];
+        if (!item) continue;
+        const head = await readHead(root, item.file.path);
+        if (head.text === undefined) {
+          if (head.note) item.file.note = head.note;
+          continue;
+        }
+        // A changed file has no blob yet: key it by its content, hashed the way git hashes a blob.
+        const sha = modified.has(item.file.path) ? createHash("sha1").update(`blob ${Buffer.byteLength(head.text)}\0${head.text}`).digest("hex") : item.entry.sha;
+        pending.push({ file: item.file, key: `${sha}:${item.language ?? "regex"}`, language: item.language, text: head.text, large: head.large === true, ...(head.note ? { note: head.note } : {}) });
+      }
+    };
+    await Promise.all(Array.from({ length: READ_CONCURRENCY }, reader));
+    pending.sort((a, b) => (a.file.path < b.file.path ? -1 : 1));
+    // A changed file whose content was seen before (the same edit, mapped again).
+    const unseen = pending.filter((item) => {
+      const cached = cache.get(item.key);
+      if (cached) Object.assign(item.file, cached);
+      return !cached;
+    });
+    const parsed = unseen.filter((item) => item.language !== undefined);
+    const jobs: ParseJob[] = parsed.flatMap((item) => (item.language ? [{ language: item.language, text: item.text }] : []));
+    const outcomes = jobs.length > 0 && !parsersUnavailable ? await parseInWorkers(jobs, signal) : undefined;
+    if (jobs.length > 0 && !outcomes) parsersUnavailable = true;
+    const parsedTags = new Map<Pending, FileTags>();
+    parsed.forEach((item, index) => {
+      const outcome = outcomes?.[index];
+      if (outcome && !("error" in outcome)) parsedTags.set(item, outcome);
+      else if (outcome) item.note = `not parsed: ${outcome.error}`;
+    });
+    for (const item of unseen) {
+      parsedCount++;
+      const tags = parsedTags.get(item) ?? regexTags(item.file.path, item.text);
+      if (!tags) continue;
+      const entry: CachedTags = { tags, ...(item.note ? { note: item.note } : {}), ...(item.large ? { large: true } : {}) };
+      Object.assign(item.file, entry);
+      remember(item.key, entry);
+    }
+  }
+  return { files, parsersUnavailable, parsed: parsedCount };
+}
+
+function remember(key: string, value: CachedTags): void {
+  if (cache.size >= MAX_CACHED) {
+    const oldest = cache.keys().next();
+    if (!oldest.done) cache.delete(oldest.value);
+  }
+  cache.set(key, value);
+}
+
+/** Forgets every cached tag (tests measure cold maps with it). */
+export function clearTagCache(): void {
+  cache.clear();
+}

@@ -1,0 +1,71 @@
+import { createRequire } from "node:module";
+import { Language, Parser, Query } from "web-tree-sitter";
+import { PARSED_LANGUAGES, type ParsedLanguage } from "./queries.js";
+import { normaliseTags, signatureLine, type Definition, type FileTags } from "./tags.js";
+
+interface LoadedLanguage {
+  language: Language;
+  query: Query;
+}
+
+const require = createRequire(import.meta.url);
+/** What a method call on some object (`x.push()`) counts, against 1 for a plain reference. */
+const MEMBER_REFERENCE = 0.25;
+const loaded = new Map<ParsedLanguage, Promise<LoadedLanguage>>();
+let parser: Promise<Parser> | undefined;
+
+async function newParser(): Promise<Parser> {
+  await Parser.init();
+  return new Parser();
+}
+
+async function loadLanguage(name: ParsedLanguage): Promise<LoadedLanguage> {
+  const { grammar, query } = PARSED_LANGUAGES[name];
+  await (parser ??= newParser());
+  const language = await Language.load(require.resolve(`@repomix/tree-sitter-wasms/out/${grammar}`));
+  return { language, query: new Query(language, query) };
+}
+
+/** Parses one file and runs its language's tags query. */
+export async function parseTags(name: ParsedLanguage, text: string): Promise<FileTags> {
+  const instance = await (parser ??= newParser());
+  let entry = loaded.get(name);
+  if (!entry) {
+    entry = loadLanguage(name);
+    loaded.set(name, entry);
+  }
+  const { language, query } = await entry;
+  instance.setLanguage(language);
+  const tree = instance.parse(text);
+  if (!tree) throw new Error(`tree-sitter could not parse this ${name} file`);
+  const lines = text.split("\n");
+  const definitions: Definition[] = [];
+  // Per node: its name and whether any pattern saw it as a member (`z.output`, `x.parse()`): that reading wins.
+  const references = new Map<number, { name: string; member: boolean }>();
+  const definitionNodes = new Set<number>();
+  try {
+    for (const capture of query.captures(tree.rootNode)) {
+      const name = capture.node.text;
+      if (name === "" || name.length > 100 || /\s/.test(name)) continue;
+      if (capture.name === "reference" || capture.name === "reference.member") {
+        const seen = references.get(capture.node.id);
+        references.set(capture.node.id, { name, member: capture.name === "reference.member" || seen?.member === true });
+      } else if (capture.name.startsWith("definition.")) {
+        const row = capture.node.startPosition.row;
+        definitionNodes.add(capture.node.id);
+        definitions.push({ name, kind: capture.name.slice("definition.".length), line: row + 1, signature: signatureLine(lines[row] ?? "") });
+      }
+    }
+  } finally {
+    tree.delete();
+  }
+  const counts = new Map<string, number>();
+  for (const [id, { name, member }] of references) {
+    // A definition's own name is not a use of it.
+    if (definitionNodes.has(id)) continue;
+    // `x.get()`, `x.push()`: a short, plain method name on some object says nothing about where it is defined.
+    if (member && name.length < 8 && !/[a-z][A-Z]|[A-Za-z]_[A-Za-z]/.test(name)) continue;
+    counts.set(name, (counts.get(name) ?? 0) + (member ? MEMBER_REFERENCE : 1));
+  }
+  return normaliseTags("parser", definitions, counts, lines.length - (text.endsWith("\n") ? 1 : 0));
+}

@@ -1,0 +1,132 @@
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import os from "node:os";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { Worker } from "node:worker_threads";
+import type { ParsedLanguage } from "./queries.js";
+import type { FileTags } from "./tags.js";
+
+export interface ParseJob {
+  language: ParsedLanguage;
+  text: string;
+}
+export type ParseOutcome = FileTags | { error: string };
+export interface ParseBatch {
+  id: number;
+  jobs: ParseJob[];
+}
+export interface ParseBatchResult {
+  id: number;
+  outcomes: ParseOutcome[];
+}
+
+/** Files per message: big enough to amortise the hop, small enough to keep both workers busy to the end. */
+const BATCH_SIZE = 24;
+/** Idle workers hold the grammars in memory; let them go when repo_map has not run for a while. */
+const IDLE_MS = 30_000;
+
+/**
+ * Where the worker's code is. Built (lib/): the compiled tag-worker.js beside this file. From
+ * source (tests, tsx): the .ts file, loaded through tsx. In the Action's single-file bundle there
+ * is no worker file and no grammar files: parsing is unavailable and repo_map uses the regex outline.
+ */
+function workerSource(): { url: URL; viaTsx: boolean } | undefined {
+  const fromSource = import.meta.url.endsWith(".ts");
+  const url = new URL(fromSource ? "./tag-worker.ts" : "./tag-worker.js", import.meta.url);
+  if (url.protocol !== "file:" || !existsSync(fileURLToPath(url))) return undefined;
+  return { url, viaTsx: fromSource };
+}
+
+function startWorker(source: { url: URL; viaTsx: boolean }): Worker {
+  if (!source.viaTsx) return new Worker(source.url);
+  // The package's "import" entry sits beside the "require" one that createRequire resolves.
+  const tsxApi = pathToFileURL(createRequire(import.meta.url).resolve("tsx/esm/api").replace(/\.cjs$/, ".mjs")).href;
+  const script = `import(${JSON.stringify(tsxApi)}).then(({ tsImport }) => tsImport(${JSON.stringify(source.url.href)}, ${JSON.stringify(source.url.href)}));`;
+  return new Worker(script, { eval: true });
+}
+
+interface PoolWorker {
+  worker: Worker;
+  pending: Map<number, (result: ParseBatchResult | Error) => void>;
+}
+
+let pool: PoolWorker[] | undefined;
+let idleTimer: NodeJS.Timeout | undefined;
+let nextBatchId = 1;
+
+function workerCount(): number {
+  return Math.max(1, Math.min(4, os.availableParallelism()));
+}
+
+function ensurePool(): PoolWorker[] | undefined {
+  if (pool) return pool;
+  const source = workerSource();
+  if (!source) return undefined;
+  const started: PoolWorker[] = [];
+  for (let i = 0; i < workerCount(); i++) {
+    const entry: PoolWorker = { worker: startWorker(source), pending: new Map() };
+    entry.worker.on("message", (result: ParseBatchResult) => {
+      const settle = entry.pending.get(result.id);
+      entry.pending.delete(result.id);
+      settle?.(result);
+    });
+    const fail = (error: Error) => {
+      for (const settle of entry.pending.values()) settle(error);
+      entry.pending.clear();
+      if (pool === started) pool = undefined;
+      void entry.worker.terminate();
+    };
+    entry.worker.on("error", fail);
+    entry.worker.on("exit", () => fail(new Error("the parser worker exited")));
+    entry.worker.unref();
+    started.push(entry);
+  }
+  pool = started;
+  return pool;
+}
+
+function send(entry: PoolWorker, jobs: ParseJob[]): Promise<ParseBatchResult> {
+  const id = nextBatchId++;
+  return new Promise((resolve, reject) => {
+    entry.pending.set(id, (result) => (result instanceof Error ? reject(result) : resolve(result)));
+    entry.worker.postMessage({ id, jobs } satisfies ParseBatch);
+  });
+}
+
+/**
+ * Parses the files on worker threads, so a big repository never blocks the event loop (webhooks,
+ * other jobs). Undefined when parsers are unavailable here (the Action bundle); throws if a worker dies.
+ */
+export async function parseInWorkers(jobs: ParseJob[], signal?: AbortSignal): Promise<ParseOutcome[] | undefined> {
+  const workers = ensurePool();
+  if (!workers) return undefined;
+  clearTimeout(idleTimer);
+  // Referenced while busy, so a short-lived process (the CLI) waits for them; unreferenced when idle.
+  for (const entry of workers) entry.worker.ref();
+  const outcomes: ParseOutcome[] = new Array<ParseOutcome>(jobs.length);
+  let next = 0;
+  const drive = async (entry: PoolWorker) => {
+    while (next < jobs.length) {
+      signal?.throwIfAborted();
+      const start = next;
+      next += BATCH_SIZE;
+      const result = await send(entry, jobs.slice(start, start + BATCH_SIZE));
+      result.outcomes.forEach((outcome, offset) => (outcomes[start + offset] = outcome));
+    }
+  };
+  try {
+    await Promise.all(workers.map(drive));
+  } finally {
+    for (const entry of workers) entry.worker.unref();
+    idleTimer = setTimeout(stopParserWorkers, IDLE_MS);
+    idleTimer.unref();
+  }
+  return outcomes;
+}
+
+/** Ends the parser workers (they also end on their own when idle). */
+export function stopParserWorkers(): void {
+  const current = pool;
+  pool = undefined;
+  for (const entry of current ?? []) void entry.worker.terminate();
+}

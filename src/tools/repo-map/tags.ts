@@ -1,0 +1,42 @@
+/** What repo_map learns from one file: its definitions and the names it uses. Plain data, so it crosses a worker boundary and is cached by blob SHA. */
+export interface Definition {
+  name: string;
+  /** function, class, method, … (the query's or the regex outline's word). */
+  kind: string;
+  /** 1-based. */
+  line: number;
+  /** The source line the definition starts on, right-trimmed and capped. */
+  signature: string;
+}
+
+export interface FileTags {
+  /** How the tags were found: a tree-sitter parse, or the regex outline for other languages. */
+  source: "parser" | "regex";
+  definitions: Definition[];
+  /** Each identifier the file uses, with how often (a method call on an object counts less), sorted by name. */
+  references: Array<[name: string, count: number]>;
+  lineCount: number;
+}
+
+const MAX_SIGNATURE_CHARS = 160;
+
+/** The line as shown in the map: tabs as two spaces, trailing space dropped, long lines cut. */
+export function signatureLine(line: string): string {
+  const text = line.replaceAll("\t", "  ").trimEnd();
+  return text.length > MAX_SIGNATURE_CHARS ? `${text.slice(0, MAX_SIGNATURE_CHARS - 1)}…` : text;
+}
+
+/** Definitions in line order, one per (name, line), and references sorted: the same input always gives the same tags. */
+export function normaliseTags(source: FileTags["source"], definitions: Definition[], counts: Map<string, number>, lineCount: number): FileTags {
+  const seen = new Set<string>();
+  const unique = definitions
+    .sort((a, b) => a.line - b.line || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .filter((definition) => {
+      const key = `${definition.line}\0${definition.name}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+  const references = [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return { source, definitions: unique, references, lineCount };
+}

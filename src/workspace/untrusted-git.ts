@@ -1,0 +1,233 @@
+import { mkdtempSync, promises as fs } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { simpleGit } from "simple-git";
+
+/**
+ * Git on a tree the agent touched, treating everything in it as data.
+ *
+ * The agent can write any file in its worktree: a `.git` pointer to a git directory of its own,
+ * `.gitattributes` naming filter drivers, config under HOME. None of it may make Blueprint's own
+ * git run code as the App. So every call here:
+ * - names the git directory Blueprint recorded when it created the worktree (never a `.git`
+ *   file found in the tree) and the work tree explicitly;
+ * - reads no system or global config and has an empty HOME, so only the mirror's own config
+ *   (which commands see read-only) and the settings below count;
+ * - turns hooks, fsmonitor, credential helpers, submodule recursion and the global attributes
+ *   file off; the mirror's `info/attributes` (NO_DRIVERS_ATTRIBUTES) outranks any `.gitattributes`,
+ *   so no filter, textconv or merge driver runs even if a config defined one;
+ * - carries a token only as an HTTP header in this one process's environment, for one host.
+ * The sandbox (command-runner.ts) finds a worktree's repository through the same record.
+ */
+
+export interface GitIdentity {
+  name: string;
+  email: string;
+}
+
+export type GitLocation =
+  /** A repository whose git directory Blueprint recorded itself (a mirror, or a worktree's admin dir). */
+  | { gitDir: string; workTree?: string }
+  /** The person's own checkout (the CLI): found the usual way from a directory, with the same settings. */
+  | { discoverFrom: string };
+
+export interface UntrustedGitOptions {
+  /**
+   * Installation token for fetch, push and a blobless clone's lazy blob fetches, sent only to the
+   * clone URL's host (a rewritten remote URL does not get it).
+   */
+  auth?: { token: string | null | undefined; url: string } | null | undefined;
+  /** Author and committer for commits (never a global identity). */
+  identity?: GitIdentity | undefined;
+  /** Fetch missing blobs on demand (default true); the read tools turn it off. */
+  lazyFetch?: boolean;
+}
+
+export interface GitResult {
+  /** git's exit code; null when it could not start or was killed. */
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface UntrustedGit {
+  /** Runs `git <args>`; never rejects on a non-zero exit (the result says what happened). */
+  run(args: readonly string[]): Promise<GitResult>;
+  /** Runs `git <args>` and resolves with its standard output; rejects with a GitError on failure. */
+  raw(args: readonly string[]): Promise<string>;
+}
+
+/** A failed git call; the message is git's own (stderr), which describeGitError narrows down. */
+class GitError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number | null,
+  ) {
+    super(message);
+  }
+}
+
+/** Settings on every call (`-c`): they outrank any repository or worktree config. */
+const HARDENED_CONFIG = [
+  "core.hooksPath=/dev/null",
+  "core.fsmonitor=false",
+  "core.attributesFile=/dev/null",
+  "credential.helper=",
+  "submodule.recurse=false",
+  "diff.ignoreSubmodules=all",
+  "status.submoduleSummary=false",
+  "protocol.ext.allow=never",
+];
+
+/** Environment variables simple-git's guard must let through: exactly the ones set below. */
+const ALLOWED_ENV = [
+  "GIT_DIR",
+  "GIT_WORK_TREE",
+  "GIT_CONFIG_NOSYSTEM",
+  "GIT_CONFIG_GLOBAL",
+  "GIT_ATTR_NOSYSTEM",
+  "GIT_TERMINAL_PROMPT",
+  "GIT_NO_LAZY_FETCH",
+  "GIT_CONFIG_COUNT",
+  "GIT_CONFIG_KEY_0",
+  "GIT_CONFIG_VALUE_0",
+  "GIT_AUTHOR_NAME",
+  "GIT_AUTHOR_EMAIL",
+  "GIT_COMMITTER_NAME",
+  "GIT_COMMITTER_EMAIL",
+];
+
+let emptyHomeDir: string | null = null;
+
+/** A HOME with nothing in it, so no `~/.gitconfig` or `~/.config/git` a command wrote applies. */
+function emptyHome(): string {
+  emptyHomeDir ??= mkdtempSync(path.join(os.tmpdir(), "blueprint-git-home-"));
+  return emptyHomeDir;
+}
+
+function environment(location: GitLocation, options: UntrustedGitOptions): Record<string, string> {
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+    HOME: emptyHome(),
+    XDG_CONFIG_HOME: emptyHome(),
+    LC_ALL: "C",
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_CONFIG_GLOBAL: "/dev/null",
+    GIT_ATTR_NOSYSTEM: "1",
+    GIT_TERMINAL_PROMPT: "0",
+  };
+  if ("gitDir" in location) {
+    env.GIT_DIR = location.gitDir;
+    if (location.workTree) env.GIT_WORK_TREE = location.workTree;
+  }
+  if (options.lazyFetch === false) env.GIT_NO_LAZY_FETCH = "1";
+  const origin = options.auth?.token ? httpOrigin(options.auth.url) : null;
+  if (options.auth?.token && origin) {
+    // Only in this process's environment: never in argv (other users can read that) or a file.
+    env.GIT_CONFIG_COUNT = "1";
+    env.GIT_CONFIG_KEY_0 = `http.${origin}/.extraHeader`;
+    env.GIT_CONFIG_VALUE_0 = `Authorization: Basic ${Buffer.from(`x-access-token:${options.auth.token}`).toString("base64")}`;
+  }
+  if (options.identity) {
+    env.GIT_AUTHOR_NAME = options.identity.name;
+    env.GIT_AUTHOR_EMAIL = options.identity.email;
+    env.GIT_COMMITTER_NAME = options.identity.name;
+    env.GIT_COMMITTER_EMAIL = options.identity.email;
+  }
+  return env;
+}
+
+function httpOrigin(url: string): string | null {
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === "https:" || parsed.protocol === "http:" ? parsed.origin : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Attributes Blueprint puts in a mirror (`info/attributes` outranks every `.gitattributes`):
+ * no filter, diff or merge driver is ever selected, whatever config might define one.
+ */
+export const NO_DRIVERS_ATTRIBUTES = "* !filter !diff !merge\n";
+
+export function untrustedGit(location: GitLocation, options: UntrustedGitOptions = {}): UntrustedGit {
+  const baseDir = "gitDir" in location ? (location.workTree ?? location.gitDir) : location.discoverFrom;
+  const env = environment(location, options);
+  const run = async (args: readonly string[]): Promise<GitResult> => {
+    let exitCode: number | null = 0;
+    let stderr = "";
+    const git = simpleGit({
+      baseDir,
+      config: HARDENED_CONFIG,
+      allowEnvironment: ALLOWED_ENV,
+      // Each flag lets through one of the settings above, which turn the matching feature off.
+      unsafe: {
+        allowUnsafeHooksPath: true,
+        allowUnsafeFsMonitor: true,
+        allowUnsafeCredentialHelper: true,
+        allowUnsafeProtocolOverride: true,
+        allowUnsafeConfigPaths: true, // GIT_CONFIG_GLOBAL=/dev/null, GIT_DIR
+        allowUnsafeConfigEnvCount: true, // the token header
+      },
+      errors: (error, result) => {
+        exitCode = result.exitCode;
+        stderr = Buffer.concat(result.stdErr).toString("utf8");
+        return error;
+      },
+    }).env(env);
+    try {
+      const stdout = await git.raw([...args]);
+      return { code: exitCode, stdout, stderr };
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      return { code: exitCode === 0 ? null : exitCode, stdout: "", stderr: stderr || message };
+    }
+  };
+  return {
+    run,
+    async raw(args) {
+      const result = await run(args);
+      if (result.code === 0) return result.stdout;
+      throw new GitError(result.stderr.trim() || `git ${args[0] ?? ""} exited with ${result.code ?? "no code"}`, result.code);
+    },
+  };
+}
+
+/** Worktrees Blueprint created, and the admin directory inside the mirror each one belongs to. */
+const recorded = new Map<string, string>();
+
+export function recordWorktree(workTree: string, gitDir: string): void {
+  recorded.set(path.resolve(workTree), gitDir);
+}
+
+export function forgetWorktree(workTree: string): void {
+  recorded.delete(path.resolve(workTree));
+}
+
+/** The git directory Blueprint recorded for a worktree it created; null for any other directory. */
+export function recordedGitDir(workTree: string): string | null {
+  return recorded.get(path.resolve(workTree)) ?? null;
+}
+
+/** The repository a worktree's admin directory belongs to (`<mirror>/worktrees/<name>` → `<mirror>`). */
+export function commonDirOf(gitDir: string): string {
+  const parent = path.dirname(gitDir);
+  return path.basename(parent) === "worktrees" ? path.dirname(parent) : gitDir;
+}
+
+/**
+ * Puts back the `.git` pointer Blueprint wrote if anything changed it (rewritten, replaced by a
+ * directory, removed). Blueprint's own git never reads it; the agent's next `git log` does.
+ * Returns true when it had to be restored.
+ */
+export async function restoreGitPointer(workTree: string, gitDir: string): Promise<boolean> {
+  const file = path.join(workTree, ".git");
+  const expected = `gitdir: ${gitDir}\n`;
+  const stat = await fs.lstat(file).catch(() => null);
+  if (stat?.isFile() && (await fs.readFile(file, "utf8")) === expected) return false;
+  await fs.rm(file, { recursive: true, force: true });
+  await fs.writeFile(file, expected);
+  return true;
+}

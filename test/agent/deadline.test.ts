@@ -1,0 +1,83 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { runAgent, type AgentOutcome } from "../../src/agent/loop.js";
+import { createModelClient } from "../../src/agent/model.js";
+import { dispatchToolCall } from "../../src/tools/registry.js";
+import type { ToolContext } from "../../src/tools/tool.js";
+import { createCommandRunner } from "../../src/workspace/command-runner.js";
+import { tempDir } from "../helpers/git-repo.js";
+import { startModelServer, type ModelServer, type Script } from "../helpers/model-server.js";
+
+/** The run's wall-time limit is a deadline that model requests and commands are held to (SPEC §6). */
+
+let server: ModelServer | null = null;
+afterEach(async () => {
+  await server?.close();
+  server = null;
+});
+
+const buildContext = (overrides: Partial<ToolContext> = {}): ToolContext => ({
+  root: tempDir("bp-deadline-"),
+  mode: "build",
+  runner: createCommandRunner(),
+  filesRead: new Set(),
+  audit: [],
+  stepId: "S1",
+  allowWorkflowWrites: false,
+  ...overrides,
+});
+
+/** A build-mode run against a scripted model over HTTP, with the model's own timeout and retries far past the limit. */
+async function runWithLimit(script: Script, maxWallTimeMs: number, context = buildContext()): Promise<{ outcome: AgentOutcome; elapsed: number }> {
+  server = await startModelServer(script);
+  const model = createModelClient({ baseURL: server.url, apiKey: "sk-test-0000000000000000", model: "m", timeoutMs: 300_000, maxRetries: 3 });
+  const started = Date.now();
+  const outcome = await runAgent({
+    model,
+    context,
+    messages: [
+      { role: "system", content: "build" },
+      { role: "user", content: "Step S1: Wait" },
+    ],
+    limits: { maxWallTimeMs },
+  });
+  return { outcome, elapsed: Date.now() - started };
+}
+
+describe("the run's deadline", () => {
+  it("ends a run whose model call hangs at the deadline, with a time-limit failure, and closes the request", async () => {
+    const { outcome, elapsed } = await runWithLimit([{ hang: true }], 2000);
+    expect(outcome).toMatchObject({ kind: "failed", failure: "wall_time" });
+    if (outcome.kind === "failed") expect(outcome.message).toBe("the run hit its time limit of 2 seconds while waiting for the model to answer");
+    expect(elapsed).toBeGreaterThanOrEqual(1900);
+    expect(elapsed).toBeLessThan(4000);
+    // The SDK's request was aborted, not left to its own 300 s timeout and retries.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(server?.events).toEqual(["request 0", "closed 0"]);
+  });
+
+  it("caps run_command at the time left: a long command is killed at the deadline and the run ends there", async () => {
+    const context = buildContext();
+    const { outcome, elapsed } = await runWithLimit([{ toolCalls: [{ name: "run_command", arguments: { command: "sleep 30", timeout_s: 600 } }] }], 2000, context);
+    expect(outcome).toMatchObject({ kind: "failed", failure: "wall_time" });
+    expect(elapsed).toBeLessThan(5000);
+    expect(context.audit).toEqual([{ action: "command", target: "sleep 30", exitCode: null, detail: "stopped at the run's time limit" }]);
+  });
+
+  it("run_command keeps its own timeout when the deadline is further away", async () => {
+    const context = buildContext({ deadline: Date.now() + 60_000 });
+    const started = Date.now();
+    const result = await dispatchToolCall("run_command", JSON.stringify({ command: "sleep 30", timeout_s: 1 }), context);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(result.content).toMatch(/^Error: the command failed \(timed out after 1 s and was killed\)/);
+  });
+
+  it("run_command starts nothing once the deadline has passed", async () => {
+    const dir = tempDir("bp-deadline-");
+    const context = buildContext({ root: dir, deadline: Date.now() - 1 });
+    const result = await dispatchToolCall("run_command", JSON.stringify({ command: "touch ran.txt" }), context);
+    expect(result.content).toMatch(/^Error: the command was not run: the run's time limit is reached/);
+    const again = await dispatchToolCall("list_files", "{}", context);
+    expect(again.content).not.toContain("ran.txt");
+    expect(context.audit).toEqual([{ action: "command", target: "touch ran.txt", exitCode: null, detail: "not run: the run's time limit was reached" }]);
+  });
+});

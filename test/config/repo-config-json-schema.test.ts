@@ -1,0 +1,42 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
+import { REPO_CONFIG_JSON_SCHEMA_PATH, repoConfigJsonSchema, repoConfigJsonSchemaText } from "../../src/config/repo-config-json-schema.js";
+import { parseRepoConfig } from "../../src/config/repo-config.js";
+import { validateJson } from "../e2e/double/json-schema.js";
+
+const committed = readFileSync(new URL(`../../${REPO_CONFIG_JSON_SCHEMA_PATH}`, import.meta.url), "utf8");
+const noRefs = { resolveRef: (ref: string) => { throw new Error(`unexpected $ref ${ref}`); } };
+
+/** The example configuration in the README, the way people copy it. */
+function readmeExample(): string {
+  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+  const block = /```yaml\n(# yaml-language-server: \$schema=[^\n]+\n[\s\S]*?)```/.exec(readme)?.[1];
+  if (!block) throw new Error("the README has no blueprint.yml example with a schema line");
+  return block;
+}
+
+describe("the committed JSON Schema of .github/blueprint.yml", () => {
+  it("is what the zod schema generates now (run `npm run schema` after changing the config)", () => {
+    expect(committed).toBe(repoConfigJsonSchemaText());
+  });
+
+  it("describes every field the zod schema knows, and no others", () => {
+    const properties = Object.keys((repoConfigJsonSchema().properties ?? {}) as object);
+    expect(properties).toContain("approvers");
+    expect(properties.sort()).toEqual(Object.keys(JSON.parse(committed).properties).sort());
+  });
+
+  it("accepts the README's example, as the zod schema does, and the example points editors at the committed file", () => {
+    const example = readmeExample();
+    expect(example.split("\n")[0]).toMatch(new RegExp(`\\$schema=\\S+/${REPO_CONFIG_JSON_SCHEMA_PATH.replace(".", "\\.")}$`));
+    expect(parseRepoConfig(example).ok).toBe(true);
+    expect(validateJson(JSON.parse(committed), parseYaml(example), noRefs, "config")).toEqual([]);
+  });
+
+  it("rejects what the zod schema rejects: an unknown key, a wrong enum value", () => {
+    const schema = JSON.parse(committed);
+    expect(validateJson(schema, { modle: "gpt-4.1" }, noRefs, "config").join(" ")).toContain("modle");
+    expect(validateJson(schema, { approvers: "admins" }, noRefs, "config")).not.toEqual([]);
+  });
+});

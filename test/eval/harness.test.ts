@@ -1,0 +1,102 @@
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { main } from "../../eval/main.js";
+import { assertCliBuilt } from "../cli/support.js";
+import { startModelServer, type ModelServer } from "../helpers/model-server.js";
+import { buildReply, call, done, plan, planReply, PLAN_USAGE, realEdit, step, TASKS } from "./script.js";
+
+describe("npm run eval against a scripted model", () => {
+  let model: ModelServer | null = null;
+  beforeAll(() => assertCliBuilt());
+  const outDirs: string[] = [];
+  const outDir = () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "blueprint-eval-out-"));
+    outDirs.push(dir);
+    return dir;
+  };
+  afterEach(async () => {
+    await model?.close();
+    model = null;
+    for (const dir of outDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("scores two solved tasks and one failed in a known way, exactly", async () => {
+    const statusesCodes = readFileSync(path.join(TASKS, "statuses-1.5.0/solution/codes.json"), "utf8");
+    model = await startModelServer([
+      // bytes-3.1.1 — fails: the plan names the README as well as index.js (precision 0.5); S1 edits only the README,
+      // then the agent reports S2 blocked, which stops the build there. The bug stays: the hidden check fails.
+      planReply(plan([step("S1", ["Readme.md"]), step("S2", ["index.js"], ["S1"])])),
+      buildReply("edit_file", { path: "Readme.md", old_string: "# Bytes utility", new_string: "# Bytes utility\n\nSee the fractional-part note below." }),
+      done("S1"),
+      buildReply("complete_step", { step_id: "S2", summary: "I cannot tell which rounding the issue wants.", outcome: "blocked" }),
+      // encodeurl-1.0.2 — solved: reads the code, plans the one file, makes the real one-line change.
+      { ...call("read_file", { path: "index.js" }), usage: PLAN_USAGE },
+      planReply(plan([step("S1", ["index.js"])])),
+      buildReply("edit_file", { path: "index.js", ...realEdit("encodeurl-1.0.2", "index.js") }),
+      done("S1"),
+      // statuses-1.5.0 — solved: writes the real codes.json, and a test of its own (not counted against precision).
+      planReply(plan([step("S1", ["codes.json"]), step("S2", ["test/early-hints.js"], ["S1"])])),
+      buildReply("write_file", { path: "codes.json", content: statusesCodes }),
+      done("S1"),
+      buildReply("write_file", { path: "test/early-hints.js", content: "require('assert').strictEqual(require('..')[103], 'Early Hints')\n" }),
+      done("S2"),
+    ]);
+    const out = outDir();
+    const stdout: string[] = [];
+    const argv = ["--base-url", model.url, "--model", "scripted", "--tasks", "statuses-1.5.0,encodeurl-1.0.2,bytes-3.1.1", "--out", out, "--price-in", "2", "--price-out", "8", "--price-cached", "0.5"];
+    const { exitCode, report } = await main(argv, { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: (text) => stdout.push(text), stderr: () => {} });
+
+    expect(exitCode).toBe(0);
+    if (!report) throw new Error("no report");
+    const byTask = Object.fromEntries(report.runs.map((run) => [run.task, run]));
+    const facts = (id: string) => {
+      const run = byTask[id];
+      if (!run) throw new Error(`no run for ${id}`);
+      return {
+        valid: run.plan.valid,
+        recall: run.plan.recall,
+        precision: run.plan.precision,
+        passed: run.check.passed,
+        done: run.build.stepsDone,
+        blocked: run.build.stepsBlocked,
+        failed: run.build.stepsFailed,
+        status: run.build.status,
+        usage: run.usage.total,
+      };
+    };
+    expect(facts("bytes-3.1.1")).toEqual({
+      valid: true, recall: 1, precision: 0.5, passed: false, done: 1, blocked: 1, failed: 0, status: "failed",
+      usage: { requests: 4, errors: 0, prompt: 7_000, cached: 4_900, completion: 1_000 },
+    });
+    expect(facts("encodeurl-1.0.2")).toEqual({
+      valid: true, recall: 1, precision: 1, passed: true, done: 1, blocked: 0, failed: 0, status: "built",
+      usage: { requests: 4, errors: 0, prompt: 6_000, cached: 3_800, completion: 800 },
+    });
+    expect(facts("statuses-1.5.0")).toEqual({
+      valid: true, recall: 1, precision: 1, passed: true, done: 2, blocked: 0, failed: 0, status: "built",
+      usage: { requests: 5, errors: 0, prompt: 9_000, cached: 6_400, completion: 1_300 },
+    });
+    // The phases are counted apart: planning encodeurl took two requests, building it two.
+    expect(byTask["encodeurl-1.0.2"]?.usage.plan).toEqual({ requests: 2, errors: 0, prompt: 2_000, cached: 800, completion: 200 });
+    expect(byTask["encodeurl-1.0.2"]?.usage.build).toEqual({ requests: 2, errors: 0, prompt: 4_000, cached: 3_000, completion: 600 });
+    // Cost: (uncached prompt × $2 + cached × $0.50 + completion × $8) per million.
+    expect(byTask["encodeurl-1.0.2"]?.cost).toBeCloseTo((2_200 * 2 + 3_800 * 0.5 + 800 * 8) / 1e6, 12);
+
+    expect(report.overall).toMatchObject({ runs: 3, planValid: 3, checkPassed: 2, totals: { requests: 13, errors: 0, promptTokens: 22_000, cachedTokens: 15_100, completionTokens: 3_100 } });
+    expect(report.overall.recall).toMatchObject({ min: 1, max: 1 });
+    expect(report.overall.precision).toMatchObject({ min: 0.5, median: 1, max: 1 });
+
+    // The same figures, printed and written as JSON and Markdown.
+    const markdown = stdout.join("\n");
+    expect(markdown).toContain("| bytes-3.1.1 | yes | 1.00 | 0.50 | no | 1 | 1 | 0 | 0 | 4 | 7,000 | 4,900 | 1,000 |");
+    expect(markdown).toContain("| encodeurl-1.0.2 | yes | 1.00 | 1.00 | yes | 1 | 0 | 0 | 0 | 4 | 6,000 | 3,800 | 800 |");
+    expect(markdown).toContain("| **all** | 3/3 | 1.00 | 1.00 (0.50–1.00) | 2/3 | 1 (1–2) | 0 (0–1) | 0 | 0 | 4 (4–5) |");
+    const written = readdirSync(out).filter((name) => name.startsWith("eval-")).sort();
+    expect(written).toHaveLength(2);
+    const json = JSON.parse(readFileSync(path.join(out, written[0] ?? ""), "utf8")) as { overall: { checkPassed: number } };
+    expect(json.overall.checkPassed).toBe(2);
+    expect(readFileSync(path.join(out, written[1] ?? ""), "utf8")).toBe(markdown);
+  });
+});

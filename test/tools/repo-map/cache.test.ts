@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { promises as fs } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { buildRepoMap } from "../../../src/tools/repo-map/build-map.js";
+import { clearTagCache } from "../../../src/tools/repo-map/collect-tags.js";
+import { commitRepo, definitionsOf, filesInOrder, git, write } from "./helpers.js";
+
+let base: string;
+let repo: string;
+
+beforeAll(async () => {
+  base = await fs.mkdtemp(path.join(os.tmpdir(), "bp-map-cache-"));
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 40; i++) files[`src/part${i}.ts`] = `import { shared } from "./shared";\nexport function part${i}() {\n  return shared(${i});\n}\n`;
+  files["src/shared.ts"] = "export function shared(n: number): number {\n  return n;\n}\n";
+  files["scripts/tool.py"] = "def run_tool():\n    return 1\n";
+  // Special-token text in source is counted as the text it is, not refused by the tokenizer.
+  files["src/tokens.ts"] = 'export const END_OF_TEXT = "<|endoftext|>";\n';
+  repo = await commitRepo(path.join(base, "repo"), files);
+});
+
+afterAll(async () => {
+  await fs.rm(base, { recursive: true, force: true });
+});
+
+describe("repo_map's tag cache", () => {
+  it("re-parses only the files whose content changed, keyed by blob", async () => {
+    clearTagCache();
+    const cold = await buildRepoMap(repo);
+    expect(cold.parsed).toBe(43);
+    const warm = await buildRepoMap(repo);
+    expect(warm.parsed).toBe(0);
+    expect(warm.text).toBe(cold.text);
+
+    await write(repo, "src/part7.ts", "export function part7Renamed() {\n  return 7;\n}\n");
+    const edited = await buildRepoMap(repo, { tokens: 8192 });
+    expect(edited.parsed).toBe(1);
+    expect(definitionsOf(edited.text, "src/tokens.ts")).toEqual([[1, 'export const END_OF_TEXT = "<|endoftext|>";']]);
+    expect(definitionsOf(edited.text, "src/part7.ts")).toEqual([[1, "export function part7Renamed() {"]]);
+    expect((await buildRepoMap(repo, { tokens: 8192 })).parsed).toBe(0);
+
+    // Committed, the file's blob is the content already seen: nothing to parse.
+    git(repo, "commit", "-q", "-am", "rename");
+    expect((await buildRepoMap(repo, { tokens: 8192 })).parsed).toBe(0);
+  }, 60_000);
+
+  it("answers each focus and each thread on one unchanged tree, though the graph is built once", async () => {
+    for (const focus of ["part3", "part5", "part3"]) {
+      const map = await buildRepoMap(repo, { focus, tokens: 512 });
+      expect(filesInOrder(map.text)[0]).toBe(`src/${focus}.ts`);
+    }
+    const thread = await buildRepoMap(repo, { tokens: 512, mentions: { identifiers: new Set(["run_tool"]), paths: new Set() } });
+    expect(filesInOrder(thread.text)[0]).toBe("scripts/tool.py");
+    expect(filesInOrder((await buildRepoMap(repo, { tokens: 512 })).text)[0]).toBe("src/shared.ts");
+  });
+
+  it("gives the same bytes on two cold runs", async () => {
+    clearTagCache();
+    const first = await buildRepoMap(repo, { focus: "shared", tokens: 512 });
+    clearTagCache();
+    const second = await buildRepoMap(repo, { focus: "shared", tokens: 512 });
+    expect(second.parsed).toBe(first.parsed);
+    expect(second.text).toBe(first.text);
+    expect(first.tokens).toBeLessThanOrEqual(512);
+  }, 60_000);
+
+  it("shows a file deleted in the working tree by name, with why", async () => {
+    await fs.rm(path.join(repo, "scripts/tool.py"));
+    const map = await buildRepoMap(repo, { tokens: 8192 });
+    expect(map.text).toMatch(/^scripts\/tool\.py \(deleted in the working tree\)$/m);
+    git(repo, "checkout", "--", "scripts/tool.py");
+  });
+});

@@ -1,0 +1,78 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_REPO_CONFIG } from "../../src/config/repo-config.js";
+import { codeOwnersRefusal } from "../../src/workflow/codeowners-approval.js";
+import type { ThreadPort } from "../../src/workflow/ports.js";
+import { pendingState } from "../helpers/plan-state.js";
+import { samplePlan } from "../helpers/model-server.js";
+
+const state = pendingState(
+  samplePlan({
+    steps: [
+      { id: "S1", title: "Helper", details: "", files: ["src/retry.js"], deps: [] },
+      { id: "S2", title: "Docs", details: "", files: ["docs/guide.md"], deps: [] },
+    ],
+  }),
+);
+const plan = state.plan ?? samplePlan();
+const codeowners = { ...DEFAULT_REPO_CONFIG, approvers: "codeowners" as const };
+
+/** The port's two members the check uses; team members by `org/slug`, or an error to throw. */
+function portWith(teams: Record<string, string[] | Error> = {}): ThreadPort {
+  const asked: string[] = [];
+  const port = {
+    repo: { owner: "o", name: "r", cloneUrl: "", defaultBranch: "main", htmlUrl: "" },
+    asked,
+    async teamMember(org: string, slug: string, login: string) {
+      asked.push(`${org}/${slug}:${login}`);
+      const members = teams[`${org}/${slug}`];
+      if (members instanceof Error) throw members;
+      return members?.includes(login) ?? false;
+    },
+  };
+  return port as unknown as ThreadPort;
+}
+
+function files(map: Record<string, string>) {
+  return async (file: string) => map[file] ?? null;
+}
+
+describe("codeOwnersRefusal", () => {
+  it("is off unless the repository asks for code owners", async () => {
+    const read = async (): Promise<string | null> => {
+      throw new Error("must not read CODEOWNERS");
+    };
+    expect(await codeOwnersRefusal(portWith(), DEFAULT_REPO_CONFIG, { approver: "x", plan, state, steps: [], readDefaultBranch: read })).toBeNull();
+  });
+
+  it("reads .github/CODEOWNERS before CODEOWNERS and docs/CODEOWNERS, as GitHub does", async () => {
+    const read = files({ ".github/CODEOWNERS": "* @alice\n", CODEOWNERS: "* @mallory\n", "docs/CODEOWNERS": "* @mallory\n" });
+    expect(await codeOwnersRefusal(portWith(), codeowners, { approver: "alice", plan, state, steps: [], readDefaultBranch: read })).toBeNull();
+    const refusal = await codeOwnersRefusal(portWith(), codeowners, { approver: "mallory", plan, state, steps: [], readDefaultBranch: read });
+    expect(refusal).toContain("per `.github/CODEOWNERS` on `main`");
+    expect(await codeOwnersRefusal(portWith(), codeowners, { approver: "mallory", plan, state, steps: [], readDefaultBranch: files({ "docs/CODEOWNERS": "* @mallory\n" }) })).toBeNull();
+  });
+
+  it("matches logins without regard to case", async () => {
+    expect(await codeOwnersRefusal(portWith(), codeowners, { approver: "ALICE", plan, state, steps: [], readDefaultBranch: files({ CODEOWNERS: "* @Alice\n" }) })).toBeNull();
+  });
+
+  it("needs no code owner for a step whose files nobody owns, and none for steps already done", async () => {
+    const read = files({ CODEOWNERS: "/src/ @alice\n/docs/ @writer\n/docs/guide.md\n" });
+    expect(await codeOwnersRefusal(portWith(), codeowners, { approver: "alice", plan, state, steps: [], readDefaultBranch: read })).toBeNull();
+    const done = { ...state, steps: { S1: { status: "done" as const }, S2: { status: "pending" as const } } };
+    expect(await codeOwnersRefusal(portWith(), codeowners, { approver: "writer", plan, state: done, steps: [], readDefaultBranch: files({ CODEOWNERS: "/src/ @alice\n/docs/ @writer\n" }) })).toBeNull();
+  });
+
+  it("checks only the steps named and what they depend on", async () => {
+    const read = files({ CODEOWNERS: "/src/ @alice\n/docs/ @writer\n" });
+    expect(await codeOwnersRefusal(portWith(), codeowners, { approver: "writer", plan, state, steps: ["S2"], readDefaultBranch: read })).toBeNull();
+    expect(await codeOwnersRefusal(portWith(), codeowners, { approver: "writer", plan, state, steps: [], readDefaultBranch: read })).toContain("- **S1** Helper: `src/retry.js` (@alice)");
+  });
+
+  it("says when GitHub would not tell whether the approver is in a team, and does not count it", async () => {
+    const port = portWith({ "org/core": new Error("Resource not accessible by integration") });
+    const refusal = await codeOwnersRefusal(port, codeowners, { approver: "bob", plan, state, steps: [], readDefaultBranch: files({ CODEOWNERS: "* @org/core\n" }) });
+    expect(refusal).toContain("Blueprint could not check membership of @org/core (Resource not accessible by integration.)");
+    expect((port as unknown as { asked: string[] }).asked).toEqual(["org/core:bob"]);
+  });
+});

@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import { createModelClient, type ModelRetry } from "../../src/agent/model.js";
+import { commentPayload } from "../helpers/app.js";
+import { useAppFixture } from "../helpers/app-fixture.js";
+import { samplePlan, startModelServer, type ScriptedReply } from "../helpers/model-server.js";
+import { blueprint } from "../cli/support.js";
+import { createBareRepo } from "../helpers/git-repo.js";
+
+/** A model request that fails or stays silent is retried where people can see it (issue #15, point 3). */
+
+const submit: ScriptedReply = { toolCalls: [{ name: "submit_plan", arguments: samplePlan() }] };
+const fx = useAppFixture({ files: { "README.md": "# Hello\n" } });
+
+describe("retries of model requests", () => {
+  it("the model client reports each retry: attempt, reason, wait and the time limit", async () => {
+    const server = await startModelServer([{ status: 503 }, { hang: true }, { content: "done" }]);
+    try {
+      const retries: ModelRetry[] = [];
+      const client = createModelClient({ baseURL: server.url, apiKey: "k", model: "m", timeoutMs: 1000, maxRetries: 2, onRetry: (retry) => retries.push(retry) });
+      const reply = await client.complete([{ role: "user", content: "hi" }], []);
+      expect(reply.message.content).toBe("done");
+      expect(retries.map(({ attempt, attempts, reason, timeoutMs }) => ({ attempt, attempts, reason, timeoutMs }))).toEqual([
+        { attempt: 2, attempts: 3, reason: "answered HTTP 503", timeoutMs: 1000 },
+        { attempt: 3, attempts: 3, reason: "did not answer within 1.0 s", timeoutMs: 1000 },
+      ]);
+      for (const retry of retries) expect(retry.waitedMs).toBeGreaterThan(0);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("the status comment shows the retry while planning, then turns into the plan", async () => {
+    const app = await fx.start([{ status: 502 }, submit], { BLUEPRINT_MODEL_RETRIES: "2" });
+    await app.deliver("issue_comment", commentPayload({ body: "/plan", cloneUrl: fx.repo.url }));
+    const [status] = fx.github.botComments();
+    const bodies = fx.github.commentHistory.get(status?.id ?? -1) ?? [];
+    const retried = bodies.find((body) => body.includes("attempt 2 of 3"));
+    expect(retried).toBeDefined();
+    expect(retried).toContain("## ⏳ Planning…");
+    expect(retried).toMatch(/⚠️ The model endpoint answered HTTP 502 on attempt 1 of 3; attempt 2 of 3 started after a \d+\.\d s wait \(each attempt may take up to 120 s\)/);
+    expect(bodies.at(-1)?.split("\n")[0]).toBe("## 📋 Plan v1: Add retry to the HTTP client");
+  });
+
+  it("the CLI prints the retry as a progress line, and -v logs it too", async () => {
+    const server = await startModelServer([{ status: 500 }, submit, { status: 500 }, submit]);
+    try {
+      const repo = createBareRepo({ "README.md": "# Hello\n" });
+      const env = { OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-cli-test-key-000000000000000000000", BLUEPRINT_MODEL_RETRIES: "1" };
+      const quiet = await blueprint(["plan", "add retry"], { cwd: repo.seed, env });
+      expect(quiet.code).toBe(0);
+      expect(quiet.stderr).toMatch(/^⚠️ The model endpoint answered HTTP 500 on attempt 1 of 2; attempt 2 of 2 started after a [\d.]+ s wait/m);
+      const verbose = await blueprint(["plan", "--new", "add retry", "-v"], { cwd: repo.seed, env });
+      expect(verbose.code).toBe(0);
+      expect(verbose.stderr).toMatch(/^\[warn\] The model endpoint answered HTTP 500 on attempt 1 of 2/m);
+    } finally {
+      await server.close();
+    }
+  });
+});
