@@ -11,4 +11,10 @@ import { createWorkflowDeps } from "./workflow/create-deps.js";
  */
 const env = loadEnv();
 const log = pino({ name: "blueprint-local-worker", level: process.env.LOG_LEVEL ?? "info" });
-serveLocalJobs({ deps: createWorkflowDeps(env, log), ports: tokenPorts(env, log), concurrency: env.BLUEPRINT_CONCURRENCY, metrics: new JobMetrics({ processMetrics: false }) });
+serveLocalJobs({
+  makeDeps: (stateKey) => createWorkflowDeps(env, log, [], stateKey),
+  ports: tokenPorts(env, log),
+  concurrency: env.BLUEPRINT_CONCURRENCY,
+  metrics: new JobMetrics({ processMetrics: false }),
+  log,
+});

@@ -4,9 +4,9 @@ export interface CommentAuthorship {
   performed_via_github_app?: { id: number } | null;
 }
 
-/** Comments made by this App: by the app id GitHub records on them, or by the bot login. */
+/** Ours: a bot comment made through this App (its id), or by this App's bot login. Never just "a bot". */
 export function ownCommentMatcher(app: { appId: number | undefined; botLogin: string }): (comment: CommentAuthorship) => boolean {
   return (comment) =>
     comment.user?.type === "Bot" &&
-    (app.appId === undefined || comment.performed_via_github_app?.id === app.appId || comment.user.login === app.botLogin);
+    ((app.appId !== undefined && comment.performed_via_github_app?.id === app.appId) || comment.user.login === app.botLogin);
 }

@@ -71,7 +71,7 @@ export function commentJob(
     case "revise":
       return { job: { kind: "revise", ...base, feedback: command.feedback }, keys };
     case "build":
-      return { job: { kind: "build", ...base, revision: command.revision, steps: command.steps, force: command.force, fresh: command.fresh }, keys };
+      return { job: { kind: "build", ...base, revision: command.revision, steps: command.steps, force: command.force, fresh: command.fresh, notes: command.notes }, keys };
     case "cancel":
     case "help":
     case "status":
@@ -86,7 +86,7 @@ export function reviewJob(
     installation?: { id: number } | undefined;
     repository: PayloadRepository;
     pull_request: { number: number };
-    review: { id: number; state: string; body: string | null; commit_id: string; user: PayloadUser | null };
+    review: { id: number; state: string; body: string | null; commit_id: string; submitted_at?: string | null | undefined; user: PayloadUser | null };
     sender: PayloadUser;
   },
   receivedAt = Date.now(),
@@ -97,7 +97,10 @@ export function reviewJob(
   const base = { deliveryId, installationId, repository: repositoryOf(payload.repository), number: payload.pull_request.number, actor: reviewer.login, receivedAt, reviewId: payload.review.id };
   const keys = [`delivery:${deliveryId}`, `review:${payload.review.id}`];
   const state = payload.review.state.toLowerCase();
-  if (state === "approved") return { job: { kind: "review-approval", ...base, commitId: payload.review.commit_id }, keys };
+  if (state === "approved") {
+    const submittedAt = payload.review.submitted_at ?? new Date(receivedAt).toISOString();
+    return { job: { kind: "review-approval", ...base, commitId: payload.review.commit_id, submittedAt, body: payload.review.body ?? "" }, keys };
+  }
   if (state === "changes_requested") return { job: { kind: "review-changes", ...base, body: payload.review.body ?? "" }, keys };
   return null;
 }

@@ -35,6 +35,8 @@ export const jobSchema = z.discriminatedUnion("kind", [
     steps: z.array(z.string()),
     force: z.boolean(),
     fresh: z.boolean(),
+    /** Lines after `/build`: notes for the build. */
+    notes: z.string(),
   }),
   /** A plain comment: may answer a question or give feedback on a pending plan. */
   z.object({ kind: z.literal("respond"), ...onComment, body: z.string() }),
@@ -43,7 +45,8 @@ export const jobSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("status"), ...onComment }),
   /** A mistyped or malformed command: answered (to people who may command) with `text`. */
   z.object({ kind: z.literal("reply"), ...onComment, text: z.string(), silentIfRefused: z.boolean() }),
-  z.object({ kind: z.literal("review-approval"), ...common, reviewId: z.number().int(), commitId: z.string() }),
+  /** `submittedAt`: the review approves the revision standing then; its body is a note for the build. */
+  z.object({ kind: z.literal("review-approval"), ...common, reviewId: z.number().int(), commitId: z.string(), submittedAt: z.string(), body: z.string() }),
   z.object({ kind: z.literal("review-changes"), ...common, reviewId: z.number().int(), body: z.string() }),
   z.object({ kind: z.literal("stale"), ...common, headSha: z.string() }),
 ]);

@@ -4,6 +4,8 @@ import { jobSchema } from "./job.js";
 
 /** Intake → local worker, over the child process's IPC channel: plain data, validated on arrival. */
 export const toWorkerSchema = z.discriminatedUnion("type", [
+  /** First: the hidden-state key (derived, base64), so the worker never needs the secret it comes from. */
+  z.object({ type: z.literal("start"), stateKey: z.string().min(1) }),
   /** The token travels in memory only: never written anywhere, never in the worker's environment. */
   z.object({ type: z.literal("job"), job: jobSchema, keys: z.array(z.string()), token: jobTokenSchema }),
   z.object({ type: z.literal("ask"), id: z.number(), what: z.enum(["stats", "idle", "metrics"]) }),

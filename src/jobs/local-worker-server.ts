@@ -1,17 +1,23 @@
+import { createSecretKey } from "node:crypto";
 import type { JobToken } from "../github/job-token.js";
+import type { StateKey } from "../github/state-marker.js";
 import type { TokenPorts } from "../github/token-port.js";
-import type { WorkflowDeps } from "../workflow/deps.js";
+import type { Logger, WorkflowDeps } from "../workflow/deps.js";
 import { EmbeddedBackend } from "./embedded.js";
 import { toWorkerSchema, type FromWorker } from "./local-protocol.js";
 import type { JobMetrics } from "./metrics.js";
 import { trimOldest } from "./bounded-map.js";
 
 export interface LocalWorkerServerOptions {
-  deps: WorkflowDeps;
+  /** The engine, made once the intake has handed over the hidden-state key. */
+  makeDeps(stateKey: StateKey): WorkflowDeps;
   ports: TokenPorts;
   concurrency: number;
   metrics: JobMetrics;
+  log: Logger;
 }
+
+const SHUTDOWN_REASON = "Blueprint was shut down (a restart or deploy); comment `/build` or `/plan` again to resume";
 
 /**
  * The local worker `npm start` forks: takes jobs from its parent over IPC and runs them through
@@ -21,38 +27,50 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
   // Checked on arrival by the intake (fromWorkerSchema); typed here.
   const send = (message: FromWorker) => process.send?.(message);
   const tokens = new Map<string, JobToken>();
-  const backend = new EmbeddedBackend({
-    deps: options.deps,
-    concurrency: options.concurrency,
-    metrics: options.metrics,
-    onRelease: (keys) => send({ type: "release", keys }),
-    portsFor: async (job) => {
-      const token = tokens.get(job.deliveryId);
-      if (!token) throw new Error(`no token for delivery ${job.deliveryId}`);
-      return options.ports.portsFor(job, token);
-    },
-  });
+  let backend: EmbeddedBackend | null = null;
+  const start = (stateKey: StateKey) =>
+    new EmbeddedBackend({
+      deps: options.makeDeps(stateKey),
+      concurrency: options.concurrency,
+      metrics: options.metrics,
+      onRelease: (keys) => send({ type: "release", keys }),
+      portsFor: async (job) => {
+        const token = tokens.get(job.deliveryId);
+        if (!token) throw new Error(`no token for delivery ${job.deliveryId}`);
+        return options.ports.portsFor(job, token);
+      },
+    });
 
   process.on("message", (raw: unknown) => {
     const parsed = toWorkerSchema.safeParse(raw);
     if (!parsed.success) {
-      options.deps.log.error({ issues: parsed.error.issues }, "the local worker got a message that is not one");
+      options.log.error({ issues: parsed.error.issues }, "the local worker got a message that is not one");
       return;
     }
     const message = parsed.data;
+    if (message.type === "start") {
+      backend ??= start(createSecretKey(Buffer.from(message.stateKey, "base64")));
+      send({ type: "ready" });
+      return;
+    }
+    if (!backend) {
+      options.log.error({ type: message.type }, "the local worker got a message before its start");
+      return;
+    }
+    const running = backend;
     switch (message.type) {
       case "job":
         tokens.set(message.job.deliveryId, message.token);
         trimOldest(tokens, 20_000);
-        void backend.submit({ job: message.job, keys: message.keys });
+        void running.submit({ job: message.job, keys: message.keys });
         return;
       case "ask": {
-        const answer = message.what === "stats" ? backend.stats() : message.what === "idle" ? backend.idle() : options.metrics.registry.getMetricsAsJSON();
+        const answer = message.what === "stats" ? running.stats() : message.what === "idle" ? running.idle() : options.metrics.registry.getMetricsAsJSON();
         void answer.then((value) => send({ type: "answer", id: message.id, value: value ?? null }));
         return;
       }
       case "shutdown":
-        void backend.shutdown(message.reason, message.timeoutMs).finally(() => process.exit(0));
+        void running.shutdown(message.reason, message.timeoutMs).finally(() => process.exit(0));
         return;
     }
   });
@@ -60,6 +78,5 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
   // "shutdown" message), so running jobs stop at a safe point instead of dying mid-step.
   for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => undefined);
   // The parent gone (crashed or killed) means no one can hand us jobs or hear us: stop.
-  process.on("disconnect", () => void backend.shutdown("Blueprint was shut down (a restart or deploy); comment `/build` or `/plan` again to resume", 20_000).finally(() => process.exit(0)));
-  send({ type: "ready" });
+  process.on("disconnect", () => void (backend?.shutdown(SHUTDOWN_REASON, 20_000) ?? Promise.resolve()).finally(() => process.exit(0)));
 }

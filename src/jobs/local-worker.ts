@@ -1,5 +1,4 @@
 import { fork, type ChildProcess } from "node:child_process";
-import { createHmac } from "node:crypto";
 import type { JobTokens } from "../github/job-token.js";
 import type { Logger } from "../workflow/deps.js";
 import type { JobBackend, QueueStats } from "./backend.js";
@@ -14,6 +13,8 @@ export interface LocalWorkerOptions {
   /** The compiled worker entry (lib/local-worker.js). */
   entry: string;
   tokens: JobTokens;
+  /** The hidden-state key's bytes: handed over in memory, first thing. */
+  stateKey: Buffer;
   log: Logger;
   env?: NodeJS.ProcessEnv;
 }
@@ -81,12 +82,12 @@ export class LocalWorkerBackend implements JobBackend {
 
   private start(): void {
     const env = { ...(this.options.env ?? process.env) };
-    // The worker signs and checks the hidden plan state: without BLUEPRINT_STATE_SECRET, it gets a
-    // secret derived (one way) from the webhook secret, never the webhook secret itself.
-    if (!env.BLUEPRINT_STATE_SECRET && env.WEBHOOK_SECRET) env.BLUEPRINT_STATE_SECRET = derivedStateSecret(env.WEBHOOK_SECRET);
     for (const name of INTAKE_ONLY) delete env[name];
     const child = fork(this.options.entry, [], { env, stdio: "inherit" });
     this.child = child;
+    // The worker signs and checks the hidden plan state with the key the App derives (from
+    // BLUEPRINT_STATE_SECRET or the webhook secret), handed over in memory: never the secret itself.
+    this.send({ type: "start", stateKey: this.options.stateKey.toString("base64") });
     this.ready = new Promise<void>((resolve) => {
       child.on("message", (raw: unknown) => {
         const parsed = fromWorkerSchema.safeParse(raw);
@@ -124,7 +125,3 @@ export class LocalWorkerBackend implements JobBackend {
   }
 }
 
-/** A stable secret for the local worker's hidden-state key, from which the webhook secret cannot be recovered. */
-export function derivedStateSecret(webhookSecret: string): string {
-  return createHmac("sha256", webhookSecret).update("blueprint local worker state secret v1").digest("base64url");
-}

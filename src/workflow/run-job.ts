@@ -40,7 +40,7 @@ export class PermissionUnknown extends Error {
  */
 export function workerPorts(deps: WorkflowDeps, raw: JobPorts, permissions: PermissionCache): JobPorts {
   const wrap = (port: ThreadPort): ThreadPort => {
-    const safe = safePort(port, deps.redact);
+    const safe = safePort(port, deps.redact, deps.stateKey);
     const repository = `${safe.repo.owner}/${safe.repo.name}`;
     return { ...safe, permission: (login) => permissions.get(repository, login, () => safe.permission(login)) };
   };
@@ -76,7 +76,7 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
       await port.postComment(HELP_TEXT);
       return;
     case "status":
-      await port.postComment(await statusReply(port, await lanes.runningLabel(thread)));
+      await port.postComment(await statusReply(port, await lanes.runningLabel(thread), deps.stateKey));
       return;
     case "reply":
       await port.postComment(job.text);
@@ -120,13 +120,13 @@ export async function workJob(deps: WorkflowDeps, port: ThreadPort, job: Job, si
         return await planThread(deps, context, { trigger: { kind: "feedback", feedback: { author: job.actor, source: "review", text } } });
       }
       case "build": {
-        const approval = { approver: job.actor, revision: job.revision, steps: job.steps, force: job.force, permitted: true, minimumPermission };
-        return await buildThread(deps, context, { approval, fresh: job.fresh });
+        const approval = { approver: job.actor, revision: job.revision, steps: job.steps, force: job.force, permitted: true, minimumPermission, commandCommentId: job.commentId };
+        return await buildThread(deps, context, { approval, fresh: job.fresh, note: { author: job.actor, source: "build", text: job.notes } });
       }
       case "review-approval": {
         const permitted = atLeast(await port.permission(job.actor), minimumPermission);
-        const approval = { approver: job.actor, revision: null, steps: [], force: false, reviewCommit: job.commitId, permitted, minimumPermission };
-        return await buildThread(deps, context, { approval, fresh: false });
+        const approval = { approver: job.actor, revision: null, steps: [], force: false, reviewCommit: job.commitId, submittedAt: job.submittedAt, permitted, minimumPermission };
+        return await buildThread(deps, context, { approval, fresh: false, note: { author: job.actor, source: "review", text: job.body } });
       }
       case "respond":
         return await respondToComment(deps, context, { commentId: job.commentId, body: job.body });
