@@ -13,7 +13,7 @@ const BENCHES = [
   {
     name: "load",
     file: "load.ts",
-    hardLimitS: 360,
+    hardLimitS: 900,
     title: "1000 signed webhooks at concurrency 100 over 100 installations, against the running app and a local GitHub",
   },
 ];

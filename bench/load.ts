@@ -1,11 +1,16 @@
-// Load: 1000 signed webhooks at concurrency 100 over 100 installations, against the real app
-// (`probot run ./lib/index.js`, GitHub throttling on) and a local GitHub double with one
-// repository per installation. Measured from outside: webhook response times, time to the first
-// 👀 per installation, time until every command has its effect, and what must never happen
-// (duplicates, unauthorized runs, lost commands). Figures are printed, not asserted.
+// Load, as issue #11 measured it: 1000 signed webhooks at concurrency 100 over 100 installations
+// (810 /plan by writers on 150 issues, 20 comments delivered 3× with one delivery id, 80 by a
+// read-only user, 50 by a bot), against a local GitHub double that serves REST and git smart HTTP;
+// each /plan clones its repository and runs a two-request model conversation (read package.json,
+// submit a plan), and every comment the app posts is echoed back as a webhook, as GitHub does.
+// Twice: embedded (`npm start` alone) and with Redis (one intake with BLUEPRINT_WORKERS=0 and two
+// `npm run worker` processes). Measured from outside: webhook response times, time to the first 👀
+// per installation and per comment, and what must never happen (duplicates, unauthorized runs, lost
+// commands). Figures are printed, not asserted.
 //
 // Run through bench/index.mjs (`npm run bench load`), which starts it with `node --import tsx`.
-// Knobs (environment): BENCH_LOAD_INSTALLATIONS (100), BENCH_LOAD_CONCURRENCY (100), BENCH_LOAD_DEADLINE_S (300);
+// Knobs (environment): BENCH_LOAD_CONCURRENCY (100), BENCH_LOAD_DEADLINE_S (300, per mode),
+// BENCH_LOAD_MODES (embedded,redis);
 // for looking into a figure: BENCH_LOAD_TRACE=<installation id> prints that installation's timeline,
 // BENCH_LOAD_APP_NODE_OPTIONS adds Node options to the app (e.g. `--import <a profiler hook>`).
 // The app runs with bench/support/loop-probe.mjs preloaded, which reports its event-loop delay.
@@ -21,9 +26,19 @@ import { startGitHubDouble, type GitHubDouble, type RecordedRequest } from "../t
 import type { CommentRecord, RepositoryRole } from "../test/e2e/double/state.js";
 import { issueCommentCreated, signWebhook } from "../test/e2e/double/webhooks.js";
 import { requireBuiltApp, startAppProcess, type AppProcess } from "../test/e2e/support/app-process.js";
+import { startWorkerProcess, type WorkerProcess } from "../test/e2e/support/worker-process.js";
 import { startModelServer, type ModelRequest, type ModelServer, type ScriptedReply } from "../test/helpers/model-server.js";
+import { startRedisServer, type RedisServer } from "../test/helpers/redis-server.js";
 
-const INSTALLATIONS = positive("BENCH_LOAD_INSTALLATIONS", 100);
+const INSTALLATIONS = 100;
+/** Installations with two issues (the others have one): 150 issues in all. */
+const TWO_ISSUES = 50;
+/** Issues that get six writer /plan (the others five): 60 × 6 + 90 × 5 = 810. */
+const SIX_PLANS = 60;
+/** Jobs at once per worker process (the app's BLUEPRINT_CONCURRENCY): they mostly wait on GitHub's pacing of writes. */
+const JOB_CONCURRENCY = positive("BENCH_LOAD_JOB_CONCURRENCY", 32);
+const MODES = (process.env.BENCH_LOAD_MODES ?? "embedded,redis").split(",").map((mode) => mode.trim()).filter((mode): mode is Mode => mode === "embedded" || mode === "redis");
+type Mode = "embedded" | "redis";
 const CONCURRENCY = positive("BENCH_LOAD_CONCURRENCY", 100);
 /** The whole bench, setup and teardown included, stops waiting after this. */
 const HARD_DEADLINE_MS = positive("BENCH_LOAD_DEADLINE_S", 300) * 1000;
@@ -55,6 +70,7 @@ type Who = "writer" | "reader" | "bot";
 type Kind = "plan" | "help" | "status" | "cancel";
 interface Command {
   installation: number;
+  issue: number;
   index: number;
   who: Who;
   kind: Kind;
@@ -66,7 +82,7 @@ interface Command {
 interface Delivery {
   command: Command;
   deliveryId: string;
-  redelivery: "none" | "same-delivery" | "same-comment";
+  redelivery: "none" | "same-delivery";
   sentAt?: number;
   latencyMs?: number;
   status?: number;
@@ -74,13 +90,31 @@ interface Delivery {
 interface Tenant {
   id: number;
   view: GitHubDouble;
-  issue: number;
+  issues: number[];
   repoPath: string;
   commands: Command[];
 }
 
 export async function run(): Promise<void> {
   requireBuiltApp();
+  const summaries: Summary[] = [];
+  for (const mode of MODES) {
+    console.log(`\n--- ${mode === "embedded" ? "embedded: `npm start` alone" : "Redis: one intake (BLUEPRINT_WORKERS=0) and two `npm run worker` processes"} ---\n`);
+    summaries.push(await runMode(mode));
+  }
+  if (summaries.length > 1) {
+    console.log("\n--- side by side ---\n");
+    const keys = Object.keys(summaries[0]?.figures ?? {});
+    printTable(["figure", ...summaries.map((s) => s.mode)], keys.map((key) => [key, ...summaries.map((s) => s.figures[key] ?? "n/a")]));
+  }
+}
+
+interface Summary {
+  mode: Mode;
+  figures: Record<string, string>;
+}
+
+async function runMode(mode: Mode): Promise<Summary> {
   const startedAt = Date.now();
   const loadBefore = os.loadavg()[0]!;
   const deadline = startedAt + HARD_DEADLINE_MS;
@@ -89,58 +123,74 @@ export async function run(): Promise<void> {
   let github: GitHubDouble | undefined;
   let model: ModelServer | undefined;
   let app: AppProcess | undefined;
+  let redis: RedisServer | undefined;
+  const workers: WorkerProcess[] = [];
   // Stopped from outside (bench/index.mjs's hard limit, Ctrl-C): the app runs in its own process group, so take it along.
   const onSignal = () => {
-    if (app && app.pid > 0) {
-      try {
-        process.kill(-app.pid, "SIGKILL");
-      } catch {
-        // Already gone.
+    for (const pid of [app?.pid, ...workers.map((w) => w.pid)]) {
+      if (pid && pid > 0) {
+        try {
+          process.kill(-pid, "SIGKILL");
+        } catch {
+          // Already gone.
+        }
       }
     }
+    void redis?.stop();
     rmSync(scratch, { recursive: true, force: true });
     process.exit(130);
   };
   process.once("SIGTERM", onSignal);
   process.once("SIGINT", onSignal);
   try {
-    // 1. GitHub: one installation and repository each, one issue each, the same people everywhere.
+    // 1. GitHub: one installation and repository each, one or two issues each, the same people everywhere.
     const ids = Array.from({ length: INSTALLATIONS }, (_, n) => FIRST_INSTALLATION_ID + n);
     const owner = (id: number) => `org-${id}`;
-    const issueFor = (id: number) => ({ title: `Greet people by name (installation ${id})`, body: "The CLI always says hello to the world.", author: "maintainer" });
+    const issuesFor = (id: number) =>
+      Array.from({ length: id - FIRST_INSTALLATION_ID < TWO_ISSUES ? 2 : 1 }, (_, n) => ({ title: `Greet people by name (installation ${id}, #${n + 1})`, body: "The CLI always says hello to the world.", author: "maintainer" }));
     github = await startGitHubDouble({
       files: FILES,
       installationId: ids[0]!,
       owner: owner(ids[0]!),
-      issues: [issueFor(ids[0]!)],
+      issues: issuesFor(ids[0]!),
       permissions: PEOPLE,
-      installations: ids.slice(1).map((id) => ({ id, owner: owner(id), issues: [issueFor(id)], permissions: PEOPLE })),
+      installations: ids.slice(1).map((id) => ({ id, owner: owner(id), issues: issuesFor(id), permissions: PEOPLE })),
     });
-    model = await startModelServer(Array.from({ length: INSTALLATIONS * 20 }, () => modelReply));
+    model = await startModelServer(Array.from({ length: 5_000 }, () => modelReply));
     const home = path.join(scratch, "home");
     const probeFile = path.join(scratch, "app-loop.json");
+    const shared = {
+      HOME: home,
+      APP_ID: String(github.appId),
+      GHE_HOST: github.host,
+      GHE_PROTOCOL: "http",
+      OPENAI_BASE_URL: model.url,
+      OPENAI_API_KEY: "sk-bench-load-0000000000000000000000",
+      BLUEPRINT_MODEL: "bench-model",
+      BLUEPRINT_STATE_SECRET: "bench-load-state-secret-shared-by-all",
+      BLUEPRINT_CONCURRENCY: String(JOB_CONCURRENCY),
+    };
+    if (mode === "redis") redis = await startRedisServer();
     app = await startAppProcess(
       {
-        HOME: home,
-        APP_ID: String(github.appId),
+        ...shared,
         PRIVATE_KEY: github.privateKey ?? "",
         WEBHOOK_SECRET,
-        GHE_HOST: github.host,
-        GHE_PROTOCOL: "http",
         LOG_LEVEL: "warn",
-        OPENAI_BASE_URL: model.url,
-        OPENAI_API_KEY: "sk-bench-load-0000000000000000000000",
-        BLUEPRINT_MODEL: "bench-model",
         BLUEPRINT_WORKDIR: path.join(scratch, "workdir"),
+        ...(redis ? { REDIS_URL: redis.url, BLUEPRINT_WORKERS: "0" } : {}),
         // The app's event-loop delay, measured from inside (bench/support/loop-probe.mjs); more options for looking into it.
         NODE_OPTIONS: [`--import ${JSON.stringify(LOOP_PROBE)}`, process.env.BENCH_LOAD_APP_NODE_OPTIONS ?? ""].join(" ").trim(),
         BENCH_LOOP_PROBE_FILE: probeFile,
       },
       { readyTimeoutMs: 30_000 },
     );
+    if (redis) {
+      for (const n of [1, 2]) workers.push(await startWorkerProcess({ ...shared, LOG_LEVEL: "info", REDIS_URL: redis.url, BLUEPRINT_WORKDIR: path.join(scratch, `worker-${n}`) }));
+    }
 
     // 2. The commands, typed on GitHub before any webhook goes out.
-    const tenants = ids.map((id) => makeTenant(github!, id));
+    const tenants = makeTenants(github, ids);
     const deliveries = schedule(tenants);
     const totals = {
       webhooks: deliveries.length,
@@ -150,15 +200,17 @@ export async function run(): Promise<void> {
       reader: count(tenants, (c) => c.who === "reader"),
       bot: count(tenants, (c) => c.who === "bot"),
       sameDelivery: deliveries.filter((d) => d.redelivery === "same-delivery").length,
-      sameComment: deliveries.filter((d) => d.redelivery === "same-comment").length,
+      issues: tenants.reduce((sum, t) => sum + t.issues.length, 0),
     };
     const baseline = github.requests.length;
+    const typed = new Set(github.state.comments.map((c) => c.id));
 
-    // 3. Deliver them, CONCURRENCY at a time.
+    // 3. Deliver them, CONCURRENCY at a time, echoing every comment the app posts back as a webhook.
     loopDelay.enable();
     process.kill(app.pid, "SIGUSR2"); // the probe starts afresh
     const cpuBefore = cpuSnapshot(app.pid);
     const sendStart = Date.now();
+    const echo = echoBotComments(app.webhookUrl, tenants, typed);
     await sendAll(app.webhookUrl, deliveries, deadline);
     const sendEnd = Date.now();
 
@@ -180,6 +232,7 @@ export async function run(): Promise<void> {
       }
       await sleep(200);
     }
+    const echoes = await echo.stop();
     loopDelay.disable();
     const finishedAt = Date.now();
     const cpu = cpuDelta(cpuBefore, cpuSnapshot(app.pid));
@@ -193,13 +246,15 @@ export async function run(): Promise<void> {
     })();
 
     // 5. Figures.
-    report({
+    const figures = report({
       github,
       model,
       app,
+      workers,
       tenants,
       deliveries,
       totals,
+      echoes,
       requests: github.requests.slice(baseline),
       sendStart,
       sendEnd,
@@ -211,8 +266,11 @@ export async function run(): Promise<void> {
       appLoop,
       loadBefore,
     });
+    return { mode, figures };
   } finally {
     await app?.stop().catch((error: unknown) => console.error("could not stop the app:", error));
+    await Promise.all(workers.map((worker) => worker.stop().catch(() => undefined)));
+    await redis?.stop().catch(() => undefined);
     await model?.close().catch(() => undefined);
     await github?.stop().catch(() => undefined);
     rmSync(scratch, { recursive: true, force: true });
@@ -221,59 +279,93 @@ export async function run(): Promise<void> {
   }
 }
 
-/** The scripted model: every planning run submits its plan at once; anything else gets a short answer. */
+/**
+ * GitHub sends a webhook for every comment, the App's own included: each comment the app posts is
+ * delivered back (signed, as the bot) while the run lasts. The app must answer and ignore them.
+ */
+function echoBotComments(url: string, tenants: Tenant[], typed: Set<number>) {
+  const echoed = new Set<number>();
+  const statuses: number[] = [];
+  const inFlight = new Set<Promise<void>>();
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      for (const tenant of tenants) {
+        for (const comment of tenant.view.state.comments) {
+          if (typed.has(comment.id) || echoed.has(comment.id) || comment.user.type !== "Bot") continue;
+          echoed.add(comment.id);
+          const body = JSON.stringify(issueCommentCreated(tenant.view, comment).payload);
+          const sent = fetch(url, {
+            method: "POST",
+            body,
+            headers: { "content-type": "application/json", "x-github-event": "issue_comment", "x-github-delivery": randomUUID(), "x-hub-signature-256": signWebhook(WEBHOOK_SECRET, body) },
+          }).then(
+            (response) => void statuses.push(response.status),
+            () => void statuses.push(0),
+          );
+          inFlight.add(sent);
+          void sent.finally(() => inFlight.delete(sent));
+        }
+      }
+      await sleep(200);
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      await Promise.allSettled([...inFlight]);
+      return { sent: statuses.length, ok: statuses.filter((status) => status >= 200 && status < 300).length };
+    },
+  };
+}
+
+/** The scripted model: planning reads package.json, then submits its plan; anything else gets a short answer. */
 function modelReply(request: ModelRequest): ScriptedReply {
-  if (request.tools?.some((tool) => tool.function.name === "submit_plan")) return { toolCalls: [{ name: "submit_plan", arguments: PLAN }] };
-  return { content: "Noted." };
+  if (!request.tools?.some((tool) => tool.function.name === "submit_plan")) return { content: "Noted." };
+  const turn = request.messages.filter((message) => message.role === "assistant").length;
+  if (turn === 0) return { toolCalls: [{ name: "read_file", arguments: { path: "package.json", start_line: null, end_line: null } }] };
+  return { toolCalls: [{ name: "submit_plan", arguments: PLAN }] };
 }
 
 /**
- * One installation's commands. Every installation gets the same mix (order shuffled):
- * writers: /plan, /help ×2, /status ×2; a reader's /plan; a bot's /plan; on odd installations
- * also a triager's /cancel (read access: refused).
+ * Everyone's commands: 810 writer /plan over the 150 issues (60 issues get six, 90 get five), 20
+ * writer /status (each delivered 3× with one delivery id), 80 read-only users' /plan, 50 bots' /plan.
  */
-function makeTenant(github: GitHubDouble, id: number): Tenant {
-  const view = github.installation(id);
-  const issue = 1;
-  const tenant: Tenant = { id, view, issue, repoPath: `/repos/${view.repository.owner}/${view.repository.name}`, commands: [] };
-  const add = (who: Who, kind: Kind, login: string, body: string) => {
+function makeTenants(github: GitHubDouble, ids: number[]): Tenant[] {
+  const tenants: Tenant[] = ids.map((id) => {
+    const view = github.installation(id);
+    return { id, view, issues: id - FIRST_INSTALLATION_ID < TWO_ISSUES ? [1, 2] : [1], repoPath: `/repos/${view.repository.owner}/${view.repository.name}`, commands: [] };
+  });
+  const add = (tenant: Tenant, issue: number, who: Who, kind: Kind, login: string, body: string) => {
+    const { view } = tenant;
     const comment = who === "bot" ? view.state.addComment(issue, { login, type: "Bot" }, body, false) : view.state.addUserComment(issue, login, body);
     const payload = JSON.stringify(issueCommentCreated(view, comment).payload);
-    tenant.commands.push({ installation: id, index: tenant.commands.length, who, kind, comment, body: payload, signature: signWebhook(WEBHOOK_SECRET, payload) });
+    tenant.commands.push({ installation: tenant.id, issue, index: tenant.commands.length, who, kind, comment, body: payload, signature: signWebhook(WEBHOOK_SECRET, payload) });
   };
-  add("writer", "plan", "maintainer", `/plan load-${id}: greet people by name`);
-  add("writer", "help", "maintainer", "/help");
-  add("writer", "status", "owner", "/status");
-  add("writer", "help", "owner", "/help");
-  add("writer", "status", "maintainer", "/status");
-  add("reader", "plan", "reader", `/plan ro-${id}: let me plan too`);
-  add("bot", "plan", BOT, `/plan bot-${id}: bump dependencies`);
-  if (id % 2 === 1) add("reader", "cancel", "triager", "/cancel");
-  return tenant;
+  const issues = tenants.flatMap((tenant) => tenant.issues.map((issue) => ({ tenant, issue })));
+  issues.forEach(({ tenant, issue }, n) => {
+    for (let k = 0; k < (n < SIX_PLANS ? 6 : 5); k++) add(tenant, issue, "writer", "plan", k % 2 === 0 ? "maintainer" : "owner", `/plan load-${tenant.id}-${issue}-${k}: greet people by name`);
+  });
+  tenants.slice(0, 20).forEach((tenant) => add(tenant, 1, "writer", "status", "maintainer", "/status"));
+  tenants.slice(20).forEach((tenant) => add(tenant, 1, "reader", "plan", "reader", `/plan ro-${tenant.id}: let me plan too`));
+  tenants.slice(0, 50).forEach((tenant) => add(tenant, tenant.issues.at(-1) ?? 1, "bot", "plan", BOT, `/plan bot-${tenant.id}: bump dependencies`));
+  return tenants;
 }
 
 /**
- * Ten webhooks per installation: its commands, shuffled, plus redeliveries after their originals
- * (the /plan with the same X-GitHub-Delivery; a /help as a new delivery of the same comment; on
- * even installations the reader's /plan again as a new delivery). Installations are interleaved
- * at random, each keeping its own order.
+ * Each installation's webhooks, shuffled, the /status ones twice more with the same
+ * X-GitHub-Delivery after their original; installations interleaved at random, each keeping its order.
  */
 function schedule(tenants: Tenant[]): Delivery[] {
   const random = prng(7);
   const lanes = tenants.map((tenant) => {
     const originals: Delivery[] = shuffle(tenant.commands, random).map((command) => ({ command, deliveryId: randomUUID(), redelivery: "none" }));
-    const insertAfter = (original: Delivery, extra: Delivery) => {
-      const at = originals.indexOf(original);
-      originals.splice(at + 1 + Math.floor(random() * (originals.length - at)), 0, extra);
-    };
-    const of = (predicate: (c: Command) => boolean) => originals.find((d) => d.redelivery === "none" && predicate(d.command))!;
-    const plan = of((c) => c.who === "writer" && c.kind === "plan");
-    insertAfter(plan, { command: plan.command, deliveryId: plan.deliveryId, redelivery: "same-delivery" });
-    const help = of((c) => c.who === "writer" && c.kind === "help");
-    insertAfter(help, { command: help.command, deliveryId: randomUUID(), redelivery: "same-comment" });
-    if (tenant.id % 2 === 0) {
-      const refused = of((c) => c.who === "reader");
-      insertAfter(refused, { command: refused.command, deliveryId: randomUUID(), redelivery: "same-comment" });
+    for (const status of originals.filter((d) => d.command.kind === "status")) {
+      for (let again = 0; again < 2; again++) {
+        const at = originals.indexOf(status);
+        originals.splice(at + 1 + Math.floor(random() * (originals.length - at)), 0, { command: status.command, deliveryId: status.deliveryId, redelivery: "same-delivery" });
+      }
     }
     return originals;
   });
@@ -367,33 +459,39 @@ const classify = (body: string): ReplyKind =>
 
 function expected(tenant: Tenant) {
   const writers = tenant.commands.filter((c) => c.who === "writer");
+  const plans = writers.filter((c) => c.kind === "plan");
   return {
     reactions: writers.map((c) => c.comment.id),
-    help: writers.filter((c) => c.kind === "help").length,
     status: writers.filter((c) => c.kind === "status").length,
-    plans: writers.filter((c) => c.kind === "plan").length,
+    plans: plans.length,
+    /** Each issue ends with the revision its last /plan made: Plan v<number of /plan on it>. */
+    finalRevision: new Map(tenant.issues.map((issue) => [issue, plans.filter((c) => c.issue === issue).length])),
     refusals: tenant.commands.filter((c) => c.who === "reader").length,
   };
 }
+
+const hasPlan = (bodies: string[], revision: number) => bodies.some((body) => body.startsWith(`## 📋 Plan v${revision}`));
 
 /** Cheap completeness check from the double's state, while waiting. */
 function effectsComplete(tenant: Tenant): boolean {
   const want = expected(tenant);
   const { state } = tenant.view;
   if (!want.reactions.every((id) => state.reactions.some((r) => r.commentId === id && r.content === "eyes"))) return false;
-  const replies = state.botComments(tenant.issue).map((c) => c.body);
+  const replies = tenant.issues.flatMap((issue) => state.botComments(issue).map((c) => c.body));
   const n = (kind: ReplyKind) => replies.filter((body) => classify(body) === kind).length;
-  const planned = replies.filter((body) => body.includes("Plan v1")).length;
-  return n("help") >= want.help && n("status") >= want.status && n("refusal") >= want.refusals && planned >= want.plans;
+  const planned = [...want.finalRevision].every(([issue, revision]) => revision === 0 || hasPlan(state.botComments(issue).map((c) => c.body), revision));
+  return n("status") >= want.status && n("refusal") >= want.refusals && planned;
 }
 
 interface ReportInput {
   github: GitHubDouble;
   model: ModelServer;
   app: AppProcess;
+  workers: WorkerProcess[];
   tenants: Tenant[];
   deliveries: Delivery[];
   totals: Record<string, number>;
+  echoes: { sent: number; ok: number };
   requests: RecordedRequest[];
   sendStart: number;
   sendEnd: number;
@@ -406,7 +504,7 @@ interface ReportInput {
   loadBefore: number;
 }
 
-function report(input: ReportInput): void {
+function report(input: ReportInput): Record<string, string> {
   const { tenants, deliveries, requests, totals } = input;
   const byRepo = new Map(tenants.map((t) => [t.repoPath, t]));
   const tenantOf = (r: RecordedRequest) => byRepo.get(/^\/repos\/[^/]+\/[^/]+/.exec(r.path)?.[0] ?? "");
@@ -427,6 +525,7 @@ function report(input: ReportInput): void {
   let duplicates = 0;
   let lost = 0;
   let unauthorized = 0;
+  let queued = 0;
   const problems: string[] = [];
   const firstReactionMs: number[] = [];
   const ackMs: number[] = [];
@@ -475,22 +574,27 @@ function report(input: ReportInput): void {
       const last = got[Math.min(wanted, got.length) - 1];
       if (last) lastEffectAt = Math.max(lastEffectAt, last.at);
     };
-    check("help", want.help);
     check("status", want.status);
     check("refusal", want.refusals);
     check("plan-start", want.plans);
-    const planDone = replies.filter((reply) => reply.body.includes("Plan v1")).sort((a, b) => a.at - b.at);
-    if (planDone.length < want.plans) {
-      lost += want.plans - planDone.length;
-      note(`installation ${tenant.id}: no Plan v1`);
-    } else lastEffectAt = Math.max(lastEffectAt, planDone[want.plans - 1]!.at);
-    for (const reply of replies.filter((r) => r.kind === "queued" || r.kind === "failure" || r.kind === "other")) note(`installation ${tenant.id}: unexpected reply: ${reply.body.slice(0, 100)}`);
+    queued += replies.filter((r) => r.kind === "queued").length;
+    for (const [issue, revision] of want.finalRevision) {
+      const done = replies.filter((reply) => reply.body.startsWith(`## 📋 Plan v${revision}`)).sort((a, b) => a.at - b.at)[0];
+      if (!done || !hasPlan(tenant.view.state.botComments(issue).map((c) => c.body), revision)) {
+        lost++;
+        note(`installation ${tenant.id}: no Plan v${revision} on #${issue}`);
+      } else lastEffectAt = Math.max(lastEffectAt, done.at);
+    }
+    for (const reply of replies.filter((r) => r.kind === "failure" || r.kind === "other")) note(`installation ${tenant.id}: unexpected reply: ${reply.body.slice(0, 100)}`);
 
-    // Model runs: one for the writer's /plan, none for the reader's or the bot's.
-    const legit = runsFor(`load-${tenant.id}:`);
-    if (legit > 1) {
-      duplicates += legit - 1;
-      note(`installation ${tenant.id}: ${legit} model runs for one /plan`);
+    // Model runs: one per writer's /plan, none for the reader's or the bot's. A later /plan on an issue
+    // revises its plan, and the conversation still opens with the first request's words: count per issue.
+    for (const [issue, plans] of want.finalRevision) {
+      const legit = runsFor(`load-${tenant.id}-${issue}-`);
+      if (legit > plans) {
+        duplicates += legit - plans;
+        note(`installation ${tenant.id}: ${legit} model runs for ${plans} /plan on #${issue}`);
+      }
     }
     for (const marker of [`ro-${tenant.id}:`, `bot-${tenant.id}:`]) {
       const wrong = runsFor(marker);
@@ -529,9 +633,8 @@ function report(input: ReportInput): void {
   const latencies = answered.map((d) => d.latencyMs!);
   const ok2xx = answered.filter((d) => d.status! >= 200 && d.status! < 300).length;
   const jobs = requests.filter((r) => r.kind === "rest" && r.method === "POST" && /\/issues\/\d+\/comments$/.test(r.path) && classify(bodyOf(r)) === "plan-start").length;
-  const appErrors = input.app
-    .output()
-    .split("\n")
+  const appErrors = [input.app, ...input.workers]
+    .flatMap((process) => process.output().split("\n"))
     .filter((line) => /"level":\s*(50|60)/.test(line));
 
   const ms = (value: number | undefined) => (value === undefined || !Number.isFinite(value) ? "n/a" : `${Math.round(value)} ms`);
@@ -543,8 +646,9 @@ function report(input: ReportInput): void {
 
   console.log(
     `${totals.webhooks} webhooks (${totals.commands} commands: ${totals.writer} by writers incl. ${totals.plans} /plan, ${totals.reader} by read-only users, ${totals.bot} by bots; ` +
-      `${totals.sameDelivery} redelivered with the same X-GitHub-Delivery, ${totals.sameComment} as a new delivery of the same comment) ` +
-      `over ${tenants.length} installations at concurrency ${CONCURRENCY}; sent in ${s(input.sendEnd - input.sendStart)}; GitHub throttling on.\n`,
+      `${totals.sameDelivery} redelivered with the same X-GitHub-Delivery) on ${totals.issues} issues ` +
+      `over ${tenants.length} installations at concurrency ${CONCURRENCY}, BLUEPRINT_CONCURRENCY=${JOB_CONCURRENCY}; sent in ${s(input.sendEnd - input.sendStart)}; GitHub throttling on; ` +
+      `${input.echoes.sent} of the app's comments echoed back as webhooks (${input.echoes.ok} answered 2xx).\n`,
   );
   const rows: Array<[string, string, string, string]> = [
     ["webhook responses 2xx", `${ok2xx} / ${deliveries.length} (${statusCounts(answered)})`, "all", met(ok2xx === deliveries.length)],
@@ -554,9 +658,10 @@ function report(input: ReportInput): void {
     ["first 👀 per installation p50", ms(percentile(firstReactionMs, 50)), "", ""],
     ["first 👀 per installation p99", ms(firstP99), `≤ ${TARGETS.firstReactionP99Ms} ms`, met(firstP99 !== undefined && firstReactionMs.length === tenants.length && firstP99 <= TARGETS.firstReactionP99Ms)],
     ["first 👀 per installation max", ms(Math.max(...firstReactionMs)), "", ""],
-    ["👀 per writer command p50", ms(percentile(ackMs, 50)), "", ""],
-    ["👀 per writer command p99", ms(percentile(ackMs, 99)), "", ""],
-    ["👀 per writer command max", ms(Math.max(...ackMs)), "", ""],
+    ["first 👀 per comment p50", ms(percentile(ackMs, 50)), "", ""],
+    ["first 👀 per comment p99", ms(percentile(ackMs, 99)), "", ""],
+    ["first 👀 per comment max", ms(Math.max(...ackMs)), "", ""],
+    ["\"Queued\" notices", String(queued), "", ""],
     ["every command answered, after the 1st webhook", lastEffectAt > 0 ? s(lastEffectAt - input.sendStart) : "n/a", "all answered", met(allAnswered)],
     ["jobs started (planning runs)", `${runs.length} model runs, ${jobs} plan comments`, `${totals.plans}`, met(runs.length === totals.plans && jobs === totals.plans)],
     ["duplicates", String(duplicates), "0", met(duplicates === 0)],
@@ -599,6 +704,7 @@ function report(input: ReportInput): void {
   }
   if (problems.length > 0) console.log(`\nfirst problems seen:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
   if (appErrors.length > 0) console.log(`\nfirst app errors:\n${appErrors.slice(0, 3).map((line) => `  ${line.slice(0, 300)}`).join("\n")}`);
+  return Object.fromEntries(rows.map(([figure, value]) => [figure, value]));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,33 +1,34 @@
-import type { ApplicationFunctionOptions, Probot, ProbotOctokit } from "probot";
+import { fileURLToPath } from "node:url";
+import type { ApplicationFunctionOptions, Probot } from "probot";
 import { loadEnv, type BlueprintEnv } from "./config/env.js";
+import { JobTokens, type TokenMinter } from "./github/job-token.js";
 import { createOctokitPort } from "./github/octokit-port.js";
 import { installationOctokit } from "./github/installation-octokit.js";
-import { RecentKeys } from "./jobs/dedupe.js";
-import { JobQueue } from "./jobs/queue.js";
-import { createWorkflowDeps } from "./workflow/create-deps.js";
+import { ownCommentMatcher } from "./github/own-comment.js";
+import type { JobBackend } from "./jobs/backend.js";
+import { EmbeddedBackend } from "./jobs/embedded.js";
+import { commentJob, reviewJob, synchronizeJob, type Accepted } from "./jobs/from-webhook.js";
+import { JobMetrics } from "./jobs/metrics.js";
+import { startRedisBackend } from "./jobs/redis-backend.js";
+import { LocalWorkerBackend } from "./jobs/local-worker.js";
+import { serveOperatorPages, type WorkerMetricsSource } from "./jobs/operator-pages.js";
+import { createWorkflowDeps, stateKeyOf } from "./workflow/create-deps.js";
 import type { WorkflowDeps } from "./workflow/deps.js";
-import { Intake } from "./workflow/intake.js";
-import type { RepositoryInfo } from "./workflow/ports.js";
 
 export interface BlueprintApp {
-  queue: JobQueue;
-  /** Resolves when no webhook is being handled and no job runs (tests, graceful shutdown). */
+  backend: JobBackend;
+  metrics: JobMetrics;
+  /** Resolves when nothing this process accepted or works is left (tests, graceful shutdown). */
   idle(): Promise<void>;
   /** Stops running jobs at their next safe point and waits for them (at most `timeoutMs`). */
   shutdown(timeoutMs: number): Promise<void>;
 }
 
-interface PayloadRepository {
-  name: string;
-  owner: { login: string };
-  clone_url: string;
-  default_branch: string;
-  html_url: string;
-}
+const SHUTDOWN_REASON = "Blueprint was shut down (a restart or deploy); comment `/build` or `/plan` again to resume";
 
 /** The Probot app: maps webhook events to use cases. Wiring only. */
 export default function blueprint(app: Probot, options: ApplicationFunctionOptions): void {
-  const { shutdown } = createBlueprintApp(app, options);
+  const { shutdown } = createBlueprintApp(app, options, { jobs: "local-worker" });
   // Graceful shutdown: running jobs stop at a safe point and leave their state resumable.
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.once(signal, () => {
@@ -37,122 +38,66 @@ export default function blueprint(app: Probot, options: ApplicationFunctionOptio
   }
 }
 
+/**
+ * Intake does only intake: Probot verifies the signature; the event becomes a job (plain data, bots
+ * filtered); the backend claims its delivery id and enqueues it; the webhook is answered. The 👀,
+ * the permission check and everything slow happen in a worker.
+ */
 export function createBlueprintApp(
   app: Probot,
   options: ApplicationFunctionOptions,
-  overrides: { env?: BlueprintEnv; deps?: Partial<WorkflowDeps> } = {},
+  overrides: {
+    env?: BlueprintEnv;
+    deps?: Partial<WorkflowDeps>;
+    /**
+     * Without Redis, where jobs run: a forked local worker (`npm start`), or this process (tests
+     * that replace parts of the engine, which cannot cross into another process).
+     */
+    jobs?: "local-worker" | "in-process";
+  } = {},
 ): BlueprintApp {
   const env = overrides.env ?? loadEnv();
-  const deps: WorkflowDeps = { ...createWorkflowDeps(env, app.log), ...overrides.deps };
-  const queue = new JobQueue((error, job) => app.log.error({ err: error, job: job.label }, "job failed"));
-  const intake = new Intake(deps, queue, new RecentKeys());
+  const metrics = new JobMetrics();
+  const isOwnComment = ownCommentMatcher({ appId: env.APP_ID, botLogin: env.BLUEPRINT_BOT_NAME });
+  const deps = (): WorkflowDeps => ({ ...createWorkflowDeps(env, app.log), ...overrides.deps });
+  // Intake mints each job's token (narrowed to its repository) with the App's key; workers never hold the key.
+  const tokens = new JobTokens(async (installationId) => (await installationOctokit(app, installationId, "mint")) as unknown as TokenMinter);
 
-  // One Octokit per installation, so GitHub's pacing of one busy installation never delays another.
-  const octokits = new Map<number, Promise<ProbotOctokit>>();
-  const octokitFor = (installationId: number) => {
-    let octokit = octokits.get(installationId);
-    if (!octokit) {
-      octokit = installationOctokit(app, installationId);
-      octokit.catch(() => octokits.delete(installationId));
-      octokits.set(installationId, octokit);
+  const backend: JobBackend & Partial<WorkerMetricsSource> = env.REDIS_URL
+    ? startRedisBackend({ env, redisUrl: env.REDIS_URL, log: app.log, metrics, tokens, workerDeps: env.BLUEPRINT_WORKERS > 0 ? deps() : null })
+    : overrides.jobs === "local-worker"
+      ? new LocalWorkerBackend({ entry: fileURLToPath(new URL("./local-worker.js", import.meta.url)), tokens, stateKey: stateKeyOf(env).export(), log: app.log })
+      : new EmbeddedBackend({
+        deps: deps(),
+        concurrency: env.BLUEPRINT_CONCURRENCY,
+        metrics,
+        // One process: the worker uses Probot's installation Octokits, one budget for acknowledgements, one for jobs.
+        portsFor: async (job) => {
+          const port = async (budget: "ack" | "work") =>
+            createOctokitPort({ octokit: await installationOctokit(app, job.installationId, budget), repo: job.repository, number: job.number, isOwnComment });
+          const [ack, work] = await Promise.all([port("ack"), port("work")]);
+          return { ack, work };
+        },
+      });
+
+  const accept = async (event: string, accepted: Accepted | null) => {
+    if (!accepted) {
+      metrics.webhooks.inc({ event, outcome: "ignored" });
+      return;
     }
-    return octokit;
+    const fresh = await backend.submit(accepted);
+    metrics.webhooks.inc({ event, outcome: fresh ? "accepted" : "duplicate" });
   };
-  // Ours: a bot comment made through this App (its id), or by this App's bot login. Never just "a bot".
-  const isOwnComment = (comment: { user: { login: string; type: string } | null; performed_via_github_app?: { id: number } | null }) =>
-    comment.user?.type === "Bot" &&
-    ((env.APP_ID !== undefined && comment.performed_via_github_app?.id === env.APP_ID) || comment.user.login === env.BLUEPRINT_BOT_NAME);
+  app.on("issue_comment.created", (context) => accept("issue_comment", commentJob(context.id, context.payload)));
+  app.on("pull_request_review.submitted", (context) => accept("pull_request_review", reviewJob(context.id, context.payload)));
+  app.on("pull_request.synchronize", (context) => accept("pull_request", synchronizeJob(context.id, context.payload)));
 
-  const portFor = async (installationId: number, repository: PayloadRepository, number: number) =>
-    createOctokitPort({ octokit: await octokitFor(installationId), repo: repoInfo(repository), number, isOwnComment });
+  serveOperatorPages(options.addHandler, backend, metrics);
 
-  /** Never make GitHub wait for our writes: answer the webhook, continue in the background. */
-  const inFlight = new Set<Promise<void>>();
-  const inBackground = (deliveryId: string, work: () => Promise<void>) => {
-    // Started on the next turn of the event loop, so the webhook's response is written first.
-    const task = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(work)
-      .catch((error) => app.log.error({ err: error, deliveryId }, "handling a webhook failed"));
-    inFlight.add(task);
-    void task.finally(() => inFlight.delete(task));
-  };
-  const idle = async () => {
-    while (inFlight.size > 0) {
-      await Promise.allSettled([...inFlight]);
-      await queue.idle();
-    }
-    await queue.idle();
-  };
-
-  app.on("issue_comment.created", async (context) => {
-    const { payload } = context;
-    const installationId = payload.installation?.id;
-    const author = payload.comment.user;
-    if (!installationId || !author) return;
-    inBackground(context.id, async () =>
-      intake.onComment(await portFor(installationId, payload.repository, payload.issue.number), {
-        deliveryId: context.id,
-        commentId: payload.comment.id,
-        actor: author.login,
-        actorIsBot: author.type === "Bot" || payload.sender.type === "Bot",
-        body: payload.comment.body,
-      }),
-    );
-  });
-
-  app.on("pull_request_review.submitted", async (context) => {
-    const { payload } = context;
-    const installationId = payload.installation?.id;
-    const reviewer = payload.review.user;
-    if (!installationId || !reviewer) return;
-    inBackground(context.id, async () =>
-      intake.onReview(await portFor(installationId, payload.repository, payload.pull_request.number), {
-        deliveryId: context.id,
-        reviewId: payload.review.id,
-        actor: reviewer.login,
-        actorIsBot: reviewer.type === "Bot" || payload.sender.type === "Bot",
-        state: payload.review.state,
-        body: payload.review.body ?? "",
-        commitId: payload.review.commit_id,
-        submittedAt: payload.review.submitted_at ?? new Date().toISOString(),
-      }),
-    );
-  });
-
-  app.on("pull_request.synchronize", async (context) => {
-    const { payload } = context;
-    const installationId = payload.installation?.id;
-    if (!installationId) return;
-    inBackground(context.id, async () =>
-      intake.onSynchronize(await portFor(installationId, payload.repository, payload.pull_request.number), {
-        deliveryId: context.id,
-        headSha: payload.pull_request.head.sha,
-        actor: payload.sender.login,
-      }),
-    );
-  });
-
-  options.addHandler((req, res) => {
-    if (req.url !== "/healthz") return false;
-    res.writeHead(200, { "content-type": "application/json" });
-    res.end(JSON.stringify({ status: "ok" }));
-    return true;
-  });
-
-  const shutdown = async (timeoutMs: number) => {
-    queue.abortAll("Blueprint was shut down (a restart or deploy); comment `/build` or `/plan` again to resume");
-    await Promise.race([idle(), new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
-  };
-
-  return { queue, idle, shutdown };
-}
-
-function repoInfo(repository: PayloadRepository): RepositoryInfo {
   return {
-    owner: repository.owner.login,
-    name: repository.name,
-    cloneUrl: repository.clone_url,
-    defaultBranch: repository.default_branch,
-    htmlUrl: repository.html_url,
+    backend,
+    metrics,
+    idle: () => backend.idle(),
+    shutdown: (timeoutMs) => backend.shutdown(SHUTDOWN_REASON, timeoutMs),
   };
 }

@@ -5,7 +5,8 @@ import { writeFileSync } from "node:fs";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 
 const file = process.env.BENCH_LOOP_PROBE_FILE;
-if (file) {
+// The app's own process only: the local worker it forks inherits NODE_OPTIONS, and has an IPC channel.
+if (file && !process.send) {
   let histogram = monitorEventLoopDelay({ resolution: 10 });
   histogram.enable();
   const dump = () => {

@@ -30,8 +30,22 @@ export const envSchema = z.object({
   BLUEPRINT_WORKTREE_POOL: z.coerce.number().int().min(0).max(32).default(2),
   BLUEPRINT_BOT_NAME: z.string().default("blueprint[bot]"),
   BLUEPRINT_BOT_EMAIL: z.string().default("blueprint[bot]@users.noreply.github.com"),
-  /** Signs the hidden plan state; without it the App derives its key from WEBHOOK_SECRET. */
+  /** With it, the job queue is BullMQ on this Redis, shared by every intake and worker process. */
+  REDIS_URL: z.string().min(1).optional(),
+  /** `0`: this `npm start` only answers webhooks and enqueues; jobs run in `npm run worker` processes. */
+  BLUEPRINT_WORKERS: z.coerce.number().int().min(0).default(1),
+  /** Jobs one process runs at once; the rest wait, shown as "Queued" on their thread. */
+  BLUEPRINT_CONCURRENCY: positiveInt(8),
+  /** How long a dead worker's job and thread stay locked before another worker takes the job over (Redis). */
+  BLUEPRINT_JOB_LOCK_MS: z.coerce.number().int().min(500).default(30_000),
+  /**
+   * Signs the hidden plan state; without it the App derives its key from WEBHOOK_SECRET. With Redis it
+   * is required and shared by intake and workers: it also seals each job's installation token in Redis.
+   * Workers need this, never PRIVATE_KEY or WEBHOOK_SECRET.
+   */
   BLUEPRINT_STATE_SECRET: z.string().min(16, "use at least 16 characters (e.g. `openssl rand -hex 32`)").optional(),
+  GHE_HOST: z.string().min(1).optional(),
+  GHE_PROTOCOL: z.enum(["http", "https"]).default("https"),
   APP_ID: z.coerce.number().int().optional(),
   WEBHOOK_SECRET: z.string().optional(),
   PRIVATE_KEY: z.string().optional(),

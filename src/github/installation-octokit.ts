@@ -17,9 +17,11 @@ interface FactoryInput {
 /**
  * An Octokit for one installation with its own throttle (so one busy installation never delays
  * another) that waits out primary and secondary rate limits a few times instead of dropping the
- * write — Probot's server defaults give up on secondary limits.
+ * write — Probot's server defaults give up on secondary limits. The "ack" budget is a second
+ * Octokit for the same installation, so a 👀 and a permission check never wait behind a job's writes;
+ * the "mint" budget asks for the installation's job tokens (its `/app/...` calls carry the App's JWT).
  */
-export async function installationOctokit(app: Probot, installationId: number): Promise<ProbotOctokit> {
+export async function installationOctokit(app: Probot, installationId: number, budget: "work" | "ack" | "mint" = "work"): Promise<ProbotOctokit> {
   const appOctokit = await app.auth();
   const log = app.log.child({ name: "github", installationId });
   const retryLimited = (kind: string) => (retryAfter: number, options: ThrottledRequest) => {
@@ -33,7 +35,7 @@ export async function installationOctokit(app: Probot, installationId: number): 
       ...octokitOptions,
       log,
       throttle: octokitOptions.throttle?.enabled
-        ? { ...octokitOptions.throttle, id: String(installationId), onRateLimit: retryLimited("primary"), onSecondaryRateLimit: retryLimited("secondary") }
+        ? { ...octokitOptions.throttle, id: budget === "work" ? String(installationId) : `${installationId}-${budget}`, onRateLimit: retryLimited("primary"), onSecondaryRateLimit: retryLimited("secondary") }
         : { enabled: false },
       auth: { ...octokitOptions.auth, otherOptions: authOptions, installationId },
     });

@@ -40,6 +40,13 @@ export class JobQueue {
     return { running: lane.running?.label ?? null, dropped };
   }
 
+  /** Jobs waiting behind a running one, on every thread. */
+  waitingCount(): number {
+    let waiting = 0;
+    for (const lane of this.lanes.values()) waiting += lane.waiting.length;
+    return waiting;
+  }
+
   runningLabel(key: string): string | null {
     return this.lanes.get(key)?.running?.label ?? null;
   }

@@ -42,7 +42,7 @@ export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets:
 }
 
 /** BLUEPRINT_STATE_SECRET wins (workers get it instead of the webhook secret); the App falls back to WEBHOOK_SECRET. */
-function stateKeyOf(env: BlueprintEnv): StateKey {
+export function stateKeyOf(env: BlueprintEnv): StateKey {
   const secret = env.BLUEPRINT_STATE_SECRET ?? env.WEBHOOK_SECRET;
   if (!secret) throw new ConfigError("no secret to sign Blueprint's hidden plan state with: set BLUEPRINT_STATE_SECRET (at least 16 characters, e.g. `openssl rand -hex 32`), or WEBHOOK_SECRET for the App");
   return deriveStateKey(secret);

@@ -1,5 +1,4 @@
 import { findThreadState } from "../github/plan-comment.js";
-import type { JobQueue } from "../jobs/queue.js";
 import { threadSeal, type StateKey } from "../github/state-marker.js";
 import type { ThreadPort } from "./ports.js";
 
@@ -24,9 +23,8 @@ export function refusalReply(actor: string, minimum: string): string {
 }
 
 /** `/status`: what Blueprint knows about this thread, read from GitHub itself. */
-export async function statusReply(port: ThreadPort, queue: JobQueue, key: string, stateKey: StateKey): Promise<string> {
+export async function statusReply(port: ThreadPort, running: string | null, stateKey: StateKey): Promise<string> {
   const lookup = findThreadState(await port.comments(), threadSeal(stateKey, port));
-  const running = queue.runningLabel(key);
   const lines = ["### Blueprint status"];
   if (running) lines.push(`- Running now: ${running}`);
   if (lookup.kind === "none") {

@@ -115,7 +115,7 @@ export class Intake {
         await port.postComment(HELP_TEXT);
         return;
       case "status":
-        await port.postComment(await statusReply(port, this.queue, key, this.deps.stateKey));
+        await port.postComment(await statusReply(port, this.queue.runningLabel(key), this.deps.stateKey));
         return;
       case "cancel": {
         const stopped = this.queue.cancel(key);

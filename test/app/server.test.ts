@@ -46,7 +46,7 @@ it("serves signed webhooks and /healthz over HTTP, and rejects a bad signature",
 
   const health = await fetch(`${base}/healthz`);
   expect(health.status).toBe(200);
-  expect(await health.json()).toEqual({ status: "ok" });
+  expect(await health.json()).toMatchObject({ status: "ok", queue: { backend: "embedded", waiting: 0, running: 0, workers: 1 } });
 
   const body = JSON.stringify(commentPayload({ body: "/help", cloneUrl: "file:///nowhere" }));
   const send = (signature: string) =>
@@ -65,4 +65,12 @@ it("serves signed webhooks and /healthz over HTTP, and rejects a bad signature",
   await new Promise((resolve) => setTimeout(resolve, 50));
   await blueprint?.idle();
   expect(github.botComments().map((c) => c.body.split("\n")[0])).toEqual(["### Blueprint commands"]);
+
+  // Prometheus text: the webhook counted as accepted, the /help job's queue wait observed.
+  const metrics = await fetch(`${base}/metrics`);
+  expect(metrics.status).toBe(200);
+  expect(metrics.headers.get("content-type")).toMatch(/^text\/plain/);
+  const text = await metrics.text();
+  expect(text).toContain('blueprint_webhooks_total{event="issue_comment",outcome="accepted"} 1');
+  expect(text).toMatch(/blueprint_queue_wait_seconds_count\{phase="triage"\} 1/);
 });

@@ -1,0 +1,67 @@
+import { z } from "zod";
+import { tokenPermissionsFor, type Job } from "../jobs/job.js";
+
+/** An installation token for one job: one repository, the permissions the job needs. */
+export const jobTokenSchema = z.object({
+  token: z.string().min(1),
+  expiresAt: z.string(),
+  permissions: z.record(z.string(), z.string()),
+});
+export type JobToken = z.output<typeof jobTokenSchema>;
+
+/** The one App call intake makes for a job (with the App's JWT). */
+export interface TokenMinter {
+  rest: {
+    apps: {
+      createInstallationAccessToken(request: {
+        installation_id: number;
+        repositories: string[];
+        permissions?: Record<string, "read" | "write">;
+      }): Promise<{ data: { token: string; expires_at: string; permissions?: Record<string, string | undefined> } }>;
+    };
+  };
+}
+
+/** Reused while it has this long left, so a busy repository costs one mint per half hour, not one per webhook. */
+const REUSE_MS = 40 * 60_000;
+
+/**
+ * Mints, for each job, an installation token narrowed to the job's repository and the permissions
+ * its kind needs; intake holds the App's key, workers only ever see these tokens.
+ */
+export class JobTokens {
+  private readonly minted = new Map<string, Promise<JobToken>>();
+
+  /**
+   * `minter(installationId)`: an Octokit that signs `/app/...` calls with the App's JWT. One per
+   * installation, so GitHub's pacing of token requests (one at a time per Octokit) never makes one
+   * installation's first 👀 wait for a hundred others' tokens.
+   */
+  constructor(private readonly minter: (installationId: number) => Promise<TokenMinter>) {}
+
+  async forJob(job: Job): Promise<JobToken> {
+    const permissions = tokenPermissionsFor(job.kind);
+    const key = `${job.installationId}/${job.repository.name}/${JSON.stringify(permissions)}`;
+    const cached = this.minted.get(key);
+    if (cached) {
+      const token = await cached.catch(() => null);
+      if (token && Date.parse(token.expiresAt) - Date.now() > REUSE_MS) return token;
+    }
+    const fresh = this.mint(job, permissions);
+    this.minted.set(key, fresh);
+    fresh.catch(() => this.minted.delete(key));
+    if (this.minted.size > 5_000) this.minted.delete(this.minted.keys().next().value ?? key);
+    return fresh;
+  }
+
+  private async mint(job: Job, permissions: Record<string, "read" | "write"> | null): Promise<JobToken> {
+    const octokit = await this.minter(job.installationId);
+    const { data } = await octokit.rest.apps.createInstallationAccessToken({
+      installation_id: job.installationId,
+      repositories: [job.repository.name],
+      ...(permissions ? { permissions } : {}),
+    });
+    const granted = Object.fromEntries(Object.entries(data.permissions ?? {}).filter((entry): entry is [string, string] => typeof entry[1] === "string"));
+    return { token: data.token, expiresAt: data.expires_at, permissions: granted };
+  }
+}

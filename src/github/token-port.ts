@@ -1,0 +1,82 @@
+import { retry } from "@octokit/plugin-retry";
+import { throttling } from "@octokit/plugin-throttling";
+import { Octokit } from "@octokit/rest";
+import Bottleneck from "bottleneck";
+import { Redis } from "ioredis";
+import type { Job } from "../jobs/job.js";
+import { trimOldest } from "../jobs/bounded-map.js";
+import type { Logger } from "../workflow/deps.js";
+import type { JobPorts } from "../workflow/run-job.js";
+import type { JobToken } from "./job-token.js";
+import { createOctokitPort, type PortOctokit } from "./octokit-port.js";
+import { ownCommentMatcher, type CommentAuthorship } from "./own-comment.js";
+
+const WorkerOctokit = Octokit.plugin(retry, throttling);
+const RATE_LIMIT_RETRIES = 3;
+
+export interface TokenPortOptions {
+  /** api.github.com, or `<protocol>://<GHE_HOST>/api/v3`. */
+  baseUrl: string;
+  log: Logger;
+  isOwnComment(comment: CommentAuthorship): boolean;
+  /** With Redis: GitHub's pacing per installation is shared by every process (plugin-throttling's clustering). */
+  redisUrl?: string | undefined;
+}
+
+/** REST base URL from Probot's own variables, so GitHub Enterprise (and a local double) work. */
+export function githubApiUrl(env: { GHE_HOST?: string | undefined; GHE_PROTOCOL: string }): string {
+  return env.GHE_HOST ? `${env.GHE_PROTOCOL}://${env.GHE_HOST}/api/v3` : "https://api.github.com";
+}
+
+/**
+ * A worker's GitHub ports from a job's token alone (no App key): one Octokit per installation and
+ * budget, so the acknowledgement's pacing never waits behind a job's writes, and retries and
+ * GitHub's rate-limit pacing as the App has them.
+ */
+export class TokenPorts {
+  private readonly octokits = new Map<string, PortOctokit>();
+  private readonly cluster: { Bottleneck: typeof Bottleneck; connection: Bottleneck.IORedisConnection } | null;
+
+  constructor(private readonly options: TokenPortOptions) {
+    if (options.redisUrl) {
+      const connection = new Bottleneck.IORedisConnection({ client: new Redis(options.redisUrl) });
+      connection.on("error", (error: unknown) => options.log.warn({ err: error }, "GitHub pacing through Redis failed"));
+      this.cluster = { Bottleneck, connection };
+    } else this.cluster = null;
+  }
+
+  portsFor(job: Job, token: JobToken): JobPorts {
+    const port = (budget: "ack" | "work") =>
+      createOctokitPort({ octokit: this.octokit(job.installationId, token, budget), repo: job.repository, number: job.number, isOwnComment: this.options.isOwnComment });
+    return { ack: port("ack"), work: port("work") };
+  }
+
+  private octokit(installationId: number, granted: JobToken, budget: string): PortOctokit {
+    const key = `${installationId}/${budget}/${granted.token}`;
+    let octokit = this.octokits.get(key);
+    if (!octokit) {
+      const { log } = this.options;
+      const limited = (kind: string) => (retryAfter: number, request: { method: string; url: string }, _octokit: unknown, retryCount: number) => {
+        log.warn({ retryAfter, method: request.method, url: request.url, installationId }, `${kind} rate limit hit`);
+        return retryCount < RATE_LIMIT_RETRIES;
+      };
+      const rest = new WorkerOctokit({
+        auth: granted.token,
+        baseUrl: this.options.baseUrl,
+        userAgent: "blueprint-worker",
+        log: { debug: () => {}, info: () => {}, warn: (message: string) => log.warn({}, message), error: (message: string) => log.info({}, message) },
+        throttle: { id: `${installationId}-${budget}`, onRateLimit: limited("primary"), onSecondaryRateLimit: limited("secondary"), ...(this.cluster ?? {}) },
+      });
+      // The port asks its Octokit for the token (git) and its permissions (workflows); a token Octokit knows only the token.
+      octokit = { rest: rest.rest, paginate: rest.paginate, graphql: rest.graphql, auth: (async () => ({ token: granted.token, permissions: granted.permissions })) as PortOctokit["auth"] };
+      this.octokits.set(key, octokit);
+      trimOldest(this.octokits, 1_000);
+    }
+    return octokit;
+  }
+}
+
+/** The worker's side of a job's token, from the environment: ports from the token alone, for the repository's GitHub. */
+export function tokenPorts(env: { GHE_HOST?: string | undefined; GHE_PROTOCOL: string; APP_ID?: number | undefined; BLUEPRINT_BOT_NAME: string; REDIS_URL?: string | undefined }, log: Logger): TokenPorts {
+  return new TokenPorts({ baseUrl: githubApiUrl(env), log, redisUrl: env.REDIS_URL, isOwnComment: ownCommentMatcher({ appId: env.APP_ID, botLogin: env.BLUEPRINT_BOT_NAME }) });
+}

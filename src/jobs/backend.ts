@@ -1,0 +1,30 @@
+import type { Accepted } from "./from-webhook.js";
+
+/** What an operator sees at /healthz. */
+export interface QueueStats {
+  backend: "embedded" | "redis";
+  /** Jobs accepted but not started: waiting for triage, for their thread, or for a free slot. */
+  waiting: number;
+  running: number;
+  /** Worker processes (Redis) or this process's worker (embedded) working jobs; 0 with BLUEPRINT_WORKERS=0. */
+  workers: number;
+  /** BLUEPRINT_CONCURRENCY: jobs one process runs at once. */
+  concurrency: number;
+}
+
+/**
+ * One queue interface, two backends beside each other: embedded (this process) and BullMQ on Redis.
+ * Intake only calls `submit`; the use cases never know which backend runs them.
+ */
+export interface JobBackend {
+  /**
+   * Durably accepts a job unless one of its keys (delivery id, comment or review id) was seen:
+   * false for a redelivery, which must start nothing.
+   */
+  submit(accepted: Accepted): Promise<boolean>;
+  stats(): Promise<QueueStats>;
+  /** Resolves when nothing this process accepted or works is left (tests, graceful shutdown). */
+  idle(): Promise<void>;
+  /** Stops taking work; running jobs are asked to stop at a safe point with `reason`; waits at most `timeoutMs`. */
+  shutdown(reason: string, timeoutMs: number): Promise<void>;
+}

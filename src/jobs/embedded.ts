@@ -1,0 +1,108 @@
+import type { WorkflowDeps } from "../workflow/deps.js";
+import { PermissionUnknown, triageJob, workJob, workerPorts, type JobPorts, type ThreadLanes } from "../workflow/run-job.js";
+import type { JobBackend, QueueStats } from "./backend.js";
+import { RecentKeys } from "./dedupe.js";
+import type { Accepted } from "./from-webhook.js";
+import { jobLabel, threadOf, type Job } from "./job.js";
+import type { JobMetrics } from "./metrics.js";
+import { PermissionCache } from "./permission-cache.js";
+import { JobQueue } from "./queue.js";
+import { Slots } from "./slots.js";
+
+export interface EmbeddedOptions {
+  deps: WorkflowDeps;
+  /** The worker's side of a job: its GitHub ports (own budget for the acknowledgement). */
+  portsFor(job: Job): Promise<JobPorts>;
+  concurrency: number;
+  metrics: JobMetrics;
+  /** Also told when a claim is released (a local worker tells the intake that holds the claims). */
+  onRelease?: (keys: string[]) => void;
+}
+
+/**
+ * The embedded backend: one `npm start`, no other service. Deduplication, thread lanes and the
+ * BLUEPRINT_CONCURRENCY cap live in this process; triage starts on the turn after the webhook is answered.
+ */
+export class EmbeddedBackend implements JobBackend {
+  private readonly recent = new RecentKeys();
+  private readonly permissions = new PermissionCache();
+  private readonly queue: JobQueue;
+  private readonly slots: Slots;
+  private readonly triaging = new Set<Promise<void>>();
+
+  constructor(private readonly options: EmbeddedOptions) {
+    this.slots = new Slots(options.concurrency);
+    this.queue = new JobQueue((error, job) => options.deps.log.error({ err: error, job: job.label }, "job failed"));
+  }
+
+  async submit({ job, keys }: Accepted): Promise<boolean> {
+    if (!this.recent.claim(keys)) return false;
+    const task = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.triage(job, keys));
+    this.triaging.add(task);
+    void task.finally(() => this.triaging.delete(task));
+    return true;
+  }
+
+  async stats(): Promise<QueueStats> {
+    return {
+      backend: "embedded",
+      waiting: this.triaging.size + this.queue.waitingCount() + this.slots.queued,
+      running: this.slots.running,
+      workers: 1,
+      concurrency: this.slots.size,
+    };
+  }
+
+  async idle(): Promise<void> {
+    while (this.triaging.size > 0) {
+      await Promise.allSettled([...this.triaging]);
+      await this.queue.idle();
+    }
+    await this.queue.idle();
+  }
+
+  async shutdown(reason: string, timeoutMs: number): Promise<void> {
+    this.queue.abortAll(reason);
+    await Promise.race([this.idle(), new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
+  }
+
+  private async triage(job: Job, keys: string[]): Promise<void> {
+    const { deps, metrics } = this.options;
+    metrics.queueWaitSeconds.observe({ phase: "triage" }, (Date.now() - job.receivedAt) / 1000);
+    try {
+      const ports = workerPorts(deps, await this.options.portsFor(job), this.permissions);
+      await triageJob(deps, ports, this.lanes, job);
+    } catch (error) {
+      // GitHub could not tell who may command us: a redelivery of this webhook gets handled, not dropped.
+      if (error instanceof PermissionUnknown) {
+        this.recent.release(keys);
+        this.options.onRelease?.(keys);
+      }
+      deps.log.error({ err: error, deliveryId: job.deliveryId }, "handling a webhook failed");
+    }
+  }
+
+  private readonly lanes: ThreadLanes = {
+    enqueue: async (job) => {
+      const thread = threadOf(job);
+      const running = this.queue.runningLabel(thread);
+      const full = this.slots.full;
+      const ahead = this.queue.enqueue({ key: thread, label: jobLabel(job), run: (signal) => this.work(job, signal) });
+      return { ahead, running, full };
+    },
+    cancel: async (thread) => this.queue.cancel(thread),
+    runningLabel: async (thread) => this.queue.runningLabel(thread),
+  };
+
+  private work(job: Job, signal: AbortSignal): Promise<void> {
+    const { deps, metrics } = this.options;
+    return this.slots.run(() =>
+      metrics.time(job.kind, async () => {
+        metrics.queueWaitSeconds.observe({ phase: "work" }, (Date.now() - job.receivedAt) / 1000);
+        const ports = workerPorts(deps, await this.options.portsFor(job), this.permissions);
+        await workJob(deps, ports.work, job, signal);
+        return signal.aborted ? "cancelled" : "done";
+      }),
+    );
+  }
+}

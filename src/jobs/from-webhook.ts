@@ -1,0 +1,120 @@
+import { parseComment } from "../github/command.js";
+import { typoReply } from "../workflow/help.js";
+import type { Job } from "./job.js";
+
+interface PayloadRepository {
+  name: string;
+  owner: { login: string };
+  clone_url: string;
+  default_branch: string;
+  html_url: string;
+}
+
+interface PayloadUser {
+  login: string;
+  type?: string | undefined;
+}
+
+export interface Accepted {
+  job: Job;
+  /** Claimed once: the delivery id and what it is about, so a redelivery or a second delivery of one comment starts nothing. */
+  keys: string[];
+}
+
+const repositoryOf = (repository: PayloadRepository) => ({
+  owner: repository.owner.login,
+  name: repository.name,
+  cloneUrl: repository.clone_url,
+  defaultBranch: repository.default_branch,
+  htmlUrl: repository.html_url,
+});
+
+/** `issue_comment.created` as a job, or null when it is not for Blueprint (bots, blank comments). Pure: no I/O. */
+export function commentJob(
+  deliveryId: string,
+  payload: {
+    installation?: { id: number } | undefined;
+    repository: PayloadRepository;
+    issue: { number: number };
+    comment: { id: number; body: string; user: PayloadUser | null };
+    sender: PayloadUser;
+  },
+  receivedAt = Date.now(),
+): Accepted | null {
+  const author = payload.comment.user;
+  const installationId = payload.installation?.id;
+  // Bots (Blueprint included) never command.
+  if (!installationId || !author || author.type === "Bot" || payload.sender.type === "Bot") return null;
+  const base = {
+    deliveryId,
+    installationId,
+    repository: repositoryOf(payload.repository),
+    number: payload.issue.number,
+    actor: author.login,
+    receivedAt,
+    commentId: payload.comment.id,
+  };
+  const keys = [`delivery:${deliveryId}`, `comment:${payload.comment.id}`];
+  const parsed = parseComment(payload.comment.body);
+  switch (parsed.kind) {
+    case "none":
+      return payload.comment.body.trim() === "" ? null : { job: { kind: "respond", ...base, body: payload.comment.body }, keys };
+    case "typo":
+      return { job: { kind: "reply", ...base, text: typoReply(parsed.word, parsed.suggestion), silentIfRefused: true }, keys };
+    case "invalid":
+      return { job: { kind: "reply", ...base, text: parsed.message, silentIfRefused: false }, keys };
+  }
+  const command = parsed.command;
+  switch (command.name) {
+    case "plan":
+      return { job: { kind: "plan", ...base, instructions: command.instructions }, keys };
+    case "revise":
+      return { job: { kind: "revise", ...base, feedback: command.feedback }, keys };
+    case "build":
+      return { job: { kind: "build", ...base, revision: command.revision, steps: command.steps, force: command.force, fresh: command.fresh, notes: command.notes }, keys };
+    case "cancel":
+    case "help":
+    case "status":
+      return { job: { kind: command.name, ...base }, keys };
+  }
+}
+
+/** `pull_request_review.submitted`: an approval is a `/build`, "request changes" is feedback; other reviews are not for us. */
+export function reviewJob(
+  deliveryId: string,
+  payload: {
+    installation?: { id: number } | undefined;
+    repository: PayloadRepository;
+    pull_request: { number: number };
+    review: { id: number; state: string; body: string | null; commit_id: string; submitted_at?: string | null | undefined; user: PayloadUser | null };
+    sender: PayloadUser;
+  },
+  receivedAt = Date.now(),
+): Accepted | null {
+  const reviewer = payload.review.user;
+  const installationId = payload.installation?.id;
+  if (!installationId || !reviewer || reviewer.type === "Bot" || payload.sender.type === "Bot") return null;
+  const base = { deliveryId, installationId, repository: repositoryOf(payload.repository), number: payload.pull_request.number, actor: reviewer.login, receivedAt, reviewId: payload.review.id };
+  const keys = [`delivery:${deliveryId}`, `review:${payload.review.id}`];
+  const state = payload.review.state.toLowerCase();
+  if (state === "approved") {
+    const submittedAt = payload.review.submitted_at ?? new Date(receivedAt).toISOString();
+    return { job: { kind: "review-approval", ...base, commitId: payload.review.commit_id, submittedAt, body: payload.review.body ?? "" }, keys };
+  }
+  if (state === "changes_requested") return { job: { kind: "review-changes", ...base, body: payload.review.body ?? "" }, keys };
+  return null;
+}
+
+/** `pull_request.synchronize`: new commits may make a pending plan stale. */
+export function synchronizeJob(
+  deliveryId: string,
+  payload: { installation?: { id: number } | undefined; repository: PayloadRepository; pull_request: { number: number; head: { sha: string } }; sender: PayloadUser },
+  receivedAt = Date.now(),
+): Accepted | null {
+  const installationId = payload.installation?.id;
+  if (!installationId) return null;
+  return {
+    job: { kind: "stale", deliveryId, installationId, repository: repositoryOf(payload.repository), number: payload.pull_request.number, actor: payload.sender.login, receivedAt, headSha: payload.pull_request.head.sha },
+    keys: [`delivery:${deliveryId}`],
+  };
+}

@@ -1,0 +1,102 @@
+import { z } from "zod";
+
+/**
+ * A job is plain data: what a worker needs to handle one webhook, in whatever process or machine
+ * picks it up. Live objects (Octokit, ports, closures) never cross; a worker rebuilds them from this.
+ */
+const repository = z.object({
+  owner: z.string().min(1),
+  name: z.string().min(1),
+  cloneUrl: z.string().min(1),
+  defaultBranch: z.string().min(1),
+  htmlUrl: z.string().min(1),
+});
+
+const common = {
+  deliveryId: z.string().min(1),
+  installationId: z.number().int().positive(),
+  repository,
+  /** The issue or pull request. */
+  number: z.number().int().positive(),
+  actor: z.string().min(1),
+  /** When intake accepted the webhook (ms since the epoch): queue wait is measured from here. */
+  receivedAt: z.number(),
+};
+
+const onComment = { ...common, commentId: z.number().int() };
+
+export const jobSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("plan"), ...onComment, instructions: z.string() }),
+  z.object({ kind: z.literal("revise"), ...onComment, feedback: z.string() }),
+  z.object({
+    kind: z.literal("build"),
+    ...onComment,
+    revision: z.number().int().nullable(),
+    steps: z.array(z.string()),
+    force: z.boolean(),
+    fresh: z.boolean(),
+    /** Lines after `/build`: notes for the build. */
+    notes: z.string(),
+  }),
+  /** A plain comment: may answer a question or give feedback on a pending plan. */
+  z.object({ kind: z.literal("respond"), ...onComment, body: z.string() }),
+  z.object({ kind: z.literal("cancel"), ...onComment }),
+  z.object({ kind: z.literal("help"), ...onComment }),
+  z.object({ kind: z.literal("status"), ...onComment }),
+  /** A mistyped or malformed command: answered (to people who may command) with `text`. */
+  z.object({ kind: z.literal("reply"), ...onComment, text: z.string(), silentIfRefused: z.boolean() }),
+  /** `submittedAt`: the review approves the revision standing then; its body is a note for the build. */
+  z.object({ kind: z.literal("review-approval"), ...common, reviewId: z.number().int(), commitId: z.string(), submittedAt: z.string(), body: z.string() }),
+  z.object({ kind: z.literal("review-changes"), ...common, reviewId: z.number().int(), body: z.string() }),
+  z.object({ kind: z.literal("stale"), ...common, headSha: z.string() }),
+]);
+
+export type Job = z.output<typeof jobSchema>;
+export type JobKind = Job["kind"];
+
+/** Kinds that run as work in the thread's lane (one at a time per thread, capped per process). */
+export const LANE_KINDS: ReadonlySet<JobKind> = new Set(["plan", "revise", "build", "respond", "review-approval", "review-changes", "stale"]);
+
+/** The kinds whose actor's permission decides whether they run at all (SPEC §3). */
+export const GATED_KINDS: ReadonlySet<JobKind> = new Set(["plan", "revise", "build", "cancel", "reply", "review-approval", "review-changes"]);
+
+/** Reads a job that crossed a process boundary; throws on anything that is not one. */
+export function parseJob(data: unknown): Job {
+  return jobSchema.parse(data);
+}
+
+/** One job at a time per issue or pull request, across every worker. */
+export function threadOf(job: Pick<Job, "repository" | "number">): string {
+  return `${job.repository.owner}/${job.repository.name}#${job.number}`;
+}
+
+/** The words a thread sees for the job ("Queued: … (planning for @x)", "Stopping planning for @x"). */
+export function jobLabel(job: Job): string {
+  switch (job.kind) {
+    case "plan":
+      return `planning for @${job.actor}`;
+    case "revise":
+    case "review-changes":
+      return `revising for @${job.actor}`;
+    case "build":
+    case "review-approval":
+      return `building for @${job.actor}`;
+    case "respond":
+      return `reading a comment by @${job.actor}`;
+    case "stale":
+      return "checking the plan against new commits";
+    case "cancel":
+      return "withdrawing a question";
+    default:
+      return `answering @${job.actor}`;
+  }
+}
+
+/**
+ * The installation permissions a job's token is narrowed to. A build gets what the installation
+ * has (workflows included, when granted) but only on its own repository; everything else cannot push.
+ */
+export function tokenPermissionsFor(kind: JobKind): Record<string, "read" | "write"> | null {
+  if (kind === "build" || kind === "review-approval") return null;
+  return { contents: "read", issues: "write", pull_requests: "write", metadata: "read" };
+}

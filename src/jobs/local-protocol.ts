@@ -1,0 +1,23 @@
+import { z } from "zod";
+import { jobTokenSchema } from "../github/job-token.js";
+import { jobSchema } from "./job.js";
+
+/** Intake → local worker, over the child process's IPC channel: plain data, validated on arrival. */
+export const toWorkerSchema = z.discriminatedUnion("type", [
+  /** First: the hidden-state key (derived, base64), so the worker never needs the secret it comes from. */
+  z.object({ type: z.literal("start"), stateKey: z.string().min(1) }),
+  /** The token travels in memory only: never written anywhere, never in the worker's environment. */
+  z.object({ type: z.literal("job"), job: jobSchema, keys: z.array(z.string()), token: jobTokenSchema }),
+  z.object({ type: z.literal("ask"), id: z.number(), what: z.enum(["stats", "idle", "metrics"]) }),
+  z.object({ type: z.literal("shutdown"), reason: z.string(), timeoutMs: z.number() }),
+]);
+export type ToWorker = z.output<typeof toWorkerSchema>;
+
+/** Local worker → intake. */
+export const fromWorkerSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("ready") }),
+  /** GitHub could not tell who may command us: forget the claim so a redelivery is handled. */
+  z.object({ type: z.literal("release"), keys: z.array(z.string()) }),
+  z.object({ type: z.literal("answer"), id: z.number(), value: z.unknown() }),
+]);
+export type FromWorker = z.output<typeof fromWorkerSchema>;

@@ -1,0 +1,82 @@
+import { createSecretKey } from "node:crypto";
+import type { JobToken } from "../github/job-token.js";
+import type { StateKey } from "../github/state-marker.js";
+import type { TokenPorts } from "../github/token-port.js";
+import type { Logger, WorkflowDeps } from "../workflow/deps.js";
+import { EmbeddedBackend } from "./embedded.js";
+import { toWorkerSchema, type FromWorker } from "./local-protocol.js";
+import type { JobMetrics } from "./metrics.js";
+import { trimOldest } from "./bounded-map.js";
+
+export interface LocalWorkerServerOptions {
+  /** The engine, made once the intake has handed over the hidden-state key. */
+  makeDeps(stateKey: StateKey): WorkflowDeps;
+  ports: TokenPorts;
+  concurrency: number;
+  metrics: JobMetrics;
+  log: Logger;
+}
+
+const SHUTDOWN_REASON = "Blueprint was shut down (a restart or deploy); comment `/build` or `/plan` again to resume";
+
+/**
+ * The local worker `npm start` forks: takes jobs from its parent over IPC and runs them through
+ * the embedded backend (thread lanes, BLUEPRINT_CONCURRENCY), with each job's own token.
+ */
+export function serveLocalJobs(options: LocalWorkerServerOptions): void {
+  // Checked on arrival by the intake (fromWorkerSchema); typed here.
+  const send = (message: FromWorker) => process.send?.(message);
+  const tokens = new Map<string, JobToken>();
+  let backend: EmbeddedBackend | null = null;
+  const start = (stateKey: StateKey) =>
+    new EmbeddedBackend({
+      deps: options.makeDeps(stateKey),
+      concurrency: options.concurrency,
+      metrics: options.metrics,
+      onRelease: (keys) => send({ type: "release", keys }),
+      portsFor: async (job) => {
+        const token = tokens.get(job.deliveryId);
+        if (!token) throw new Error(`no token for delivery ${job.deliveryId}`);
+        return options.ports.portsFor(job, token);
+      },
+    });
+
+  process.on("message", (raw: unknown) => {
+    const parsed = toWorkerSchema.safeParse(raw);
+    if (!parsed.success) {
+      options.log.error({ issues: parsed.error.issues }, "the local worker got a message that is not one");
+      return;
+    }
+    const message = parsed.data;
+    if (message.type === "start") {
+      backend ??= start(createSecretKey(Buffer.from(message.stateKey, "base64")));
+      send({ type: "ready" });
+      return;
+    }
+    if (!backend) {
+      options.log.error({ type: message.type }, "the local worker got a message before its start");
+      return;
+    }
+    const running = backend;
+    switch (message.type) {
+      case "job":
+        tokens.set(message.job.deliveryId, message.token);
+        trimOldest(tokens, 20_000);
+        void running.submit({ job: message.job, keys: message.keys });
+        return;
+      case "ask": {
+        const answer = message.what === "stats" ? running.stats() : message.what === "idle" ? running.idle() : options.metrics.registry.getMetricsAsJSON();
+        void answer.then((value) => send({ type: "answer", id: message.id, value: value ?? null }));
+        return;
+      }
+      case "shutdown":
+        void running.shutdown(message.reason, message.timeoutMs).finally(() => process.exit(0));
+        return;
+    }
+  });
+  // Ctrl-C or a SIGTERM to the process group reaches us too: the intake decides when we stop (its
+  // "shutdown" message), so running jobs stop at a safe point instead of dying mid-step.
+  for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => undefined);
+  // The parent gone (crashed or killed) means no one can hand us jobs or hear us: stop.
+  process.on("disconnect", () => void (backend?.shutdown(SHUTDOWN_REASON, 20_000) ?? Promise.resolve()).finally(() => process.exit(0)));
+}

@@ -1,0 +1,127 @@
+import { fork, type ChildProcess } from "node:child_process";
+import type { JobTokens } from "../github/job-token.js";
+import type { Logger } from "../workflow/deps.js";
+import type { JobBackend, QueueStats } from "./backend.js";
+import { RecentKeys } from "./dedupe.js";
+import type { Accepted } from "./from-webhook.js";
+import { fromWorkerSchema, type ToWorker } from "./local-protocol.js";
+
+/** Secrets only intake holds: the forked worker's environment never has them. */
+const INTAKE_ONLY = ["PRIVATE_KEY", "PRIVATE_KEY_PATH", "WEBHOOK_SECRET", "WEBHOOK_PROXY_URL", "CLIENT_SECRET"];
+
+export interface LocalWorkerOptions {
+  /** The compiled worker entry (lib/local-worker.js). */
+  entry: string;
+  tokens: JobTokens;
+  /** The hidden-state key's bytes: handed over in memory, first thing. */
+  stateKey: Buffer;
+  log: Logger;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * The embedded queue as `npm start` runs it: intake claims the delivery, answers, mints the job's
+ * narrowed token and hands job and token to a forked local worker over IPC (in memory only). The
+ * worker keeps the thread lanes and the BLUEPRINT_CONCURRENCY cap; the intake's event loop runs no job.
+ */
+export class LocalWorkerBackend implements JobBackend {
+  private readonly recent = new RecentKeys();
+  private child: ChildProcess | null = null;
+  private ready: Promise<void> = Promise.resolve();
+  private readonly answers = new Map<number, (value: unknown) => void>();
+  private nextId = 0;
+  private stopping = false;
+  private readonly handing = new Set<Promise<void>>();
+
+  constructor(private readonly options: LocalWorkerOptions) {
+    this.start();
+  }
+
+  async submit({ job, keys }: Accepted): Promise<boolean> {
+    if (!this.recent.claim(keys)) return false;
+    // The webhook is answered now; the token is minted (or reused) and the job handed over after.
+    const handing = this.options.tokens
+      .forJob(job)
+      .then(async (token) => {
+        await this.ready;
+        this.send({ type: "job", job, keys, token });
+      })
+      .catch((error: unknown) => {
+        this.recent.release(keys);
+        this.options.log.error({ err: error, deliveryId: job.deliveryId }, "could not hand a job to the local worker");
+      });
+    this.handing.add(handing);
+    void handing.finally(() => this.handing.delete(handing));
+    return true;
+  }
+
+  async stats(): Promise<QueueStats> {
+    return (await this.ask("stats")) as QueueStats;
+  }
+
+  /** The worker's Prometheus metrics as JSON, for /metrics to add to the intake's. */
+  async workerMetrics(): Promise<unknown> {
+    return this.ask("metrics");
+  }
+
+  async idle(): Promise<void> {
+    while (this.handing.size > 0) await Promise.allSettled([...this.handing]);
+    await this.ask("idle");
+  }
+
+  async shutdown(reason: string, timeoutMs: number): Promise<void> {
+    this.stopping = true;
+    await Promise.allSettled([...this.handing]);
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    this.send({ type: "shutdown", reason, timeoutMs: Math.max(0, timeoutMs - 1_000) });
+    const gone = await Promise.race([exited.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref())]);
+    if (!gone) child.kill("SIGKILL");
+  }
+
+  private start(): void {
+    const env = { ...(this.options.env ?? process.env) };
+    for (const name of INTAKE_ONLY) delete env[name];
+    const child = fork(this.options.entry, [], { env, stdio: "inherit" });
+    this.child = child;
+    // The worker signs and checks the hidden plan state with the key the App derives (from
+    // BLUEPRINT_STATE_SECRET or the webhook secret), handed over in memory: never the secret itself.
+    this.send({ type: "start", stateKey: this.options.stateKey.toString("base64") });
+    this.ready = new Promise<void>((resolve) => {
+      child.on("message", (raw: unknown) => {
+        const parsed = fromWorkerSchema.safeParse(raw);
+        if (!parsed.success) return;
+        const message = parsed.data;
+        if (message.type === "ready") resolve();
+        else if (message.type === "release") this.recent.release(message.keys);
+        else {
+          this.answers.get(message.id)?.(message.value);
+          this.answers.delete(message.id);
+        }
+      });
+    });
+    child.once("exit", (code, signal) => {
+      if (this.stopping) return;
+      // Jobs it held are lost with it, as with any embedded queue; later ones go to a fresh worker.
+      this.options.log.error({ code, signal }, "the local worker stopped; starting another");
+      for (const answer of this.answers.values()) answer(null);
+      this.answers.clear();
+      this.start();
+    });
+  }
+
+  private send(message: ToWorker): void {
+    // Checked on arrival by the worker (toWorkerSchema); typed here.
+    this.child?.send(message);
+  }
+
+  private async ask(what: "stats" | "idle" | "metrics"): Promise<unknown> {
+    await this.ready;
+    const id = this.nextId++;
+    const answered = new Promise<unknown>((resolve) => this.answers.set(id, resolve));
+    this.send({ type: "ask", id, what });
+    return answered;
+  }
+}
+

@@ -1,0 +1,121 @@
+import { Queue, Worker, type Job as BullJob } from "bullmq";
+import { Redis } from "ioredis";
+import { z } from "zod";
+import { ConfigError, type BlueprintEnv } from "../config/env.js";
+import type { JobTokens } from "../github/job-token.js";
+import { tokenPorts } from "../github/token-port.js";
+import type { Logger, WorkflowDeps } from "../workflow/deps.js";
+import type { JobBackend, QueueStats } from "./backend.js";
+import type { Accepted } from "./from-webhook.js";
+import { jobSchema } from "./job.js";
+import type { JobMetrics } from "./metrics.js";
+import { RedisLanes } from "./redis-lanes.js";
+import { bullId, JOB_OPTIONS, startRedisWorkers, TRIAGE_QUEUE, WORK_QUEUE, type RedisWorkers, type Wire } from "./redis-worker.js";
+import { Sealer } from "./sealed.js";
+
+/** The secret intake and workers share to seal job tokens; required with Redis (workers hold no App key to fall back on). */
+export function jobSealer(env: BlueprintEnv): Sealer {
+  if (!env.BLUEPRINT_STATE_SECRET) {
+    throw new ConfigError("REDIS_URL is set, so jobs cross processes: set BLUEPRINT_STATE_SECRET (16+ characters, the same on every intake and worker) so job tokens travel sealed through Redis");
+  }
+  return new Sealer(env.BLUEPRINT_STATE_SECRET);
+}
+
+export interface RedisBackendOptions {
+  env: BlueprintEnv;
+  redisUrl: string;
+  log: Logger;
+  metrics: JobMetrics;
+  /** Intake's side: mints each job's narrowed token with the App's key. */
+  tokens: JobTokens;
+  /** This process works jobs too (`npm start` unless BLUEPRINT_WORKERS=0, and `npm run worker`). */
+  workerDeps: WorkflowDeps | null;
+}
+
+/** Accepted webhooks waiting for their token: only processes that hold the App's key (intakes) work this queue. */
+const MINT_QUEUE = "blueprint-mint";
+const MINT_CONCURRENCY = 64;
+const mintSchema = z.object({ job: jobSchema, keys: z.array(z.string()) });
+
+/**
+ * BullMQ on Redis: any number of intake and worker processes share the queues, the delivery
+ * claims, the thread locks and `/cancel`. Intake claims the delivery and enqueues it durably, then
+ * answers; an intake (this one, or any other should this one die) then mints the job's token, seals
+ * it into the job and hands it to the workers' triage queue. The token request is never on the
+ * webhook's response path.
+ */
+export function startRedisBackend(options: RedisBackendOptions): JobBackend {
+  const { env, log } = options;
+  const sealer = jobSealer(env);
+  const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
+  connection.on("error", (error) => log.warn({ err: error }, "redis connection error"));
+  const lanes = new RedisLanes(connection);
+  const triage = new Queue(TRIAGE_QUEUE, { connection });
+  const work = new Queue(WORK_QUEUE, { connection });
+  const mint = new Queue(MINT_QUEUE, { connection });
+  const minter = new Worker(
+    MINT_QUEUE,
+    async (bullJob: BullJob) => {
+      const { job, keys } = mintSchema.parse(bullJob.data);
+      const token = await options.tokens.forJob(job);
+      const wire: Wire = { job, keys, sealedToken: sealer.seal(JSON.stringify(token)) };
+      await triage.add(job.kind, wire, { ...JOB_OPTIONS, jobId: bullId("t", job.deliveryId) });
+    },
+    { connection, concurrency: MINT_CONCURRENCY, lockDuration: env.BLUEPRINT_JOB_LOCK_MS, stalledInterval: env.BLUEPRINT_JOB_LOCK_MS },
+  );
+  minter.on("failed", (bullJob, error) => {
+    if (!bullJob || bullJob.attemptsMade < (bullJob.opts.attempts ?? 1)) return;
+    // No token after every retry: forget the claim, so GitHub's redelivery of this webhook is handled.
+    const parsed = mintSchema.safeParse(bullJob.data);
+    log.error({ err: error, deliveryId: parsed.success ? parsed.data.job.deliveryId : bullJob.id }, "could not get an installation token for a job");
+    if (parsed.success) void lanes.release(parsed.data.keys).catch(() => undefined);
+  });
+  minter.on("error", (error) => log.error({ err: error }, "queue worker error"));
+  const workers: Promise<RedisWorkers> | null = options.workerDeps
+    ? startRedisWorkers({ redisUrl: options.redisUrl, deps: options.workerDeps, ports: tokenPorts(env, log), sealer, concurrency: env.BLUEPRINT_CONCURRENCY, lockMs: env.BLUEPRINT_JOB_LOCK_MS, metrics: options.metrics })
+    : null;
+  workers?.catch((error: unknown) => log.error({ err: error }, "the queue workers did not start"));
+
+  const quiet = async () => {
+    const counts = await Promise.all([mint, triage, work].map((queue) => queue.getJobCounts("waiting", "active", "delayed")));
+    return counts.every((count) => (count.waiting ?? 0) + (count.active ?? 0) + (count.delayed ?? 0) === 0);
+  };
+
+  return {
+    async submit({ job, keys }: Accepted) {
+      if (!(await lanes.claim(keys, job.deliveryId))) return false;
+      try {
+        await mint.add(job.kind, { job, keys }, { ...JOB_OPTIONS, attempts: 5, backoff: { type: "exponential", delay: 1_000 }, jobId: bullId("m", job.deliveryId) });
+        return true;
+      } catch (error) {
+        // Not enqueued: forget the claim, so GitHub's redelivery of this webhook is handled.
+        await lanes.release(keys).catch(() => undefined);
+        throw error;
+      }
+    },
+    async stats(): Promise<QueueStats> {
+      const counts = (queue: Queue) => queue.getJobCounts("waiting", "active", "delayed");
+      const [m, t, w, workerCount] = await Promise.all([counts(mint), counts(triage), counts(work), work.getWorkersCount()]);
+      const all = (counts: Record<string, number>) => (counts.waiting ?? 0) + (counts.active ?? 0) + (counts.delayed ?? 0);
+      return {
+        backend: "redis",
+        waiting: all(m) + all(t) + (w.waiting ?? 0) + (w.delayed ?? 0),
+        running: w.active ?? 0,
+        workers: workerCount,
+        concurrency: env.BLUEPRINT_CONCURRENCY,
+      };
+    },
+    async idle() {
+      while (!(await quiet())) await new Promise((resolve) => setTimeout(resolve, 50));
+    },
+    async shutdown(reason, timeoutMs) {
+      const closing = (async () => {
+        await minter.close();
+        await (await workers)?.close(reason);
+        await Promise.all([mint.close(), triage.close(), work.close()]);
+        await connection.quit();
+      })();
+      await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
+    },
+  };
+}

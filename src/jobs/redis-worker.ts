@@ -1,0 +1,158 @@
+import { DelayedError, Queue, Worker, type Job as BullJob } from "bullmq";
+import { Redis } from "ioredis";
+import { z } from "zod";
+import { jobTokenSchema } from "../github/job-token.js";
+import type { TokenPorts } from "../github/token-port.js";
+import type { WorkflowDeps } from "../workflow/deps.js";
+import { PermissionUnknown, triageJob, workJob, workerPorts, type ThreadLanes } from "../workflow/run-job.js";
+import { jobLabel, jobSchema, threadOf, type Job } from "./job.js";
+import type { QueueStats } from "./backend.js";
+import type { JobMetrics } from "./metrics.js";
+import { PermissionCache } from "./permission-cache.js";
+import { RedisLanes } from "./redis-lanes.js";
+import type { Sealer } from "./sealed.js";
+
+export const TRIAGE_QUEUE = "blueprint-triage";
+export const WORK_QUEUE = "blueprint-work";
+/**
+ * Acknowledgements are a few GitHub calls each, mostly waiting for GitHub's pacing of one
+ * installation's writes: many at once, so one busy installation's 👀 never hold back another's.
+ */
+const TRIAGE_CONCURRENCY = 200;
+/** How soon a job whose thread is busy looks again. */
+const BUSY_RETRY_MS = 500;
+
+/** What a queued job carries through Redis: the job, its dedupe keys, and its token sealed (Redis never sees it in clear). */
+export const wireSchema = z.object({ job: jobSchema, keys: z.array(z.string()), sealedToken: z.string() });
+export type Wire = z.output<typeof wireSchema>;
+
+/** A BullMQ job id from a delivery id (custom ids may not hold ':' and must not look like numbers). */
+export function bullId(phase: "m" | "t" | "w", deliveryId: string): string {
+  return `${phase}-${deliveryId.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+}
+
+export const JOB_OPTIONS = { attempts: 1, removeOnComplete: { age: 24 * 3600, count: 10_000 }, removeOnFail: { age: 7 * 24 * 3600 } };
+
+export interface RedisWorkersOptions {
+  redisUrl: string;
+  deps: WorkflowDeps;
+  ports: TokenPorts;
+  sealer: Sealer;
+  concurrency: number;
+  lockMs: number;
+  metrics: JobMetrics;
+}
+
+export interface RedisWorkers {
+  running(): number;
+  /** This worker process at /healthz: what it runs now. */
+  stats(): Promise<QueueStats>;
+  /** Stops taking jobs; asks running ones to stop at a safe point with `reason`; waiting jobs stay in Redis for other workers. */
+  close(reason: string): Promise<void>;
+}
+
+/** This process's workers on the shared queues: triage (👀, permission, quick answers) and lane work. */
+export async function startRedisWorkers(options: RedisWorkersOptions): Promise<RedisWorkers> {
+  const { deps, metrics, sealer, lockMs } = options;
+  const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
+  const subscriber = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
+  const lanes = new RedisLanes(connection);
+  const workQueue = new Queue(WORK_QUEUE, { connection });
+  const permissions = new PermissionCache();
+  const controllers = new Map<string, AbortController>();
+  let stopping: string | null = null;
+
+  await subscriber.subscribe(RedisLanes.CANCEL_CHANNEL);
+  subscriber.on("message", (_channel: string, workId: string) => controllers.get(workId)?.abort("cancelled with /cancel"));
+
+  const open = (wire: Wire) => {
+    const token = jobTokenSchema.parse(JSON.parse(sealer.open(wire.sealedToken)));
+    return workerPorts(deps, options.ports.portsFor(wire.job, token), permissions);
+  };
+
+  const lanesFor = (wire: Wire): ThreadLanes => ({
+    enqueue: async (job: Job) => {
+      const workId = bullId("w", job.deliveryId);
+      const { ahead, running } = await lanes.wait(threadOf(job), workId);
+      await workQueue.add(job.kind, { ...wire, job }, { ...JOB_OPTIONS, jobId: workId });
+      const [active, workers] = await Promise.all([workQueue.getActiveCount(), workQueue.getWorkersCount()]);
+      return { ahead, running, full: active >= Math.max(1, workers) * options.concurrency };
+    },
+    cancel: (thread) => lanes.cancel(thread),
+    runningLabel: (thread) => lanes.runningLabel(thread),
+  });
+
+  const triage = new Worker(
+    TRIAGE_QUEUE,
+    async (bullJob: BullJob) => {
+      const wire = wireSchema.parse(bullJob.data);
+      metrics.queueWaitSeconds.observe({ phase: "triage" }, (Date.now() - wire.job.receivedAt) / 1000);
+      try {
+        await triageJob(deps, open(wire), lanesFor(wire), wire.job);
+      } catch (error) {
+        // GitHub could not tell who may command us: a redelivery of this webhook gets handled, not dropped.
+        if (error instanceof PermissionUnknown) await lanes.release(wire.keys);
+        deps.log.error({ err: error, deliveryId: wire.job.deliveryId }, "handling a webhook failed");
+      }
+    },
+    { connection, concurrency: TRIAGE_CONCURRENCY, lockDuration: lockMs, stalledInterval: lockMs },
+  );
+
+  const work = new Worker(
+    WORK_QUEUE,
+    async (bullJob: BullJob, lockToken?: string) => {
+      const wire = wireSchema.parse(bullJob.data);
+      const { job } = wire;
+      const thread = threadOf(job);
+      const workId = bullJob.id ?? bullId("w", job.deliveryId);
+      // 1. One job per thread across every worker: a busy thread sends the job back to wait a little.
+      if (!(await lanes.lock(thread, workId, jobLabel(job), lockMs))) {
+        await bullJob.moveToDelayed(Date.now() + BUSY_RETRY_MS, lockToken);
+        throw new DelayedError();
+      }
+      const controller = new AbortController();
+      const heartbeat = setInterval(() => {
+        void lanes.renew(thread, workId, lockMs).catch(() => undefined);
+        void lanes.cancelled(workId).then((yes) => yes && controller.abort("cancelled with /cancel"), () => undefined);
+      }, Math.max(200, Math.floor(lockMs / 3)));
+      try {
+        // 2. Dropped by a /cancel while it waited? Taken over from a worker that died? Then run (again).
+        const start = await lanes.start(thread, workId);
+        if (start === "dropped") {
+          metrics.jobs.inc({ kind: job.kind, outcome: "dropped" });
+          return;
+        }
+        if (start === "resume") deps.log.warn({ deliveryId: job.deliveryId, job: jobLabel(job) }, "taking over a job whose worker stopped; resuming from what was pushed");
+        else deps.log.info({ deliveryId: job.deliveryId, job: jobLabel(job) }, "job started");
+        if (await lanes.cancelled(workId)) controller.abort("cancelled with /cancel");
+        controllers.set(workId, controller);
+        if (stopping !== null) controller.abort(stopping);
+        metrics.queueWaitSeconds.observe({ phase: "work" }, (Date.now() - job.receivedAt) / 1000);
+        // 3. The use case, with the job's own token.
+        await metrics.time(job.kind, async () => {
+          await workJob(deps, open(wire).work, job, controller.signal);
+          return controller.signal.aborted ? "cancelled" : "done";
+        });
+      } finally {
+        clearInterval(heartbeat);
+        controllers.delete(workId);
+        await lanes.unlock(thread, workId).catch(() => undefined);
+      }
+    },
+    { connection, concurrency: options.concurrency, lockDuration: lockMs, stalledInterval: lockMs, maxStalledCount: 2 },
+  );
+  for (const worker of [triage, work]) worker.on("error", (error) => deps.log.error({ err: error }, "queue worker error"));
+
+  return {
+    running: () => controllers.size,
+    stats: async () => ({ backend: "redis", waiting: 0, running: controllers.size, workers: 1, concurrency: options.concurrency }),
+    async close(reason) {
+      stopping = reason;
+      for (const controller of controllers.values()) controller.abort(reason);
+      await Promise.all([triage.close(), work.close()]);
+      await workQueue.close();
+      subscriber.disconnect();
+      await connection.quit().catch(() => undefined);
+    },
+  };
+}

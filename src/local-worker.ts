@@ -1,0 +1,20 @@
+import { pino } from "pino";
+import { loadEnv } from "./config/env.js";
+import { JobMetrics } from "./jobs/metrics.js";
+import { serveLocalJobs } from "./jobs/local-worker-server.js";
+import { tokenPorts } from "./github/token-port.js";
+import { createWorkflowDeps } from "./workflow/create-deps.js";
+
+/**
+ * The embedded queue's worker: `npm start` forks it, so jobs never share the intake's event loop.
+ * Its environment holds neither the App's private key nor the webhook secret. Wiring only.
+ */
+const env = loadEnv();
+const log = pino({ name: "blueprint-local-worker", level: process.env.LOG_LEVEL ?? "info" });
+serveLocalJobs({
+  makeDeps: (stateKey) => createWorkflowDeps(env, log, [], stateKey),
+  ports: tokenPorts(env, log),
+  concurrency: env.BLUEPRINT_CONCURRENCY,
+  metrics: new JobMetrics({ processMetrics: false }),
+  log,
+});

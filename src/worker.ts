@@ -1,0 +1,50 @@
+import http from "node:http";
+import { pino } from "pino";
+import { ConfigError, loadEnv } from "./config/env.js";
+import { JobMetrics } from "./jobs/metrics.js";
+import { serveOperatorPages } from "./jobs/operator-pages.js";
+import { tokenPorts } from "./github/token-port.js";
+import { jobSealer } from "./jobs/redis-backend.js";
+import { startRedisWorkers } from "./jobs/redis-worker.js";
+import { createWorkflowDeps } from "./workflow/create-deps.js";
+
+/**
+ * `npm run worker`: works jobs from the Redis queue, with no webhook server and no App key — each
+ * job brings an installation token narrowed to its repository, sealed with BLUEPRINT_STATE_SECRET.
+ * Wiring only.
+ */
+const log = pino({ name: "blueprint-worker", level: process.env.LOG_LEVEL ?? "info" });
+const SHUTDOWN_REASON = "Blueprint was shut down (a restart or deploy); comment `/build` or `/plan` again to resume";
+
+try {
+  const env = loadEnv();
+  if (!env.REDIS_URL) throw new ConfigError("`npm run worker` takes its jobs from Redis: set REDIS_URL (the same as the intake's)");
+  if (env.PRIVATE_KEY || env.WEBHOOK_SECRET) log.warn({}, "a worker needs neither PRIVATE_KEY nor WEBHOOK_SECRET; remove them from its environment");
+  const metrics = new JobMetrics();
+  const workers = await startRedisWorkers({
+    redisUrl: env.REDIS_URL,
+    deps: createWorkflowDeps(env, log),
+    ports: tokenPorts(env, log),
+    sealer: jobSealer(env),
+    concurrency: env.BLUEPRINT_CONCURRENCY,
+    lockMs: env.BLUEPRINT_JOB_LOCK_MS,
+    metrics,
+  });
+  // With PORT set: /healthz (what this worker runs) and /metrics (its jobs), for probes and Prometheus.
+  if (process.env.PORT) {
+    const handlers: Array<Parameters<Parameters<typeof serveOperatorPages>[0]>[0]> = [];
+    serveOperatorPages((handler) => handlers.push(handler), workers, metrics);
+    const server = http.createServer((req, res) => void Promise.all(handlers.map((handle) => handle(req, res))).then((handled) => handled.some(Boolean) || res.writeHead(404).end()));
+    server.listen(Number(process.env.PORT), process.env.HOST ?? "127.0.0.1");
+  }
+  log.info({ concurrency: env.BLUEPRINT_CONCURRENCY }, "worker ready: taking jobs from Redis");
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    process.once(signal, () => {
+      log.info({ signal }, "stopping: running jobs stop at a safe point; waiting jobs stay queued for other workers");
+      void workers.close(SHUTDOWN_REASON).finally(() => process.exit(0));
+    });
+  }
+} catch (error) {
+  log.error({ err: error }, error instanceof ConfigError ? error.message : "the worker could not start");
+  process.exit(1);
+}

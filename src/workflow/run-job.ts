@@ -1,0 +1,145 @@
+import { atLeast } from "../github/permission.js";
+import { GATED_KINDS, jobLabel, LANE_KINDS, threadOf, type Job } from "../jobs/job.js";
+import type { PermissionCache } from "../jobs/permission-cache.js";
+import { buildThread } from "./build.js";
+import { cancelWaiting } from "./cancel.js";
+import type { JobContext, WorkflowDeps } from "./deps.js";
+import { HELP_TEXT, refusalReply, statusReply } from "./help.js";
+import { reviewFeedback } from "./intake.js";
+import { plainError, planThread } from "./plan.js";
+import type { ThreadPort } from "./ports.js";
+import { respondToComment } from "./respond.js";
+import { safePort } from "./safe-port.js";
+import { markStaleOnPush } from "./stale.js";
+
+/** A thread's lane, wherever the queue keeps it (in this process, or in Redis for every worker). */
+export interface ThreadLanes {
+  /** Queues lane work on its thread: how many jobs are ahead, what runs now, and whether every slot is busy. */
+  enqueue(job: Job): Promise<{ ahead: number; running: string | null; full: boolean }>;
+  /** Stops the thread's running job (at its next safe point) and drops its waiting ones. */
+  cancel(thread: string): Promise<{ running: string | null; dropped: number }>;
+  runningLabel(thread: string): Promise<string | null>;
+}
+
+export interface JobPorts {
+  /** Its own GitHub budget: the 👀 and the permission check never wait behind a job's writes. */
+  ack: ThreadPort;
+  work: ThreadPort;
+}
+
+/** GitHub could not say whether the actor may command us: the job's claim is released so a redelivery is handled. */
+export class PermissionUnknown extends Error {
+  constructor(readonly reason: unknown) {
+    super(`could not read the actor's permission: ${plainError(reason)}`);
+  }
+}
+
+/**
+ * The ports a worker hands the use cases: bodies redacted and fitted, and permissions read through
+ * one cache, so the check at triage and the checks inside the job cost one GitHub call.
+ */
+export function workerPorts(deps: WorkflowDeps, raw: JobPorts, permissions: PermissionCache): JobPorts {
+  const wrap = (port: ThreadPort): ThreadPort => {
+    const safe = safePort(port, deps.redact, deps.stateKey);
+    const repository = `${safe.repo.owner}/${safe.repo.name}`;
+    return { ...safe, permission: (login) => permissions.get(repository, login, () => safe.permission(login)) };
+  };
+  return { ack: wrap(raw.ack), work: wrap(raw.work) };
+}
+
+/**
+ * The first thing a worker does with a job: authorise, acknowledge (👀), answer what is quick, and
+ * queue the rest on its thread. Runs before any slow work, whatever is running elsewhere.
+ */
+export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: ThreadLanes, job: Job): Promise<void> {
+  const port = ports.ack;
+  // 1. Authorise with the collaborator-permission endpoint (SPEC §3). An approving review by someone
+  //    who may not approve still reaches the build, which says why it does not count.
+  if (GATED_KINDS.has(job.kind) && job.kind !== "review-approval") {
+    const level = await port.permission(job.actor).catch((error: unknown) => {
+      throw new PermissionUnknown(error);
+    });
+    if (!atLeast(level, deps.minPermission)) {
+      const silent = job.kind === "review-changes" || (job.kind === "reply" && job.silentIfRefused);
+      if (!silent) await port.postComment(refusalReply(job.actor, deps.minPermission));
+      return;
+    }
+  }
+  // 2. Acknowledge a command within seconds.
+  if (job.kind !== "respond" && "commentId" in job) {
+    await port.reactToComment(job.commentId, "eyes").catch((error: unknown) => deps.log.warn({ err: error, deliveryId: job.deliveryId }, "could not react"));
+  }
+  // 3. Quick answers now; the rest waits its turn on the thread.
+  const thread = threadOf(job);
+  switch (job.kind) {
+    case "help":
+      await port.postComment(HELP_TEXT);
+      return;
+    case "status":
+      await port.postComment(await statusReply(port, await lanes.runningLabel(thread), deps.stateKey));
+      return;
+    case "reply":
+      await port.postComment(job.text);
+      return;
+    case "cancel": {
+      const stopped = await lanes.cancel(thread);
+      const dropped = stopped.dropped > 0 ? ` The ${stopped.dropped === 1 ? "command" : `${stopped.dropped} commands`} queued behind it will not run; comment again if you still want ${stopped.dropped === 1 ? "it" : "them"}.` : "";
+      if (stopped.running) {
+        await port.postComment(`Stopping ${stopped.running} at the next safe point. Everything already pushed stays.${dropped}`);
+        return;
+      }
+      await cancelWaiting(deps, { port: ports.work, actor: job.actor, signal: new AbortController().signal, deliveryId: job.deliveryId });
+      return;
+    }
+  }
+  if (!LANE_KINDS.has(job.kind)) return;
+  const queued = await lanes.enqueue(job);
+  if (job.kind === "respond" || job.kind === "stale") return;
+  const notice =
+    queued.ahead > 0
+      ? `Queued: Blueprint is busy on this thread (${queued.running ?? "a job"}); this starts when it is done.`
+      : queued.full
+        ? "Queued: Blueprint is running as many jobs as it may at once; this starts when one of them ends."
+        : null;
+  // Not an acknowledgement: on the job's budget, and not awaited, so the next command's 👀 never waits behind it.
+  if (notice) void ports.work.postComment(notice).catch((error: unknown) => deps.log.warn({ err: error }, "could not post the queued notice"));
+}
+
+/** Lane work: the use case behind a job. Anything that escapes gets a short message on the thread, never silence. */
+export async function workJob(deps: WorkflowDeps, port: ThreadPort, job: Job, signal: AbortSignal): Promise<void> {
+  const context: JobContext = { port, actor: job.actor, signal, deliveryId: job.deliveryId };
+  const minimumPermission = deps.minPermission;
+  try {
+    switch (job.kind) {
+      case "plan":
+        return await planThread(deps, context, { trigger: { kind: "plan", instructions: job.instructions }, commandCommentId: job.commentId });
+      case "revise":
+        return await planThread(deps, context, { trigger: { kind: "feedback", feedback: { author: job.actor, source: "revise", text: job.feedback } }, commandCommentId: job.commentId });
+      case "review-changes": {
+        const text = reviewFeedback(job.body, await port.reviewComments(job.reviewId));
+        return await planThread(deps, context, { trigger: { kind: "feedback", feedback: { author: job.actor, source: "review", text } } });
+      }
+      case "build": {
+        const approval = { approver: job.actor, revision: job.revision, steps: job.steps, force: job.force, permitted: true, minimumPermission, commandCommentId: job.commentId };
+        return await buildThread(deps, context, { approval, fresh: job.fresh, note: { author: job.actor, source: "build", text: job.notes } });
+      }
+      case "review-approval": {
+        const permitted = atLeast(await port.permission(job.actor), minimumPermission);
+        const approval = { approver: job.actor, revision: null, steps: [], force: false, reviewCommit: job.commitId, submittedAt: job.submittedAt, permitted, minimumPermission };
+        return await buildThread(deps, context, { approval, fresh: false, note: { author: job.actor, source: "review", text: job.body } });
+      }
+      case "respond":
+        return await respondToComment(deps, context, { commentId: job.commentId, body: job.body });
+      case "stale":
+        return await markStaleOnPush(deps, context, job.headSha);
+      default:
+        throw new Error(`a ${job.kind} job is answered at triage, not queued`);
+    }
+  } catch (error) {
+    const label = jobLabel(job);
+    deps.log.error({ err: error, deliveryId: job.deliveryId, job: label }, "job failed");
+    await port
+      .postComment(`❌ Blueprint stopped while ${label}: ${plainError(error)} Nothing already pushed was lost; comment the command again to retry. (delivery \`${job.deliveryId}\`)`)
+      .catch((postError: unknown) => deps.log.error({ err: postError, deliveryId: job.deliveryId }, "could not report a failed job"));
+  }
+}

@@ -1,0 +1,144 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ModelRequest, ScriptedReply } from "../helpers/model-server.js";
+import { freePort, type AppProcess } from "./support/app-process.js";
+import { isPlanning, startCluster, turnOf, type Cluster } from "./support/cluster.js";
+import { greeterModelReply, STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
+import type { WorkerProcess } from "./support/worker-process.js";
+
+/**
+ * SPEC §8 across replicas: real `redis-server`, real intake and worker processes, the local GitHub
+ * double and a scripted model. Each issue is its own scenario, so the tests share one cluster.
+ */
+
+/** Holds the model's replies that `match` until `release()`; everything else is answered at once. */
+function hold(cluster: Cluster, match: (request: ModelRequest) => boolean) {
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let held = 0;
+  cluster.reply = async (request): Promise<ScriptedReply> => {
+    if (match(request)) {
+      held++;
+      await released;
+    }
+    return greeterModelReply(request);
+  };
+  return { release, held: () => held };
+}
+
+const reactionsTo = (cluster: Cluster, commentId: number) =>
+  cluster.github.requests.filter((r) => r.method === "POST" && r.path.includes(`/comments/${commentId}/reactions`)).length;
+
+describe("two replicas of `npm start` on one Redis", () => {
+  let cluster: Cluster;
+  let a: AppProcess;
+  let b: AppProcess;
+
+  beforeAll(async () => {
+    cluster = await startCluster({ issues: 3 });
+    [a, b] = await Promise.all([cluster.startIntake(), cluster.startIntake()]);
+  }, 60_000);
+  afterAll(async () => cluster?.stop());
+
+  it("redeliveries of one webhook spread over both replicas start one job", async () => {
+    const { comment, event } = cluster.type(1, "/plan greet by name");
+    const delivery = randomUUID();
+    const statuses = await Promise.all([a, b, a, b, a, b].map((replica) => cluster.deliver(replica, event, delivery)));
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200]);
+    await cluster.waitFor("the plan", () => cluster.github.state.botComments(1).some((c) => c.body.includes("Plan v1")));
+    await cluster.waitForQuiet();
+    expect(cluster.github.state.botComments(1)).toHaveLength(1);
+    expect(reactionsTo(cluster, comment.id)).toBe(1);
+    expect(cluster.model.requests.filter((r) => isPlanning(r) && turnOf(r) === 0)).toHaveLength(1);
+  }, 60_000);
+
+  it("two commands on one thread, delivered to different replicas, run one after the other", async () => {
+    const before = cluster.model.requests.length;
+    const gate = hold(cluster, (request) => isPlanning(request) && turnOf(request) === 0 && cluster.model.requests.length === before + 1);
+    expect(await cluster.deliver(a, cluster.type(2, "/plan greet by name").event)).toBe(200);
+    await cluster.waitFor("the first planning request", () => gate.held() === 1);
+    expect(await cluster.deliver(b, cluster.type(2, "/plan greet by name, once more").event)).toBe(200);
+    await cluster.waitFor("the Queued notice", () => cluster.github.state.botComments(2).some((c) => c.body.startsWith("Queued: Blueprint is busy on this thread (planning for @maintainer)")));
+    gate.release();
+    await cluster.waitFor("plan v2", () => cluster.github.state.botComments(2).some((c) => c.body.includes("Plan v2")), 45_000);
+    await cluster.waitForQuiet();
+    // Two whole conversations, the second begun after the first submitted its plan: never interleaved.
+    const turns = cluster.model.requests.slice(before).map(turnOf);
+    expect(turns).toEqual([0, 1, 2, 0, 1, 2]);
+  }, 90_000);
+
+  it("/cancel received by the other replica stops the running job", async () => {
+    const before = cluster.model.requests.length;
+    const gate = hold(cluster, (request) => isPlanning(request) && turnOf(request) === 1);
+    expect(await cluster.deliver(a, cluster.type(3, "/plan greet by name").event)).toBe(200);
+    await cluster.waitFor("planning to be under way", () => gate.held() === 1);
+    expect(await cluster.deliver(b, cluster.type(3, "/cancel").event)).toBe(200);
+    await cluster.waitFor("the stop reply", () => cluster.github.state.botComments(3).some((c) => c.body.startsWith("Stopping planning for @maintainer at the next safe point.")));
+    await cluster.waitFor("planning to end", () => cluster.github.state.botComments(3).some((c) => /^## ❌ Planning failed/.test(c.body) && c.body.includes("cancelled")));
+    gate.release();
+    await cluster.waitForQuiet();
+    // The held request was the last one: the plan was never submitted.
+    expect(cluster.model.requests.slice(before).map(turnOf)).toEqual([0, 1]);
+    expect(cluster.github.state.botComments(3).some((c) => c.body.includes("Plan v1"))).toBe(false);
+  }, 60_000);
+});
+
+describe("an intake that only takes webhooks, and two `npm run worker` processes", () => {
+  let cluster: Cluster;
+  let intake: AppProcess;
+  let workers: WorkerProcess[];
+  let workerPort: number;
+
+  beforeAll(async () => {
+    cluster = await startCluster({ issues: 1 });
+    intake = await cluster.startIntake({ BLUEPRINT_WORKERS: "0" });
+    workerPort = await freePort();
+    workers = await Promise.all([cluster.startWorker({ PORT: String(workerPort) }), cluster.startWorker()]);
+  }, 60_000);
+  afterAll(async () => cluster?.stop());
+
+  it("workers hold neither the App's private key nor its webhook secret, and do the jobs", async () => {
+    for (const worker of workers) {
+      const environment = worker.environment();
+      expect(environment.REDIS_URL).toBe(cluster.redis?.url);
+      expect(Object.keys(environment)).not.toContain("PRIVATE_KEY");
+      expect(Object.keys(environment)).not.toContain("WEBHOOK_SECRET");
+    }
+    const { comment, event } = cluster.type(1, "/plan greet by name");
+    expect(await cluster.deliver(intake, event)).toBe(200);
+    await cluster.waitFor("the plan", () => cluster.github.state.botComments(1).some((c) => c.body.includes("Plan v1")));
+    expect(reactionsTo(cluster, comment.id)).toBe(1);
+    expect(workers.some((worker) => worker.output().includes('"msg":"job started"'))).toBe(true);
+    expect(intake.output()).not.toContain('"msg":"job started"');
+    // The intake's /healthz sees the workers through Redis; a worker with PORT serves its own pages.
+    const health = (await (await fetch(`${intake.url}/healthz`)).json()) as { queue: { backend: string; workers: number } };
+    expect(health.queue).toMatchObject({ backend: "redis", workers: 2 });
+    expect((await fetch(`http://127.0.0.1:${workerPort}/healthz`)).status).toBe(200);
+    expect(await (await fetch(`http://127.0.0.1:${workerPort}/metrics`)).text()).toContain("blueprint_queue_wait_seconds");
+  }, 60_000);
+
+  it("a worker SIGKILLed mid-build: another takes the job over and finishes it, each step committed once, nothing posted twice", async () => {
+    const gate = hold(cluster, (request) => stepOf(request) === "S2");
+    const { event } = cluster.type(1, "/build");
+    expect(await cluster.deliver(intake, event)).toBe(200);
+    await cluster.waitFor("S2 to start", () => gate.held() === 1, 45_000);
+    expect(cluster.github.repository.log("blueprint/issue-1")).toEqual([STEP_COMMITS[1], "initial commit"]);
+    const running = workers.find((worker) => worker.output().includes("building for @maintainer"));
+    expect(running).toBeDefined();
+    await running?.kill();
+    gate.release();
+    await cluster.waitFor("the pull request", () => cluster.github.state.pulls.length > 0, 60_000);
+    await cluster.waitForQuiet();
+    expect(workers.find((worker) => worker !== running)?.output()).toContain("taking over a job whose worker stopped");
+    expect(cluster.github.repository.log("blueprint/issue-1")).toEqual([...STEP_COMMITS, "initial commit"]);
+    expect(cluster.github.state.pulls).toHaveLength(1);
+    const bot = cluster.github.state.botComments(1);
+    expect(bot.filter((c) => c.body.includes("Plan v1"))).toHaveLength(1);
+    expect(bot.some((c) => c.body.includes("❌"))).toBe(false);
+    const bodies = bot.map((c) => c.body);
+    expect(new Set(bodies).size).toBe(bodies.length);
+    const plan = bot.find((c) => c.body.includes("Plan v1"));
+    expect(plan?.body).toContain("- [x] **S1**");
+    expect(plan?.body).toContain("- [x] **S2**");
+  }, 120_000);
+});

@@ -1,0 +1,123 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { startModelServer, type ModelRequest, type ModelServer, type ScriptedReply } from "../../helpers/model-server.js";
+import { startRedisServer, type RedisServer } from "../../helpers/redis-server.js";
+import { startGitHubDouble, type GitHubDouble } from "../double/github-server.js";
+import type { CommentRecord } from "../double/state.js";
+import { deliverWebhook, issueCommentCreated, type WebhookEvent } from "../double/webhooks.js";
+import { startAppProcess, type AppProcess } from "./app-process.js";
+import { FILES, greeterModelReply } from "./greeter-scenario.js";
+import { startWorkerProcess, type WorkerProcess } from "./worker-process.js";
+
+export const WEBHOOK_SECRET = "redis-e2e-webhook-secret-7c1d";
+const MODEL_KEY = "sk-redis-e2e-model-key-000000000000000";
+const STATE_SECRET = "redis-e2e-state-secret-shared-by-intake-and-workers";
+
+/**
+ * Real processes sharing a real Redis: intakes (`probot run`, as `npm start`) and workers
+ * (`node lib/worker.js`, as `npm run worker`), against the local GitHub double and a scripted model.
+ */
+export interface Cluster {
+  /** Null for an embedded cluster (`redis: false`): one `npm start`, no other service. */
+  redis: RedisServer | null;
+  github: GitHubDouble;
+  model: ModelServer;
+  /** Answers the model's requests; a test may replace it (e.g. to hold a request until it says so). */
+  reply: (request: ModelRequest) => ScriptedReply | Promise<ScriptedReply>;
+  startIntake(env?: Record<string, string>): Promise<AppProcess>;
+  startWorker(env?: Record<string, string>): Promise<WorkerProcess>;
+  /** A comment typed on GitHub; its webhook is delivered by `deliver`. */
+  type(issue: number, body: string, login?: string): { comment: CommentRecord; event: WebhookEvent };
+  deliver(to: AppProcess, event: WebhookEvent, deliveryId?: string): Promise<number>;
+  waitFor(what: string, done: () => boolean, timeoutMs?: number): Promise<void>;
+  /** Until the double has seen no request for `quietMs`. */
+  waitForQuiet(quietMs?: number): Promise<void>;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export async function startCluster(options: { issues: number; env?: Record<string, string>; redis?: boolean }): Promise<Cluster> {
+  const redis = options.redis === false ? null : await startRedisServer();
+  const github = await startGitHubDouble({
+    files: FILES,
+    issues: Array.from({ length: options.issues }, (_, index) => ({ title: `Greet people by name (${index + 1})`, body: "Greet whoever is named.", author: "octocat" })),
+    permissions: { maintainer: "write" },
+  });
+  const dirs: string[] = [];
+  const dir = (prefix: string) => {
+    const made = mkdtempSync(path.join(os.tmpdir(), prefix));
+    dirs.push(made);
+    return made;
+  };
+  const processes: Array<AppProcess | WorkerProcess> = [];
+  const cluster: Cluster = {
+    redis,
+    github,
+    model: await startModelServer(Array.from({ length: 500 }, () => (request: ModelRequest) => cluster.reply(request))),
+    reply: greeterModelReply,
+    async startIntake(env = {}) {
+      const app = await startAppProcess({ ...common(), APP_ID: String(github.appId), PRIVATE_KEY: github.privateKey ?? "", WEBHOOK_SECRET, BLUEPRINT_WORKDIR: dir("bp-intake-"), ...options.env, ...env });
+      processes.push(app);
+      return app;
+    },
+    async startWorker(env = {}) {
+      const worker = await startWorkerProcess({ ...common(), APP_ID: String(github.appId), BLUEPRINT_WORKDIR: dir("bp-worker-"), ...options.env, ...env });
+      processes.push(worker);
+      return worker;
+    },
+    type(issue, body, login = "maintainer") {
+      const comment = github.state.addUserComment(issue, login, body);
+      return { comment, event: issueCommentCreated(github, comment) };
+    },
+    async deliver(to, event, deliveryId) {
+      return (await deliverWebhook(to.webhookUrl, WEBHOOK_SECRET, event, deliveryId)).status;
+    },
+    async waitFor(what, done, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!done()) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${cluster.output().slice(-8000)}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+    async waitForQuiet(quietMs = 2_000) {
+      let seen = -1;
+      let since = Date.now();
+      await cluster.waitFor("the cluster to go quiet", () => {
+        if (github.requests.length !== seen) {
+          seen = github.requests.length;
+          since = Date.now();
+        }
+        return Date.now() - since >= quietMs;
+      });
+    },
+    output: () => processes.map((p, index) => `--- process ${index} (pid ${p.pid}) ---\n${p.output().slice(-4000)}`).join("\n"),
+    async stop() {
+      await Promise.all(processes.map((p) => p.stop()));
+      await cluster.model.close();
+      await github.stop();
+      await redis?.stop();
+      for (const made of dirs) rmSync(made, { recursive: true, force: true });
+    },
+  };
+  const home = dir("bp-home-");
+  const common = () => ({
+    HOME: home,
+    GHE_HOST: github.host,
+    GHE_PROTOCOL: "http",
+    LOG_LEVEL: "info",
+    OPENAI_BASE_URL: cluster.model.url,
+    OPENAI_API_KEY: MODEL_KEY,
+    BLUEPRINT_MODEL: "e2e-model",
+    BLUEPRINT_MODEL_RETRIES: "0",
+    BLUEPRINT_PROGRESS_INTERVAL_MS: "0",
+    BLUEPRINT_STATE_SECRET: STATE_SECRET,
+    ...(redis ? { REDIS_URL: redis.url, BLUEPRINT_JOB_LOCK_MS: "1500" } : {}),
+  });
+  return cluster;
+}
+
+/** The turn of a conversation a model request is (0: its first request). */
+export const turnOf = (request: ModelRequest) => request.messages.filter((message) => message.role === "assistant").length;
+/** Planning conversations offer submit_plan; build steps do not. */
+export const isPlanning = (request: ModelRequest) => request.tools?.some((tool) => tool.function.name === "submit_plan") ?? false;

@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { commentJob, reviewJob, synchronizeJob } from "../../src/jobs/from-webhook.js";
+import { parseJob, threadOf } from "../../src/jobs/job.js";
+import { commentPayload, webhookExample } from "../helpers/app.js";
+
+const comment = (body: string, userType = "User") => commentPayload({ body, cloneUrl: "https://github.com/Codertocat/Hello-World.git", commentId: 7, number: 3, userType });
+
+describe("a webhook becomes a job: plain data, no I/O", () => {
+  it("turns each command into its kind with its arguments, claimed by delivery and comment id", () => {
+    const build = commentJob("d-1", comment("/build S2 --fresh"), 1000);
+    expect(build?.keys).toEqual(["delivery:d-1", "comment:7"]);
+    expect(build?.job).toMatchObject({ kind: "build", deliveryId: "d-1", installationId: 42, number: 3, actor: "maintainer", commentId: 7, steps: ["S2"], fresh: true, force: false, receivedAt: 1000 });
+    expect(build?.job.repository).toEqual({ owner: "Codertocat", name: "Hello-World", cloneUrl: "https://github.com/Codertocat/Hello-World.git", defaultBranch: "main", htmlUrl: "https://github.com/Codertocat/Hello-World" });
+    expect(commentJob("d", comment("/plan add retries\nand tests"))?.job).toMatchObject({ kind: "plan", instructions: "add retries\nand tests" });
+    expect(commentJob("d", comment("/revise smaller steps"))?.job).toMatchObject({ kind: "revise", feedback: "smaller steps" });
+    expect(commentJob("d", comment("/cancel"))?.job.kind).toBe("cancel");
+    expect(commentJob("d", comment("/status"))?.job.kind).toBe("status");
+    expect(commentJob("d", comment("/plna"))?.job).toMatchObject({ kind: "reply", silentIfRefused: true, text: expect.stringContaining("/plan") });
+    expect(commentJob("d", comment("looks good, but use fetch"))?.job).toMatchObject({ kind: "respond", body: "looks good, but use fetch" });
+  });
+
+  it("drops what is not for Blueprint: bots (Blueprint included) and blank comments", () => {
+    expect(commentJob("d", comment("/plan", "Bot"))).toBeNull();
+    expect(commentJob("d", comment("   "))).toBeNull();
+  });
+
+  it("an approving review is a build, request-changes is feedback, a plain review is nothing", () => {
+    const review = (state: string) => {
+      const payload = webhookExample("pull_request_review", (e) => e.action === "submitted");
+      payload.review.state = state;
+      payload.installation = { id: 42 };
+      return payload as Parameters<typeof reviewJob>[1];
+    };
+    expect(reviewJob("d", review("approved"))?.job.kind).toBe("review-approval");
+    expect(reviewJob("d", review("changes_requested"))?.job.kind).toBe("review-changes");
+    expect(reviewJob("d", review("commented"))).toBeNull();
+  });
+
+  it("what crosses a process boundary is validated: a job survives JSON, a forged one does not", () => {
+    const accepted = commentJob("d-2", comment("/plan"));
+    expect(accepted).not.toBeNull();
+    const wire = JSON.parse(JSON.stringify(accepted?.job)) as unknown;
+    expect(parseJob(wire)).toEqual(accepted?.job);
+    expect(() => parseJob({ ...(wire as object), kind: "shell" })).toThrow();
+    expect(() => parseJob({ ...(wire as object), installationId: "42" })).toThrow();
+    expect(threadOf(parseJob(wire))).toBe("Codertocat/Hello-World#3");
+  });
+
+  it("a push to a pull request is a staleness check, claimed by its delivery only", () => {
+    const payload = webhookExample("pull_request", (e) => e.action === "synchronize");
+    payload.installation = { id: 42 };
+    const accepted = synchronizeJob("d-3", payload as Parameters<typeof synchronizeJob>[1]);
+    expect(accepted?.keys).toEqual(["delivery:d-3"]);
+    expect(accepted?.job).toMatchObject({ kind: "stale", headSha: payload.pull_request.head.sha });
+  });
+});
