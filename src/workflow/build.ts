@@ -7,7 +7,7 @@ import type { Plan } from "../plan/schema.js";
 import type { AuditEntry } from "../tools/tool.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { Mirror } from "../workspace/repo-cache.js";
-import { checkApproval, type Approval } from "./approval.js";
+import { checkApproval, editedAfterApproval, type Approval } from "./approval.js";
 import { addUsage, failedChecks, renderBuildReport, sandboxNotes } from "./build-report.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { limitsFor, plainError } from "./plan.js";
@@ -73,6 +73,12 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   }
   const unticked = edits.kind === "edited" ? edits.unticked : [];
   if (edits.kind === "edited") {
+    // An approval covers the plan as the approver saw it, not an edit made after it.
+    const unseen = editedAfterApproval(comments, planComment, { ...request.approval, resuming: request.answer !== undefined });
+    if (unseen) {
+      await port.postComment(unseen);
+      return;
+    }
     state = edits.state;
     notes.push(`Built the plan as edited by hand: ${edits.notes.join(" ")}`);
   }
