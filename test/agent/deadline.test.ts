@@ -3,7 +3,7 @@ import { runAgent, type AgentOutcome } from "../../src/agent/loop.js";
 import { createModelClient } from "../../src/agent/model.js";
 import { dispatchToolCall } from "../../src/tools/registry.js";
 import type { ToolContext } from "../../src/tools/tool.js";
-import { createCommandRunner } from "../../src/workspace/command-runner.js";
+import { createCommandRunner, type CommandRunner } from "../../src/workspace/command-runner.js";
 import { tempDir } from "../helpers/git-repo.js";
 import { startModelServer, type ModelServer, type Script } from "../helpers/model-server.js";
 
@@ -61,6 +61,25 @@ describe("the run's deadline", () => {
     expect(outcome).toMatchObject({ kind: "failed", failure: "wall_time" });
     expect(elapsed).toBeLessThan(5000);
     expect(context.audit).toEqual([{ action: "command", target: "sleep 30", exitCode: null, detail: "stopped at the run's time limit" }]);
+  });
+
+  it("holds every tool call to the deadline: a tool that never returns is abandoned there and the run ends", async () => {
+    // A runner that ignores its timeout and signal stands for any tool that hangs (a read that blocks, say).
+    const hanging: CommandRunner = { isolation: "plain", run: () => new Promise(() => {}) };
+    const { outcome, elapsed } = await runWithLimit([{ toolCalls: [{ name: "run_command", arguments: { command: "true", timeout_s: 600 } }] }], 1500, buildContext({ runner: hanging }));
+    expect(outcome).toMatchObject({ kind: "failed", failure: "wall_time", message: "the run hit its time limit of 2 seconds while run_command was running" });
+    expect(elapsed).toBeGreaterThanOrEqual(1400);
+    expect(elapsed).toBeLessThan(4000);
+  });
+
+  it("a cancelled run stops waiting for a tool that never returns", async () => {
+    server = await startModelServer([{ toolCalls: [{ name: "run_command", arguments: { command: "true", timeout_s: 600 } }] }]);
+    const model = createModelClient({ baseURL: server.url, apiKey: "sk-test-0000000000000000", model: "m", timeoutMs: 300_000, maxRetries: 0 });
+    const hanging: CommandRunner = { isolation: "plain", run: () => new Promise(() => {}) };
+    const controller = new AbortController();
+    const run = runAgent({ model, context: buildContext({ runner: hanging }), messages: [{ role: "user", content: "Step S1: Wait" }], signal: controller.signal });
+    setTimeout(() => controller.abort("cancelled by @maintainer"), 300);
+    await expect(run).resolves.toMatchObject({ kind: "failed", failure: "cancelled" });
   });
 
   it("run_command keeps its own timeout when the deadline is further away", async () => {
