@@ -47,3 +47,15 @@ export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<
     );
   });
 }
+
+/**
+ * A signal that aborts `graceMs` after `signal` does: time for work that watches the signal (a
+ * command being killed) to finish and report, before the caller stops waiting for it.
+ */
+export function afterGrace(signal: AbortSignal, graceMs: number): AbortSignal {
+  const controller = new AbortController();
+  const abortLater = () => setTimeout(() => controller.abort(signal.reason), graceMs).unref();
+  if (signal.aborted) abortLater();
+  else signal.addEventListener("abort", abortLater, { once: true });
+  return controller.signal;
+}

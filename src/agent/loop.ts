@@ -5,7 +5,7 @@ import type { Redactor } from "./redact.js";
 import { repairHistory, toolCallForHistory } from "./history.js";
 import { DEFAULT_CONTEXT_POLICY, leanHistory, type ContextPolicy } from "./context.js";
 import { ModelError, type ChatMessage, type ModelClient, type TokenUsage } from "./model.js";
-import { describeDuration, untilAborted } from "./deadline.js";
+import { afterGrace, describeDuration, untilAborted } from "./deadline.js";
 import { truncateMiddle } from "../workspace/command-runner.js";
 
 export interface AgentLimits {
@@ -46,6 +46,8 @@ export interface AgentRun {
 
 const MAX_TOOL_RESULT_CHARS = 60_000;
 const MAX_NUDGES = 3;
+/** How long a tool told to stop (deadline, cancel) may take to finish before the run stops waiting for it. */
+const TOOL_GRACE_MS = 1000;
 
 /** The plain tool-calling loop: the model decides what to call and when it is done; limits end it cleanly. */
 export async function runAgent(run: AgentRun): Promise<AgentOutcome> {
@@ -125,7 +127,19 @@ export async function runAgent(run: AgentRun): Promise<AgentOutcome> {
         messages.push({ role: "tool", tool_call_id: call.id, content: "Error: not run, because an earlier call in this turn ended the run." });
         continue;
       }
-      const result = await dispatchToolCall(call.function.name, call.function.arguments ?? "", context);
+      // A tool call is held to the run's deadline and abort signal too. Tools see both (a command is
+      // killed at the deadline and still reported); one that hangs anyway (a file read that never
+      // returns, say) is abandoned shortly after, so the run ends with a report.
+      const toolExpiry = AbortSignal.timeout(Math.max(0, limits.maxWallTimeMs - (now() - started)));
+      const stopped = run.signal ? AbortSignal.any([run.signal, toolExpiry]) : toolExpiry;
+      let result;
+      try {
+        result = await untilAborted(dispatchToolCall(call.function.name, call.function.arguments ?? "", context), afterGrace(stopped, TOOL_GRACE_MS));
+      } catch (error) {
+        if (run.signal?.aborted) return end({ kind: "failed", failure: "cancelled", message: "the run was cancelled" }, iteration);
+        if (toolExpiry.aborted) return timeLimit(iteration, `while ${call.function.name} was running`);
+        throw error;
+      }
       const elidedChars = keptCalls[index]?.elidedChars ?? 0;
       const note = elidedChars > 0 ? `\n\n[The arguments of this call were too large to keep in the conversation; ${elidedChars} characters of them were elided.]` : "";
       messages.push({ role: "tool", tool_call_id: call.id, content: truncateMiddle(redact(result.content) + note, MAX_TOOL_RESULT_CHARS) });

@@ -2,6 +2,10 @@ import { promises as fs } from "node:fs";
 import { z } from "zod";
 import { defineTool, toolError } from "./tool.js";
 import { resolveForWrite } from "./write-file.js";
+import { formatBytes, openRegularFile, readUpTo, WRITE_FLAGS } from "./regular-file.js";
+
+/** Files above this are refused: the whole file is held in the App's memory while it is edited. */
+export const MAX_EDIT_BYTES = 8 * 1024 * 1024;
 
 export const editFileTool = defineTool({
   name: "edit_file",
@@ -17,8 +21,19 @@ export const editFileTool = defineTool({
   async run(args, context) {
     const target = await resolveForWrite(context, args.path);
     if (typeof target === "string") return toolError(target);
-    const text = await fs.readFile(target.absolute, "utf8").catch(() => null);
-    if (text === null) return toolError(`${target.relative} does not exist; use write_file to create it`);
+    const opened = await openRegularFile(target.absolute, target.relative);
+    if (opened.kind === "missing") return toolError(`${target.relative} does not exist; use write_file to create it`);
+    if (opened.kind === "directory") return toolError(`${target.relative} is a directory`);
+    if (opened.kind === "not-regular") return toolError(opened.message);
+    let text: string;
+    try {
+      if (opened.size > MAX_EDIT_BYTES) {
+        return toolError(`${target.relative} is ${formatBytes(opened.size)}, more than edit_file handles (${formatBytes(MAX_EDIT_BYTES)}). Change a file this large with run_command (e.g. sed), or replace it with write_file.`);
+      }
+      text = (await readUpTo(opened.handle, opened.size)).toString("utf8");
+    } finally {
+      await opened.handle.close();
+    }
     if (args.old_string === args.new_string) return toolError("old_string and new_string are the same; nothing would change");
 
     const positions = findAll(text, args.old_string);
@@ -32,7 +47,7 @@ export const editFileTool = defineTool({
       );
     }
     const updated = args.replace_all ? text.split(args.old_string).join(args.new_string) : text.replace(args.old_string, () => args.new_string);
-    await fs.writeFile(target.absolute, updated);
+    await fs.writeFile(target.absolute, updated, { flag: WRITE_FLAGS });
     context.audit.push({ action: "edit", target: target.relative, detail: `${positions.length} replacement(s)` });
     return { content: `Edited ${target.relative}: ${args.replace_all ? positions.length : 1} replacement(s) at line ${lineOf(text, positions[0] ?? 0)}.` };
   },

@@ -3,6 +3,7 @@ import path from "node:path";
 import { z } from "zod";
 import { defineTool, toolError, type ToolContext } from "./tool.js";
 import { isWorkflowPath, resolveInWorkspace, type ResolvedPath } from "./paths.js";
+import { notRegularFileProblem, WRITE_FLAGS } from "./regular-file.js";
 
 /** Resolves a path the model wants to change, applying the rules that only concern writes. */
 export async function resolveForWrite(context: ToolContext, requested: string): Promise<ResolvedPath | string> {
@@ -24,8 +25,10 @@ export const writeFileTool = defineTool({
     if (typeof target === "string") return toolError(target);
     const existing = await fs.lstat(target.absolute).catch(() => null);
     if (existing?.isDirectory()) return toolError(`${target.relative} is a directory`);
+    const notRegular = existing ? await notRegularFileProblem(target.absolute, target.relative) : null;
+    if (notRegular) return toolError(notRegular);
     await fs.mkdir(path.dirname(target.absolute), { recursive: true });
-    await fs.writeFile(target.absolute, args.content);
+    await fs.writeFile(target.absolute, args.content, { flag: WRITE_FLAGS });
     context.audit.push({ action: "write", target: target.relative, detail: `${Buffer.byteLength(args.content)} bytes` });
     return { content: `${existing ? "Replaced" : "Created"} ${target.relative} (${args.content.split("\n").length} lines).` };
   },

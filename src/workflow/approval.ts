@@ -98,3 +98,26 @@ function postedAfterApproval(comments: ThreadComment[], plan: ThreadStateRecord,
   }
   return null;
 }
+
+/**
+ * A hand edit of the plan comment (SPEC §4) made after the approval was not seen by the approver
+ * (SPEC §10): why the approval does not cover it, or null. Call it only when the plan as it reads
+ * differs from Blueprint's state: Blueprint's own saves re-render that state, so however late they
+ * were made, they never count as an edit.
+ */
+export function editedAfterApproval(comments: ThreadComment[], planComment: ThreadComment, approval: Approval): string | null {
+  const edited = Date.parse(planComment.updatedAt);
+  const again = "Read the plan as it now reads, then comment `/build` again to build it.";
+  if (approval.resuming) {
+    // The build saved the plan as it read when it stopped to ask, so any difference came later.
+    return `The plan was edited while the build waited for an answer, after @${approval.approver}'s approval, so that approval does not cover the edit. Read the plan as it now reads, then comment \`/cancel\` and \`/build\` to build it.`;
+  }
+  if (approval.commandCommentId !== undefined) {
+    const command = comments.find((comment) => comment.id === approval.commandCommentId);
+    if (command && edited > Date.parse(command.createdAt)) return `The plan was edited after @${approval.approver}'s \`/build\`, so that command does not approve the edit. ${again}`;
+  }
+  if (approval.submittedAt !== undefined && edited > Date.parse(approval.submittedAt)) {
+    return `The plan was edited after @${approval.approver}'s review was submitted, so the review does not approve the edit. ${again}`;
+  }
+  return null;
+}

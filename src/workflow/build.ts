@@ -7,11 +7,11 @@ import type { Plan } from "../plan/schema.js";
 import type { AuditEntry } from "../tools/tool.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { Mirror } from "../workspace/repo-cache.js";
-import { checkApproval, type Approval } from "./approval.js";
+import { checkApproval, editedAfterApproval, type Approval } from "./approval.js";
 import { addUsage, failedChecks, renderBuildReport, sandboxNotes } from "./build-report.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { limitsFor, plainError } from "./plan.js";
-import type { ThreadInfo, ThreadPort } from "./ports.js";
+import type { ThreadInfo } from "./ports.js";
 import type { BuildNote, QuestionAnswer, ThreadState } from "./state.js";
 import { withAnswer, memoryOf } from "./memory.js";
 import { loadRepoConfig } from "./thread-context.js";
@@ -71,7 +71,14 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
     await port.postComment(`The plan comment was edited in a way Blueprint cannot build:\n- ${edits.errors.join("\n- ")}\n\nFix the edit (or comment \`/plan\` for a fresh plan), then comment \`/build\` again.`);
     return;
   }
+  const unticked = edits.kind === "edited" ? edits.unticked : [];
   if (edits.kind === "edited") {
+    // An approval covers the plan as the approver saw it, not an edit made after it.
+    const unseen = editedAfterApproval(comments, planComment, { ...request.approval, resuming: request.answer !== undefined });
+    if (unseen) {
+      await port.postComment(unseen);
+      return;
+    }
     state = edits.state;
     notes.push(`Built the plan as edited by hand: ${edits.notes.join(" ")}`);
   }
@@ -134,7 +141,10 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
     state.status = "building";
     state.branch = target.branch;
     state.error = null;
-    if (existing && existing !== state.base.sha && !state.head) recoverPushedSteps(state, plan, await tree.commitsBetween(state.base.sha, existing), port);
+    const revision = planRevisionTrailer(planComment.id, state.revision);
+    if (existing && existing !== state.base.sha && !state.head) {
+      recoverPushedSteps(state, plan, await tree.commitsBetween(state.base.sha, existing, PLAN_TRAILER), { revision, unticked, commitUrl: (sha) => port.commitUrl(sha) });
+    }
 
     const todo = wanted.filter((step) => state.steps[step.id]?.status !== "done");
     const skipped = wanted.filter((step) => state.steps[step.id]?.status === "done").map((step) => step.id);
@@ -191,7 +201,7 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
         await save(undefined, renderBuildReport({ plan, state, verification: [], audit, usage, notes }));
         return;
       }
-      const commit = await tree.commitAll(`${step.id}: ${step.title}\n\n${result.summary}`, config.commit_author ?? deps.identity);
+      const commit = await tree.commitAll(`${step.id}: ${step.title}\n\n${result.summary}\n\n${PLAN_TRAILER}: ${revision}`, config.commit_author ?? deps.identity);
       if (commit) {
         try {
           await tree.push(target.branch, token);
@@ -260,12 +270,33 @@ function buildTarget(info: ThreadInfo, config: RepoConfig, defaultBranch: string
   return { kind: "issue-branch", branch };
 }
 
-/** After a crash between push and marker update: steps whose commits are already on the branch count as done. */
-function recoverPushedSteps(state: ThreadState, plan: Plan, commits: Array<{ sha: string; subject: string }>, port: ThreadPort): void {
+/** The trailer that ties a step commit to the plan revision it built (see recoverPushedSteps). */
+const PLAN_TRAILER = "Blueprint-Plan";
+
+/**
+ * A plan revision's identity: each revision is posted as its own comment, so the comment id tells
+ * revisions apart, and it stays the same for every build of that revision (hand edits included).
+ */
+function planRevisionTrailer(planCommentId: number, revision: number): string {
+  return `${planCommentId}/v${revision}`;
+}
+
+/**
+ * After a crash between push and marker update: steps whose commits are already on the branch count
+ * as done. Only commits this revision made count (an earlier revision's `S1: …` is another S1), and
+ * never for a step a person unticked so that it is built again.
+ */
+function recoverPushedSteps(
+  state: ThreadState,
+  plan: Plan,
+  commits: Array<{ sha: string; subject: string; trailers: string[] }>,
+  recovery: { revision: string; unticked: string[]; commitUrl: (sha: string) => string },
+): void {
   for (const commit of commits) {
     const id = /^(S\d+): /.exec(commit.subject)?.[1];
-    if (id && plan.steps.some((step) => step.id === id) && state.steps[id]?.status !== "done") {
-      state.steps[id] = { status: "done", commit: commit.sha, commitUrl: port.commitUrl(commit.sha) };
+    if (!id || !commit.trailers.includes(recovery.revision) || recovery.unticked.includes(id)) continue;
+    if (plan.steps.some((step) => step.id === id) && state.steps[id]?.status !== "done") {
+      state.steps[id] = { status: "done", commit: commit.sha, commitUrl: recovery.commitUrl(commit.sha) };
     }
   }
 }

@@ -7,7 +7,8 @@ import type { ThreadState } from "./state.js";
 
 export type HandEdits =
   | { kind: "none" }
-  | { kind: "edited"; state: ThreadState; notes: string[] }
+  /** `unticked`: steps done before that a person unticked so they are built again. */
+  | { kind: "edited"; state: ThreadState; notes: string[]; unticked: string[] }
   | { kind: "broken"; errors: string[] };
 
 /**
@@ -22,6 +23,7 @@ export function applyHandEdits(body: string, state: ThreadState): HandEdits {
   const notes: string[] = [];
   const steps: Plan["steps"] = [];
   const progress: ThreadState["steps"] = {};
+  const unticked: string[] = [];
 
   for (const line of visible) {
     const original = plan.steps.find((step) => step.id === line.id);
@@ -40,6 +42,7 @@ export function applyHandEdits(body: string, state: ThreadState): HandEdits {
       notes.push(`${line.id} was ticked by hand, so it is treated as done and skipped.`);
     } else if (!line.ticked && was.status === "done") {
       progress[line.id] = { status: "pending" };
+      unticked.push(line.id);
       notes.push(`${line.id} was unticked by hand, so it will be built again.`);
     } else {
       progress[line.id] = was;
@@ -50,5 +53,5 @@ export function applyHandEdits(body: string, state: ThreadState): HandEdits {
   if (notes.length === 0) return { kind: "none" };
   const checked = validatePlan({ ...plan, steps });
   if (!checked.ok) return { kind: "broken", errors: checked.errors };
-  return { kind: "edited", state: { ...state, plan: checked.plan, planHash: planHash(checked.plan), steps: progress }, notes };
+  return { kind: "edited", state: { ...state, plan: checked.plan, planHash: planHash(checked.plan), steps: progress }, notes, unticked };
 }

@@ -79,15 +79,22 @@ export class Workspace {
     await (await this.git({ token: true })).raw(["checkout", "--quiet", "--detach", sha]);
   }
 
-  /** Commits between two points, oldest first. */
-  async commitsBetween(from: string, to: string): Promise<Array<{ sha: string; subject: string; author: string }>> {
-    const out = await (await this.git()).raw(["log", "--no-ext-diff", "--no-textconv", "--reverse", "--format=%H%x1f%s%x1f%an", `${from}..${to}`]);
+  /**
+   * Commits between two points, oldest first. `trailer` names a trailer (e.g. `Blueprint-Plan`)
+   * whose values are returned with each commit.
+   */
+  async commitsBetween(from: string, to: string, trailer?: string): Promise<Array<{ sha: string; subject: string; author: string; trailers: string[] }>> {
+    // The trailer key is Blueprint's own constant; refuse anything that could reshape the format.
+    if (trailer !== undefined && !/^[A-Za-z][A-Za-z0-9-]*$/.test(trailer)) throw new WorkspaceError(`not a trailer key: ${trailer}`);
+    const trailers = trailer ? `%x1f%(trailers:key=${trailer},valueonly,separator=%x1e)` : "";
+    const out = await (await this.git()).raw(["log", "--no-ext-diff", "--no-textconv", "--reverse", `--format=%H%x1f%s%x1f%an${trailers}%x1d`, `${from}..${to}`]);
     return out
-      .split("\n")
+      .split("\x1d")
+      .map((record) => record.replace(/^\n/, ""))
       .filter(Boolean)
-      .map((line) => {
-        const [sha = "", subject = "", author = ""] = line.split("\x1f");
-        return { sha, subject, author };
+      .map((record) => {
+        const [sha = "", subject = "", author = "", values = ""] = record.split("\x1f");
+        return { sha, subject, author, trailers: values.split("\x1e").map((value) => value.trim()).filter(Boolean) };
       });
   }
 

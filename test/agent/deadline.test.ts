@@ -1,9 +1,11 @@
-import { afterEach, describe, expect, it } from "vitest";
+import path from "node:path";
+import { afterEach, describe, expect, it, onTestFinished } from "vitest";
 import { runAgent, type AgentOutcome } from "../../src/agent/loop.js";
 import { createModelClient } from "../../src/agent/model.js";
 import { dispatchToolCall } from "../../src/tools/registry.js";
 import type { ToolContext } from "../../src/tools/tool.js";
-import { createCommandRunner } from "../../src/workspace/command-runner.js";
+import { createCommandRunner, type CommandRunner } from "../../src/workspace/command-runner.js";
+import { releaseFifo } from "../helpers/fifo.js";
 import { tempDir } from "../helpers/git-repo.js";
 import { startModelServer, type ModelServer, type Script } from "../helpers/model-server.js";
 
@@ -61,6 +63,35 @@ describe("the run's deadline", () => {
     expect(outcome).toMatchObject({ kind: "failed", failure: "wall_time" });
     expect(elapsed).toBeLessThan(5000);
     expect(context.audit).toEqual([{ action: "command", target: "sleep 30", exitCode: null, detail: "stopped at the run's time limit" }]);
+  });
+
+  it("holds every tool call to the deadline: a tool that never returns is abandoned there and the run ends", async () => {
+    // A runner that ignores its timeout and signal stands for any tool that hangs (a read that blocks, say).
+    const hanging: CommandRunner = { isolation: "plain", run: () => new Promise(() => {}) };
+    const { outcome, elapsed } = await runWithLimit([{ toolCalls: [{ name: "run_command", arguments: { command: "true", timeout_s: 600 } }] }], 1500, buildContext({ runner: hanging }));
+    expect(outcome).toMatchObject({ kind: "failed", failure: "wall_time", message: "the run hit its time limit of 2 seconds while run_command was running" });
+    expect(elapsed).toBeGreaterThanOrEqual(1400);
+    expect(elapsed).toBeLessThan(4000);
+  });
+
+  it("a read_file on a named pipe the agent's command made neither hangs the run nor a thread of the App", async () => {
+    const root = tempDir("bp-deadline-fifo-");
+    const runner = createCommandRunner();
+    expect((await runner.run("mkfifo notes.txt && echo made", { cwd: root })).output).toContain("made");
+    onTestFinished(() => releaseFifo(path.join(root, "notes.txt")));
+    const { outcome, elapsed } = await runWithLimit([{ toolCalls: [{ name: "read_file", arguments: { path: "notes.txt", start_line: null, end_line: null } }] }], 20_000, buildContext({ root, runner }));
+    expect(elapsed, "the read did not wait for a writer, nor for the deadline").toBeLessThan(10_000);
+    expect(outcome.messages.find((message) => message.role === "tool")?.content).toMatch(/^Error: notes\.txt is not a regular file \(a named pipe\)/);
+  });
+
+  it("a cancelled run stops waiting for a tool that never returns", async () => {
+    server = await startModelServer([{ toolCalls: [{ name: "run_command", arguments: { command: "true", timeout_s: 600 } }] }]);
+    const model = createModelClient({ baseURL: server.url, apiKey: "sk-test-0000000000000000", model: "m", timeoutMs: 300_000, maxRetries: 0 });
+    const hanging: CommandRunner = { isolation: "plain", run: () => new Promise(() => {}) };
+    const controller = new AbortController();
+    const run = runAgent({ model, context: buildContext({ runner: hanging }), messages: [{ role: "user", content: "Step S1: Wait" }], signal: controller.signal });
+    setTimeout(() => controller.abort("cancelled by @maintainer"), 300);
+    await expect(run).resolves.toMatchObject({ kind: "failed", failure: "cancelled" });
   });
 
   it("run_command keeps its own timeout when the deadline is further away", async () => {

@@ -134,9 +134,10 @@ describe("build mode", () => {
     await start([write("README.md", "z\n"), complete("S3")]);
     // S1 and S2 were pushed by an earlier run that died before recording them.
     const base = fx.repo.head();
-    fx.repo.commit({ "src/retry.js": "x\n" }, "S1: Add a retry helper", "blueprint/issue-1");
-    fx.repo.commit({ "src/client.js": "y\n" }, "S2: Use the helper", "blueprint/issue-1");
-    seedPlan({ status: "building", base: { branch: "main", sha: base }, branch: "blueprint/issue-1", steps: { S1: { status: "building" }, S2: { status: "pending" }, S3: { status: "pending" } } });
+    const plan = seedPlan({ status: "building", base: { branch: "main", sha: base }, branch: "blueprint/issue-1", steps: { S1: { status: "building" }, S2: { status: "pending" }, S3: { status: "pending" } } });
+    // Blueprint's step commits name the plan revision they built.
+    fx.repo.commit({ "src/retry.js": "x\n" }, `S1: Add a retry helper\n\ndid S1\n\nBlueprint-Plan: ${plan.id}/v1`, "blueprint/issue-1");
+    fx.repo.commit({ "src/client.js": "y\n" }, `S2: Use the helper\n\ndid S2\n\nBlueprint-Plan: ${plan.id}/v1`, "blueprint/issue-1");
     await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
     expect(fx.model.requests.map(stepOf)).toEqual(["S3", "S3"]);
     expect(fx.repo.log("blueprint/issue-1")).toEqual(["S3: Document retries", "S2: Use the helper", "S1: Add a retry helper", "initial commit"]);

@@ -121,9 +121,10 @@ export function commentPayload(options: { body: string; login?: string; userType
 }
 
 /** pull_request_review.submitted from the examples, edited to carry our repository, reviewer, verdict and body. */
-export function reviewPayload(options: { state: string; commitId: string; login: string; cloneUrl: string; body?: string }) {
+export function reviewPayload(options: { state: string; commitId: string; login: string; cloneUrl: string; body?: string; submittedAt?: string }) {
   const payload = webhookExample("pull_request_review", (e) => e.action === "submitted");
   payload.review.state = options.state;
+  if (options.submittedAt) payload.review.submitted_at = options.submittedAt;
   payload.review.commit_id = options.commitId;
   payload.review.body = options.body ?? null;
   payload.review.id = Math.floor(Math.random() * 1e9);

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from "vitest";
 import { execFileSync } from "node:child_process";
 import { promises as fs } from "node:fs";
 import os from "node:os";
@@ -6,6 +6,7 @@ import path from "node:path";
 import { dispatchToolCall } from "../../src/tools/registry.js";
 import { createCommandRunner } from "../../src/workspace/command-runner.js";
 import type { ToolContext } from "../../src/tools/tool.js";
+import { makeFifo, releaseFifo } from "../helpers/fifo.js";
 
 let root: string;
 
@@ -154,5 +155,24 @@ describe("edit_file", () => {
     const empty = await edit({ path: "src/retry.ts", old_string: "", new_string: "x" });
     expect(empty.content).toMatch(/^Error: .*old_string must not be empty/s);
     expect(await read("src/retry.ts")).toBe(SOURCE);
+  });
+
+  it("refuses a named pipe at once, instead of blocking on it", { timeout: 5000 }, async () => {
+    const fifo = makeFifo(root, "notes.txt");
+    onTestFinished(() => releaseFifo(fifo));
+    const ctx = context();
+    const result = await edit({ path: "notes.txt", old_string: "a", new_string: "b" }, ctx);
+    expect(result.content).toMatch(/^Error: notes\.txt is not a regular file \(a named pipe\)/);
+    expect(ctx.audit).toEqual([]);
+  });
+
+  it("refuses a file too large to hold in memory, and leaves it alone", async () => {
+    await fs.writeFile(path.join(root, "huge.log"), "delay = 100\n");
+    await fs.truncate(path.join(root, "huge.log"), 64 * 1024 * 1024);
+    const ctx = context();
+    const result = await edit({ path: "huge.log", old_string: "delay = 100", new_string: "delay = 1" }, ctx);
+    expect(result.content).toBe("Error: huge.log is 64.0 MB, more than edit_file handles (8.0 MB). Change a file this large with run_command (e.g. sed), or replace it with write_file.");
+    expect(ctx.audit).toEqual([]);
+    expect((await fs.stat(path.join(root, "huge.log"))).size).toBe(64 * 1024 * 1024);
   });
 });

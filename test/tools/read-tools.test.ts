@@ -1,4 +1,4 @@
-import { beforeAll, afterAll, describe, expect, it } from "vitest";
+import { beforeAll, afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { execFileSync } from "node:child_process";
 import { promises as fs } from "node:fs";
 import os from "node:os";
@@ -6,6 +6,7 @@ import path from "node:path";
 import { dispatchToolCall } from "../../src/tools/registry.js";
 import { createCommandRunner } from "../../src/workspace/command-runner.js";
 import type { ToolContext } from "../../src/tools/tool.js";
+import { makeFifo, releaseFifo } from "../helpers/fifo.js";
 
 let root: string;
 
@@ -96,6 +97,30 @@ describe("read_file", () => {
   it("refuses paths outside the workspace", async () => {
     expect((await call("read_file", { path: "../../etc/passwd" })).content).toMatch(/^Error: .*leaves the repository/);
     expect((await call("read_file", { path: ".git/config" })).content).toMatch(/^Error: .*\.git/);
+  });
+
+  it("refuses a named pipe a command left in the workspace at once, instead of blocking on it", { timeout: 5000 }, async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), "bp-read-fifo-"));
+    const fifo = makeFifo(dir, "notes.txt");
+    onTestFinished(() => releaseFifo(fifo));
+    const result = await call("read_file", { path: "notes.txt" }, context({ root: dir }));
+    expect(result.content).toMatch(/^Error: notes\.txt is not a regular file \(a named pipe\)/);
+  });
+
+  it("reads a window of a huge file without reading the whole file", async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), "bp-read-huge-"));
+    onTestFinished(() => fs.rm(dir, { recursive: true, force: true }));
+    const head = Array.from({ length: 1000 }, (_, i) => `line ${i + 1}`).join("\n") + "\n";
+    await fs.writeFile(path.join(dir, "huge.log"), head);
+    // 3 GiB, sparse: past what one Buffer can hold, so reading it whole cannot work.
+    await fs.truncate(path.join(dir, "huge.log"), 3 * 1024 ** 3);
+    const result = await call("read_file", { path: "huge.log", start_line: 998 }, context({ root: dir }));
+    const lines = result.content.split("\n");
+    expect(lines[0]).toBe("huge.log (3.0 GB)");
+    expect(lines.slice(1, 4)).toEqual(["   998\tline 998", "   999\tline 999", "  1000\tline 1000"]);
+    // The rest is one line of zeros, shown cut; the hint says how to read on.
+    expect(lines[4]).toMatch(/^  1001\t\0+ … \[line cut\]$/);
+    expect(result.content).toMatch(/\[Showing lines 998-1001 of a file too large to count its lines\. Call read_file with start_line=1002/);
   });
 });
 

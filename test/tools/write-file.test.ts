@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from "vitest";
 import { execFileSync } from "node:child_process";
 import { promises as fs } from "node:fs";
 import os from "node:os";
@@ -6,6 +6,7 @@ import path from "node:path";
 import { dispatchToolCall } from "../../src/tools/registry.js";
 import { createCommandRunner } from "../../src/workspace/command-runner.js";
 import type { ToolContext } from "../../src/tools/tool.js";
+import { makeFifo, releaseFifo } from "../helpers/fifo.js";
 
 let root: string;
 let outside: string;
@@ -138,5 +139,16 @@ describe("delete_file", () => {
 
   it("refuses a file that does not exist", async () => {
     expect((await call("delete_file", { path: "nope.txt" })).content).toMatch(/^Error: nope\.txt does not exist/);
+  });
+});
+
+describe("write_file and a named pipe", () => {
+  it("refuses to write over a named pipe, instead of blocking until something reads it", { timeout: 5000 }, async () => {
+    const fifo = makeFifo(root, "notes.txt");
+    onTestFinished(() => releaseFifo(fifo));
+    const ctx = context();
+    const result = await call("write_file", { path: "notes.txt", content: "hello\n" }, ctx);
+    expect(result.content).toMatch(/^Error: notes\.txt is not a regular file \(a named pipe\)/);
+    expect(ctx.audit).toEqual([]);
   });
 });
