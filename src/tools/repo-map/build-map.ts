@@ -40,7 +40,8 @@ export async function buildRepoMap(root: string, options: RepoMapOptions = {}): 
   if (files.length === 0) {
     return { text: "The repository has no tracked files yet. Use list_files to see untracked ones.", tokens: 0, budget, files: 0, parsed: 0, parsersUnavailable: false };
   }
-  const ranking = rankDefinitions(files, focus, options.mentions ?? noMentions());
+  // Only as many items as tokens can ever be shown: the rest need not be sorted.
+  const ranking = rankDefinitions(files, focus, options.mentions ?? noMentions(), budget);
 
   const focusText = focus.terms.length > 0 ? ` (focus: ${focus.terms.join(", ")})` : "";
   const head = [
