@@ -52,6 +52,8 @@ export async function buildRepoMap(root: string, options: RepoMapOptions = {}): 
   if (collected.parsersUnavailable) head.push("Parsers are not available here: every file is outlined by regular expressions (regex outline), and references are guessed from words.");
   else if (files.some((file) => file.tags?.source === "regex")) head.push("Files marked (regex outline) are in languages without a parser here: their definitions were found by regular expressions.");
 
+  if (collected.generated > 0) head.push(`${collected.generated} file${collected.generated === 1 ? " looks" : "s look"} minified or generated (very long lines, or named *.min.*): listed by name only, not outlined.`);
+
   const rendered = fitToBudget(files, ranking.items, head, budget);
   return { text: rendered.text, tokens: rendered.tokens, budget, files: files.length, parsed: collected.parsed, parsersUnavailable: collected.parsersUnavailable };
 }

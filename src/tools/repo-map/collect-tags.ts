@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { gitFailure, gitRead } from "../git-read.js";
 import { extractSymbols, hasOutline } from "../extract-symbols.js";
 import { parsedLanguageOf, type ParsedLanguage } from "./queries.js";
+import { generatedReason } from "./generated.js";
 import { readHead } from "./read-head.js";
 import { parseInWorkers, type ParseJob } from "./tag-pool.js";
 import { normaliseTags, signatureLine, type FileTags } from "./tags.js";
@@ -14,6 +15,8 @@ export interface RepoFile {
   note?: string;
   /** Bigger than the read limit: only its head was outlined. */
   large?: boolean;
+  /** Minified or generated: listed by name only. */
+  generated?: boolean;
 }
 
 export interface CollectedTags {
@@ -22,10 +25,14 @@ export interface CollectedTags {
   parsersUnavailable: boolean;
   /** How many files were parsed or outlined now (the rest came from the cache). */
   parsed: number;
+  /** Files left unoutlined as minified or generated. */
+  generated: number;
 }
 
+/** What a blob gave: its tags, or only why it has none (minified, no outline), so it is not read again. */
 interface CachedTags {
-  tags: FileTags;
+  tags?: FileTags;
+  generated?: boolean;
   note?: string;
   large?: boolean;
 }
@@ -132,7 +139,16 @@ export async function collectTags(root: string, signal?: AbortSignal): Promise<C
         }
         // A changed file has no blob yet: key it by its content, hashed the way git hashes a blob.
         const sha = modified.has(item.file.path) ? createHash("sha1").update(`blob ${Buffer.byteLength(head.text)}\0${head.text}`).digest("hex") : item.entry.sha;
-        pending.push({ file: item.file, key: `${sha}:${item.language ?? "regex"}`, language: item.language, text: head.text, large: head.large === true, ...(head.note ? { note: head.note } : {}) });
+        const key = `${sha}:${item.language ?? "regex"}`;
+        const generated = generatedReason(item.file.path, head.text);
+        if (generated) {
+          const entry: CachedTags = { generated: true, note: generated };
+          Object.assign(item.file, entry);
+          remember(key, entry);
+          parsedCount++;
+          continue;
+        }
+        pending.push({ file: item.file, key, language: item.language, text: head.text, large: head.large === true, ...(head.note ? { note: head.note } : {}) });
       }
     };
     await Promise.all(Array.from({ length: READ_CONCURRENCY }, reader));
@@ -156,13 +172,12 @@ export async function collectTags(root: string, signal?: AbortSignal): Promise<C
     for (const item of unseen) {
       parsedCount++;
       const tags = parsedTags.get(item) ?? regexTags(item.file.path, item.text);
-      if (!tags) continue;
-      const entry: CachedTags = { tags, ...(item.note ? { note: item.note } : {}), ...(item.large ? { large: true } : {}) };
+      const entry: CachedTags = { ...(tags ? { tags } : {}), ...(item.note ? { note: item.note } : {}), ...(item.large ? { large: true } : {}) };
       Object.assign(item.file, entry);
       remember(item.key, entry);
     }
   }
-  return { files, parsersUnavailable, parsed: parsedCount };
+  return { files, parsersUnavailable, parsed: parsedCount, generated: files.filter((file) => file.generated).length };
 }
 
 function remember(key: string, value: CachedTags): void {
