@@ -32,6 +32,14 @@ export class Workspace {
     private readonly cleanup: () => Promise<void>,
   ) {}
 
+  /**
+   * Where repo_map keeps this repository's parsed tags between processes: beside the mirror, in the
+   * workdir's mirrors area, which the agent's sandbox cannot see, let alone write.
+   */
+  get tagCacheDir(): string {
+    return `${this.repository.mirror.replace(/\.git$/, "")}.repo-map`;
+  }
+
   private async git(options: { token?: boolean; identity?: GitIdentity } = {}): Promise<UntrustedGit> {
     await restoreGitPointer(this.dir, this.repository.gitDir);
     return untrustedGit({ gitDir: this.repository.gitDir, workTree: this.dir }, { auth: options.token ? { token: this.repository.token, url: this.cloneUrl } : null, identity: options.identity });

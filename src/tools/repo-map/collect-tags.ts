@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { gitFailure, gitRead } from "../git-read.js";
 import { extractSymbols, hasOutline } from "../extract-symbols.js";
 import { parsedLanguageOf, type ParsedLanguage } from "./queries.js";
+import { loadPersistedTags, persistTags, type CachedTags } from "./disk-cache.js";
 import { generatedReason } from "./generated.js";
 import { readHead } from "./read-head.js";
 import { parseInWorkers, type ParseJob } from "./tag-pool.js";
@@ -27,19 +28,19 @@ export interface CollectedTags {
   parsed: number;
   /** Files left unoutlined as minified or generated. */
   generated: number;
+  /** Why the tags could not be written to the cache directory, if they could not. */
+  cacheError?: string;
 }
 
-/** What a blob gave: its tags, or only why it has none (minified, no outline), so it is not read again. */
-interface CachedTags {
-  tags?: FileTags;
-  generated?: boolean;
-  note?: string;
-  large?: boolean;
-}
 
 /** Tags by blob SHA (and language): a blob's tags never change, so a warm map re-parses only changed files. */
 const cache = new Map<string, CachedTags>();
 const MAX_CACHED = 200_000;
+/** Repository cache directories read into `cache` by this process. */
+const loadedDirs = new Set<string>();
+/** Per cache directory: files parsed since its file was last written. A one-file change does not rewrite it; a push does. */
+const unsavedParses = new Map<string, number>();
+const PERSIST_AFTER = 32;
 /** Files read per wave: bounds the text held in memory at once. */
 const WAVE = 1000;
 const READ_CONCURRENCY = 16;
@@ -104,8 +105,15 @@ interface Pending {
 }
 
 /** Tags for every tracked file: from the cache by blob SHA, else read and parsed (off the main thread). */
-export async function collectTags(root: string, signal?: AbortSignal): Promise<CollectedTags> {
-  const { entries, modified } = await listTracked(root);
+export async function collectTags(root: string, signal?: AbortSignal, cacheDir?: string): Promise<CollectedTags> {
+  const [{ entries, modified }, persisted] = await Promise.all([listTracked(root), cacheDir && !loadedDirs.has(cacheDir) ? loadPersistedTags(cacheDir) : undefined]);
+  if (cacheDir && persisted) {
+    loadedDirs.add(cacheDir);
+    for (const [key, value] of persisted) if (!cache.has(key)) remember(key, value);
+    // Nothing on disk yet: the first map writes it, however few files it parsed.
+    if (persisted.size === 0) unsavedParses.set(cacheDir, PERSIST_AFTER);
+  }
+  const keys: string[] = [];
   const files: RepoFile[] = [];
   const toRead: Array<{ file: RepoFile; entry: TrackedEntry; language: ParsedLanguage | undefined }> = [];
   for (const entry of entries) {
@@ -116,8 +124,12 @@ export async function collectTags(root: string, signal?: AbortSignal): Promise<C
     else {
       const language = parsedLanguageOf(entry.path);
       if (!language && !hasOutline(entry.path)) continue;
-      const cached = modified.has(entry.path) ? undefined : cache.get(`${entry.sha}:${language ?? "regex"}`);
-      if (cached) Object.assign(file, cached);
+      const key = `${entry.sha}:${language ?? "regex"}`;
+      const cached = modified.has(entry.path) ? undefined : cache.get(key);
+      if (cached) {
+        Object.assign(file, cached);
+        keys.push(key);
+      }
       else toRead.push({ file, entry, language });
     }
   }
@@ -145,6 +157,7 @@ export async function collectTags(root: string, signal?: AbortSignal): Promise<C
           const entry: CachedTags = { generated: true, note: generated };
           Object.assign(item.file, entry);
           remember(key, entry);
+          keys.push(key);
           parsedCount++;
           continue;
         }
@@ -155,6 +168,7 @@ export async function collectTags(root: string, signal?: AbortSignal): Promise<C
     pending.sort((a, b) => (a.file.path < b.file.path ? -1 : 1));
     // A changed file whose content was seen before (the same edit, mapped again).
     const unseen = pending.filter((item) => {
+      keys.push(item.key);
       const cached = cache.get(item.key);
       if (cached) Object.assign(item.file, cached);
       return !cached;
@@ -177,7 +191,25 @@ export async function collectTags(root: string, signal?: AbortSignal): Promise<C
       remember(item.key, entry);
     }
   }
-  return { files, parsersUnavailable, parsed: parsedCount, generated: files.filter((file) => file.generated).length };
+  // A cache that cannot be written leaves the map whole: the map says so rather than failing.
+  const cacheError = cacheDir && !parsersUnavailable ? await persistIfDue(cacheDir, keys, parsedCount).then(() => undefined, (error: unknown) => (error instanceof Error ? error.message : String(error))) : undefined;
+  return { files, parsersUnavailable, parsed: parsedCount, generated: files.filter((file) => file.generated).length, ...(cacheError ? { cacheError } : {}) };
+}
+
+/** Writes the tags of the tree just mapped beside the mirror once enough files were parsed since the last write. */
+async function persistIfDue(cacheDir: string, keys: string[], parsedNow: number): Promise<void> {
+  const unsaved = (unsavedParses.get(cacheDir) ?? 0) + parsedNow;
+  if (parsedNow === 0 || unsaved < PERSIST_AFTER) {
+    unsavedParses.set(cacheDir, unsaved);
+    return;
+  }
+  const entries: Array<[string, CachedTags]> = [];
+  for (const key of keys.sort()) {
+    const value = cache.get(key);
+    if (value) entries.push([key, value]);
+  }
+  await persistTags(cacheDir, entries);
+  unsavedParses.set(cacheDir, 0);
 }
 
 function remember(key: string, value: CachedTags): void {
@@ -191,4 +223,7 @@ function remember(key: string, value: CachedTags): void {
 /** Forgets every cached tag (tests measure cold maps with it). */
 export function clearTagCache(): void {
   cache.clear();
+  // A fresh start, like a new process: the next map with a cache directory reads it again.
+  loadedDirs.clear();
+  unsavedParses.clear();
 }
