@@ -199,7 +199,7 @@ export async function collectTags(root: string, signal?: AbortSignal, cacheDir?:
 /** Writes the tags of the tree just mapped beside the mirror once enough files were parsed since the last write. */
 async function persistIfDue(cacheDir: string, keys: string[], parsedNow: number): Promise<void> {
   const unsaved = (unsavedParses.get(cacheDir) ?? 0) + parsedNow;
-  if (parsedNow === 0 || unsaved < PERSIST_AFTER) {
+  if (unsaved < PERSIST_AFTER) {
     unsavedParses.set(cacheDir, unsaved);
     return;
   }

@@ -37,26 +37,29 @@ export function rankDefinitions(files: RepoFile[], focus: Focus, mentions: Menti
   const personal = personalisation(files, focus, mentions);
   const { ranks, scoreOf } = scoresOf(files.length, graph, personal.vector);
 
-  const items: RankedItem[] = [];
-  files.forEach((file, index) => {
-    const rank = ranks[index] ?? 0;
-    const fileTier = personal.fileTiers[index] ?? 2;
-    const definitions = file.tags?.definitions ?? [];
-    if (definitions.length === 0) items.push({ file: index, order: items.length, score: rank, tier: fileTier });
-    for (const definition of definitions) {
-      const score = scoreOf(index, definition.name) + (rank * BASELINE_SHARE) / definitions.length;
-      const tier = focus.keys.length === 0 ? fileTier : (Math.min(fileTier, symbolTier(definition.name, focus)) as RankedItem["tier"]);
-      items.push({ file: index, order: items.length, definition, score, tier });
-    }
-  });
-  const better = (a: RankedItem, b: RankedItem) =>
+  const order = (a: RankedItem, b: RankedItem) =>
     a.tier - b.tier ||
     Number(a.definition === undefined) - Number(b.definition === undefined) ||
     b.score - a.score ||
     compare(files[a.file]?.path ?? "", files[b.file]?.path ?? "") ||
     (a.definition?.line ?? 0) - (b.definition?.line ?? 0) ||
     a.order - b.order;
-  return { items: best(items, limit, better), focusMatched: personal.matched };
+  const kept = new BestItems(limit, order);
+  let count = 0;
+  files.forEach((file, index) => {
+    const rank = ranks[index] ?? 0;
+    const fileTier = personal.fileTiers[index] ?? 2;
+    const definitions = file.tags?.definitions ?? [];
+    if (definitions.length === 0) kept.offer({ file: index, order: count++, score: rank, tier: fileTier });
+    for (const definition of definitions) {
+      const score = scoreOf(index, definition.name) + (rank * BASELINE_SHARE) / definitions.length;
+      const tier = focus.keys.length === 0 ? fileTier : (Math.min(fileTier, symbolTier(definition.name, focus)) as RankedItem["tier"]);
+      // Most definitions cannot make the cut: judged before an item is made for them.
+      if (kept.wouldKeep(tier, score)) kept.offer({ file: index, order: count++, definition, score, tier });
+      else count++;
+    }
+  });
+  return { items: kept.sorted(), focusMatched: personal.matched };
 }
 
 interface Scores {
@@ -111,41 +114,60 @@ function sameVector(a: Float64Array | undefined, b: Float64Array | undefined): b
  * The `limit` best items in order, without sorting all of them: a bounded heap whose root is the
  * worst kept. The order is total (file order breaks the last ties), so this equals a full sort's prefix.
  */
-function best(items: RankedItem[], limit: number, order: (a: RankedItem, b: RankedItem) => number): RankedItem[] {
-  if (items.length <= limit) return items.sort(order);
-  const heap: RankedItem[] = [];
-  const worse = (i: number, j: number) => {
-    const a = heap[i];
-    const b = heap[j];
-    return a !== undefined && b !== undefined && order(a, b) > 0;
-  };
-  const swap = (i: number, j: number) => {
-    const a = heap[i];
-    const b = heap[j];
-    if (a === undefined || b === undefined) return;
-    heap[i] = b;
-    heap[j] = a;
-  };
-  for (const item of items) {
-    if (heap.length < limit) {
+class BestItems {
+  private readonly heap: RankedItem[] = [];
+
+  constructor(
+    private readonly limit: number,
+    private readonly order: (a: RankedItem, b: RankedItem) => number,
+  ) {}
+
+  /** False only when a definition with this tier and score is surely worse than everything kept. */
+  wouldKeep(tier: number, score: number): boolean {
+    const root = this.heap[0];
+    if (this.heap.length < this.limit || root === undefined) return this.limit > 0;
+    // A definition ranks before a name-only file of its tier, and ties go to the full comparison.
+    return tier < root.tier || (tier === root.tier && (root.definition === undefined || score >= root.score));
+  }
+
+  offer(item: RankedItem): void {
+    const heap = this.heap;
+    if (heap.length < this.limit) {
       heap.push(item);
-      for (let at = heap.length - 1; at > 0 && worse(at, (at - 1) >> 1); at = (at - 1) >> 1) swap(at, (at - 1) >> 1);
-      continue;
+      for (let at = heap.length - 1; at > 0 && this.worse(at, (at - 1) >> 1); at = (at - 1) >> 1) this.swap(at, (at - 1) >> 1);
+      return;
     }
     const root = heap[0];
-    if (root === undefined || order(item, root) >= 0) continue;
+    if (root === undefined || this.order(item, root) >= 0) return;
     heap[0] = item;
     for (let at = 0; ; ) {
       const left = 2 * at + 1;
       let worst = at;
-      if (left < heap.length && worse(left, worst)) worst = left;
-      if (left + 1 < heap.length && worse(left + 1, worst)) worst = left + 1;
-      if (worst === at) break;
-      swap(at, worst);
+      if (left < heap.length && this.worse(left, worst)) worst = left;
+      if (left + 1 < heap.length && this.worse(left + 1, worst)) worst = left + 1;
+      if (worst === at) return;
+      this.swap(at, worst);
       at = worst;
     }
   }
-  return heap.sort(order);
+
+  sorted(): RankedItem[] {
+    return this.heap.sort(this.order);
+  }
+
+  private worse(i: number, j: number): boolean {
+    const a = this.heap[i];
+    const b = this.heap[j];
+    return a !== undefined && b !== undefined && this.order(a, b) > 0;
+  }
+
+  private swap(i: number, j: number): void {
+    const a = this.heap[i];
+    const b = this.heap[j];
+    if (a === undefined || b === undefined) return;
+    this.heap[i] = b;
+    this.heap[j] = a;
+  }
 }
 
 function symbolTier(name: string, focus: Focus): 0 | 1 | 2 {
