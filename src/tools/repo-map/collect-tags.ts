@@ -167,12 +167,20 @@ export async function collectTags(root: string, signal?: AbortSignal, cacheDir?:
     await Promise.all(Array.from({ length: READ_CONCURRENCY }, reader));
     pending.sort((a, b) => (a.file.path < b.file.path ? -1 : 1));
     // A changed file whose content was seen before (the same edit, mapped again).
-    const unseen = pending.filter((item) => {
+    // A blob twice in the tree (vendored copies, boilerplate) is parsed once, and both files share its tags object.
+    const firstOfBlob = new Set<string>();
+    const copies: Pending[] = [];
+    const unseen: Pending[] = [];
+    for (const item of pending) {
       keys.push(item.key);
       const cached = cache.get(item.key);
       if (cached) Object.assign(item.file, cached);
-      return !cached;
-    });
+      else if (firstOfBlob.has(item.key)) copies.push(item);
+      else {
+        firstOfBlob.add(item.key);
+        unseen.push(item);
+      }
+    }
     const parsed = unseen.filter((item) => item.language !== undefined);
     const jobs: ParseJob[] = parsed.flatMap((item) => (item.language ? [{ language: item.language, text: item.text }] : []));
     const outcomes = jobs.length > 0 && !parsersUnavailable ? await parseInWorkers(jobs, signal) : undefined;
@@ -189,6 +197,10 @@ export async function collectTags(root: string, signal?: AbortSignal, cacheDir?:
       const entry: CachedTags = { ...(tags ? { tags } : {}), ...(item.note ? { note: item.note } : {}), ...(item.large ? { large: true } : {}) };
       Object.assign(item.file, entry);
       remember(item.key, entry);
+    }
+    for (const item of copies) {
+      const entry = cache.get(item.key);
+      if (entry) Object.assign(item.file, entry);
     }
   }
   // A cache that cannot be written leaves the map whole: the map says so rather than failing.
