@@ -32,7 +32,6 @@ export interface CollectedTags {
   cacheError?: string;
 }
 
-
 /** Tags by blob SHA (and language): a blob's tags never change, so a warm map re-parses only changed files. */
 const cache = new Map<string, CachedTags>();
 const MAX_CACHED = 200_000;
@@ -129,8 +128,7 @@ export async function collectTags(root: string, signal?: AbortSignal, cacheDir?:
       if (cached) {
         Object.assign(file, cached);
         keys.push(key);
-      }
-      else toRead.push({ file, entry, language });
+      } else toRead.push({ file, entry, language });
     }
   }
   let parsersUnavailable = false;
@@ -166,7 +164,7 @@ export async function collectTags(root: string, signal?: AbortSignal, cacheDir?:
     };
     await Promise.all(Array.from({ length: READ_CONCURRENCY }, reader));
     pending.sort((a, b) => (a.file.path < b.file.path ? -1 : 1));
-    // A changed file whose content was seen before (the same edit, mapped again).
+    // A changed file whose content was seen before (the same edit, mapped again) comes from the cache.
     // A blob twice in the tree (vendored copies, boilerplate) is parsed once, and both files share its tags object.
     const firstOfBlob = new Set<string>();
     const copies: Pending[] = [];

@@ -16,7 +16,7 @@ export interface CachedTags {
 /** Bumped when what a parse produces changes in a way the grammar and query text do not show. */
 const FORMAT = 1;
 /** A repository's cache file holds the blobs of the last trees mapped, up to this many. */
-export const MAX_PERSISTED_BLOBS = 100_000;
+const MAX_PERSISTED_BLOBS = 100_000;
 
 const require = createRequire(import.meta.url);
 
