@@ -1,7 +1,7 @@
 /** Files at least this big are judged by their line length; smaller ones cost little to outline. */
-const MIN_JUDGED_BYTES = 4096;
-/** Hand-written code averages well under 80 characters a line; minified bundles run to thousands. */
-const MAX_AVERAGE_LINE = 250;
+const MIN_JUDGED_BYTES = 16 * 1024;
+/** Hand-written code averages well under 80 characters a line, long re-export lists a few hundred; minified bundles run to thousands. */
+const MAX_AVERAGE_LINE = 1000;
 const MINIFIED_NAME = /\.min\.[cm]?[jt]sx?$|[.-]bundle\.[cm]?js$/;
 
 /**
