@@ -22,6 +22,7 @@ export const repoMapTool = defineTool({
         focus: args.focus,
         tokens: context.repoMap?.tokens,
         mentions: context.repoMap?.thread ? threadMentions(context.repoMap.thread) : undefined,
+        tagCacheDir: context.repoMap?.tagCacheDir,
         signal: context.signal,
       });
       return { content: map.text };

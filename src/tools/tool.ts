@@ -40,8 +40,8 @@ export interface ToolContext {
   /** Whether sandboxed commands may use the network (repository opt-in). */
   network?: boolean;
   signal?: AbortSignal;
-  /** How repo_map is fitted to this run: its token budget, and the thread's text (issue, comments, plan) whose identifiers and paths tilt the ranking. */
-  repoMap?: { tokens?: number; thread?: string };
+  /** How repo_map is fitted to this run: its token budget, the thread's text (issue, comments, plan) whose identifiers and paths tilt the ranking, and where parsed tags persist (outside the sandbox). */
+  repoMap?: { tokens?: number; thread?: string; tagCacheDir?: string };
   /** When the run's wall-time limit ends (epoch ms): commands are capped at the time left. */
   deadline?: number;
 }

@@ -125,6 +125,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
         allowWorkflowWrites: false,
         // repo_map ranks what the thread talks about (identifiers, paths) higher.
         repoMap: {
+          tagCacheDir: tree.tagCacheDir,
           thread: [
             memory.instructions,
             context.title,

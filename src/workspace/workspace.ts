@@ -31,6 +31,14 @@ export class Workspace {
     private readonly cleanup: () => Promise<void>,
   ) {}
 
+  /**
+   * Where repo_map keeps this repository's parsed tags between processes: beside the mirror, in the
+   * workdir's mirrors area, which the agent's sandbox cannot see, let alone write.
+   */
+  get tagCacheDir(): string {
+    return `${this.repository.mirror.replace(/\.git$/, "")}.repo-map`;
+  }
+
   private async git(options: { token?: boolean; identity?: GitIdentity } = {}): Promise<UntrustedGit> {
     await restoreGitPointer(this.dir, this.repository.gitDir);
     return untrustedGit(

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { readdirSync } from "node:fs";
+import path from "node:path";
 import { samplePlan } from "../helpers/model-server.js";
 import { commentPayload } from "../helpers/app.js";
 import { useAppFixture } from "../helpers/app-fixture.js";
@@ -25,5 +27,10 @@ describe("/plan and repo_map", () => {
     // Unmentioned, src/a/invoice.js would come first (same rank, earlier path).
     expect(map.indexOf("src/b/shipping.js")).toBeGreaterThan(0);
     expect(map.indexOf("src/b/shipping.js")).toBeLessThan(map.indexOf("src/a/invoice.js"));
+    // The parsed tags persist beside the mirror, out of the agent's sandbox, for the next process.
+    const mirrors = readdirSync(path.join(fx.app.workdir, "mirrors"));
+    const tagDir = mirrors.find((name) => name.endsWith(".repo-map"));
+    expect(tagDir).toBeDefined();
+    expect(readdirSync(path.join(fx.app.workdir, "mirrors", tagDir ?? "")).some((name) => /^repo-map-tags-[0-9a-f]{16}\.json$/.test(name))).toBe(true);
   });
 });

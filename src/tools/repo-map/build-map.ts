@@ -15,6 +15,8 @@ export interface RepoMapOptions {
   /** What the thread (issue, comments, plan) mentions; tilts the ranking without being named. */
   mentions?: Mentions | undefined;
   signal?: AbortSignal | undefined;
+  /** Where parsed tags persist between processes (beside the repository's mirror, never in the worktree). */
+  tagCacheDir?: string | undefined;
 }
 
 export interface RepoMap {
@@ -35,12 +37,13 @@ export interface RepoMap {
 export async function buildRepoMap(root: string, options: RepoMapOptions = {}): Promise<RepoMap> {
   const budget = Math.min(MAX_MAP_TOKENS, Math.max(MIN_MAP_TOKENS, Math.floor(options.tokens ?? DEFAULT_MAP_TOKENS)));
   const focus = focusTerms(options.focus);
-  const collected = await collectTags(root, options.signal);
+  const collected = await collectTags(root, options.signal, options.tagCacheDir);
   const { files } = collected;
   if (files.length === 0) {
     return { text: "The repository has no tracked files yet. Use list_files to see untracked ones.", tokens: 0, budget, files: 0, parsed: 0, parsersUnavailable: false };
   }
-  const ranking = rankDefinitions(files, focus, options.mentions ?? noMentions());
+  // Only as many items as tokens can ever be shown: the rest need not be sorted.
+  const ranking = rankDefinitions(files, focus, options.mentions ?? noMentions(), budget);
 
   const focusText = focus.terms.length > 0 ? ` (focus: ${focus.terms.join(", ")})` : "";
   const head = [
@@ -50,6 +53,9 @@ export async function buildRepoMap(root: string, options: RepoMapOptions = {}): 
   if (focus.keys.length > 0 && !ranking.focusMatched) head.push(`Nothing matched the focus (${focus.terms.join(", ")}); showing the whole repository.`);
   if (collected.parsersUnavailable) head.push("Parsers are not available here: every file is outlined by regular expressions (regex outline), and references are guessed from words.");
   else if (files.some((file) => file.tags?.source === "regex")) head.push("Files marked (regex outline) are in languages without a parser here: their definitions were found by regular expressions.");
+
+  if (collected.cacheError) head.push(`The parsed tags could not be saved for the next process (${collected.cacheError}); this map is complete.`);
+  if (collected.generated > 0) head.push(`${collected.generated} file${collected.generated === 1 ? " looks" : "s look"} minified or generated (very long lines, or named *.min.*): listed by name only, not outlined.`);
 
   const rendered = fitToBudget(files, ranking.items, head, budget);
   return { text: rendered.text, tokens: rendered.tokens, budget, files: files.length, parsed: collected.parsed, parsersUnavailable: collected.parsersUnavailable };

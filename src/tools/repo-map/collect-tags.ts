@@ -2,6 +2,8 @@ import { createHash } from "node:crypto";
 import { gitFailure, gitRead } from "../git-read.js";
 import { extractSymbols, hasOutline } from "../extract-symbols.js";
 import { parsedLanguageOf, type ParsedLanguage } from "./queries.js";
+import { loadPersistedTags, persistTags, type CachedTags } from "./disk-cache.js";
+import { generatedReason } from "./generated.js";
 import { readHead } from "./read-head.js";
 import { parseInWorkers, type ParseJob } from "./tag-pool.js";
 import { normaliseTags, signatureLine, type FileTags } from "./tags.js";
@@ -14,6 +16,8 @@ export interface RepoFile {
   note?: string;
   /** Bigger than the read limit: only its head was outlined. */
   large?: boolean;
+  /** Minified or generated: listed by name only. */
+  generated?: boolean;
 }
 
 export interface CollectedTags {
@@ -22,17 +26,20 @@ export interface CollectedTags {
   parsersUnavailable: boolean;
   /** How many files were parsed or outlined now (the rest came from the cache). */
   parsed: number;
-}
-
-interface CachedTags {
-  tags: FileTags;
-  note?: string;
-  large?: boolean;
+  /** Files left unoutlined as minified or generated. */
+  generated: number;
+  /** Why the tags could not be written to the cache directory, if they could not. */
+  cacheError?: string;
 }
 
 /** Tags by blob SHA (and language): a blob's tags never change, so a warm map re-parses only changed files. */
 const cache = new Map<string, CachedTags>();
 const MAX_CACHED = 200_000;
+/** Repository cache directories read into `cache` by this process. */
+const loadedDirs = new Set<string>();
+/** Per cache directory: files parsed since its file was last written. A one-file change does not rewrite it; a push does. */
+const unsavedParses = new Map<string, number>();
+const PERSIST_AFTER = 32;
 /** Files read per wave: bounds the text held in memory at once. */
 const WAVE = 1000;
 const READ_CONCURRENCY = 16;
@@ -43,24 +50,27 @@ interface TrackedEntry {
   sha: string;
 }
 
-/** The tracked files with their blob SHAs, from the index (`git ls-files -s`), and those changed in the working tree. */
+/**
+ * The tracked files with their blob SHAs, from the index, and those changed in the working tree:
+ * one `git ls-files -t -c -m -s` (a spawned git is a good part of a warm map), where `H` tags a
+ * cached entry and `C` a changed one.
+ */
 async function listTracked(root: string): Promise<{ entries: TrackedEntry[]; modified: Set<string> }> {
-  const [staged, changed] = await Promise.all([
-    gitRead(root, ["ls-files", "-s", "-z", "--full-name"]),
-    gitRead(root, ["ls-files", "-m", "-z", "--full-name"]),
-  ]);
-  if (staged.code !== 0) throw new Error(gitFailure(staged, "ls-files"));
-  if (changed.code !== 0) throw new Error(gitFailure(changed, "ls-files"));
+  const listed = await gitRead(root, ["ls-files", "-t", "-c", "-m", "-s", "-z", "--full-name"]);
+  if (listed.code !== 0) throw new Error(gitFailure(listed, "ls-files"));
   const byPath = new Map<string, TrackedEntry>();
-  for (const record of staged.stdout.split("\0")) {
+  const modified = new Set<string>();
+  for (const record of listed.stdout.split("\0")) {
     const tab = record.indexOf("\t");
     if (tab < 0) continue;
-    const [mode = "", sha = ""] = record.slice(0, tab).split(" ");
+    const [status = "", mode = "", sha = ""] = record.slice(0, tab).split(" ");
     const file = record.slice(tab + 1);
-    if (!file.startsWith("../") && !byPath.has(file)) byPath.set(file, { path: file, mode, sha });
+    if (file.startsWith("../")) continue;
+    if (status === "C" || status === "R") modified.add(file);
+    if (!byPath.has(file)) byPath.set(file, { path: file, mode, sha });
   }
   const entries = [...byPath.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { entries, modified: new Set(changed.stdout.split("\0").filter(Boolean)) };
+  return { entries, modified };
 }
 
 /** The regex outline of a language without a parser (or when parsers are unavailable). */
@@ -94,8 +104,15 @@ interface Pending {
 }
 
 /** Tags for every tracked file: from the cache by blob SHA, else read and parsed (off the main thread). */
-export async function collectTags(root: string, signal?: AbortSignal): Promise<CollectedTags> {
-  const { entries, modified } = await listTracked(root);
+export async function collectTags(root: string, signal?: AbortSignal, cacheDir?: string): Promise<CollectedTags> {
+  const [{ entries, modified }, persisted] = await Promise.all([listTracked(root), cacheDir && !loadedDirs.has(cacheDir) ? loadPersistedTags(cacheDir) : undefined]);
+  if (cacheDir && persisted) {
+    loadedDirs.add(cacheDir);
+    for (const [key, value] of persisted) if (!cache.has(key)) remember(key, value);
+    // Nothing on disk yet: the first map writes it, however few files it parsed.
+    if (persisted.size === 0) unsavedParses.set(cacheDir, PERSIST_AFTER);
+  }
+  const keys: string[] = [];
   const files: RepoFile[] = [];
   const toRead: Array<{ file: RepoFile; entry: TrackedEntry; language: ParsedLanguage | undefined }> = [];
   for (const entry of entries) {
@@ -106,9 +123,12 @@ export async function collectTags(root: string, signal?: AbortSignal): Promise<C
     else {
       const language = parsedLanguageOf(entry.path);
       if (!language && !hasOutline(entry.path)) continue;
-      const cached = modified.has(entry.path) ? undefined : cache.get(`${entry.sha}:${language ?? "regex"}`);
-      if (cached) Object.assign(file, cached);
-      else toRead.push({ file, entry, language });
+      const key = `${entry.sha}:${language ?? "regex"}`;
+      const cached = modified.has(entry.path) ? undefined : cache.get(key);
+      if (cached) {
+        Object.assign(file, cached);
+        keys.push(key);
+      } else toRead.push({ file, entry, language });
     }
   }
   let parsersUnavailable = false;
@@ -129,17 +149,36 @@ export async function collectTags(root: string, signal?: AbortSignal): Promise<C
         }
         // A changed file has no blob yet: key it by its content, hashed the way git hashes a blob.
         const sha = modified.has(item.file.path) ? createHash("sha1").update(`blob ${Buffer.byteLength(head.text)}\0${head.text}`).digest("hex") : item.entry.sha;
-        pending.push({ file: item.file, key: `${sha}:${item.language ?? "regex"}`, language: item.language, text: head.text, large: head.large === true, ...(head.note ? { note: head.note } : {}) });
+        const key = `${sha}:${item.language ?? "regex"}`;
+        const generated = generatedReason(item.file.path, head.text);
+        if (generated) {
+          const entry: CachedTags = { generated: true, note: generated };
+          Object.assign(item.file, entry);
+          remember(key, entry);
+          keys.push(key);
+          parsedCount++;
+          continue;
+        }
+        pending.push({ file: item.file, key, language: item.language, text: head.text, large: head.large === true, ...(head.note ? { note: head.note } : {}) });
       }
     };
     await Promise.all(Array.from({ length: READ_CONCURRENCY }, reader));
     pending.sort((a, b) => (a.file.path < b.file.path ? -1 : 1));
-    // A changed file whose content was seen before (the same edit, mapped again).
-    const unseen = pending.filter((item) => {
+    // A changed file whose content was seen before (the same edit, mapped again) comes from the cache.
+    // A blob twice in the tree (vendored copies, boilerplate) is parsed once, and both files share its tags object.
+    const firstOfBlob = new Set<string>();
+    const copies: Pending[] = [];
+    const unseen: Pending[] = [];
+    for (const item of pending) {
+      keys.push(item.key);
       const cached = cache.get(item.key);
       if (cached) Object.assign(item.file, cached);
-      return !cached;
-    });
+      else if (firstOfBlob.has(item.key)) copies.push(item);
+      else {
+        firstOfBlob.add(item.key);
+        unseen.push(item);
+      }
+    }
     const parsed = unseen.filter((item) => item.language !== undefined);
     const jobs: ParseJob[] = parsed.flatMap((item) => (item.language ? [{ language: item.language, text: item.text }] : []));
     const outcomes = jobs.length > 0 && !parsersUnavailable ? await parseInWorkers(jobs, signal) : undefined;
@@ -153,13 +192,34 @@ export async function collectTags(root: string, signal?: AbortSignal): Promise<C
     for (const item of unseen) {
       parsedCount++;
       const tags = parsedTags.get(item) ?? regexTags(item.file.path, item.text);
-      if (!tags) continue;
-      const entry: CachedTags = { tags, ...(item.note ? { note: item.note } : {}), ...(item.large ? { large: true } : {}) };
+      const entry: CachedTags = { ...(tags ? { tags } : {}), ...(item.note ? { note: item.note } : {}), ...(item.large ? { large: true } : {}) };
       Object.assign(item.file, entry);
       remember(item.key, entry);
     }
+    for (const item of copies) {
+      const entry = cache.get(item.key);
+      if (entry) Object.assign(item.file, entry);
+    }
   }
-  return { files, parsersUnavailable, parsed: parsedCount };
+  // A cache that cannot be written leaves the map whole: the map says so rather than failing.
+  const cacheError = cacheDir && !parsersUnavailable ? await persistIfDue(cacheDir, keys, parsedCount).then(() => undefined, (error: unknown) => (error instanceof Error ? error.message : String(error))) : undefined;
+  return { files, parsersUnavailable, parsed: parsedCount, generated: files.filter((file) => file.generated).length, ...(cacheError ? { cacheError } : {}) };
+}
+
+/** Writes the tags of the tree just mapped beside the mirror once enough files were parsed since the last write. */
+async function persistIfDue(cacheDir: string, keys: string[], parsedNow: number): Promise<void> {
+  const unsaved = (unsavedParses.get(cacheDir) ?? 0) + parsedNow;
+  if (unsaved < PERSIST_AFTER) {
+    unsavedParses.set(cacheDir, unsaved);
+    return;
+  }
+  const entries: Array<[string, CachedTags]> = [];
+  for (const key of keys.sort()) {
+    const value = cache.get(key);
+    if (value) entries.push([key, value]);
+  }
+  await persistTags(cacheDir, entries);
+  unsavedParses.set(cacheDir, 0);
 }
 
 function remember(key: string, value: CachedTags): void {
@@ -173,4 +233,7 @@ function remember(key: string, value: CachedTags): void {
 /** Forgets every cached tag (tests measure cold maps with it). */
 export function clearTagCache(): void {
   cache.clear();
+  // A fresh start, like a new process: the next map with a cache directory reads it again.
+  loadedDirs.clear();
+  unsavedParses.clear();
 }

@@ -1,7 +1,7 @@
 export interface WeightedEdges {
-  sources: number[];
-  targets: number[];
-  weights: number[];
+  sources: ArrayLike<number>;
+  targets: ArrayLike<number>;
+  weights: ArrayLike<number>;
   count: number;
 }
 

@@ -1,12 +1,14 @@
 import type { RepoFile } from "./collect-tags.js";
 import { pathMatch, type Focus, type Mentions } from "./focus.js";
 import { pagerank } from "./pagerank.js";
-import { useGraph } from "./use-graph.js";
+import { useGraph, type UseGraph } from "./use-graph.js";
 import type { Definition } from "./tags.js";
 
 /** One line of the map to be: a definition, or a file shown by name only (no definitions). */
 export interface RankedItem {
   file: number;
+  /** Position in file order: the last tie-break, so that any selection of the best is the same. */
+  order: number;
   definition?: Definition;
   score: number;
   /** 0: names a focused symbol; 1: in a focused file, or partly names a focus term; 2: the rest. */
@@ -14,7 +16,7 @@ export interface RankedItem {
 }
 
 export interface Ranking {
-  /** Best first: every definition, then files without definitions. */
+  /** Best first: definitions, then files without definitions; at most `limit` of them. */
   items: RankedItem[];
   /** Whether anything matched the focus. */
   focusMatched: boolean;
@@ -30,13 +32,51 @@ const BASELINE_SHARE = 0.05;
  * PageRank over that graph ranks the files; each file's rank then flows along its edges to the
  * definitions it uses, which ranks definitions (within and across files) by the same scores.
  */
-export function rankDefinitions(files: RepoFile[], focus: Focus, mentions: Mentions): Ranking {
+export function rankDefinitions(files: RepoFile[], focus: Focus, mentions: Mentions, limit = Number.POSITIVE_INFINITY): Ranking {
   const graph = useGraph(files, mentions);
   const personal = personalisation(files, focus, mentions);
-  const ranks = pagerank(files.length, graph, personal.vector);
+  const { ranks, scoreOf } = scoresOf(files.length, graph, personal.vector);
 
+  const order = (a: RankedItem, b: RankedItem) =>
+    a.tier - b.tier ||
+    Number(a.definition === undefined) - Number(b.definition === undefined) ||
+    b.score - a.score ||
+    compare(files[a.file]?.path ?? "", files[b.file]?.path ?? "") ||
+    (a.definition?.line ?? 0) - (b.definition?.line ?? 0) ||
+    a.order - b.order;
+  const kept = new BestItems(limit, order);
+  let count = 0;
+  files.forEach((file, index) => {
+    const rank = ranks[index] ?? 0;
+    const fileTier = personal.fileTiers[index] ?? 2;
+    const definitions = file.tags?.definitions ?? [];
+    if (definitions.length === 0) kept.offer({ file: index, order: count++, score: rank, tier: fileTier });
+    for (const definition of definitions) {
+      const score = scoreOf(index, definition.name) + (rank * BASELINE_SHARE) / definitions.length;
+      const tier = focus.keys.length === 0 ? fileTier : (Math.min(fileTier, symbolTier(definition.name, focus)) as RankedItem["tier"]);
+      // Most definitions cannot make the cut: judged before an item is made for them.
+      if (kept.wouldKeep(tier, score)) kept.offer({ file: index, order: count++, definition, score, tier });
+      else count++;
+    }
+  });
+  return { items: kept.sorted(), focusMatched: personal.matched };
+}
+
+interface Scores {
+  ranks: Float64Array;
+  /** A definition's share of the ranks of the files using its name. */
+  scoreOf: (file: number, name: string) => number;
+}
+
+/** The last scores: the same graph and personalisation (a map asked for again) give the same scores. */
+let lastScores: { graph: UseGraph; personal: Float64Array | undefined; scores: Scores } | undefined;
+
+function scoresOf(nodeCount: number, graph: UseGraph, personal: Float64Array | undefined): Scores {
+  const previous = lastScores;
+  if (previous && previous.graph === graph && sameVector(previous.personal, personal)) return previous.scores;
+  const ranks = pagerank(nodeCount, graph, personal);
   // Each file's rank flows to the definitions it uses, in proportion to the edge weights.
-  const outWeight = new Float64Array(files.length);
+  const outWeight = new Float64Array(nodeCount);
   for (let e = 0; e < graph.count; e++) {
     const from = graph.sources[e] ?? 0;
     outWeight[from] = (outWeight[from] ?? 0) + (graph.weights[e] ?? 0);
@@ -60,27 +100,74 @@ export function rankDefinitions(files: RepoFile[], focus: Focus, mentions: Menti
     if (id === undefined) return 0;
     return graph.singleDefiner[id] ? (byName[id] ?? 0) : (byFileAndName.get(file * graph.names.length + id) ?? 0);
   };
+  const scores = { ranks, scoreOf };
+  lastScores = { graph, personal, scores };
+  return scores;
+}
 
-  const items: RankedItem[] = [];
-  files.forEach((file, index) => {
-    const rank = ranks[index] ?? 0;
-    const fileTier = personal.fileTiers[index] ?? 2;
-    const definitions = file.tags?.definitions ?? [];
-    if (definitions.length === 0) items.push({ file: index, score: rank, tier: fileTier });
-    for (const definition of definitions) {
-      const score = scoreOf(index, definition.name) + (rank * BASELINE_SHARE) / definitions.length;
-      items.push({ file: index, definition, score, tier: Math.min(fileTier, symbolTier(definition.name, focus)) as RankedItem["tier"] });
+function sameVector(a: Float64Array | undefined, b: Float64Array | undefined): boolean {
+  if (!a || !b) return a === b;
+  return a.length === b.length && a.every((value, index) => value === b[index]);
+}
+
+/**
+ * The `limit` best items in order, without sorting all of them: a bounded heap whose root is the
+ * worst kept. The order is total (file order breaks the last ties), so this equals a full sort's prefix.
+ */
+class BestItems {
+  private readonly heap: RankedItem[] = [];
+
+  constructor(
+    private readonly limit: number,
+    private readonly order: (a: RankedItem, b: RankedItem) => number,
+  ) {}
+
+  /** False only when a definition with this tier and score is surely worse than everything kept. */
+  wouldKeep(tier: number, score: number): boolean {
+    const root = this.heap[0];
+    if (this.heap.length < this.limit || root === undefined) return this.limit > 0;
+    // A definition ranks before a name-only file of its tier, and ties go to the full comparison.
+    return tier < root.tier || (tier === root.tier && (root.definition === undefined || score >= root.score));
+  }
+
+  offer(item: RankedItem): void {
+    const heap = this.heap;
+    if (heap.length < this.limit) {
+      heap.push(item);
+      for (let at = heap.length - 1; at > 0 && this.worse(at, (at - 1) >> 1); at = (at - 1) >> 1) this.swap(at, (at - 1) >> 1);
+      return;
     }
-  });
-  items.sort(
-    (a, b) =>
-      a.tier - b.tier ||
-      Number(a.definition === undefined) - Number(b.definition === undefined) ||
-      b.score - a.score ||
-      compare(files[a.file]?.path ?? "", files[b.file]?.path ?? "") ||
-      (a.definition?.line ?? 0) - (b.definition?.line ?? 0),
-  );
-  return { items, focusMatched: personal.matched };
+    const root = heap[0];
+    if (root === undefined || this.order(item, root) >= 0) return;
+    heap[0] = item;
+    for (let at = 0; ; ) {
+      const left = 2 * at + 1;
+      let worst = at;
+      if (left < heap.length && this.worse(left, worst)) worst = left;
+      if (left + 1 < heap.length && this.worse(left + 1, worst)) worst = left + 1;
+      if (worst === at) return;
+      this.swap(at, worst);
+      at = worst;
+    }
+  }
+
+  sorted(): RankedItem[] {
+    return this.heap.sort(this.order);
+  }
+
+  private worse(i: number, j: number): boolean {
+    const a = this.heap[i];
+    const b = this.heap[j];
+    return a !== undefined && b !== undefined && this.order(a, b) > 0;
+  }
+
+  private swap(i: number, j: number): void {
+    const a = this.heap[i];
+    const b = this.heap[j];
+    if (a === undefined || b === undefined) return;
+    this.heap[i] = b;
+    this.heap[j] = a;
+  }
 }
 
 function symbolTier(name: string, focus: Focus): 0 | 1 | 2 {

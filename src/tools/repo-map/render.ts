@@ -35,23 +35,40 @@ function tokensOfLine(line: string): number {
  */
 export function fitToBudget(files: RepoFile[], items: RankedItem[], head: string[], budget: number): RenderedMap {
   const estimate = (lines: string[]) => lines.reduce((sum, line) => sum + tokensOfLine(line), 0);
+  const directories = directoriesOf(files);
   let low = 0;
   let high = Math.min(items.length, budget);
   while (low < high) {
     const middle = Math.ceil((low + high) / 2);
-    if (estimate(renderLines(files, items, head, middle, budget)) <= budget) low = middle;
+    if (estimate(renderLines(files, directories, items, head, middle, budget)) <= budget) low = middle;
     else high = middle - 1;
   }
   let shown = low;
   for (;;) {
-    const text = renderLines(files, items, head, shown, budget).join("\n");
+    const text = renderLines(files, directories, items, head, shown, budget).join("\n");
     const tokens = countTokens(text, AS_TEXT);
     if (tokens <= budget || shown === 0) return { text, tokens, shown };
     shown = Math.floor(shown * 0.9);
   }
 }
 
-function renderLines(files: RepoFile[], items: RankedItem[], head: string[], count: number, budget: number): string[] {
+/** Each file's directory, and how many files each directory holds: counted once, not per rendering tried. */
+interface Directories {
+  ofFile: string[];
+  files: Map<string, number>;
+}
+
+function directoriesOf(files: RepoFile[]): Directories {
+  const ofFile = files.map((file) => {
+    const slash = file.path.lastIndexOf("/");
+    return slash < 0 ? "./" : `${file.path.slice(0, slash)}/`;
+  });
+  const counts = new Map<string, number>();
+  for (const dir of ofFile) counts.set(dir, (counts.get(dir) ?? 0) + 1);
+  return { ofFile, files: counts };
+}
+
+function renderLines(files: RepoFile[], directories: Directories, items: RankedItem[], head: string[], count: number, budget: number): string[] {
   const byFile = new Map<number, Definition[]>();
   for (const item of items.slice(0, count)) {
     const list = byFile.get(item.file) ?? [];
@@ -68,11 +85,16 @@ function renderLines(files: RepoFile[], items: RankedItem[], head: string[], cou
     body.push(...definitionLines(definitions, file.tags?.lineCount ?? 0));
   }
   const footer: string[] = [];
-  const unshown = files.filter((_, index) => !byFile.has(index));
-  if (unshown.length > 0) {
-    footer.push(`… ${unshown.length} more file${unshown.length === 1 ? "" : "s"} not shown; call repo_map with focus (a directory, file or symbol name) or use list_files to see them.`);
+  const unshown = files.length - byFile.size;
+  if (unshown > 0) {
+    footer.push(`… ${unshown} more file${unshown === 1 ? "" : "s"} not shown; call repo_map with focus (a directory, file or symbol name) or use list_files to see them.`);
+    const unshownByDirectory = new Map(directories.files);
+    for (const index of byFile.keys()) {
+      const dir = directories.ofFile[index];
+      if (dir !== undefined) unshownByDirectory.set(dir, (unshownByDirectory.get(dir) ?? 0) - 1);
+    }
     // Within a small budget the list of directories would crowd out the map itself.
-    footer.push(unshownDirectories(unshown, Math.min(500, budget / 2)));
+    footer.push(unshownDirectories(unshownByDirectory, Math.min(500, budget / 2)));
   }
   if (definitionsLeftOut > 0) {
     footer.push(`… ${definitionsLeftOut} more definition${definitionsLeftOut === 1 ? "" : "s"} in the files shown; focus on a file, or read it.`);
@@ -100,14 +122,8 @@ function definitionLines(definitions: Definition[], lineCount: number): string[]
 }
 
 /** Where the files left out live, most first, so the next call can focus there. */
-function unshownDirectories(unshown: RepoFile[], maxChars: number): string {
-  const counts = new Map<string, number>();
-  for (const file of unshown) {
-    const slash = file.path.lastIndexOf("/");
-    const dir = slash < 0 ? "./" : `${file.path.slice(0, slash)}/`;
-    counts.set(dir, (counts.get(dir) ?? 0) + 1);
-  }
-  const ranked = [...counts].sort(([a, countA], [b, countB]) => countB - countA || (a < b ? -1 : a > b ? 1 : 0));
+function unshownDirectories(counts: Map<string, number>, maxChars: number): string {
+  const ranked = [...counts].filter(([, count]) => count > 0).sort(([a, countA], [b, countB]) => countB - countA || (a < b ? -1 : a > b ? 1 : 0));
   let text = "  in";
   let listed = 0;
   for (const [dir, count] of ranked) {

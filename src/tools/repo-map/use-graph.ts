@@ -6,10 +6,19 @@ import type { WeightedEdges } from "./pagerank.js";
 const MAX_DEFINERS = 16;
 /** Files over the read limit are usually generated or vendored: what they define counts less. */
 const LARGE_FILE_WEIGHT = 0.1;
+/** More changed files than this since the last graph: build it afresh rather than patch it. */
+const MAX_PATCHED_FILES = 64;
 
-/** Edges from a file using a name to each file defining it, with the name's id for sharing ranks out to definitions. */
+/**
+ * Edges from a file using a name to each file defining it, with the name's id for sharing ranks
+ * out to definitions. Edges come grouped by name (names in code-point order), then by the using
+ * file, then by the defining file: an order that does not depend on how the graph was reached.
+ */
 export interface UseGraph extends WeightedEdges {
-  nameIds: number[];
+  sources: Int32Array;
+  targets: Int32Array;
+  weights: Float64Array;
+  nameIds: Int32Array;
   names: string[];
   /** Per name id: whether one file alone defines it (then every edge of the name ends there). */
   singleDefiner: boolean[];
@@ -31,69 +40,210 @@ export function identifierWeight(name: string, definers: number, referencers: nu
   return weight / definers;
 }
 
-/** The last graph built: a model calls repo_map several times on one tree (with other focus), and the graph does not depend on the focus. */
-let last: { files: Array<Pick<RepoFile, "path" | "tags" | "large">>; mentioned: string; graph: UseGraph } | undefined;
+type FileView = Pick<RepoFile, "path" | "tags" | "large">;
 
+/** One name's edges, kept so that a changed file re-derives only the names it defines or uses. */
+interface NameEdges {
+  sources: number[];
+  targets: number[];
+  weights: number[];
+  singleDefiner: boolean;
+}
+
+/** Who defines and who uses each name (file indices ascending), and the edges that follow. */
+interface GraphIndex {
+  files: FileView[];
+  mentioned: string;
+  definers: Map<string, number[]>;
+  users: Map<string, { files: number[]; uses: number[] }>;
+  edges: Map<string, NameEdges>;
+  /** Names with edges, in code-point order. */
+  names: string[];
+  graph: UseGraph;
+}
+
+/** The last graph: a model calls repo_map several times on one tree, and after a push few files change. */
+let last: GraphIndex | undefined;
+
+/** The use graph of these files. Patched from the last one when only a few files' tags changed; equal to a fresh build either way. */
 export function useGraph(files: RepoFile[], mentions: Mentions): UseGraph {
   const mentioned = [...mentions.identifiers].sort().join("\0");
   const previous = last;
-  if (
-    previous &&
-    previous.mentioned === mentioned &&
-    previous.files.length === files.length &&
-    files.every((file, index) => {
-      const before = previous.files[index];
-      // Tags come from the blob-keyed cache: the same object means the same content.
-      return before !== undefined && before.path === file.path && before.tags === file.tags && before.large === file.large;
-    })
-  ) {
-    return previous.graph;
-  }
-  const graph = buildGraph(files, mentions);
-  last = { files: files.map(({ path, tags, large }) => ({ path, tags, large })), mentioned, graph };
-  return graph;
+  const changed = previous && previous.mentioned === mentioned ? changedFiles(previous.files, files) : undefined;
+  if (previous && changed && changed.length === 0) return previous.graph;
+  const index = previous && changed && changed.length <= MAX_PATCHED_FILES ? patch(previous, files, changed, mentions) : build(files, mentions, mentioned);
+  last = index;
+  return index.graph;
 }
 
-function buildGraph(files: RepoFile[], mentions: Mentions): UseGraph {
+/** Forgets the last graph (tests compare a patched graph with a fresh one). */
+export function forgetUseGraph(): void {
+  last = undefined;
+}
+
+/** Indices of files whose tags changed, or undefined when the file list itself changed. */
+function changedFiles(before: FileView[], files: RepoFile[]): number[] | undefined {
+  if (before.length !== files.length) return undefined;
+  const changed: number[] = [];
+  for (let i = 0; i < files.length; i++) {
+    const was = before[i];
+    const now = files[i];
+    if (!was || !now || was.path !== now.path) return undefined;
+    // Tags come from the blob-keyed cache: the same object means the same content.
+    if (was.tags !== now.tags || was.large !== now.large) changed.push(i);
+  }
+  return changed;
+}
+
+function snapshot(files: RepoFile[]): FileView[] {
+  return files.map(({ path, tags, large }) => ({ path, tags, large }));
+}
+
+function build(files: RepoFile[], mentions: Mentions, mentioned: string): GraphIndex {
   const definers = new Map<string, number[]>();
+  const users = new Map<string, { files: number[]; uses: number[] }>();
   files.forEach((file, index) => {
     for (const definition of file.tags?.definitions ?? []) {
       const list = definers.get(definition.name);
       if (!list) definers.set(definition.name, [index]);
       else if (list[list.length - 1] !== index) list.push(index);
     }
-  });
-  const referencers = new Map<string, number>();
-  for (const file of files) for (const [name] of file.tags?.references ?? []) if (definers.has(name)) referencers.set(name, (referencers.get(name) ?? 0) + 1);
-
-  const names: string[] = [];
-  const singleDefiner: boolean[] = [];
-  const nameInfo = new Map<string, { id: number; weight: number; targets: number[] }>();
-  for (const [name, targets] of definers) {
-    if (targets.length > MAX_DEFINERS || !referencers.has(name)) continue;
-    const weight = identifierWeight(name, targets.length, referencers.get(name) ?? 0, files.length, mentions.identifiers.has(name));
-    nameInfo.set(name, { id: names.length, weight, targets });
-    names.push(name);
-    singleDefiner.push(targets.length === 1);
-  }
-
-  const sources: number[] = [];
-  const targets: number[] = [];
-  const weights: number[] = [];
-  const nameIds: number[] = [];
-  files.forEach((file, from) => {
     for (const [name, uses] of file.tags?.references ?? []) {
-      const info = nameInfo.get(name);
-      // A file that defines the name itself means its own definition.
-      if (!info || info.targets.includes(from)) continue;
-      const weight = info.weight * Math.sqrt(uses);
-      for (const to of info.targets) {
-        sources.push(from);
-        targets.push(to);
-        weights.push(files[to]?.large ? weight * LARGE_FILE_WEIGHT : weight);
-        nameIds.push(info.id);
+      const entry = users.get(name);
+      if (!entry) users.set(name, { files: [index], uses: [uses] });
+      else {
+        entry.files.push(index);
+        entry.uses.push(uses);
       }
     }
   });
-  return { sources, targets, weights, nameIds, names, singleDefiner, count: sources.length };
+  const edges = new Map<string, NameEdges>();
+  for (const name of definers.keys()) {
+    const block = nameEdges(name, files, definers, users, mentions);
+    if (block) edges.set(name, block);
+  }
+  const names = [...edges.keys()].sort(compare);
+  return { files: snapshot(files), mentioned, definers, users, edges, names, graph: flatten(names, edges) };
 }
+
+/** The last index with the changed files' definitions and uses replaced, and only the names they touch re-derived. */
+function patch(previous: GraphIndex, files: RepoFile[], changed: number[], mentions: Mentions): GraphIndex {
+  const { definers, users, edges } = previous;
+  const touched = new Set<string>();
+  for (const index of changed) {
+    const before = previous.files[index]?.tags;
+    const after = files[index]?.tags;
+    for (const definition of before?.definitions ?? []) {
+      touched.add(definition.name);
+      const list = definers.get(definition.name);
+      if (list) removeSorted(list, index);
+      if (list?.length === 0) definers.delete(definition.name);
+    }
+    for (const [name] of before?.references ?? []) {
+      touched.add(name);
+      const entry = users.get(name);
+      if (!entry) continue;
+      const at = entry.files.indexOf(index);
+      if (at >= 0) {
+        entry.files.splice(at, 1);
+        entry.uses.splice(at, 1);
+      }
+      if (entry.files.length === 0) users.delete(name);
+    }
+    for (const definition of after?.definitions ?? []) {
+      touched.add(definition.name);
+      const list = definers.get(definition.name);
+      if (!list) definers.set(definition.name, [index]);
+      else insertSorted(list, index);
+    }
+    for (const [name, uses] of after?.references ?? []) {
+      touched.add(name);
+      const entry = users.get(name) ?? { files: [], uses: [] };
+      users.set(name, entry);
+      const at = lowerBound(entry.files, index);
+      entry.files.splice(at, 0, index);
+      entry.uses.splice(at, 0, uses);
+    }
+  }
+  // A file now large (or no longer) changes the weight of edges into it: its definitions are touched above.
+  let names = previous.names;
+  let namesChanged = false;
+  for (const name of touched) {
+    const block = definers.has(name) ? nameEdges(name, files, definers, users, mentions) : undefined;
+    const had = edges.has(name);
+    if (block) edges.set(name, block);
+    else edges.delete(name);
+    if (had !== (block !== undefined)) namesChanged = true;
+  }
+  if (namesChanged) names = [...edges.keys()].sort(compare);
+  return { ...previous, files: snapshot(files), names, graph: flatten(names, edges) };
+}
+
+/** A name's edges: from each file using it (but not defining it) to each file defining it. */
+function nameEdges(name: string, files: RepoFile[], definers: Map<string, number[]>, users: Map<string, { files: number[]; uses: number[] }>, mentions: Mentions): NameEdges | undefined {
+  const targets = definers.get(name);
+  const using = users.get(name);
+  if (!targets || targets.length > MAX_DEFINERS || !using || using.files.length === 0) return undefined;
+  const weight = identifierWeight(name, targets.length, using.files.length, files.length, mentions.identifiers.has(name));
+  const block: NameEdges = { sources: [], targets: [], weights: [], singleDefiner: targets.length === 1 };
+  using.files.forEach((from, k) => {
+    // A file that defines the name itself means its own definition.
+    if (targets.includes(from)) return;
+    const edgeWeight = weight * Math.sqrt(using.uses[k] ?? 0);
+    for (const to of targets) {
+      block.sources.push(from);
+      block.targets.push(to);
+      block.weights.push(files[to]?.large ? edgeWeight * LARGE_FILE_WEIGHT : edgeWeight);
+    }
+  });
+  return block;
+}
+
+function flatten(names: string[], edges: Map<string, NameEdges>): UseGraph {
+  let count = 0;
+  for (const name of names) count += edges.get(name)?.sources.length ?? 0;
+  const graph: UseGraph = {
+    sources: new Int32Array(count),
+    targets: new Int32Array(count),
+    weights: new Float64Array(count),
+    nameIds: new Int32Array(count),
+    names,
+    singleDefiner: [],
+    count,
+  };
+  let at = 0;
+  names.forEach((name, id) => {
+    const block = edges.get(name);
+    graph.singleDefiner.push(block?.singleDefiner ?? false);
+    if (!block) return;
+    graph.sources.set(block.sources, at);
+    graph.targets.set(block.targets, at);
+    graph.weights.set(block.weights, at);
+    graph.nameIds.fill(id, at, at + block.sources.length);
+    at += block.sources.length;
+  });
+  return graph;
+}
+
+function lowerBound(sorted: number[], value: number): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((sorted[middle] ?? 0) < value) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+function insertSorted(sorted: number[], value: number): void {
+  const at = lowerBound(sorted, value);
+  if (sorted[at] !== value) sorted.splice(at, 0, value);
+}
+
+function removeSorted(sorted: number[], value: number): void {
+  const at = lowerBound(sorted, value);
+  if (sorted[at] === value) sorted.splice(at, 1);
+}
+
+const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -55,6 +55,19 @@ describe("repo_map's tag cache", () => {
     expect(filesInOrder((await buildRepoMap(repo, { tokens: 512 })).text)[0]).toBe("src/shared.ts");
   });
 
+  it("parses a blob found twice in the tree once", async () => {
+    const copies = await commitRepo(path.join(base, "copies"), {
+      "a/util.js": "function sameHelper() {\n  return 1;\n}\n",
+      "b/util.js": "function sameHelper() {\n  return 1;\n}\n",
+      "c/main.js": "sameHelper();\n",
+    });
+    clearTagCache();
+    const map = await buildRepoMap(copies);
+    expect(map.parsed).toBe(2);
+    expect(definitionsOf(map.text, "a/util.js")).toEqual([[1, "function sameHelper() {"]]);
+    expect(definitionsOf(map.text, "b/util.js")).toEqual([[1, "function sameHelper() {"]]);
+  });
+
   it("gives the same bytes on two cold runs", async () => {
     clearTagCache();
     const first = await buildRepoMap(repo, { focus: "shared", tokens: 512 });
