@@ -52,7 +52,7 @@ describe("the committed bundle, dist/index.js", () => {
     const outputPath = path.join(dir, "output");
     writeFileSync(eventPath, "{}");
     writeFileSync(outputPath, "");
-    const env = { PATH: process.env.PATH ?? "", GITHUB_EVENT_PATH: eventPath, GITHUB_OUTPUT: outputPath, "INPUT_GITHUB-TOKEN": "ghs_distTestToken000000000000000000000" };
+    const env = { PATH: process.env.PATH ?? "", GITHUB_EVENT_PATH: eventPath, GITHUB_OUTPUT: outputPath, "INPUT_GITHUB-TOKEN": "ghs_distTestToken000000000000000000000", "INPUT_STATE-SECRET": "dist-test-state-secret-0000" };
 
     const skipped = await run(process.execPath, [DIST], { env: { ...env, GITHUB_EVENT_NAME: "push" } });
     expect(skipped.stdout).toContain("Nothing to do");
