@@ -114,9 +114,7 @@ export function editedAfterApproval(comments: ThreadComment[], planComment: Thre
   }
   if (approval.commandCommentId !== undefined) {
     const command = comments.find((comment) => comment.id === approval.commandCommentId);
-    // A deleted command leaves no time to compare with: the edit may have come after it.
-    if (!command) return `@${approval.approver}'s \`/build\` comment was deleted before the build started, so Blueprint cannot tell whether the hand edit of the plan came after it. ${again}`;
-    if (edited > Date.parse(command.createdAt)) return `The plan was edited after @${approval.approver}'s \`/build\`, so that command does not approve the edit. ${again}`;
+    if (command && edited > Date.parse(command.createdAt)) return `The plan was edited after @${approval.approver}'s \`/build\`, so that command does not approve the edit. ${again}`;
   }
   if (approval.submittedAt !== undefined && edited > Date.parse(approval.submittedAt)) {
     return `The plan was edited after @${approval.approver}'s review was submitted, so the review does not approve the edit. ${again}`;
