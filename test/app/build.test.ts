@@ -2,7 +2,7 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { gitIn } from "../helpers/git-repo.js";
 import { INSTALLATION_TOKEN, type GitHubDoubleOptions } from "../helpers/github-double.js";
 import { samplePlan, type Script, type ModelRequest } from "../helpers/model-server.js";
-import { commentPayload, webhookExample } from "../helpers/app.js";
+import { commentPayload, reviewPayload } from "../helpers/app.js";
 import { stateOf, useAppFixture } from "../helpers/app-fixture.js";
 import type { ThreadState } from "../../src/workflow/state.js";
 
@@ -261,18 +261,3 @@ describe("build mode", () => {
     });
   });
 });
-
-function reviewPayload(options: { state: string; commitId: string; login: string; cloneUrl: string; submittedAt?: string }) {
-  const payload = webhookExample("pull_request_review", (e) => e.action === "submitted");
-  payload.review.state = options.state;
-  payload.review.commit_id = options.commitId;
-  payload.review.submitted_at = options.submittedAt ?? new Date().toISOString();
-  payload.review.id = Math.floor(Math.random() * 1e9);
-  payload.review.user = { ...payload.review.user, login: options.login, type: "User" };
-  payload.sender = { ...payload.sender, login: options.login, type: "User" };
-  payload.pull_request.number = 1;
-  payload.repository.clone_url = options.cloneUrl;
-  payload.repository.default_branch = "main";
-  payload.installation = { id: 42, node_id: "x" };
-  return payload;
-}

@@ -1,30 +1,16 @@
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
-import os from "node:os";
+import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { main } from "../../eval/main.js";
-import { assertCliBuilt } from "../cli/support.js";
-import { startModelServer, type ModelServer } from "../helpers/model-server.js";
 import { buildReply, call, done, plan, planReply, PLAN_USAGE, realEdit, step, TASKS } from "./script.js";
+import { useEvalRun } from "./support.js";
 
 describe("npm run eval against a scripted model", () => {
-  let model: ModelServer | null = null;
-  beforeAll(() => assertCliBuilt());
-  const outDirs: string[] = [];
-  const outDir = () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), "blueprint-eval-out-"));
-    outDirs.push(dir);
-    return dir;
-  };
-  afterEach(async () => {
-    await model?.close();
-    model = null;
-    for (const dir of outDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-  });
+  const { startModel, outDir } = useEvalRun();
 
   it("scores two solved tasks and one failed in a known way, exactly", async () => {
     const statusesCodes = readFileSync(path.join(TASKS, "statuses-1.5.0/solution/codes.json"), "utf8");
-    model = await startModelServer([
+    const model = await startModel([
       // bytes-3.1.1 — fails: the plan names the README as well as index.js (precision 0.5); S1 edits only the README,
       // then the agent reports S2 blocked, which stops the build there. The bug stays: the hidden check fails.
       planReply(plan([step("S1", ["Readme.md"]), step("S2", ["index.js"], ["S1"])])),

@@ -1,29 +1,13 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { main } from "../../eval/main.js";
-import { assertCliBuilt } from "../cli/support.js";
-import { startModelServer, type ModelServer } from "../helpers/model-server.js";
 import { buildReply, call, done, plan, planReply, PLAN_USAGE, realEdit, step } from "./script.js";
+import { useEvalRun } from "./support.js";
 
 describe("npm run eval's rounds with no human: feedback, questions, an endpoint that is down", () => {
-  let model: ModelServer | null = null;
-  beforeAll(() => assertCliBuilt());
-  const outDirs: string[] = [];
-  const outDir = () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), "blueprint-eval-out-"));
-    outDirs.push(dir);
-    return dir;
-  };
-  afterEach(async () => {
-    await model?.close();
-    model = null;
-    for (const dir of outDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-  });
+  const { startModel, outDir } = useEvalRun();
 
   it("adds one scripted revise round with --feedback, and answers the agent's questions for the absent human", async () => {
-    model = await startModelServer([
+    const model = await startModel([
       { ...call("ask_user", { question: "Should `%` at the end become `%25`?" }), usage: PLAN_USAGE },
       planReply(plan([step("S1", ["README.md"])])),
       planReply(plan([step("S1", ["index.js"])])),
@@ -53,7 +37,7 @@ describe("npm run eval's rounds with no human: feedback, questions, an endpoint 
   });
 
   it("says so, and exits 1, when the endpoint answers no request at all", async () => {
-    model = await startModelServer([{ status: 503 }]);
+    const model = await startModel([{ status: 503 }]);
     const out = outDir();
     const stderr: string[] = [];
     const { exitCode, report } = await main(["--base-url", model.url, "--tasks", "ms-2.1.2", "--out", out], { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: () => {}, stderr: (text) => stderr.push(text) });
@@ -65,7 +49,7 @@ describe("npm run eval's rounds with no human: feedback, questions, an endpoint 
   });
 
   it("counts a build step the endpoint fails as failed, not blocked, and the failed request apart", async () => {
-    model = await startModelServer([planReply(plan([step("S1", ["index.js"])])), { status: 500 }]);
+    const model = await startModel([planReply(plan([step("S1", ["index.js"])])), { status: 500 }]);
     const { exitCode, report } = await main(["--base-url", model.url, "--tasks", "ms-2.1.2", "--out", outDir()], { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: () => {}, stderr: () => {} });
 
     expect(exitCode).toBe(0);

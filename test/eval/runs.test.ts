@@ -1,27 +1,12 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { main } from "../../eval/main.js";
 import { loadTasks } from "../../eval/task-suite.js";
-import { assertCliBuilt } from "../cli/support.js";
-import { startModelServer, type ModelRequest, type ModelServer, type ScriptedReply } from "../helpers/model-server.js";
+import type { ModelRequest, ScriptedReply } from "../helpers/model-server.js";
 import { oracleScript } from "./oracle-model.js";
+import { useEvalRun } from "./support.js";
 
 describe("npm run eval with --runs and --concurrency", () => {
-  let model: ModelServer | null = null;
-  beforeAll(() => assertCliBuilt());
-  const outDirs: string[] = [];
-  const outDir = () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), "blueprint-eval-out-"));
-    outDirs.push(dir);
-    return dir;
-  };
-  afterEach(async () => {
-    await model?.close();
-    model = null;
-    for (const dir of outDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-  });
+  const { startModel, outDir } = useEvalRun();
 
   it("runs tasks concurrently and several times, and reports each task's spread", async () => {
     const ids = ["camelcase-6.2.0", "statuses-1.5.0"];
@@ -30,13 +15,13 @@ describe("npm run eval with --runs and --concurrency", () => {
     let overlapped = false;
     const held = async (request: ModelRequest): Promise<ScriptedReply> => {
       for (let waited = 0; waited < 20_000 && !overlapped; waited += 50) {
-        overlapped = (model?.requests.length ?? 0) >= 2;
+        overlapped = model.requests.length >= 2;
         if (!overlapped) await new Promise((resolve) => setTimeout(resolve, 50));
       }
       if (typeof first !== "function") throw new Error("the oracle script is made of functions");
       return first(request);
     };
-    model = await startModelServer([held, ...rest]);
+    const model = await startModel([held, ...rest]);
     const out = outDir();
     const argv = ["--base-url", model.url, "--tasks", ids.join(","), "--runs", "2", "--concurrency", "4", "--out", out];
     const { exitCode, report } = await main(argv, { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: () => {}, stderr: () => {} });

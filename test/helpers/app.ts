@@ -124,7 +124,8 @@ export function commentPayload(options: { body: string; login?: string; userType
 export function reviewPayload(options: { state: string; commitId: string; login: string; cloneUrl: string; body?: string; submittedAt?: string }) {
   const payload = webhookExample("pull_request_review", (e) => e.action === "submitted");
   payload.review.state = options.state;
-  if (options.submittedAt) payload.review.submitted_at = options.submittedAt;
+  // Submitted now unless told otherwise: the fixture's date predates every plan a test makes.
+  payload.review.submitted_at = options.submittedAt ?? new Date().toISOString();
   payload.review.commit_id = options.commitId;
   payload.review.body = options.body ?? null;
   payload.review.id = Math.floor(Math.random() * 1e9);
