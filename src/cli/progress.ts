@@ -1,22 +1,20 @@
 import { commentSeal, readStateMarker, type ThreadSeal } from "../github/state-marker.js";
 import type { LocalWrite } from "./local-port.js";
-import { RETRY_LINE_PREFIX } from "../workflow/tracking-comment.js";
 import { markdownToText } from "./text-view.js";
 
 /** Turns the thread's comment edits into progress lines: planning started, each step building, done or failed. */
 export function progressPrinter(write: (line: string) => void, seal: ThreadSeal): (event: LocalWrite) => void {
-  const seen = new Map<number, { heading: string; steps: Record<string, string>; verifying: boolean; retry: string }>();
+  const seen = new Map<number, { heading: string; steps: Record<string, string>; verifying: boolean }>();
   return ({ comment }) => {
     const read = readStateMarker(comment.body, commentSeal(seal, comment.id));
     if (read.kind !== "ok") return;
     const state = read.state;
-    const before = seen.get(comment.id) ?? { heading: "", steps: {}, verifying: false, retry: "" };
-    const now = { heading: before.heading, steps: { ...before.steps }, verifying: before.verifying, retry: retryLine(comment.body) };
+    const before = seen.get(comment.id) ?? { heading: "", steps: {}, verifying: false };
+    const now = { heading: before.heading, steps: { ...before.steps }, verifying: before.verifying };
     seen.set(comment.id, now);
     if (state.status === "planning") {
       now.heading = markdownToText(comment.body.split("\n")[0] ?? "");
       if (now.heading !== before.heading) write(now.heading);
-      if (now.retry && now.retry !== before.retry) write(now.retry);
       return;
     }
     if (!state.plan || state.status === "superseded") return;
@@ -33,9 +31,4 @@ export function progressPrinter(write: (line: string) => void, seal: ThreadSeal)
     now.verifying = comment.body.includes("**Verifying…**");
     if (now.verifying && !before.verifying) write("⏳ Verifying…");
   };
-}
-
-/** The status comment's line about a retried model request, if it has one. */
-function retryLine(body: string): string {
-  return body.split("\n").find((line) => line.startsWith(RETRY_LINE_PREFIX)) ?? "";
 }

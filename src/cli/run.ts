@@ -1,7 +1,8 @@
 import os from "node:os";
 import { ConfigError, loadEnv } from "../config/env.js";
 import { createWorkflowDeps } from "../workflow/create-deps.js";
-import type { Logger } from "../workflow/deps.js";
+import type { Logger, WorkflowDeps } from "../workflow/deps.js";
+import { modelRetryLine } from "../workflow/tracking-comment.js";
 import { cliVersion, parseCliArgs, UsageError, USAGE, type CliArgs, type CliCommand } from "./args.js";
 import { CliError, findCheckout, type Checkout } from "./checkout.js";
 import { createLocalThread, storedThreadState } from "./local-port.js";
@@ -107,7 +108,16 @@ async function runCommand(cli: CliContext, args: CliArgs, command: JobCommand, c
   const thread = command.name === "plan" ? await threadForPlan(cli, store, current, checkout, command) : current;
   if (!thread) throw new CliError('there is no plan yet. Run `blueprint plan "what you want done"` first.');
   if (checkout.dirty) cli.stderr(`note: uncommitted changes are not seen; Blueprint works on the committed state of \`${thread.baseBranch}\`.`);
-  const deps = createWorkflowDeps(engineEnv, cliLogger(cli.stderr, args.verbose));
+  const engine = createWorkflowDeps(engineEnv, cliLogger(cli.stderr, args.verbose));
+  // A retried model request is printed the moment it starts, while planning and while building.
+  const deps: WorkflowDeps = {
+    ...engine,
+    modelFor: (config, onRetry) =>
+      engine.modelFor(config, (retry) => {
+        cli.stderr(modelRetryLine(retry));
+        onRetry?.(retry);
+      }),
+  };
 
   // 5. The command as a comment on the thread; progress as it goes.
   const local = createLocalThread(checkout, store, thread, progressPrinter(cli.stderr, store.seal(thread.number)));

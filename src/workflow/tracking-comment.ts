@@ -2,7 +2,7 @@ import { describeRetry, type ModelRetry } from "../agent/model.js";
 import type { ThreadPort } from "./ports.js";
 
 /** Starts the progress line that says a model request is being retried (the CLI prints such lines too). */
-export const RETRY_LINE_PREFIX = "⚠️ ";
+const RETRY_LINE_PREFIX = "⚠️ ";
 
 /** The progress line for a retried model request: which attempt runs, why, and the waits. */
 export function modelRetryLine(retry: ModelRetry): string {
