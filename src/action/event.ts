@@ -15,7 +15,7 @@ const repositorySchema = z.object({
 const issueCommentEvent = z.object({
   action: z.string(),
   issue: z.object({ number: z.number().int() }),
-  comment: z.object({ id: z.number().int(), body: z.string().nullish(), user: user.nullable() }),
+  comment: z.object({ id: z.number().int(), body: z.string().nullish(), user: user.nullable(), created_at: z.string().optional() }),
   repository: repositorySchema,
   sender: user,
 });
@@ -63,6 +63,7 @@ function commentEvent(payload: unknown, deliveryId: string): ActionEvent {
     intent: {
       deliveryId,
       commentId: event.comment.id,
+      createdAt: event.comment.created_at,
       actor: author.login,
       actorIsBot: author.type === "Bot" || event.sender.type === "Bot",
       body: event.comment.body ?? "",

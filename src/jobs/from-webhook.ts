@@ -36,7 +36,7 @@ export function commentJob(
     installation?: { id: number } | undefined;
     repository: PayloadRepository;
     issue: { number: number };
-    comment: { id: number; body: string; user: PayloadUser | null };
+    comment: { id: number; body: string; user: PayloadUser | null; created_at?: string };
     sender: PayloadUser;
   },
   receivedAt = Date.now(),
@@ -71,7 +71,7 @@ export function commentJob(
     case "revise":
       return { job: { kind: "revise", ...base, feedback: command.feedback }, keys };
     case "build":
-      return { job: { kind: "build", ...base, revision: command.revision, steps: command.steps, force: command.force, fresh: command.fresh, notes: command.notes }, keys };
+      return { job: { kind: "build", ...base, revision: command.revision, steps: command.steps, force: command.force, fresh: command.fresh, notes: command.notes, commandCreatedAt: payload.comment.created_at }, keys };
     case "cancel":
     case "help":
     case "status":

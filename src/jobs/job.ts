@@ -37,6 +37,8 @@ export const jobSchema = z.discriminatedUnion("kind", [
     fresh: z.boolean(),
     /** Lines after `/build`: notes for the build. */
     notes: z.string(),
+    /** When the `/build` comment was made (GitHub's time): the approval covers what stood then, even if the comment is deleted later. */
+    commandCreatedAt: z.string().optional(),
   }),
   /** A plain comment: may answer a question or give feedback on a pending plan. */
   z.object({ kind: z.literal("respond"), ...onComment, body: z.string() }),

@@ -14,6 +14,8 @@ export interface Approval {
   submittedAt?: string | undefined;
   /** For `/build`: the command's comment (it covers the revision posted before it). */
   commandCommentId?: number | undefined;
+  /** The `/build` comment's time from the webhook, for when the comment is gone by the time the job runs. */
+  commandCreatedAt?: string | undefined;
   /** Whether the approver has the permission to command Blueprint. */
   permitted: boolean;
   minimumPermission: string;
@@ -89,8 +91,8 @@ function postedAfterApproval(comments: ThreadComment[], plan: ThreadStateRecord,
   const { revision, postedAt } = plan.state;
   const posted = postedAt ? Date.parse(postedAt) : Number.NaN;
   if (approval.commandCommentId !== undefined) {
-    const command = comments.find((comment) => comment.id === approval.commandCommentId);
-    const after = plan.comment.id > approval.commandCommentId || (command !== undefined && posted > Date.parse(command.createdAt));
+    const commandTime = commandCreatedAt(comments, approval);
+    const after = plan.comment.id > approval.commandCommentId || (commandTime !== null && posted > commandTime);
     if (after) return `Plan v${revision} was posted after @${approval.approver}'s \`/build\`, so that command does not approve it. Read v${revision}, then comment \`/build\` again (or \`/build v${revision}\`) to build it.`;
   }
   if (approval.submittedAt !== undefined && posted > Date.parse(approval.submittedAt)) {
@@ -113,11 +115,20 @@ export function editedAfterApproval(comments: ThreadComment[], planComment: Thre
     return `The plan was edited while the build waited for an answer, after @${approval.approver}'s approval, so that approval does not cover the edit. Read the plan as it now reads, then comment \`/cancel\` and \`/build\` to build it.`;
   }
   if (approval.commandCommentId !== undefined) {
-    const command = comments.find((comment) => comment.id === approval.commandCommentId);
-    if (command && edited > Date.parse(command.createdAt)) return `The plan was edited after @${approval.approver}'s \`/build\`, so that command does not approve the edit. ${again}`;
+    const commandTime = commandCreatedAt(comments, approval);
+    // A /build deleted before the job ran, with no time from its webhook: the edit may have come after it.
+    if (commandTime === null) return `@${approval.approver}'s \`/build\` comment is gone, so Blueprint cannot tell whether the hand edit of the plan came after it. ${again}`;
+    if (edited > commandTime) return `The plan was edited after @${approval.approver}'s \`/build\`, so that command does not approve the edit. ${again}`;
   }
   if (approval.submittedAt !== undefined && edited > Date.parse(approval.submittedAt)) {
     return `The plan was edited after @${approval.approver}'s review was submitted, so the review does not approve the edit. ${again}`;
   }
   return null;
+}
+
+/** When the approving `/build` was made: GitHub's listing when the comment is still there, else the webhook's time. */
+function commandCreatedAt(comments: ThreadComment[], approval: Approval): number | null {
+  const listed = comments.find((comment) => comment.id === approval.commandCommentId)?.createdAt ?? approval.commandCreatedAt;
+  const time = listed === undefined ? Number.NaN : Date.parse(listed);
+  return Number.isNaN(time) ? null : time;
 }

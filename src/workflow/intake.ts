@@ -18,6 +18,8 @@ import { buildThread } from "./build.js";
 export interface CommentIntent {
   deliveryId: string;
   commentId: number;
+  /** GitHub's time of the comment, from the webhook (absent where no webhook carried it). */
+  createdAt?: string | undefined;
   actor: string;
   actorIsBot: boolean;
   body: string;
@@ -141,7 +143,7 @@ export class Intake {
         );
         return;
       case "build": {
-        const approval = { approver: intent.actor, revision: command.revision, steps: command.steps, force: command.force, permitted: true, minimumPermission: minimum, commandCommentId: intent.commentId };
+        const approval = { approver: intent.actor, revision: command.revision, steps: command.steps, force: command.force, permitted: true, minimumPermission: minimum, commandCommentId: intent.commentId, commandCreatedAt: intent.createdAt };
         const note = { author: intent.actor, source: "build" as const, text: command.notes };
         this.enqueue(port, `building for @${intent.actor}`, intent.deliveryId, intent.actor, (job) => buildThread(this.deps, job, { approval, fresh: command.fresh, note }));
         return;

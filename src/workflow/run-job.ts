@@ -120,7 +120,7 @@ export async function workJob(deps: WorkflowDeps, port: ThreadPort, job: Job, si
         return await planThread(deps, context, { trigger: { kind: "feedback", feedback: { author: job.actor, source: "review", text } } });
       }
       case "build": {
-        const approval = { approver: job.actor, revision: job.revision, steps: job.steps, force: job.force, permitted: true, minimumPermission, commandCommentId: job.commentId };
+        const approval = { approver: job.actor, revision: job.revision, steps: job.steps, force: job.force, permitted: true, minimumPermission, commandCommentId: job.commentId, commandCreatedAt: job.commandCreatedAt };
         return await buildThread(deps, context, { approval, fresh: job.fresh, note: { author: job.actor, source: "build", text: job.notes } });
       }
       case "review-approval": {

@@ -51,6 +51,23 @@ describe("an approval binds the plan as it read when it was given", () => {
     expect(plan.body, "nothing was built or saved").toBe(edited);
   });
 
+  it("refuses an edit made after a /build that was deleted before the job ran: the webhook keeps the command's time", async () => {
+    await fx.start(script);
+    const { plan, command } = approvedPlan();
+    addStep(plan);
+    plan.updated_at = new Date().toISOString();
+    // Someone with write access edits the plan, then deletes the /build while the job waits.
+    fx.github.comments.splice(fx.github.comments.indexOf(command), 1);
+    const payload = commentPayload({ body: "/build", cloneUrl: fx.repo.url, commentId: command.id });
+    payload.comment.created_at = command.created_at;
+
+    await fx.app.deliver("issue_comment", payload);
+    expect(fx.model.requests).toHaveLength(0);
+    expect(fx.github.botComments().at(-1)?.body).toBe(
+      "The plan was edited after @maintainer's `/build`, so that command does not approve the edit. Read the plan as it now reads, then comment `/build` again to build it.",
+    );
+  });
+
   it("builds a hand edit made before the /build comment", async () => {
     await fx.start(script);
     const { plan, command } = approvedPlan();

@@ -110,6 +110,8 @@ export function commentPayload(options: { body: string; login?: string; userType
   const login = options.login ?? "maintainer";
   payload.comment.body = options.body;
   payload.comment.id = options.commentId ?? Math.floor(Math.random() * 1e9);
+  // Made now: the example's date predates every plan a test makes.
+  payload.comment.created_at = new Date().toISOString();
   payload.comment.user = { ...payload.comment.user, login, type: options.userType ?? "User" };
   payload.sender = { ...payload.sender, login, type: options.userType ?? "User" };
   payload.issue.number = options.number ?? 1;
