@@ -54,8 +54,8 @@ export class TrackingComment {
     if (body === null || this.finished) return;
     this.pending = null;
     this.lastWrite = Date.now();
-    // Written even if the final edit arrives meanwhile: final() waits for it and then overwrites it,
-    // and a retry line queued behind a slow write still reaches the people (and the CLI) watching.
-    this.writing = this.writing.then(() => this.port.updateComment(this.id, body)).catch(this.onError);
+    this.writing = this.writing
+      .then(() => (this.finished ? undefined : this.port.updateComment(this.id, body)))
+      .catch(this.onError);
   }
 }
