@@ -1,6 +1,7 @@
 import { harnessFailure, runTask, type RunSettings, type TaskRun } from "./run-task.js";
 import { spreadOf, type Spread } from "./scoring.js";
 import type { EvalTask } from "./task-suite.js";
+import { Semaphore } from "../src/workspace/repo-cache.js";
 
 export interface EvalOptions extends RunSettings {
   runs: number;
@@ -43,20 +44,17 @@ export interface EvalReport {
 export async function runEval(tasks: EvalTask[], options: EvalOptions, onRun: (run: TaskRun) => void = () => {}): Promise<EvalReport> {
   const startedAt = new Date().toISOString();
   const jobs = tasks.flatMap((task) => Array.from({ length: options.runs }, (_, index) => ({ task, run: index + 1 })));
-  const results: TaskRun[] = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < jobs.length) {
-      const job = jobs[next++];
-      if (!job) break;
-      const result = await runTask(job.task, job.run, options).catch((error: unknown) => harnessFailure(job.task, job.run, error));
-      results.push(result);
-      onRun(result);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency, jobs.length)) }, worker));
-  const order = (run: TaskRun) => jobs.findIndex((job) => job.task.id === run.task && job.run === run.run);
-  results.sort((a, b) => order(a) - order(b));
+  // At most `concurrency` runs at once; results keep the task order, whatever order runs end in.
+  const limit = new Semaphore(Math.max(1, options.concurrency));
+  const results = await Promise.all(
+    jobs.map((job) =>
+      limit.run(async () => {
+        const result = await runTask(job.task, job.run, options).catch((error: unknown) => harnessFailure(job.task, job.run, error));
+        onRun(result);
+        return result;
+      }),
+    ),
+  );
   return {
     startedAt,
     endpoint: options.baseUrl,
