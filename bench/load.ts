@@ -449,7 +449,7 @@ const classify = (body: string): ReplyKind =>
       ? "status"
       : body.startsWith("Sorry @")
         ? "refusal"
-        : body.includes("<!-- blueprint:state")
+        : body.includes("<!-- blueprint:state") || /^## ⏳ (Planning|Revising)/.test(body)
           ? "plan-start"
           : body.startsWith("Queued:")
             ? "queued"
