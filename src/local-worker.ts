@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { loadEnv } from "./config/env.js";
 import { JobMetrics } from "./jobs/metrics.js";
@@ -7,7 +8,9 @@ import { createWorkflowDeps } from "./workflow/create-deps.js";
 
 /**
  * The embedded queue's worker: `npm start` forks it, so jobs never share the intake's event loop.
- * Its environment holds neither the App's private key nor the webhook secret. Wiring only.
+ * It triages (permission, 👀, quick answers, thread lanes) and forks a job runner, at a lower CPU
+ * priority, for the lane work. Its environment holds neither the App's private key nor the webhook
+ * secret. Wiring only.
  */
 const env = loadEnv();
 const log = pino({ name: "blueprint-local-worker", level: process.env.LOG_LEVEL ?? "info" });
@@ -17,4 +20,5 @@ serveLocalJobs({
   concurrency: env.BLUEPRINT_CONCURRENCY,
   metrics: new JobMetrics({ processMetrics: false }),
   log,
+  runnerEntry: fileURLToPath(new URL("./job-runner.js", import.meta.url)),
 });

@@ -17,6 +17,8 @@ export interface EmbeddedOptions {
   metrics: JobMetrics;
   /** Also told when a claim is released (a local worker tells the intake that holds the claims). */
   onRelease?: (keys: string[]) => void;
+  /** Where lane work runs when not in this process (the local worker's job runner); resolves when the use case returns. */
+  runWork?: (job: Job, signal: AbortSignal) => Promise<void>;
 }
 
 /**
@@ -99,6 +101,10 @@ export class EmbeddedBackend implements JobBackend {
     return this.slots.run(() =>
       metrics.time(job.kind, async () => {
         metrics.queueWaitSeconds.observe({ phase: "work" }, (Date.now() - job.receivedAt) / 1000);
+        if (this.options.runWork) {
+          await this.options.runWork(job, signal);
+          return signal.aborted ? "cancelled" : "done";
+        }
         const ports = workerPorts(deps, await this.options.portsFor(job), this.permissions);
         await workJob(deps, ports.work, job, signal);
         return signal.aborted ? "cancelled" : "done";

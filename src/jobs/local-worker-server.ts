@@ -1,9 +1,12 @@
 import { createSecretKey } from "node:crypto";
 import type { JobToken } from "../github/job-token.js";
+import { plainError } from "../workflow/plan.js";
 import type { StateKey } from "../github/state-marker.js";
 import type { TokenPorts } from "../github/token-port.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
 import { EmbeddedBackend } from "./embedded.js";
+import { jobLabel, type Job } from "./job.js";
+import { JobRunner } from "./job-runner.js";
 import { toWorkerSchema, type FromWorker } from "./local-protocol.js";
 import type { JobMetrics } from "./metrics.js";
 import { trimOldest } from "./bounded-map.js";
@@ -15,6 +18,8 @@ export interface LocalWorkerServerOptions {
   concurrency: number;
   metrics: JobMetrics;
   log: Logger;
+  /** The compiled job runner (lib/job-runner.js): lane work runs there; without it, in this process. */
+  runnerEntry?: string;
 }
 
 const SHUTDOWN_REASON = "Blueprint was shut down (a restart or deploy); comment `/build` or `/plan` again to resume";
@@ -28,18 +33,37 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
   const send = (message: FromWorker) => process.send?.(message);
   const tokens = new Map<string, JobToken>();
   let backend: EmbeddedBackend | null = null;
-  const start = (stateKey: StateKey) =>
-    new EmbeddedBackend({
-      deps: options.makeDeps(stateKey),
+  let runner: JobRunner | null = null;
+  const tokenFor = (job: Job) => {
+    const token = tokens.get(job.deliveryId);
+    if (!token) throw new Error(`no token for delivery ${job.deliveryId}`);
+    return token;
+  };
+  const start = (stateKey: StateKey, stateKeyText: string) => {
+    const deps = options.makeDeps(stateKey);
+    const jobRunner = options.runnerEntry ? new JobRunner({ entry: options.runnerEntry, stateKey: stateKeyText, log: options.log }) : null;
+    runner = jobRunner;
+    return new EmbeddedBackend({
+      deps,
       concurrency: options.concurrency,
       metrics: options.metrics,
       onRelease: (keys) => send({ type: "release", keys }),
-      portsFor: async (job) => {
-        const token = tokens.get(job.deliveryId);
-        if (!token) throw new Error(`no token for delivery ${job.deliveryId}`);
-        return options.ports.portsFor(job, token);
-      },
+      portsFor: async (job) => options.ports.portsFor(job, tokenFor(job)),
+      ...(jobRunner
+        ? {
+            runWork: (job: Job, signal: AbortSignal) =>
+              jobRunner.run(job, tokenFor(job), signal).catch(async (error: unknown) => {
+                // The use case could not report this itself: its process died under it, more than once.
+                options.log.error({ err: error, deliveryId: job.deliveryId }, "job failed");
+                await options.ports
+                  .portsFor(job, tokenFor(job))
+                  .work.postComment(`❌ Blueprint stopped while ${jobLabel(job)}: ${plainError(error)} Nothing already pushed was lost; comment the command again to retry. (delivery \`${job.deliveryId}\`)`)
+                  .catch((postError: unknown) => options.log.error({ err: postError, deliveryId: job.deliveryId }, "could not report a failed job"));
+              }),
+          }
+        : {}),
     });
+  };
 
   process.on("message", (raw: unknown) => {
     const parsed = toWorkerSchema.safeParse(raw);
@@ -49,7 +73,7 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
     }
     const message = parsed.data;
     if (message.type === "start") {
-      backend ??= start(createSecretKey(Buffer.from(message.stateKey, "base64")));
+      backend ??= start(createSecretKey(Buffer.from(message.stateKey, "base64")), message.stateKey);
       send({ type: "ready" });
       return;
     }
@@ -70,7 +94,10 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
         return;
       }
       case "shutdown":
-        void running.shutdown(message.reason, message.timeoutMs).finally(() => process.exit(0));
+        void running.shutdown(message.reason, message.timeoutMs).finally(() => {
+          runner?.stop();
+          process.exit(0);
+        });
         return;
     }
   });

@@ -1,8 +1,9 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ModelRequest } from "../helpers/model-server.js";
 import type { AppProcess } from "./support/app-process.js";
 import { isPlanning, startCluster, turnOf, type Cluster } from "./support/cluster.js";
-import { greeterModelReply } from "./support/greeter-scenario.js";
+import { greeterModelReply, STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
 
 /** The processes whose parent is `pid`, with their command lines. */
 function childrenOf(pid: number): Array<{ pid: number; cmdline: string }> {
@@ -17,6 +18,27 @@ function childrenOf(pid: number): Array<{ pid: number; cmdline: string }> {
         return [];
       }
     });
+}
+
+/** The process's nice value (field 19 of /proc/<pid>/stat). */
+function niceOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+}
+
+/** Holds the model's replies that `match` until `release()`; everything else is answered at once. */
+function hold(cluster: Cluster, match: (request: ModelRequest) => boolean) {
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let held = 0;
+  cluster.reply = async (request) => {
+    if (match(request)) {
+      held++;
+      await released;
+    }
+    return greeterModelReply(request);
+  };
+  return { release, held: () => held };
 }
 
 const environmentOf = (pid: number) => readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").map((entry) => entry.slice(0, entry.indexOf("=")));
@@ -75,4 +97,61 @@ describe("the embedded queue: one `npm start`, no other service", () => {
     expect(health.eventLoopDelayMs.p99, JSON.stringify(health.eventLoopDelayMs)).toBeLessThan(50);
     expect(Math.max(...answered)).toBeLessThan(1_000);
   }, 120_000);
+});
+
+/** The local worker keeps triage; lane work runs in a job runner it forks, at a lower CPU priority. */
+describe("the embedded queue's job runner", () => {
+  let cluster: Cluster;
+  let app: AppProcess;
+  const worker = () => childrenOf(app.pid).find((child) => child.cmdline.includes("local-worker.js"));
+  const runner = () => childrenOf(worker()?.pid ?? -1).find((child) => child.cmdline.includes("job-runner.js"));
+
+  beforeAll(async () => {
+    cluster = await startCluster({ issues: 1, redis: false });
+    app = await cluster.startIntake();
+  }, 60_000);
+  afterAll(async () => cluster?.stop());
+
+  it("runs at a lower CPU priority than the local worker, without the App's private key or webhook secret", () => {
+    const local = worker();
+    const jobs = runner();
+    expect(local).toBeDefined();
+    expect(jobs).toBeDefined();
+    expect(niceOf(jobs?.pid ?? -1)).toBeGreaterThan(niceOf(local?.pid ?? -1));
+    expect(niceOf(local?.pid ?? -1)).toBe(niceOf(app.pid));
+    const names = environmentOf(jobs?.pid ?? -1);
+    expect(names).toContain("OPENAI_API_KEY");
+    expect(names).not.toContain("PRIVATE_KEY");
+    expect(names).not.toContain("WEBHOOK_SECRET");
+  });
+
+  it("a job runner SIGKILLed mid-build: a fresh one takes the job over, each step committed once, nothing posted twice", async () => {
+    cluster.reply = async (request) => greeterModelReply(request);
+    expect(await cluster.deliver(app, cluster.type(1, "/plan greet by name").event)).toBe(200);
+    await cluster.waitFor("the plan", () => cluster.github.state.botComments(1).some((c) => c.body.includes("Plan v1")));
+    await cluster.waitForQuiet();
+
+    const gate = hold(cluster, (request) => stepOf(request) === "S2");
+    expect(await cluster.deliver(app, cluster.type(1, "/build").event)).toBe(200);
+    await cluster.waitFor("S2 to start", () => gate.held() === 1, 45_000);
+    expect(cluster.github.repository.log("blueprint/issue-1")).toEqual([STEP_COMMITS[1], "initial commit"]);
+    const killed = runner();
+    expect(killed).toBeDefined();
+    process.kill(killed?.pid ?? -1, "SIGKILL");
+    await cluster.waitFor("a fresh job runner", () => (runner()?.pid ?? killed?.pid) !== killed?.pid);
+    gate.release();
+    await cluster.waitFor("the pull request", () => cluster.github.state.pulls.length > 0, 60_000);
+    await cluster.waitForQuiet();
+    expect(app.output()).toContain("the job runner stopped; starting another to take its jobs over");
+    expect(cluster.github.repository.log("blueprint/issue-1")).toEqual([...STEP_COMMITS, "initial commit"]);
+    expect(cluster.github.state.pulls).toHaveLength(1);
+    const bot = cluster.github.state.botComments(1);
+    expect(bot.filter((c) => c.body.includes("Plan v1"))).toHaveLength(1);
+    expect(bot.some((c) => c.body.includes("❌"))).toBe(false);
+    const bodies = bot.map((c) => c.body);
+    expect(new Set(bodies).size).toBe(bodies.length);
+    const plan = bot.find((c) => c.body.includes("Plan v1"));
+    expect(plan?.body).toContain("- [x] **S1**");
+    expect(plan?.body).toContain("- [x] **S2**");
+  }, 150_000);
 });

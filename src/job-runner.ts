@@ -1,0 +1,13 @@
+import { pino } from "pino";
+import { loadEnv } from "./config/env.js";
+import { tokenPorts } from "./github/token-port.js";
+import { serveJobRunner } from "./jobs/job-runner-server.js";
+import { createWorkflowDeps } from "./workflow/create-deps.js";
+
+/**
+ * The local worker's job runner: lane work only, at a lower CPU priority, in its own process.
+ * Like the local worker, its environment holds neither the App's private key nor the webhook secret. Wiring only.
+ */
+const env = loadEnv();
+const log = pino({ name: "blueprint-job-runner", level: process.env.LOG_LEVEL ?? "info" });
+serveJobRunner({ makeDeps: (stateKey) => createWorkflowDeps(env, log, [], stateKey), ports: tokenPorts(env, log), log });

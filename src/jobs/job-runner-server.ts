@@ -1,0 +1,60 @@
+import { createSecretKey } from "node:crypto";
+import type { StateKey } from "../github/state-marker.js";
+import type { TokenPorts } from "../github/token-port.js";
+import type { Logger, WorkflowDeps } from "../workflow/deps.js";
+import { workerPorts, workJob } from "../workflow/run-job.js";
+import { PermissionCache } from "./permission-cache.js";
+import { toRunnerSchema, type FromRunner } from "./runner-protocol.js";
+
+export interface JobRunnerServerOptions {
+  makeDeps(stateKey: StateKey): WorkflowDeps;
+  ports: TokenPorts;
+  log: Logger;
+}
+
+const SHUTDOWN_REASON = "Blueprint was shut down (a restart or deploy); comment `/build` or `/plan` again to resume";
+
+/** The job runner's side: lane work for the local worker that forked it, each job with its own token. */
+export function serveJobRunner(options: JobRunnerServerOptions): void {
+  // Checked on arrival by the local worker (fromRunnerSchema); typed here.
+  const send = (message: FromRunner) => process.send?.(message);
+  const running = new Map<number, { controller: AbortController; done: Promise<void> }>();
+  const permissions = new PermissionCache();
+  let deps: WorkflowDeps | null = null;
+
+  process.on("message", (raw: unknown) => {
+    const parsed = toRunnerSchema.safeParse(raw);
+    if (!parsed.success) {
+      options.log.error({ issues: parsed.error.issues }, "the job runner got a message that is not one");
+      return;
+    }
+    const message = parsed.data;
+    if (message.type === "start") {
+      deps ??= options.makeDeps(createSecretKey(Buffer.from(message.stateKey, "base64")));
+      send({ type: "ready" });
+      return;
+    }
+    if (!deps) {
+      options.log.error({ type: message.type }, "the job runner got a message before its start");
+      return;
+    }
+    if (message.type === "abort") {
+      running.get(message.id)?.controller.abort(message.reason);
+      return;
+    }
+    const controller = new AbortController();
+    const ports = workerPorts(deps, options.ports.portsFor(message.job, message.token), permissions);
+    const done = workJob(deps, ports.work, message.job, controller.signal).finally(() => {
+      running.delete(message.id);
+      send({ type: "done", id: message.id });
+    });
+    running.set(message.id, { controller, done });
+  });
+  // The local worker decides when jobs stop (it aborts them); a signal to the process group is not that.
+  for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => undefined);
+  // The local worker gone: stop every job at its next safe point, then exit.
+  process.on("disconnect", () => {
+    for (const job of running.values()) job.controller.abort(SHUTDOWN_REASON);
+    void Promise.race([Promise.allSettled([...running.values()].map((job) => job.done)), new Promise((resolve) => setTimeout(resolve, 20_000))]).finally(() => process.exit(0));
+  });
+}

@@ -1,0 +1,123 @@
+import { fork, type ChildProcess } from "node:child_process";
+import os from "node:os";
+import type { JobToken } from "../github/job-token.js";
+import type { Logger } from "../workflow/deps.js";
+import type { Job } from "./job.js";
+import { fromRunnerSchema, type ToRunner } from "./runner-protocol.js";
+
+export interface JobRunnerOptions {
+  /** The compiled runner entry (lib/job-runner.js). */
+  entry: string;
+  /** The hidden-state key (base64), as the intake handed it over. */
+  stateKey: string;
+  log: Logger;
+  /** How much lower the runner's CPU priority is than ours (nice), so acknowledgements win the CPU. */
+  niceness?: number;
+}
+
+interface Pending {
+  job: Job;
+  token: JobToken;
+  signal: AbortSignal;
+  /** Runner processes that stopped while they ran this job. */
+  crashes: number;
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+/** A job that outlives this many runner processes is reported as failed instead of started again. */
+const MAX_CRASHES = 2;
+
+/**
+ * The local worker's job runner: a forked process, at a lower CPU priority, that does jobs' lane work
+ * (git, the model, plan and build). The local worker's own event loop keeps only triage — the 👀 and
+ * the permission check — so hundreds of git processes starting never delay an acknowledgement.
+ * If the runner dies, a fresh one takes its jobs over and resumes them from what was pushed.
+ */
+export class JobRunner {
+  private child: ChildProcess | null = null;
+  private ready: Promise<void> = Promise.resolve();
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 0;
+  private stopped = false;
+
+  constructor(private readonly options: JobRunnerOptions) {
+    this.start();
+  }
+
+  /** Runs the job's lane work in the runner; `signal` reaches it there. Resolves when the use case returns. */
+  run(job: Job, token: JobToken, signal: AbortSignal): Promise<void> {
+    const id = this.nextId++;
+    return new Promise<void>((resolve, reject) => {
+      this.pending.set(id, { job, token, signal, crashes: 0, resolve, reject });
+      signal.addEventListener("abort", () => this.send({ type: "abort", id, reason: abortReason(signal) }), { once: true });
+      void this.ready.then(() => this.dispatch(id));
+    });
+  }
+
+  /** Stops the runner (after the jobs have been asked to stop and have returned). */
+  stop(): void {
+    this.stopped = true;
+    // The runner exits when its channel closes (signals to the process group are not for it).
+    if (this.child?.connected) this.child.disconnect();
+  }
+
+  private dispatch(id: number): void {
+    const pending = this.pending.get(id);
+    if (!pending) return;
+    this.send({ type: "run", id, job: pending.job, token: pending.token });
+    if (pending.signal.aborted) this.send({ type: "abort", id, reason: abortReason(pending.signal) });
+  }
+
+  private start(): void {
+    const child = fork(this.options.entry, [], { env: process.env, stdio: "inherit" });
+    this.child = child;
+    lowerPriority(child, this.options.niceness ?? 10, this.options.log);
+    this.send({ type: "start", stateKey: this.options.stateKey });
+    this.ready = new Promise<void>((resolve) => {
+      child.on("message", (raw: unknown) => {
+        const parsed = fromRunnerSchema.safeParse(raw);
+        if (!parsed.success) return;
+        const message = parsed.data;
+        if (message.type === "ready") resolve();
+        else {
+          this.pending.get(message.id)?.resolve();
+          this.pending.delete(message.id);
+        }
+      });
+    });
+    child.once("exit", (code, signal) => {
+      if (this.stopped) return;
+      this.options.log.error({ code, signal, jobs: this.pending.size }, "the job runner stopped; starting another to take its jobs over");
+      for (const [id, pending] of this.pending) {
+        pending.crashes++;
+        if (pending.crashes >= MAX_CRASHES) {
+          this.pending.delete(id);
+          pending.reject(new Error(`the process running it stopped unexpectedly ${pending.crashes} times (${signal ?? `exit code ${code}`})`));
+        }
+      }
+      this.start();
+      // The jobs resume from what they pushed, as after any restart.
+      const again = [...this.pending.keys()];
+      void this.ready.then(() => again.forEach((id) => this.dispatch(id)));
+    });
+  }
+
+  private send(message: ToRunner): void {
+    // Checked on arrival by the runner (toRunnerSchema); typed here.
+    if (this.child?.connected) this.child.send(message);
+  }
+}
+
+function abortReason(signal: AbortSignal): string {
+  return typeof signal.reason === "string" ? signal.reason : signal.reason instanceof Error ? signal.reason.message : "stopped";
+}
+
+function lowerPriority(child: ChildProcess, niceness: number, log: Logger): void {
+  if (!child.pid || niceness <= 0) return;
+  try {
+    os.setPriority(child.pid, Math.min(19, os.getPriority() + niceness));
+  } catch (error) {
+    log.warn({ err: error }, "could not lower the job runner's CPU priority; acknowledgements may wait behind jobs under load");
+  }
+}
