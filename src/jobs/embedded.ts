@@ -19,6 +19,12 @@ export interface EmbeddedOptions {
   onRelease?: (keys: string[]) => void;
   /** Where lane work runs when not in this process (the local worker's job runner); resolves when the use case returns. */
   runWork?: (job: Job, signal: AbortSignal) => Promise<void>;
+  /**
+   * Told when a job is triaged and waits on its thread ("triaged"), and when nothing of it is left
+   * ("finished": answered at triage, worked, cancelled while waiting, or dropped). A local worker
+   * tells the intake, which hands unfinished jobs to a fresh worker if this one dies.
+   */
+  onSettled?: (job: Job, phase: "triaged" | "finished") => void;
 }
 
 /**
@@ -31,6 +37,8 @@ export class EmbeddedBackend implements JobBackend {
   private readonly queue: JobQueue;
   private readonly slots: Slots;
   private readonly triaging = new Set<Promise<void>>();
+  /** Per thread: jobs queued on its lane that have not started (a `/cancel` drops them). */
+  private readonly waiting = new Map<string, Set<Job>>();
 
   constructor(private readonly options: EmbeddedOptions) {
     this.slots = new Slots(options.concurrency);
@@ -43,6 +51,15 @@ export class EmbeddedBackend implements JobBackend {
     this.triaging.add(task);
     void task.finally(() => this.triaging.delete(task));
     return true;
+  }
+
+  /**
+   * A job a previous worker had already triaged (acknowledged, and queued on its thread): back on
+   * its lane without a second 👀 or "Queued" notice; it resumes from what was pushed.
+   */
+  resume({ job, keys }: Accepted): void {
+    if (!this.recent.claim(keys)) return;
+    void this.lanes.enqueue(job).then(() => this.options.onSettled?.(job, "triaged"));
   }
 
   async stats(): Promise<QueueStats> {
@@ -74,7 +91,9 @@ export class EmbeddedBackend implements JobBackend {
     try {
       const ports = workerPorts(deps, await this.options.portsFor(job), this.permissions);
       await triageJob(deps, ports, this.lanes, job);
+      this.options.onSettled?.(job, this.queuedOn(job) ? "triaged" : "finished");
     } catch (error) {
+      this.options.onSettled?.(job, "finished");
       // GitHub could not tell who may command us: a redelivery of this webhook gets handled, not dropped.
       if (error instanceof PermissionUnknown) {
         this.recent.release(keys);
@@ -89,12 +108,38 @@ export class EmbeddedBackend implements JobBackend {
       const thread = threadOf(job);
       const running = this.queue.runningLabel(thread);
       const full = this.slots.full;
-      const ahead = this.queue.enqueue({ key: thread, label: jobLabel(job), run: (signal) => this.work(job, signal) });
+      const waiting = this.waiting.get(thread) ?? new Set<Job>();
+      this.waiting.set(thread, waiting.add(job));
+      const run = (signal: AbortSignal) => {
+        this.leaveWaiting(thread, job);
+        return this.work(job, signal).finally(() => this.options.onSettled?.(job, "finished"));
+      };
+      const ahead = this.queue.enqueue({ key: thread, label: jobLabel(job), run });
       return { ahead, running, full };
     },
-    cancel: async (thread) => this.queue.cancel(thread),
+    cancel: async (thread) => {
+      const dropped = this.waiting.get(thread) ?? new Set<Job>();
+      this.waiting.delete(thread);
+      const stopped = this.queue.cancel(thread);
+      for (const job of dropped) this.options.onSettled?.(job, "finished");
+      return stopped;
+    },
     runningLabel: async (thread) => this.queue.runningLabel(thread),
   };
+
+  /** Whether the job waits or runs on its thread's lane (it was queued at triage). */
+  private queuedOn(job: Job): boolean {
+    return this.waiting.get(threadOf(job))?.has(job) === true || this.started.has(job);
+  }
+
+  private readonly started = new WeakSet<Job>();
+
+  private leaveWaiting(thread: string, job: Job): void {
+    this.started.add(job);
+    const waiting = this.waiting.get(thread);
+    waiting?.delete(job);
+    if (waiting?.size === 0) this.waiting.delete(thread);
+  }
 
   private work(job: Job, signal: AbortSignal): Promise<void> {
     const { deps, metrics } = this.options;

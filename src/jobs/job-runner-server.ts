@@ -12,13 +12,11 @@ export interface JobRunnerServerOptions {
   log: Logger;
 }
 
-const SHUTDOWN_REASON = "Blueprint was shut down (a restart or deploy); comment `/build` or `/plan` again to resume";
-
 /** The job runner's side: lane work for the local worker that forked it, each job with its own token. */
 export function serveJobRunner(options: JobRunnerServerOptions): void {
   // Checked on arrival by the local worker (fromRunnerSchema); typed here.
   const send = (message: FromRunner) => process.send?.(message);
-  const running = new Map<number, { controller: AbortController; done: Promise<void> }>();
+  const running = new Map<number, AbortController>();
   const permissions = new PermissionCache();
   let deps: WorkflowDeps | null = null;
 
@@ -39,22 +37,21 @@ export function serveJobRunner(options: JobRunnerServerOptions): void {
       return;
     }
     if (message.type === "abort") {
-      running.get(message.id)?.controller.abort(message.reason);
+      running.get(message.id)?.abort(message.reason);
       return;
     }
     const controller = new AbortController();
     const ports = workerPorts(deps, options.ports.portsFor(message.job, message.token), permissions);
-    const done = workJob(deps, ports.work, message.job, controller.signal).finally(() => {
+    running.set(message.id, controller);
+    void workJob(deps, ports.work, message.job, controller.signal).finally(() => {
       running.delete(message.id);
       send({ type: "done", id: message.id });
     });
-    running.set(message.id, { controller, done });
   });
   // The local worker decides when jobs stop (it aborts them); a signal to the process group is not that.
   for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => undefined);
-  // The local worker gone: stop every job at its next safe point, then exit.
-  process.on("disconnect", () => {
-    for (const job of running.values()) job.controller.abort(SHUTDOWN_REASON);
-    void Promise.race([Promise.allSettled([...running.values()].map((job) => job.done)), new Promise((resolve) => setTimeout(resolve, 20_000))]).finally(() => process.exit(0));
-  });
+  // The local worker gone: it stopped us after its jobs returned, or it died and the intake hands its
+  // jobs to a fresh worker and runner, which resume them from what was pushed. Either way, at once:
+  // two runners must never work one job.
+  process.on("disconnect", () => process.exit(0));
 }

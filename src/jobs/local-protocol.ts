@@ -8,6 +8,8 @@ export const toWorkerSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("start"), stateKey: z.string().min(1) }),
   /** The token travels in memory only: never written anywhere, never in the worker's environment. */
   z.object({ type: z.literal("job"), job: jobSchema, keys: z.array(z.string()), token: jobTokenSchema }),
+  /** A job a worker that died had already triaged: straight back on its thread's lane. */
+  z.object({ type: z.literal("resume"), job: jobSchema, keys: z.array(z.string()), token: jobTokenSchema }),
   z.object({ type: z.literal("ask"), id: z.number(), what: z.enum(["stats", "idle", "metrics"]) }),
   z.object({ type: z.literal("shutdown"), reason: z.string(), timeoutMs: z.number() }),
 ]);
@@ -19,5 +21,7 @@ export const fromWorkerSchema = z.discriminatedUnion("type", [
   /** GitHub could not tell who may command us: forget the claim so a redelivery is handled. */
   z.object({ type: z.literal("release"), keys: z.array(z.string()) }),
   z.object({ type: z.literal("answer"), id: z.number(), value: z.unknown() }),
+  /** A job was triaged (it waits or runs on its thread), or nothing of it is left. */
+  z.object({ type: z.literal("settled"), deliveryId: z.string(), phase: z.enum(["triaged", "finished"]) }),
 ]);
 export type FromWorker = z.output<typeof fromWorkerSchema>;

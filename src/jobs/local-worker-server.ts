@@ -48,6 +48,7 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
       concurrency: options.concurrency,
       metrics: options.metrics,
       onRelease: (keys) => send({ type: "release", keys }),
+      onSettled: (job, phase) => send({ type: "settled", deliveryId: job.deliveryId, phase }),
       portsFor: async (job) => options.ports.portsFor(job, tokenFor(job)),
       ...(jobRunner
         ? {
@@ -84,9 +85,11 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
     const running = backend;
     switch (message.type) {
       case "job":
+      case "resume":
         tokens.set(message.job.deliveryId, message.token);
         trimOldest(tokens, 20_000);
-        void running.submit({ job: message.job, keys: message.keys });
+        if (message.type === "job") void running.submit({ job: message.job, keys: message.keys });
+        else running.resume({ job: message.job, keys: message.keys });
         return;
       case "ask": {
         const answer = message.what === "stats" ? running.stats() : message.what === "idle" ? running.idle() : options.metrics.registry.getMetricsAsJSON();

@@ -1,10 +1,25 @@
 import { fork, type ChildProcess } from "node:child_process";
-import type { JobTokens } from "../github/job-token.js";
+import type { JobToken, JobTokens } from "../github/job-token.js";
 import type { Logger } from "../workflow/deps.js";
 import type { JobBackend, QueueStats } from "./backend.js";
+import { trimOldest } from "./bounded-map.js";
 import { RecentKeys } from "./dedupe.js";
 import type { Accepted } from "./from-webhook.js";
+import type { Job } from "./job.js";
 import { fromWorkerSchema, type ToWorker } from "./local-protocol.js";
+
+interface InFlight {
+  job: Job;
+  keys: string[];
+  token: JobToken;
+  /** The worker acknowledged it and queued it on its thread. */
+  triaged: boolean;
+  /** Workers that stopped while they held it. */
+  crashes: number;
+}
+
+/** A job that outlives this many local workers is dropped instead of handed to another. */
+const MAX_CRASHES = 3;
 
 /** Secrets only intake holds: the forked worker's environment never has them. */
 const INTAKE_ONLY = ["PRIVATE_KEY", "PRIVATE_KEY_PATH", "WEBHOOK_SECRET", "WEBHOOK_PROXY_URL", "CLIENT_SECRET"];
@@ -32,6 +47,8 @@ export class LocalWorkerBackend implements JobBackend {
   private nextId = 0;
   private stopping = false;
   private readonly handing = new Set<Promise<void>>();
+  /** Jobs handed over and not finished: a fresh worker takes them over if this one dies. */
+  private readonly inFlight = new Map<string, InFlight>();
 
   constructor(private readonly options: LocalWorkerOptions) {
     this.start();
@@ -44,6 +61,8 @@ export class LocalWorkerBackend implements JobBackend {
       .forJob(job)
       .then(async (token) => {
         await this.ready;
+        this.inFlight.set(job.deliveryId, { job, keys, token, triaged: false, crashes: 0 });
+        trimOldest(this.inFlight, 20_000);
         this.send({ type: "job", job, keys, token });
       })
       .catch((error: unknown) => {
@@ -95,7 +114,10 @@ export class LocalWorkerBackend implements JobBackend {
         const message = parsed.data;
         if (message.type === "ready") resolve();
         else if (message.type === "release") this.recent.release(message.keys);
-        else {
+        else if (message.type === "settled") {
+          if (message.phase === "finished") this.inFlight.delete(message.deliveryId);
+          else if (this.inFlight.has(message.deliveryId)) this.inFlight.get(message.deliveryId)!.triaged = true;
+        } else {
           this.answers.get(message.id)?.(message.value);
           this.answers.delete(message.id);
         }
@@ -103,12 +125,30 @@ export class LocalWorkerBackend implements JobBackend {
     });
     child.once("exit", (code, signal) => {
       if (this.stopping) return;
-      // Jobs it held are lost with it, as with any embedded queue; later ones go to a fresh worker.
-      this.options.log.error({ code, signal }, "the local worker stopped; starting another");
+      this.options.log.error({ code, signal, jobs: this.inFlight.size }, "the local worker stopped; starting another to take its jobs over");
       for (const answer of this.answers.values()) answer(null);
       this.answers.clear();
       this.start();
+      this.handOver();
     });
+  }
+
+  /**
+   * After a worker died: its unfinished jobs go to the fresh one, in arrival order — triaged ones
+   * straight onto their lanes (resumed from what was pushed), the others triaged again. A job whose
+   * workers keep dying is dropped, its claim released so a redelivery of its webhook is handled.
+   */
+  private handOver(): void {
+    for (const [deliveryId, entry] of [...this.inFlight].sort((a, b) => a[1].job.receivedAt - b[1].job.receivedAt)) {
+      entry.crashes++;
+      if (entry.crashes >= MAX_CRASHES) {
+        this.inFlight.delete(deliveryId);
+        this.recent.release(entry.keys);
+        this.options.log.error({ deliveryId, crashes: entry.crashes }, "dropping a job whose local workers keep stopping; a redelivery of its webhook starts it again");
+        continue;
+      }
+      void this.ready.then(() => this.send({ type: entry.triaged ? "resume" : "job", job: entry.job, keys: entry.keys, token: entry.token }));
+    }
   }
 
   private send(message: ToWorker): void {

@@ -107,7 +107,7 @@ describe("the embedded queue's job runner", () => {
   const runner = () => childrenOf(worker()?.pid ?? -1).find((child) => child.cmdline.includes("job-runner.js"));
 
   beforeAll(async () => {
-    cluster = await startCluster({ issues: 1, redis: false });
+    cluster = await startCluster({ issues: 2, redis: false });
     app = await cluster.startIntake();
   }, 60_000);
   afterAll(async () => cluster?.stop());
@@ -153,5 +153,32 @@ describe("the embedded queue's job runner", () => {
     const plan = bot.find((c) => c.body.includes("Plan v1"));
     expect(plan?.body).toContain("- [x] **S1**");
     expect(plan?.body).toContain("- [x] **S2**");
+  }, 150_000);
+
+  it("a local worker SIGKILLed mid-build: the intake hands the job to a fresh worker, which resumes it without a second 👀", async () => {
+    cluster.reply = async (request) => greeterModelReply(request);
+    expect(await cluster.deliver(app, cluster.type(2, "/plan greet by name").event)).toBe(200);
+    await cluster.waitFor("the plan", () => cluster.github.state.botComments(2).some((c) => c.body.includes("Plan v1")));
+    await cluster.waitForQuiet();
+
+    const gate = hold(cluster, (request) => stepOf(request) === "S2");
+    const { comment, event } = cluster.type(2, "/build");
+    expect(await cluster.deliver(app, event)).toBe(200);
+    await cluster.waitFor("S2 to start", () => gate.held() === 1, 45_000);
+    const killed = worker();
+    expect(killed).toBeDefined();
+    process.kill(killed?.pid ?? -1, "SIGKILL");
+    await cluster.waitFor("a fresh local worker", () => (worker()?.pid ?? killed?.pid) !== killed?.pid);
+    gate.release();
+    await cluster.waitFor("the pull request", () => cluster.github.state.pulls.some((pull) => pull.head === "blueprint/issue-2"), 60_000);
+    await cluster.waitForQuiet();
+    expect(app.output()).toContain("the local worker stopped; starting another to take its jobs over");
+    expect(cluster.github.repository.log("blueprint/issue-2")).toEqual([...STEP_COMMITS, "initial commit"]);
+    const bot = cluster.github.state.botComments(2);
+    expect(bot.filter((c) => c.body.includes("Plan v1"))).toHaveLength(1);
+    expect(bot.some((c) => c.body.includes("❌") || c.body.includes("shut down"))).toBe(false);
+    const bodies = bot.map((c) => c.body);
+    expect(new Set(bodies).size).toBe(bodies.length);
+    expect(cluster.github.requests.filter((r) => r.method === "POST" && r.path.includes(`/comments/${comment.id}/reactions`))).toHaveLength(1);
   }, 150_000);
 });
