@@ -53,8 +53,8 @@ export async function findPullRequestTemplate(tree: Workspace): Promise<PullRequ
  * falls back to the template with the plan's summary under its first heading. Null: no template.
  */
 export async function fillPullRequestTemplate(
-  deps: WorkflowDeps,
-  job: JobContext,
+  deps: Pick<WorkflowDeps, "modelFor" | "log">,
+  job: Pick<JobContext, "signal" | "deliveryId">,
   input: { tree: Workspace; plan: Plan; config: RepoConfig; baseSha: string; verification: VerificationResult[] },
 ): Promise<FilledTemplate | null> {
   const template = await findPullRequestTemplate(input.tree);
@@ -134,10 +134,15 @@ function fenced(text: string, info = ""): string {
   return `${fence}${info}\n${text.replace(/\n$/, "")}\n${fence}`;
 }
 
-/** Models sometimes wrap the whole answer in a ```markdown fence: the description is what is inside. */
+/**
+ * Models sometimes wrap the whole answer in a ```markdown fence: the description is what is inside.
+ * An answer that merely starts and ends with code blocks of its own is left as it is.
+ */
 function unwrapFence(answer: string): string {
   const match = /^\s*(`{3,}|~{3,})[ \t]*(?:markdown|md)?[ \t]*\n([\s\S]*?)\n\1[ \t]*\s*$/i.exec(answer);
-  return (match?.[2] ?? answer).trim();
+  const [fence, inner] = [match?.[1], match?.[2]];
+  if (!fence || inner === undefined || inner.split("\n").some((line) => line.trimStart().startsWith(fence))) return answer.trim();
+  return inner.trim();
 }
 
 /** The template's own HTML comments (instructions for the author) go; any other comment is made visible by neutraliseComments. */

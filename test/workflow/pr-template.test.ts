@@ -1,12 +1,16 @@
 import { symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { createModelClient } from "../../src/agent/model.js";
+import { DEFAULT_REPO_CONFIG } from "../../src/config/repo-config.js";
+import { planSchema } from "../../src/plan/schema.js";
 import { diffForModel } from "../../src/workflow/diff-for-model.js";
-import { findPullRequestTemplate } from "../../src/workflow/pr-template.js";
+import { fillPullRequestTemplate, findPullRequestTemplate } from "../../src/workflow/pr-template.js";
 import { lostHeadings, templateHeadings, untickNewCheckboxes, withTextUnderFirstHeading } from "../../src/workflow/template-sections.js";
 import { RepoCache } from "../../src/workspace/repo-cache.js";
 import type { Workspace } from "../../src/workspace/workspace.js";
 import { createBareRepo, gitIn, tempDir, type BareRepo } from "../helpers/git-repo.js";
+import { samplePlan, startModelServer, type ScriptedReply } from "../helpers/model-server.js";
 
 const open: Workspace[] = [];
 afterEach(async () => {
@@ -41,6 +45,46 @@ describe("findPullRequestTemplate", () => {
     gitIn(repo.seed, ["commit", "-q", "-m", "a symlinked template"]);
     gitIn(repo.seed, ["push", "-q", "origin", "HEAD:refs/heads/main"]);
     expect(await findPullRequestTemplate(await checkout(repo))).toBeNull();
+  });
+});
+
+describe("fillPullRequestTemplate", () => {
+  const TEMPLATE = "## Summary\n<!-- Say what changed and why. -->\n\n## Example\n";
+  async function fill(reply: ScriptedReply) {
+    const repo = createBareRepo({ ".github/pull_request_template.md": TEMPLATE });
+    const base = repo.head();
+    repo.commit({ "src/a.js": "export const a = 1;\n" }, "S1");
+    const server = await startModelServer([reply]);
+    try {
+      const warnings: string[] = [];
+      const deps = {
+        modelFor: () => createModelClient({ baseURL: server.url, apiKey: "sk-test", model: "m", maxRetries: 0 }),
+        log: { info: () => undefined, error: () => undefined, warn: (object: object) => void warnings.push(String((object as { reason?: unknown }).reason)) },
+      };
+      const job = { signal: new AbortController().signal, deliveryId: "d1" };
+      const filled = await fillPullRequestTemplate(deps, job, { tree: await checkout(repo), plan: planSchema.parse(samplePlan()), config: DEFAULT_REPO_CONFIG, baseSha: base, verification: [] });
+      return { filled, warnings, request: server.requests[0] };
+    } finally {
+      await server.close();
+    }
+  }
+
+  it("keeps an answer that starts and ends with its own code blocks, drops the template's comments and shows any other", async () => {
+    const answer = "```\nconst before = 0;\n```\n## Summary\nAdds `a`. <!-- model aside -->\n<!-- Say what changed and why. -->\n\n## Example\n```js\nimport { a } from './a.js';\n```";
+    const { filled, warnings, request } = await fill({ content: answer, usage: { prompt: 1200, completion: 80 } });
+    expect(warnings).toEqual([]);
+    expect(filled?.usage).toEqual({ prompt: 1200, completion: 80, cached: 0, requests: 1 });
+    expect(filled?.text.startsWith("```\nconst before = 0;\n```\n## Summary\nAdds `a`.")).toBe(true);
+    expect(filled?.text.endsWith("```js\nimport { a } from './a.js';\n```")).toBe(true);
+    expect(filled?.text).not.toContain("Say what changed and why.");
+    expect(filled?.text).toContain("&lt;!-- model aside -->");
+    expect(JSON.stringify(request?.messages)).toContain("export const a = 1;");
+  });
+
+  it("puts the plan's summary under the first heading when the answer has none of the template's headings", async () => {
+    const { filled, warnings } = await fill({ content: "Adds a." });
+    expect(filled?.text).toBe(`## Summary\n\n${samplePlan().summary}\n\n_Blueprint could not fill in this template; above is the plan's summary. The plan, its step commits and the verification follow below._\n<!-- Say what changed and why. -->\n\n## Example`);
+    expect(warnings).toEqual(["the model's answer dropped or moved headings: ## Summary, ## Example"]);
   });
 });
 
