@@ -77,7 +77,8 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
       let completion: OpenAI.Chat.Completions.ChatCompletion;
       try {
         completion = await client.chat.completions.create(
-          { model: options.model, messages, tools, tool_choice: "auto" },
+          // A conversation without tools (e.g. writing a pull request's description) sends none: endpoints refuse `tool_choice` alone.
+          { model: options.model, messages, ...(tools.length > 0 ? { tools, tool_choice: "auto" as const } : {}) },
           { ...(request.signal ? { signal: request.signal } : {}), timeout: requestTimeout(timeoutMs, request.deadline) },
         );
       } catch (error) {

@@ -30,7 +30,7 @@ export function describeChecks(failed: VerificationResult[]): string {
 export async function handOver(
   deps: WorkflowDeps,
   port: ThreadPort,
-  input: { target: { kind: "issue-branch" | "pull-request-head"; branch: string }; info: ThreadInfo; plan: Plan; state: ThreadState; verification: VerificationResult[]; report: string },
+  input: { target: { kind: "issue-branch" | "pull-request-head"; branch: string }; info: ThreadInfo; plan: Plan; state: ThreadState; verification: VerificationResult[]; report: string; description?: string | undefined },
 ): Promise<string> {
   const failed = failedChecks(input.verification);
   const verdict = failed.length > 0 ? `> ⚠️ **Built, but verification failed:** ${describeChecks(failed)}` : "> 🎉 **Built**";
@@ -41,7 +41,8 @@ export async function handOver(
     head: input.target.branch,
     base: input.state.base.branch,
     title: input.plan.title,
-    body: deps.redact(renderPullRequestBody({ issueNumber: input.info.number, plan: input.plan, report: input.report })),
+    // The repository's pull request template, filled in, opens the description; the plan and the report follow.
+    body: deps.redact([...(input.description ? [input.description, "---"] : []), renderPullRequestBody({ issueNumber: input.info.number, plan: input.plan, report: input.report })].join("\n\n")),
     draft: failed.length > 0,
   });
   input.state.pullRequest = pull.number;

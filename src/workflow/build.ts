@@ -21,6 +21,7 @@ import { buildNoteLines, recordBuildNote } from "./build-notes.js";
 import { applyHandEdits } from "./hand-edits.js";
 import { buildStep, Cancelled, verify, VERIFY_TIMEOUT_MS } from "./build-step.js";
 import { blockedStatusLine, describeChecks, handOver, keepUnfinishedWork } from "./build-outcome.js";
+import { fillPullRequestTemplate } from "./pr-template.js";
 
 export interface BuildRequest {
   approval: Approval;
@@ -226,10 +227,13 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
     state.status = allDone ? "built" : "pending";
     const failed = failedChecks(verification);
     state.error = failed.length > 0 ? `verification failed: ${describeChecks(failed)}` : null;
+    // The pull request's description follows the repository's template when it has one.
+    const description = target.kind === "issue-branch" ? await fillPullRequestTemplate(deps, job, { tree, plan, config, baseSha: state.base.sha, verification }) : null;
+    if (description) addUsage(usage, description.usage);
     const report = renderBuildReport({ plan, state, verification, audit, usage, notes });
 
     // 9. Hand the work over: a pull request for an issue (a draft while checks fail), a report on a pull request.
-    await save(await handOver(deps, port, { target, info, plan, state, verification, report }), report);
+    await save(await handOver(deps, port, { target, info, plan, state, verification, report, description: description?.text }), report);
     if (target.kind === "pull-request-head") await port.postComment(deps.redact(report));
   } catch (error) {
     const cancelled = error instanceof Cancelled || job.signal.aborted;

@@ -65,6 +65,25 @@ export class Workspace {
     }
   }
 
+  /** The whole patch from another commit to HEAD (no external diff or textconv driver runs). */
+  async diffSince(baseRef: string): Promise<string> {
+    return (await this.git({ token: true })).raw(["diff", "--no-ext-diff", "--no-textconv", "--no-color", "--find-renames", baseRef, "HEAD"]);
+  }
+
+  /**
+   * The regular files directly in a directory of a commit (not symlinks, not subdirectories), with
+   * their sizes; empty when the directory does not exist there. `dir` "" is the root.
+   */
+  async filesInDirAt(ref: string, dir: string): Promise<Array<{ name: string; size: number }>> {
+    const listed = await (await this.git({ token: true })).run(["ls-tree", "-z", "-l", `${ref}:${dir}`]);
+    if (listed.code !== 0) return [];
+    return listed.stdout.split("\0").flatMap((entry) => {
+      // `<mode> <type> <object> <size>\t<name>`; 100644/100755 are files, 120000 a symlink.
+      const match = /^(100644|100755) blob [0-9a-f]+ +(\d+)\t(.+)$/s.exec(entry);
+      return match?.[2] && match[3] ? [{ name: match[3], size: Number(match[2]) }] : [];
+    });
+  }
+
   /** Paths that differ from HEAD, untracked included; empty when the tree is clean. */
   async changes(): Promise<string[]> {
     const status = await (await this.git()).raw(["status", "--porcelain", "--untracked-files=all", "--ignore-submodules=all"]);
