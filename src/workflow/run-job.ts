@@ -53,6 +53,9 @@ export function workerPorts(deps: WorkflowDeps, raw: JobPorts, permissions: Perm
  */
 export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: ThreadLanes, job: Job): Promise<void> {
   const port = ports.ack;
+  // Answers are writes like a job's: on the job's budget, so the ack budget's pacing (one write a
+  // second per installation) is spent on 👀 alone and a refusal never delays the next command's 👀.
+  const answer = ports.work;
   // 1. Authorise with the collaborator-permission endpoint (SPEC §3). An approving review by someone
   //    who may not approve still reaches the build, which says why it does not count.
   if (GATED_KINDS.has(job.kind) && job.kind !== "review-approval") {
@@ -61,7 +64,7 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
     });
     if (!atLeast(level, deps.minPermission)) {
       const silent = job.kind === "review-changes" || (job.kind === "reply" && job.silentIfRefused);
-      if (!silent) await port.postComment(refusalReply(job.actor, deps.minPermission));
+      if (!silent) await answer.postComment(refusalReply(job.actor, deps.minPermission));
       return;
     }
   }
@@ -73,19 +76,19 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
   const thread = threadOf(job);
   switch (job.kind) {
     case "help":
-      await port.postComment(HELP_TEXT);
+      await answer.postComment(HELP_TEXT);
       return;
     case "status":
-      await port.postComment(await statusReply(port, await lanes.runningLabel(thread), deps.stateKey));
+      await answer.postComment(await statusReply(port, await lanes.runningLabel(thread), deps.stateKey));
       return;
     case "reply":
-      await port.postComment(job.text);
+      await answer.postComment(job.text);
       return;
     case "cancel": {
       const stopped = await lanes.cancel(thread);
       const dropped = stopped.dropped > 0 ? ` The ${stopped.dropped === 1 ? "command" : `${stopped.dropped} commands`} queued behind it will not run; comment again if you still want ${stopped.dropped === 1 ? "it" : "them"}.` : "";
       if (stopped.running) {
-        await port.postComment(`Stopping ${stopped.running} at the next safe point. Everything already pushed stays.${dropped}`);
+        await answer.postComment(`Stopping ${stopped.running} at the next safe point. Everything already pushed stays.${dropped}`);
         return;
       }
       await cancelWaiting(deps, { port: ports.work, actor: job.actor, signal: new AbortController().signal, deliveryId: job.deliveryId });
@@ -101,8 +104,8 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
       : queued.full
         ? "Queued: Blueprint is running as many jobs as it may at once; this starts when one of them ends."
         : null;
-  // Not an acknowledgement: on the job's budget, and not awaited, so the next command's 👀 never waits behind it.
-  if (notice) void ports.work.postComment(notice).catch((error: unknown) => deps.log.warn({ err: error }, "could not post the queued notice"));
+  // Not awaited, so the next command's triage never waits behind it.
+  if (notice) void answer.postComment(notice).catch((error: unknown) => deps.log.warn({ err: error }, "could not post the queued notice"));
 }
 
 /** Lane work: the use case behind a job. Anything that escapes gets a short message on the thread, never silence. */
