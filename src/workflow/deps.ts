@@ -1,4 +1,5 @@
 import type { AgentLimits } from "../agent/loop.js";
+import type { PriceTable } from "../agent/cost.js";
 import type { ModelClient, ModelRetry } from "../agent/model.js";
 import type { Redactor } from "../agent/redact.js";
 import type { RepoConfig } from "../config/repo-config.js";
@@ -22,6 +23,10 @@ export interface WorkflowDeps {
   repoCache: RepoCache;
   runner: CommandRunner;
   limits: AgentLimits;
+  /** The App's prices per model (BLUEPRINT_PRICES); they win over a repository's `prices`. */
+  prices?: PriceTable;
+  /** The App's cost cap per build in dollars (BLUEPRINT_MAX_COST); a repository's `limits.max_cost` can only lower it. */
+  maxCost?: number | undefined;
   minPermission: PermissionLevel;
   progressIntervalMs: number;
   identity: GitIdentity;
