@@ -186,7 +186,10 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
       state.steps[step.id] = { status: "building", ...(earlier ? { usage: earlier } : {}) };
       await save(`> ⏳ **Building ${step.id} (${index + 1} of ${todo.length})…**`);
       const costCap = budget ? { dollars: budget.dollars - spent, price: budget.price, reason: `the build reached its cost cap of ${formatDollars(budget.dollars)}` } : undefined;
+      const started = Date.now();
       const result = await buildStep(deps, job, { plan, step, tree, state, config, fresh: request.fresh, audit, allowWorkflowWrites, costCap });
+      deps.telemetry?.stepSeconds((Date.now() - started) / 1000);
+      deps.telemetry?.modelUsage("build", result.usage);
       addUsage(usage, result.usage);
       const stepUsage = { prompt: 0, completion: 0, cached: 0, requests: 0, ...earlier };
       addUsage(stepUsage, result.usage);

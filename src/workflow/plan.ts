@@ -144,6 +144,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
       onProgress: () => showProgress(null),
     });
     Object.assign(state, withExplored(memory, filesRead));
+    deps.telemetry?.modelUsage("plan", outcome.usage);
 
     // 7. Plan mode must leave the tree as it found it.
     const changed = await tree.changes();
