@@ -45,7 +45,7 @@ export function renderRunCost(usage: TokenUsage, pricing: Pricing): string {
 }
 
 /** Under a new plan: what planning cost, and what building it may cost, labelled as the estimate it is. */
-export function renderPlanCost(plan: Plan, usage: TokenUsage, pricing: Pricing): string {
+export function renderPlanCost(plan: Plan, usage: TokenUsage, pricing: Pricing, maxCost: number | undefined): string {
   const estimate = estimateBuild(plan.steps);
   const total = estimate.prompt + estimate.completion;
   const dollars = dollarsFor({ prompt: estimate.prompt, completion: estimate.completion, cached: 0, requests: 0 }, pricing);
@@ -57,8 +57,16 @@ export function renderPlanCost(plan: Plan, usage: TokenUsage, pricing: Pricing):
     `plus ${tokens(ESTIMATE_BASIS.tokensPerFile)} for each file a step names; ${Math.round(ESTIMATE_BASIS.completionShare * 100)}% of them completion, the rest prompt with none cached.`;
   return [
     `<sub>Planning: ${renderRunCost(usage, pricing)}.</sub>`,
-    `**Estimated build cost:** about ${tokens(total)} tokens for ${plan.steps.length} step${plan.steps.length === 1 ? "" : "s"} (${perStep})${money}.\n<sub>${basis}</sub>`,
+    `**Estimated build cost:** about ${tokens(total)} tokens for ${plan.steps.length} step${plan.steps.length === 1 ? "" : "s"} (${perStep})${money}.${capLine(maxCost, dollars, pricing)}\n<sub>${basis}</sub>`,
   ].join("\n\n");
+}
+
+/** What the cost cap means for this plan, before anyone approves it. */
+function capLine(maxCost: number | undefined, estimate: number | null, pricing: Pricing): string {
+  if (maxCost === undefined) return "";
+  if (estimate === null) return ` A cost cap of ${formatDollars(maxCost)} per build is set, but it cannot be enforced without a price for \`${pricing.model}\`.`;
+  const over = estimate > maxCost ? " The estimate is over it: the build may stop at the cap, with the steps done pushed, and a further `/build` continues." : "";
+  return ` Each \`/build\` is capped at ${formatDollars(maxCost)}.${over}`;
 }
 
 /** The build report's cost section: tokens (and dollars when priced) per step that has run, and their total. */

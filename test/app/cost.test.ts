@@ -16,8 +16,8 @@ describe("cost in plans and builds", () => {
   const fx = useAppFixture({ permissions: { maintainer: "write" } });
   const planBody = (id: number) => fx.github.comments.find((comment) => comment.id === id)?.body ?? "";
 
-  it("the plan comment shows what planning cost and an estimate for the build, labelled as one, with its basis", async () => {
-    fx.createRepo({ ...CODE, ".github/blueprint.yml": PRICES });
+  it("the plan comment shows what planning cost and an estimate for the build, labelled as one, with its basis and the cap", async () => {
+    fx.createRepo({ ...CODE, ".github/blueprint.yml": `${PRICES}limits:\n  max_cost: 0.5\n` });
     await fx.start([
       { toolCalls: [{ name: "read_file", arguments: { path: "src/client.js" } }], usage: { prompt: 100_000, completion: 5_000, cached: 40_000 } },
       { toolCalls: [{ name: "submit_plan", arguments: samplePlan() }], usage: { prompt: 100_000, completion: 5_000, cached: 40_000 } },
@@ -30,22 +30,25 @@ describe("cost in plans and builds", () => {
     // (120,000 · $2 + 80,000 · $0.50 + 10,000 · $10) / 1M = $0.38
     expect(shown).toContain("Planning: 200,000 prompt tokens (80,000 cached) + 10,000 completion tokens over 2 answered model requests — **$0.38** at `test-model`'s configured prices.");
     // S1 is low with one file (60k + 20k), S2 unrated with one file (150k + 20k); 5% completion: (237,500 · $2 + 12,500 · $10) / 1M.
-    expect(shown).toContain("**Estimated build cost:** about 250,000 tokens for 2 steps (S1 ~80k, S2 ~170k), ≈ **$0.60** at `test-model`'s configured prices.");
+    expect(shown).toContain(
+      "**Estimated build cost:** about 250,000 tokens for 2 steps (S1 ~80k, S2 ~170k), ≈ **$0.60** at `test-model`'s configured prices. Each `/build` is capped at $0.50. The estimate is over it: the build may stop at the cap",
+    );
     expect(shown).toContain("Estimate, not a measurement: it assumes 60,000 tokens for a low-complexity step, 150,000 for a medium or unrated one and 400,000 for a high one, plus 20,000 for each file a step names");
     // The plan's contract markers are untouched.
     expect(body).toContain("- [ ] **S1** Add a retry helper");
     expect(body).toContain("<!-- blueprint:state");
   });
 
-  it("without prices, the plan comment shows tokens and a token estimate, and says no price is configured", async () => {
+  it("without prices, the plan comment shows tokens and a token estimate, and says no price is configured and the cap cannot be enforced", async () => {
     fx.createRepo(CODE);
-    await fx.start([{ toolCalls: [{ name: "submit_plan", arguments: samplePlan() }], usage: { prompt: 1_000, completion: 50, cached: 0 } }]);
+    await fx.start([{ toolCalls: [{ name: "submit_plan", arguments: samplePlan() }], usage: { prompt: 1_000, completion: 50, cached: 0 } }], { BLUEPRINT_MAX_COST: "3" });
     await fx.app.deliver("issue_comment", commentPayload({ body: "/plan add retries", cloneUrl: fx.repo.url }));
 
     const shown = fx.visible(fx.github.botComments()[0]?.body ?? "");
     expect(shown).toContain("Planning: 1,000 prompt tokens (0 cached) + 50 completion tokens over 1 answered model request; no price is configured for `test-model`, so no cost is shown.");
-    expect(shown).toContain("**Estimated build cost:** about 250,000 tokens for 2 steps (S1 ~80k, S2 ~170k) (no price is configured for `test-model`).");
-    expect(shown).not.toContain("$");
+    expect(shown).toContain(
+      "**Estimated build cost:** about 250,000 tokens for 2 steps (S1 ~80k, S2 ~170k) (no price is configured for `test-model`). A cost cap of $3.00 per build is set, but it cannot be enforced without a price for `test-model`.",
+    );
   });
 
   it("the build report and the pull request show each step's tokens and cost, and the total", async () => {
