@@ -4,6 +4,7 @@ import type { ToolContext, ToolEnding } from "../tools/tool.js";
 import type { Redactor } from "./redact.js";
 import { repairHistory, toolCallForHistory } from "./history.js";
 import { DEFAULT_CONTEXT_POLICY, leanHistory, type ContextPolicy } from "./context.js";
+import { costOf, type ModelPrice } from "./cost.js";
 import { ModelError, type ChatMessage, type ModelClient, type TokenUsage } from "./model.js";
 import { afterGrace, describeDuration, untilAborted } from "./deadline.js";
 import { truncateMiddle } from "../workspace/command-runner.js";
@@ -16,7 +17,7 @@ export interface AgentLimits {
 
 export const DEFAULT_LIMITS: AgentLimits = { maxIterations: 50, maxWallTimeMs: 20 * 60_000, maxTokens: 2_000_000 };
 
-export type AgentFailure = "iterations" | "wall_time" | "tokens" | "model" | "no_tool_call" | "cancelled";
+export type AgentFailure = "iterations" | "wall_time" | "tokens" | "cost" | "model" | "no_tool_call" | "cancelled";
 
 export type AgentOutcome = (ToolEnding | { kind: "failed"; failure: AgentFailure; message: string }) & {
   usage: TokenUsage;
@@ -40,6 +41,11 @@ export interface AgentRun {
   signal?: AbortSignal;
   onProgress?: (progress: AgentProgress) => void;
   now?: () => number;
+  /**
+   * A cap in dollars on this run, priced with `price`, checked before each model request like
+   * `maxTokens`; `reason` says whose cap it is (a build's budget spans several runs).
+   */
+  costCap?: { dollars: number; price: ModelPrice; reason: string };
   /** How the history is kept lean; `false` sends it whole (used by the benchmark's baseline). */
   contextPolicy?: ContextPolicy | false;
 }
@@ -78,6 +84,9 @@ export async function runAgent(run: AgentRun): Promise<AgentOutcome> {
     if (now() - started > limits.maxWallTimeMs) return timeLimit(iteration - 1);
     if (usage.prompt + usage.completion > limits.maxTokens) {
       return end({ kind: "failed", failure: "tokens", message: `the run used more than its limit of ${limits.maxTokens} tokens` }, iteration - 1);
+    }
+    if (run.costCap && costOf(usage, run.costCap.price) >= run.costCap.dollars) {
+      return end({ kind: "failed", failure: "cost", message: run.costCap.reason }, iteration - 1);
     }
 
     if (run.contextPolicy !== false) messages = leanHistory(messages, run.contextPolicy ?? DEFAULT_CONTEXT_POLICY);

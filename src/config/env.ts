@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { PERMISSION_LEVELS } from "../github/permission.js";
 import { defaultWorkdir } from "../workspace/repo-cache.js";
+import { priceTableSchema } from "../agent/cost.js";
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -14,6 +15,21 @@ export const envSchema = z.object({
   BLUEPRINT_MAX_ITERATIONS: positiveInt(50),
   BLUEPRINT_MAX_MINUTES: positiveInt(20),
   BLUEPRINT_MAX_TOKENS: positiveInt(2_000_000),
+  /** Dollars per build, counted with the prices below and the repository's; a repository's `limits.max_cost` can only lower it. */
+  BLUEPRINT_MAX_COST: z.coerce.number().positive().optional(),
+  /** JSON: `{"<model>": {"input": 2, "cached_input": 0.5, "output": 8}}`, dollars per million tokens; wins over a repository's `prices`. */
+  BLUEPRINT_PRICES: z
+    .string()
+    .transform((text, context) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        context.addIssue({ code: "custom", message: "is not valid JSON" });
+        return z.NEVER;
+      }
+    })
+    .pipe(priceTableSchema)
+    .default({}),
   /** One model request (a whole answer; the SDK does not stream here); a silent endpoint costs this per attempt. */
   BLUEPRINT_MODEL_TIMEOUT_S: positiveInt(120),
   BLUEPRINT_MODEL_RETRIES: z.coerce.number().int().min(0).max(10).default(3),

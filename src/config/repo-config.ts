@@ -2,6 +2,7 @@ import { LineCounter, Parser, parseDocument, type CST } from "yaml";
 import { positionAt, positionOf, type SourcePosition } from "./yaml-position.js";
 import { z } from "zod";
 import { PERMISSION_LEVELS } from "../github/permission.js";
+import { priceTableSchema } from "../agent/cost.js";
 
 export const REPO_CONFIG_PATH = ".github/blueprint.yml";
 
@@ -40,10 +41,14 @@ export const repoConfigSchema = z
         max_iterations: z.number().int().positive().max(500).optional().describe("Model turns per planning run or build step."),
         max_minutes: z.number().int().positive().max(240).optional().describe("Minutes per planning run or build step."),
         max_tokens: z.number().int().positive().optional().describe("Tokens per planning run or build step."),
+        max_cost: z.number().positive().optional().describe("Dollars per build (each /build), counted with `prices`; without a price for the model it cannot be enforced, and the build report says so."),
       })
       .strict()
       .default({})
       .describe("Caps per run; they can only lower the App's own limits."),
+    prices: priceTableSchema
+      .optional()
+      .describe("Dollars per million tokens, per model name (exactly as in `model:`): `input`, `cached_input`, `output`. Plan comments and build reports show costs with them; the App's own prices (BLUEPRINT_PRICES) win for the models they name."),
     instructions: z.string().max(20_000).optional().describe("Extra instructions for the agent, e.g. the project's conventions."),
     network: z.boolean().default(false).describe("Let the agent's commands reach the network (e.g. to install packages). They then share the host's network: services on its 127.0.0.1, the cloud metadata endpoint, the local network, abstract unix sockets. Turn it on only where the host has nothing there to protect."),
   })

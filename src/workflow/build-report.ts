@@ -3,7 +3,7 @@ import { oneLine } from "../plan/render.js";
 import type { Plan } from "../plan/schema.js";
 import type { AuditEntry } from "../tools/tool.js";
 import { truncateMiddle, type CommandRunner } from "../workspace/command-runner.js";
-import { renderUsage } from "../github/plan-comment.js";
+import { renderCostTable, renderRunCost, type Pricing } from "./cost.js";
 import type { ThreadState } from "./state.js";
 
 export interface VerificationResult {
@@ -11,13 +11,6 @@ export interface VerificationResult {
   exitCode: number | null;
   timedOut: boolean;
   output: string;
-}
-
-export function addUsage(total: TokenUsage, more: TokenUsage): void {
-  total.prompt += more.prompt;
-  total.completion += more.completion;
-  total.cached += more.cached;
-  total.requests += more.requests;
 }
 
 /** What every build report says about where commands ran: a warning when no sandbox held them. */
@@ -72,12 +65,17 @@ export function renderBuildReport(input: {
   state: ThreadState;
   verification: VerificationResult[];
   audit: AuditEntry[];
+  /** This build's usage; the cost table adds up each step's, earlier builds included. */
   usage: TokenUsage;
+  pricing: Pricing;
   notes: string[];
 }): string {
   const parts = ["### Build report", renderStepLines(input.plan, input.state)];
   if (input.notes.length > 0) parts.push(input.notes.map((note) => `> ${note}`).join("\n"));
-  parts.push("#### Verification", renderVerification(input.verification), renderAuditLog(input.audit), `<sub>${renderUsage(input.usage)}</sub>`);
+  parts.push("#### Verification", renderVerification(input.verification));
+  const costs = renderCostTable(input.plan, input.state, input.pricing);
+  if (costs) parts.push(costs);
+  parts.push(renderAuditLog(input.audit), `<sub>This build: ${renderRunCost(input.usage, input.pricing)}.</sub>`);
   return parts.join("\n\n");
 }
 

@@ -1,6 +1,7 @@
 import { runAgent } from "../agent/loop.js";
 import { MIN_COMMAND_MS, timeLeft } from "../agent/deadline.js";
 import type { TokenUsage } from "../agent/model.js";
+import type { ModelPrice } from "../agent/cost.js";
 import { BUILD_SYSTEM_PROMPT, stepTaskMessage } from "../agent/prompts.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import type { Plan, PlanStep } from "../plan/schema.js";
@@ -27,6 +28,8 @@ export interface StepInput {
   fresh: boolean;
   audit: AuditEntry[];
   allowWorkflowWrites: boolean;
+  /** What is left of the build's cost cap, when it has one and the model is priced. */
+  costCap?: { dollars: number; price: ModelPrice; reason: string } | undefined;
 }
 
 export type StepResult =
@@ -58,6 +61,7 @@ export async function buildStep(deps: WorkflowDeps, job: JobContext, input: Step
     limits: limitsFor(deps.limits, input.config),
     redact: deps.redact,
     signal: job.signal,
+    ...(input.costCap ? { costCap: input.costCap } : {}),
   });
   switch (outcome.kind) {
     case "step_completed":

@@ -8,7 +8,9 @@ import type { AuditEntry } from "../tools/tool.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { Mirror } from "../workspace/repo-cache.js";
 import { checkApproval, editedAfterApproval, type Approval } from "./approval.js";
-import { addUsage, failedChecks, renderBuildReport, sandboxNotes } from "./build-report.js";
+import { failedChecks, renderBuildReport, sandboxNotes, type VerificationResult } from "./build-report.js";
+import { addUsage, maxCostFor, pricingFor, type Pricing } from "./cost.js";
+import { costOf, formatDollars, type ModelPrice } from "../agent/cost.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { limitsFor, plainError } from "./plan.js";
 import type { ThreadInfo } from "./ports.js";
@@ -131,6 +133,9 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   const usage: TokenUsage = { prompt: 0, completion: 0, cached: 0, requests: 0 };
   const audit: AuditEntry[] = [];
   const { maxWallTimeMs } = limitsFor(deps.limits, config);
+  const pricing = pricingFor(deps, config, deps.modelFor(config).model);
+  const budget = costBudget(deps, config, pricing, notes);
+  const buildReport = (verification: VerificationResult[] = []) => renderBuildReport({ plan, state, verification, audit, usage, pricing, notes });
   let workspace: Workspace | null = null;
 
   try {
@@ -168,10 +173,27 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
     }
     for (const [index, step] of todo.entries()) {
       if (job.signal.aborted) throw new Cancelled();
-      state.steps[step.id] = { status: "building" };
+      // The cost cap is checked between steps too: everything built so far is committed and pushed.
+      const spent = budget ? costOf(usage, budget.price) : 0;
+      if (budget && spent >= budget.dollars) {
+        const left = todo.slice(index).map((next) => next.id);
+        state.status = "failed";
+        state.error = `the build reached its cost cap of ${formatDollars(budget.dollars)} (${formatDollars(spent)} spent); ${left.join(", ")} not built yet.`;
+        notes.push(`💰 **Cost cap hit:** this build spent ${formatDollars(spent)} of its ${formatDollars(budget.dollars)} and stopped before ${left[0]}. Everything built is pushed; each \`/build\` may spend up to ${formatDollars(budget.dollars)} and resumes at the first step not done.`);
+        await save(undefined, buildReport());
+        return;
+      }
+      const earlier = state.steps[step.id]?.usage;
+      state.steps[step.id] = { status: "building", ...(earlier ? { usage: earlier } : {}) };
       await save(`> ⏳ **Building ${step.id} (${index + 1} of ${todo.length})…**`);
-      const result = await buildStep(deps, job, { plan, step, tree, state, config, fresh: request.fresh, audit, allowWorkflowWrites });
+      const costCap = budget ? { dollars: budget.dollars - spent, price: budget.price, reason: `the build reached its cost cap of ${formatDollars(budget.dollars)}` } : undefined;
+      const started = Date.now();
+      const result = await buildStep(deps, job, { plan, step, tree, state, config, fresh: request.fresh, audit, allowWorkflowWrites, costCap });
+      deps.telemetry?.stepSeconds((Date.now() - started) / 1000);
+      deps.telemetry?.modelUsage("build", result.usage);
       addUsage(usage, result.usage);
+      const stepUsage = { prompt: 0, completion: 0, cached: 0, requests: 0, ...earlier };
+      addUsage(stepUsage, result.usage);
       if (result.ok !== true) {
         // Not done, so not ticked: what the step changed goes in a labelled WIP commit that the report points to.
         const kept = await keepUnfinishedWork(tree, step, result, { branch: target.branch, token, identity: config.commit_author ?? deps.identity, redact: deps.redact });
@@ -179,27 +201,27 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
         if (kept.note) notes.push(kept.note);
       }
       if (result.ok === "question") {
-        state.steps[step.id] = { status: "pending" };
+        state.steps[step.id] = { status: "pending", usage: stepUsage };
         state.status = "awaiting_answer";
         state.question = result.question;
         state.questionMode = "build";
         state.questionStep = step.id;
-        await save(`> ❓ **Waiting for an answer** before building ${step.id}: see the question below. Answer in a comment to resume.`, renderBuildReport({ plan, state, verification: [], audit, usage, notes }));
+        await save(`> ❓ **Waiting for an answer** before building ${step.id}: see the question below. Answer in a comment to resume.`, buildReport());
         await port.postComment(deps.redact(`❓ **Blueprint has a question while building ${step.id} (${step.title}):**\n\n${result.question}\n\nAnswer in a comment (anyone with write access) and the build resumes at ${step.id}; \`/cancel\` withdraws the question.`));
         return;
       }
       if (result.ok === "blocked") {
-        state.steps[step.id] = { status: "failed", reason: `blocked: ${result.reason}` };
+        state.steps[step.id] = { status: "failed", reason: `blocked: ${result.reason}`, usage: stepUsage };
         state.status = "failed";
         state.error = `${step.id} is blocked: ${result.reason}`;
-        await save(blockedStatusLine(step, result.reason), renderBuildReport({ plan, state, verification: [], audit, usage, notes }));
+        await save(blockedStatusLine(step, result.reason), buildReport());
         return;
       }
       if (!result.ok) {
-        state.steps[step.id] = { status: "failed", reason: result.reason };
+        state.steps[step.id] = { status: "failed", reason: result.reason, usage: stepUsage };
         state.status = "failed";
         state.error = `${step.id} failed: ${result.reason}`;
-        await save(undefined, renderBuildReport({ plan, state, verification: [], audit, usage, notes }));
+        await save(undefined, buildReport());
         return;
       }
       const commit = await tree.commitAll(`${step.id}: ${step.title}\n\n${result.summary}\n\n${PLAN_TRAILER}: ${revision}`, config.commit_author ?? deps.identity);
@@ -207,16 +229,16 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
         try {
           await tree.push(target.branch, token);
         } catch (error) {
-          state.steps[step.id] = { status: "failed", reason: plainError(error) };
+          state.steps[step.id] = { status: "failed", reason: plainError(error), usage: stepUsage };
           state.status = "failed";
           state.error = `${step.id}: ${plainError(error)}`;
-          await save(undefined, renderBuildReport({ plan, state, verification: [], audit, usage, notes }));
+          await save(undefined, buildReport());
           return;
         }
         if (state.head) state.head.sha = commit.sha;
-        state.steps[step.id] = { status: "done", commit: commit.sha, commitUrl: port.commitUrl(commit.sha) };
+        state.steps[step.id] = { status: "done", commit: commit.sha, commitUrl: port.commitUrl(commit.sha), usage: stepUsage };
       } else {
-        state.steps[step.id] = { status: "done" };
+        state.steps[step.id] = { status: "done", usage: stepUsage };
       }
       await save(index + 1 < todo.length ? `> ⏳ **Building ${todo[index + 1]?.id} (${index + 2} of ${todo.length})…**` : "> ⏳ **Verifying…**");
     }
@@ -230,21 +252,34 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
     // The pull request's description follows the repository's template when it has one.
     const description = target.kind === "issue-branch" ? await fillPullRequestTemplate(deps, job, { tree, plan, config, baseSha: state.base.sha, verification }) : null;
     if (description) addUsage(usage, description.usage);
-    const report = renderBuildReport({ plan, state, verification, audit, usage, notes });
+    const report = buildReport(verification);
 
     // 9. Hand the work over: a pull request for an issue (a draft while checks fail), a report on a pull request.
     await save(await handOver(deps, port, { target, info, plan, state, verification, report, description: description?.text }), report);
     if (target.kind === "pull-request-head") await port.postComment(deps.redact(report));
   } catch (error) {
     const cancelled = error instanceof Cancelled || job.signal.aborted;
-    for (const [id, progress] of Object.entries(state.steps)) if (progress.status === "building") state.steps[id] = { status: "pending" };
+    for (const [id, progress] of Object.entries(state.steps)) if (progress.status === "building") state.steps[id] = { status: "pending", ...(progress.usage ? { usage: progress.usage } : {}) };
     state.status = cancelled ? "cancelled" : "failed";
     state.error = cancelled ? (typeof job.signal.reason === "string" ? job.signal.reason : "cancelled") : plainError(error);
     if (!cancelled) deps.log.error({ err: error, deliveryId: job.deliveryId }, "build failed");
-    await save(undefined, renderBuildReport({ plan, state, verification: [], audit, usage, notes }));
+    await save(undefined, buildReport());
   } finally {
     await workspace?.dispose().catch((error) => deps.log.warn({ err: error }, "could not remove a workspace"));
   }
+}
+
+/**
+ * The build's cost cap with the price it is counted at, or null. A cap without a price cannot be
+ * enforced: the report says so (and the log), rather than ignoring it silently.
+ */
+function costBudget(deps: WorkflowDeps, config: RepoConfig, pricing: Pricing, notes: string[]): { dollars: number; price: ModelPrice } | null {
+  const dollars = maxCostFor(deps, config);
+  if (dollars === undefined) return null;
+  if (pricing.price) return { dollars, price: pricing.price };
+  notes.push(`⚠️ The cost cap of ${formatDollars(dollars)} per build cannot be enforced: no price is configured for \`${pricing.model}\` (\`prices:\` in \`.github/blueprint.yml\`, or the App's BLUEPRINT_PRICES). Only the token and time limits hold this build.`);
+  deps.log.warn({ model: pricing.model, maxCost: dollars }, "a cost cap is set but the model has no price, so it cannot be enforced");
+  return null;
 }
 
 /** Why the plan is stale, or null: the base branch moved and touched files the plan names. */

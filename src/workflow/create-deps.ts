@@ -32,6 +32,8 @@ export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets:
       maxWallTimeMs: env.BLUEPRINT_MAX_MINUTES * 60_000,
       maxTokens: env.BLUEPRINT_MAX_TOKENS,
     },
+    prices: env.BLUEPRINT_PRICES,
+    maxCost: env.BLUEPRINT_MAX_COST,
     minPermission: env.BLUEPRINT_MIN_PERMISSION,
     progressIntervalMs: env.BLUEPRINT_PROGRESS_INTERVAL_MS,
     identity: { name: env.BLUEPRINT_BOT_NAME, email: env.BLUEPRINT_BOT_EMAIL },

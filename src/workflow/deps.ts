@@ -1,5 +1,6 @@
 import type { AgentLimits } from "../agent/loop.js";
-import type { ModelClient, ModelRetry } from "../agent/model.js";
+import type { PriceTable } from "../agent/cost.js";
+import type { ModelClient, ModelRetry, TokenUsage } from "../agent/model.js";
 import type { Redactor } from "../agent/redact.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import type { PermissionLevel } from "../github/permission.js";
@@ -22,6 +23,10 @@ export interface WorkflowDeps {
   repoCache: RepoCache;
   runner: CommandRunner;
   limits: AgentLimits;
+  /** The App's prices per model (BLUEPRINT_PRICES); they win over a repository's `prices`. */
+  prices?: PriceTable;
+  /** The App's cost cap per build in dollars (BLUEPRINT_MAX_COST); a repository's `limits.max_cost` can only lower it. */
+  maxCost?: number | undefined;
   minPermission: PermissionLevel;
   progressIntervalMs: number;
   identity: GitIdentity;
@@ -29,6 +34,11 @@ export interface WorkflowDeps {
   /** Signs and checks the hidden state markers; derived from a secret, never the secret itself. */
   stateKey: StateKey;
   log: Logger;
+  /**
+   * Told what each agent run used, for metrics: `modelUsage` once per run as it finishes (a planning
+   * run; each build step), `stepSeconds` once per build step with how long its agent run took.
+   */
+  telemetry?: { modelUsage(kind: "plan" | "build", usage: TokenUsage): void; stepSeconds(seconds: number): void };
 }
 
 /** One command being handled on one issue or pull request. */

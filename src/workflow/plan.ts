@@ -1,7 +1,7 @@
 import { runAgent, type AgentLimits, type AgentOutcome } from "../agent/loop.js";
 import { PLAN_SYSTEM_PROMPT, planningTaskMessage } from "../agent/prompts.js";
 import type { RepoConfig } from "../config/repo-config.js";
-import { findThreadState, renderPlanComment, renderStatusComment, renderUsage, type ThreadStateRecord } from "../github/plan-comment.js";
+import { findThreadState, renderPlanComment, renderStatusComment, type ThreadStateRecord } from "../github/plan-comment.js";
 import { commentSeal, threadSeal, type CommentSeal } from "../github/state-marker.js";
 import { diffPlans, renderRevisionDiff } from "../plan/diff.js";
 import { planHash } from "../plan/hash.js";
@@ -16,6 +16,7 @@ import type { FeedbackEntry, QuestionAnswer, ThreadState } from "./state.js";
 import { loadRepoConfig, loadThreadContext, trustChecker } from "./thread-context.js";
 import { modelRetryLine, TrackingComment } from "./tracking-comment.js";
 import { supersede } from "./supersede.js";
+import { maxCostFor, pricingFor, renderPlanCost, renderRunCost, type Pricing } from "./cost.js";
 
 export type PlanTrigger =
   /** `/plan [instructions]`; with a plan already there it becomes a revision. */
@@ -110,8 +111,9 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
     const filesRead = new Set<string>();
     // A retried model request shows in the status comment until the model answers.
     const showProgress = (retry: string | null) => tracking.progress(renderStatusComment(state, sealed, heading, planningBody(job.actor, filesRead.size, retry)));
+    const model = deps.modelFor(config, (retry) => showProgress(modelRetryLine(retry)));
     const outcome = await runAgent({
-      model: deps.modelFor(config, (retry) => showProgress(modelRetryLine(retry))),
+      model,
       messages: [
         { role: "system", content: PLAN_SYSTEM_PROMPT },
         { role: "user", content: task },
@@ -142,6 +144,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
       onProgress: () => showProgress(null),
     });
     Object.assign(state, withExplored(memory, filesRead));
+    deps.telemetry?.modelUsage("plan", outcome.usage);
 
     // 7. Plan mode must leave the tree as it found it.
     const changed = await tree.changes();
@@ -153,7 +156,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
 
     // 8. The result replaces the status comment; a new revision supersedes the old one.
     const result = outcome.kind === "plan_submitted" && !workflowsAllowed ? { ...outcome, plan: warnAboutWorkflows(outcome.plan) } : outcome;
-    await tracking.final(deps.redact(resultComment(state, sealed, result, current)));
+    await tracking.final(deps.redact(resultComment(state, sealed, result, current, { pricing: pricingFor(deps, config, model.model), maxCost: maxCostFor(deps, config) })));
     if (outcome.kind === "plan_submitted" && current && current.comment.id !== posted.id) {
       await supersede(port, seal, current, revision, deps.redact).catch((error) => deps.log.warn({ err: error }, "could not mark the previous plan superseded"));
     }
@@ -213,8 +216,8 @@ function initialState(info: ThreadInfo, defaultBranch: string, memory: ThreadMem
   };
 }
 
-function resultComment(state: ThreadState, seal: CommentSeal, outcome: AgentOutcome, previous: ThreadStateRecord | null): string {
-  const usage = `<sub>${renderUsage(outcome.usage)}</sub>`;
+function resultComment(state: ThreadState, seal: CommentSeal, outcome: AgentOutcome, previous: ThreadStateRecord | null, cost: { pricing: Pricing; maxCost: number | undefined }): string {
+  const usage = `<sub>${renderRunCost(outcome.usage, cost.pricing)}</sub>`;
   const now = new Date().toISOString();
   switch (outcome.kind) {
     case "plan_submitted": {
@@ -228,7 +231,7 @@ function resultComment(state: ThreadState, seal: CommentSeal, outcome: AgentOutc
         postedAt: now,
         updatedAt: now,
       };
-      return renderPlanComment(done, seal, { report: usage });
+      return renderPlanComment(done, seal, { report: renderPlanCost(outcome.plan, outcome.usage, cost.pricing, cost.maxCost) });
     }
     case "question": {
       const waiting: ThreadState = { ...state, status: "awaiting_answer", question: outcome.question, questionMode: "plan", updatedAt: now };

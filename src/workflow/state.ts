@@ -19,6 +19,8 @@ const stepProgressSchema = z.object({
   commitUrl: z.string().optional(),
   reason: z.string().optional(),
   tickedByHand: z.boolean().optional(),
+  /** The model tokens the step's runs used, all builds together (the report prices them per step). */
+  usage: z.object({ prompt: z.number().int().min(0), completion: z.number().int().min(0), cached: z.number().int().min(0), requests: z.number().int().min(0) }).optional(),
 });
 
 /** Feedback on a plan, kept so every revision sees the whole history. */

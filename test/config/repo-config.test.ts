@@ -45,6 +45,10 @@ describe("parseRepoConfig", () => {
         "limits:",
         "  max_iterations: 80",
         "  max_minutes: 30",
+        "  max_cost: 2.5",
+        "prices:",
+        "  gpt-4.1: { input: 2, cached_input: 0.5, output: 8 }",
+        "  local-model: { input: 0, output: 0 }",
         "instructions: |",
         "  Use tabs.",
       ].join("\n"),
@@ -59,7 +63,8 @@ describe("parseRepoConfig", () => {
       test: "npm test",
       branch_prefix: "bots/bp/",
       commit_author: { name: "Bot", email: "bot@example.com" },
-      limits: { max_iterations: 80, max_minutes: 30 },
+      limits: { max_iterations: 80, max_minutes: 30, max_cost: 2.5 },
+      prices: { "gpt-4.1": { input: 2, cached_input: 0.5, output: 8 }, "local-model": { input: 0, output: 0 } },
       instructions: "Use tabs.\n",
       network: false,
     });
@@ -91,6 +96,9 @@ describe("parseRepoConfig", () => {
     expect(problem("min_permission: owner\n")).toContain("`min_permission`");
     expect(problem("feedback: sometimes\n")).toContain("`feedback`");
     expect(problem("commit_author:\n  name: Bot\n  email: not-an-email\n")).toContain("`commit_author.email`");
+    expect(problem("limits:\n  max_cost: -1\n")).toContain("`limits.max_cost`");
+    expect(problem("prices:\n  gpt-4.1: { input: 2 }\n")).toContain("`prices.gpt-4.1.output`");
+    expect(problem("prices:\n  gpt-4.1: { input: 2, output: 8, cache: 1 }\n")).toContain("`prices.gpt-4.1.cache`");
   });
 
   it("refuses a branch prefix with .. or odd characters", () => {
