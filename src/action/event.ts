@@ -1,6 +1,8 @@
 import { promises as fs } from "node:fs";
 import { z } from "zod";
-import type { CommentIntent, ReviewIntent } from "../workflow/intake.js";
+import { commentJob, reviewJob } from "../jobs/from-webhook.js";
+import type { Job } from "../jobs/job.js";
+import { OWN_TOKEN_INSTALLATION_ID } from "../jobs/one-job.js";
 import type { RepositoryInfo } from "../workflow/ports.js";
 
 const user = z.object({ login: z.string(), type: z.string() });
@@ -28,9 +30,17 @@ const reviewEvent = z.object({
   sender: user,
 });
 
+/** What the summary says was asked, and the job it asks for: null when it is not for Blueprint (a bot, a blank comment, a plain review). */
+interface Asked {
+  repo: RepositoryInfo;
+  number: number;
+  actor: string;
+  job: Job | null;
+}
+
 export type ActionEvent =
-  | { kind: "comment"; repo: RepositoryInfo; number: number; intent: CommentIntent }
-  | { kind: "review"; repo: RepositoryInfo; number: number; intent: ReviewIntent }
+  | ({ kind: "comment"; body: string } & Asked)
+  | ({ kind: "review"; state: string } & Asked)
   /** Not an event Blueprint acts on (the workflow's `on:` is broader, or the comment was edited). */
   | { kind: "ignored"; reason: string };
 
@@ -56,19 +66,10 @@ function commentEvent(payload: unknown, deliveryId: string): ActionEvent {
   if (event.action !== "created") return { kind: "ignored", reason: `Blueprint reads new comments only (this one was ${event.action}).` };
   const author = event.comment.user;
   if (!author) return { kind: "ignored", reason: "the comment has no author (a deleted account)." };
-  return {
-    kind: "comment",
-    repo: repoInfo(event.repository),
-    number: event.issue.number,
-    intent: {
-      deliveryId,
-      commentId: event.comment.id,
-      createdAt: event.comment.created_at,
-      actor: author.login,
-      actorIsBot: author.type === "Bot" || event.sender.type === "Bot",
-      body: event.comment.body ?? "",
-    },
-  };
+  const body = event.comment.body ?? "";
+  // The webhook's own mapping: the event file is the payload GitHub would deliver to the App.
+  const accepted = commentJob(deliveryId, { ...event, installation: { id: OWN_TOKEN_INSTALLATION_ID }, comment: { ...event.comment, body } });
+  return { kind: "comment", repo: repoInfo(event.repository), number: event.issue.number, actor: author.login, body, job: accepted?.job ?? null };
 }
 
 function reviewEventOf(payload: unknown, deliveryId: string): ActionEvent {
@@ -76,21 +77,8 @@ function reviewEventOf(payload: unknown, deliveryId: string): ActionEvent {
   if (event.action !== "submitted") return { kind: "ignored", reason: `Blueprint reads submitted reviews only (this one was ${event.action}).` };
   const reviewer = event.review.user;
   if (!reviewer) return { kind: "ignored", reason: "the review has no author (a deleted account)." };
-  return {
-    kind: "review",
-    repo: repoInfo(event.repository),
-    number: event.pull_request.number,
-    intent: {
-      deliveryId,
-      reviewId: event.review.id,
-      actor: reviewer.login,
-      actorIsBot: reviewer.type === "Bot" || event.sender.type === "Bot",
-      state: event.review.state,
-      body: event.review.body ?? "",
-      commitId: event.review.commit_id,
-      submittedAt: event.review.submitted_at ?? new Date().toISOString(),
-    },
-  };
+  const accepted = reviewJob(deliveryId, { ...event, installation: { id: OWN_TOKEN_INSTALLATION_ID }, review: { ...event.review, body: event.review.body ?? null } });
+  return { kind: "review", repo: repoInfo(event.repository), number: event.pull_request.number, actor: reviewer.login, state: event.review.state, job: accepted?.job ?? null };
 }
 
 function parse<T>(schema: z.ZodType<T>, payload: unknown, name: string): T {

@@ -1,10 +1,7 @@
 import { createOctokitPort, type PortOctokit } from "../github/octokit-port.js";
 import { MARKER_PREFIX } from "../github/state-marker.js";
-import { readRunOutcome, recordErrors, recordWrites, type RunOutcome } from "../github/run-outcome.js";
-import { RecentKeys } from "../jobs/dedupe.js";
-import { JobQueue } from "../jobs/queue.js";
+import { runOneJob, type OneJobResult } from "../jobs/one-job.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
-import { Intake } from "../workflow/intake.js";
 import type { ActionEvent } from "./event.js";
 
 export interface ActionJob {
@@ -15,35 +12,18 @@ export interface ActionJob {
   botLogin: string;
 }
 
-export interface ActionJobResult {
-  outcome: RunOutcome;
-  /** Errors the engine logged during the job (they fail the run). */
-  jobErrors: string[];
-}
+export type ActionJobResult = OneJobResult;
 
-/** One event, handled the way the App handles a webhook, but inline: the step ends when the job does. */
+/** One event, handled the way the App's workers handle a webhook's job, but inline: the step ends when the job does. */
 export async function runActionJob(job: ActionJob): Promise<ActionJobResult> {
   const { event } = job;
-  const logged = recordErrors(job.deps.log);
-  const deps: WorkflowDeps = { ...job.deps, log: logged.log };
   // 1. The thread, through the same port the App uses.
-  const thread = createOctokitPort({
+  const port = createOctokitPort({
     octokit: job.octokit,
     repo: event.repo,
     number: event.number,
     isOwnComment: (comment) => comment.user?.login === job.botLogin && comment.body.includes(MARKER_PREFIX),
   });
-  const { port, writes } = recordWrites(thread);
-
-  // 2. The App's intake on a queue of our own.
-  const queue = new JobQueue((error, queued) => deps.log.error({ err: error, job: queued.label }, "job failed"));
-  const intake = new Intake(deps, queue, new RecentKeys());
-
-  // 3. Hand the event over and wait for the job it started, if any.
-  if (event.kind === "comment") await intake.onComment(port, event.intent);
-  else await intake.onReview(port, event.intent);
-  await queue.idle();
-
-  // 4. Where the thread stands now, and whether this run put it there.
-  return { outcome: await readRunOutcome(port, writes, deps.stateKey), jobErrors: logged.errors };
+  // 2. The event's job, triaged and worked here; then where the thread stands and whether this run put it there.
+  return runOneJob(job.deps, port, event.job);
 }

@@ -21,7 +21,7 @@ export function outputsOf(outcome: RunOutcome): ActionOutputs {
 /** The job summary: what was asked, where the thread stands, and what went wrong if anything did. */
 export function renderJobSummary(event: Exclude<ActionEvent, { kind: "ignored" }>, outcome: RunOutcome, problems: string[]): string {
   const outputs = outputsOf(outcome);
-  const asked = event.kind === "comment" ? `comment by @${event.intent.actor}: \`${firstLine(event.intent.body)}\`` : `${event.intent.state.toLowerCase()} review by @${event.intent.actor}`;
+  const asked = event.kind === "comment" ? `comment by @${event.actor}: \`${firstLine(event.body)}\`` : `${event.state.toLowerCase()} review by @${event.actor}`;
   const plan = outcome.plan?.state.plan;
   const rows: Array<[string, string]> = [
     ["Thread", `${event.repo.owner}/${event.repo.name}#${event.number}`],

@@ -1,39 +1,27 @@
-import { readRunOutcome, recordErrors, recordWrites, type RunOutcome } from "../github/run-outcome.js";
-import { RecentKeys } from "../jobs/dedupe.js";
-import { JobQueue } from "../jobs/queue.js";
+import { commandJob } from "../jobs/from-webhook.js";
+import { OWN_TOKEN_INSTALLATION_ID, runOneJob, type OneJobResult } from "../jobs/one-job.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
-import { Intake } from "../workflow/intake.js";
 import type { LocalThread } from "./local-port.js";
 
-export interface SessionResult {
-  outcome: RunOutcome;
-  /** Errors the engine logged during the job. */
-  jobErrors: string[];
-}
-
 /**
- * One CLI command as one comment on the local thread, through the App's intake: the same parsing,
- * the same use cases, the same state. Returns when the job it started is done.
+ * One CLI command as one comment on the local thread, made into the job the App would make of that
+ * comment and run the way the App's workers run it: the same parsing, the same use cases, the same
+ * state. Returns when the job is done.
  */
 export async function runComment(
   engine: WorkflowDeps,
   thread: LocalThread,
   comment: { body: string; actor: string },
   onInterrupt: (stop: () => void) => void,
-): Promise<SessionResult> {
-  // 1. The port records what this run writes, so the outcome is about this run.
-  const { port, writes } = recordWrites(thread.port);
-  const logged = recordErrors(engine.log);
-  const deps: WorkflowDeps = { ...engine, log: logged.log };
-  const queue = new JobQueue((error, job) => deps.log.error({ err: error, job: job.label }, "job failed"));
-  onInterrupt(() => queue.abortAll("interrupted with Ctrl-C; run the command again to resume"));
-
-  // 2. The command is a comment by the person at the terminal.
+): Promise<OneJobResult> {
+  // 1. The command is a comment by the person at the terminal, kept in the thread as on GitHub.
   const commentId = await thread.addUserComment(comment.body, comment.actor);
-  const intake = new Intake(deps, queue, new RecentKeys());
-  await intake.onComment(port, { deliveryId: `cli-${process.pid}-${commentId}`, commentId, actor: comment.actor, actorIsBot: false, body: comment.body });
-
-  // 3. Wait for the job, then read where the thread stands.
-  await queue.idle();
-  return { outcome: await readRunOutcome(port, writes, deps.stateKey), jobErrors: logged.errors };
+  // 2. Its job. The local port answers "admin" for the person at the terminal, so the permission gate lets it through.
+  const { repo, number } = thread.port;
+  const job = commandJob(
+    { deliveryId: `cli-${process.pid}-${commentId}`, installationId: OWN_TOKEN_INSTALLATION_ID, repository: repo, number, actor: comment.actor, receivedAt: Date.now(), commentId },
+    comment.body,
+  );
+  // 3. Triage and work here; Ctrl-C stops the job at its next safe point.
+  return runOneJob(engine, thread.port, job, (stop) => onInterrupt(() => stop("interrupted with Ctrl-C; run the command again to resume")));
 }

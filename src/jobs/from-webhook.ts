@@ -36,7 +36,7 @@ export function commentJob(
     installation?: { id: number } | undefined;
     repository: PayloadRepository;
     issue: { number: number };
-    comment: { id: number; body: string; user: PayloadUser | null; created_at?: string };
+    comment: { id: number; body: string; user: PayloadUser | null; created_at?: string | undefined };
     sender: PayloadUser;
   },
   receivedAt = Date.now(),
@@ -45,37 +45,44 @@ export function commentJob(
   const installationId = payload.installation?.id;
   // Bots (Blueprint included) never command.
   if (!installationId || !author || author.type === "Bot" || payload.sender.type === "Bot") return null;
-  const base = {
-    deliveryId,
-    installationId,
-    repository: repositoryOf(payload.repository),
-    number: payload.issue.number,
-    actor: author.login,
-    receivedAt,
-    commentId: payload.comment.id,
-  };
-  const keys = [`delivery:${deliveryId}`, `comment:${payload.comment.id}`];
-  const parsed = parseComment(payload.comment.body);
+  const job = commandJob(
+    { deliveryId, installationId, repository: repositoryOf(payload.repository), number: payload.issue.number, actor: author.login, receivedAt, commentId: payload.comment.id },
+    payload.comment.body,
+    payload.comment.created_at,
+  );
+  return job ? { job, keys: [`delivery:${deliveryId}`, `comment:${payload.comment.id}`] } : null;
+}
+
+/** What every job made from a comment carries: where it was made, by whom, and which comment. */
+export type CommentJobBase = Omit<Extract<Job, { kind: "help" }>, "kind">;
+
+/**
+ * A comment's text as a job: the one place that maps a command to the use case it asks for (the
+ * App's webhooks, the Action's event and the CLI's subcommands all come through here). Null for a
+ * blank comment. `createdAt`: GitHub's time of the comment, which a `/build` approves as of.
+ */
+export function commandJob(base: CommentJobBase, body: string, createdAt?: string): Job | null {
+  const parsed = parseComment(body);
   switch (parsed.kind) {
     case "none":
-      return payload.comment.body.trim() === "" ? null : { job: { kind: "respond", ...base, body: payload.comment.body }, keys };
+      return body.trim() === "" ? null : { kind: "respond", ...base, body };
     case "typo":
-      return { job: { kind: "reply", ...base, text: typoReply(parsed.word, parsed.suggestion), silentIfRefused: true }, keys };
+      return { kind: "reply", ...base, text: typoReply(parsed.word, parsed.suggestion), silentIfRefused: true };
     case "invalid":
-      return { job: { kind: "reply", ...base, text: parsed.message, silentIfRefused: false }, keys };
+      return { kind: "reply", ...base, text: parsed.message, silentIfRefused: false };
   }
   const command = parsed.command;
   switch (command.name) {
     case "plan":
-      return { job: { kind: "plan", ...base, instructions: command.instructions }, keys };
+      return { kind: "plan", ...base, instructions: command.instructions };
     case "revise":
-      return { job: { kind: "revise", ...base, feedback: command.feedback }, keys };
+      return { kind: "revise", ...base, feedback: command.feedback };
     case "build":
-      return { job: { kind: "build", ...base, revision: command.revision, steps: command.steps, force: command.force, fresh: command.fresh, notes: command.notes, commandCreatedAt: payload.comment.created_at }, keys };
+      return { kind: "build", ...base, revision: command.revision, steps: command.steps, force: command.force, fresh: command.fresh, notes: command.notes, commandCreatedAt: createdAt };
     case "cancel":
     case "help":
     case "status":
-      return { job: { kind: command.name, ...base }, keys };
+      return { kind: command.name, ...base };
   }
 }
 

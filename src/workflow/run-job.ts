@@ -5,9 +5,8 @@ import { buildThread } from "./build.js";
 import { cancelWaiting } from "./cancel.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { HELP_TEXT, refusalReply, statusReply } from "./help.js";
-import { reviewFeedback } from "./intake.js";
 import { plainError, planThread } from "./plan.js";
-import type { ThreadPort } from "./ports.js";
+import type { ReviewComment, ThreadPort } from "./ports.js";
 import { respondToComment } from "./respond.js";
 import { safePort } from "./safe-port.js";
 import { markStaleOnPush } from "./stale.js";
@@ -145,4 +144,11 @@ export async function workJob(deps: WorkflowDeps, port: ThreadPort, job: Job, si
       .postComment(`❌ Blueprint stopped while ${label}: ${plainError(error)} Nothing already pushed was lost; comment the command again to retry. (delivery \`${job.deliveryId}\`)`)
       .catch((postError: unknown) => deps.log.error({ err: postError, deliveryId: job.deliveryId }, "could not report a failed job"));
   }
+}
+
+/** A "request changes" review as feedback: its body, then each inline comment with file and line. */
+function reviewFeedback(body: string, inline: ReviewComment[]): string {
+  const parts = [body.trim() || "(no summary)"];
+  for (const comment of inline) parts.push(`- \`${comment.path}${comment.line ? `:${comment.line}` : ""}\`: ${comment.body.trim()}`);
+  return parts.join("\n");
 }

@@ -171,7 +171,7 @@ describe("the Action runner", () => {
     expect(step.outputs()).toEqual({ status: "built", "plan-url": github.comments[0]?.html_url, "pr-url": `${github.htmlUrl}/pull/2`, branch: "feature" });
   });
 
-  it("passes an approval with no plan to the intake, which finds it is not addressed to Blueprint", async () => {
+  it("runs an approval with no plan as a build job, which finds it is not addressed to Blueprint", async () => {
     nock.cleanAll();
     github = actionsGitHubDouble({ number: 2, permissions: { maintainer: "write" }, pullRequest: { headRef: "feature", headSha: repo.head(), baseRef: "main" } });
     const { step, result } = await run([], reviewEvent({ cloneUrl: repo.url, state: "approved" }), false, "pull_request_review");
@@ -182,6 +182,34 @@ describe("the Action runner", () => {
     expect(github.comments).toEqual([]);
     expect(modelRequests()).toHaveLength(0);
     expect(step.outputs()).toMatchObject({ status: "none" });
+  });
+
+  it("refuses a /plan from someone who may not command Blueprint: one reply, no 👀, no model", async () => {
+    const { step, result } = await run([], commentEvent({ body: "/plan add retry", cloneUrl: repo.url, login: "reader", commentId: 90 }));
+    expect(result).toEqual({ status: "none", failed: false });
+    expect(github.reactions).toEqual([]);
+    expect(modelRequests()).toHaveLength(0);
+    expect(github.botComments().map((comment) => comment.body)).toEqual(["Sorry @reader, only people with write access (or higher) to this repository can command Blueprint."]);
+    expect(step.summary()).toContain("> Sorry @reader");
+  });
+
+  it("leaves a bot's comment alone: no permission check, no write, no model", async () => {
+    const { step, result } = await run([], commentEvent({ body: "/plan", cloneUrl: repo.url, login: "dependabot[bot]", userType: "Bot" }));
+    expect(result).toEqual({ status: "none", failed: false });
+    expect(github.requests.filter((request) => request.method !== "GET" || request.path.includes("/permission"))).toEqual([]);
+    expect(modelRequests()).toHaveLength(0);
+    expect(step.outputs().status).toBe("none");
+  });
+
+  it("fails the step in GitHub's own words when it cannot read the commenter's permission", async () => {
+    nock.cleanAll();
+    nock("https://ghes.example.test").get(/\/collaborators\/maintainer\/permission$/).reply(403, { message: "Resource not accessible by integration" });
+    github = actionsGitHubDouble({ permissions: { maintainer: "write" } });
+    const { result } = await run([], commentEvent({ body: "/plan", cloneUrl: repo.url }));
+    expect(result).toEqual({ status: "error", failed: true });
+    expect(stdout.join("")).toMatch(/::error::Blueprint could not run: Resource not accessible by integration/);
+    expect(github.comments).toEqual([]);
+    expect(modelRequests()).toHaveLength(0);
   });
 
   it("skips a dismissed review", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { commentJob, reviewJob, synchronizeJob } from "../../src/jobs/from-webhook.js";
+import { commandJob, commentJob, reviewJob, synchronizeJob } from "../../src/jobs/from-webhook.js";
 import { parseJob, threadOf } from "../../src/jobs/job.js";
 import { commentPayload, webhookExample } from "../helpers/app.js";
 
@@ -17,6 +17,16 @@ describe("a webhook becomes a job: plain data, no I/O", () => {
     expect(commentJob("d", comment("/status"))?.job.kind).toBe("status");
     expect(commentJob("d", comment("/plna"))?.job).toMatchObject({ kind: "reply", silentIfRefused: true, text: expect.stringContaining("/plan") });
     expect(commentJob("d", comment("looks good, but use fetch"))?.job).toMatchObject({ kind: "respond", body: "looks good, but use fetch" });
+  });
+
+  it("maps a comment's text without a webhook the same way (the CLI's subcommands come through here)", () => {
+    const repository = { owner: "local", name: "checkout", cloneUrl: "file:///tmp/checkout", defaultBranch: "main", htmlUrl: "file:///tmp/checkout" };
+    const base = { deliveryId: "cli-1-3", installationId: 1, repository, number: 2, actor: "me", receivedAt: 5, commentId: 3 };
+    expect(commandJob(base, "/build --fresh S2 keep the API", "2026-01-01T00:00:00Z")).toEqual({ kind: "build", ...base, revision: null, steps: ["S2"], force: false, fresh: true, notes: "keep the API", commandCreatedAt: "2026-01-01T00:00:00Z" });
+    expect(commandJob(base, "/build --frsh")).toMatchObject({ kind: "reply", silentIfRefused: false, text: expect.stringContaining("`--frsh`") });
+    expect(commandJob(base, "use the v2 endpoint")).toEqual({ kind: "respond", ...base, body: "use the v2 endpoint" });
+    expect(commandJob(base, "\n  \n")).toBeNull();
+    expect(parseJob(commandJob(base, "/plan add retries"))).toMatchObject({ kind: "plan", instructions: "add retries" });
   });
 
   it("drops what is not for Blueprint: bots (Blueprint included) and blank comments", () => {
