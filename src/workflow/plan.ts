@@ -274,11 +274,13 @@ function planningBody(actor: string, filesRead: number, retry: string | null = n
   return retry ? `${progress}\n\n${retry}` : progress;
 }
 
+/** The run's limits: the repository's `limits:` can only lower the App's own (a repository cannot buy itself more). */
 export function limitsFor(base: AgentLimits, config: RepoConfig): AgentLimits {
+  const lower = (own: number, asked: number | undefined) => (asked === undefined ? own : Math.min(own, asked));
   return {
-    maxIterations: config.limits.max_iterations ?? base.maxIterations,
-    maxWallTimeMs: config.limits.max_minutes ? config.limits.max_minutes * 60_000 : base.maxWallTimeMs,
-    maxTokens: config.limits.max_tokens ?? base.maxTokens,
+    maxIterations: lower(base.maxIterations, config.limits.max_iterations),
+    maxWallTimeMs: lower(base.maxWallTimeMs, config.limits.max_minutes === undefined ? undefined : config.limits.max_minutes * 60_000),
+    maxTokens: lower(base.maxTokens, config.limits.max_tokens),
   };
 }
 

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import { REPO_CONFIG_PATH, parseRepoConfig } from "../../src/config/repo-config.js";
+import { limitsFor } from "../../src/workflow/plan.js";
 
 function problem(text: string): string {
   const read = parseRepoConfig(text);
@@ -39,5 +40,23 @@ describe("parseRepoConfig limits", () => {
     const read = parseRepoConfig("model: !custom gpt-x\n");
     expect(warnings).not.toHaveBeenCalled();
     expect(read.ok && read.config.model).toBe("gpt-x");
+  });
+});
+
+describe("limits: in .github/blueprint.yml", () => {
+  const own = { maxIterations: 40, maxWallTimeMs: 30 * 60_000, maxTokens: 500_000 };
+  const limitsOf = (text: string) => {
+    const read = parseRepoConfig(text);
+    if (!read.ok) throw new Error(read.message);
+    return limitsFor(own, read.config);
+  };
+
+  it("lower the App's own limits", () => {
+    expect(limitsOf("limits:\n  max_iterations: 5\n  max_minutes: 2\n  max_tokens: 1000\n")).toEqual({ maxIterations: 5, maxWallTimeMs: 120_000, maxTokens: 1000 });
+  });
+
+  it("never raise them: a repository cannot buy itself more iterations, time or tokens", () => {
+    expect(limitsOf("limits:\n  max_iterations: 500\n  max_minutes: 240\n  max_tokens: 90000000\n")).toEqual(own);
+    expect(limitsOf("instructions: hi\n")).toEqual(own);
   });
 });
