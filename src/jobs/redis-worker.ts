@@ -7,7 +7,7 @@ import type { WorkflowDeps } from "../workflow/deps.js";
 import { PermissionUnknown, triageJob, workJob, workerPorts, type ThreadLanes } from "../workflow/run-job.js";
 import { jobLabel, jobSchema, threadOf, type Job } from "./job.js";
 import type { QueueStats } from "./backend.js";
-import type { JobMetrics } from "./metrics.js";
+import { telemetryFor, type JobMetrics } from "./metrics.js";
 import { PermissionCache } from "./permission-cache.js";
 import { RedisLanes } from "./redis-lanes.js";
 import type { Sealer } from "./sealed.js";
@@ -53,7 +53,10 @@ export interface RedisWorkers {
 
 /** This process's workers on the shared queues: triage (👀, permission, quick answers) and lane work. */
 export async function startRedisWorkers(options: RedisWorkersOptions): Promise<RedisWorkers> {
-  const { deps, metrics, sealer, lockMs } = options;
+  const { metrics, sealer, lockMs } = options;
+  // The engine reports model tokens and step durations through WorkflowDeps' `telemetry` (added on
+  // another branch); until it is there, the cast keeps this compiling and the engine ignores it.
+  const deps = { ...options.deps, telemetry: telemetryFor(metrics) } as WorkflowDeps;
   const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   const subscriber = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   const lanes = new RedisLanes(connection);
