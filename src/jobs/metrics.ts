@@ -12,7 +12,7 @@ export class JobMetrics {
   });
   readonly jobs = new Counter({
     name: "blueprint_jobs_total",
-    help: "Jobs finished, by kind and outcome (done, failed, cancelled, dropped)",
+    help: "Jobs finished, by kind and outcome (done, failed, cancelled, dropped, handed_over: put back in the queue at shutdown)",
     labelNames: ["kind", "outcome"] as const,
     registers: [this.registry],
   });
@@ -49,7 +49,7 @@ export class JobMetrics {
   }
 
   /** Times `work` as a job of `kind`, counting its outcome. */
-  async time(kind: string, work: () => Promise<"done" | "cancelled" | "dropped">): Promise<void> {
+  async time(kind: string, work: () => Promise<"done" | "cancelled" | "dropped" | "handed_over">): Promise<void> {
     const stop = this.jobSeconds.startTimer({ kind });
     let outcome: string = "failed";
     try {

@@ -16,6 +16,13 @@ import type { FeedbackEntry, QuestionAnswer, ThreadState } from "./state.js";
 import { loadRepoConfig, loadThreadContext, trustChecker } from "./thread-context.js";
 import { modelRetryLine, TrackingComment } from "./tracking-comment.js";
 import { supersede } from "./supersede.js";
+import { handedOver } from "./hand-over.js";
+
+/**
+ * A planning run handed to another worker (this one is shutting down) starts over there in a new
+ * status comment: this one keeps no state marker, so the thread's state is as it was before the run.
+ */
+const HANDED_OVER = "⏸ Blueprint restarted while planning: another worker starts this plan over and posts it below. Nothing was changed.";
 
 export type PlanTrigger =
   /** `/plan [instructions]`; with a plan already there it becomes a revision. */
@@ -141,6 +148,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
       signal: job.signal,
       onProgress: () => showProgress(null),
     });
+    if (handedOver(job.signal)) return await tracking.final(HANDED_OVER);
     Object.assign(state, withExplored(memory, filesRead));
 
     // 7. Plan mode must leave the tree as it found it.
@@ -158,6 +166,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
       await supersede(port, seal, current, revision, deps.redact).catch((error) => deps.log.warn({ err: error }, "could not mark the previous plan superseded"));
     }
   } catch (error) {
+    if (handedOver(job.signal)) return await tracking.final(HANDED_OVER);
     deps.log.error({ err: error, deliveryId: job.deliveryId }, "planning failed");
     await tracking.final(failedComment(state, sealed, plainError(error), "Comment `/plan` to try again; if it keeps failing, tell the app's operators."));
   } finally {

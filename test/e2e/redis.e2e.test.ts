@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ModelRequest, ScriptedReply } from "../helpers/model-server.js";
 import { freePort, type AppProcess } from "./support/app-process.js";
-import { isPlanning, startCluster, turnOf, type Cluster } from "./support/cluster.js";
+import { hold, isPlanning, reactionsTo, startCluster, turnOf, type Cluster } from "./support/cluster.js";
 import { greeterModelReply, STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
 import type { WorkerProcess } from "./support/worker-process.js";
 
@@ -10,24 +9,6 @@ import type { WorkerProcess } from "./support/worker-process.js";
  * SPEC §8 across replicas: real `redis-server`, real intake and worker processes, the local GitHub
  * double and a scripted model. Each issue is its own scenario, so the tests share one cluster.
  */
-
-/** Holds the model's replies that `match` until `release()`; everything else is answered at once. */
-function hold(cluster: Cluster, match: (request: ModelRequest) => boolean) {
-  let release: () => void = () => {};
-  const released = new Promise<void>((resolve) => (release = resolve));
-  let held = 0;
-  cluster.reply = async (request): Promise<ScriptedReply> => {
-    if (match(request)) {
-      held++;
-      await released;
-    }
-    return greeterModelReply(request);
-  };
-  return { release, held: () => held };
-}
-
-const reactionsTo = (cluster: Cluster, commentId: number) =>
-  cluster.github.requests.filter((r) => r.method === "POST" && r.path.includes(`/comments/${commentId}/reactions`)).length;
 
 describe("two replicas of `npm start` on one Redis", () => {
   let cluster: Cluster;
