@@ -1,6 +1,6 @@
 import { afterEach, expect, it } from "vitest";
 import type { AppProcess } from "./support/app-process.js";
-import { hold, startCluster, type Cluster } from "./support/cluster.js";
+import { hold, isPlanning, startCluster, turnOf, type Cluster } from "./support/cluster.js";
 import { STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
 
 /**
@@ -59,6 +59,31 @@ it("SIGTERM mid-build hands the job back: it waits for the next worker, which re
   expect(plan?.body).toContain("- [x] **S2**");
   expect(plan?.body).not.toContain("Paused at a safe point");
 }, 150_000);
+
+it("SIGTERM mid-plan hands the job to another running worker, which plans from the start: one plan, no failure", async () => {
+  cluster = await startCluster({ issues: 1 });
+  const c = cluster;
+  const intake = await c.startIntake({ BLUEPRINT_WORKERS: "0" });
+  const first = await c.startWorker();
+  const gate = hold(c, (request) => isPlanning(request) && turnOf(request) === 1);
+  expect(await c.deliver(intake, c.type(1, "/plan greet by name").event)).toBe(200);
+  await c.waitFor("planning to be under way", () => gate.held() === 1);
+  // Another worker is up before the first one stops: it takes the job as soon as it is handed back.
+  const second = await c.startWorker();
+  await first.stop();
+  expect(first.output()).toContain("job handed back to the queue at a safe point");
+  gate.release();
+  await c.waitFor("the plan", () => c.github.state.botComments(1).some((comment) => comment.body.includes("Plan v1")), 45_000);
+  await c.waitForQuiet();
+  expect(second.output()).toContain("taking over a job whose worker stopped");
+  const bot = c.github.state.botComments(1);
+  expect(bot.filter((comment) => comment.body.includes("Plan v1"))).toHaveLength(1);
+  expect(bot.some((comment) => comment.body.includes("❌") || comment.body.includes("again"))).toBe(false);
+  // The first run's status comment says where the plan went, and holds no state that could count.
+  const note = bot.find((comment) => comment.body.startsWith("⏸ Blueprint restarted while planning"));
+  expect(note).toBeDefined();
+  expect(note?.body).not.toContain("<!-- blueprint:state");
+}, 90_000);
 
 it("a job that waited longer than its installation token lives gets a fresh token from the intake, and runs", async () => {
   cluster = await startCluster({ issues: 1 });
