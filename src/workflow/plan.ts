@@ -66,6 +66,8 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
   const posted = resumed ? { id: resumed.comment.id, url: resumed.comment.url } : await port.postComment(`${heading}\n\n${planningBody(job.actor, 0)}`);
   const sealed = commentSeal(seal, posted.id);
   await port.updateComment(posted.id, renderStatusComment(state, sealed, heading, planningBody(job.actor, 0)));
+  // Handed to another worker (see HANDED_OVER): a reused question comment gets its question back, so the answer resumes it there.
+  const handedOverBody = resumed ? resumed.comment.body : HANDED_OVER;
   const tracking = new TrackingComment(port, posted.id, posted.url, deps.progressIntervalMs, (error) =>
     deps.log.warn({ err: error, deliveryId: job.deliveryId }, "could not update the tracking comment"),
   );
@@ -148,7 +150,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
       signal: job.signal,
       onProgress: () => showProgress(null),
     });
-    if (handedOver(job.signal)) return await tracking.final(HANDED_OVER);
+    if (handedOver(job.signal)) return await tracking.final(handedOverBody);
     Object.assign(state, withExplored(memory, filesRead));
 
     // 7. Plan mode must leave the tree as it found it.
@@ -166,7 +168,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
       await supersede(port, seal, current, revision, deps.redact).catch((error) => deps.log.warn({ err: error }, "could not mark the previous plan superseded"));
     }
   } catch (error) {
-    if (handedOver(job.signal)) return await tracking.final(HANDED_OVER);
+    if (handedOver(job.signal)) return await tracking.final(handedOverBody);
     deps.log.error({ err: error, deliveryId: job.deliveryId }, "planning failed");
     await tracking.final(failedComment(state, sealed, plainError(error), "Comment `/plan` to try again; if it keeps failing, tell the app's operators."));
   } finally {
