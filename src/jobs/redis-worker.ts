@@ -164,11 +164,13 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
         controllers.set(workId, controller);
         if (stopping) controller.abort(new HandOver());
         metrics.queueWaitSeconds.observe({ phase: "work" }, (Date.now() - job.receivedAt) / 1000);
-        // 3. The use case, with the job's own token.
-        await metrics.time(job.kind, async () => {
-          await workJob(deps, open(wire).work, job, controller.signal);
-          return handedOver(controller.signal) ? "handed_over" : controller.signal.aborted ? "cancelled" : "done";
-        });
+        // 3. The use case, with the job's own token (a job that starts as its worker stops goes straight back).
+        if (!handedOver(controller.signal)) {
+          await metrics.time(job.kind, async () => {
+            await workJob(deps, open(wire).work, job, controller.signal);
+            return handedOver(controller.signal) ? "handed_over" : controller.signal.aborted ? "cancelled" : "done";
+          });
+        }
         // 4. This worker is shutting down: the job goes back to the queue, keeping its thread, and
         //    the next worker to take it resumes it (a `/cancel` meanwhile stops it there).
         if (handedOver(controller.signal)) {
