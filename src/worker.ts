@@ -14,7 +14,6 @@ import { createWorkflowDeps } from "./workflow/create-deps.js";
  * Wiring only.
  */
 const log = pino({ name: "blueprint-worker", level: process.env.LOG_LEVEL ?? "info" });
-const SHUTDOWN_REASON = "Blueprint was shut down (a restart or deploy); comment `/build` or `/plan` again to resume";
 
 try {
   const env = loadEnv();
@@ -40,8 +39,8 @@ try {
   log.info({ concurrency: env.BLUEPRINT_CONCURRENCY }, "worker ready: taking jobs from Redis");
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.once(signal, () => {
-      log.info({ signal }, "stopping: running jobs stop at a safe point; waiting jobs stay queued for other workers");
-      void workers.close(SHUTDOWN_REASON).finally(() => process.exit(0));
+      log.info({ signal }, "stopping: running jobs stop at a safe point and go back to the queue for other workers");
+      void workers.close().finally(() => process.exit(0));
     });
   }
 } catch (error) {

@@ -25,6 +25,9 @@ export interface JobBackend {
   stats(): Promise<QueueStats>;
   /** Resolves when nothing this process accepted or works is left (tests, graceful shutdown). */
   idle(): Promise<void>;
-  /** Stops taking work; running jobs are asked to stop at a safe point with `reason`; waits at most `timeoutMs`. */
+  /**
+   * Stops taking work and waits at most `timeoutMs`. Embedded: running jobs stop at a safe point with
+   * `reason`. Redis: they stop at a safe point and go back to the queue, for another worker to resume.
+   */
   shutdown(reason: string, timeoutMs: number): Promise<void>;
 }

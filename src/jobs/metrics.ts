@@ -1,4 +1,5 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { TokenUsage } from "../agent/model.js";
 
 /** Prometheus metrics for one process: what /metrics serves. */
 export class JobMetrics {
@@ -11,7 +12,7 @@ export class JobMetrics {
   });
   readonly jobs = new Counter({
     name: "blueprint_jobs_total",
-    help: "Jobs finished, by kind and outcome (done, failed, cancelled, dropped)",
+    help: "Jobs finished, by kind and outcome (done, failed, cancelled, dropped, handed_over: put back in the queue at shutdown)",
     labelNames: ["kind", "outcome"] as const,
     registers: [this.registry],
   });
@@ -30,12 +31,25 @@ export class JobMetrics {
     registers: [this.registry],
   });
 
+  readonly modelTokens = new Counter({
+    name: "blueprint_model_tokens_total",
+    help: "Model tokens used, by the run's kind (plan, build) and type (prompt, completion, cached: the part of prompt the provider served from its cache)",
+    labelNames: ["kind", "type"] as const,
+    registers: [this.registry],
+  });
+  readonly stepSeconds = new Histogram({
+    name: "blueprint_step_duration_seconds",
+    help: "Time one build step took, from its agent run to its push",
+    buckets: [1, 5, 15, 60, 180, 600, 1800],
+    registers: [this.registry],
+  });
+
   constructor(options: { processMetrics?: boolean } = {}) {
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: "blueprint_" });
   }
 
   /** Times `work` as a job of `kind`, counting its outcome. */
-  async time(kind: string, work: () => Promise<"done" | "cancelled" | "dropped">): Promise<void> {
+  async time(kind: string, work: () => Promise<"done" | "cancelled" | "dropped" | "handed_over">): Promise<void> {
     const stop = this.jobSeconds.startTimer({ kind });
     let outcome: string = "failed";
     try {
@@ -45,4 +59,19 @@ export class JobMetrics {
       this.jobs.inc({ kind, outcome });
     }
   }
+}
+
+/** What the engine reports while it works (WorkflowDeps' `telemetry`), recorded as this process's metrics. */
+export interface JobTelemetry {
+  modelUsage(kind: "plan" | "build", usage: TokenUsage): void;
+  stepSeconds(seconds: number): void;
+}
+
+export function telemetryFor(metrics: JobMetrics): JobTelemetry {
+  return {
+    modelUsage(kind, usage) {
+      for (const type of ["prompt", "completion", "cached"] as const) if (usage[type] > 0) metrics.modelTokens.inc({ kind, type }, usage[type]);
+    },
+    stepSeconds: (seconds) => metrics.stepSeconds.observe(seconds),
+  };
 }

@@ -12,6 +12,7 @@ import type { JobMetrics } from "./metrics.js";
 import { RedisLanes } from "./redis-lanes.js";
 import { bullId, JOB_OPTIONS, startRedisWorkers, TRIAGE_QUEUE, WORK_QUEUE, type RedisWorkers, type Wire } from "./redis-worker.js";
 import { Sealer } from "./sealed.js";
+import { answerTokenRequests } from "./token-refresh.js";
 
 /** The secret intake and workers share to seal job tokens; required with Redis (workers hold no App key to fall back on). */
 export function jobSealer(env: BlueprintEnv): Sealer {
@@ -71,6 +72,8 @@ export function startRedisBackend(options: RedisBackendOptions): JobBackend {
     if (parsed.success) void lanes.release(parsed.data.keys).catch(() => undefined);
   });
   minter.on("error", (error) => log.error({ err: error }, "queue worker error"));
+  // Workers hold no App key: a job that waited past its token's life gets a fresh one from an intake.
+  const tokenDesk = answerTokenRequests({ connection, tokens: options.tokens, sealer, log, concurrency: MINT_CONCURRENCY });
   const workers: Promise<RedisWorkers> | null = options.workerDeps
     ? startRedisWorkers({ redisUrl: options.redisUrl, deps: options.workerDeps, ports: tokenPorts(env, log), sealer, concurrency: env.BLUEPRINT_CONCURRENCY, lockMs: env.BLUEPRINT_JOB_LOCK_MS, metrics: options.metrics })
     : null;
@@ -108,10 +111,11 @@ export function startRedisBackend(options: RedisBackendOptions): JobBackend {
     async idle() {
       while (!(await quiet())) await new Promise((resolve) => setTimeout(resolve, 50));
     },
-    async shutdown(reason, timeoutMs) {
+    // Running jobs are not stopped with `reason` here: they go back to the queue for another worker.
+    async shutdown(_reason, timeoutMs) {
       const closing = (async () => {
-        await minter.close();
-        await (await workers)?.close(reason);
+        await Promise.all([minter.close(), tokenDesk.close()]);
+        await (await workers)?.close();
         await Promise.all([mint.close(), triage.close(), work.close()]);
         await connection.quit();
       })();

@@ -1,16 +1,18 @@
-import { DelayedError, Queue, Worker, type Job as BullJob } from "bullmq";
+import { DelayedError, Queue, WaitingError, Worker, type Job as BullJob } from "bullmq";
 import { Redis } from "ioredis";
 import { z } from "zod";
 import { jobTokenSchema } from "../github/job-token.js";
 import type { TokenPorts } from "../github/token-port.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
+import { HandOver, handedOver } from "../workflow/hand-over.js";
 import { PermissionUnknown, triageJob, workJob, workerPorts, type ThreadLanes } from "../workflow/run-job.js";
 import { jobLabel, jobSchema, threadOf, type Job } from "./job.js";
 import type { QueueStats } from "./backend.js";
-import type { JobMetrics } from "./metrics.js";
+import { telemetryFor, type JobMetrics } from "./metrics.js";
 import { PermissionCache } from "./permission-cache.js";
 import { RedisLanes } from "./redis-lanes.js";
 import type { Sealer } from "./sealed.js";
+import { TokenRefresher } from "./token-refresh.js";
 
 export const TRIAGE_QUEUE = "blueprint-triage";
 export const WORK_QUEUE = "blueprint-work";
@@ -21,6 +23,14 @@ export const WORK_QUEUE = "blueprint-work";
 const TRIAGE_CONCURRENCY = 200;
 /** How soon a job whose thread is busy looks again. */
 const BUSY_RETRY_MS = 500;
+/**
+ * How long a job handed back at shutdown keeps its thread: the next worker resumes it before the
+ * commands queued behind it (if no worker comes that soon, the lock lapses and the queue moves on).
+ */
+const HANDED_OVER_HOLD_MS = 10 * 60_000;
+/** A job with no fresh token yet (no intake answered) looks again this soon, and is given up after a day in the queue. */
+const TOKEN_RETRY_MS = 30_000;
+const TOKEN_GIVE_UP_MS = 24 * 3600_000;
 
 /** What a queued job carries through Redis: the job, its dedupe keys, and its token sealed (Redis never sees it in clear). */
 export const wireSchema = z.object({ job: jobSchema, keys: z.array(z.string()), sealedToken: z.string() });
@@ -47,27 +57,52 @@ export interface RedisWorkers {
   running(): number;
   /** This worker process at /healthz: what it runs now. */
   stats(): Promise<QueueStats>;
-  /** Stops taking jobs; asks running ones to stop at a safe point with `reason`; waiting jobs stay in Redis for other workers. */
-  close(reason: string): Promise<void>;
+  /**
+   * Stops taking jobs; asks running ones to stop at their next safe point and puts them back in the
+   * queue, where another worker (or the next one to start) resumes them from what was pushed.
+   */
+  close(): Promise<void>;
 }
 
 /** This process's workers on the shared queues: triage (👀, permission, quick answers) and lane work. */
 export async function startRedisWorkers(options: RedisWorkersOptions): Promise<RedisWorkers> {
-  const { deps, metrics, sealer, lockMs } = options;
+  const { metrics, sealer, lockMs } = options;
+  // The engine reports model tokens and step durations through WorkflowDeps' `telemetry` (added on
+  // another branch); until it is there, the cast keeps this compiling and the engine ignores it.
+  const deps = { ...options.deps, telemetry: telemetryFor(metrics) } as WorkflowDeps;
   const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   const subscriber = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   const lanes = new RedisLanes(connection);
   const workQueue = new Queue(WORK_QUEUE, { connection });
   const permissions = new PermissionCache();
   const controllers = new Map<string, AbortController>();
-  let stopping: string | null = null;
+  let stopping = false;
 
+  const refresher = await TokenRefresher.start(options.redisUrl, connection, sealer);
   await subscriber.subscribe(RedisLanes.CANCEL_CHANNEL);
   subscriber.on("message", (_channel: string, workId: string) => controllers.get(workId)?.abort("cancelled with /cancel"));
 
   const open = (wire: Wire) => {
     const token = jobTokenSchema.parse(JSON.parse(sealer.open(wire.sealedToken)));
     return workerPorts(deps, options.ports.portsFor(wire.job, token), permissions);
+  };
+
+  /** The job as queued, with a token that outlasts its work: a fresh one is kept in the job, for its next phase or a takeover. */
+  const withFreshToken = async (bullJob: BullJob, lockToken: string | undefined): Promise<Wire> => {
+    const queued = wireSchema.parse(bullJob.data);
+    try {
+      const { sealedToken, refreshed } = await refresher.fresh(queued.job, queued.sealedToken);
+      if (!refreshed) return queued;
+      const wire = { ...queued, sealedToken };
+      await bullJob.updateData(wire);
+      deps.log.info({ deliveryId: wire.job.deliveryId }, "the job's token was about to expire: an intake sent a fresh one");
+      return wire;
+    } catch (error) {
+      if (Date.now() - queued.job.receivedAt > TOKEN_GIVE_UP_MS) throw error;
+      deps.log.warn({ err: error, deliveryId: queued.job.deliveryId }, "no fresh token for the job yet: it waits and asks again");
+      await bullJob.moveToDelayed(Date.now() + TOKEN_RETRY_MS, lockToken);
+      throw new DelayedError();
+    }
   };
 
   const lanesFor = (wire: Wire): ThreadLanes => ({
@@ -84,8 +119,8 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
 
   const triage = new Worker(
     TRIAGE_QUEUE,
-    async (bullJob: BullJob) => {
-      const wire = wireSchema.parse(bullJob.data);
+    async (bullJob: BullJob, lockToken?: string) => {
+      const wire = await withFreshToken(bullJob, lockToken);
       metrics.queueWaitSeconds.observe({ phase: "triage" }, (Date.now() - wire.job.receivedAt) / 1000);
       try {
         await triageJob(deps, open(wire), lanesFor(wire), wire.job);
@@ -101,7 +136,7 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
   const work = new Worker(
     WORK_QUEUE,
     async (bullJob: BullJob, lockToken?: string) => {
-      const wire = wireSchema.parse(bullJob.data);
+      const wire = await withFreshToken(bullJob, lockToken);
       const { job } = wire;
       const thread = threadOf(job);
       const workId = bullJob.id ?? bullId("w", job.deliveryId);
@@ -111,6 +146,7 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
         throw new DelayedError();
       }
       const controller = new AbortController();
+      let handingOver = false;
       const heartbeat = setInterval(() => {
         void lanes.renew(thread, workId, lockMs).catch(() => undefined);
         void lanes.cancelled(workId).then((yes) => yes && controller.abort("cancelled with /cancel"), () => undefined);
@@ -126,17 +162,28 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
         else deps.log.info({ deliveryId: job.deliveryId, job: jobLabel(job) }, "job started");
         if (await lanes.cancelled(workId)) controller.abort("cancelled with /cancel");
         controllers.set(workId, controller);
-        if (stopping !== null) controller.abort(stopping);
+        if (stopping) controller.abort(new HandOver());
         metrics.queueWaitSeconds.observe({ phase: "work" }, (Date.now() - job.receivedAt) / 1000);
-        // 3. The use case, with the job's own token.
-        await metrics.time(job.kind, async () => {
-          await workJob(deps, open(wire).work, job, controller.signal);
-          return controller.signal.aborted ? "cancelled" : "done";
-        });
+        // 3. The use case, with the job's own token (a job that starts as its worker stops goes straight back).
+        if (!handedOver(controller.signal)) {
+          await metrics.time(job.kind, async () => {
+            await workJob(deps, open(wire).work, job, controller.signal);
+            return handedOver(controller.signal) ? "handed_over" : controller.signal.aborted ? "cancelled" : "done";
+          });
+        }
+        // 4. This worker is shutting down: the job goes back to the queue, keeping its thread, and
+        //    the next worker to take it resumes it (a `/cancel` meanwhile stops it there).
+        if (handedOver(controller.signal)) {
+          handingOver = true;
+          await bullJob.moveToWait(lockToken);
+          deps.log.info({ deliveryId: job.deliveryId, job: jobLabel(job) }, "job handed back to the queue at a safe point");
+          throw new WaitingError();
+        }
       } finally {
         clearInterval(heartbeat);
         controllers.delete(workId);
-        await lanes.unlock(thread, workId).catch(() => undefined);
+        if (handingOver) await lanes.renew(thread, workId, HANDED_OVER_HOLD_MS).catch(() => undefined);
+        else await lanes.unlock(thread, workId).catch(() => undefined);
       }
     },
     { connection, concurrency: options.concurrency, lockDuration: lockMs, stalledInterval: lockMs, maxStalledCount: 2 },
@@ -146,11 +193,11 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
   return {
     running: () => controllers.size,
     stats: async () => ({ backend: "redis", waiting: 0, running: controllers.size, workers: 1, concurrency: options.concurrency }),
-    async close(reason) {
-      stopping = reason;
-      for (const controller of controllers.values()) controller.abort(reason);
+    async close() {
+      stopping = true;
+      for (const controller of controllers.values()) controller.abort(new HandOver());
       await Promise.all([triage.close(), work.close()]);
-      await workQueue.close();
+      await Promise.all([workQueue.close(), refresher.close()]);
       subscriber.disconnect();
       await connection.quit().catch(() => undefined);
     },

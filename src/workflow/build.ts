@@ -21,6 +21,7 @@ import { repoMinimumRefusal } from "./repo-permission.js";
 import { codeOwnersRefusal } from "./codeowners-approval.js";
 import { buildNoteLines, recordBuildNote } from "./build-notes.js";
 import { applyHandEdits } from "./hand-edits.js";
+import { handedOver } from "./hand-over.js";
 import { buildStep, Cancelled, verify, VERIFY_TIMEOUT_MS } from "./build-step.js";
 import { blockedStatusLine, describeChecks, handOver, keepUnfinishedWork } from "./build-outcome.js";
 import { fillPullRequestTemplate } from "./pr-template.js";
@@ -260,6 +261,11 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   } catch (error) {
     const cancelled = error instanceof Cancelled || job.signal.aborted;
     for (const [id, progress] of Object.entries(state.steps)) if (progress.status === "building") state.steps[id] = { status: "pending", ...(progress.usage ? { usage: progress.usage } : {}) };
+    if (handedOver(job.signal)) {
+      // Not over: another worker resumes from what was pushed, so nothing here asks for `/build` again.
+      await save("> ⏸ **Paused at a safe point:** Blueprint is restarting; another worker resumes this build from what was pushed.");
+      return;
+    }
     state.status = cancelled ? "cancelled" : "failed";
     state.error = cancelled ? (typeof job.signal.reason === "string" ? job.signal.reason : "cancelled") : plainError(error);
     if (!cancelled) deps.log.error({ err: error, deliveryId: job.deliveryId }, "build failed");

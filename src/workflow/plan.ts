@@ -17,6 +17,13 @@ import { loadRepoConfig, loadThreadContext, trustChecker } from "./thread-contex
 import { modelRetryLine, TrackingComment } from "./tracking-comment.js";
 import { supersede } from "./supersede.js";
 import { maxCostFor, pricingFor, renderPlanCost, renderRunCost, type Pricing } from "./cost.js";
+import { handedOver } from "./hand-over.js";
+
+/**
+ * A planning run handed to another worker (this one is shutting down) starts over there in a new
+ * status comment: this one keeps no state marker, so the thread's state is as it was before the run.
+ */
+const HANDED_OVER = "⏸ Blueprint restarted while planning: another worker starts this plan over and posts it below. Nothing was changed.";
 
 export type PlanTrigger =
   /** `/plan [instructions]`; with a plan already there it becomes a revision. */
@@ -60,6 +67,8 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
   const posted = resumed ? { id: resumed.comment.id, url: resumed.comment.url } : await port.postComment(`${heading}\n\n${planningBody(job.actor, 0)}`);
   const sealed = commentSeal(seal, posted.id);
   await port.updateComment(posted.id, renderStatusComment(state, sealed, heading, planningBody(job.actor, 0)));
+  // Handed to another worker (see HANDED_OVER): a reused question comment gets its question back, so the answer resumes it there.
+  const handedOverBody = resumed ? resumed.comment.body : HANDED_OVER;
   const tracking = new TrackingComment(port, posted.id, posted.url, deps.progressIntervalMs, (error) =>
     deps.log.warn({ err: error, deliveryId: job.deliveryId }, "could not update the tracking comment"),
   );
@@ -143,6 +152,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
       signal: job.signal,
       onProgress: () => showProgress(null),
     });
+    if (handedOver(job.signal)) return await tracking.final(handedOverBody);
     Object.assign(state, withExplored(memory, filesRead));
     deps.telemetry?.modelUsage("plan", outcome.usage);
 
@@ -161,6 +171,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
       await supersede(port, seal, current, revision, deps.redact).catch((error) => deps.log.warn({ err: error }, "could not mark the previous plan superseded"));
     }
   } catch (error) {
+    if (handedOver(job.signal)) return await tracking.final(handedOverBody);
     deps.log.error({ err: error, deliveryId: job.deliveryId }, "planning failed");
     await tracking.final(failedComment(state, sealed, plainError(error), "Comment `/plan` to try again; if it keeps failing, tell the app's operators."));
   } finally {

@@ -1,9 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ModelRequest, ScriptedReply } from "../helpers/model-server.js";
 import { freePort, type AppProcess } from "./support/app-process.js";
-import { isPlanning, startCluster, turnOf, type Cluster } from "./support/cluster.js";
-import { greeterModelReply, STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
+import { hold, isPlanning, reactionsTo, startCluster, turnOf, type Cluster } from "./support/cluster.js";
+import { STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
 import type { WorkerProcess } from "./support/worker-process.js";
 
 /**
@@ -11,23 +10,8 @@ import type { WorkerProcess } from "./support/worker-process.js";
  * double and a scripted model. Each issue is its own scenario, so the tests share one cluster.
  */
 
-/** Holds the model's replies that `match` until `release()`; everything else is answered at once. */
-function hold(cluster: Cluster, match: (request: ModelRequest) => boolean) {
-  let release: () => void = () => {};
-  const released = new Promise<void>((resolve) => (release = resolve));
-  let held = 0;
-  cluster.reply = async (request): Promise<ScriptedReply> => {
-    if (match(request)) {
-      held++;
-      await released;
-    }
-    return greeterModelReply(request);
-  };
-  return { release, held: () => held };
-}
-
-const reactionsTo = (cluster: Cluster, commentId: number) =>
-  cluster.github.requests.filter((r) => r.method === "POST" && r.path.includes(`/comments/${commentId}/reactions`)).length;
+/** SIGSTOP / SIGCONT to a replica's whole process group (it runs in its own). */
+const freeze = (replica: AppProcess | undefined, signal: "SIGSTOP" | "SIGCONT") => replica && process.kill(-replica.pid, signal);
 
 describe("two replicas of `npm start` on one Redis", () => {
   let cluster: Cluster;
@@ -36,7 +20,8 @@ describe("two replicas of `npm start` on one Redis", () => {
 
   beforeAll(async () => {
     cluster = await startCluster({ issues: 3 });
-    [a, b] = await Promise.all([cluster.startIntake(), cluster.startIntake()]);
+    // Locks outlast a replica frozen for a few seconds (the /cancel test): nothing here is taken over.
+    [a, b] = await Promise.all([cluster.startIntake({ BLUEPRINT_JOB_LOCK_MS: "20000" }), cluster.startIntake({ BLUEPRINT_JOB_LOCK_MS: "20000" })]);
   }, 60_000);
   afterAll(async () => cluster?.stop());
 
@@ -67,19 +52,34 @@ describe("two replicas of `npm start` on one Redis", () => {
     expect(turns).toEqual([0, 1, 2, 0, 1, 2]);
   }, 90_000);
 
-  it("/cancel received by the other replica stops the running job", async () => {
+  it("/cancel received by a replica that is not running the job stops it", async () => {
     const before = cluster.model.requests.length;
     const gate = hold(cluster, (request) => isPlanning(request) && turnOf(request) === 1);
-    expect(await cluster.deliver(a, cluster.type(3, "/plan greet by name").event)).toBe(200);
+    const planDelivery = randomUUID();
+    expect(await cluster.deliver(a, cluster.type(3, "/plan greet by name").event, planDelivery)).toBe(200);
     await cluster.waitFor("planning to be under way", () => gate.held() === 1);
-    expect(await cluster.deliver(b, cluster.type(3, "/cancel").event)).toBe(200);
-    await cluster.waitFor("the stop reply", () => cluster.github.state.botComments(3).some((c) => c.body.startsWith("Stopping planning for @maintainer at the next safe point.")));
+    // 1. Which replica runs the job (either may take it from the shared queue): its log says so.
+    const started = (replica: AppProcess) => replica.output().split("\n").some((line) => line.includes('"msg":"job started"') && line.includes(planDelivery));
+    const runner = [a, b].find(started);
+    const other = runner === a ? b : a;
+    expect(runner).toBeDefined();
+    expect(started(other)).toBe(false);
+    // 2. The runner is frozen (SIGSTOP) while the other replica takes the /cancel: only the other can handle it.
+    freeze(runner, "SIGSTOP");
+    try {
+      expect(await cluster.deliver(other, cluster.type(3, "/cancel").event)).toBe(200);
+      await cluster.waitFor("the stop reply", () => cluster.github.state.botComments(3).some((c) => c.body.startsWith("Stopping planning for @maintainer at the next safe point.")));
+    } finally {
+      freeze(runner, "SIGCONT");
+    }
+    // 3. Thawed, the runner hears the cancel through Redis and stops the job itself.
     await cluster.waitFor("planning to end", () => cluster.github.state.botComments(3).some((c) => /^## ❌ Planning failed/.test(c.body) && c.body.includes("cancelled")));
     gate.release();
     await cluster.waitForQuiet();
-    // The held request was the last one: the plan was never submitted.
+    // The held request was the last one: the plan was never submitted, and nobody took the job over.
     expect(cluster.model.requests.slice(before).map(turnOf)).toEqual([0, 1]);
     expect(cluster.github.state.botComments(3).some((c) => c.body.includes("Plan v1"))).toBe(false);
+    expect(other.output()).not.toContain("taking over a job");
   }, 60_000);
 });
 

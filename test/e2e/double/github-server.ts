@@ -104,6 +104,8 @@ export interface GitHubDouble {
   /** A valid installation token without the JWT dance (for front ends handed a token, like an Action). */
   issueInstallationToken(): string;
   issuedTokens(): string[];
+  /** How long installation tokens minted from now on live (an hour unless a test shortens it). */
+  setTokenLifetime(ms: number): void;
   /** Every installation id the double knows, `installationId` first. */
   installationIds: number[];
   /**
@@ -313,6 +315,9 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
     unimplemented,
     issueInstallationToken: () => authority.issue(installationId).token,
     issuedTokens: () => authority.issuedTokens(),
+    setTokenLifetime: (ms) => {
+      authority.tokenLifetimeMs = ms;
+    },
     installationIds: [...byInstallation.keys()],
     installation: (id) => {
       const tenant = byInstallation.get(id);

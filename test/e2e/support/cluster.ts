@@ -121,3 +121,21 @@ export async function startCluster(options: { issues: number; env?: Record<strin
 export const turnOf = (request: ModelRequest) => request.messages.filter((message) => message.role === "assistant").length;
 /** Planning conversations offer submit_plan; build steps do not. */
 export const isPlanning = (request: ModelRequest) => request.tools?.some((tool) => tool.function.name === "submit_plan") ?? false;
+
+/** Holds the model's replies that `match` until `release()`; everything else is answered at once. */
+export function hold(cluster: Cluster, match: (request: ModelRequest) => boolean) {
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let held = 0;
+  cluster.reply = async (request): Promise<ScriptedReply> => {
+    if (match(request)) {
+      held++;
+      await released;
+    }
+    return greeterModelReply(request);
+  };
+  return { release, held: () => held };
+}
+
+export const reactionsTo = (cluster: Cluster, commentId: number) =>
+  cluster.github.requests.filter((r) => r.method === "POST" && r.path.includes(`/comments/${commentId}/reactions`)).length;

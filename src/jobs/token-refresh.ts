@@ -1,0 +1,78 @@
+import { Queue, QueueEvents, Worker, type Job as BullJob } from "bullmq";
+import { Redis } from "ioredis";
+import { z } from "zod";
+import { jobTokenSchema, type JobTokens } from "../github/job-token.js";
+import type { Logger } from "../workflow/deps.js";
+import { jobSchema, type Job } from "./job.js";
+import type { Sealer } from "./sealed.js";
+
+/** Workers' requests for a fresh job token; only intakes (which hold the App's key) answer them. */
+const TOKEN_QUEUE = "blueprint-token";
+/** A job's token with less than this left is replaced before the job uses it (a step may run for many minutes). */
+export const TOKEN_MARGIN_MS = 10 * 60_000;
+/** How long a worker waits for an intake to answer before putting the job back for later. */
+const ANSWER_WAIT_MS = 60_000;
+const requestSchema = z.object({ job: jobSchema });
+
+/** No intake answered (none running, or GitHub refused the token): the job waits and asks again later. */
+export class TokenUnavailable extends Error {
+  constructor(readonly reason: unknown) {
+    super(`could not get a fresh installation token: ${reason instanceof Error ? reason.message : String(reason)}`);
+  }
+}
+
+/**
+ * Intake's side: answers workers' token requests with a token minted as for a new job (narrowed to the
+ * job's repository and kind), sealed. The answer is BullMQ's return value, stored in Redis: sealed, like the job's own.
+ */
+export function answerTokenRequests(options: { connection: Redis; tokens: JobTokens; sealer: Sealer; log: Logger; concurrency: number }): Worker {
+  const worker = new Worker(
+    TOKEN_QUEUE,
+    async (request: BullJob) => {
+      const { job } = requestSchema.parse(request.data);
+      return options.sealer.seal(JSON.stringify(await options.tokens.forJob(job)));
+    },
+    { connection: options.connection, concurrency: options.concurrency },
+  );
+  worker.on("error", (error) => options.log.error({ err: error }, "token request worker error"));
+  return worker;
+}
+
+/**
+ * A worker's side: a job that waited in the queue longer than its token lives (an hour on GitHub) gets
+ * a fresh one before it touches GitHub. Workers hold no App key, so they ask the intakes through Redis.
+ */
+export class TokenRefresher {
+  private readonly requests: Queue;
+  private readonly answers: QueueEvents;
+
+  private constructor(redisUrl: string, connection: Redis, private readonly sealer: Sealer) {
+    this.requests = new Queue(TOKEN_QUEUE, { connection });
+    // Answers are read from BullMQ's event stream with a blocking read: a connection of its own.
+    this.answers = new QueueEvents(TOKEN_QUEUE, { connection: new Redis(redisUrl, { maxRetriesPerRequest: null }) });
+  }
+
+  static async start(redisUrl: string, connection: Redis, sealer: Sealer): Promise<TokenRefresher> {
+    const refresher = new TokenRefresher(redisUrl, connection, sealer);
+    await refresher.answers.waitUntilReady();
+    return refresher;
+  }
+
+  /** `sealedToken` as it is if it has TOKEN_MARGIN_MS left, else a fresh one sealed; throws TokenUnavailable. */
+  async fresh(job: Job, sealedToken: string): Promise<{ sealedToken: string; refreshed: boolean }> {
+    const token = jobTokenSchema.parse(JSON.parse(this.sealer.open(sealedToken)));
+    if (Date.parse(token.expiresAt) - Date.now() > TOKEN_MARGIN_MS) return { sealedToken, refreshed: false };
+    try {
+      const request = await this.requests.add("refresh", { job }, { attempts: 3, backoff: { type: "exponential", delay: 1_000 }, removeOnComplete: { age: 300 }, removeOnFail: { age: 3600 } });
+      const answer = z.string().parse(await request.waitUntilFinished(this.answers, ANSWER_WAIT_MS));
+      jobTokenSchema.parse(JSON.parse(this.sealer.open(answer)));
+      return { sealedToken: answer, refreshed: true };
+    } catch (error) {
+      throw new TokenUnavailable(error);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.requests.close(), this.answers.close()]);
+  }
+}
