@@ -4,7 +4,7 @@ import type { JobBackend, QueueStats } from "./backend.js";
 import { RecentKeys } from "./dedupe.js";
 import type { Accepted } from "./from-webhook.js";
 import { jobLabel, threadOf, type Job } from "./job.js";
-import type { JobMetrics } from "./metrics.js";
+import { telemetryFor, type JobMetrics } from "./metrics.js";
 import { PermissionCache } from "./permission-cache.js";
 import { JobQueue } from "./queue.js";
 import { Slots } from "./slots.js";
@@ -41,6 +41,8 @@ export class EmbeddedBackend implements JobBackend {
   private readonly waiting = new Map<string, Set<Job>>();
 
   constructor(private readonly options: EmbeddedOptions) {
+    // The engine reports model tokens and step durations through `telemetry`, for /metrics.
+    this.options = { ...options, deps: { ...options.deps, telemetry: options.deps.telemetry ?? telemetryFor(options.metrics) } };
     this.slots = new Slots(options.concurrency);
     this.queue = new JobQueue((error, job) => options.deps.log.error({ err: error, job: job.label }, "job failed"));
   }

@@ -28,7 +28,11 @@ export function serveJobRunner(options: JobRunnerServerOptions): void {
     }
     const message = parsed.data;
     if (message.type === "start") {
-      deps ??= options.makeDeps(createSecretKey(Buffer.from(message.stateKey, "base64")));
+      // Model tokens and step durations go to the local worker, whose metrics /metrics serves.
+      deps ??= {
+        ...options.makeDeps(createSecretKey(Buffer.from(message.stateKey, "base64"))),
+        telemetry: { modelUsage: (kind, usage) => send({ type: "usage", kind, usage }), stepSeconds: (seconds) => send({ type: "step", seconds }) },
+      };
       send({ type: "ready" });
       return;
     }

@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from "node:child_process";
 import os from "node:os";
 import type { JobToken } from "../github/job-token.js";
-import type { Logger } from "../workflow/deps.js";
+import type { Logger, WorkflowDeps } from "../workflow/deps.js";
 import type { Job } from "./job.js";
 import { fromRunnerSchema, type ToRunner } from "./runner-protocol.js";
 
@@ -13,6 +13,8 @@ export interface JobRunnerOptions {
   log: Logger;
   /** How much lower the runner's CPU priority is than ours (nice), so acknowledgements win the CPU. */
   niceness?: number;
+  /** Hears the runner's model tokens and step durations (for /metrics). */
+  telemetry?: WorkflowDeps["telemetry"];
 }
 
 interface Pending {
@@ -80,6 +82,8 @@ export class JobRunner {
         if (!parsed.success) return;
         const message = parsed.data;
         if (message.type === "ready") resolve();
+        else if (message.type === "usage") this.options.telemetry?.modelUsage(message.kind, message.usage);
+        else if (message.type === "step") this.options.telemetry?.stepSeconds(message.seconds);
         else {
           this.pending.get(message.id)?.resolve();
           this.pending.delete(message.id);

@@ -8,7 +8,7 @@ import { EmbeddedBackend } from "./embedded.js";
 import { jobLabel, type Job } from "./job.js";
 import { JobRunner } from "./job-runner.js";
 import { toWorkerSchema, type FromWorker } from "./local-protocol.js";
-import type { JobMetrics } from "./metrics.js";
+import { telemetryFor, type JobMetrics } from "./metrics.js";
 import { trimOldest } from "./bounded-map.js";
 
 export interface LocalWorkerServerOptions {
@@ -41,7 +41,7 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
   };
   const start = (stateKey: StateKey, stateKeyText: string) => {
     const deps = options.makeDeps(stateKey);
-    const jobRunner = options.runnerEntry ? new JobRunner({ entry: options.runnerEntry, stateKey: stateKeyText, log: options.log }) : null;
+    const jobRunner = options.runnerEntry ? new JobRunner({ entry: options.runnerEntry, stateKey: stateKeyText, log: options.log, telemetry: telemetryFor(options.metrics) }) : null;
     runner = jobRunner;
     return new EmbeddedBackend({
       deps,

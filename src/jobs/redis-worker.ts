@@ -67,9 +67,8 @@ export interface RedisWorkers {
 /** This process's workers on the shared queues: triage (👀, permission, quick answers) and lane work. */
 export async function startRedisWorkers(options: RedisWorkersOptions): Promise<RedisWorkers> {
   const { metrics, sealer, lockMs } = options;
-  // The engine reports model tokens and step durations through WorkflowDeps' `telemetry` (added on
-  // another branch); until it is there, the cast keeps this compiling and the engine ignores it.
-  const deps = { ...options.deps, telemetry: telemetryFor(metrics) } as WorkflowDeps;
+  // The engine reports model tokens and step durations through WorkflowDeps' `telemetry`.
+  const deps: WorkflowDeps = { ...options.deps, telemetry: telemetryFor(metrics) };
   const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   const subscriber = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   const lanes = new RedisLanes(connection);

@@ -22,5 +22,12 @@ export const fromRunnerSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("ready") }),
   /** The job's use case returned (it reports its own failures on the thread). */
   z.object({ type: z.literal("done"), id: z.number().int() }),
+  /** For /metrics: a planning run's or a step's model tokens, a step's duration. */
+  z.object({
+    type: z.literal("usage"),
+    kind: z.enum(["plan", "build"]),
+    usage: z.object({ prompt: z.number(), completion: z.number(), cached: z.number(), requests: z.number() }),
+  }),
+  z.object({ type: z.literal("step"), seconds: z.number() }),
 ]);
 export type FromRunner = z.output<typeof fromRunnerSchema>;

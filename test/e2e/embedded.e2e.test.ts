@@ -153,6 +153,11 @@ describe("the embedded queue's job runner", () => {
     const plan = bot.find((c) => c.body.includes("Plan v1"));
     expect(plan?.body).toContain("- [x] **S1**");
     expect(plan?.body).toContain("- [x] **S2**");
+    // The runner's model tokens and step durations reach the intake's /metrics through the local worker.
+    const metrics = await (await fetch(`${app.url}/metrics`)).text();
+    expect(metrics).toMatch(/blueprint_model_tokens_total\{[^}]*kind="plan"[^}]*type="prompt"[^}]*\} [1-9]/);
+    expect(metrics).toMatch(/blueprint_model_tokens_total\{[^}]*kind="build"[^}]*type="completion"[^}]*\} [1-9]/);
+    expect(metrics).toMatch(/blueprint_step_duration_seconds_count [1-9]/);
   }, 150_000);
 
   it("a local worker SIGKILLed mid-build: the intake hands the job to a fresh worker, which resumes it without a second 👀", async () => {
