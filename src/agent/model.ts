@@ -1,6 +1,6 @@
 import OpenAI from "openai";
-import type { ChatTool } from "../tools/registry.js";
 import { Stream } from "openai/streaming";
+import type { ChatTool } from "../tools/registry.js";
 import { capAtDeadline } from "./deadline.js";
 import { seconds, watchAttempts, type ModelRetry } from "./model-fetch.js";
 import { assembleStream } from "./model-stream.js";
