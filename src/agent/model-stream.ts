@@ -28,8 +28,10 @@ export async function assembleStream(chunks: AsyncIterable<Chunk>): Promise<Stre
     answered = true;
     if (delta.content) content = (content ?? "") + delta.content;
     if (delta.refusal) refusal = (refusal ?? "") + delta.refusal;
-    for (const piece of delta.tool_calls ?? []) {
-      const call = (calls[piece.index] ??= { id: "", type: "function", function: { name: "", arguments: "" } });
+    for (const [position, piece] of (delta.tool_calls ?? []).entries()) {
+      // Some servers leave out the index when each chunk carries whole calls.
+      const index = typeof piece.index === "number" ? piece.index : position;
+      const call = (calls[index] ??= { id: "", type: "function", function: { name: "", arguments: "" } });
       if (piece.id) call.id = piece.id;
       if (piece.function?.name) call.function.name = piece.function.name;
       if (piece.function?.arguments) call.function.arguments += piece.function.arguments;

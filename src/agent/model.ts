@@ -123,9 +123,9 @@ function toReply(message: AssistantMessage, usage: OpenAI.CompletionUsage | null
   };
 }
 
-/** A 400 that names streaming: the endpoint does not take `stream` (or `stream_options`). */
+/** A 400 (or 422) that names streaming: the endpoint does not take `stream` (or `stream_options`). */
 function refusesStreaming(error: unknown): boolean {
-  return error instanceof OpenAI.APIError && error.status === 400 && /stream/i.test(error.message);
+  return error instanceof OpenAI.APIError && (error.status === 400 || error.status === 422) && /stream/i.test(error.message);
 }
 
 /** One line for people: which attempt runs now, why, after what wait, and the time limit. */

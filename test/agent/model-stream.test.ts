@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createModelClient, ModelError, type ModelClientOptions, type ModelReply, type ModelRetry } from "../../src/agent/model.js";
+import { assembleStream } from "../../src/agent/model-stream.js";
 import { startModelServer, type ModelServer, type Script, type ScriptedReply } from "../helpers/model-server.js";
 
 /** Model requests are streamed: time limits watch the endpoint's silence, not the answer's length (issue #15, point 3). */
@@ -113,5 +114,35 @@ describe("streamed model requests", () => {
     const { client, server } = await clientFor([{ status: 400, body: { error: { message: "messages: too long" } } }, { content: "never asked" }]);
     await expect(ask(client)).rejects.toThrow(/answered HTTP 400$/);
     expect(server.requests).toHaveLength(1);
+  });
+});
+
+describe("assembleStream", () => {
+  type Chunk = Parameters<typeof assembleStream>[0] extends AsyncIterable<infer C> ? C : never;
+  const chunk = (delta: object | null, extra: object = {}): Chunk =>
+    ({ id: "c", object: "chat.completion.chunk", created: 0, model: "m", choices: delta ? [{ index: 0, delta, finish_reason: null }] : [], ...extra }) as Chunk;
+  async function* stream(chunks: Chunk[]) {
+    yield* chunks;
+  }
+
+  it("keeps whole calls from servers that leave out the index, and takes usage from whichever chunk reports it", async () => {
+    const answer = await assembleStream(
+      stream([
+        chunk({ role: "assistant", tool_calls: [{ id: "x", type: "function", function: { name: "list_files", arguments: "{}" } }] }),
+        chunk({ refusal: "I would rather " }),
+        chunk({ refusal: "not." }, { usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } }),
+      ]),
+    );
+    expect(answer?.message).toEqual({
+      role: "assistant",
+      content: null,
+      refusal: "I would rather not.",
+      tool_calls: [{ id: "x", type: "function", function: { name: "list_files", arguments: "{}" } }],
+    });
+    expect(answer?.usage).toEqual({ prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 });
+  });
+
+  it("is null for a stream that never carried the first choice", async () => {
+    expect(await assembleStream(stream([chunk(null, { usage: { prompt_tokens: 1, completion_tokens: 0, total_tokens: 1 } })]))).toBeNull();
   });
 });
