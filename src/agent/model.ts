@@ -1,6 +1,11 @@
 import OpenAI from "openai";
+import { Stream } from "openai/streaming";
 import type { ChatTool } from "../tools/registry.js";
 import { capAtDeadline } from "./deadline.js";
+import { seconds, watchAttempts, type ModelRetry } from "./model-fetch.js";
+import { assembleStream } from "./model-stream.js";
+
+export type { ModelRetry } from "./model-fetch.js";
 
 export type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 export type AssistantMessage = OpenAI.Chat.Completions.ChatCompletionMessage;
@@ -35,109 +40,107 @@ export interface ModelClientOptions {
   baseURL?: string | undefined;
   apiKey?: string | undefined;
   model: string;
+  /** How soon the endpoint must start answering each attempt. */
   timeoutMs?: number;
+  /** The longest silence within an answer once it has started; by default the same as `timeoutMs`. */
+  idleTimeoutMs?: number;
   maxRetries?: number;
   fetch?: typeof fetch;
   /** Told when the SDK starts another attempt at a request, so people see retries instead of silence. */
   onRetry?: ((retry: ModelRetry) => void) | undefined;
 }
 
-/** Another attempt at a model request, after the previous one failed. */
-export interface ModelRetry {
-  /** The attempt that is starting now: 2 for the first retry. */
-  attempt: number;
-  /** Attempts in all (1 + retries). */
-  attempts: number;
-  /** Why the previous attempt failed, e.g. "answered HTTP 503", "did not answer within 120 s". */
-  reason: string;
-  /** The back-off before this attempt. */
-  waitedMs: number;
-  /** How long each attempt may take. */
-  timeoutMs: number;
-}
+/**
+ * The default time limit of one model attempt: how soon the endpoint must start answering, and the
+ * longest silence within a streamed answer; a long answer that keeps coming is never cut off.
+ */
+export const DEFAULT_MODEL_TIMEOUT_MS = 60_000;
 
-/** The default time limit of one model request: a whole (non-streamed) answer, not a whole run. */
-export const DEFAULT_MODEL_TIMEOUT_MS = 120_000;
+/** The longest a timer may be set for; without a deadline, the SDK's own time limit is effectively off. */
+const NO_LIMIT_MS = 2_147_483_647;
 
-/** Chat completions over any OpenAI-compatible endpoint; the SDK retries 429/5xx with backoff. */
+/**
+ * Chat completions over any OpenAI-compatible endpoint, streamed so that time limits watch the
+ * endpoint's silence rather than the answer's length; the SDK retries 429/5xx, silences and broken
+ * answers with backoff. An endpoint that cannot stream is asked without streaming from then on.
+ */
 export function createModelClient(options: ModelClientOptions): ModelClient {
   const timeoutMs = options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS;
-  const fetchFn = options.onRetry ? observeRetries(options.fetch ?? fetch, { timeoutMs, attempts: (options.maxRetries ?? 3) + 1, onRetry: options.onRetry }) : options.fetch;
+  const attempts = (options.maxRetries ?? 3) + 1;
+  const watched = watchAttempts(options.fetch ?? fetch, { firstChunkMs: timeoutMs, idleMs: options.idleTimeoutMs ?? timeoutMs, attempts, onRetry: options.onRetry });
   const client = new OpenAI({
     apiKey: options.apiKey || "not-set",
     baseURL: options.baseURL || undefined,
-    timeout: timeoutMs,
     maxRetries: options.maxRetries ?? 3,
-    ...(fetchFn ? { fetch: fetchFn } : {}),
+    fetch: watched.fetch,
   });
   const where = options.baseURL || "https://api.openai.com/v1";
+  let streams = true;
   return {
     model: options.model,
     async complete(messages, tools, request = {}) {
-      let completion: OpenAI.Chat.Completions.ChatCompletion;
+      // A conversation without tools (e.g. writing a pull request's description) sends none: endpoints refuse `tool_choice` alone.
+      const body = { model: options.model, messages, ...(tools.length > 0 ? { tools, tool_choice: "auto" as const } : {}) };
+      const requestOptions = { ...(request.signal ? { signal: request.signal } : {}), timeout: requestTimeout(request.deadline) };
       try {
-        completion = await client.chat.completions.create(
-          // A conversation without tools (e.g. writing a pull request's description) sends none: endpoints refuse `tool_choice` alone.
-          { model: options.model, messages, ...(tools.length > 0 ? { tools, tool_choice: "auto" as const } : {}) },
-          { ...(request.signal ? { signal: request.signal } : {}), timeout: requestTimeout(timeoutMs, request.deadline) },
-        );
+        if (streams) {
+          try {
+            const response = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, requestOptions).asResponse();
+            if (response.headers.get("content-type")?.includes("text/event-stream")) {
+              const answer = await assembleStream(Stream.fromSSEResponse<OpenAI.Chat.Completions.ChatCompletionChunk>(response, new AbortController()));
+              if (!answer) throw new ModelError(`the model endpoint at ${where} streamed an answer without a message`);
+              return toReply(answer.message, answer.usage);
+            }
+            // It answered whole although asked to stream: it does not stream, so it is not asked to again.
+            streams = false;
+            return fromCompletion((await response.json()) as OpenAI.Chat.Completions.ChatCompletion, where);
+          } catch (error) {
+            if (!refusesStreaming(error)) throw error;
+            streams = false;
+          }
+        }
+        return fromCompletion(await client.chat.completions.create(body, requestOptions), where);
       } catch (error) {
-        throw toModelError(error, where, (options.maxRetries ?? 3) + 1);
+        throw toModelError(error, where, attempts, watched.lastFailure());
       }
-      const message = completion.choices?.[0]?.message;
-      if (!message) throw new ModelError(`the model endpoint at ${where} returned a response without a message`);
-      const usage = completion.usage;
-      return {
-        message,
-        usage: {
-          prompt: usage?.prompt_tokens ?? 0,
-          completion: usage?.completion_tokens ?? 0,
-          cached: usage?.prompt_tokens_details?.cached_tokens ?? 0,
-        },
-      };
     },
   };
 }
 
-/**
- * The SDK retries inside one call and says nothing; each attempt is one fetch that carries its retry
- * count, so a fetch wrapper sees when a retry starts, why the attempt before it failed and how long it waited.
- */
-function observeRetries(base: typeof fetch, retries: { timeoutMs: number; attempts: number; onRetry: (retry: ModelRetry) => void }): typeof fetch {
-  let failed: { reason: string; at: number } | null = null;
-  return async (input, init) => {
-    const retryCount = Number(new Headers(init?.headers).get("x-stainless-retry-count") ?? "0");
-    if (retryCount > 0 && failed) {
-      retries.onRetry({ attempt: retryCount + 1, attempts: retries.attempts, reason: failed.reason, waitedMs: Date.now() - failed.at, timeoutMs: retries.timeoutMs });
-    }
-    failed = null;
-    try {
-      const response = await base(input, init);
-      if (!response.ok) failed = { reason: `answered HTTP ${response.status}`, at: Date.now() };
-      return response;
-    } catch (error) {
-      const reason = init?.signal?.aborted ? `did not answer within ${seconds(retries.timeoutMs)}` : "could not be reached";
-      failed = { reason, at: Date.now() };
-      throw error;
-    }
+function fromCompletion(completion: OpenAI.Chat.Completions.ChatCompletion, where: string): ModelReply {
+  const message = completion.choices?.[0]?.message;
+  if (!message) throw new ModelError(`the model endpoint at ${where} returned a response without a message`);
+  return toReply(message, completion.usage ?? null);
+}
+
+function toReply(message: AssistantMessage, usage: OpenAI.CompletionUsage | null): ModelReply {
+  return {
+    message,
+    usage: {
+      prompt: usage?.prompt_tokens ?? 0,
+      completion: usage?.completion_tokens ?? 0,
+      cached: usage?.prompt_tokens_details?.cached_tokens ?? 0,
+    },
   };
 }
 
-/** One line for people: which attempt runs now, why, after what wait, and how long it may take. */
-export function describeRetry(retry: ModelRetry): string {
-  return `The model endpoint ${retry.reason} on attempt ${retry.attempt - 1} of ${retry.attempts}; attempt ${retry.attempt} of ${retry.attempts} started after a ${seconds(retry.waitedMs)} wait (each attempt may take up to ${seconds(retry.timeoutMs)}).`;
+/** A 400 (or 422) that names streaming: the endpoint does not take `stream` (or `stream_options`). */
+function refusesStreaming(error: unknown): boolean {
+  return error instanceof OpenAI.APIError && (error.status === 400 || error.status === 422) && /stream/i.test(error.message);
 }
 
-function seconds(ms: number): string {
-  return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
+/** One line for people: which attempt runs now, why, after what wait, and the time limit. */
+export function describeRetry(retry: ModelRetry): string {
+  return `The model endpoint ${retry.reason} on attempt ${retry.attempt - 1} of ${retry.attempts}; attempt ${retry.attempt} of ${retry.attempts} started after a ${seconds(retry.waitedMs)} wait (each attempt must start answering within ${seconds(retry.timeoutMs)}).`;
 }
 
 /**
- * The SDK's per-request timeout, capped a moment past the deadline: the caller's signal ends the
- * request at the deadline itself, so what the caller sees is the run's time limit, not a timeout.
+ * The SDK's time limit for a whole request, retries' attempts each: only the deadline, a moment past
+ * it (the caller's signal ends the request at the deadline itself, so what the caller sees is the
+ * run's time limit, not a timeout). The first-chunk and idle limits are kept by the watched fetch.
  */
-function requestTimeout(timeoutMs: number, deadline: number | undefined): number {
-  return Math.max(1, Math.floor(capAtDeadline(timeoutMs, deadline === undefined ? undefined : deadline + 1000)));
+function requestTimeout(deadline: number | undefined): number {
+  return Math.max(1, Math.floor(capAtDeadline(NO_LIMIT_MS, deadline === undefined ? undefined : deadline + 1000)));
 }
 
 /** Where each front end takes the model settings, for messages that tell people what to check. */
@@ -147,10 +150,15 @@ const MODEL_SETTING = "the model name (`BLUEPRINT_MODEL` or `model:` in `.github
 /** The statuses the SDK retries (with backoff); others fail at the first attempt. */
 const retried = (status: number | undefined) => status === 408 || status === 409 || status === 429 || (status !== undefined && status >= 500);
 
-function toModelError(error: unknown, where: string, attempts: number): Error {
-  if (error instanceof OpenAI.APIUserAbortError) return error;
-  if (error instanceof OpenAI.APIConnectionTimeoutError) return new ModelError(`the model endpoint at ${where} did not answer in time`);
-  if (error instanceof OpenAI.APIConnectionError) return new ModelError(`the model endpoint at ${where} could not be reached`);
+function toModelError(error: unknown, where: string, attempts: number, lastFailure: string | null): Error {
+  if (error instanceof OpenAI.APIUserAbortError || error instanceof ModelError) return error;
+  const last = attempts > 1 ? ` on the last of ${attempts} attempts` : "";
+  if (error instanceof OpenAI.APIConnectionTimeoutError) {
+    return new ModelError(`the model endpoint at ${where} did not answer in time${lastFailure ? `: it ${lastFailure}${last}` : ""}`);
+  }
+  if (error instanceof OpenAI.APIConnectionError) return new ModelError(`the model endpoint at ${where} ${lastFailure ?? "could not be reached"}${last}`);
+  // An error event inside a streamed answer has no HTTP status.
+  if (error instanceof OpenAI.APIError && error.status === undefined) return new ModelError(`the model endpoint at ${where} reported an error in its answer: ${error.message}`);
   if (error instanceof OpenAI.APIError) {
     const status = error.status ?? "an error";
     if (error.status === 401 || error.status === 403) {

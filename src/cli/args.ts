@@ -37,7 +37,7 @@ export const LIMIT_FLAGS = {
   "max-iterations": { env: "BLUEPRINT_MAX_ITERATIONS", min: 1, help: "model turns per planning run or build step (default 50)" },
   "max-minutes": { env: "BLUEPRINT_MAX_MINUTES", min: 1, help: "wall time per planning run or build step (default 20)" },
   "max-tokens": { env: "BLUEPRINT_MAX_TOKENS", min: 1, help: "tokens per planning run or build step (default 2000000)" },
-  "model-timeout": { env: "BLUEPRINT_MODEL_TIMEOUT_S", min: 1, help: "seconds one model request may take (default 120)" },
+  "model-timeout": { env: "BLUEPRINT_MODEL_TIMEOUT_S", min: 1, help: "seconds the model endpoint may stay silent: before it starts answering, or within an answer (default 60)" },
   "model-retries": { env: "BLUEPRINT_MODEL_RETRIES", min: 0, help: "retries of a failed or timed-out model request (default 3)" },
 } as const;
 type LimitFlag = keyof typeof LIMIT_FLAGS;

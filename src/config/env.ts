@@ -30,8 +30,8 @@ export const envSchema = z.object({
     })
     .pipe(priceTableSchema)
     .default({}),
-  /** One model request (a whole answer; the SDK does not stream here); a silent endpoint costs this per attempt. */
-  BLUEPRINT_MODEL_TIMEOUT_S: positiveInt(120),
+  /** How soon the model endpoint must start answering each attempt, and its longest silence within a streamed answer. */
+  BLUEPRINT_MODEL_TIMEOUT_S: positiveInt(60),
   BLUEPRINT_MODEL_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
   /** Minimum time between edits of the tracking comment while a job runs. */
   BLUEPRINT_PROGRESS_INTERVAL_MS: z.coerce.number().int().min(0).default(5000),

@@ -10,6 +10,7 @@ import type { Workspace } from "../workspace/workspace.js";
 import type { VerificationResult } from "./build-report.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { limitsFor } from "./plan.js";
+import { showingRetries } from "./tracking-comment.js";
 import type { ThreadState } from "./state.js";
 
 /** One step of a build: a build-mode agent run ending with complete_step; and the checks after the last step. */
@@ -30,6 +31,8 @@ export interface StepInput {
   allowWorkflowWrites: boolean;
   /** What is left of the build's cost cap, when it has one and the model is priced. */
   costCap?: { dollars: number; price: ModelPrice; reason: string } | undefined;
+  /** Shows a retried model request's line in the status comment; null clears it. */
+  showRetry: (retryLine: string | null) => void;
 }
 
 export type StepResult =
@@ -42,7 +45,7 @@ export type StepResult =
 export async function buildStep(deps: WorkflowDeps, job: JobContext, input: StepInput): Promise<StepResult> {
   const notes = input.fresh || input.state.explored.length === 0 ? undefined : `Files read while planning: ${input.state.explored.join(", ")}`;
   const outcome = await runAgent({
-    model: deps.modelFor(input.config),
+    model: showingRetries((onRetry) => deps.modelFor(input.config, onRetry), input.showRetry),
     messages: [
       { role: "system", content: BUILD_SYSTEM_PROMPT },
       { role: "user", content: stepTaskMessage(input.plan, input.step, notes, input.state.answers, input.state.buildNotes) },

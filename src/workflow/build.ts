@@ -23,6 +23,7 @@ import { buildNoteLines, recordBuildNote } from "./build-notes.js";
 import { applyHandEdits } from "./hand-edits.js";
 import { handedOver } from "./hand-over.js";
 import { buildStep, Cancelled, verify, VERIFY_TIMEOUT_MS } from "./build-step.js";
+import { TrackingComment } from "./tracking-comment.js";
 import { blockedStatusLine, describeChecks, handOver, keepUnfinishedWork } from "./build-outcome.js";
 import { fillPullRequestTemplate } from "./pr-template.js";
 
@@ -105,8 +106,19 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   state.approvedBy = request.approval.approver;
   recordBuildNote(state, request.note);
   notes.push(...buildNoteLines(state.buildNotes));
-  const save = (statusLine?: string, report?: string) =>
-    port.updateComment(planComment.id, deps.redact(renderPlanComment({ ...state, updatedAt: new Date().toISOString() }, commentSeal(seal, planComment.id), { ...(statusLine ? { statusLine } : {}), ...(report ? { report } : {}) })));
+  const render = (statusLine?: string, report?: string) =>
+    deps.redact(renderPlanComment({ ...state, updatedAt: new Date().toISOString() }, commentSeal(seal, planComment.id), { ...(statusLine ? { statusLine } : {}), ...(report ? { report } : {}) }));
+  // The plan comment is the build's status comment: saves go out at once and in order; a model
+  // retry shows under the status line (a throttled edit) until the model answers again.
+  const tracking = new TrackingComment(port, planComment.id, planComment.url, deps.progressIntervalMs, (error) =>
+    deps.log.warn({ err: error, deliveryId: job.deliveryId }, "could not update the plan comment"),
+  );
+  let statusNow: string | undefined;
+  const save = (statusLine?: string, report?: string) => {
+    statusNow = statusLine;
+    return tracking.write(render(statusLine, report));
+  };
+  const showRetry = (retryLine: string | null) => tracking.progress(render(retryLine && statusNow ? `${statusNow}\n>\n> ${retryLine}` : statusNow));
 
   // 3. A plan is stale when the base moved under the files it names.
   const stale = await baseMovedUnderPlan(mirror, state);
@@ -189,7 +201,7 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
       await save(`> ⏳ **Building ${step.id} (${index + 1} of ${todo.length})…**`);
       const costCap = budget ? { dollars: budget.dollars - spent, price: budget.price, reason: `the build reached its cost cap of ${formatDollars(budget.dollars)}` } : undefined;
       const started = Date.now();
-      const result = await buildStep(deps, job, { plan, step, tree, state, config, fresh: request.fresh, audit, allowWorkflowWrites, costCap });
+      const result = await buildStep(deps, job, { plan, step, tree, state, config, fresh: request.fresh, audit, allowWorkflowWrites, costCap, showRetry });
       deps.telemetry?.stepSeconds((Date.now() - started) / 1000);
       deps.telemetry?.modelUsage("build", result.usage);
       addUsage(usage, result.usage);

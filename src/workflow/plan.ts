@@ -14,7 +14,7 @@ import { memoryOf, withAnswer, withExplored, withFeedback, type ThreadMemory } f
 import type { ThreadInfo } from "./ports.js";
 import type { FeedbackEntry, QuestionAnswer, ThreadState } from "./state.js";
 import { loadRepoConfig, loadThreadContext, trustChecker } from "./thread-context.js";
-import { modelRetryLine, TrackingComment } from "./tracking-comment.js";
+import { showingRetries, TrackingComment } from "./tracking-comment.js";
 import { supersede } from "./supersede.js";
 import { maxCostFor, pricingFor, renderPlanCost, renderRunCost, type Pricing } from "./cost.js";
 import { handedOver } from "./hand-over.js";
@@ -120,7 +120,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
     const filesRead = new Set<string>();
     // A retried model request shows in the status comment until the model answers.
     const showProgress = (retry: string | null) => tracking.progress(renderStatusComment(state, sealed, heading, planningBody(job.actor, filesRead.size, retry)));
-    const model = deps.modelFor(config, (retry) => showProgress(modelRetryLine(retry)));
+    const model = showingRetries((onRetry) => deps.modelFor(config, onRetry), showProgress);
     const outcome = await runAgent({
       model,
       messages: [

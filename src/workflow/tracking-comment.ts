@@ -1,4 +1,4 @@
-import { describeRetry, type ModelRetry } from "../agent/model.js";
+import { describeRetry, type ModelClient, type ModelRetry } from "../agent/model.js";
 import type { ThreadPort } from "./ports.js";
 
 /** Starts the progress line that says a model request is being retried (the CLI prints such lines too). */
@@ -10,8 +10,32 @@ export function modelRetryLine(retry: ModelRetry): string {
 }
 
 /**
+ * A model client whose retries show where people look: `show` gets the retry line when a retry
+ * starts, and null once the model answers again (the line is then stale).
+ */
+export function showingRetries(modelFor: (onRetry: (retry: ModelRetry) => void) => ModelClient, show: (retryLine: string | null) => void): ModelClient {
+  let retrying = false;
+  const model = modelFor((retry) => {
+    retrying = true;
+    show(modelRetryLine(retry));
+  });
+  return {
+    model: model.model,
+    async complete(messages, tools, options) {
+      const reply = await model.complete(messages, tools, options);
+      if (retrying) {
+        retrying = false;
+        show(null);
+      }
+      return reply;
+    },
+  };
+}
+
+/**
  * The one status comment a job keeps editing. Progress edits are coalesced to at most one per
- * interval; the final edit always goes out.
+ * interval; `write` and the final edit go out at once, after any edit in flight, and replace the
+ * progress waiting to go out.
  */
 export class TrackingComment {
   private pending: string | null = null;
@@ -40,13 +64,21 @@ export class TrackingComment {
     this.timer.unref?.();
   }
 
-  async final(body: string): Promise<void> {
-    this.finished = true;
+  /** An edit that must not be lost or reordered (a step done, a report): sent now, in order. */
+  async write(body: string): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.pending = null;
-    await this.writing;
-    await this.port.updateComment(this.id, body);
+    this.lastWrite = Date.now();
+    const edit = this.writing.then(() => this.port.updateComment(this.id, body));
+    // The caller hears this edit's failure; later edits still wait for it to settle.
+    this.writing = edit.catch(() => undefined);
+    await edit;
+  }
+
+  async final(body: string): Promise<void> {
+    this.finished = true;
+    await this.write(body);
   }
 
   private flush(): void {

@@ -9,12 +9,27 @@ export interface ScriptedToolCall {
 }
 
 export type ScriptedReply =
-  | { toolCalls?: ScriptedToolCall[]; content?: string; usage?: { prompt: number; completion: number; cached?: number } }
+  | {
+      toolCalls?: ScriptedToolCall[];
+      content?: string;
+      usage?: { prompt: number; completion: number; cached?: number };
+      /** Answer with one JSON completion even when asked to stream, as an endpoint that cannot stream does. */
+      whole?: true;
+      /** Streamed: the pause before each chunk (default none). */
+      chunkDelayMs?: number;
+      /** Streamed: how many pieces the content and each call's arguments are cut into (default 3). */
+      pieces?: number;
+    }
   | { status: number; body?: unknown }
-  | { hang: true };
+  /** Never answers, not even the headers. */
+  | { hang: true }
+  /** Sends the headers of a stream, then nothing. */
+  | { silentStream: true };
 
 export interface ModelRequest {
   model: string;
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
   messages: Array<{ role: string; content?: unknown; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>; tool_call_id?: string }>;
   tools?: Array<{ function: { name: string } }>;
 }
@@ -30,7 +45,11 @@ export interface ModelServer {
   close(): Promise<void>;
 }
 
-/** A scripted OpenAI-compatible chat-completions endpoint on 127.0.0.1; one reply per request, in order. */
+/**
+ * A scripted OpenAI-compatible chat-completions endpoint on 127.0.0.1; one reply per request, in
+ * order. A request with `stream: true` gets its reply as server-sent chunks (content and tool-call
+ * arguments cut into pieces, the usage in a last chunk without choices), as OpenAI streams it.
+ */
 export async function startModelServer(script: Script): Promise<ModelServer> {
   const requests: ModelRequest[] = [];
   const events: string[] = [];
@@ -69,12 +88,50 @@ export async function startModelServer(script: Script): Promise<ModelServer> {
       res.end(JSON.stringify(reply.body ?? { error: { message: `scripted ${reply.status}` } }));
       return;
     }
+    if ("silentStream" in reply) {
+      hanging.add(res);
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.flushHeaders();
+      return;
+    }
     const toolCalls = (reply.toolCalls ?? []).map((call, n) => ({
       id: call.id ?? `call_${index}_${n}`,
-      type: "function",
+      type: "function" as const,
       function: { name: call.name, arguments: typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments) },
     }));
-    const usage = reply.usage ?? { prompt: 100, completion: 20, cached: 0 };
+    const scriptedUsage = reply.usage ?? { prompt: 100, completion: 20, cached: 0 };
+    const usage = {
+      prompt_tokens: scriptedUsage.prompt,
+      completion_tokens: scriptedUsage.completion,
+      total_tokens: scriptedUsage.prompt + scriptedUsage.completion,
+      prompt_tokens_details: { cached_tokens: scriptedUsage.cached ?? 0 },
+    };
+    const finishReason = toolCalls.length > 0 ? "tool_calls" : "stop";
+    if (request.stream && !reply.whole) {
+      const chunk = (choices: unknown[], extra: object = {}) => ({ id: `chatcmpl-${index}`, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model: request.model, choices, ...extra });
+      const delta = (fields: object, finish: string | null = null) => chunk([{ index: 0, delta: fields, finish_reason: finish }]);
+      const pieces = reply.pieces ?? 3;
+      const events = [
+        delta({ role: "assistant", content: "" }),
+        ...cut(reply.content ?? "", pieces).map((content) => delta({ content })),
+        ...toolCalls.flatMap((call, n) => [
+          delta({ tool_calls: [{ index: n, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }] }),
+          ...cut(call.function.arguments, pieces).map((piece) => delta({ tool_calls: [{ index: n, function: { arguments: piece } }] })),
+        ]),
+        delta({}, finishReason),
+        ...(request.stream_options?.include_usage ? [chunk([], { usage })] : []),
+      ];
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      void (async () => {
+        for (const event of events) {
+          if (reply.chunkDelayMs) await new Promise((resolve) => setTimeout(resolve, reply.chunkDelayMs));
+          if (res.destroyed) return;
+          res.write(`data: ${JSON.stringify(event)}\n\n`);
+        }
+        res.end("data: [DONE]\n\n");
+      })();
+      return;
+    }
     res.writeHead(200, { "content-type": "application/json" });
     res.end(
       JSON.stringify({
@@ -85,16 +142,11 @@ export async function startModelServer(script: Script): Promise<ModelServer> {
         choices: [
           {
             index: 0,
-            finish_reason: toolCalls.length > 0 ? "tool_calls" : "stop",
+            finish_reason: finishReason,
             message: { role: "assistant", content: reply.content ?? null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
           },
         ],
-        usage: {
-          prompt_tokens: usage.prompt,
-          completion_tokens: usage.completion,
-          total_tokens: usage.prompt + usage.completion,
-          prompt_tokens_details: { cached_tokens: usage.cached ?? 0 },
-        },
+        usage,
       }),
     );
   };
@@ -111,6 +163,14 @@ export async function startModelServer(script: Script): Promise<ModelServer> {
         server.close(() => resolve());
       }),
   };
+}
+
+/** `text` in `count` pieces of about equal length (none for empty text). */
+function cut(text: string, count: number): string[] {
+  const size = Math.max(1, Math.ceil(text.length / count));
+  const pieces: string[] = [];
+  for (let at = 0; at < text.length; at += size) pieces.push(text.slice(at, at + size));
+  return pieces;
 }
 
 /** A valid plan for submit_plan. */

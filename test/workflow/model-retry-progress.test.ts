@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createModelClient, type ModelRetry } from "../../src/agent/model.js";
 import { commentPayload } from "../helpers/app.js";
-import { useAppFixture } from "../helpers/app-fixture.js";
+import { stateOf, useAppFixture } from "../helpers/app-fixture.js";
 import { samplePlan, startModelServer, type ScriptedReply } from "../helpers/model-server.js";
 import { blueprint } from "../cli/support.js";
 import { createBareRepo } from "../helpers/git-repo.js";
@@ -37,8 +37,31 @@ describe("retries of model requests", () => {
     const retried = bodies.find((body) => body.includes("attempt 2 of 3"));
     expect(retried).toBeDefined();
     expect(retried).toContain("## ⏳ Planning…");
-    expect(retried).toMatch(/⚠️ The model endpoint answered HTTP 502 on attempt 1 of 3; attempt 2 of 3 started after a \d+\.\d s wait \(each attempt may take up to 120 s\)/);
+    expect(retried).toMatch(/⚠️ The model endpoint answered HTTP 502 on attempt 1 of 3; attempt 2 of 3 started after a \d+\.\d s wait \(each attempt must start answering within 60 s\)/);
     expect(bodies.at(-1)?.split("\n")[0]).toBe("## 📋 Plan v1: Add retry to the HTTP client");
+  });
+
+  it("the plan comment shows a retry while building a step, and drops it once the model answers", async () => {
+    const plan = samplePlan({ verification: [], steps: [{ id: "S1", title: "One", details: "", files: [], deps: [] }] });
+    const app = await fx.start(
+      [
+        { silentStream: true },
+        { toolCalls: [{ name: "write_file", arguments: { path: "one.txt", content: "1\n" } }] },
+        { toolCalls: [{ name: "complete_step", arguments: { step_id: "S1", summary: "one" } }] },
+      ],
+      { BLUEPRINT_MODEL_TIMEOUT_S: "1", BLUEPRINT_MODEL_RETRIES: "2" },
+    );
+    const seeded = fx.seedPlan(plan);
+    await app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
+    const bodies = fx.github.commentHistory.get(seeded.id) ?? [];
+    const retried = bodies.findIndex((body) => body.includes("attempt 2 of 3"));
+    expect(retried).toBeGreaterThan(0);
+    expect(bodies[retried]).toMatch(
+      /> ⏳ \*\*Building S1 \(1 of 1\)…\*\*\n>\n> ⚠️ The model endpoint did not answer within 1\.0 s on attempt 1 of 3; attempt 2 of 3 started after a [\d.]+ s wait \(each attempt must start answering within 1\.0 s\)\./,
+    );
+    expect(bodies.slice(retried + 1).filter((body) => body.includes("⚠️ The model endpoint"))).toEqual([]);
+    expect(stateOf(bodies.at(-1) ?? "")).toMatchObject({ status: "built", steps: { S1: { status: "done" } } });
+    expect(fx.repo.log("blueprint/issue-1")).toEqual(["S1: One", "initial commit"]);
   });
 
   it("the CLI prints the retry as a progress line, and -v logs it too", async () => {

@@ -114,4 +114,35 @@ describe("TrackingComment", () => {
     await vi.advanceTimersByTimeAsync(10 * INTERVAL_MS);
     expect(thread.edits).toEqual(["p1", "done"]);
   });
+
+  it("write() goes out at once after the edit in flight, replaces the progress waiting, and later progress still follows", async () => {
+    const thread = fakeThread();
+    const comment = tracking(thread);
+    thread.hold();
+    comment.progress("p1");
+    await vi.advanceTimersByTimeAsync(0);
+    comment.progress("p2"); // waiting behind p1: the write below makes it stale
+    const saved = comment.write("step done");
+    await vi.advanceTimersByTimeAsync(0);
+    expect(thread.edits).toEqual(["p1"]);
+    thread.release();
+    await saved;
+    comment.progress("retrying");
+    await vi.advanceTimersByTimeAsync(INTERVAL_MS);
+    expect(thread.edits).toEqual(["p1", "step done", "retrying"]);
+  });
+
+  it("write() tells its caller when the edit fails, and the next edit still goes out", async () => {
+    const thread = fakeThread();
+    const errors: unknown[] = [];
+    const comment = tracking(thread, (error) => errors.push(error));
+    thread.hold();
+    const saved = comment.write("step done");
+    await vi.advanceTimersByTimeAsync(0);
+    thread.fail(new Error("GitHub said 502"));
+    await expect(saved).rejects.toThrow("GitHub said 502");
+    await comment.final("report");
+    expect(thread.edits).toEqual(["step done", "report"]);
+    expect(errors).toEqual([]);
+  });
 });
