@@ -22,6 +22,14 @@ export interface TokenMinter {
   };
 }
 
+/** A job's token with less than this left is replaced before the job's work uses it (a step may run for many minutes). */
+export const TOKEN_MARGIN_MS = 10 * 60_000;
+
+/** Whether a job's token has too little time left for the job's work to start with it. */
+export function expiresSoon(token: JobToken, now = Date.now()): boolean {
+  return Date.parse(token.expiresAt) - now <= TOKEN_MARGIN_MS;
+}
+
 /** Reused while it has this long left, so a busy repository costs one mint per half hour, not one per webhook. */
 const REUSE_MS = 40 * 60_000;
 

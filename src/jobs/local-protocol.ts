@@ -12,6 +12,8 @@ export const toWorkerSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("resume"), job: jobSchema, keys: z.array(z.string()), token: jobTokenSchema }),
   z.object({ type: z.literal("ask"), id: z.number(), what: z.enum(["stats", "idle", "metrics"]) }),
   z.object({ type: z.literal("shutdown"), reason: z.string(), timeoutMs: z.number() }),
+  /** The answer to a "token-request": a fresh token, or null when none could be minted. */
+  z.object({ type: z.literal("token"), id: z.number(), token: jobTokenSchema.nullable() }),
 ]);
 export type ToWorker = z.output<typeof toWorkerSchema>;
 
@@ -23,5 +25,7 @@ export const fromWorkerSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("answer"), id: z.number(), value: z.unknown() }),
   /** A job was triaged (it waits or runs on its thread), or nothing of it is left. */
   z.object({ type: z.literal("settled"), deliveryId: z.string(), phase: z.enum(["triaged", "finished"]) }),
+  /** A job is about to work with a token that expires soon (it waited long on its thread): intake mints a fresh one. */
+  z.object({ type: z.literal("token-request"), id: z.number(), job: jobSchema }),
 ]);
 export type FromWorker = z.output<typeof fromWorkerSchema>;

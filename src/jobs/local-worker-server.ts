@@ -1,5 +1,5 @@
 import { createSecretKey } from "node:crypto";
-import type { JobToken } from "../github/job-token.js";
+import { expiresSoon, type JobToken } from "../github/job-token.js";
 import { plainError } from "../workflow/plan.js";
 import type { StateKey } from "../github/state-marker.js";
 import type { TokenPorts } from "../github/token-port.js";
@@ -39,6 +39,27 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
     if (!token) throw new Error(`no token for delivery ${job.deliveryId}`);
     return token;
   };
+  // A job that waited long on its thread (behind a long build, say) gets a fresh token from the intake first.
+  const tokenAnswers = new Map<number, (token: JobToken | null) => void>();
+  let nextTokenRequest = 0;
+  const freshTokenFor = async (job: Job): Promise<JobToken> => {
+    const token = tokenFor(job);
+    if (!expiresSoon(token)) return token;
+    const id = nextTokenRequest++;
+    const fresh = await new Promise<JobToken | null>((resolve) => {
+      tokenAnswers.set(id, resolve);
+      send({ type: "token-request", id, job });
+      setTimeout(() => resolve(null), 60_000).unref();
+    });
+    tokenAnswers.delete(id);
+    if (!fresh) {
+      options.log.warn({ deliveryId: job.deliveryId, expiresAt: token.expiresAt }, "no fresh token for a job that waited long; it works with the one it has");
+      return token;
+    }
+    options.log.info({ deliveryId: job.deliveryId }, "the job's token was about to expire: the intake sent a fresh one");
+    tokens.set(job.deliveryId, fresh);
+    return fresh;
+  };
   const start = (stateKey: StateKey, stateKeyText: string) => {
     const deps = options.makeDeps(stateKey);
     const jobRunner = options.runnerEntry ? new JobRunner({ entry: options.runnerEntry, stateKey: stateKeyText, log: options.log, telemetry: telemetryFor(options.metrics) }) : null;
@@ -53,7 +74,7 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
       ...(jobRunner
         ? {
             runWork: (job: Job, signal: AbortSignal) =>
-              jobRunner.run(job, tokenFor(job), signal).catch(async (error: unknown) => {
+              freshTokenFor(job).then((token) => jobRunner.run(job, token, signal)).catch(async (error: unknown) => {
                 // The use case could not report this itself: its process died under it, more than once.
                 options.log.error({ err: error, deliveryId: job.deliveryId }, "job failed");
                 await options.ports
@@ -96,6 +117,9 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
         void answer.then((value) => send({ type: "answer", id: message.id, value: value ?? null }));
         return;
       }
+      case "token":
+        tokenAnswers.get(message.id)?.(message.token);
+        return;
       case "shutdown":
         void running.shutdown(message.reason, message.timeoutMs).finally(() => {
           runner?.stop();

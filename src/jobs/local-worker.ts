@@ -114,6 +114,7 @@ export class LocalWorkerBackend implements JobBackend {
         const message = parsed.data;
         if (message.type === "ready") resolve();
         else if (message.type === "release") this.recent.release(message.keys);
+        else if (message.type === "token-request") this.refresh(message.id, message.job);
         else if (message.type === "settled") {
           if (message.phase === "finished") this.inFlight.delete(message.deliveryId);
           else if (this.inFlight.has(message.deliveryId)) this.inFlight.get(message.deliveryId)!.triaged = true;
@@ -131,6 +132,21 @@ export class LocalWorkerBackend implements JobBackend {
       this.start();
       this.handOver();
     });
+  }
+
+  /** A fresh token for a job that waited long (reused from the cache only while it has 40 minutes left). */
+  private refresh(id: number, job: Job): void {
+    this.options.tokens.forJob(job).then(
+      (token) => {
+        const entry = this.inFlight.get(job.deliveryId);
+        if (entry) entry.token = token;
+        this.send({ type: "token", id, token });
+      },
+      (error: unknown) => {
+        this.options.log.error({ err: error, deliveryId: job.deliveryId }, "could not mint a fresh token for a job that waited long");
+        this.send({ type: "token", id, token: null });
+      },
+    );
   }
 
   /**

@@ -1,15 +1,13 @@
 import { Queue, QueueEvents, Worker, type Job as BullJob } from "bullmq";
 import { Redis } from "ioredis";
 import { z } from "zod";
-import { jobTokenSchema, type JobTokens } from "../github/job-token.js";
+import { expiresSoon, jobTokenSchema, type JobTokens } from "../github/job-token.js";
 import type { Logger } from "../workflow/deps.js";
 import { jobSchema, type Job } from "./job.js";
 import type { Sealer } from "./sealed.js";
 
 /** Workers' requests for a fresh job token; only intakes (which hold the App's key) answer them. */
 const TOKEN_QUEUE = "blueprint-token";
-/** A job's token with less than this left is replaced before the job uses it (a step may run for many minutes). */
-export const TOKEN_MARGIN_MS = 10 * 60_000;
 /** How long a worker waits for an intake to answer before putting the job back for later. */
 const ANSWER_WAIT_MS = 60_000;
 const requestSchema = z.object({ job: jobSchema });
@@ -61,7 +59,7 @@ export class TokenRefresher {
   /** `sealedToken` as it is if it has TOKEN_MARGIN_MS left, else a fresh one sealed; throws TokenUnavailable. */
   async fresh(job: Job, sealedToken: string): Promise<{ sealedToken: string; refreshed: boolean }> {
     const token = jobTokenSchema.parse(JSON.parse(this.sealer.open(sealedToken)));
-    if (Date.parse(token.expiresAt) - Date.now() > TOKEN_MARGIN_MS) return { sealedToken, refreshed: false };
+    if (!expiresSoon(token)) return { sealedToken, refreshed: false };
     try {
       const request = await this.requests.add("refresh", { job }, { attempts: 3, backoff: { type: "exponential", delay: 1_000 }, removeOnComplete: { age: 300 }, removeOnFail: { age: 3600 } });
       const answer = z.string().parse(await request.waitUntilFinished(this.answers, ANSWER_WAIT_MS));

@@ -187,3 +187,29 @@ describe("the embedded queue's job runner", () => {
     expect(cluster.github.requests.filter((r) => r.method === "POST" && r.path.includes(`/comments/${comment.id}/reactions`))).toHaveLength(1);
   }, 150_000);
 });
+
+describe("the embedded queue's job tokens", () => {
+  let cluster: Cluster;
+  let app: AppProcess;
+
+  beforeAll(async () => {
+    cluster = await startCluster({ issues: 1, redis: false });
+    app = await cluster.startIntake();
+  }, 60_000);
+  afterAll(async () => cluster?.stop());
+
+  it("a job whose token expires before its work could finish gets a fresh one from the intake, and never uses the old one after it expired", async () => {
+    const minted = () => cluster.github.requests.filter((request) => request.method === "POST" && /^\/app\/installations\/\d+\/access_tokens$/.test(request.path)).length;
+    // The job's own token lives three seconds; the next one an hour.
+    cluster.github.queueTokenLifetimes([3_000]);
+    cluster.reply = async (request) => greeterModelReply(request);
+    const { comment, event } = cluster.type(1, "/plan greet by name");
+    expect(await cluster.deliver(app, event)).toBe(200);
+    await cluster.waitFor("the plan", () => cluster.github.state.botComments(1).some((c) => c.body.includes("Plan v1")), 45_000);
+    await cluster.waitForQuiet();
+    expect(app.output()).toContain("the intake sent a fresh one");
+    expect(minted()).toBe(2);
+    expect(cluster.github.requests.filter((request) => request.auth === "refused")).toEqual([]);
+    expect(cluster.github.requests.filter((r) => r.method === "POST" && r.path.includes(`/comments/${comment.id}/reactions`))).toHaveLength(1);
+  }, 90_000);
+});

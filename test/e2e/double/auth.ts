@@ -38,11 +38,13 @@ export class AppAuthority {
 
   /** How long the tokens minted from now on live: an hour, as on GitHub, unless a test shortens it. */
   tokenLifetimeMs = 3600_000;
+  /** Lifetimes for the next tokens minted, in order, before `tokenLifetimeMs` applies again. */
+  nextLifetimesMs: number[] = [];
 
   /** A fresh installation token, valid for `tokenLifetimeMs`. */
   issue(installationId: number): { token: string; expiresAt: string } {
     const token = `ghs_${randomBytes(27).toString("base64url").replace(/[-_]/g, "x").slice(0, 36)}`;
-    const expiresAt = Date.now() + this.tokenLifetimeMs;
+    const expiresAt = Date.now() + (this.nextLifetimesMs.shift() ?? this.tokenLifetimeMs);
     this.tokens.set(token, { installationId, expiresAt });
     return { token, expiresAt: new Date(expiresAt).toISOString().replace(/\.\d{3}Z$/, "Z") };
   }

@@ -106,6 +106,8 @@ export interface GitHubDouble {
   issuedTokens(): string[];
   /** How long installation tokens minted from now on live (an hour unless a test shortens it). */
   setTokenLifetime(ms: number): void;
+  /** The next tokens minted live these times (ms), in order; then `setTokenLifetime`'s again. */
+  queueTokenLifetimes(ms: number[]): void;
   /** Every installation id the double knows, `installationId` first. */
   installationIds: number[];
   /**
@@ -317,6 +319,9 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
     issuedTokens: () => authority.issuedTokens(),
     setTokenLifetime: (ms) => {
       authority.tokenLifetimeMs = ms;
+    },
+    queueTokenLifetimes: (ms) => {
+      authority.nextLifetimesMs.push(...ms);
     },
     installationIds: [...byInstallation.keys()],
     installation: (id) => {
