@@ -71,12 +71,12 @@ export function createBlueprintApp(
         deps: deps(),
         concurrency: env.BLUEPRINT_CONCURRENCY,
         metrics,
-        // One process: the worker uses Probot's installation Octokits, one budget for acknowledgements, one for jobs.
+        // One process: the worker uses Probot's installation Octokits, one budget each for acknowledgements, quick answers and jobs.
         portsFor: async (job) => {
-          const port = async (budget: "ack" | "work") =>
+          const port = async (budget: "ack" | "reply" | "work") =>
             createOctokitPort({ octokit: await installationOctokit(app, job.installationId, budget), repo: job.repository, number: job.number, isOwnComment });
-          const [ack, work] = await Promise.all([port("ack"), port("work")]);
-          return { ack, work };
+          const [ack, reply, work] = await Promise.all([port("ack"), port("reply"), port("work")]);
+          return { ack, reply, work };
         },
       });
 

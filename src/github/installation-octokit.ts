@@ -19,9 +19,10 @@ interface FactoryInput {
  * another) that waits out primary and secondary rate limits a few times instead of dropping the
  * write — Probot's server defaults give up on secondary limits. The "ack" budget is a second
  * Octokit for the same installation, so a 👀 and a permission check never wait behind a job's writes;
+ * "reply" a third, for quick answers (refusals, /help, /status), so they neither wait behind a job nor delay a 👀;
  * the "mint" budget asks for the installation's job tokens (its `/app/...` calls carry the App's JWT).
  */
-export async function installationOctokit(app: Probot, installationId: number, budget: "work" | "ack" | "mint" = "work"): Promise<ProbotOctokit> {
+export async function installationOctokit(app: Probot, installationId: number, budget: "work" | "ack" | "reply" | "mint" = "work"): Promise<ProbotOctokit> {
   const appOctokit = await app.auth();
   const log = app.log.child({ name: "github", installationId });
   const retryLimited = (kind: string) => (retryAfter: number, options: ThrottledRequest) => {

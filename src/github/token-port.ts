@@ -46,9 +46,9 @@ export class TokenPorts {
   }
 
   portsFor(job: Job, token: JobToken): JobPorts {
-    const port = (budget: "ack" | "work") =>
+    const port = (budget: "ack" | "reply" | "work") =>
       createOctokitPort({ octokit: this.octokit(job.installationId, token, budget), repo: job.repository, number: job.number, isOwnComment: this.options.isOwnComment });
-    return { ack: port("ack"), work: port("work") };
+    return { ack: port("ack"), reply: port("reply"), work: port("work") };
   }
 
   private octokit(installationId: number, granted: JobToken, budget: string): PortOctokit {

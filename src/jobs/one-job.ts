@@ -37,7 +37,7 @@ export async function runOneJob(engine: WorkflowDeps, thread: ThreadPort, job: J
     const queue = new JobQueue((error, queued) => deps.log.error({ err: error, job: queued.label }, "job failed"));
     onInterrupt?.((reason) => queue.abortAll(reason));
     // One token, one process: the acknowledgement and the work share a budget.
-    const ports = workerPorts(deps, { ack: port, work: port }, new PermissionCache());
+    const ports = workerPorts(deps, { ack: port, reply: port, work: port }, new PermissionCache());
     const lanes: ThreadLanes = {
       enqueue: async (queued) => {
         const key = threadOf(queued);

@@ -23,6 +23,11 @@ export interface ThreadLanes {
 export interface JobPorts {
   /** Its own GitHub budget: the 👀 and the permission check never wait behind a job's writes. */
   ack: ThreadPort;
+  /**
+   * Quick answers (refusals, /help, /status, /cancel): a budget of their own too, so they neither wait
+   * behind a job's writes nor spend the ack budget's pacing (one write a second) that the next 👀 needs.
+   */
+  reply: ThreadPort;
   work: ThreadPort;
 }
 
@@ -43,7 +48,7 @@ export function workerPorts(deps: WorkflowDeps, raw: JobPorts, permissions: Perm
     const repository = `${safe.repo.owner}/${safe.repo.name}`;
     return { ...safe, permission: (login) => permissions.get(repository, login, () => safe.permission(login)) };
   };
-  return { ack: wrap(raw.ack), work: wrap(raw.work) };
+  return { ack: wrap(raw.ack), reply: wrap(raw.reply), work: wrap(raw.work) };
 }
 
 /**
@@ -52,9 +57,9 @@ export function workerPorts(deps: WorkflowDeps, raw: JobPorts, permissions: Perm
  */
 export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: ThreadLanes, job: Job): Promise<void> {
   const port = ports.ack;
-  // Answers are writes like a job's: on the job's budget, so the ack budget's pacing (one write a
-  // second per installation) is spent on 👀 alone and a refusal never delays the next command's 👀.
-  const answer = ports.work;
+  // Answers on their own budget: the ack budget's pacing (one write a second per installation) is
+  // spent on 👀 alone, so a refusal never delays the next command's 👀.
+  const answer = ports.reply;
   // 1. Authorise with the collaborator-permission endpoint (SPEC §3). An approving review by someone
   //    who may not approve still reaches the build, which says why it does not count.
   if (GATED_KINDS.has(job.kind) && job.kind !== "review-approval") {
@@ -103,8 +108,8 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
       : queued.full
         ? "Queued: Blueprint is running as many jobs as it may at once; this starts when one of them ends."
         : null;
-  // Not awaited, so the next command's triage never waits behind it.
-  if (notice) void answer.postComment(notice).catch((error: unknown) => deps.log.warn({ err: error }, "could not post the queued notice"));
+  // Not an acknowledgement: on the job's budget, and not awaited, so the next command's triage never waits behind it.
+  if (notice) void ports.work.postComment(notice).catch((error: unknown) => deps.log.warn({ err: error }, "could not post the queued notice"));
 }
 
 /** Lane work: the use case behind a job. Anything that escapes gets a short message on the thread, never silence. */

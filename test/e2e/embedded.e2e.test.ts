@@ -1,8 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ModelRequest } from "../helpers/model-server.js";
 import type { AppProcess } from "./support/app-process.js";
-import { isPlanning, startCluster, turnOf, type Cluster } from "./support/cluster.js";
+import { expectBuildFinishedOnce, hold, isPlanning, reactionsTo, startCluster, turnOf, type Cluster } from "./support/cluster.js";
 import { greeterModelReply, STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
 
 /** The processes whose parent is `pid`, with their command lines. */
@@ -24,21 +23,6 @@ function childrenOf(pid: number): Array<{ pid: number; cmdline: string }> {
 function niceOf(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
-}
-
-/** Holds the model's replies that `match` until `release()`; everything else is answered at once. */
-function hold(cluster: Cluster, match: (request: ModelRequest) => boolean) {
-  let release: () => void = () => {};
-  const released = new Promise<void>((resolve) => (release = resolve));
-  let held = 0;
-  cluster.reply = async (request) => {
-    if (match(request)) {
-      held++;
-      await released;
-    }
-    return greeterModelReply(request);
-  };
-  return { release, held: () => held };
 }
 
 const environmentOf = (pid: number) => readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").map((entry) => entry.slice(0, entry.indexOf("=")));
@@ -143,16 +127,7 @@ describe("the embedded queue's job runner", () => {
     await cluster.waitFor("the pull request", () => cluster.github.state.pulls.length > 0, 60_000);
     await cluster.waitForQuiet();
     expect(app.output()).toContain("the job runner stopped; starting another to take its jobs over");
-    expect(cluster.github.repository.log("blueprint/issue-1")).toEqual([...STEP_COMMITS, "initial commit"]);
-    expect(cluster.github.state.pulls).toHaveLength(1);
-    const bot = cluster.github.state.botComments(1);
-    expect(bot.filter((c) => c.body.includes("Plan v1"))).toHaveLength(1);
-    expect(bot.some((c) => c.body.includes("❌"))).toBe(false);
-    const bodies = bot.map((c) => c.body);
-    expect(new Set(bodies).size).toBe(bodies.length);
-    const plan = bot.find((c) => c.body.includes("Plan v1"));
-    expect(plan?.body).toContain("- [x] **S1**");
-    expect(plan?.body).toContain("- [x] **S2**");
+    expectBuildFinishedOnce(cluster, 1);
     // The runner's model tokens and step durations reach the intake's /metrics through the local worker.
     const metrics = await (await fetch(`${app.url}/metrics`)).text();
     expect(metrics).toMatch(/blueprint_model_tokens_total\{[^}]*kind="plan"[^}]*type="prompt"[^}]*\} [1-9]/);
@@ -178,13 +153,9 @@ describe("the embedded queue's job runner", () => {
     await cluster.waitFor("the pull request", () => cluster.github.state.pulls.some((pull) => pull.head === "blueprint/issue-2"), 60_000);
     await cluster.waitForQuiet();
     expect(app.output()).toContain("the local worker stopped; starting another to take its jobs over");
-    expect(cluster.github.repository.log("blueprint/issue-2")).toEqual([...STEP_COMMITS, "initial commit"]);
-    const bot = cluster.github.state.botComments(2);
-    expect(bot.filter((c) => c.body.includes("Plan v1"))).toHaveLength(1);
-    expect(bot.some((c) => c.body.includes("❌") || c.body.includes("shut down"))).toBe(false);
-    const bodies = bot.map((c) => c.body);
-    expect(new Set(bodies).size).toBe(bodies.length);
-    expect(cluster.github.requests.filter((r) => r.method === "POST" && r.path.includes(`/comments/${comment.id}/reactions`))).toHaveLength(1);
+    expectBuildFinishedOnce(cluster, 2);
+    expect(cluster.github.state.botComments(2).some((c) => c.body.includes("shut down"))).toBe(false);
+    expect(reactionsTo(cluster, comment.id)).toBe(1);
   }, 150_000);
 });
 
@@ -210,6 +181,6 @@ describe("the embedded queue's job tokens", () => {
     expect(app.output()).toContain("the intake sent a fresh one");
     expect(minted()).toBe(2);
     expect(cluster.github.requests.filter((request) => request.auth === "refused")).toEqual([]);
-    expect(cluster.github.requests.filter((r) => r.method === "POST" && r.path.includes(`/comments/${comment.id}/reactions`))).toHaveLength(1);
+    expect(reactionsTo(cluster, comment.id)).toBe(1);
   }, 90_000);
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, type AppProcess } from "./support/app-process.js";
-import { hold, isPlanning, reactionsTo, startCluster, turnOf, type Cluster } from "./support/cluster.js";
+import { expectBuildFinishedOnce, hold, isPlanning, reactionsTo, startCluster, turnOf, type Cluster } from "./support/cluster.js";
 import { STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
 import type { WorkerProcess } from "./support/worker-process.js";
 
@@ -130,15 +130,7 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
     await cluster.waitFor("the pull request", () => cluster.github.state.pulls.length > 0, 60_000);
     await cluster.waitForQuiet();
     expect(workers.find((worker) => worker !== running)?.output()).toContain("taking over a job whose worker stopped");
-    expect(cluster.github.repository.log("blueprint/issue-1")).toEqual([...STEP_COMMITS, "initial commit"]);
     expect(cluster.github.state.pulls).toHaveLength(1);
-    const bot = cluster.github.state.botComments(1);
-    expect(bot.filter((c) => c.body.includes("Plan v1"))).toHaveLength(1);
-    expect(bot.some((c) => c.body.includes("❌"))).toBe(false);
-    const bodies = bot.map((c) => c.body);
-    expect(new Set(bodies).size).toBe(bodies.length);
-    const plan = bot.find((c) => c.body.includes("Plan v1"));
-    expect(plan?.body).toContain("- [x] **S1**");
-    expect(plan?.body).toContain("- [x] **S2**");
+    expectBuildFinishedOnce(cluster, 1);
   }, 120_000);
 });

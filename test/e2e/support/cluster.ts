@@ -1,3 +1,4 @@
+import { expect } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -7,7 +8,7 @@ import { startGitHubDouble, type GitHubDouble } from "../double/github-server.js
 import type { CommentRecord } from "../double/state.js";
 import { deliverWebhook, issueCommentCreated, type WebhookEvent } from "../double/webhooks.js";
 import { startAppProcess, type AppProcess } from "./app-process.js";
-import { FILES, greeterModelReply } from "./greeter-scenario.js";
+import { FILES, greeterModelReply, STEP_COMMITS } from "./greeter-scenario.js";
 import { startWorkerProcess, type WorkerProcess } from "./worker-process.js";
 
 export const WEBHOOK_SECRET = "redis-e2e-webhook-secret-7c1d";
@@ -139,3 +140,20 @@ export function hold(cluster: Cluster, match: (request: ModelRequest) => boolean
 
 export const reactionsTo = (cluster: Cluster, commentId: number) =>
   cluster.github.requests.filter((r) => r.method === "POST" && r.path.includes(`/comments/${commentId}/reactions`)).length;
+
+/**
+ * What a build taken over after its process died must leave on issue `issue`: each step committed
+ * once on its branch, one plan comment with both steps ticked, no failure, nothing posted twice.
+ */
+export function expectBuildFinishedOnce(cluster: Cluster, issue: number): void {
+  expect(cluster.github.repository.log(`blueprint/issue-${issue}`)).toEqual([...STEP_COMMITS, "initial commit"]);
+  expect(cluster.github.state.pulls.filter((pull) => pull.head === `blueprint/issue-${issue}`)).toHaveLength(1);
+  const bot = cluster.github.state.botComments(issue);
+  expect(bot.filter((c) => c.body.includes("Plan v1"))).toHaveLength(1);
+  expect(bot.some((c) => c.body.includes("❌"))).toBe(false);
+  const bodies = bot.map((c) => c.body);
+  expect(new Set(bodies).size).toBe(bodies.length);
+  const plan = bot.find((c) => c.body.includes("Plan v1"));
+  expect(plan?.body).toContain("- [x] **S1**");
+  expect(plan?.body).toContain("- [x] **S2**");
+}
