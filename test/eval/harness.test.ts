@@ -84,5 +84,6 @@ describe("npm run eval against a scripted model", () => {
     const json = JSON.parse(readFileSync(path.join(out, written[0] ?? ""), "utf8")) as { overall: { checkPassed: number } };
     expect(json.overall.checkPassed).toBe(2);
     expect(readFileSync(path.join(out, written[1] ?? ""), "utf8")).toBe(markdown);
-  });
+    // Three CLI runs in child processes, with real git and npm tests: ~9 s alone, several times that on a busy machine.
+  }, 120_000);
 });
