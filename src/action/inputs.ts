@@ -15,6 +15,7 @@ const ENGINE_INPUTS = {
   "max-iterations": "BLUEPRINT_MAX_ITERATIONS",
   "max-minutes": "BLUEPRINT_MAX_MINUTES",
   "max-tokens": "BLUEPRINT_MAX_TOKENS",
+  "max-cost": "BLUEPRINT_MAX_COST",
   workdir: "BLUEPRINT_WORKDIR",
   "state-secret": "BLUEPRINT_STATE_SECRET",
 } as const;

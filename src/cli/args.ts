@@ -32,13 +32,17 @@ export interface CliArgs {
 /** A mistake in how the CLI was called; the message says what to type instead. */
 export class UsageError extends Error {}
 
-/** Every limit and time-out the CLI takes as a flag, with the environment variable it sets. */
+/**
+ * Every limit and time-out the CLI takes as a flag, with the environment variable it sets and the
+ * value it takes: a whole number (at least `min`), or dollars (above 0, cents allowed: 0.50).
+ */
 export const LIMIT_FLAGS = {
-  "max-iterations": { env: "BLUEPRINT_MAX_ITERATIONS", min: 1, help: "model turns per planning run or build step (default 50)" },
-  "max-minutes": { env: "BLUEPRINT_MAX_MINUTES", min: 1, help: "wall time per planning run or build step (default 20)" },
-  "max-tokens": { env: "BLUEPRINT_MAX_TOKENS", min: 1, help: "tokens per planning run or build step (default 2000000)" },
-  "model-timeout": { env: "BLUEPRINT_MODEL_TIMEOUT_S", min: 1, help: "seconds the model endpoint may stay silent: before it starts answering, or within an answer (default 60)" },
-  "model-retries": { env: "BLUEPRINT_MODEL_RETRIES", min: 0, help: "retries of a failed or timed-out model request (default 3)" },
+  "max-iterations": { env: "BLUEPRINT_MAX_ITERATIONS", value: "N", min: 1, help: "model turns per planning run or build step (default 50)" },
+  "max-minutes": { env: "BLUEPRINT_MAX_MINUTES", value: "N", min: 1, help: "wall time per planning run or build step (default 20)" },
+  "max-tokens": { env: "BLUEPRINT_MAX_TOKENS", value: "N", min: 1, help: "tokens per planning run or build step (default 2000000)" },
+  "max-cost": { env: "BLUEPRINT_MAX_COST", value: "DOLLARS", help: "dollars per build (e.g. 0.50), counted with the model's prices (default no cap)" },
+  "model-timeout": { env: "BLUEPRINT_MODEL_TIMEOUT_S", value: "N", min: 1, help: "seconds the model endpoint may stay silent: before it starts answering, or within an answer (default 60)" },
+  "model-retries": { env: "BLUEPRINT_MODEL_RETRIES", value: "N", min: 0, help: "retries of a failed or timed-out model request (default 3)" },
 } as const;
 type LimitFlag = keyof typeof LIMIT_FLAGS;
 
@@ -57,6 +61,7 @@ const OPTIONS = {
   "max-iterations": { type: "string" },
   "max-minutes": { type: "string" },
   "max-tokens": { type: "string" },
+  "max-cost": { type: "string" },
   "model-timeout": { type: "string" },
   "model-retries": { type: "string" },
 } as const;
@@ -113,7 +118,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
   }
 }
 
-const VALUE_EXAMPLES: Record<string, string> = { "--base-url": "http://localhost:11434/v1", "--api-key": "sk-…", "--model": "gpt-4.1" };
+const VALUE_EXAMPLES: Record<string, string> = { "--base-url": "http://localhost:11434/v1", "--api-key": "sk-…", "--model": "gpt-4.1", "--max-cost": "0.50" };
 
 /** Node's parse errors, reworded for a person: which flag, and what to do instead. */
 function parseErrorMessage(error: unknown): string {
@@ -159,7 +164,11 @@ function limitsFrom(values: Record<string, string | boolean | undefined>): Recor
   for (const [flag, limit] of Object.entries(LIMIT_FLAGS) as Array<[LimitFlag, (typeof LIMIT_FLAGS)[LimitFlag]]>) {
     const value = stringValue(values[flag]);
     if (value === undefined) continue;
-    if (!/^\d+$/.test(value) || Number(value) < limit.min) throw new UsageError(`\`--${flag}\` needs a whole number${limit.min > 0 ? " above 0" : ""}, not \`${value}\`.`);
+    if (limit.value === "DOLLARS") {
+      if (!/^(\d+(\.\d*)?|\.\d+)$/.test(value) || Number(value) <= 0) throw new UsageError(`\`--${flag}\` needs an amount in dollars above 0, e.g. --${flag} 0.50, not \`${value}\`.`);
+    } else if (!/^\d+$/.test(value) || Number(value) < limit.min) {
+      throw new UsageError(`\`--${flag}\` needs a whole number${limit.min > 0 ? " above 0" : ""}, not \`${value}\`.`);
+    }
     limits[limit.env] = value;
   }
   return limits;
@@ -173,7 +182,7 @@ export function cliVersion(): string {
 }
 
 const limitLines = Object.entries(LIMIT_FLAGS)
-  .map(([flag, limit]) => `  --${`${flag} N`.padEnd(20)}${limit.help}\n${" ".repeat(24)}(env ${limit.env})`)
+  .map(([flag, limit]) => `  --${`${flag} ${limit.value}`.padEnd(20)}${limit.help}\n${" ".repeat(24)}(env ${limit.env})`)
   .join("\n");
 
 export const USAGE = `Blueprint — plan → approve → build, on your local checkout

@@ -13,6 +13,8 @@ export interface ThreadMemory {
   explored: string[];
 }
 
+export function memoryOf(state: ThreadState): ThreadMemory;
+export function memoryOf(state: ThreadState | null | undefined): ThreadMemory | null;
 export function memoryOf(state: ThreadState | null | undefined): ThreadMemory | null {
   if (!state) return null;
   return { instructions: state.instructions, requestedBy: state.requestedBy, feedback: state.feedback, answers: state.answers, explored: state.explored };

@@ -49,22 +49,27 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
   const latest = lookup.kind === "found" ? lookup.latest : null;
   const current = lookup.kind === "found" ? lookup.plan : null;
   const resumed = request.trigger.kind === "answer" && latest?.state.status === "awaiting_answer" ? latest : null;
+  // This job's own earlier run, whose process died mid-planning: its status comment is still the newest state.
+  const takenOver = latest?.state.status === "planning" && latest.state.deliveryId === job.deliveryId ? latest : null;
   if (request.trigger.kind === "feedback" && !current?.state.plan) {
     // Only `/revise` is addressed to us when there is no plan; reviews and plain comments are not.
     if (request.trigger.feedback.source === "revise") await port.postComment("There is no plan to revise yet. Comment `/plan` first.");
     return;
   }
-  const revision = resumed ? resumed.state.revision : current?.state.plan ? current.state.revision + 1 : 1;
-  const memory = nextMemory(memoryOf(latest?.state), request.trigger, job.actor, current, resumed);
+  // A taken-over run goes on with what its first run worked out (that memory already holds this command).
+  const revision = takenOver ? takenOver.state.revision : resumed ? resumed.state.revision : current?.state.plan ? current.state.revision + 1 : 1;
+  const memory = takenOver ? memoryOf(takenOver.state) : nextMemory(memoryOf(latest?.state), request.trigger, job.actor, current, resumed);
 
   // 2. The thread and the state this run writes.
   const info = await port.info();
-  const state = initialState(info, port.repo.defaultBranch, memory, revision);
+  const state = initialState(info, port.repo.defaultBranch, memory, revision, job.deliveryId);
 
-  // 3. One status comment, kept up to date (an answered question's comment is reused). A new one
-  //    gets its state in an edit: the state is signed for the comment's id, which GitHub assigns.
+  // 3. One status comment, kept up to date (an answered question's comment is reused, and so is the
+  //    comment of this job's run that died). A new one gets its state in an edit: the state is
+  //    signed for the comment's id, which GitHub assigns.
   const heading = revision > 1 ? `## ⏳ Revising the plan (v${revision - 1} → v${revision})…` : "## ⏳ Planning…";
-  const posted = resumed ? { id: resumed.comment.id, url: resumed.comment.url } : await port.postComment(`${heading}\n\n${planningBody(job.actor, 0)}`);
+  const reused = resumed ?? takenOver;
+  const posted = reused ? { id: reused.comment.id, url: reused.comment.url } : await port.postComment(`${heading}\n\n${planningBody(job.actor, 0)}`);
   const sealed = commentSeal(seal, posted.id);
   await port.updateComment(posted.id, renderStatusComment(state, sealed, heading, planningBody(job.actor, 0)));
   // Handed to another worker (see HANDED_OVER): a reused question comment gets its question back, so the answer resumes it there.
@@ -201,10 +206,11 @@ function nextMemory(previous: ThreadMemory | null, trigger: PlanTrigger, actor: 
   }
 }
 
-function initialState(info: ThreadInfo, defaultBranch: string, memory: ThreadMemory, revision: number): ThreadState {
+function initialState(info: ThreadInfo, defaultBranch: string, memory: ThreadMemory, revision: number, deliveryId: string): ThreadState {
   return {
     v: 1,
     status: "planning",
+    deliveryId,
     revision,
     plan: null,
     planHash: null,

@@ -79,6 +79,8 @@ export const threadStateSchema = z.object({
   /** When this revision's plan was posted: an approval given before then did not see it. */
   postedAt: z.string().nullable().default(null),
   updatedAt: z.string(),
+  /** The webhook delivery whose planning run wrote this revision: that job, taken over after its process died, reuses its status comment. Absent in states written before it was recorded. */
+  deliveryId: z.string().optional(),
 });
 
 export type ThreadState = z.output<typeof threadStateSchema>;

@@ -33,6 +33,7 @@ describe("action.yml", () => {
       "max-iterations": ["7", (read) => String(read.engine.BLUEPRINT_MAX_ITERATIONS)],
       "max-minutes": ["9", (read) => String(read.engine.BLUEPRINT_MAX_MINUTES)],
       "max-tokens": ["1234", (read) => String(read.engine.BLUEPRINT_MAX_TOKENS)],
+      "max-cost": ["0.75", (read) => String(read.engine.BLUEPRINT_MAX_COST)],
       workdir: ["/tmp/blueprint-input-workdir", (read) => read.engine.BLUEPRINT_WORKDIR],
       "bot-login": ["my-app[bot]", (read) => read.botLogin],
       "state-secret": ["state-secret-from-input", (read) => read.engine.BLUEPRINT_STATE_SECRET],
@@ -42,6 +43,12 @@ describe("action.yml", () => {
     for (const [name, [value, read]] of Object.entries(samples)) {
       expect(read(readInputs({ ...base, [`INPUT_${name.toUpperCase()}`]: value })), name).toBe(value);
     }
+  });
+
+  it("refuses a max-cost that is not an amount above 0 by the input's name", () => {
+    const base = { "INPUT_GITHUB-TOKEN": "ghs_base", "INPUT_STATE-SECRET": "state-secret-base-value" };
+    for (const amount of ["0", "-1", "five dollars"]) expect(() => readInputs({ ...base, "INPUT_MAX-COST": amount }), amount).toThrow(/^invalid settings: input max-cost: /);
+    expect(readInputs(base).engine.BLUEPRINT_MAX_COST).toBeUndefined();
   });
 
   it("declares exactly the outputs the runner sets", () => {

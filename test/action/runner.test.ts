@@ -54,9 +54,9 @@ describe("the Action runner", () => {
   });
 
   /** `paced`: GitHub's one-second spacing of writes, as in production; the other tests skip the wait. */
-  async function run(script: Script, event: unknown, paced = false, eventName = "issue_comment"): Promise<{ step: StepFiles; result: Awaited<ReturnType<typeof runAction>> }> {
+  async function run(script: Script, event: unknown, paced = false, eventName = "issue_comment", inputs: Record<string, string> = {}): Promise<{ step: StepFiles; result: Awaited<ReturnType<typeof runAction>> }> {
     model = await startModelServer(script);
-    const step = stepFiles(eventName, event, { "openai-base-url": model.url, model: "test-model" });
+    const step = stepFiles(eventName, event, { "openai-base-url": model.url, model: "test-model", ...inputs });
     const createOctokit = (options: ActionOctokitOptions) => createActionOctokit({ ...options, paced });
     const result = await runAction({ env: step.env, io: coreIo(step.env), createOctokit });
     return { step, result };
@@ -118,6 +118,27 @@ describe("the Action runner", () => {
     expect(github.pulls).toHaveLength(1);
     expect(step.outputs()).toMatchObject({ status: "built", branch: "blueprint/issue-1", "pr-url": only(github.pulls).html_url });
     expect(step.summary()).toContain(only(github.pulls).html_url);
+  });
+
+  it("stops a build at the max-cost input, with what was built pushed and the step failed saying so", async () => {
+    // test-model at $2 per million prompt and $10 per million completion tokens: each request costs $0.03, so S1 costs $0.06.
+    repo.commit({ ".github/blueprint.yml": "prices:\n  test-model: { input: 2, cached_input: 0.5, output: 10 }\n" }, "prices");
+    github.addBotComment((id) => planCommentBody(pendingState(samplePlan(), { base: { branch: "main", sha: repo.head() } }), testSeal(id)));
+    const usage = { prompt: 10_000, completion: 1_000 };
+    const { step, result } = await run(
+      [{ ...write("src/retry.js", "x\n"), usage }, { ...complete("S1"), usage }, { ...write("src/client.js", "y\n"), usage }, { ...complete("S2"), usage }],
+      commentEvent({ body: "/build", cloneUrl: repo.url, commentId: 6000 }),
+      false,
+      "issue_comment",
+      { "max-cost": "0.05" },
+    );
+
+    expect(result).toEqual({ status: "failed", failed: true });
+    expect(repo.log("blueprint/issue-1").slice(0, 2)).toEqual(["S1: Add a retry helper", "prices"]);
+    expect(modelRequests()).toHaveLength(2);
+    expect(github.pulls).toHaveLength(0);
+    expect(only(github.botComments()).body).toContain("the build reached its cost cap of $0.05 ($0.06 spent); S2 not built yet");
+    expect(step.outputs().status).toBe("failed");
   });
 
   it("fails the step in GitHub's words when the token may not write to the issue", async () => {

@@ -26,6 +26,14 @@ describe("parseCliArgs", () => {
     for (const argv of [[], ["help"], ["--help"], ["build", "-h"]]) expect(parseCliArgs(argv).command).toEqual({ name: "help" });
   });
 
+  it("takes --max-cost in dollars, cents included, and refuses anything that is not an amount above 0", () => {
+    for (const amount of ["0.50", "2", ".5", "12.345"]) expect(parseCliArgs(["build", "--max-cost", amount]).limits).toEqual({ BLUEPRINT_MAX_COST: amount });
+    for (const amount of ["0", "0.00", "-1", "$1", "1e3", "1.2.3", "five", "Infinity"]) {
+      expect(() => parseCliArgs(["build", `--max-cost=${amount}`]), amount).toThrow(/`--max-cost` needs an amount in dollars above 0, e\.g\. --max-cost 0\.50/);
+    }
+    expect(() => parseCliArgs(["build", "--max-cost"])).toThrow("`--max-cost` needs a value, e.g. --max-cost 0.50.");
+  });
+
   it("refuses what it cannot do, saying why", () => {
     expect(() => parseCliArgs(["plan", "--fresh"])).toThrow(UsageError);
     expect(() => parseCliArgs(["build", "--new"])).toThrow(/--new only goes with `blueprint plan`/);

@@ -27,9 +27,9 @@ describe("the blueprint CLI", () => {
     model = null;
   });
 
-  async function withModel(script: Script) {
+  async function withModel(script: Script, extraEnv: Record<string, string> = {}) {
     model = await startModelServer(script);
-    const env = { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: "sk-cli-test-key-000000000000000000000" };
+    const env = { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: "sk-cli-test-key-000000000000000000000", ...extraEnv };
     return (args: string[]) => blueprint(args, { cwd: checkout, env });
   }
 
@@ -107,6 +107,20 @@ describe("the blueprint CLI", () => {
     const again = await cli(["build"]);
     expect(again.code).toBe(1);
     expect(again.stdout).toContain("This plan is already built. Run `blueprint plan` for new work.");
+  });
+
+  it("--max-cost caps a build in dollars: it stops between steps once the cap is reached, and says so", async () => {
+    // $2 per million prompt tokens and $10 per million completion tokens: each request below costs $0.03, so S1 costs $0.06.
+    const usage = { prompt: 10_000, completion: 1_000 };
+    const prices = { BLUEPRINT_MODEL: "test-model", BLUEPRINT_PRICES: JSON.stringify({ "test-model": { input: 2, cached_input: 0.5, output: 10 } }) };
+    const cli = await withModel([submit(), { ...write("src/retry.js", "x\n"), usage }, { ...complete("S1"), usage }, { ...write("src/client.js", "y\n"), usage }, { ...complete("S2"), usage }], prices);
+    expect((await cli(["plan", "add retry"])).code).toBe(0);
+    const result = await cli(["build", "--max-cost", "0.05"]);
+
+    expect(result.code).toBe(1);
+    expect(gitIn(checkout, ["log", "--format=%s", "main..blueprint/issue-1"]).trim().split("\n")).toEqual(["S1: Add a retry helper"]);
+    expect(result.stdout).toContain("the build reached its cost cap of $0.05 ($0.06 spent); S2 not built yet");
+    expect(model?.requests).toHaveLength(3);
   });
 
   it("revises the plan into v2", async () => {

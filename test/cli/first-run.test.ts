@@ -25,9 +25,9 @@ describe("the CLI on first use", () => {
     const limits = Object.keys(envSchema.shape).filter((name) => /^BLUEPRINT_(MAX_|MODEL_(TIMEOUT|RETRIES))/.test(name) && name !== "BLUEPRINT_MAX_FETCHES");
     expect(limits.length).toBeGreaterThanOrEqual(5);
     for (const name of limits) {
-      const flag = Object.entries(LIMIT_FLAGS).find(([, limit]) => limit.env === name)?.[0];
+      const [flag, limit] = Object.entries(LIMIT_FLAGS).find(([, limit]) => limit.env === name) ?? [];
       expect(flag, `${name} has a flag`).toBeDefined();
-      expect(help.stdout).toContain(`--${flag ?? ""} N`);
+      expect(help.stdout).toContain(`--${flag ?? ""} ${limit?.value ?? ""}`);
       expect(help.stdout).toContain(name);
     }
   });
@@ -46,11 +46,15 @@ describe("the CLI on first use", () => {
     const notNumber = await blueprint(["plan", "x", "--max-minutes", "soon"], { cwd: tempDir() });
     expect(notNumber.code).toBe(2);
     expect(notNumber.stderr).toContain("`--max-minutes` needs a whole number above 0, not `soon`");
+
+    const notDollars = await blueprint(["build", "--max-cost", "$5"], { cwd: tempDir() });
+    expect(notDollars.code).toBe(2);
+    expect(notDollars.stderr).toContain("`--max-cost` needs an amount in dollars above 0, e.g. --max-cost 0.50, not `$5`");
   });
 
   it("hands limit flags to the engine as the environment variables they stand for", () => {
-    const args = parseCliArgs(["plan", "x", "--max-iterations", "7", "--model-timeout", "30", "--model-retries", "0"]);
-    expect(args.limits).toEqual({ BLUEPRINT_MAX_ITERATIONS: "7", BLUEPRINT_MODEL_TIMEOUT_S: "30", BLUEPRINT_MODEL_RETRIES: "0" });
+    const args = parseCliArgs(["plan", "x", "--max-iterations", "7", "--model-timeout", "30", "--model-retries", "0", "--max-cost", "0.50"]);
+    expect(args.limits).toEqual({ BLUEPRINT_MAX_ITERATIONS: "7", BLUEPRINT_MODEL_TIMEOUT_S: "30", BLUEPRINT_MODEL_RETRIES: "0", BLUEPRINT_MAX_COST: "0.50" });
   });
 
   it("makes no thread when plan is refused for want of a model endpoint", async () => {

@@ -1,23 +1,9 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AppProcess } from "./support/app-process.js";
 import { expectBuildFinishedOnce, hold, isPlanning, reactionsTo, startCluster, turnOf, type Cluster } from "./support/cluster.js";
 import { greeterModelReply, STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
-
-/** The processes whose parent is `pid`, with their command lines. */
-function childrenOf(pid: number): Array<{ pid: number; cmdline: string }> {
-  return readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .flatMap((entry) => {
-      try {
-        const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-        const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-        return parent === pid ? [{ pid: Number(entry), cmdline: readFileSync(`/proc/${entry}/cmdline`, "utf8").replace(/\0/g, " ") }] : [];
-      } catch {
-        return [];
-      }
-    });
-}
+import { childrenOf } from "./support/processes.js";
 
 /** The process's nice value (field 19 of /proc/<pid>/stat). */
 function niceOf(pid: number): number {
