@@ -17,7 +17,7 @@
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { Worker } from "node:worker_threads";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -528,6 +528,8 @@ function report(input: ReportInput): Record<string, string> {
   let queued = 0;
   const problems: string[] = [];
   const firstReactionMs: number[] = [];
+  /** The first 👀's path per installation: its first webhook → its token minted → the first permission read → the 👀. */
+  const firstPath = { token: [] as number[], permission: [] as number[], reaction: [] as number[] };
   const ackMs: number[] = [];
   let lastEffectAt = 0;
   const note = (line: string) => problems.length < 12 && problems.push(line);
@@ -558,6 +560,16 @@ function report(input: ReportInput): Record<string, string> {
     }
     const ackable = tenant.commands.filter((c) => c.who === "writer").map(firstSent);
     if (myReactions.length > 0 && ackable.length > 0) firstReactionMs.push(Math.min(...myReactions.map((r) => r.at!)) - Math.min(...ackable));
+    const firstAt = (list: RecordedRequest[]) => Math.min(...list.map((r) => r.at!));
+    const webhookAt = Math.min(...deliveries.filter((d) => d.command.installation === tenant.id && d.sentAt !== undefined).map((d) => d.sentAt!));
+    const tokenAt = firstAt(requests.filter((r) => r.kind === "rest" && r.path === `/app/installations/${tenant.id}/access_tokens`));
+    const permissionAt = firstAt(mine(rest).filter((r) => r.method === "GET" && /\/collaborators\/[^/]+\/permission$/.test(r.path)));
+    const reactionAt = firstAt(myReactions);
+    if ([webhookAt, tokenAt, permissionAt, reactionAt].every(Number.isFinite)) {
+      firstPath.token.push(tokenAt - webhookAt);
+      firstPath.permission.push(permissionAt - tokenAt);
+      firstPath.reaction.push(reactionAt - permissionAt);
+    }
 
     // Replies by kind: as many as commands, no more.
     const replies = [...mine(posts).map((r) => ({ kind: classify(bodyOf(r)), at: r.at!, body: bodyOf(r) })), ...mine(patches).map((r) => ({ kind: "patch" as const, at: r.at!, body: bodyOf(r) }))];
@@ -677,9 +689,11 @@ function report(input: ReportInput): Record<string, string> {
       `${appErrors.length} error lines in the app's log; ` +
       `app event-loop delay ${input.appLoop ? `p50 ${input.appLoop.p50} ms, p99 ${input.appLoop.p99} ms, max ${input.appLoop.max} ms` : "n/a"}; ` +
       `the double's event-loop delay p99 ${input.loopDelayP99Ms.toFixed(1)} ms.\n` +
+      `The first 👀's path per installation, p50 / p99 (times the double saw): first webhook → token minted ${ms(percentile(firstPath.token, 50))} / ${ms(percentile(firstPath.token, 99))}, ` +
+      `→ first permission read ${ms(percentile(firstPath.permission, 50))} / ${ms(percentile(firstPath.permission, 99))}, → 👀 ${ms(percentile(firstPath.reaction, 50))} / ${ms(percentile(firstPath.reaction, 99))}.\n` +
       `CPU from the first webhook to the end, on ${os.availableParallelism()} cores (${s(input.finishedAt - input.sendStart)} wall): ` +
       (input.cpu
-        ? `app ${s(input.cpu.app)} + its git ${s(input.cpu.appChildren)}; bench process (double, sender, model) ${s(input.cpu.bench)} + the double's git ${s(input.cpu.benchChildren)}; ` +
+        ? `app (intake) ${s(input.cpu.app)}; its workers (embedded: local worker, job runner and their git) ${s(input.cpu.workers)}; bench process (double, sender, model) ${s(input.cpu.bench)} + the double's git ${s(input.cpu.benchChildren)}; ` +
           `other processes on the machine ${s(input.cpu.other)}`
         : "n/a") +
       `; load average before the run ${input.loadBefore.toFixed(1)}.\n` +
@@ -713,6 +727,8 @@ function report(input: ReportInput): Record<string, string> {
 interface CpuSnapshot {
   app: number;
   appChildren: number;
+  /** The app's processes below it (embedded: the local worker and its job runner), with the git they ran. */
+  workers: number;
   bench: number;
   benchChildren: number;
   machine: number;
@@ -730,16 +746,53 @@ function cpuSnapshot(appPid: number): CpuSnapshot | null {
     const [user, nice, system, , , irq, softirq, steal] = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
     const app = proc(appPid);
     const bench = proc("self");
-    return { app: app.own, appChildren: app.children, bench: bench.own, benchChildren: bench.children, machine: (user! + nice! + system! + irq! + softirq! + steal!) * tick };
+    const workers = descendantsOf(appPid).reduce((sum, pid) => {
+      try {
+        const used = proc(pid);
+        return sum + used.own + used.children;
+      } catch {
+        return sum; // gone meanwhile
+      }
+    }, 0);
+    return { app: app.own, appChildren: app.children, workers, bench: bench.own, benchChildren: bench.children, machine: (user! + nice! + system! + irq! + softirq! + steal!) * tick };
   } catch {
     return null;
   }
 }
 
+/** Every process below `pid` (children, their children, …), from /proc. */
+function descendantsOf(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const parent = Number(readFileSync(`/proc/${entry}/stat`, "utf8").replace(/^.*\) /, "").split(" ")[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found: number[] = [];
+  for (let queue = [...(children.get(pid) ?? [])]; queue.length > 0; ) {
+    const next = queue.shift()!;
+    found.push(next);
+    queue.push(...(children.get(next) ?? []));
+  }
+  return found;
+}
+
 function cpuDelta(before: CpuSnapshot | null, after: CpuSnapshot | null): CpuDelta | null {
   if (!before || !after) return null;
   const d = (key: keyof CpuSnapshot) => after[key] - before[key];
-  return { app: d("app"), appChildren: d("appChildren"), bench: d("bench"), benchChildren: d("benchChildren"), machine: d("machine"), other: Math.max(0, d("machine") - d("app") - d("appChildren") - d("bench") - d("benchChildren")) };
+  return {
+    app: d("app"),
+    appChildren: d("appChildren"),
+    workers: d("workers"),
+    bench: d("bench"),
+    benchChildren: d("benchChildren"),
+    machine: d("machine"),
+    other: Math.max(0, d("machine") - d("app") - d("appChildren") - d("workers") - d("bench") - d("benchChildren")),
+  };
 }
 
 function printTable(header: string[], rows: string[][]): void {
