@@ -1,7 +1,6 @@
 import { DelayedError, Queue, WaitingError, Worker, type Job as BullJob } from "bullmq";
 import { Redis } from "ioredis";
 import { z } from "zod";
-import { jobTokenSchema } from "../github/job-token.js";
 import type { TokenPorts } from "../github/token-port.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
 import { HandOver, handedOver } from "../workflow/hand-over.js";
@@ -12,7 +11,7 @@ import { telemetryFor, type JobMetrics } from "./metrics.js";
 import { PermissionCache } from "./permission-cache.js";
 import { RedisLanes } from "./redis-lanes.js";
 import type { Sealer } from "./sealed.js";
-import { TokenRefresher } from "./token-refresh.js";
+import { openToken, TokenRefresher } from "./token-refresh.js";
 
 export const TRIAGE_QUEUE = "blueprint-triage";
 export const WORK_QUEUE = "blueprint-work";
@@ -82,7 +81,7 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
   subscriber.on("message", (_channel: string, workId: string) => controllers.get(workId)?.abort("cancelled with /cancel"));
 
   const open = (wire: Wire) => {
-    const token = jobTokenSchema.parse(JSON.parse(sealer.open(wire.sealedToken)));
+    const token = openToken(sealer, wire.sealedToken, wire.job);
     return workerPorts(deps, options.ports.portsFor(wire.job, token), permissions);
   };
 
