@@ -2,7 +2,7 @@ import OpenAI from "openai";
 import { Stream } from "openai/streaming";
 import type { ChatTool } from "../tools/registry.js";
 import { capAtDeadline } from "./deadline.js";
-import { seconds, watchAttempts, type ModelRetry } from "./model-fetch.js";
+import { MAX_ANSWER_BYTES, seconds, watchAttempts, type ModelRetry } from "./model-fetch.js";
 import { assembleStream } from "./model-stream.js";
 
 export type { ModelRetry } from "./model-fetch.js";
@@ -45,6 +45,8 @@ export interface ModelClientOptions {
   /** The longest silence within an answer once it has started; by default the same as `timeoutMs`. */
   idleTimeoutMs?: number;
   maxRetries?: number;
+  /** The most an answer may weigh (bytes, streamed or whole); default MAX_ANSWER_BYTES. */
+  maxAnswerBytes?: number;
   fetch?: typeof fetch;
   /** Told when the SDK starts another attempt at a request, so people see retries instead of silence. */
   onRetry?: ((retry: ModelRetry) => void) | undefined;
@@ -67,7 +69,7 @@ const NO_LIMIT_MS = 2_147_483_647;
 export function createModelClient(options: ModelClientOptions): ModelClient {
   const timeoutMs = options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS;
   const attempts = (options.maxRetries ?? 3) + 1;
-  const watched = watchAttempts(options.fetch ?? fetch, { firstChunkMs: timeoutMs, idleMs: options.idleTimeoutMs ?? timeoutMs, attempts, onRetry: options.onRetry });
+  const watched = watchAttempts(options.fetch ?? fetch, { firstChunkMs: timeoutMs, idleMs: options.idleTimeoutMs ?? timeoutMs, maxBytes: options.maxAnswerBytes ?? MAX_ANSWER_BYTES, attempts, onRetry: options.onRetry });
   const client = new OpenAI({
     apiKey: options.apiKey || "not-set",
     baseURL: options.baseURL || undefined,

@@ -69,6 +69,14 @@ describe("streamed model requests", () => {
     expect((error as ModelError).message).toBe(`the model endpoint at ${server?.url} did not answer in time: it did not answer within 0.2 s on the last of 2 attempts`);
   });
 
+  it("stops reading an answer that grows past its size limit instead of holding it all in memory", async () => {
+    const { client, retries } = await clientFor([{ content: "x".repeat(200_000), pieces: 50 }, { content: "x".repeat(200_000), pieces: 50 }], { maxAnswerBytes: 50_000 });
+    const error = await ask(client).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ModelError);
+    expect((error as ModelError).message).toContain("sent an answer of more than 50000 bytes");
+    expect(retries.map((retry) => retry.reason)).toEqual(["sent an answer of more than 50000 bytes"]);
+  });
+
   it("lets a slow but steady stream run longer than the limit, which now only bounds the silences", async () => {
     const { client, retries, server } = await clientFor([{ content: "a long answer that keeps coming", chunkDelayMs: 100, pieces: 6 }], { timeoutMs: 300 });
     const started = Date.now();
