@@ -3,7 +3,7 @@ import { Redis } from "ioredis";
 import { z } from "zod";
 import type { TokenPorts } from "../github/token-port.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
-import { HandOver, handedOver } from "../workflow/hand-over.js";
+import { HandOver, handedOver, handOverTaken } from "../workflow/hand-over.js";
 import { PermissionUnknown, triageJob, workJob, workerPorts, type ThreadLanes } from "../workflow/run-job.js";
 import { jobLabel, jobSchema, threadOf, type Job } from "./job.js";
 import type { QueueStats } from "./backend.js";
@@ -166,12 +166,12 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
         if (!handedOver(controller.signal)) {
           await metrics.time(job.kind, async () => {
             await workJob(deps, open(wire).work, job, controller.signal);
-            return handedOver(controller.signal) ? "handed_over" : controller.signal.aborted ? "cancelled" : "done";
+            return handOverTaken(controller.signal) ? "handed_over" : controller.signal.aborted ? "cancelled" : "done";
           });
         }
         // 4. This worker is shutting down: the job goes back to the queue, keeping its thread, and
         //    the next worker to take it resumes it (a `/cancel` meanwhile stops it there).
-        if (handedOver(controller.signal)) {
+        if (handOverTaken(controller.signal)) {
           handingOver = true;
           await bullJob.moveToWait(lockToken);
           deps.log.info({ deliveryId: job.deliveryId, job: jobLabel(job) }, "job handed back to the queue at a safe point");
