@@ -150,6 +150,15 @@ describe("assembleStream", () => {
     expect(answer?.usage).toEqual({ prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 });
   });
 
+  it("assembles calls with huge, negative or fractional indexes quickly, in index order, without dropping any", async () => {
+    const call = (index: number, name: string) => chunk({ tool_calls: [{ index, id: name, type: "function", function: { name, arguments: "{}" } }] });
+    const started = Date.now();
+    const answer = await assembleStream(stream([call(100_000_000, "far"), call(-1, "negative"), call(0, "first"), call(1.5, "fraction")]));
+    // A sparse array as long as the largest index took seconds to filter (minutes at 2^32 − 2), blocking the event loop: timers, heartbeats, /cancel.
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(answer?.message.tool_calls?.map((toolCall) => toolCall.id)).toEqual(["first", "far", "negative", "fraction"]);
+  });
+
   it("is null for a stream that never carried the first choice", async () => {
     expect(await assembleStream(stream([chunk(null, { usage: { prompt_tokens: 1, completion_tokens: 0, total_tokens: 1 } })]))).toBeNull();
   });
