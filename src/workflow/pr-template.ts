@@ -38,20 +38,24 @@ export interface FilledTemplate {
   usage: TokenUsage;
 }
 
-/** The template on the branch's head commit, read with git: a symlink or a file a command left behind is never read. */
-export async function findPullRequestTemplate(tree: Workspace): Promise<PullRequestTemplate | null> {
+/**
+ * The template at `ref`, read with git: a symlink or a file a command left behind is never read. A
+ * build reads it at its base, as GitHub reads the default branch's: a template the build itself
+ * wrote (the agent, steered by what it read) is code under review, not the repository's template.
+ */
+export async function findPullRequestTemplate(tree: Workspace, ref = "HEAD"): Promise<PullRequestTemplate | null> {
   for (const dir of TEMPLATE_DIRECTORIES) {
-    const file = (await tree.filesInDirAt("HEAD", dir)).find((entry) => entry.name.toLowerCase() === TEMPLATE_NAME);
+    const file = (await tree.filesInDirAt(ref, dir)).find((entry) => entry.name.toLowerCase() === TEMPLATE_NAME);
     if (!file || file.size > MAX_TEMPLATE_BYTES) continue;
     const path = dir ? `${dir}/${file.name}` : file.name;
-    const text = await tree.readAtRef("HEAD", path);
+    const text = await tree.readAtRef(ref, path);
     if (text?.trim()) return { path, text };
   }
   return null;
 }
 
 /**
- * When the branch has a pull request template: one model call, without tools, fills it in from the
+ * When the base has a pull request template: one model call, without tools, fills it in from the
  * plan and the branch's whole diff. An answer that loses a heading of the template (or no answer)
  * falls back to the template with the plan's summary under its first heading. Null: no template.
  */
@@ -60,7 +64,7 @@ export async function fillPullRequestTemplate(
   job: Pick<JobContext, "signal" | "deliveryId">,
   input: { tree: Workspace; plan: Plan; config: RepoConfig; baseSha: string; verification: VerificationResult[]; timeoutMs?: number },
 ): Promise<FilledTemplate | null> {
-  const template = await findPullRequestTemplate(input.tree);
+  const template = await findPullRequestTemplate(input.tree, input.baseSha);
   if (!template) return null;
   const usage: TokenUsage = { prompt: 0, completion: 0, cached: 0, requests: 0 };
   const fallback = (why: string): FilledTemplate => {

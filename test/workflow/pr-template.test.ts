@@ -50,10 +50,10 @@ describe("findPullRequestTemplate", () => {
 
 describe("fillPullRequestTemplate", () => {
   const TEMPLATE = "## Summary\n<!-- Say what changed and why. -->\n\n## Example\n";
-  async function fill(reply: ScriptedReply, timeoutMs?: number) {
+  async function fill(reply: ScriptedReply, timeoutMs?: number, built: Record<string, string> = {}) {
     const repo = createBareRepo({ ".github/pull_request_template.md": TEMPLATE });
     const base = repo.head();
-    repo.commit({ "src/a.js": "export const a = 1;\n" }, "S1");
+    repo.commit({ "src/a.js": "export const a = 1;\n", ...built }, "S1");
     const server = await startModelServer([reply]);
     try {
       const warnings: string[] = [];
@@ -90,6 +90,14 @@ describe("fillPullRequestTemplate", () => {
     // Still readable: only zero-width spaces were added.
     expect(text.replaceAll("\u200b", "")).toBe(answer);
     expect(text).toContain("me@example.com");
+  });
+
+  it("reads the template at the build's base: one the build wrote is code under review, not the repository's template", async () => {
+    const written = "## Summary\ncc @mallory\n\n## Example\n";
+    const { filled, request } = await fill({ content: "## Summary\nAdds a. cc @mallory\n\n## Example\nnone" }, undefined, { ".github/pull_request_template.md": written });
+    const asked = JSON.stringify(request?.messages);
+    expect(asked).toContain(JSON.stringify(TEMPLATE).slice(1, -1));
+    expect(filled?.text).toContain("cc @\u200bmallory");
   });
 
   it("gives up on a model that keeps trickling its answer, and falls back to the template", async () => {
