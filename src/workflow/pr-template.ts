@@ -4,6 +4,7 @@ import { neutraliseComments, oneLine } from "../plan/render.js";
 import type { Plan } from "../plan/schema.js";
 import type { Workspace } from "../workspace/workspace.js";
 import { untilAborted } from "../agent/deadline.js";
+import { closeOpenBlocks } from "../github/comment-size.js";
 import { Cancelled } from "./build-step.js";
 import { failedChecks, type VerificationResult } from "./build-report.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
@@ -100,7 +101,9 @@ export async function fillPullRequestTemplate(
   if (answer.length > MAX_FILLED_CHARS) return fallback(`the model's answer is ${answer.length} characters long`);
   const lost = lostHeadings(template.text, answer);
   if (lost.length > 0) return fallback(`the model's answer dropped or moved headings: ${lost.map((heading) => `${"#".repeat(heading.level)} ${heading.text}`).join(", ")}`);
-  return { text: quietReferences(neutraliseComments(withoutTemplateComments(template.text, untickNewCheckboxes(template.text, answer))), template.text), usage };
+  const text = quietReferences(neutraliseComments(withoutTemplateComments(template.text, untickNewCheckboxes(template.text, answer))), template.text);
+  // A fence or `<details>` left open would swallow what follows: `Closes #n`, the plan, the verification.
+  return { text: text + closeOpenBlocks(text), usage };
 }
 
 const TEMPLATE_SYSTEM_PROMPT = `You are Blueprint. You write the description of a pull request that you built from an approved plan, by filling in the repository's pull request template.

@@ -100,6 +100,14 @@ describe("fillPullRequestTemplate", () => {
     expect(filled?.text).toContain("cc @\u200bmallory");
   });
 
+  it("closes a code fence or <details> the answer left open, so the rest of the pull request body is not swallowed", async () => {
+    const { filled, warnings } = await fill({ content: "## Summary\nAdds a.\n<details><summary>More</summary>\n\n## Example\n```js\nimport { a } from './a.js';" });
+    expect(warnings).toEqual([]);
+    const text = filled?.text ?? "";
+    expect(text.match(/^```/gm)).toHaveLength(2);
+    expect(text.endsWith("```\n\n</details>")).toBe(true);
+  });
+
   it("gives up on a model that keeps trickling its answer, and falls back to the template", async () => {
     const started = Date.now();
     const { filled, warnings } = await fill({ content: "## Summary\nslow ".repeat(200), chunkDelayMs: 100, pieces: 200 }, 500);
