@@ -109,6 +109,18 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
   };
 }
 
+/** Most tokens one answer is counted at: sums stay finite integers. */
+const MAX_COUNTED_TOKENS = 1e12;
+
+/**
+ * A count the endpoint reported, as a whole number of tokens: a fraction, a negative, a string or a
+ * huge number (summed to Infinity, which JSON writes as null) would end up in the hidden state, and
+ * a state that no longer validates loses the thread's plan.
+ */
+function tokenCount(reported: unknown): number {
+  return typeof reported === "number" && Number.isFinite(reported) && reported > 0 ? Math.min(Math.floor(reported), MAX_COUNTED_TOKENS) : 0;
+}
+
 function fromCompletion(completion: OpenAI.Chat.Completions.ChatCompletion, where: string): ModelReply {
   const message = completion.choices?.[0]?.message;
   if (!message) throw new ModelError(`the model endpoint at ${where} returned a response without a message`);
@@ -119,9 +131,9 @@ function toReply(message: AssistantMessage, usage: OpenAI.CompletionUsage | null
   return {
     message,
     usage: {
-      prompt: usage?.prompt_tokens ?? 0,
-      completion: usage?.completion_tokens ?? 0,
-      cached: usage?.prompt_tokens_details?.cached_tokens ?? 0,
+      prompt: tokenCount(usage?.prompt_tokens),
+      completion: tokenCount(usage?.completion_tokens),
+      cached: tokenCount(usage?.prompt_tokens_details?.cached_tokens),
     },
   };
 }

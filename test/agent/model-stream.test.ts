@@ -69,6 +69,13 @@ describe("streamed model requests", () => {
     expect((error as ModelError).message).toBe(`the model endpoint at ${server?.url} did not answer in time: it did not answer within 0.2 s on the last of 2 attempts`);
   });
 
+  it("counts usage an endpoint reports oddly as whole, finite, non-negative tokens, for the hidden state to hold", async () => {
+    const odd = { prompt: 1234.7, completion: -5, cached: 1e308 };
+    const { client } = await clientFor([{ content: "a", usage: odd }, { content: "b", usage: { ...odd, prompt: "12" as unknown as number }, whole: true }]);
+    expect((await ask(client)).usage).toEqual({ prompt: 1234, completion: 0, cached: 1e12 });
+    expect((await ask(client)).usage).toEqual({ prompt: 0, completion: 0, cached: 1e12 });
+  });
+
   it("stops reading an answer that grows past its size limit instead of holding it all in memory", async () => {
     const { client, retries } = await clientFor([{ content: "x".repeat(200_000), pieces: 50 }, { content: "x".repeat(200_000), pieces: 50 }], { maxAnswerBytes: 50_000 });
     const error = await ask(client).catch((caught: unknown) => caught);
