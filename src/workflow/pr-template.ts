@@ -10,7 +10,7 @@ import { failedChecks, type VerificationResult } from "./build-report.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { diffForModel } from "./diff-for-model.js";
 import { plainError } from "./plan.js";
-import { lostHeadings, untickNewCheckboxes, withTextUnderFirstHeading } from "./template-sections.js";
+import { lostHeadings, renderedLines, untickNewCheckboxes, withTextUnderFirstHeading } from "./template-sections.js";
 
 /**
  * The repository's pull request template, filled in for the pull request a build opens. GitHub reads
@@ -175,9 +175,18 @@ const CLOSING_KEYWORD = /\b(clos|fix|resolv)(es?|ed|e)?(\s*:?\s+)(?=(?:[\w.-]+\/
  * pull request closes only the issue Blueprint names itself (`Closes #n`, below the description).
  */
 function quietReferences(description: string, template: string): string {
+  // Code blocks ping no one and close nothing: their text (a decorator's `@name`) is left as written.
+  const prose = new Set(renderedLines(description).map(({ index }) => index));
   return description
-    .replace(MENTION, (whole, before: string, name: string) => (template.includes(`@${name}`) ? whole : `${before}@\u200b${name}`))
-    .replace(CLOSING_KEYWORD, (_whole, stem: string, ending: string | undefined, gap: string) => `${stem.slice(0, 1)}\u200b${stem.slice(1)}${ending ?? ""}${gap}`);
+    .split("\n")
+    .map((line, index) =>
+      prose.has(index)
+        ? line
+            .replace(MENTION, (whole, before: string, name: string) => (template.includes(`@${name}`) ? whole : `${before}@\u200b${name}`))
+            .replace(CLOSING_KEYWORD, (_whole, stem: string, ending: string | undefined, gap: string) => `${stem.slice(0, 1)}\u200b${stem.slice(1)}${ending ?? ""}${gap}`)
+        : line,
+    )
+    .join("\n");
 }
 
 /** The fallback: the template as written, with the plan's summary under its first heading. */

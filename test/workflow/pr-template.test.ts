@@ -90,6 +90,10 @@ describe("fillPullRequestTemplate", () => {
     // Still readable: only zero-width spaces were added.
     expect(text.replaceAll("\u200b", "")).toBe(answer);
     expect(text).toContain("me@example.com");
+
+    // Code blocks are left as written: they ping no one.
+    const code = "## Summary\nAdds a component.\n\n## Example\n```ts\n@Component({ selector: 'a' })\nclass A {}\n```";
+    expect((await fill({ content: code })).filled?.text).toBe(code);
   });
 
   it("reads the template at the build's base: one the build wrote is code under review, not the repository's template", async () => {
