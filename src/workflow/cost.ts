@@ -86,7 +86,7 @@ function capLine(cap: CostCap | undefined, estimate: BuildEstimate, pricing: Pri
   if (cap === undefined) return "";
   if (cap.price === null) return ` A cost cap of ${formatDollars(cap.dollars)} per build is set, but it cannot be enforced without a price for \`${pricing.model}\`.`;
   const over = costOf({ prompt: estimate.prompt, completion: estimate.completion, cached: 0 }, cap.price) > cap.dollars ? " The estimate is over it: the build may stop at the cap, with the steps done pushed, and a further `/build` continues." : "";
-  return ` Each \`/build\` is capped at ${formatDollars(cap.dollars)}.${over}`;
+  return ` Each \`/build\` is capped at ${formatDollars(cap.dollars)}${cap.price === pricing.price ? "" : `, counted at the App's dearest prices (it has none for \`${pricing.model}\`)`}.${over}`;
 }
 
 /** The build report's cost section: tokens (and dollars when priced) per step that has run, and their total. */

@@ -134,6 +134,7 @@ describe("cost in plans and builds", () => {
     expect(fx.repo.log("blueprint/issue-1")).toEqual(["S1: Add a retry helper", "initial commit"]);
     expect(fx.github.pulls).toHaveLength(0);
     expect(fx.visible(planBody(plan.id))).toContain("💰 **Cost cap hit:** this build spent $0.06 of its $0.05 and stopped before S2.");
+    expect(fx.visible(planBody(plan.id))).toContain("The cost cap of $0.05 is counted at the App's dearest prices: the App has no price for `test-model-latest`.");
   });
 
   it("the plan comment counts the estimate against the App's cap at the App's prices, not the repository's", async () => {
@@ -145,7 +146,7 @@ describe("cost in plans and builds", () => {
     await fx.app.deliver("issue_comment", commentPayload({ body: "/plan add retries", cloneUrl: fx.repo.url }));
 
     const shown = fx.visible(fx.github.botComments()[0]?.body ?? "");
-    expect(shown).toContain("Each `/build` is capped at $0.05. The estimate is over it: the build may stop at the cap");
+    expect(shown).toContain("Each `/build` is capped at $0.05, counted at the App's dearest prices (it has none for `test-model-latest`). The estimate is over it: the build may stop at the cap");
   });
 
   it("with max_cost but no price for the model, the build runs on tokens alone and the report says the cap cannot be enforced", async () => {
