@@ -11,7 +11,7 @@ import { telemetryFor, type JobMetrics } from "./metrics.js";
 import { PermissionCache } from "./permission-cache.js";
 import { RedisLanes } from "./redis-lanes.js";
 import type { Sealer } from "./sealed.js";
-import { openToken, TokenRefresher } from "./token-refresh.js";
+import { openToken, TokenRefresher, TokenUnavailable } from "./token-refresh.js";
 
 export const TRIAGE_QUEUE = "blueprint-triage";
 export const WORK_QUEUE = "blueprint-work";
@@ -96,7 +96,8 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
       deps.log.info({ deliveryId: wire.job.deliveryId }, "the job's token was about to expire: an intake sent a fresh one");
       return wire;
     } catch (error) {
-      if (Date.now() - queued.job.receivedAt > TOKEN_GIVE_UP_MS) throw error;
+      // Only a token no intake could renew yet is worth waiting for; one that is not this job's never will be.
+      if (!(error instanceof TokenUnavailable) || Date.now() - queued.job.receivedAt > TOKEN_GIVE_UP_MS) throw error;
       deps.log.warn({ err: error, deliveryId: queued.job.deliveryId }, "no fresh token for the job yet: it waits and asks again");
       await bullJob.moveToDelayed(Date.now() + TOKEN_RETRY_MS, lockToken);
       throw new DelayedError();

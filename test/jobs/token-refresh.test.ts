@@ -5,7 +5,13 @@ import nock from "nock";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { JobTokens, type TokenMinter } from "../../src/github/job-token.js";
 import type { Job } from "../../src/jobs/job.js";
+import { JobMetrics } from "../../src/jobs/metrics.js";
+import { startRedisWorkers, TRIAGE_QUEUE } from "../../src/jobs/redis-worker.js";
 import { Sealer } from "../../src/jobs/sealed.js";
+import { loadEnv } from "../../src/config/env.js";
+import { tokenPorts } from "../../src/github/token-port.js";
+import { createWorkflowDeps } from "../../src/workflow/create-deps.js";
+import { tempDir } from "../helpers/git-repo.js";
 import { answerTokenRequests, scopeOf, sealToken, TokenRefresher } from "../../src/jobs/token-refresh.js";
 import type { Logger } from "../../src/workflow/deps.js";
 import { githubDouble, INSTALLATION_ID, INSTALLATION_TOKEN } from "../helpers/github-double.js";
@@ -79,5 +85,28 @@ describe("fresh job tokens through an intake", () => {
     const answer = await ask({ job: asBuild, sealedToken: expiring(sealer, planJob) });
     expect(JSON.parse(sealer.open(String(answer)))).toMatchObject({ scope: { kind: "plan", repository: "Hello-World" } });
     expect(mints()).toEqual([{ repositories: ["Hello-World"], permissions: { contents: "read", issues: "write", pull_requests: "write", metadata: "read" } }]);
+  });
+});
+
+describe("a worker given a job whose token is not for it", () => {
+  it("fails the job at once instead of asking for a fresh token every 30 seconds for a day", async () => {
+    const sealer = new Sealer("a-secret-shared-by-intake-and-workers");
+    const env = loadEnv({ BLUEPRINT_WORKDIR: tempDir("blueprint-workdir-"), BLUEPRINT_STATE_SECRET: "a-state-secret-for-the-tests-0000", PATH: process.env.PATH ?? "" });
+    const workers = await startRedisWorkers({ redisUrl: redis.url, deps: createWorkflowDeps(env, quiet), ports: tokenPorts(env, quiet), sealer, concurrency: 1, lockMs: 30_000, metrics: new JobMetrics({ processMetrics: false }) });
+    const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const triage = new Queue(TRIAGE_QUEUE, { connection });
+    closers.push(() => connection.quit(), () => triage.close(), () => workers.close());
+
+    // A job for another repository carrying a real job's sealed token (written into Redis by someone else).
+    const elsewhere: Job = { ...planJob, deliveryId: "d-2", repository: { ...repository, name: "secrets" } };
+    const queued = await triage.add("plan", { job: elsewhere, keys: [], sealedToken: expiring(sealer, planJob) }, { jobId: "t-d-2" });
+    const deadline = Date.now() + 10_000;
+    let state = await queued.getState();
+    while (state !== "failed" && state !== "delayed" && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      state = await queued.getState();
+    }
+    expect(state).toBe("failed");
+    expect((await triage.getJob("t-d-2"))?.failedReason).toMatch(/another repository/);
   });
 });
