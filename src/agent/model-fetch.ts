@@ -7,9 +7,14 @@ import { untilAborted } from "./deadline.js";
  * these limits, or breaks off, fails inside fetch, where the SDK retries it like any failed
  * connection; the SDK's own time limit is left to the run's deadline.
  */
+/** Far more than any answer (a whole file written in one tool call is a few hundred kilobytes). */
+export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
+
 export interface AttemptLimits {
   firstChunkMs: number;
   idleMs: number;
+  /** The most one answer may weigh: an endpoint that keeps sending cannot fill this process's memory. */
+  maxBytes: number;
   /** Attempts in all (1 + retries), for the retry report. */
   attempts: number;
   onRetry?: ((retry: ModelRetry) => void) | undefined;
@@ -95,6 +100,7 @@ async function wholeAnswer(base: typeof fetch, input: Parameters<typeof fetch>[0
     if (!response.body) return response;
     const reader = response.body.getReader();
     const chunks: Uint8Array[] = [];
+    let bytes = 0;
     for (;;) {
       // A fetch that does not watch its signal is still left at the limit.
       const { done, value } = await untilAborted(reader.read(), controller.signal).catch((error: unknown) => {
@@ -103,13 +109,18 @@ async function wholeAnswer(base: typeof fetch, input: Parameters<typeof fetch>[0
       });
       if (done) break;
       if (value.byteLength === 0) continue;
+      bytes += value.byteLength;
+      if (bytes > limits.maxBytes) {
+        void reader.cancel().catch(() => {});
+        throw new AttemptFailure(`sent an answer of more than ${limits.maxBytes} bytes`, false);
+      }
       chunks.push(value);
       expectWithin(limits.idleMs, `went quiet for ${seconds(limits.idleMs)} in the middle of an answer`);
     }
     return new Response(Buffer.concat(chunks), { status: response.status, statusText: response.statusText, headers: response.headers });
   } catch (error) {
     if (silence) throw silence;
-    if (outer?.aborted) throw error;
+    if (outer?.aborted || error instanceof AttemptFailure) throw error;
     if (answering) throw new AttemptFailure("broke off its answer", false);
     throw error;
   } finally {

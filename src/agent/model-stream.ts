@@ -19,7 +19,8 @@ export async function assembleStream(chunks: AsyncIterable<Chunk>): Promise<Stre
   let content: string | null = null;
   let refusal: string | null = null;
   let answered = false;
-  const calls: ToolCall[] = [];
+  // By index, in a map: an index as large as a server likes must not make a sparse array of that length.
+  const calls = new Map<number, ToolCall>();
   let usage: OpenAI.CompletionUsage | null = null;
   for await (const chunk of chunks) {
     if (chunk.usage) usage = chunk.usage;
@@ -31,17 +32,23 @@ export async function assembleStream(chunks: AsyncIterable<Chunk>): Promise<Stre
     for (const [position, piece] of (delta.tool_calls ?? []).entries()) {
       // Some servers leave out the index when each chunk carries whole calls.
       const index = typeof piece.index === "number" ? piece.index : position;
-      const call = (calls[index] ??= { id: "", type: "function", function: { name: "", arguments: "" } });
+      const call = calls.get(index) ?? { id: "", type: "function", function: { name: "", arguments: "" } };
+      calls.set(index, call);
       if (piece.id) call.id = piece.id;
       if (piece.function?.name) call.function.name = piece.function.name;
       if (piece.function?.arguments) call.function.arguments += piece.function.arguments;
     }
   }
   if (!answered) return null;
-  // A sparse index (a server that skips one) must not leave holes in the list.
-  const toolCalls = calls.filter((call) => call !== undefined);
+  // In index order; a sparse index (a server that skips one) leaves no hole in the list.
+  const toolCalls = [...calls].sort(([a], [b]) => orderOf(a) - orderOf(b)).map(([, call]) => call);
   return {
     message: { role: "assistant", content, refusal, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
     usage,
   };
+}
+
+/** Where an index sorts: non-negative whole numbers first, by value; any other after them, in arrival order. */
+function orderOf(index: number): number {
+  return Number.isSafeInteger(index) && index >= 0 ? index : Number.MAX_SAFE_INTEGER;
 }

@@ -2,7 +2,7 @@ import OpenAI from "openai";
 import { Stream } from "openai/streaming";
 import type { ChatTool } from "../tools/registry.js";
 import { capAtDeadline } from "./deadline.js";
-import { seconds, watchAttempts, type ModelRetry } from "./model-fetch.js";
+import { MAX_ANSWER_BYTES, seconds, watchAttempts, type ModelRetry } from "./model-fetch.js";
 import { assembleStream } from "./model-stream.js";
 
 export type { ModelRetry } from "./model-fetch.js";
@@ -45,6 +45,8 @@ export interface ModelClientOptions {
   /** The longest silence within an answer once it has started; by default the same as `timeoutMs`. */
   idleTimeoutMs?: number;
   maxRetries?: number;
+  /** The most an answer may weigh (bytes, streamed or whole); default MAX_ANSWER_BYTES. */
+  maxAnswerBytes?: number;
   fetch?: typeof fetch;
   /** Told when the SDK starts another attempt at a request, so people see retries instead of silence. */
   onRetry?: ((retry: ModelRetry) => void) | undefined;
@@ -67,7 +69,7 @@ const NO_LIMIT_MS = 2_147_483_647;
 export function createModelClient(options: ModelClientOptions): ModelClient {
   const timeoutMs = options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS;
   const attempts = (options.maxRetries ?? 3) + 1;
-  const watched = watchAttempts(options.fetch ?? fetch, { firstChunkMs: timeoutMs, idleMs: options.idleTimeoutMs ?? timeoutMs, attempts, onRetry: options.onRetry });
+  const watched = watchAttempts(options.fetch ?? fetch, { firstChunkMs: timeoutMs, idleMs: options.idleTimeoutMs ?? timeoutMs, maxBytes: options.maxAnswerBytes ?? MAX_ANSWER_BYTES, attempts, onRetry: options.onRetry });
   const client = new OpenAI({
     apiKey: options.apiKey || "not-set",
     baseURL: options.baseURL || undefined,
@@ -107,6 +109,18 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
   };
 }
 
+/** Most tokens one answer is counted at: sums stay finite integers. */
+const MAX_COUNTED_TOKENS = 1e12;
+
+/**
+ * A count the endpoint reported, as a whole number of tokens: a fraction, a negative, a string or a
+ * huge number (summed to Infinity, which JSON writes as null) would end up in the hidden state, and
+ * a state that no longer validates loses the thread's plan.
+ */
+function tokenCount(reported: unknown): number {
+  return typeof reported === "number" && Number.isFinite(reported) && reported > 0 ? Math.min(Math.floor(reported), MAX_COUNTED_TOKENS) : 0;
+}
+
 function fromCompletion(completion: OpenAI.Chat.Completions.ChatCompletion, where: string): ModelReply {
   const message = completion.choices?.[0]?.message;
   if (!message) throw new ModelError(`the model endpoint at ${where} returned a response without a message`);
@@ -117,9 +131,9 @@ function toReply(message: AssistantMessage, usage: OpenAI.CompletionUsage | null
   return {
     message,
     usage: {
-      prompt: usage?.prompt_tokens ?? 0,
-      completion: usage?.completion_tokens ?? 0,
-      cached: usage?.prompt_tokens_details?.cached_tokens ?? 0,
+      prompt: tokenCount(usage?.prompt_tokens),
+      completion: tokenCount(usage?.completion_tokens),
+      cached: tokenCount(usage?.prompt_tokens_details?.cached_tokens),
     },
   };
 }

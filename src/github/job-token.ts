@@ -9,6 +9,9 @@ export const jobTokenSchema = z.object({
 });
 export type JobToken = z.output<typeof jobTokenSchema>;
 
+/** What a token is minted for: a job's installation, repository and kind. */
+export type TokenFor = Pick<Job, "installationId" | "kind"> & { repository: Pick<Job["repository"], "name"> };
+
 /** The one App call intake makes for a job (with the App's JWT). */
 export interface TokenMinter {
   rest: {
@@ -47,7 +50,7 @@ export class JobTokens {
    */
   constructor(private readonly minter: (installationId: number) => Promise<TokenMinter>) {}
 
-  async forJob(job: Job): Promise<JobToken> {
+  async forJob(job: TokenFor): Promise<JobToken> {
     const permissions = tokenPermissionsFor(job.kind);
     const key = `${job.installationId}/${job.repository.name}/${JSON.stringify(permissions)}`;
     const cached = this.minted.get(key);
@@ -62,7 +65,7 @@ export class JobTokens {
     return fresh;
   }
 
-  private async mint(job: Job, permissions: Record<string, "read" | "write"> | null): Promise<JobToken> {
+  private async mint(job: TokenFor, permissions: Record<string, "read" | "write"> | null): Promise<JobToken> {
     const octokit = await this.minter(job.installationId);
     const { data } = await octokit.rest.apps.createInstallationAccessToken({
       installation_id: job.installationId,

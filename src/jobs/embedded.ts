@@ -39,6 +39,8 @@ export class EmbeddedBackend implements JobBackend {
   private readonly triaging = new Set<Promise<void>>();
   /** Per thread: jobs queued on its lane that have not started (a `/cancel` drops them). */
   private readonly waiting = new Map<string, Set<Job>>();
+  /** Per thread: the job its lane runs now (a `/cancel` stops it). */
+  private readonly runningOn = new Map<string, Job>();
 
   constructor(private readonly options: EmbeddedOptions) {
     // The engine reports model tokens and step durations through `telemetry`, for /metrics.
@@ -114,7 +116,11 @@ export class EmbeddedBackend implements JobBackend {
       this.waiting.set(thread, waiting.add(job));
       const run = (signal: AbortSignal) => {
         this.leaveWaiting(thread, job);
-        return this.work(job, signal).finally(() => this.options.onSettled?.(job, "finished"));
+        this.runningOn.set(thread, job);
+        return this.work(job, signal).finally(() => {
+          if (this.runningOn.get(thread) === job) this.runningOn.delete(thread);
+          this.options.onSettled?.(job, "finished");
+        });
       };
       const ahead = this.queue.enqueue({ key: thread, label: jobLabel(job), run });
       return { ahead, running, full };
@@ -123,6 +129,10 @@ export class EmbeddedBackend implements JobBackend {
       const dropped = this.waiting.get(thread) ?? new Set<Job>();
       this.waiting.delete(thread);
       const stopped = this.queue.cancel(thread);
+      // The running job is told to stop, and is finished as far as a takeover goes: should this
+      // worker die before the job reaches its safe point, the next one must not resume it.
+      const running = this.runningOn.get(thread);
+      if (running) dropped.add(running);
       for (const job of dropped) this.options.onSettled?.(job, "finished");
       return stopped;
     },

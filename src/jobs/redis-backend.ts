@@ -12,7 +12,7 @@ import type { JobMetrics } from "./metrics.js";
 import { RedisLanes } from "./redis-lanes.js";
 import { bullId, JOB_OPTIONS, startRedisWorkers, TRIAGE_QUEUE, WORK_QUEUE, type RedisWorkers, type Wire } from "./redis-worker.js";
 import { Sealer } from "./sealed.js";
-import { answerTokenRequests } from "./token-refresh.js";
+import { answerTokenRequests, scopeOf, sealToken } from "./token-refresh.js";
 
 /** The secret intake and workers share to seal job tokens; required with Redis (workers hold no App key to fall back on). */
 export function jobSealer(env: BlueprintEnv): Sealer {
@@ -59,7 +59,7 @@ export function startRedisBackend(options: RedisBackendOptions): JobBackend {
     async (bullJob: BullJob) => {
       const { job, keys } = mintSchema.parse(bullJob.data);
       const token = await options.tokens.forJob(job);
-      const wire: Wire = { job, keys, sealedToken: sealer.seal(JSON.stringify(token)) };
+      const wire: Wire = { job, keys, sealedToken: sealToken(sealer, token, scopeOf(job)) };
       await triage.add(job.kind, wire, { ...JOB_OPTIONS, jobId: bullId("t", job.deliveryId) });
     },
     { connection, concurrency: MINT_CONCURRENCY, lockDuration: env.BLUEPRINT_JOB_LOCK_MS, stalledInterval: env.BLUEPRINT_JOB_LOCK_MS },

@@ -1,10 +1,9 @@
 import { DelayedError, Queue, WaitingError, Worker, type Job as BullJob } from "bullmq";
 import { Redis } from "ioredis";
 import { z } from "zod";
-import { jobTokenSchema } from "../github/job-token.js";
 import type { TokenPorts } from "../github/token-port.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
-import { HandOver, handedOver } from "../workflow/hand-over.js";
+import { HandOver, handedOver, handOverTaken } from "../workflow/hand-over.js";
 import { PermissionUnknown, triageJob, workJob, workerPorts, type ThreadLanes } from "../workflow/run-job.js";
 import { jobLabel, jobSchema, threadOf, type Job } from "./job.js";
 import type { QueueStats } from "./backend.js";
@@ -12,7 +11,7 @@ import { telemetryFor, type JobMetrics } from "./metrics.js";
 import { PermissionCache } from "./permission-cache.js";
 import { RedisLanes } from "./redis-lanes.js";
 import type { Sealer } from "./sealed.js";
-import { TokenRefresher } from "./token-refresh.js";
+import { openToken, TokenRefresher, TokenUnavailable } from "./token-refresh.js";
 
 export const TRIAGE_QUEUE = "blueprint-triage";
 export const WORK_QUEUE = "blueprint-work";
@@ -82,7 +81,7 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
   subscriber.on("message", (_channel: string, workId: string) => controllers.get(workId)?.abort("cancelled with /cancel"));
 
   const open = (wire: Wire) => {
-    const token = jobTokenSchema.parse(JSON.parse(sealer.open(wire.sealedToken)));
+    const token = openToken(sealer, wire.sealedToken, wire.job);
     return workerPorts(deps, options.ports.portsFor(wire.job, token), permissions);
   };
 
@@ -97,7 +96,8 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
       deps.log.info({ deliveryId: wire.job.deliveryId }, "the job's token was about to expire: an intake sent a fresh one");
       return wire;
     } catch (error) {
-      if (Date.now() - queued.job.receivedAt > TOKEN_GIVE_UP_MS) throw error;
+      // Only a token no intake could renew yet is worth waiting for; one that is not this job's never will be.
+      if (!(error instanceof TokenUnavailable) || Date.now() - queued.job.receivedAt > TOKEN_GIVE_UP_MS) throw error;
       deps.log.warn({ err: error, deliveryId: queued.job.deliveryId }, "no fresh token for the job yet: it waits and asks again");
       await bullJob.moveToDelayed(Date.now() + TOKEN_RETRY_MS, lockToken);
       throw new DelayedError();
@@ -167,12 +167,12 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
         if (!handedOver(controller.signal)) {
           await metrics.time(job.kind, async () => {
             await workJob(deps, open(wire).work, job, controller.signal);
-            return handedOver(controller.signal) ? "handed_over" : controller.signal.aborted ? "cancelled" : "done";
+            return handOverTaken(controller.signal) ? "handed_over" : controller.signal.aborted ? "cancelled" : "done";
           });
         }
         // 4. This worker is shutting down: the job goes back to the queue, keeping its thread, and
         //    the next worker to take it resumes it (a `/cancel` meanwhile stops it there).
-        if (handedOver(controller.signal)) {
+        if (handOverTaken(controller.signal)) {
           handingOver = true;
           await bullJob.moveToWait(lockToken);
           deps.log.info({ deliveryId: job.deliveryId, job: jobLabel(job) }, "job handed back to the queue at a safe point");

@@ -9,7 +9,7 @@ import type { Workspace } from "../workspace/workspace.js";
 import type { Mirror } from "../workspace/repo-cache.js";
 import { checkApproval, editedAfterApproval, type Approval } from "./approval.js";
 import { failedChecks, renderBuildReport, sandboxNotes, type VerificationResult } from "./build-report.js";
-import { addUsage, maxCostFor, pricingFor, type Pricing } from "./cost.js";
+import { addUsage, costCapFor, pricingFor, type Pricing } from "./cost.js";
 import { costOf, formatDollars, type ModelPrice } from "../agent/cost.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { limitsFor, plainError } from "./plan.js";
@@ -292,9 +292,11 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
  * enforced: the report says so (and the log), rather than ignoring it silently.
  */
 function costBudget(deps: WorkflowDeps, config: RepoConfig, pricing: Pricing, notes: string[]): { dollars: number; price: ModelPrice } | null {
-  const dollars = maxCostFor(deps, config);
-  if (dollars === undefined) return null;
-  if (pricing.price) return { dollars, price: pricing.price };
+  const cap = costCapFor(deps, config, pricing.model);
+  if (cap === undefined) return null;
+  const dollars = cap.dollars;
+  if (cap.price && cap.price !== pricing.price) notes.push(`ℹ️ The cost cap of ${formatDollars(dollars)} is counted at the App's dearest prices: the App has no price for \`${pricing.model}\`.`);
+  if (cap.price) return { dollars, price: cap.price };
   notes.push(`⚠️ The cost cap of ${formatDollars(dollars)} per build cannot be enforced: no price is configured for \`${pricing.model}\` (\`prices:\` in \`.github/blueprint.yml\`, or the App's BLUEPRINT_PRICES). Only the token and time limits hold this build.`);
   deps.log.warn({ model: pricing.model, maxCost: dollars }, "a cost cap is set but the model has no price, so it cannot be enforced");
   return null;

@@ -2,7 +2,7 @@ import { costOf, formatDollars, priceFor, type ModelPrice } from "../agent/cost.
 import type { TokenUsage } from "../agent/model.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import { renderUsage } from "../github/plan-comment.js";
-import { ESTIMATE_BASIS, estimateBuild } from "../plan/estimate.js";
+import { ESTIMATE_BASIS, estimateBuild, type BuildEstimate } from "../plan/estimate.js";
 import type { Plan } from "../plan/schema.js";
 import type { WorkflowDeps } from "./deps.js";
 import type { ThreadState } from "./state.js";
@@ -17,10 +17,30 @@ export function pricingFor(deps: Pick<WorkflowDeps, "prices">, config: RepoConfi
   return { model, price: priceFor(model, deps.prices ?? {}, config.prices) };
 }
 
-/** The cost cap of one build in dollars: the App's, lowered (never raised) by the repository's `limits.max_cost`. */
-export function maxCostFor(deps: Pick<WorkflowDeps, "maxCost">, config: RepoConfig): number | undefined {
+/** A build's cost cap in dollars and the price it is counted at; null: no price, so it cannot be enforced. */
+export interface CostCap {
+  dollars: number;
+  price: ModelPrice | null;
+}
+
+/**
+ * The cost cap of one build: the App's (BLUEPRINT_MAX_COST), lowered (never raised) by the
+ * repository's `limits.max_cost`, counted at one price. When the App prices models, a repository's
+ * `prices:` never count against a cap: a model the App has no price for (a repository can pick any
+ * name in `model:` and call it free) is counted at the App's dearest prices.
+ */
+export function costCapFor(deps: Pick<WorkflowDeps, "maxCost" | "prices">, config: RepoConfig, model: string): CostCap | undefined {
   const caps = [deps.maxCost, config.limits.max_cost].filter((cap): cap is number => cap !== undefined);
-  return caps.length > 0 ? Math.min(...caps) : undefined;
+  if (caps.length === 0) return undefined;
+  const app = Object.values(deps.prices ?? {});
+  const price = deps.prices?.[model] ?? (app.length > 0 ? dearest(app) : (config.prices?.[model] ?? null));
+  return { dollars: Math.min(...caps), price };
+}
+
+/** Each of the prices' dearest rate. */
+function dearest(prices: ModelPrice[]): ModelPrice {
+  const most = (rate: (price: ModelPrice) => number) => Math.max(...prices.map(rate));
+  return { input: most((price) => price.input), cached_input: most((price) => price.cached_input ?? price.input), output: most((price) => price.output) };
 }
 
 /** Dollars for `usage`, or null without a price. */
@@ -45,7 +65,7 @@ export function renderRunCost(usage: TokenUsage, pricing: Pricing): string {
 }
 
 /** Under a new plan: what planning cost, and what building it may cost, labelled as the estimate it is. */
-export function renderPlanCost(plan: Plan, usage: TokenUsage, pricing: Pricing, maxCost: number | undefined): string {
+export function renderPlanCost(plan: Plan, usage: TokenUsage, pricing: Pricing, cap: CostCap | undefined): string {
   const estimate = estimateBuild(plan.steps);
   const total = estimate.prompt + estimate.completion;
   const dollars = dollarsFor({ prompt: estimate.prompt, completion: estimate.completion, cached: 0, requests: 0 }, pricing);
@@ -57,16 +77,16 @@ export function renderPlanCost(plan: Plan, usage: TokenUsage, pricing: Pricing, 
     `plus ${tokens(ESTIMATE_BASIS.tokensPerFile)} for each file a step names; ${Math.round(ESTIMATE_BASIS.completionShare * 100)}% of them completion, the rest prompt with none cached.`;
   return [
     `<sub>Planning: ${renderRunCost(usage, pricing)}.</sub>`,
-    `**Estimated build cost:** about ${tokens(total)} tokens for ${plan.steps.length} step${plan.steps.length === 1 ? "" : "s"} (${perStep})${money}.${capLine(maxCost, dollars, pricing)}\n<sub>${basis}</sub>`,
+    `**Estimated build cost:** about ${tokens(total)} tokens for ${plan.steps.length} step${plan.steps.length === 1 ? "" : "s"} (${perStep})${money}.${capLine(cap, estimate, pricing)}\n<sub>${basis}</sub>`,
   ].join("\n\n");
 }
 
-/** What the cost cap means for this plan, before anyone approves it. */
-function capLine(maxCost: number | undefined, estimate: number | null, pricing: Pricing): string {
-  if (maxCost === undefined) return "";
-  if (estimate === null) return ` A cost cap of ${formatDollars(maxCost)} per build is set, but it cannot be enforced without a price for \`${pricing.model}\`.`;
-  const over = estimate > maxCost ? " The estimate is over it: the build may stop at the cap, with the steps done pushed, and a further `/build` continues." : "";
-  return ` Each \`/build\` is capped at ${formatDollars(maxCost)}.${over}`;
+/** What the cost cap means for this plan, before anyone approves it (the estimate counted at the cap's own price). */
+function capLine(cap: CostCap | undefined, estimate: BuildEstimate, pricing: Pricing): string {
+  if (cap === undefined) return "";
+  if (cap.price === null) return ` A cost cap of ${formatDollars(cap.dollars)} per build is set, but it cannot be enforced without a price for \`${pricing.model}\`.`;
+  const over = costOf({ prompt: estimate.prompt, completion: estimate.completion, cached: 0 }, cap.price) > cap.dollars ? " The estimate is over it: the build may stop at the cap, with the steps done pushed, and a further `/build` continues." : "";
+  return ` Each \`/build\` is capped at ${formatDollars(cap.dollars)}${cap.price === pricing.price ? "" : `, counted at the App's dearest prices (it has none for \`${pricing.model}\`)`}.${over}`;
 }
 
 /** The build report's cost section: tokens (and dollars when priced) per step that has run, and their total. */

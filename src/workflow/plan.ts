@@ -16,7 +16,7 @@ import type { FeedbackEntry, QuestionAnswer, ThreadState } from "./state.js";
 import { loadRepoConfig, loadThreadContext, trustChecker } from "./thread-context.js";
 import { showingRetries, TrackingComment } from "./tracking-comment.js";
 import { supersede } from "./supersede.js";
-import { maxCostFor, pricingFor, renderPlanCost, renderRunCost, type Pricing } from "./cost.js";
+import { costCapFor, pricingFor, renderPlanCost, renderRunCost, type CostCap, type Pricing } from "./cost.js";
 import { handedOver } from "./hand-over.js";
 
 /**
@@ -171,7 +171,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
 
     // 8. The result replaces the status comment; a new revision supersedes the old one.
     const result = outcome.kind === "plan_submitted" && !workflowsAllowed ? { ...outcome, plan: warnAboutWorkflows(outcome.plan) } : outcome;
-    await tracking.final(deps.redact(resultComment(state, sealed, result, current, { pricing: pricingFor(deps, config, model.model), maxCost: maxCostFor(deps, config) })));
+    await tracking.final(deps.redact(resultComment(state, sealed, result, current, { pricing: pricingFor(deps, config, model.model), cap: costCapFor(deps, config, model.model) })));
     if (outcome.kind === "plan_submitted" && current && current.comment.id !== posted.id) {
       await supersede(port, seal, current, revision, deps.redact).catch((error) => deps.log.warn({ err: error }, "could not mark the previous plan superseded"));
     }
@@ -233,7 +233,7 @@ function initialState(info: ThreadInfo, defaultBranch: string, memory: ThreadMem
   };
 }
 
-function resultComment(state: ThreadState, seal: CommentSeal, outcome: AgentOutcome, previous: ThreadStateRecord | null, cost: { pricing: Pricing; maxCost: number | undefined }): string {
+function resultComment(state: ThreadState, seal: CommentSeal, outcome: AgentOutcome, previous: ThreadStateRecord | null, cost: { pricing: Pricing; cap: CostCap | undefined }): string {
   const usage = `<sub>${renderRunCost(outcome.usage, cost.pricing)}</sub>`;
   const now = new Date().toISOString();
   switch (outcome.kind) {
@@ -248,7 +248,7 @@ function resultComment(state: ThreadState, seal: CommentSeal, outcome: AgentOutc
         postedAt: now,
         updatedAt: now,
       };
-      return renderPlanComment(done, seal, { report: renderPlanCost(outcome.plan, outcome.usage, cost.pricing, cost.maxCost) });
+      return renderPlanComment(done, seal, { report: renderPlanCost(outcome.plan, outcome.usage, cost.pricing, cost.cap) });
     }
     case "question": {
       const waiting: ThreadState = { ...state, status: "awaiting_answer", question: outcome.question, questionMode: "plan", updatedAt: now };

@@ -3,12 +3,14 @@ import type { RepoConfig } from "../config/repo-config.js";
 import { neutraliseComments, oneLine } from "../plan/render.js";
 import type { Plan } from "../plan/schema.js";
 import type { Workspace } from "../workspace/workspace.js";
+import { untilAborted } from "../agent/deadline.js";
+import { closeOpenBlocks } from "../github/comment-size.js";
 import { Cancelled } from "./build-step.js";
 import { failedChecks, type VerificationResult } from "./build-report.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { diffForModel } from "./diff-for-model.js";
 import { plainError } from "./plan.js";
-import { lostHeadings, untickNewCheckboxes, withTextUnderFirstHeading } from "./template-sections.js";
+import { lostHeadings, renderedLines, untickNewCheckboxes, withTextUnderFirstHeading } from "./template-sections.js";
 
 /**
  * The repository's pull request template, filled in for the pull request a build opens. GitHub reads
@@ -23,6 +25,8 @@ const MAX_TEMPLATE_BYTES = 20_000;
 export const DIFF_TOKEN_BUDGET = 30_000;
 /** A filled template longer than this has more than the template asked for. */
 const MAX_FILLED_CHARS = 30_000;
+/** The one model call's time, retries included: an endpoint that keeps trickling cannot hold the finished build past it. */
+export const TEMPLATE_CALL_MS = 5 * 60_000;
 
 export interface PullRequestTemplate {
   path: string;
@@ -35,34 +39,38 @@ export interface FilledTemplate {
   usage: TokenUsage;
 }
 
-/** The template on the branch's head commit, read with git: a symlink or a file a command left behind is never read. */
-export async function findPullRequestTemplate(tree: Workspace): Promise<PullRequestTemplate | null> {
+/**
+ * The template at `ref`, read with git: a symlink or a file a command left behind is never read. A
+ * build reads it at its base, as GitHub reads the default branch's: a template the build itself
+ * wrote (the agent, steered by what it read) is code under review, not the repository's template.
+ */
+export async function findPullRequestTemplate(tree: Workspace, ref = "HEAD"): Promise<PullRequestTemplate | null> {
   for (const dir of TEMPLATE_DIRECTORIES) {
-    const file = (await tree.filesInDirAt("HEAD", dir)).find((entry) => entry.name.toLowerCase() === TEMPLATE_NAME);
+    const file = (await tree.filesInDirAt(ref, dir)).find((entry) => entry.name.toLowerCase() === TEMPLATE_NAME);
     if (!file || file.size > MAX_TEMPLATE_BYTES) continue;
     const path = dir ? `${dir}/${file.name}` : file.name;
-    const text = await tree.readAtRef("HEAD", path);
+    const text = await tree.readAtRef(ref, path);
     if (text?.trim()) return { path, text };
   }
   return null;
 }
 
 /**
- * When the branch has a pull request template: one model call, without tools, fills it in from the
+ * When the base has a pull request template: one model call, without tools, fills it in from the
  * plan and the branch's whole diff. An answer that loses a heading of the template (or no answer)
  * falls back to the template with the plan's summary under its first heading. Null: no template.
  */
 export async function fillPullRequestTemplate(
   deps: Pick<WorkflowDeps, "modelFor" | "log">,
   job: Pick<JobContext, "signal" | "deliveryId">,
-  input: { tree: Workspace; plan: Plan; config: RepoConfig; baseSha: string; verification: VerificationResult[] },
+  input: { tree: Workspace; plan: Plan; config: RepoConfig; baseSha: string; verification: VerificationResult[]; timeoutMs?: number },
 ): Promise<FilledTemplate | null> {
-  const template = await findPullRequestTemplate(input.tree);
+  const template = await findPullRequestTemplate(input.tree, input.baseSha);
   if (!template) return null;
   const usage: TokenUsage = { prompt: 0, completion: 0, cached: 0, requests: 0 };
   const fallback = (why: string): FilledTemplate => {
     deps.log.warn({ deliveryId: job.deliveryId, template: template.path, reason: why }, "the pull request template was not filled in by the model; it keeps its headings, with the plan's summary");
-    return { text: withPlanSummary(template.text, input.plan), usage };
+    return { text: quietReferences(withPlanSummary(template.text, input.plan), template.text), usage };
   };
 
   let messages: ChatMessage[];
@@ -77,7 +85,9 @@ export async function fillPullRequestTemplate(
   }
   let answer: string;
   try {
-    const reply = await deps.modelFor(input.config).complete(messages, [], { signal: job.signal });
+    const timeoutMs = input.timeoutMs ?? TEMPLATE_CALL_MS;
+    const signal = AbortSignal.any([job.signal, AbortSignal.timeout(timeoutMs)]);
+    const reply = await untilAborted(deps.modelFor(input.config).complete(messages, [], { signal, deadline: Date.now() + timeoutMs }), signal);
     usage.prompt += reply.usage.prompt;
     usage.completion += reply.usage.completion;
     usage.cached += reply.usage.cached;
@@ -91,7 +101,9 @@ export async function fillPullRequestTemplate(
   if (answer.length > MAX_FILLED_CHARS) return fallback(`the model's answer is ${answer.length} characters long`);
   const lost = lostHeadings(template.text, answer);
   if (lost.length > 0) return fallback(`the model's answer dropped or moved headings: ${lost.map((heading) => `${"#".repeat(heading.level)} ${heading.text}`).join(", ")}`);
-  return { text: neutraliseComments(withoutTemplateComments(template.text, untickNewCheckboxes(template.text, answer))), usage };
+  const text = quietReferences(neutraliseComments(withoutTemplateComments(template.text, untickNewCheckboxes(template.text, answer))), template.text);
+  // A fence or `<details>` left open would swallow what follows: `Closes #n`, the plan, the verification.
+  return { text: text + closeOpenBlocks(text), usage };
 }
 
 const TEMPLATE_SYSTEM_PROMPT = `You are Blueprint. You write the description of a pull request that you built from an approved plan, by filling in the repository's pull request template.
@@ -151,6 +163,30 @@ function withoutTemplateComments(template: string, answer: string): string {
   let out = answer;
   for (const comment of comments) out = out.replaceAll(comment, "");
   return out.replace(/\n{3,}/g, "\n\n").trim();
+}
+
+const MENTION = /(^|[^\w`@/.-])@([A-Za-z0-9][A-Za-z0-9-]{0,38}(?:\/[A-Za-z0-9_.-]+)?)/g;
+const CLOSING_KEYWORD = /\b(clos|fix|resolv)(es?|ed|e)?(\s*:?\s+)(?=(?:[\w.-]+\/[\w.-]+)?#\d|https?:\/\/\S+\/(?:issues|pull)\/\d)/gi;
+
+/**
+ * The model's description can neither ping people nor close issues: an `@name` the template does not
+ * itself have is no mention (a zero-width space follows the `@`), and a closing keyword before an
+ * issue reference (`Fixes #12`, `closes o/r#3`, an issue URL) is broken the same way, so merging the
+ * pull request closes only the issue Blueprint names itself (`Closes #n`, below the description).
+ */
+function quietReferences(description: string, template: string): string {
+  // Code blocks ping no one and close nothing: their text (a decorator's `@name`) is left as written.
+  const prose = new Set(renderedLines(description).map(({ index }) => index));
+  return description
+    .split("\n")
+    .map((line, index) =>
+      prose.has(index)
+        ? line
+            .replace(MENTION, (whole, before: string, name: string) => (template.includes(`@${name}`) ? whole : `${before}@\u200b${name}`))
+            .replace(CLOSING_KEYWORD, (_whole, stem: string, ending: string | undefined, gap: string) => `${stem.slice(0, 1)}\u200b${stem.slice(1)}${ending ?? ""}${gap}`)
+        : line,
+    )
+    .join("\n");
 }
 
 /** The fallback: the template as written, with the plan's summary under its first heading. */

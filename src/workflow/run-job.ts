@@ -92,6 +92,8 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
       const stopped = await lanes.cancel(thread);
       const dropped = stopped.dropped > 0 ? ` The ${stopped.dropped === 1 ? "command" : `${stopped.dropped} commands`} queued behind it will not run; comment again if you still want ${stopped.dropped === 1 ? "it" : "them"}.` : "";
       if (stopped.running) {
+        // On the quick answers' budget: the job's own budget is the stopped job's, paced behind its
+        // writes — across replicas, behind a replica that is stuck, the very case /cancel is for.
         await answer.postComment(`Stopping ${stopped.running} at the next safe point. Everything already pushed stays.${dropped}`);
         return;
       }

@@ -14,7 +14,7 @@ const HTML_COMMENT = /<!--[\s\S]*?(?:-->|$)/g;
 const CHECKBOX = /^(\s*(?:[-*+]|\d+[.)])\s+)\[([ xX])\](.*)$/;
 
 /** Lines outside fenced code blocks and HTML comments (GitHub renders no heading in either), with their index. */
-function renderedLines(markdown: string): Array<{ line: string; index: number }> {
+export function renderedLines(markdown: string): Array<{ line: string; index: number }> {
   // Comments are blanked line by line so that indexes still point into the original text.
   const blanked = markdown.replace(HTML_COMMENT, (comment) => comment.replace(/[^\n]/g, " "));
   const out: Array<{ line: string; index: number }> = [];

@@ -69,6 +69,21 @@ describe("streamed model requests", () => {
     expect((error as ModelError).message).toBe(`the model endpoint at ${server?.url} did not answer in time: it did not answer within 0.2 s on the last of 2 attempts`);
   });
 
+  it("counts usage an endpoint reports oddly as whole, finite, non-negative tokens, for the hidden state to hold", async () => {
+    const odd = { prompt: 1234.7, completion: -5, cached: 1e308 };
+    const { client } = await clientFor([{ content: "a", usage: odd }, { content: "b", usage: { ...odd, prompt: "12" as unknown as number }, whole: true }]);
+    expect((await ask(client)).usage).toEqual({ prompt: 1234, completion: 0, cached: 1e12 });
+    expect((await ask(client)).usage).toEqual({ prompt: 0, completion: 0, cached: 1e12 });
+  });
+
+  it("stops reading an answer that grows past its size limit instead of holding it all in memory", async () => {
+    const { client, retries } = await clientFor([{ content: "x".repeat(200_000), pieces: 50 }, { content: "x".repeat(200_000), pieces: 50 }], { maxAnswerBytes: 50_000 });
+    const error = await ask(client).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ModelError);
+    expect((error as ModelError).message).toContain("sent an answer of more than 50000 bytes");
+    expect(retries.map((retry) => retry.reason)).toEqual(["sent an answer of more than 50000 bytes"]);
+  });
+
   it("lets a slow but steady stream run longer than the limit, which now only bounds the silences", async () => {
     const { client, retries, server } = await clientFor([{ content: "a long answer that keeps coming", chunkDelayMs: 100, pieces: 6 }], { timeoutMs: 300 });
     const started = Date.now();
@@ -140,6 +155,15 @@ describe("assembleStream", () => {
       tool_calls: [{ id: "x", type: "function", function: { name: "list_files", arguments: "{}" } }],
     });
     expect(answer?.usage).toEqual({ prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 });
+  });
+
+  it("assembles calls with huge, negative or fractional indexes quickly, in index order, without dropping any", async () => {
+    const call = (index: number, name: string) => chunk({ tool_calls: [{ index, id: name, type: "function", function: { name, arguments: "{}" } }] });
+    const started = Date.now();
+    const answer = await assembleStream(stream([call(100_000_000, "far"), call(-1, "negative"), call(0, "first"), call(1.5, "fraction")]));
+    // A sparse array as long as the largest index took seconds to filter (minutes at 2^32 − 2), blocking the event loop: timers, heartbeats, /cancel.
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(answer?.message.tool_calls?.map((toolCall) => toolCall.id)).toEqual(["first", "far", "negative", "fraction"]);
   });
 
   it("is null for a stream that never carried the first choice", async () => {

@@ -119,6 +119,36 @@ describe("cost in plans and builds", () => {
     expect(fx.visible(planBody(plan.id))).toContain("- [ ] **S1**");
   });
 
+  it("a repository cannot slip under the App's cap by picking a model the App has no price for and pricing it at nothing", async () => {
+    // The App caps builds at $0.05 at its own prices; the repository asks for another name of the
+    // model and says that name is free. Counted at $0 the cap would never stop the build; counted at
+    // the App's dearest price ($0.03 a request), it stops before S2.
+    const free = "model: test-model-latest\nprices:\n  test-model-latest: { input: 0, output: 0 }\n";
+    const app = { BLUEPRINT_MAX_COST: "0.05", BLUEPRINT_PRICES: JSON.stringify({ "test-model": { input: 2, output: 10 } }) };
+    fx.createRepo({ ...CODE, ".github/blueprint.yml": free });
+    await fx.start([write("src/retry.js", "x\n"), complete("S1"), write("src/client.js", "y\n"), complete("S2")], app);
+    const plan = fx.seedPlan(twoSteps);
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
+
+    expect(fx.model.requests[0]?.model).toBe("test-model-latest");
+    expect(fx.repo.log("blueprint/issue-1")).toEqual(["S1: Add a retry helper", "initial commit"]);
+    expect(fx.github.pulls).toHaveLength(0);
+    expect(fx.visible(planBody(plan.id))).toContain("💰 **Cost cap hit:** this build spent $0.06 of its $0.05 and stopped before S2.");
+    expect(fx.visible(planBody(plan.id))).toContain("The cost cap of $0.05 is counted at the App's dearest prices: the App has no price for `test-model-latest`.");
+  });
+
+  it("the plan comment counts the estimate against the App's cap at the App's prices, not the repository's", async () => {
+    fx.createRepo({ ...CODE, ".github/blueprint.yml": "model: test-model-latest\nprices:\n  test-model-latest: { input: 0, output: 0 }\n" });
+    await fx.start([{ toolCalls: [{ name: "submit_plan", arguments: samplePlan() }], usage: { prompt: 1_000, completion: 50, cached: 0 } }], {
+      BLUEPRINT_MAX_COST: "0.05",
+      BLUEPRINT_PRICES: JSON.stringify({ "test-model": { input: 2, output: 10 } }),
+    });
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/plan add retries", cloneUrl: fx.repo.url }));
+
+    const shown = fx.visible(fx.github.botComments()[0]?.body ?? "");
+    expect(shown).toContain("Each `/build` is capped at $0.05, counted at the App's dearest prices (it has none for `test-model-latest`). The estimate is over it: the build may stop at the cap");
+  });
+
   it("with max_cost but no price for the model, the build runs on tokens alone and the report says the cap cannot be enforced", async () => {
     fx.createRepo({ ...CODE, ".github/blueprint.yml": "limits:\n  max_cost: 0.01\n" });
     await fx.start([write("src/retry.js", "x\n"), complete("S1"), write("src/client.js", "y\n"), complete("S2")]);

@@ -99,8 +99,8 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       return [200, (options.reviewComments ?? []).map((c, i) => ({ id: i + 1, ...c, original_line: c.line, user: { login: "maintainer", type: "User" } }))];
     })
     .post(`/app/installations/${INSTALLATION_ID}/access_tokens`)
-    .reply(201, () => {
-      record("POST", `/app/installations/${INSTALLATION_ID}/access_tokens`, null);
+    .reply(201, (_uri, body) => {
+      record("POST", `/app/installations/${INSTALLATION_ID}/access_tokens`, body);
       return {
         token: INSTALLATION_TOKEN,
         expires_at: new Date(Date.now() + 3600_000).toISOString(),

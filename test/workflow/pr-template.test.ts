@@ -50,10 +50,10 @@ describe("findPullRequestTemplate", () => {
 
 describe("fillPullRequestTemplate", () => {
   const TEMPLATE = "## Summary\n<!-- Say what changed and why. -->\n\n## Example\n";
-  async function fill(reply: ScriptedReply) {
+  async function fill(reply: ScriptedReply, timeoutMs?: number, built: Record<string, string> = {}) {
     const repo = createBareRepo({ ".github/pull_request_template.md": TEMPLATE });
     const base = repo.head();
-    repo.commit({ "src/a.js": "export const a = 1;\n" }, "S1");
+    repo.commit({ "src/a.js": "export const a = 1;\n", ...built }, "S1");
     const server = await startModelServer([reply]);
     try {
       const warnings: string[] = [];
@@ -62,7 +62,7 @@ describe("fillPullRequestTemplate", () => {
         log: { info: () => undefined, error: () => undefined, warn: (object: object) => void warnings.push(String((object as { reason?: unknown }).reason)) },
       };
       const job = { signal: new AbortController().signal, deliveryId: "d1" };
-      const filled = await fillPullRequestTemplate(deps, job, { tree: await checkout(repo), plan: planSchema.parse(samplePlan()), config: DEFAULT_REPO_CONFIG, baseSha: base, verification: [] });
+      const filled = await fillPullRequestTemplate(deps, job, { tree: await checkout(repo), plan: planSchema.parse(samplePlan()), config: DEFAULT_REPO_CONFIG, baseSha: base, verification: [], ...(timeoutMs ? { timeoutMs } : {}) });
       return { filled, warnings, request: server.requests[0] };
     } finally {
       await server.close();
@@ -79,6 +79,45 @@ describe("fillPullRequestTemplate", () => {
     expect(filled?.text).not.toContain("Say what changed and why.");
     expect(filled?.text).toContain("&lt;!-- model aside -->");
     expect(JSON.stringify(request?.messages)).toContain("export const a = 1;");
+  });
+
+  it("lets the model's description neither ping people nor close other issues on merge", async () => {
+    const answer = "## Summary\nFixes #99, closes octo-org/other#3 and resolves https://github.com/o/r/issues/4. Thanks @alice and @octo-org/admins! Mail me@example.com.\n\n## Example\nThe prefix #5 stays.";
+    const { filled } = await fill({ content: answer });
+    const text = filled?.text ?? "";
+    expect(text).not.toMatch(/(^|[^\w])@(alice|octo-org)/);
+    expect(text).not.toMatch(/\b(fixes|closes|resolves)\s+(\S*#\d|https:)/i);
+    // Still readable: only zero-width spaces were added.
+    expect(text.replaceAll("\u200b", "")).toBe(answer);
+    expect(text).toContain("me@example.com");
+
+    // Code blocks are left as written: they ping no one.
+    const code = "## Summary\nAdds a component.\n\n## Example\n```ts\n@Component({ selector: 'a' })\nclass A {}\n```";
+    expect((await fill({ content: code })).filled?.text).toBe(code);
+  });
+
+  it("reads the template at the build's base: one the build wrote is code under review, not the repository's template", async () => {
+    const written = "## Summary\ncc @mallory\n\n## Example\n";
+    const { filled, request } = await fill({ content: "## Summary\nAdds a. cc @mallory\n\n## Example\nnone" }, undefined, { ".github/pull_request_template.md": written });
+    const asked = JSON.stringify(request?.messages);
+    expect(asked).toContain(JSON.stringify(TEMPLATE).slice(1, -1));
+    expect(filled?.text).toContain("cc @\u200bmallory");
+  });
+
+  it("closes a code fence or <details> the answer left open, so the rest of the pull request body is not swallowed", async () => {
+    const { filled, warnings } = await fill({ content: "## Summary\nAdds a.\n<details><summary>More</summary>\n\n## Example\n```js\nimport { a } from './a.js';" });
+    expect(warnings).toEqual([]);
+    const text = filled?.text ?? "";
+    expect(text.match(/^```/gm)).toHaveLength(2);
+    expect(text.endsWith("```\n\n</details>")).toBe(true);
+  });
+
+  it("gives up on a model that keeps trickling its answer, and falls back to the template", async () => {
+    const started = Date.now();
+    const { filled, warnings } = await fill({ content: "## Summary\nslow ".repeat(200), chunkDelayMs: 100, pieces: 200 }, 500);
+    expect(Date.now() - started).toBeLessThan(8_000);
+    expect(filled?.text).toContain("_Blueprint could not fill in this template; above is the plan's summary.");
+    expect(warnings[0]).toMatch(/^the model call failed/);
   });
 
   it("puts the plan's summary under the first heading when the answer has none of the template's headings", async () => {
