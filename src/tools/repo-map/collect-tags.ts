@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
 import { gitFailure, gitRead } from "../git-read.js";
-import { extractSymbols, hasOutline } from "../extract-symbols.js";
-import { parsedLanguageOf, type ParsedLanguage } from "./queries.js";
+import { hasOutline } from "../extract-symbols.js";
+import { parsedLanguageOf } from "./queries.js";
 import { loadPersistedTags, persistTags, type CachedTags } from "./disk-cache.js";
-import { generatedReason } from "./generated.js";
-import { readHead } from "./read-head.js";
-import { parseInWorkers, type ParseJob } from "./tag-pool.js";
-import { normaliseTags, signatureLine, type FileTags } from "./tags.js";
+import { outlineFile, type OutlineJob } from "./outline-file.js";
+import { HeadReader } from "./read-head.js";
+import { outlineInWorkers } from "./tag-pool.js";
+import type { FileTags } from "./tags.js";
 
 /** A tracked file as the map sees it. */
 export interface RepoFile {
@@ -40,9 +40,6 @@ const loadedDirs = new Set<string>();
 /** Per cache directory: files parsed since its file was last written. A one-file change does not rewrite it; a push does. */
 const unsavedParses = new Map<string, number>();
 const PERSIST_AFTER = 32;
-/** Files read per wave: bounds the text held in memory at once. */
-const WAVE = 1000;
-const READ_CONCURRENCY = 16;
 
 interface TrackedEntry {
   path: string;
@@ -73,37 +70,7 @@ async function listTracked(root: string): Promise<{ entries: TrackedEntry[]; mod
   return { entries, modified };
 }
 
-/** The regex outline of a language without a parser (or when parsers are unavailable). */
-function regexTags(file: string, text: string): FileTags | undefined {
-  const outline = extractSymbols(file, text);
-  if (!outline) return undefined;
-  const lines = text.split("\n");
-  const definitions = outline.symbols.map((symbol) => ({
-    name: symbol.name.slice(symbol.name.lastIndexOf(".") + 1),
-    kind: symbol.kind,
-    line: symbol.line,
-    signature: signatureLine(lines[symbol.line - 1] ?? ""),
-  }));
-  const counts = new Map<string, number>();
-  for (const match of text.matchAll(/[A-Za-z_$][\w$]*/g)) counts.set(match[0], (counts.get(match[0]) ?? 0) + 1);
-  for (const definition of definitions) {
-    const count = counts.get(definition.name) ?? 0;
-    if (count <= 1) counts.delete(definition.name);
-    else counts.set(definition.name, count - 1);
-  }
-  return normaliseTags("regex", definitions, counts, lines.length - (text.endsWith("\n") ? 1 : 0));
-}
-
-interface Pending {
-  file: RepoFile;
-  key: string;
-  language: ParsedLanguage | undefined;
-  text: string;
-  note?: string;
-  large: boolean;
-}
-
-/** Tags for every tracked file: from the cache by blob SHA, else read and parsed (off the main thread). */
+/** Tags for every tracked file: from the cache by blob SHA, else read and outlined on worker threads. */
 export async function collectTags(root: string, signal?: AbortSignal, cacheDir?: string): Promise<CollectedTags> {
   const [{ entries, modified }, persisted] = await Promise.all([listTracked(root), cacheDir && !loadedDirs.has(cacheDir) ? loadPersistedTags(cacheDir) : undefined]);
   if (cacheDir && persisted) {
@@ -112,9 +79,11 @@ export async function collectTags(root: string, signal?: AbortSignal, cacheDir?:
     // Nothing on disk yet: the first map writes it, however few files it parsed.
     if (persisted.size === 0) unsavedParses.set(cacheDir, PERSIST_AFTER);
   }
+  const reader = new HeadReader(root);
   const keys: string[] = [];
   const files: RepoFile[] = [];
-  const toRead: Array<{ file: RepoFile; entry: TrackedEntry; language: ParsedLanguage | undefined }> = [];
+  // Per blob key not cached: the job outlining it and every file holding that blob (vendored copies share one parse and one tags object).
+  const queued = new Map<string, { job: OutlineJob; files: RepoFile[] }>();
   for (const entry of entries) {
     const file: RepoFile = { path: entry.path };
     files.push(file);
@@ -123,87 +92,57 @@ export async function collectTags(root: string, signal?: AbortSignal, cacheDir?:
     else {
       const language = parsedLanguageOf(entry.path);
       if (!language && !hasOutline(entry.path)) continue;
-      const key = `${entry.sha}:${language ?? "regex"}`;
-      const cached = modified.has(entry.path) ? undefined : cache.get(key);
-      if (cached) {
-        Object.assign(file, cached);
-        keys.push(key);
-      } else toRead.push({ file, entry, language });
-    }
-  }
-  let parsersUnavailable = false;
-  let parsedCount = 0;
-  for (let start = 0; start < toRead.length; start += WAVE) {
-    signal?.throwIfAborted();
-    const wave = toRead.slice(start, start + WAVE);
-    const pending: Pending[] = [];
-    let next = 0;
-    const reader = async () => {
-      while (next < wave.length) {
-        const item = wave[next++];
-        if (!item) continue;
-        const head = await readHead(root, item.file.path);
-        if (head.text === undefined) {
-          if (head.note) item.file.note = head.note;
-          continue;
-        }
+      const job: OutlineJob = { path: entry.path, ...(language ? { language } : {}) };
+      let sha = entry.sha;
+      if (modified.has(entry.path)) {
         // A changed file has no blob yet: key it by its content, hashed the way git hashes a blob.
-        const sha = modified.has(item.file.path) ? createHash("sha1").update(`blob ${Buffer.byteLength(head.text)}\0${head.text}`).digest("hex") : item.entry.sha;
-        const key = `${sha}:${item.language ?? "regex"}`;
-        const generated = generatedReason(item.file.path, head.text);
-        if (generated) {
-          const entry: CachedTags = { generated: true, note: generated };
-          Object.assign(item.file, entry);
-          remember(key, entry);
-          keys.push(key);
-          parsedCount++;
+        const head = reader.read(entry.path);
+        if (head.text === undefined) {
+          if (head.note) file.note = head.note;
           continue;
         }
-        pending.push({ file: item.file, key, language: item.language, text: head.text, large: head.large === true, ...(head.note ? { note: head.note } : {}) });
+        job.head = head;
+        sha = createHash("sha1").update(`blob ${Buffer.byteLength(head.text)}\0${head.text}`).digest("hex");
       }
-    };
-    await Promise.all(Array.from({ length: READ_CONCURRENCY }, reader));
-    pending.sort((a, b) => (a.file.path < b.file.path ? -1 : 1));
-    // A changed file whose content was seen before (the same edit, mapped again) comes from the cache.
-    // A blob twice in the tree (vendored copies, boilerplate) is parsed once, and both files share its tags object.
-    const firstOfBlob = new Set<string>();
-    const copies: Pending[] = [];
-    const unseen: Pending[] = [];
-    for (const item of pending) {
-      keys.push(item.key);
-      const cached = cache.get(item.key);
-      if (cached) Object.assign(item.file, cached);
-      else if (firstOfBlob.has(item.key)) copies.push(item);
+      const key = `${sha}:${language ?? "regex"}`;
+      keys.push(key);
+      const cached = cache.get(key);
+      if (cached) Object.assign(file, cached);
       else {
-        firstOfBlob.add(item.key);
-        unseen.push(item);
+        const blob = queued.get(key);
+        if (blob) blob.files.push(file);
+        else queued.set(key, { job, files: [file] });
       }
-    }
-    const parsed = unseen.filter((item) => item.language !== undefined);
-    const jobs: ParseJob[] = parsed.flatMap((item) => (item.language ? [{ language: item.language, text: item.text }] : []));
-    const outcomes = jobs.length > 0 && !parsersUnavailable ? await parseInWorkers(jobs, signal) : undefined;
-    if (jobs.length > 0 && !outcomes) parsersUnavailable = true;
-    const parsedTags = new Map<Pending, FileTags>();
-    parsed.forEach((item, index) => {
-      const outcome = outcomes?.[index];
-      if (outcome && !("error" in outcome)) parsedTags.set(item, outcome);
-      else if (outcome) item.note = `not parsed: ${outcome.error}`;
-    });
-    for (const item of unseen) {
-      parsedCount++;
-      const tags = parsedTags.get(item) ?? regexTags(item.file.path, item.text);
-      const entry: CachedTags = { ...(tags ? { tags } : {}), ...(item.note ? { note: item.note } : {}), ...(item.large ? { large: true } : {}) };
-      Object.assign(item.file, entry);
-      remember(item.key, entry);
-    }
-    for (const item of copies) {
-      const entry = cache.get(item.key);
-      if (entry) Object.assign(item.file, entry);
     }
   }
+  signal?.throwIfAborted();
+  const blobs = [...queued];
+  const jobs = blobs.map(([, blob]) => blob.job);
+  const outcomes = jobs.length > 0 ? await outlineInWorkers(root, jobs, signal) : [];
+  // No worker here (the Action bundle): the regex outline, on this thread.
+  const parsersUnavailable = outcomes === undefined;
+  const tagged = outcomes ?? (await outlineHere(reader, jobs, signal));
+  blobs.forEach(([key, blob], index) => {
+    const entry = tagged[index] ?? {};
+    for (const file of blob.files) Object.assign(file, entry);
+    remember(key, entry);
+  });
   // A cache that cannot be written leaves the map whole: the map says so rather than failing.
-  const cacheError = cacheDir && !parsersUnavailable ? await persistIfDue(cacheDir, keys, parsedCount).then(() => undefined, (error: unknown) => (error instanceof Error ? error.message : String(error))) : undefined;
-  return { files, parsersUnavailable, parsed: parsedCount, generated: files.filter((file) => file.generated).length, ...(cacheError ? { cacheError } : {}) };
+  const cacheError = cacheDir && !parsersUnavailable ? await persistIfDue(cacheDir, keys, blobs.length).then(() => undefined, (error: unknown) => (error instanceof Error ? error.message : String(error))) : undefined;
+  return { files, parsersUnavailable, parsed: blobs.length, generated: files.filter((file) => file.generated).length, ...(cacheError ? { cacheError } : {}) };
+}
+
+/** Outlines on the main thread by regular expressions, yielding to the event loop between files now and then. */
+async function outlineHere(reader: HeadReader, jobs: OutlineJob[], signal?: AbortSignal): Promise<CachedTags[]> {
+  const outcomes: CachedTags[] = [];
+  for (const job of jobs) {
+    if (outcomes.length % 64 === 63) {
+      await new Promise((resolve) => setImmediate(resolve));
+      signal?.throwIfAborted();
+    }
+    outcomes.push(await outlineFile(reader, job, undefined));
+  }
+  return outcomes;
 }
 
 /** Writes the tags of the tree just mapped beside the mirror once enough files were parsed since the last write. */
