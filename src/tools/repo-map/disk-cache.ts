@@ -14,7 +14,7 @@ export interface CachedTags {
 }
 
 /** Bumped when what a parse produces changes in a way the grammar and query text do not show. */
-const FORMAT = 1;
+const FORMAT = 2;
 /** A repository's cache file holds the blobs of the last trees mapped, up to this many. */
 const MAX_PERSISTED_BLOBS = 100_000;
 
