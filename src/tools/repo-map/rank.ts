@@ -2,7 +2,7 @@ import type { RepoFile } from "./collect-tags.js";
 import { pathMatch, type Focus, type Mentions } from "./focus.js";
 import { pagerank } from "./pagerank.js";
 import { useGraph, type UseGraph } from "./use-graph.js";
-import type { Definition } from "./tags.js";
+import type { Definition, FileTags } from "./tags.js";
 
 /** One line of the map to be: a definition, or a file shown by name only (no definitions). */
 export interface RankedItem {
@@ -34,8 +34,13 @@ const BASELINE_SHARE = 0.05;
  */
 export function rankDefinitions(files: RepoFile[], focus: Focus, mentions: Mentions, limit = Number.POSITIVE_INFINITY): Ranking {
   const graph = useGraph(files, mentions);
+  // The same graph (the tree unchanged) asked the same question: the same answer.
+  const question = JSON.stringify([focus.keys, [...mentions.identifiers].sort(), [...mentions.paths].sort(), limit]);
+  if (lastRanking && lastRanking.graph === graph && lastRanking.question === question) return lastRanking.ranking;
+
   const personal = personalisation(files, focus, mentions);
   const { ranks, scoreOf } = scoresOf(files.length, graph, personal.vector);
+  const nameIds = definitionNameIds(graph);
 
   const order = (a: RankedItem, b: RankedItem) =>
     a.tier - b.tier ||
@@ -49,23 +54,34 @@ export function rankDefinitions(files: RepoFile[], focus: Focus, mentions: Menti
   files.forEach((file, index) => {
     const rank = ranks[index] ?? 0;
     const fileTier = personal.fileTiers[index] ?? 2;
-    const definitions = file.tags?.definitions ?? [];
-    if (definitions.length === 0) kept.offer({ file: index, order: count++, score: rank, tier: fileTier });
-    for (const definition of definitions) {
-      const score = scoreOf(index, definition.name) + (rank * BASELINE_SHARE) / definitions.length;
+    const tags = file.tags;
+    const definitions = tags?.definitions ?? [];
+    if (!tags || definitions.length === 0) {
+      kept.offer({ file: index, order: count++, score: rank, tier: fileTier });
+      return;
+    }
+    const ids = nameIds(tags);
+    const baseline = (rank * BASELINE_SHARE) / definitions.length;
+    definitions.forEach((definition, at) => {
+      const score = scoreOf(index, ids[at] ?? -1) + baseline;
       const tier = focus.keys.length === 0 ? fileTier : (Math.min(fileTier, symbolTier(definition.name, focus)) as RankedItem["tier"]);
       // Most definitions cannot make the cut: judged before an item is made for them.
       if (kept.wouldKeep(tier, score)) kept.offer({ file: index, order: count++, definition, score, tier });
       else count++;
-    }
+    });
   });
-  return { items: kept.sorted(), focusMatched: personal.matched };
+  const ranking = { items: kept.sorted(), focusMatched: personal.matched };
+  lastRanking = { graph, question, ranking };
+  return ranking;
 }
+
+/** The last ranking: a map asked for again on an unchanged tree (the model calls repo_map more than once) is not ranked again. */
+let lastRanking: { graph: UseGraph; question: string; ranking: Ranking } | undefined;
 
 interface Scores {
   ranks: Float64Array;
-  /** A definition's share of the ranks of the files using its name. */
-  scoreOf: (file: number, name: string) => number;
+  /** A definition's share of the ranks of the files using its name (by the name's id in the graph; -1 for none). */
+  scoreOf: (file: number, nameId: number) => number;
 }
 
 /** The last scores: the same graph and personalisation (a map asked for again) give the same scores. */
@@ -94,15 +110,32 @@ function scoresOf(nodeCount: number, graph: UseGraph, personal: Float64Array | u
       byFileAndName.set(key, (byFileAndName.get(key) ?? 0) + flow);
     }
   }
-  const nameIds = new Map(graph.names.map((name, id) => [name, id]));
-  const scoreOf = (file: number, name: string) => {
-    const id = nameIds.get(name);
-    if (id === undefined) return 0;
+  const scoreOf = (file: number, id: number) => {
+    if (id < 0) return 0;
     return graph.singleDefiner[id] ? (byName[id] ?? 0) : (byFileAndName.get(file * graph.names.length + id) ?? 0);
   };
   const scores = { ranks, scoreOf };
   lastScores = { graph, personal, scores };
   return scores;
+}
+
+/**
+ * The graph's name id of each definition of a file's tags (-1 for a name without edges). Kept per
+ * tags object while the graph's names stay the same array: after a one-file change only that file's are looked up again.
+ */
+let nameIdCache: { names: string[]; byName: Map<string, number>; byTags: WeakMap<FileTags, Int32Array> } | undefined;
+
+function definitionNameIds(graph: UseGraph): (tags: FileTags) => Int32Array {
+  if (nameIdCache?.names !== graph.names) nameIdCache = { names: graph.names, byName: new Map(graph.names.map((name, id) => [name, id])), byTags: new WeakMap() };
+  const { byName, byTags } = nameIdCache;
+  return (tags) => {
+    let ids = byTags.get(tags);
+    if (!ids) {
+      ids = Int32Array.from(tags.definitions, (definition) => byName.get(definition.name) ?? -1);
+      byTags.set(tags, ids);
+    }
+    return ids;
+  };
 }
 
 function sameVector(a: Float64Array | undefined, b: Float64Array | undefined): boolean {
@@ -177,30 +210,35 @@ function symbolTier(name: string, focus: Focus): 0 | 1 | 2 {
 }
 
 function personalisation(files: RepoFile[], focus: Focus, mentions: Mentions): { vector: Float64Array | undefined; fileTiers: Array<1 | 2>; matched: boolean } {
+  const fileTiers: Array<1 | 2> = new Array<1 | 2>(files.length).fill(2);
+  // Nothing asked and nothing mentioned: a uniform teleport, and no file singled out.
+  if (focus.keys.length === 0 && mentions.paths.size === 0 && mentions.identifiers.size === 0) return { vector: undefined, fileTiers, matched: false };
   const vector = new Float64Array(files.length);
-  const fileTiers: Array<1 | 2> = [];
+  const mentionedFolders = [...mentions.paths].filter((mentioned) => mentioned.includes("/")).map((mentioned) => `/${mentioned}`);
   let matched = false;
   files.forEach((file, index) => {
     let weight = 0;
     let tier: 1 | 2 = 2;
+    const definitions = file.tags?.definitions ?? [];
     for (const key of focus.keys) {
       const match = pathMatch(file.path, key);
       if (match) {
         weight += PERSONAL[match];
         tier = 1;
       }
-      for (const definition of file.tags?.definitions ?? []) {
+      for (const definition of definitions) {
         const tierOfName = symbolTier(definition.name, focus);
         if (tierOfName === 2) continue;
         weight += tierOfName === 0 ? PERSONAL.symbol : PERSONAL.part;
+        matched = true;
         break;
       }
     }
-    if (mentions.paths.has(file.path) || [...mentions.paths].some((mentioned) => mentioned.includes("/") && file.path.endsWith(`/${mentioned}`))) weight += PERSONAL.mentionedPath;
-    for (const definition of file.tags?.definitions ?? []) if (mentions.identifiers.has(definition.name)) weight += PERSONAL.mentionedIdentifier;
-    if (tier === 1 || (file.tags?.definitions ?? []).some((definition) => symbolTier(definition.name, focus) < 2)) matched = true;
+    if (mentions.paths.has(file.path) || mentionedFolders.some((mentioned) => file.path.endsWith(mentioned))) weight += PERSONAL.mentionedPath;
+    for (const definition of definitions) if (mentions.identifiers.has(definition.name)) weight += PERSONAL.mentionedIdentifier;
+    if (tier === 1) matched = true;
     vector[index] = weight;
-    fileTiers.push(tier);
+    fileTiers[index] = tier;
   });
   return { vector: vector.some((weight) => weight > 0) ? vector : undefined, fileTiers, matched };
 }
