@@ -42,11 +42,11 @@ export function identifierWeight(name: string, definers: number, referencers: nu
 
 type FileView = Pick<RepoFile, "path" | "tags" | "large">;
 
-/** One name's edges, kept so that a changed file re-derives only the names it defines or uses. */
+/** One name's edges, kept so that a changed file re-derives only the names it defines or uses. Typed arrays: the whole graph is copied out of them after each change. */
 interface NameEdges {
-  sources: number[];
-  targets: number[];
-  weights: number[];
+  sources: Int32Array;
+  targets: Int32Array;
+  weights: Float64Array;
   singleDefiner: boolean;
 }
 
@@ -185,18 +185,20 @@ function nameEdges(name: string, files: RepoFile[], definers: Map<string, number
   const using = users.get(name);
   if (!targets || targets.length > MAX_DEFINERS || !using || using.files.length === 0) return undefined;
   const weight = identifierWeight(name, targets.length, using.files.length, files.length, mentions.identifiers.has(name));
-  const block: NameEdges = { sources: [], targets: [], weights: [], singleDefiner: targets.length === 1 };
+  const sources: number[] = [];
+  const ends: number[] = [];
+  const weights: number[] = [];
   using.files.forEach((from, k) => {
     // A file that defines the name itself means its own definition.
     if (targets.includes(from)) return;
     const edgeWeight = weight * Math.sqrt(using.uses[k] ?? 0);
     for (const to of targets) {
-      block.sources.push(from);
-      block.targets.push(to);
-      block.weights.push(files[to]?.large ? edgeWeight * LARGE_FILE_WEIGHT : edgeWeight);
+      sources.push(from);
+      ends.push(to);
+      weights.push(files[to]?.large ? edgeWeight * LARGE_FILE_WEIGHT : edgeWeight);
     }
   });
-  return block;
+  return { sources: Int32Array.from(sources), targets: Int32Array.from(ends), weights: Float64Array.from(weights), singleDefiner: targets.length === 1 };
 }
 
 function flatten(names: string[], edges: Map<string, NameEdges>): UseGraph {
