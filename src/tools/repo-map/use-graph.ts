@@ -1,6 +1,7 @@
 import type { RepoFile } from "./collect-tags.js";
 import type { Mentions } from "./focus.js";
 import type { WeightedEdges } from "./pagerank.js";
+import { insertSorted, lowerBound, removeSorted } from "./sorted-numbers.js";
 
 /** A name defined in more files than this points nowhere in particular (`get`, `run`): it adds no edges. */
 const MAX_DEFINERS = 16;
@@ -225,27 +226,6 @@ function flatten(names: string[], edges: Map<string, NameEdges>): UseGraph {
     at += block.sources.length;
   });
   return graph;
-}
-
-function lowerBound(sorted: number[], value: number): number {
-  let low = 0;
-  let high = sorted.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if ((sorted[middle] ?? 0) < value) low = middle + 1;
-    else high = middle;
-  }
-  return low;
-}
-
-function insertSorted(sorted: number[], value: number): void {
-  const at = lowerBound(sorted, value);
-  if (sorted[at] !== value) sorted.splice(at, 0, value);
-}
-
-function removeSorted(sorted: number[], value: number): void {
-  const at = lowerBound(sorted, value);
-  if (sorted[at] === value) sorted.splice(at, 1);
 }
 
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
