@@ -47,14 +47,25 @@ interface TrackedEntry {
   sha: string;
 }
 
+interface Tracked {
+  entries: TrackedEntry[];
+  modified: Set<string>;
+}
+
+/** The last listing, by git's own output: a warm map usually lists the same tree (a changed file is listed the same however often it changes). */
+let lastListing: { root: string; stdout: string; tracked: Tracked } | undefined;
+/** The files of the last map, one per entry of its listing: a map of the same listing takes those of unchanged files as they are. */
+let lastTree: { tracked: Tracked; files: RepoFile[]; keys: Array<string | undefined> } | undefined;
+
 /**
  * The tracked files with their blob SHAs, from the index, and those changed in the working tree:
  * one `git ls-files -t -c -m -s` (a spawned git is a good part of a warm map), where `H` tags a
  * cached entry and `C` a changed one.
  */
-async function listTracked(root: string): Promise<{ entries: TrackedEntry[]; modified: Set<string> }> {
+async function listTracked(root: string): Promise<Tracked> {
   const listed = await gitRead(root, ["ls-files", "-t", "-c", "-m", "-s", "-z", "--full-name"]);
   if (listed.code !== 0) throw new Error(gitFailure(listed, "ls-files"));
+  if (lastListing?.root === root && lastListing.stdout === listed.stdout) return lastListing.tracked;
   const byPath = new Map<string, TrackedEntry>();
   const modified = new Set<string>();
   for (const record of listed.stdout.split("\0")) {
@@ -67,31 +78,42 @@ async function listTracked(root: string): Promise<{ entries: TrackedEntry[]; mod
     if (!byPath.has(file)) byPath.set(file, { path: file, mode, sha });
   }
   const entries = [...byPath.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { entries, modified };
+  const tracked = { entries, modified };
+  lastListing = { root, stdout: listed.stdout, tracked };
+  return tracked;
 }
 
 /** Tags for every tracked file: from the cache by blob SHA, else read and outlined on worker threads. */
 export async function collectTags(root: string, signal?: AbortSignal, cacheDir?: string): Promise<CollectedTags> {
-  const [{ entries, modified }, persisted] = await Promise.all([listTracked(root), cacheDir && !loadedDirs.has(cacheDir) ? loadPersistedTags(cacheDir) : undefined]);
+  const [tracked, persisted] = await Promise.all([listTracked(root), cacheDir && !loadedDirs.has(cacheDir) ? loadPersistedTags(cacheDir) : undefined]);
+  const { entries, modified } = tracked;
   if (cacheDir && persisted) {
     loadedDirs.add(cacheDir);
     for (const [key, value] of persisted) if (!cache.has(key)) remember(key, value);
     // Nothing on disk yet: the first map writes it, however few files it parsed.
     if (persisted.size === 0) unsavedParses.set(cacheDir, PERSIST_AFTER);
   }
+  const previous = lastTree?.tracked === tracked ? lastTree : undefined;
   const reader = new HeadReader(root);
-  const keys: string[] = [];
   const files: RepoFile[] = [];
+  const keys: Array<string | undefined> = [];
   // Per blob key not cached: the job outlining it and every file holding that blob (vendored copies share one parse and one tags object).
   const queued = new Map<string, { job: OutlineJob; files: RepoFile[] }>();
-  for (const entry of entries) {
+  entries.forEach((entry, index) => {
+    const unchanged = previous && !modified.has(entry.path) ? previous.files[index] : undefined;
+    if (previous && unchanged) {
+      files.push(unchanged);
+      keys.push(previous.keys[index]);
+      return;
+    }
     const file: RepoFile = { path: entry.path };
     files.push(file);
+    keys.push(undefined);
     if (entry.mode === "120000") file.note = "symbolic link";
     else if (entry.mode === "160000") file.note = "submodule";
     else {
       const language = parsedLanguageOf(entry.path);
-      if (!language && !hasOutline(entry.path)) continue;
+      if (!language && !hasOutline(entry.path)) return;
       const job: OutlineJob = { path: entry.path, ...(language ? { language } : {}) };
       let sha = entry.sha;
       if (modified.has(entry.path)) {
@@ -99,13 +121,13 @@ export async function collectTags(root: string, signal?: AbortSignal, cacheDir?:
         const head = reader.read(entry.path);
         if (head.text === undefined) {
           if (head.note) file.note = head.note;
-          continue;
+          return;
         }
         job.head = head;
         sha = createHash("sha1").update(`blob ${Buffer.byteLength(head.text)}\0${head.text}`).digest("hex");
       }
       const key = `${sha}:${language ?? "regex"}`;
-      keys.push(key);
+      keys[index] = key;
       const cached = cache.get(key);
       if (cached) Object.assign(file, cached);
       else {
@@ -114,7 +136,7 @@ export async function collectTags(root: string, signal?: AbortSignal, cacheDir?:
         else queued.set(key, { job, files: [file] });
       }
     }
-  }
+  });
   signal?.throwIfAborted();
   const blobs = [...queued];
   const jobs = blobs.map(([, blob]) => blob.job);
@@ -127,6 +149,8 @@ export async function collectTags(root: string, signal?: AbortSignal, cacheDir?:
     for (const file of blob.files) Object.assign(file, entry);
     remember(key, entry);
   });
+  // Without parsers the files got the regex outline: not what a later map with parsers should reuse.
+  lastTree = parsersUnavailable ? undefined : { tracked, files, keys };
   // A cache that cannot be written leaves the map whole: the map says so rather than failing.
   const cacheError = cacheDir && !parsersUnavailable ? await persistIfDue(cacheDir, keys, blobs.length).then(() => undefined, (error: unknown) => (error instanceof Error ? error.message : String(error))) : undefined;
   return { files, parsersUnavailable, parsed: blobs.length, generated: files.filter((file) => file.generated).length, ...(cacheError ? { cacheError } : {}) };
@@ -146,14 +170,14 @@ async function outlineHere(reader: HeadReader, jobs: OutlineJob[], signal?: Abor
 }
 
 /** Writes the tags of the tree just mapped beside the mirror once enough files were parsed since the last write. */
-async function persistIfDue(cacheDir: string, keys: string[], parsedNow: number): Promise<void> {
+async function persistIfDue(cacheDir: string, keys: Array<string | undefined>, parsedNow: number): Promise<void> {
   const unsaved = (unsavedParses.get(cacheDir) ?? 0) + parsedNow;
   if (unsaved < PERSIST_AFTER) {
     unsavedParses.set(cacheDir, unsaved);
     return;
   }
   const entries: Array<[string, CachedTags]> = [];
-  for (const key of keys.sort()) {
+  for (const key of keys.filter((key) => key !== undefined).sort()) {
     const value = cache.get(key);
     if (value) entries.push([key, value]);
   }
@@ -172,6 +196,8 @@ function remember(key: string, value: CachedTags): void {
 /** Forgets every cached tag (tests measure cold maps with it). */
 export function clearTagCache(): void {
   cache.clear();
+  lastTree = undefined;
+  lastListing = undefined;
   // A fresh start, like a new process: the next map with a cache directory reads it again.
   loadedDirs.clear();
   unsavedParses.clear();
