@@ -5,7 +5,7 @@ import { parsedLanguageOf } from "./queries.js";
 import { loadPersistedTags, persistTags, type CachedTags } from "./disk-cache.js";
 import { outlineFile, type OutlineJob } from "./outline-file.js";
 import { HeadReader } from "./read-head.js";
-import { outlineInWorkers } from "./tag-pool.js";
+import { outlineInWorkers, startParserWorkers } from "./tag-pool.js";
 import type { FileTags } from "./tags.js";
 
 /** A tracked file as the map sees it. */
@@ -85,6 +85,7 @@ async function listTracked(root: string): Promise<Tracked> {
 
 /** Tags for every tracked file: from the cache by blob SHA, else read and outlined on worker threads. */
 export async function collectTags(root: string, signal?: AbortSignal, cacheDir?: string): Promise<CollectedTags> {
+  if (!lastTree) startParserWorkers();
   const [tracked, persisted] = await Promise.all([listTracked(root), cacheDir && !loadedDirs.has(cacheDir) ? loadPersistedTags(cacheDir) : undefined]);
   const { entries, modified } = tracked;
   if (cacheDir && persisted) {

@@ -40,6 +40,13 @@ async function loadLanguage(name: ParsedLanguage): Promise<LoadedLanguage> {
   return { language, query: new Query(language, query) };
 }
 
+/** Loads the parser runtime now, so that the first file does not wait for it. */
+export function prepareParser(): void {
+  parser ??= newParser();
+  // Not handled here: each parse awaits the same promise and reports a failure as that file's note.
+  parser.catch(() => undefined);
+}
+
 /** Parses one file and runs its language's tags query. */
 export async function parseTags(name: ParsedLanguage, text: string): Promise<FileTags> {
   const instance = await (parser ??= newParser());

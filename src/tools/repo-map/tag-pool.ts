@@ -123,6 +123,18 @@ export async function outlineInWorkers(root: string, jobs: OutlineJob[], signal?
   return outcomes;
 }
 
+/**
+ * Starts the parser workers ahead of a map that will likely parse (the first in this process), so
+ * they load while git lists the tree. Unused, they end when idle like after any map.
+ */
+export function startParserWorkers(): void {
+  const started = pool === undefined;
+  if (!ensurePool() || !started) return;
+  clearTimeout(idleTimer);
+  idleTimer = setTimeout(stopParserWorkers, IDLE_MS);
+  idleTimer.unref();
+}
+
 /** Ends the parser workers (they also end on their own when idle). */
 export function stopParserWorkers(): void {
   const current = pool;

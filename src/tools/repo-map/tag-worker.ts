@@ -2,12 +2,15 @@
 import { parentPort } from "node:worker_threads";
 import type { CachedTags } from "./disk-cache.js";
 import { outlineFile } from "./outline-file.js";
-import { parseTags } from "./parse-tags.js";
+import { parseTags, prepareParser } from "./parse-tags.js";
 import { HeadReader } from "./read-head.js";
 import type { OutlineBatch, OutlineBatchResult } from "./tag-pool.js";
 
 const port = parentPort;
 if (!port) throw new Error("tag-worker.js runs as a worker thread");
+
+// While the main thread lists the tree and sends the first batch.
+prepareParser();
 
 port.on("message", (batch: OutlineBatch) => {
   void outlineBatch(batch).then((result) => port.postMessage(result));
