@@ -61,6 +61,8 @@ interface GraphIndex {
   /** Names with edges, in code-point order. */
   names: string[];
   graph: UseGraph;
+  /** Where each name's edges start in the graph's arrays (by name id; one more for the end). */
+  offsets: Int32Array;
 }
 
 /** The last graph: a model calls repo_map several times on one tree, and after a push few files change. */
@@ -124,7 +126,7 @@ function build(files: RepoFile[], mentions: Mentions, mentioned: string): GraphI
     if (block) edges.set(name, block);
   }
   const names = [...edges.keys()].sort(compare);
-  return { files: snapshot(files), mentioned, definers, users, edges, names, graph: flatten(names, edges) };
+  return { files: snapshot(files), mentioned, definers, users, edges, names, ...flatten(names, edges) };
 }
 
 /** The last index with the changed files' definitions and uses replaced, and only the names they touch re-derived. */
@@ -176,8 +178,9 @@ function patch(previous: GraphIndex, files: RepoFile[], changed: number[], menti
     else edges.delete(name);
     if (had !== (block !== undefined)) namesChanged = true;
   }
-  if (namesChanged) names = [...edges.keys()].sort(compare);
-  return { ...previous, files: snapshot(files), names, graph: flatten(names, edges) };
+  if (!namesChanged) return { ...previous, files: snapshot(files), ...refill(previous, touched, edges) };
+  names = [...edges.keys()].sort(compare);
+  return { ...previous, files: snapshot(files), names, ...flatten(names, edges) };
 }
 
 /** A name's edges: from each file using it (but not defining it) to each file defining it. */
@@ -202,7 +205,7 @@ function nameEdges(name: string, files: RepoFile[], definers: Map<string, number
   return { sources: Int32Array.from(sources), targets: Int32Array.from(ends), weights: Float64Array.from(weights), singleDefiner: targets.length === 1 };
 }
 
-function flatten(names: string[], edges: Map<string, NameEdges>): UseGraph {
+function flatten(names: string[], edges: Map<string, NameEdges>): { graph: UseGraph; offsets: Int32Array } {
   let count = 0;
   for (const name of names) count += edges.get(name)?.sources.length ?? 0;
   const graph: UseGraph = {
@@ -214,18 +217,85 @@ function flatten(names: string[], edges: Map<string, NameEdges>): UseGraph {
     singleDefiner: [],
     count,
   };
+  const offsets = new Int32Array(names.length + 1);
   let at = 0;
   names.forEach((name, id) => {
+    offsets[id] = at;
     const block = edges.get(name);
     graph.singleDefiner.push(block?.singleDefiner ?? false);
-    if (!block) return;
-    graph.sources.set(block.sources, at);
-    graph.targets.set(block.targets, at);
-    graph.weights.set(block.weights, at);
-    graph.nameIds.fill(id, at, at + block.sources.length);
-    at += block.sources.length;
+    if (block) at = place(graph, block, id, at);
   });
-  return graph;
+  offsets[names.length] = at;
+  return { graph, offsets };
+}
+
+/**
+ * The graph after a patch that kept the same names: the untouched names' edges copied from the
+ * last graph in runs (a copy per run rather than per name), the touched names' from their blocks.
+ * Equal to `flatten` of the same names and edges.
+ */
+function refill(previous: GraphIndex, touched: Set<string>, edges: Map<string, NameEdges>): { graph: UseGraph; offsets: Int32Array } {
+  const { names } = previous;
+  const before = previous.graph;
+  const starts = previous.offsets;
+  const ids = [...touched].map((name) => nameId(names, name)).filter((id) => id >= 0).sort((a, b) => a - b);
+  let count = before.count;
+  for (const id of ids) count += (edges.get(names[id] ?? "")?.sources.length ?? 0) - ((starts[id + 1] ?? 0) - (starts[id] ?? 0));
+  const graph: UseGraph = {
+    sources: new Int32Array(count),
+    targets: new Int32Array(count),
+    weights: new Float64Array(count),
+    nameIds: new Int32Array(count),
+    names,
+    singleDefiner: [...before.singleDefiner],
+    count,
+  };
+  const offsets = new Int32Array(names.length + 1);
+  let at = 0;
+  let next = 0;
+  // Copies the untouched names [next, end) as one run, shifted to `at`.
+  const copyRun = (end: number) => {
+    const from = starts[next] ?? 0;
+    const to = starts[end] ?? 0;
+    graph.sources.set(before.sources.subarray(from, to), at);
+    graph.targets.set(before.targets.subarray(from, to), at);
+    graph.weights.set(before.weights.subarray(from, to), at);
+    graph.nameIds.set(before.nameIds.subarray(from, to), at);
+    for (let id = next; id < end; id++) offsets[id] = (starts[id] ?? 0) - from + at;
+    at += to - from;
+  };
+  for (const id of ids) {
+    copyRun(id);
+    offsets[id] = at;
+    const block = edges.get(names[id] ?? "");
+    graph.singleDefiner[id] = block?.singleDefiner ?? false;
+    if (block) at = place(graph, block, id, at);
+    next = id + 1;
+  }
+  copyRun(names.length);
+  offsets[names.length] = at;
+  return { graph, offsets };
+}
+
+/** Writes a name's edges into the graph's arrays at `at`; returns where the next name's start. */
+function place(graph: UseGraph, block: NameEdges, id: number, at: number): number {
+  graph.sources.set(block.sources, at);
+  graph.targets.set(block.targets, at);
+  graph.weights.set(block.weights, at);
+  graph.nameIds.fill(id, at, at + block.sources.length);
+  return at + block.sources.length;
+}
+
+/** A name's id: its index in the sorted names, or -1. */
+function nameId(names: string[], name: string): number {
+  let low = 0;
+  let high = names.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (compare(names[middle] ?? "", name) < 0) low = middle + 1;
+    else high = middle;
+  }
+  return names[low] === name ? low : -1;
 }
 
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
