@@ -208,15 +208,7 @@ function nameEdges(name: string, files: RepoFile[], definers: Map<string, number
 function flatten(names: string[], edges: Map<string, NameEdges>): { graph: UseGraph; offsets: Int32Array } {
   let count = 0;
   for (const name of names) count += edges.get(name)?.sources.length ?? 0;
-  const graph: UseGraph = {
-    sources: new Int32Array(count),
-    targets: new Int32Array(count),
-    weights: new Float64Array(count),
-    nameIds: new Int32Array(count),
-    names,
-    singleDefiner: [],
-    count,
-  };
+  const graph = emptyGraph(names, count, []);
   const offsets = new Int32Array(names.length + 1);
   let at = 0;
   names.forEach((name, id) => {
@@ -241,15 +233,7 @@ function refill(previous: GraphIndex, touched: Set<string>, edges: Map<string, N
   const ids = [...touched].map((name) => nameId(names, name)).filter((id) => id >= 0).sort((a, b) => a - b);
   let count = before.count;
   for (const id of ids) count += (edges.get(names[id] ?? "")?.sources.length ?? 0) - ((starts[id + 1] ?? 0) - (starts[id] ?? 0));
-  const graph: UseGraph = {
-    sources: new Int32Array(count),
-    targets: new Int32Array(count),
-    weights: new Float64Array(count),
-    nameIds: new Int32Array(count),
-    names,
-    singleDefiner: [...before.singleDefiner],
-    count,
-  };
+  const graph = emptyGraph(names, count, [...before.singleDefiner]);
   const offsets = new Int32Array(names.length + 1);
   let at = 0;
   let next = 0;
@@ -275,6 +259,10 @@ function refill(previous: GraphIndex, touched: Set<string>, edges: Map<string, N
   copyRun(names.length);
   offsets[names.length] = at;
   return { graph, offsets };
+}
+
+function emptyGraph(names: string[], count: number, singleDefiner: boolean[]): UseGraph {
+  return { sources: new Int32Array(count), targets: new Int32Array(count), weights: new Float64Array(count), nameIds: new Int32Array(count), names, singleDefiner, count };
 }
 
 /** Writes a name's edges into the graph's arrays at `at`; returns where the next name's start. */
