@@ -49,28 +49,44 @@ export function rankDefinitions(files: RepoFile[], focus: Focus, mentions: Menti
     compare(files[a.file]?.path ?? "", files[b.file]?.path ?? "") ||
     (a.definition?.line ?? 0) - (b.definition?.line ?? 0) ||
     a.order - b.order;
-  const kept = new BestItems(limit, order);
+  // Every candidate in file order (its position is the last tie-break), as numbers: most cannot make the cut, and get no object.
+  const total = files.reduce((sum, file) => sum + Math.max(1, file.tags?.definitions.length ?? 0), 0);
+  const fileOf = new Int32Array(total);
+  const definitionAt = new Int32Array(total);
+  /** tier × 2, plus 1 for a file without definitions: the order's first two keys. */
+  const groups = new Uint8Array(total);
+  const scores = new Float64Array(total);
   let count = 0;
+  const add = (file: number, definition: number, group: number, score: number) => {
+    fileOf[count] = file;
+    definitionAt[count] = definition;
+    groups[count] = group;
+    scores[count] = score;
+    count++;
+  };
   files.forEach((file, index) => {
     const rank = ranks[index] ?? 0;
     const fileTier = personal.fileTiers[index] ?? 2;
     const tags = file.tags;
     const definitions = tags?.definitions ?? [];
     if (!tags || definitions.length === 0) {
-      kept.offer({ file: index, order: count++, score: rank, tier: fileTier });
+      add(index, -1, fileTier * 2 + 1, rank);
       return;
     }
     const ids = nameIds(tags);
     const baseline = (rank * BASELINE_SHARE) / definitions.length;
     definitions.forEach((definition, at) => {
-      const score = scoreOf(index, ids[at] ?? -1) + baseline;
-      const tier = focus.keys.length === 0 ? fileTier : (Math.min(fileTier, symbolTier(definition.name, focus)) as RankedItem["tier"]);
-      // Most definitions cannot make the cut: judged before an item is made for them.
-      if (kept.wouldKeep(tier, score)) kept.offer({ file: index, order: count++, definition, score, tier });
-      else count++;
+      const tier = focus.keys.length === 0 ? fileTier : Math.min(fileTier, symbolTier(definition.name, focus));
+      add(index, at, tier * 2, scoreOf(index, ids[at] ?? -1) + baseline);
     });
   });
-  const ranking = { items: kept.sorted(), focusMatched: personal.matched };
+  const items = contenders(groups, scores, limit).map((candidate): RankedItem => {
+    const file = fileOf[candidate] ?? 0;
+    const definition = files[file]?.tags?.definitions[definitionAt[candidate] ?? -1];
+    const tier = ((groups[candidate] ?? 4) >> 1) as RankedItem["tier"];
+    return { file, order: candidate, ...(definition ? { definition } : {}), score: scores[candidate] ?? 0, tier };
+  });
+  const ranking = { items: items.sort(order).slice(0, limit), focusMatched: personal.matched };
   lastRanking = { graph, question, ranking };
   return ranking;
 }
@@ -144,63 +160,33 @@ function sameVector(a: Float64Array | undefined, b: Float64Array | undefined): b
 }
 
 /**
- * The `limit` best items in order, without sorting all of them: a bounded heap whose root is the
- * worst kept. The order is total (file order breaks the last ties), so this equals a full sort's prefix.
+ * The candidates that can be among the `limit` best: all of the better groups, and in the group
+ * where the cut falls those scoring at least the last place's score (ties at the cut included, for
+ * the full order to settle). Sorted and cut to `limit`, they are exactly a full sort's prefix,
+ * without sorting or making objects for the tens of thousands that cannot make it.
  */
-class BestItems {
-  private readonly heap: RankedItem[] = [];
-
-  constructor(
-    private readonly limit: number,
-    private readonly order: (a: RankedItem, b: RankedItem) => number,
-  ) {}
-
-  /** False only when a definition with this tier and score is surely worse than everything kept. */
-  wouldKeep(tier: number, score: number): boolean {
-    const root = this.heap[0];
-    if (this.heap.length < this.limit || root === undefined) return this.limit > 0;
-    // A definition ranks before a name-only file of its tier, and ties go to the full comparison.
-    return tier < root.tier || (tier === root.tier && (root.definition === undefined || score >= root.score));
+function contenders(groups: Uint8Array, scores: Float64Array, limit: number): number[] {
+  const chosen: number[] = [];
+  if (limit <= 0) return chosen;
+  // Every group is above the cut unless there are more candidates than places.
+  let cut = 6;
+  let lowest = Number.NEGATIVE_INFINITY;
+  if (groups.length > limit) {
+    const perGroup = new Int32Array(7);
+    for (const group of groups) perGroup[group] = (perGroup[group] ?? 0) + 1;
+    let before = 0;
+    for (cut = 0; before + (perGroup[cut] ?? 0) < limit; cut++) before += perGroup[cut] ?? 0;
+    const inCut = new Float64Array(perGroup[cut] ?? 0);
+    let filled = 0;
+    for (let candidate = 0; candidate < groups.length; candidate++) if (groups[candidate] === cut) inCut[filled++] = scores[candidate] ?? 0;
+    inCut.sort();
+    lowest = inCut[inCut.length - (limit - before)] ?? Number.NEGATIVE_INFINITY;
   }
-
-  offer(item: RankedItem): void {
-    const heap = this.heap;
-    if (heap.length < this.limit) {
-      heap.push(item);
-      for (let at = heap.length - 1; at > 0 && this.worse(at, (at - 1) >> 1); at = (at - 1) >> 1) this.swap(at, (at - 1) >> 1);
-      return;
-    }
-    const root = heap[0];
-    if (root === undefined || this.order(item, root) >= 0) return;
-    heap[0] = item;
-    for (let at = 0; ; ) {
-      const left = 2 * at + 1;
-      let worst = at;
-      if (left < heap.length && this.worse(left, worst)) worst = left;
-      if (left + 1 < heap.length && this.worse(left + 1, worst)) worst = left + 1;
-      if (worst === at) return;
-      this.swap(at, worst);
-      at = worst;
-    }
+  for (let candidate = 0; candidate < groups.length; candidate++) {
+    const group = groups[candidate] ?? 0;
+    if (group < cut || (group === cut && (scores[candidate] ?? 0) >= lowest)) chosen.push(candidate);
   }
-
-  sorted(): RankedItem[] {
-    return this.heap.sort(this.order);
-  }
-
-  private worse(i: number, j: number): boolean {
-    const a = this.heap[i];
-    const b = this.heap[j];
-    return a !== undefined && b !== undefined && this.order(a, b) > 0;
-  }
-
-  private swap(i: number, j: number): void {
-    const a = this.heap[i];
-    const b = this.heap[j];
-    if (a === undefined || b === undefined) return;
-    this.heap[i] = b;
-    this.heap[j] = a;
-  }
+  return chosen;
 }
 
 function symbolTier(name: string, focus: Focus): 0 | 1 | 2 {
