@@ -14,7 +14,7 @@ export interface CachedTags {
 }
 
 /** Bumped when what a parse produces changes in a way the grammar and query text do not show. */
-const FORMAT = 1;
+const FORMAT = 2;
 /** A repository's cache file holds the blobs of the last trees mapped, up to this many. */
 const MAX_PERSISTED_BLOBS = 100_000;
 
@@ -30,11 +30,24 @@ const VERSION = createHash("sha256")
   .slice(0, 16);
 
 function packageVersion(name: string): string {
+  const version = (file: string): unknown => {
+    const manifest: unknown = JSON.parse(readFileSync(file, "utf8"));
+    return typeof manifest === "object" && manifest !== null && "version" in manifest ? manifest.version : undefined;
+  };
+  for (const manifest of [() => require.resolve(`${name}/package.json`), () => path.join(path.dirname(require.resolve(name)), "package.json")]) {
+    try {
+      const found = version(manifest());
+      return typeof found === "string" ? found : "unknown";
+    } catch {
+      // Not exported (web-tree-sitter exports no package.json), or not installed: the next way.
+    }
+  }
+  // The Action bundle has no node_modules: scripts/build-action.mjs wrote the versions beside it.
   try {
-    const manifest: unknown = JSON.parse(readFileSync(require.resolve(`${name}/package.json`), "utf8"));
-    return typeof manifest === "object" && manifest !== null && "version" in manifest && typeof manifest.version === "string" ? manifest.version : "unknown";
+    const bundled = JSON.parse(readFileSync(new URL("./grammars/versions.json", import.meta.url), "utf8")) as Record<string, unknown>;
+    const found = bundled[name];
+    return typeof found === "string" ? found : "unknown";
   } catch {
-    // The Action bundle has no grammars: nothing is parsed there, so nothing is persisted either.
     return "unavailable";
   }
 }

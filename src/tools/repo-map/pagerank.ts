@@ -1,3 +1,9 @@
+/**
+ * Iteration stops when the ranks (summing to 1) moved less than this in total: far finer than any
+ * difference the ranking acts on (26 iterations on the bench's graph, against 32 for 1e-7).
+ */
+const TOLERANCE = 1e-6;
+
 export interface WeightedEdges {
   sources: ArrayLike<number>;
   targets: ArrayLike<number>;
@@ -47,7 +53,7 @@ export function pagerank(nodeCount: number, edges: WeightedEdges, personal?: Flo
       next[i] = value;
     }
     rank = next;
-    if (change < 1e-7) break;
+    if (change < TOLERANCE) break;
   }
   return rank;
 }

@@ -1,4 +1,6 @@
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { gunzipSync } from "node:zlib";
 import { Language, Parser, Query } from "web-tree-sitter";
 import { PARSED_LANGUAGES, type ParsedLanguage } from "./queries.js";
 import { normaliseTags, signatureLine, type Definition, type FileTags } from "./tags.js";
@@ -14,16 +16,35 @@ const MEMBER_REFERENCE = 0.25;
 const loaded = new Map<ParsedLanguage, Promise<LoadedLanguage>>();
 let parser: Promise<Parser> | undefined;
 
+/**
+ * A WebAssembly file gzipped in grammars/ beside this module: where the Action's bundle, which has
+ * no node_modules, carries the grammars and the parser runtime (scripts/build-action.mjs puts them
+ * there). Undefined elsewhere: built (lib/) or from source, the packages provide them.
+ */
+function bundledWasm(file: string): Uint8Array | undefined {
+  const url = new URL(`./grammars/${file}.gz`, import.meta.url);
+  if (url.protocol !== "file:" || !existsSync(url)) return undefined;
+  return gunzipSync(readFileSync(url));
+}
+
 async function newParser(): Promise<Parser> {
-  await Parser.init();
+  const runtime = bundledWasm("web-tree-sitter.wasm");
+  await Parser.init(runtime ? { wasmBinary: runtime } : undefined);
   return new Parser();
 }
 
 async function loadLanguage(name: ParsedLanguage): Promise<LoadedLanguage> {
   const { grammar, query } = PARSED_LANGUAGES[name];
   await (parser ??= newParser());
-  const language = await Language.load(require.resolve(`@repomix/tree-sitter-wasms/out/${grammar}`));
+  const language = await Language.load(bundledWasm(grammar) ?? require.resolve(`@repomix/tree-sitter-wasms/out/${grammar}`));
   return { language, query: new Query(language, query) };
+}
+
+/** Loads the parser runtime now, so that the first file does not wait for it. */
+export function prepareParser(): void {
+  parser ??= newParser();
+  // Not handled here: each parse awaits the same promise and reports a failure as that file's note.
+  parser.catch(() => undefined);
 }
 
 /** Parses one file and runs its language's tags query. */

@@ -2,7 +2,7 @@ import type { RepoFile } from "./collect-tags.js";
 import { pathMatch, type Focus, type Mentions } from "./focus.js";
 import { pagerank } from "./pagerank.js";
 import { useGraph, type UseGraph } from "./use-graph.js";
-import type { Definition } from "./tags.js";
+import type { Definition, FileTags } from "./tags.js";
 
 /** One line of the map to be: a definition, or a file shown by name only (no definitions). */
 export interface RankedItem {
@@ -34,8 +34,13 @@ const BASELINE_SHARE = 0.05;
  */
 export function rankDefinitions(files: RepoFile[], focus: Focus, mentions: Mentions, limit = Number.POSITIVE_INFINITY): Ranking {
   const graph = useGraph(files, mentions);
+  // The same graph (the tree unchanged) asked the same question: the same answer.
+  const question = JSON.stringify([focus.keys, [...mentions.identifiers].sort(), [...mentions.paths].sort(), limit]);
+  if (lastRanking && lastRanking.graph === graph && lastRanking.question === question) return lastRanking.ranking;
+
   const personal = personalisation(files, focus, mentions);
   const { ranks, scoreOf } = scoresOf(files.length, graph, personal.vector);
+  const nameIds = definitionNameIds(graph);
 
   const order = (a: RankedItem, b: RankedItem) =>
     a.tier - b.tier ||
@@ -44,28 +49,55 @@ export function rankDefinitions(files: RepoFile[], focus: Focus, mentions: Menti
     compare(files[a.file]?.path ?? "", files[b.file]?.path ?? "") ||
     (a.definition?.line ?? 0) - (b.definition?.line ?? 0) ||
     a.order - b.order;
-  const kept = new BestItems(limit, order);
+  // Every candidate in file order (its position is the last tie-break), as numbers: most cannot make the cut, and get no object.
+  const total = files.reduce((sum, file) => sum + Math.max(1, file.tags?.definitions.length ?? 0), 0);
+  const fileOf = new Int32Array(total);
+  const definitionAt = new Int32Array(total);
+  /** tier × 2, plus 1 for a file without definitions: the order's first two keys. */
+  const groups = new Uint8Array(total);
+  const scores = new Float64Array(total);
   let count = 0;
+  const add = (file: number, definition: number, group: number, score: number) => {
+    fileOf[count] = file;
+    definitionAt[count] = definition;
+    groups[count] = group;
+    scores[count] = score;
+    count++;
+  };
   files.forEach((file, index) => {
     const rank = ranks[index] ?? 0;
     const fileTier = personal.fileTiers[index] ?? 2;
-    const definitions = file.tags?.definitions ?? [];
-    if (definitions.length === 0) kept.offer({ file: index, order: count++, score: rank, tier: fileTier });
-    for (const definition of definitions) {
-      const score = scoreOf(index, definition.name) + (rank * BASELINE_SHARE) / definitions.length;
-      const tier = focus.keys.length === 0 ? fileTier : (Math.min(fileTier, symbolTier(definition.name, focus)) as RankedItem["tier"]);
-      // Most definitions cannot make the cut: judged before an item is made for them.
-      if (kept.wouldKeep(tier, score)) kept.offer({ file: index, order: count++, definition, score, tier });
-      else count++;
+    const tags = file.tags;
+    const definitions = tags?.definitions ?? [];
+    if (!tags || definitions.length === 0) {
+      add(index, -1, fileTier * 2 + 1, rank);
+      return;
     }
+    const ids = nameIds(tags);
+    const baseline = (rank * BASELINE_SHARE) / definitions.length;
+    definitions.forEach((definition, at) => {
+      const tier = focus.keys.length === 0 ? fileTier : Math.min(fileTier, symbolTier(definition.name, focus));
+      add(index, at, tier * 2, scoreOf(index, ids[at] ?? -1) + baseline);
+    });
   });
-  return { items: kept.sorted(), focusMatched: personal.matched };
+  const items = contenders(groups, scores, limit).map((candidate): RankedItem => {
+    const file = fileOf[candidate] ?? 0;
+    const definition = files[file]?.tags?.definitions[definitionAt[candidate] ?? -1];
+    const tier = ((groups[candidate] ?? 4) >> 1) as RankedItem["tier"];
+    return { file, order: candidate, ...(definition ? { definition } : {}), score: scores[candidate] ?? 0, tier };
+  });
+  const ranking = { items: items.sort(order).slice(0, limit), focusMatched: personal.matched };
+  lastRanking = { graph, question, ranking };
+  return ranking;
 }
+
+/** The last ranking: a map asked for again on an unchanged tree (the model calls repo_map more than once) is not ranked again. */
+let lastRanking: { graph: UseGraph; question: string; ranking: Ranking } | undefined;
 
 interface Scores {
   ranks: Float64Array;
-  /** A definition's share of the ranks of the files using its name. */
-  scoreOf: (file: number, name: string) => number;
+  /** A definition's share of the ranks of the files using its name (by the name's id in the graph; -1 for none). */
+  scoreOf: (file: number, nameId: number) => number;
 }
 
 /** The last scores: the same graph and personalisation (a map asked for again) give the same scores. */
@@ -94,15 +126,32 @@ function scoresOf(nodeCount: number, graph: UseGraph, personal: Float64Array | u
       byFileAndName.set(key, (byFileAndName.get(key) ?? 0) + flow);
     }
   }
-  const nameIds = new Map(graph.names.map((name, id) => [name, id]));
-  const scoreOf = (file: number, name: string) => {
-    const id = nameIds.get(name);
-    if (id === undefined) return 0;
+  const scoreOf = (file: number, id: number) => {
+    if (id < 0) return 0;
     return graph.singleDefiner[id] ? (byName[id] ?? 0) : (byFileAndName.get(file * graph.names.length + id) ?? 0);
   };
   const scores = { ranks, scoreOf };
   lastScores = { graph, personal, scores };
   return scores;
+}
+
+/**
+ * The graph's name id of each definition of a file's tags (-1 for a name without edges). Kept per
+ * tags object while the graph's names stay the same array: after a one-file change only that file's are looked up again.
+ */
+let nameIdCache: { names: string[]; byName: Map<string, number>; byTags: WeakMap<FileTags, Int32Array> } | undefined;
+
+function definitionNameIds(graph: UseGraph): (tags: FileTags) => Int32Array {
+  if (nameIdCache?.names !== graph.names) nameIdCache = { names: graph.names, byName: new Map(graph.names.map((name, id) => [name, id])), byTags: new WeakMap() };
+  const { byName, byTags } = nameIdCache;
+  return (tags) => {
+    let ids = byTags.get(tags);
+    if (!ids) {
+      ids = Int32Array.from(tags.definitions, (definition) => byName.get(definition.name) ?? -1);
+      byTags.set(tags, ids);
+    }
+    return ids;
+  };
 }
 
 function sameVector(a: Float64Array | undefined, b: Float64Array | undefined): boolean {
@@ -111,63 +160,33 @@ function sameVector(a: Float64Array | undefined, b: Float64Array | undefined): b
 }
 
 /**
- * The `limit` best items in order, without sorting all of them: a bounded heap whose root is the
- * worst kept. The order is total (file order breaks the last ties), so this equals a full sort's prefix.
+ * The candidates that can be among the `limit` best: all of the better groups, and in the group
+ * where the cut falls those scoring at least the last place's score (ties at the cut included, for
+ * the full order to settle). Sorted and cut to `limit`, they are exactly a full sort's prefix,
+ * without sorting or making objects for the tens of thousands that cannot make it.
  */
-class BestItems {
-  private readonly heap: RankedItem[] = [];
-
-  constructor(
-    private readonly limit: number,
-    private readonly order: (a: RankedItem, b: RankedItem) => number,
-  ) {}
-
-  /** False only when a definition with this tier and score is surely worse than everything kept. */
-  wouldKeep(tier: number, score: number): boolean {
-    const root = this.heap[0];
-    if (this.heap.length < this.limit || root === undefined) return this.limit > 0;
-    // A definition ranks before a name-only file of its tier, and ties go to the full comparison.
-    return tier < root.tier || (tier === root.tier && (root.definition === undefined || score >= root.score));
+function contenders(groups: Uint8Array, scores: Float64Array, limit: number): number[] {
+  const chosen: number[] = [];
+  if (limit <= 0) return chosen;
+  // Every group is above the cut unless there are more candidates than places.
+  let cut = 6;
+  let lowest = Number.NEGATIVE_INFINITY;
+  if (groups.length > limit) {
+    const perGroup = new Int32Array(7);
+    for (const group of groups) perGroup[group] = (perGroup[group] ?? 0) + 1;
+    let before = 0;
+    for (cut = 0; before + (perGroup[cut] ?? 0) < limit; cut++) before += perGroup[cut] ?? 0;
+    const inCut = new Float64Array(perGroup[cut] ?? 0);
+    let filled = 0;
+    for (let candidate = 0; candidate < groups.length; candidate++) if (groups[candidate] === cut) inCut[filled++] = scores[candidate] ?? 0;
+    inCut.sort();
+    lowest = inCut[inCut.length - (limit - before)] ?? Number.NEGATIVE_INFINITY;
   }
-
-  offer(item: RankedItem): void {
-    const heap = this.heap;
-    if (heap.length < this.limit) {
-      heap.push(item);
-      for (let at = heap.length - 1; at > 0 && this.worse(at, (at - 1) >> 1); at = (at - 1) >> 1) this.swap(at, (at - 1) >> 1);
-      return;
-    }
-    const root = heap[0];
-    if (root === undefined || this.order(item, root) >= 0) return;
-    heap[0] = item;
-    for (let at = 0; ; ) {
-      const left = 2 * at + 1;
-      let worst = at;
-      if (left < heap.length && this.worse(left, worst)) worst = left;
-      if (left + 1 < heap.length && this.worse(left + 1, worst)) worst = left + 1;
-      if (worst === at) return;
-      this.swap(at, worst);
-      at = worst;
-    }
+  for (let candidate = 0; candidate < groups.length; candidate++) {
+    const group = groups[candidate] ?? 0;
+    if (group < cut || (group === cut && (scores[candidate] ?? 0) >= lowest)) chosen.push(candidate);
   }
-
-  sorted(): RankedItem[] {
-    return this.heap.sort(this.order);
-  }
-
-  private worse(i: number, j: number): boolean {
-    const a = this.heap[i];
-    const b = this.heap[j];
-    return a !== undefined && b !== undefined && this.order(a, b) > 0;
-  }
-
-  private swap(i: number, j: number): void {
-    const a = this.heap[i];
-    const b = this.heap[j];
-    if (a === undefined || b === undefined) return;
-    this.heap[i] = b;
-    this.heap[j] = a;
-  }
+  return chosen;
 }
 
 function symbolTier(name: string, focus: Focus): 0 | 1 | 2 {
@@ -177,30 +196,35 @@ function symbolTier(name: string, focus: Focus): 0 | 1 | 2 {
 }
 
 function personalisation(files: RepoFile[], focus: Focus, mentions: Mentions): { vector: Float64Array | undefined; fileTiers: Array<1 | 2>; matched: boolean } {
+  const fileTiers: Array<1 | 2> = new Array<1 | 2>(files.length).fill(2);
+  // Nothing asked and nothing mentioned: a uniform teleport, and no file singled out.
+  if (focus.keys.length === 0 && mentions.paths.size === 0 && mentions.identifiers.size === 0) return { vector: undefined, fileTiers, matched: false };
   const vector = new Float64Array(files.length);
-  const fileTiers: Array<1 | 2> = [];
+  const mentionedFolders = [...mentions.paths].filter((mentioned) => mentioned.includes("/")).map((mentioned) => `/${mentioned}`);
   let matched = false;
   files.forEach((file, index) => {
     let weight = 0;
     let tier: 1 | 2 = 2;
+    const definitions = file.tags?.definitions ?? [];
     for (const key of focus.keys) {
       const match = pathMatch(file.path, key);
       if (match) {
         weight += PERSONAL[match];
         tier = 1;
       }
-      for (const definition of file.tags?.definitions ?? []) {
+      for (const definition of definitions) {
         const tierOfName = symbolTier(definition.name, focus);
         if (tierOfName === 2) continue;
         weight += tierOfName === 0 ? PERSONAL.symbol : PERSONAL.part;
+        matched = true;
         break;
       }
     }
-    if (mentions.paths.has(file.path) || [...mentions.paths].some((mentioned) => mentioned.includes("/") && file.path.endsWith(`/${mentioned}`))) weight += PERSONAL.mentionedPath;
-    for (const definition of file.tags?.definitions ?? []) if (mentions.identifiers.has(definition.name)) weight += PERSONAL.mentionedIdentifier;
-    if (tier === 1 || (file.tags?.definitions ?? []).some((definition) => symbolTier(definition.name, focus) < 2)) matched = true;
+    if (mentions.paths.has(file.path) || mentionedFolders.some((mentioned) => file.path.endsWith(mentioned))) weight += PERSONAL.mentionedPath;
+    for (const definition of definitions) if (mentions.identifiers.has(definition.name)) weight += PERSONAL.mentionedIdentifier;
+    if (tier === 1) matched = true;
     vector[index] = weight;
-    fileTiers.push(tier);
+    fileTiers[index] = tier;
   });
   return { vector: vector.some((weight) => weight > 0) ? vector : undefined, fileTiers, matched };
 }

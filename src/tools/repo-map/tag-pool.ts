@@ -3,25 +3,24 @@ import { createRequire } from "node:module";
 import os from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
-import type { ParsedLanguage } from "./queries.js";
-import type { FileTags } from "./tags.js";
+import type { CachedTags } from "./disk-cache.js";
+import type { OutlineJob } from "./outline-file.js";
 
-export interface ParseJob {
-  language: ParsedLanguage;
-  text: string;
-}
-export type ParseOutcome = FileTags | { error: string };
-export interface ParseBatch {
+/** A batch of files for one worker: it reads them from `root` itself, so the main thread never holds their text. */
+export interface OutlineBatch {
   id: number;
-  jobs: ParseJob[];
+  root: string;
+  jobs: OutlineJob[];
 }
-export interface ParseBatchResult {
+export interface OutlineBatchResult {
   id: number;
-  outcomes: ParseOutcome[];
+  outcomes: CachedTags[];
 }
 
-/** Files per message: big enough to amortise the hop, small enough to keep both workers busy to the end. */
-const BATCH_SIZE = 24;
+/** Files per message at most: enough to amortise the hop. */
+const MAX_BATCH = 32;
+/** Batches per worker still to come, at least: smaller batches near the end keep every worker busy to the last file. */
+const BATCHES_PER_WORKER = 4;
 /** Idle workers hold the grammars in memory; let them go when repo_map has not run for a while. */
 const IDLE_MS = 30_000;
 
@@ -47,7 +46,7 @@ function startWorker(source: { url: URL; viaTsx: boolean }): Worker {
 
 interface PoolWorker {
   worker: Worker;
-  pending: Map<number, (result: ParseBatchResult | Error) => void>;
+  pending: Map<number, (result: OutlineBatchResult | Error) => void>;
 }
 
 let pool: PoolWorker[] | undefined;
@@ -65,7 +64,7 @@ function ensurePool(): PoolWorker[] | undefined {
   const started: PoolWorker[] = [];
   for (let i = 0; i < workerCount(); i++) {
     const entry: PoolWorker = { worker: startWorker(source), pending: new Map() };
-    entry.worker.on("message", (result: ParseBatchResult) => {
+    entry.worker.on("message", (result: OutlineBatchResult) => {
       const settle = entry.pending.get(result.id);
       entry.pending.delete(result.id);
       settle?.(result);
@@ -85,32 +84,32 @@ function ensurePool(): PoolWorker[] | undefined {
   return pool;
 }
 
-function send(entry: PoolWorker, jobs: ParseJob[]): Promise<ParseBatchResult> {
+function send(entry: PoolWorker, root: string, jobs: OutlineJob[]): Promise<OutlineBatchResult> {
   const id = nextBatchId++;
   return new Promise((resolve, reject) => {
     entry.pending.set(id, (result) => (result instanceof Error ? reject(result) : resolve(result)));
-    entry.worker.postMessage({ id, jobs } satisfies ParseBatch);
+    entry.worker.postMessage({ id, root, jobs } satisfies OutlineBatch);
   });
 }
 
 /**
- * Parses the files on worker threads, so a big repository never blocks the event loop (webhooks,
- * other jobs). Undefined when parsers are unavailable here (the Action bundle); throws if a worker dies.
+ * Reads and outlines the files on worker threads, so a big repository never blocks the event loop
+ * (webhooks, other jobs). Undefined when parsers are unavailable here (the Action bundle); throws if a worker dies.
  */
-export async function parseInWorkers(jobs: ParseJob[], signal?: AbortSignal): Promise<ParseOutcome[] | undefined> {
+export async function outlineInWorkers(root: string, jobs: OutlineJob[], signal?: AbortSignal): Promise<CachedTags[] | undefined> {
   const workers = ensurePool();
   if (!workers) return undefined;
   clearTimeout(idleTimer);
   // Referenced while busy, so a short-lived process (the CLI) waits for them; unreferenced when idle.
   for (const entry of workers) entry.worker.ref();
-  const outcomes: ParseOutcome[] = new Array<ParseOutcome>(jobs.length);
+  const outcomes = new Array<CachedTags>(jobs.length);
   let next = 0;
   const drive = async (entry: PoolWorker) => {
     while (next < jobs.length) {
       signal?.throwIfAborted();
       const start = next;
-      next += BATCH_SIZE;
-      const result = await send(entry, jobs.slice(start, start + BATCH_SIZE));
+      next += Math.max(1, Math.min(MAX_BATCH, Math.floor((jobs.length - start) / (workers.length * BATCHES_PER_WORKER))));
+      const result = await send(entry, root, jobs.slice(start, next));
       result.outcomes.forEach((outcome, offset) => (outcomes[start + offset] = outcome));
     }
   };
@@ -122,6 +121,18 @@ export async function parseInWorkers(jobs: ParseJob[], signal?: AbortSignal): Pr
     idleTimer.unref();
   }
   return outcomes;
+}
+
+/**
+ * Starts the parser workers ahead of a map that will likely parse (the first in this process), so
+ * they load while git lists the tree. Unused, they end when idle like after any map.
+ */
+export function startParserWorkers(): void {
+  const started = pool === undefined;
+  if (!ensurePool() || !started) return;
+  clearTimeout(idleTimer);
+  idleTimer = setTimeout(stopParserWorkers, IDLE_MS);
+  idleTimer.unref();
 }
 
 /** Ends the parser workers (they also end on their own when idle). */

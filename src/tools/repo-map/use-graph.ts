@@ -1,6 +1,7 @@
 import type { RepoFile } from "./collect-tags.js";
 import type { Mentions } from "./focus.js";
 import type { WeightedEdges } from "./pagerank.js";
+import { insertSorted, lowerBound, removeSorted } from "./sorted-numbers.js";
 
 /** A name defined in more files than this points nowhere in particular (`get`, `run`): it adds no edges. */
 const MAX_DEFINERS = 16;
@@ -42,11 +43,11 @@ export function identifierWeight(name: string, definers: number, referencers: nu
 
 type FileView = Pick<RepoFile, "path" | "tags" | "large">;
 
-/** One name's edges, kept so that a changed file re-derives only the names it defines or uses. */
+/** One name's edges, kept so that a changed file re-derives only the names it defines or uses. Typed arrays: the whole graph is copied out of them after each change. */
 interface NameEdges {
-  sources: number[];
-  targets: number[];
-  weights: number[];
+  sources: Int32Array;
+  targets: Int32Array;
+  weights: Float64Array;
   singleDefiner: boolean;
 }
 
@@ -60,6 +61,8 @@ interface GraphIndex {
   /** Names with edges, in code-point order. */
   names: string[];
   graph: UseGraph;
+  /** Where each name's edges start in the graph's arrays (by name id; one more for the end). */
+  offsets: Int32Array;
 }
 
 /** The last graph: a model calls repo_map several times on one tree, and after a push few files change. */
@@ -123,7 +126,7 @@ function build(files: RepoFile[], mentions: Mentions, mentioned: string): GraphI
     if (block) edges.set(name, block);
   }
   const names = [...edges.keys()].sort(compare);
-  return { files: snapshot(files), mentioned, definers, users, edges, names, graph: flatten(names, edges) };
+  return { files: snapshot(files), mentioned, definers, users, edges, names, ...flatten(names, edges) };
 }
 
 /** The last index with the changed files' definitions and uses replaced, and only the names they touch re-derived. */
@@ -175,8 +178,9 @@ function patch(previous: GraphIndex, files: RepoFile[], changed: number[], menti
     else edges.delete(name);
     if (had !== (block !== undefined)) namesChanged = true;
   }
-  if (namesChanged) names = [...edges.keys()].sort(compare);
-  return { ...previous, files: snapshot(files), names, graph: flatten(names, edges) };
+  if (!namesChanged) return { ...previous, files: snapshot(files), ...refill(previous, touched, edges) };
+  names = [...edges.keys()].sort(compare);
+  return { ...previous, files: snapshot(files), names, ...flatten(names, edges) };
 }
 
 /** A name's edges: from each file using it (but not defining it) to each file defining it. */
@@ -185,65 +189,101 @@ function nameEdges(name: string, files: RepoFile[], definers: Map<string, number
   const using = users.get(name);
   if (!targets || targets.length > MAX_DEFINERS || !using || using.files.length === 0) return undefined;
   const weight = identifierWeight(name, targets.length, using.files.length, files.length, mentions.identifiers.has(name));
-  const block: NameEdges = { sources: [], targets: [], weights: [], singleDefiner: targets.length === 1 };
+  const sources: number[] = [];
+  const ends: number[] = [];
+  const weights: number[] = [];
   using.files.forEach((from, k) => {
     // A file that defines the name itself means its own definition.
     if (targets.includes(from)) return;
     const edgeWeight = weight * Math.sqrt(using.uses[k] ?? 0);
     for (const to of targets) {
-      block.sources.push(from);
-      block.targets.push(to);
-      block.weights.push(files[to]?.large ? edgeWeight * LARGE_FILE_WEIGHT : edgeWeight);
+      sources.push(from);
+      ends.push(to);
+      weights.push(files[to]?.large ? edgeWeight * LARGE_FILE_WEIGHT : edgeWeight);
     }
   });
-  return block;
+  return { sources: Int32Array.from(sources), targets: Int32Array.from(ends), weights: Float64Array.from(weights), singleDefiner: targets.length === 1 };
 }
 
-function flatten(names: string[], edges: Map<string, NameEdges>): UseGraph {
+function flatten(names: string[], edges: Map<string, NameEdges>): { graph: UseGraph; offsets: Int32Array } {
   let count = 0;
   for (const name of names) count += edges.get(name)?.sources.length ?? 0;
-  const graph: UseGraph = {
-    sources: new Int32Array(count),
-    targets: new Int32Array(count),
-    weights: new Float64Array(count),
-    nameIds: new Int32Array(count),
-    names,
-    singleDefiner: [],
-    count,
-  };
+  const graph = emptyGraph(names, count, []);
+  const offsets = new Int32Array(names.length + 1);
   let at = 0;
   names.forEach((name, id) => {
+    offsets[id] = at;
     const block = edges.get(name);
     graph.singleDefiner.push(block?.singleDefiner ?? false);
-    if (!block) return;
-    graph.sources.set(block.sources, at);
-    graph.targets.set(block.targets, at);
-    graph.weights.set(block.weights, at);
-    graph.nameIds.fill(id, at, at + block.sources.length);
-    at += block.sources.length;
+    if (block) at = place(graph, block, id, at);
   });
-  return graph;
+  offsets[names.length] = at;
+  return { graph, offsets };
 }
 
-function lowerBound(sorted: number[], value: number): number {
+/**
+ * The graph after a patch that kept the same names: the untouched names' edges copied from the
+ * last graph in runs (a copy per run rather than per name), the touched names' from their blocks.
+ * Equal to `flatten` of the same names and edges.
+ */
+function refill(previous: GraphIndex, touched: Set<string>, edges: Map<string, NameEdges>): { graph: UseGraph; offsets: Int32Array } {
+  const { names } = previous;
+  const before = previous.graph;
+  const starts = previous.offsets;
+  const ids = [...touched].map((name) => nameId(names, name)).filter((id) => id >= 0).sort((a, b) => a - b);
+  let count = before.count;
+  for (const id of ids) count += (edges.get(names[id] ?? "")?.sources.length ?? 0) - ((starts[id + 1] ?? 0) - (starts[id] ?? 0));
+  const graph = emptyGraph(names, count, [...before.singleDefiner]);
+  const offsets = new Int32Array(names.length + 1);
+  let at = 0;
+  let next = 0;
+  // Copies the untouched names [next, end) as one run, shifted to `at`.
+  const copyRun = (end: number) => {
+    const from = starts[next] ?? 0;
+    const to = starts[end] ?? 0;
+    graph.sources.set(before.sources.subarray(from, to), at);
+    graph.targets.set(before.targets.subarray(from, to), at);
+    graph.weights.set(before.weights.subarray(from, to), at);
+    graph.nameIds.set(before.nameIds.subarray(from, to), at);
+    for (let id = next; id < end; id++) offsets[id] = (starts[id] ?? 0) - from + at;
+    at += to - from;
+  };
+  for (const id of ids) {
+    copyRun(id);
+    offsets[id] = at;
+    const block = edges.get(names[id] ?? "");
+    graph.singleDefiner[id] = block?.singleDefiner ?? false;
+    if (block) at = place(graph, block, id, at);
+    next = id + 1;
+  }
+  copyRun(names.length);
+  offsets[names.length] = at;
+  return { graph, offsets };
+}
+
+function emptyGraph(names: string[], count: number, singleDefiner: boolean[]): UseGraph {
+  return { sources: new Int32Array(count), targets: new Int32Array(count), weights: new Float64Array(count), nameIds: new Int32Array(count), names, singleDefiner, count };
+}
+
+/** Writes a name's edges into the graph's arrays at `at`; returns where the next name's start. */
+function place(graph: UseGraph, block: NameEdges, id: number, at: number): number {
+  graph.sources.set(block.sources, at);
+  graph.targets.set(block.targets, at);
+  graph.weights.set(block.weights, at);
+  graph.nameIds.fill(id, at, at + block.sources.length);
+  return at + block.sources.length;
+}
+
+/** A name's id: its index in the sorted names, or -1. */
+function nameId(names: string[], name: string): number {
   let low = 0;
-  let high = sorted.length;
+  let high = names.length;
   while (low < high) {
     const middle = (low + high) >>> 1;
-    if ((sorted[middle] ?? 0) < value) low = middle + 1;
+    if (compare(names[middle] ?? "", name) < 0) low = middle + 1;
     else high = middle;
   }
-  return low;
-}
-
-function insertSorted(sorted: number[], value: number): void {
-  const at = lowerBound(sorted, value);
-  if (sorted[at] !== value) sorted.splice(at, 0, value);
-}
-
-function removeSorted(sorted: number[], value: number): void {
-  const at = lowerBound(sorted, value);
-  if (sorted[at] === value) sorted.splice(at, 1);
+  return names[low] === name ? low : -1;
 }
 
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { buildRepoMap } from "../../../src/tools/repo-map/build-map.js";
 import { clearTagCache } from "../../../src/tools/repo-map/collect-tags.js";
+import { forgetUseGraph } from "../../../src/tools/repo-map/use-graph.js";
 import { commitRepo, definitionsOf, filesInOrder, git, write } from "./helpers.js";
 
 let base: string;
@@ -76,6 +77,34 @@ describe("repo_map's tag cache", () => {
     expect(second.parsed).toBe(first.parsed);
     expect(second.text).toBe(first.text);
     expect(first.tokens).toBeLessThanOrEqual(512);
+  }, 60_000);
+
+  it("after each one-file change, a warm map equals a cold map of the same tree", async () => {
+    const cold = async (options: Parameters<typeof buildRepoMap>[1]) => {
+      clearTagCache();
+      forgetUseGraph();
+      return (await buildRepoMap(repo, options)).text;
+    };
+    await cold({ tokens: 1024 });
+    const changes: Array<[string, string]> = [
+      // A new definition others could use, and a new use of an existing one.
+      ["src/part3.ts", 'import { shared, part4 } from "./shared";\nexport function part3() {\n  return shared(part4());\n}\nexport function freshHelper() {\n  return 3;\n}\n'],
+      // The same file again: git lists the tree the same way, only the content differs.
+      ["src/part3.ts", 'import { freshHelper } from "./part9";\nexport function part3Again() {\n  return freshHelper();\n}\n'],
+      // The file everything uses: every edge into it changes.
+      ["src/shared.ts", "export function shared(n: number): number {\n  return n + 1;\n}\nexport function part4(): number {\n  return 4;\n}\n"],
+      // A file that stops defining what others use.
+      ["src/part9.ts", "export const nothingHere = 0;\n"],
+    ];
+    for (const [file, content] of changes) {
+      await write(repo, file, content);
+      for (const options of [{ tokens: 1024 }, { tokens: 512, focus: "freshHelper" }, { tokens: 512, mentions: { identifiers: new Set(["part4"]), paths: new Set(["src/part9.ts"]) } }]) {
+        const warm = await buildRepoMap(repo, options);
+        expect(warm.parsed).toBeLessThanOrEqual(1);
+        expect(warm.text, `${file}: ${JSON.stringify(options)}`).toBe(await cold(options));
+      }
+    }
+    git(repo, "checkout", "--", ".");
   }, 60_000);
 
   it("shows a file deleted in the working tree by name, with why", async () => {

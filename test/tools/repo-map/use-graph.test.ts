@@ -54,6 +54,23 @@ describe("repo_map's use graph", () => {
     }
   });
 
+  it("patched again and again (each patch from the last) still equals a graph built afresh", () => {
+    for (let seed = 31; seed <= 60; seed++) {
+      const next = random(seed);
+      const files = Array.from({ length: 25 }, (_, index) => randomFile(`src/f${index}.ts`, next));
+      forgetUseGraph();
+      useGraph(files, noMentions());
+      for (let step = 0; step < 10; step++) {
+        const changed = Math.floor(next() * files.length);
+        files[changed] = randomFile(`src/f${changed}.ts`, next);
+        useGraph(files, noMentions());
+      }
+      const patched = plain(useGraph(files, noMentions()));
+      forgetUseGraph();
+      expect(patched, `seed ${seed}`).toEqual(plain(useGraph(files, noMentions())));
+    }
+  });
+
   it("the best items of a bounded ranking are the prefix of the full ranking", () => {
     const next = random(7);
     const files = Array.from({ length: 60 }, (_, index) => randomFile(`src/dir${index % 4}/f${index}.ts`, next));
