@@ -1,7 +1,10 @@
 import { fileURLToPath } from "node:url";
 import type { ApplicationFunctionOptions, Probot } from "probot";
 import { loadEnv, type BlueprintEnv } from "./config/env.js";
+import { getPrivateKey } from "@probot/get-private-key";
+import { appTokenMinter } from "./github/app-jwt.js";
 import { JobTokens, type TokenMinter } from "./github/job-token.js";
+import { githubApiUrl } from "./github/token-port.js";
 import { createOctokitPort } from "./github/octokit-port.js";
 import { installationOctokit } from "./github/installation-octokit.js";
 import { ownCommentMatcher } from "./github/own-comment.js";
@@ -61,7 +64,14 @@ export function createBlueprintApp(
   const isOwnComment = ownCommentMatcher({ appId: env.APP_ID, botLogin: env.BLUEPRINT_BOT_NAME });
   const deps = (): WorkflowDeps => ({ ...createWorkflowDeps(env, app.log), ...overrides.deps });
   // Intake mints each job's token (narrowed to its repository) with the App's key; workers never hold the key.
-  const tokens = new JobTokens(async (installationId) => (await installationOctokit(app, installationId, "mint")) as unknown as TokenMinter);
+  // With the key in the environment (as `npm start` has it), token requests are signed with an App token
+  // reused for minutes; otherwise (an App handed a Probot instance) through Probot's own authentication.
+  const privateKey = getPrivateKey({ env: process.env });
+  const tokens = new JobTokens(
+    env.APP_ID && privateKey
+      ? appTokenMinter({ appId: env.APP_ID, privateKey, baseUrl: githubApiUrl(env), log: app.log })
+      : async (installationId) => (await installationOctokit(app, installationId, "mint")) as unknown as TokenMinter,
+  );
 
   const backend: JobBackend & Partial<WorkerMetricsSource> = env.REDIS_URL
     ? startRedisBackend({ env, redisUrl: env.REDIS_URL, log: app.log, metrics, tokens, workerDeps: env.BLUEPRINT_WORKERS > 0 ? deps() : null })

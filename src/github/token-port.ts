@@ -55,18 +55,7 @@ export class TokenPorts {
     const key = `${installationId}/${budget}/${granted.token}`;
     let octokit = this.octokits.get(key);
     if (!octokit) {
-      const { log } = this.options;
-      const limited = (kind: string) => (retryAfter: number, request: { method: string; url: string }, _octokit: unknown, retryCount: number) => {
-        log.warn({ retryAfter, method: request.method, url: request.url, installationId }, `${kind} rate limit hit`);
-        return retryCount < RATE_LIMIT_RETRIES;
-      };
-      const rest = new WorkerOctokit({
-        auth: granted.token,
-        baseUrl: this.options.baseUrl,
-        userAgent: "blueprint-worker",
-        log: { debug: () => {}, info: () => {}, warn: (message: string) => log.warn({}, message), error: (message: string) => log.info({}, message) },
-        throttle: { id: `${installationId}-${budget}`, onRateLimit: limited("primary"), onSecondaryRateLimit: limited("secondary"), ...(this.cluster ?? {}) },
-      });
+      const rest = pacedOctokit({ baseUrl: this.options.baseUrl, log: this.options.log, installationId, budget, auth: granted.token, cluster: this.cluster });
       // The port asks its Octokit for the token (git) and its permissions (workflows); a token Octokit knows only the token.
       octokit = { rest: rest.rest, paginate: rest.paginate, graphql: rest.graphql, auth: (async () => ({ token: granted.token, permissions: granted.permissions })) as PortOctokit["auth"] };
       this.octokits.set(key, octokit);
@@ -74,6 +63,32 @@ export class TokenPorts {
     }
     return octokit;
   }
+}
+
+/**
+ * An Octokit on one installation's budget with GitHub's pacing (plugin-throttling, per `installationId-budget`,
+ * shared through Redis when `cluster` is given) and retries, waiting out rate limits a few times.
+ */
+export function pacedOctokit(options: {
+  baseUrl: string;
+  log: Logger;
+  installationId: number;
+  budget: string;
+  auth?: string;
+  cluster?: { Bottleneck: typeof Bottleneck; connection: Bottleneck.IORedisConnection } | null;
+}): InstanceType<typeof WorkerOctokit> {
+  const { log, installationId } = options;
+  const limited = (kind: string) => (retryAfter: number, request: { method: string; url: string }, _octokit: unknown, retryCount: number) => {
+    log.warn({ retryAfter, method: request.method, url: request.url, installationId }, `${kind} rate limit hit`);
+    return retryCount < RATE_LIMIT_RETRIES;
+  };
+  return new WorkerOctokit({
+    ...(options.auth ? { auth: options.auth } : {}),
+    baseUrl: options.baseUrl,
+    userAgent: "blueprint-worker",
+    log: { debug: () => {}, info: () => {}, warn: (message: string) => log.warn({}, message), error: (message: string) => log.info({}, message) },
+    throttle: { id: `${installationId}-${options.budget}`, onRateLimit: limited("primary"), onSecondaryRateLimit: limited("secondary"), ...(options.cluster ?? {}) },
+  });
 }
 
 /** The worker's side of a job's token, from the environment: ports from the token alone, for the repository's GitHub. */
