@@ -12,12 +12,13 @@
 // Knobs (environment): BENCH_LOAD_CONCURRENCY (100), BENCH_LOAD_DEADLINE_S (300, per mode),
 // BENCH_LOAD_MODES (embedded,redis);
 // for looking into a figure: BENCH_LOAD_TRACE=<installation id> prints that installation's timeline,
-// BENCH_LOAD_APP_NODE_OPTIONS adds Node options to the app (e.g. `--import <a profiler hook>`).
+// BENCH_LOAD_APP_NODE_OPTIONS adds Node options to the app (e.g. `--import <a profiler hook>`),
+// BENCH_LOAD_APP_LOG=<file> writes the app's output there.
 // The app runs with bench/support/loop-probe.mjs preloaded, which reports its event-loop delay.
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { Worker } from "node:worker_threads";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -645,6 +646,7 @@ function report(input: ReportInput): Record<string, string> {
   const latencies = answered.map((d) => d.latencyMs!);
   const ok2xx = answered.filter((d) => d.status! >= 200 && d.status! < 300).length;
   const jobs = requests.filter((r) => r.kind === "rest" && r.method === "POST" && /\/issues\/\d+\/comments$/.test(r.path) && classify(bodyOf(r)) === "plan-start").length;
+  if (process.env.BENCH_LOAD_APP_LOG) writeFileSync(process.env.BENCH_LOAD_APP_LOG, input.app.output());
   const appErrors = [input.app, ...input.workers]
     .flatMap((process) => process.output().split("\n"))
     .filter((line) => /"level":\s*(50|60)/.test(line));
