@@ -64,14 +64,9 @@ export function createBlueprintApp(
   const isOwnComment = ownCommentMatcher({ appId: env.APP_ID, botLogin: env.BLUEPRINT_BOT_NAME });
   const deps = (): WorkflowDeps => ({ ...createWorkflowDeps(env, app.log), ...overrides.deps });
   // Intake mints each job's token (narrowed to its repository) with the App's key; workers never hold the key.
-  // With the key in the environment (as `npm start` has it), token requests are signed with an App token
+  // With the key in the App's environment (as `npm start` has it), token requests are signed with an App token
   // reused for minutes; otherwise (an App handed a Probot instance) through Probot's own authentication.
-  const privateKey = getPrivateKey({ env: process.env });
-  const tokens = new JobTokens(
-    env.APP_ID && privateKey
-      ? appTokenMinter({ appId: env.APP_ID, privateKey, baseUrl: githubApiUrl(env), log: app.log })
-      : async (installationId) => (await installationOctokit(app, installationId, "mint")) as unknown as TokenMinter,
-  );
+  const tokens = new JobTokens(ownMinter(env, app.log) ?? (async (installationId) => (await installationOctokit(app, installationId, "mint")) as unknown as TokenMinter));
 
   const backend: JobBackend & Partial<WorkerMetricsSource> = env.REDIS_URL
     ? startRedisBackend({ env, redisUrl: env.REDIS_URL, log: app.log, metrics, tokens, workerDeps: env.BLUEPRINT_WORKERS > 0 ? deps() : null })
@@ -110,4 +105,16 @@ export function createBlueprintApp(
     idle: () => backend.idle(),
     shutdown: (timeoutMs) => backend.shutdown(SHUTDOWN_REASON, timeoutMs),
   };
+}
+
+/** Job-token minters signed with the App's key from its environment, or null without a usable one. */
+function ownMinter(env: BlueprintEnv, log: Probot["log"]): ((installationId: number) => Promise<TokenMinter>) | null {
+  const privateKey = getPrivateKey({ env: { PRIVATE_KEY: env.PRIVATE_KEY, PRIVATE_KEY_PATH: env.PRIVATE_KEY_PATH } });
+  if (!env.APP_ID || !privateKey) return null;
+  try {
+    return appTokenMinter({ appId: env.APP_ID, privateKey, baseUrl: githubApiUrl(env), log });
+  } catch (error) {
+    log.warn({ err: error }, "the App's private key could not be read here; job tokens are requested through Probot's authentication");
+    return null;
+  }
 }

@@ -54,7 +54,7 @@ describe("the embedded queue's account of unfinished jobs", () => {
     let finishWork = () => {};
     const backend = new EmbeddedBackend({
       deps: createWorkflowDeps(env, quiet),
-      portsFor: async () => ({ ack: port, work: port }),
+      portsFor: async () => ({ ack: port, reply: port, work: port }),
       concurrency: 2,
       metrics: new JobMetrics({ processMetrics: false }),
       // The job runner: the build keeps running after its abort until the test lets it reach its safe point.
