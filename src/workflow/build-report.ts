@@ -5,6 +5,7 @@ import type { AuditEntry } from "../tools/tool.js";
 import { truncateMiddle, type CommandRunner } from "../workspace/command-runner.js";
 import { renderCostTable, renderRunCost, type Pricing } from "./cost.js";
 import type { ThreadState } from "./state.js";
+import { quietReferences } from "./template-sections.js";
 
 export interface VerificationResult {
   command: string;
@@ -80,5 +81,8 @@ export function renderBuildReport(input: {
 }
 
 export function renderPullRequestBody(input: { issueNumber: number; plan: Plan; report: string }): string {
-  return [`Closes #${input.issueNumber}`, `## ${input.plan.title}`, input.plan.summary.trim(), input.report, "<sub>Built by Blueprint from an approved plan.</sub>"].join("\n\n");
+  // The plan and the report carry the model's words (steered by an issue anyone may write): quieted,
+  // so that merging closes only the issue named here and pings no one.
+  const body = quietReferences([`## ${input.plan.title}`, input.plan.summary.trim(), input.report].join("\n\n"));
+  return [`Closes #${input.issueNumber}`, body, "<sub>Built by Blueprint from an approved plan.</sub>"].join("\n\n");
 }

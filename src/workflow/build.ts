@@ -295,6 +295,7 @@ function costBudget(deps: WorkflowDeps, config: RepoConfig, pricing: Pricing, no
   const cap = costCapFor(deps, config, pricing.model);
   if (cap === undefined) return null;
   const dollars = cap.dollars;
+  if (cap.note) notes.push(cap.note);
   if (cap.price && cap.price !== pricing.price) notes.push(`ℹ️ The cost cap of ${formatDollars(dollars)} is counted at the App's dearest prices: the App has no price for \`${pricing.model}\`.`);
   if (cap.price) return { dollars, price: cap.price };
   notes.push(`⚠️ The cost cap of ${formatDollars(dollars)} per build cannot be enforced: no price is configured for \`${pricing.model}\` (\`prices:\` in \`.github/blueprint.yml\`, or the App's BLUEPRINT_PRICES). Only the token and time limits hold this build.`);

@@ -21,6 +21,8 @@ export function pricingFor(deps: Pick<WorkflowDeps, "prices">, config: RepoConfi
 export interface CostCap {
   dollars: number;
   price: ModelPrice | null;
+  /** Said in the report when the cap is counted at prices the repository itself sets. */
+  note?: string;
 }
 
 /**
@@ -34,7 +36,12 @@ export function costCapFor(deps: Pick<WorkflowDeps, "maxCost" | "prices">, confi
   if (caps.length === 0) return undefined;
   const app = Object.values(deps.prices ?? {});
   const price = deps.prices?.[model] ?? (app.length > 0 ? dearest(app) : (config.prices?.[model] ?? null));
-  return { dollars: Math.min(...caps), price };
+  const dollars = Math.min(...caps);
+  // The App's own cap counted at the repository's prices: enforced, but the operator should know who sets them.
+  if (deps.maxCost !== undefined && app.length === 0 && price) {
+    return { dollars, price, note: `ℹ️ The App's cost cap of ${formatDollars(deps.maxCost)} is counted at this repository's own \`prices:\`, since the App sets none (BLUEPRINT_PRICES): the repository can set them as it likes.` };
+  }
+  return { dollars, price };
 }
 
 /** Each of the prices' dearest rate. */

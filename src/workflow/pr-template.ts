@@ -10,7 +10,7 @@ import { failedChecks, type VerificationResult } from "./build-report.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { diffForModel } from "./diff-for-model.js";
 import { plainError } from "./plan.js";
-import { lostHeadings, renderedLines, untickNewCheckboxes, withTextUnderFirstHeading } from "./template-sections.js";
+import { lostHeadings, quietReferences, untickNewCheckboxes, withTextUnderFirstHeading } from "./template-sections.js";
 
 /**
  * The repository's pull request template, filled in for the pull request a build opens. GitHub reads
@@ -163,30 +163,6 @@ function withoutTemplateComments(template: string, answer: string): string {
   let out = answer;
   for (const comment of comments) out = out.replaceAll(comment, "");
   return out.replace(/\n{3,}/g, "\n\n").trim();
-}
-
-const MENTION = /(^|[^\w`@/.-])@([A-Za-z0-9][A-Za-z0-9-]{0,38}(?:\/[A-Za-z0-9_.-]+)?)/g;
-const CLOSING_KEYWORD = /\b(clos|fix|resolv)(es?|ed|e)?(\s*:?\s+)(?=(?:[\w.-]+\/[\w.-]+)?#\d|https?:\/\/\S+\/(?:issues|pull)\/\d)/gi;
-
-/**
- * The model's description can neither ping people nor close issues: an `@name` the template does not
- * itself have is no mention (a zero-width space follows the `@`), and a closing keyword before an
- * issue reference (`Fixes #12`, `closes o/r#3`, an issue URL) is broken the same way, so merging the
- * pull request closes only the issue Blueprint names itself (`Closes #n`, below the description).
- */
-function quietReferences(description: string, template: string): string {
-  // Code blocks ping no one and close nothing: their text (a decorator's `@name`) is left as written.
-  const prose = new Set(renderedLines(description).map(({ index }) => index));
-  return description
-    .split("\n")
-    .map((line, index) =>
-      prose.has(index)
-        ? line
-            .replace(MENTION, (whole, before: string, name: string) => (template.includes(`@${name}`) ? whole : `${before}@\u200b${name}`))
-            .replace(CLOSING_KEYWORD, (_whole, stem: string, ending: string | undefined, gap: string) => `${stem.slice(0, 1)}\u200b${stem.slice(1)}${ending ?? ""}${gap}`)
-        : line,
-    )
-    .join("\n");
 }
 
 /** The fallback: the template as written, with the plan's summary under its first heading. */

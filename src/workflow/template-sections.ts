@@ -85,3 +85,27 @@ export function withTextUnderFirstHeading(template: string, text: string): strin
   lines.splice(first.line + 1, 0, "", text);
   return lines.join("\n");
 }
+
+const MENTION = /(^|[^\w`@/.-])@([A-Za-z0-9][A-Za-z0-9-]{0,38}(?:\/[A-Za-z0-9_.-]+)?)/g;
+const CLOSING_KEYWORD = /\b(clos|fix|resolv)(es?|ed|e)?(\s*:?\s+)(?=(?:[\w.-]+\/[\w.-]+)?#\d|https?:\/\/\S+\/(?:issues|pull)\/\d)/gi;
+
+/**
+ * Model-written text in a pull request body can neither ping people nor close issues: an `@name` the
+ * template does not itself have is no mention (a zero-width space follows the `@`), and a closing
+ * keyword before an issue reference (`Fixes #12`, `closes o/r#3`, an issue URL) is broken the same
+ * way, so merging the pull request closes only the issue Blueprint names itself (`Closes #n`).
+ */
+export function quietReferences(description: string, template = ""): string {
+  // Code blocks ping no one and close nothing: their text (a decorator's `@name`) is left as written.
+  const prose = new Set(renderedLines(description).map(({ index }) => index));
+  return description
+    .split("\n")
+    .map((line, index) =>
+      prose.has(index)
+        ? line
+            .replace(MENTION, (whole, before: string, name: string) => (template.includes(`@${name}`) ? whole : `${before}@\u200b${name}`))
+            .replace(CLOSING_KEYWORD, (_whole, stem: string, ending: string | undefined, gap: string) => `${stem.slice(0, 1)}\u200b${stem.slice(1)}${ending ?? ""}${gap}`)
+        : line,
+    )
+    .join("\n");
+}

@@ -88,6 +88,8 @@ describe("cost in plans and builds", () => {
     const stopped = planBody(plan.id);
     expect(fx.visible(stopped)).toContain("> ❌ **Build stopped:** the build reached its cost cap of $0.05 ($0.06 spent); S2 not built yet. Comment `/build` to resume");
     expect(fx.visible(stopped)).toContain("💰 **Cost cap hit:** this build spent $0.06 of its $0.05 and stopped before S2.");
+    // The App sets no prices: its cap is counted at the repository's, and the report says who sets them.
+    expect(fx.visible(stopped)).toContain("The App's cost cap of $5.00 is counted at this repository's own `prices:`, since the App sets none (BLUEPRINT_PRICES)");
     expect(fx.visible(stopped)).toContain("- [x] **S1**");
     expect(fx.visible(stopped)).toContain("- [ ] **S2**");
     const state = fx.stateOf(stopped);
