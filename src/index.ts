@@ -8,7 +8,7 @@ import { githubApiUrl } from "./github/token-port.js";
 import { createOctokitPort } from "./github/octokit-port.js";
 import { installationOctokit } from "./github/installation-octokit.js";
 import { ownCommentMatcher } from "./github/own-comment.js";
-import type { JobBackend } from "./jobs/backend.js";
+import { SHUTDOWN_REASON, type JobBackend } from "./jobs/backend.js";
 import { EmbeddedBackend } from "./jobs/embedded.js";
 import { commentJob, reviewJob, synchronizeJob, type Accepted } from "./jobs/from-webhook.js";
 import { JobMetrics } from "./jobs/metrics.js";
@@ -26,8 +26,6 @@ export interface BlueprintApp {
   /** Stops running jobs at their next safe point and waits for them (at most `timeoutMs`). */
   shutdown(timeoutMs: number): Promise<void>;
 }
-
-const SHUTDOWN_REASON = "Blueprint was shut down (a restart or deploy); comment `/build` or `/plan` again to resume";
 
 /** The Probot app: maps webhook events to use cases. Wiring only. */
 export default function blueprint(app: Probot, options: ApplicationFunctionOptions): void {

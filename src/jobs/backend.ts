@@ -1,5 +1,8 @@
 import type { Accepted } from "./from-webhook.js";
 
+/** What a job stopped by a restart or deploy says on its thread (the embedded queue cannot hand it on). */
+export const SHUTDOWN_REASON = "Blueprint was shut down (a restart or deploy); comment `/build` or `/plan` again to resume";
+
 /** What an operator sees at /healthz. */
 export interface QueueStats {
   backend: "embedded" | "redis";

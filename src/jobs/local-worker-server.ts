@@ -1,11 +1,12 @@
 import { createSecretKey } from "node:crypto";
 import { expiresSoon, type JobToken } from "../github/job-token.js";
-import { plainError } from "../workflow/plan.js";
+import { reportFailedJob } from "../workflow/run-job.js";
 import type { StateKey } from "../github/state-marker.js";
 import type { TokenPorts } from "../github/token-port.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
+import { SHUTDOWN_REASON } from "./backend.js";
 import { EmbeddedBackend } from "./embedded.js";
-import { jobLabel, type Job } from "./job.js";
+import type { Job } from "./job.js";
 import { JobRunner } from "./job-runner.js";
 import { toWorkerSchema, type FromWorker } from "./local-protocol.js";
 import { telemetryFor, type JobMetrics } from "./metrics.js";
@@ -21,8 +22,6 @@ export interface LocalWorkerServerOptions {
   /** The compiled job runner (lib/job-runner.js): lane work runs there; without it, in this process. */
   runnerEntry?: string;
 }
-
-const SHUTDOWN_REASON = "Blueprint was shut down (a restart or deploy); comment `/build` or `/plan` again to resume";
 
 /**
  * The local worker `npm start` forks: takes jobs from its parent over IPC and runs them through
@@ -74,14 +73,10 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
       ...(jobRunner
         ? {
             runWork: (job: Job, signal: AbortSignal) =>
-              freshTokenFor(job).then((token) => jobRunner.run(job, token, signal)).catch(async (error: unknown) => {
-                // The use case could not report this itself: its process died under it, more than once.
-                options.log.error({ err: error, deliveryId: job.deliveryId }, "job failed");
-                await options.ports
-                  .portsFor(job, tokenFor(job))
-                  .work.postComment(`❌ Blueprint stopped while ${jobLabel(job)}: ${plainError(error)} Nothing already pushed was lost; comment the command again to retry. (delivery \`${job.deliveryId}\`)`)
-                  .catch((postError: unknown) => options.log.error({ err: postError, deliveryId: job.deliveryId }, "could not report a failed job"));
-              }),
+              // The use case could not report this itself: its process died under it, more than once.
+              freshTokenFor(job)
+                .then((token) => jobRunner.run(job, token, signal))
+                .catch((error: unknown) => reportFailedJob(options.log, options.ports.portsFor(job, tokenFor(job)).work, job, error)),
           }
         : {}),
     });

@@ -145,12 +145,17 @@ export async function workJob(deps: WorkflowDeps, port: ThreadPort, job: Job, si
         throw new Error(`a ${job.kind} job is answered at triage, not queued`);
     }
   } catch (error) {
-    const label = jobLabel(job);
-    deps.log.error({ err: error, deliveryId: job.deliveryId, job: label }, "job failed");
-    await port
-      .postComment(`❌ Blueprint stopped while ${label}: ${plainError(error)} Nothing already pushed was lost; comment the command again to retry. (delivery \`${job.deliveryId}\`)`)
-      .catch((postError: unknown) => deps.log.error({ err: postError, deliveryId: job.deliveryId }, "could not report a failed job"));
+    await reportFailedJob(deps.log, port, job, error);
   }
+}
+
+/** A job that failed where its use case could not say so itself: logged, and a short message on its thread, never silence. */
+export async function reportFailedJob(log: WorkflowDeps["log"], port: Pick<ThreadPort, "postComment">, job: Job, error: unknown): Promise<void> {
+  const label = jobLabel(job);
+  log.error({ err: error, deliveryId: job.deliveryId, job: label }, "job failed");
+  await port
+    .postComment(`❌ Blueprint stopped while ${label}: ${plainError(error)} Nothing already pushed was lost; comment the command again to retry. (delivery \`${job.deliveryId}\`)`)
+    .catch((postError: unknown) => log.error({ err: postError, deliveryId: job.deliveryId }, "could not report a failed job"));
 }
 
 /** A "request changes" review as feedback: its body, then each inline comment with file and line. */
