@@ -18,12 +18,13 @@
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { Worker } from "node:worker_threads";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { startGitHubDouble, type GitHubDouble, type RecordedRequest } from "../test/e2e/double/github-server.js";
+import { childrenOf } from "../test/e2e/support/processes.js";
 import type { CommentRecord, RepositoryRole } from "../test/e2e/double/state.js";
 import { issueCommentCreated, signWebhook } from "../test/e2e/double/webhooks.js";
 import { requireBuiltApp, startAppProcess, type AppProcess } from "../test/e2e/support/app-process.js";
@@ -764,21 +765,11 @@ function cpuSnapshot(appPid: number): CpuSnapshot | null {
 
 /** Every process below `pid` (children, their children, …), from /proc. */
 function descendantsOf(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const parent = Number(readFileSync(`/proc/${entry}/stat`, "utf8").replace(/^.*\) /, "").split(" ")[1]);
-      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
-    } catch {
-      // gone meanwhile
-    }
-  }
   const found: number[] = [];
-  for (let queue = [...(children.get(pid) ?? [])]; queue.length > 0; ) {
-    const next = queue.shift()!;
-    found.push(next);
-    queue.push(...(children.get(next) ?? []));
+  for (let queue = [pid]; queue.length > 0; ) {
+    const below = childrenOf(queue.shift()!).map((child) => child.pid);
+    found.push(...below);
+    queue.push(...below);
   }
   return found;
 }
