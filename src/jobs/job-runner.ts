@@ -1,9 +1,10 @@
-import { fork, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import os from "node:os";
 import type { JobToken } from "../github/job-token.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
 import type { Job } from "./job.js";
-import { fromRunnerSchema, type ToRunner } from "./runner-protocol.js";
+import { fromRunnerSchema, type FromRunner, type ToRunner } from "./runner-protocol.js";
+import { SupervisedChild } from "./supervised-child.js";
 
 export interface JobRunnerOptions {
   /** The compiled runner entry (lib/job-runner.js). */
@@ -37,14 +38,27 @@ const MAX_CRASHES = 2;
  * If the runner dies, a fresh one takes its jobs over and resumes them from what was pushed.
  */
 export class JobRunner {
-  private child: ChildProcess | null = null;
-  private ready: Promise<void> = Promise.resolve();
+  private readonly runner: SupervisedChild<ToRunner, FromRunner>;
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
-  private stopped = false;
 
   constructor(private readonly options: JobRunnerOptions) {
-    this.start();
+    this.runner = new SupervisedChild({
+      entry: options.entry,
+      env: process.env,
+      messages: fromRunnerSchema,
+      hello: { type: "start", stateKey: options.stateKey },
+      forked: (child) => lowerPriority(child, options.niceness ?? 10, options.log),
+      onMessage: (message) => {
+        if (message.type === "usage") options.telemetry?.modelUsage(message.kind, message.usage);
+        else if (message.type === "step") options.telemetry?.stepSeconds(message.seconds);
+        else {
+          this.pending.get(message.id)?.resolve();
+          this.pending.delete(message.id);
+        }
+      },
+      onRestart: (stopped) => this.takeOver(stopped),
+    });
   }
 
   /** Runs the job's lane work in the runner; `signal` reaches it there. Resolves when the use case returns. */
@@ -53,15 +67,15 @@ export class JobRunner {
     return new Promise<void>((resolve, reject) => {
       this.pending.set(id, { job, token, signal, crashes: 0, resolve, reject });
       signal.addEventListener("abort", () => this.send({ type: "abort", id, reason: abortReason(signal) }), { once: true });
-      void this.ready.then(() => this.dispatch(id));
+      void this.runner.ready.then(() => this.dispatch(id));
     });
   }
 
   /** Stops the runner (after the jobs have been asked to stop and have returned). */
   stop(): void {
-    this.stopped = true;
+    this.runner.stopSupervising();
     // The runner exits when its channel closes (signals to the process group are not for it).
-    if (this.child?.connected) this.child.disconnect();
+    if (this.runner.process?.connected) this.runner.process.disconnect();
   }
 
   private dispatch(id: number): void {
@@ -71,45 +85,23 @@ export class JobRunner {
     if (pending.signal.aborted) this.send({ type: "abort", id, reason: abortReason(pending.signal) });
   }
 
-  private start(): void {
-    const child = fork(this.options.entry, [], { env: process.env, stdio: "inherit" });
-    this.child = child;
-    lowerPriority(child, this.options.niceness ?? 10, this.options.log);
-    this.send({ type: "start", stateKey: this.options.stateKey });
-    this.ready = new Promise<void>((resolve) => {
-      child.on("message", (raw: unknown) => {
-        const parsed = fromRunnerSchema.safeParse(raw);
-        if (!parsed.success) return;
-        const message = parsed.data;
-        if (message.type === "ready") resolve();
-        else if (message.type === "usage") this.options.telemetry?.modelUsage(message.kind, message.usage);
-        else if (message.type === "step") this.options.telemetry?.stepSeconds(message.seconds);
-        else {
-          this.pending.get(message.id)?.resolve();
-          this.pending.delete(message.id);
-        }
-      });
-    });
-    child.once("exit", (code, signal) => {
-      if (this.stopped) return;
-      this.options.log.error({ code, signal, jobs: this.pending.size }, "the job runner stopped; starting another to take its jobs over");
-      for (const [id, pending] of this.pending) {
-        pending.crashes++;
-        if (pending.crashes >= MAX_CRASHES) {
-          this.pending.delete(id);
-          pending.reject(new Error(`the process running it stopped unexpectedly ${pending.crashes} times (${signal ?? `exit code ${code}`})`));
-        }
+  /** A fresh runner replaced one that died: it takes the jobs over, resumed from what they pushed. */
+  private takeOver({ code, signal }: { code: number | null; signal: NodeJS.Signals | null }): void {
+    this.options.log.error({ code, signal, jobs: this.pending.size }, "the job runner stopped; starting another to take its jobs over");
+    for (const [id, pending] of this.pending) {
+      pending.crashes++;
+      if (pending.crashes >= MAX_CRASHES) {
+        this.pending.delete(id);
+        pending.reject(new Error(`the process running it stopped unexpectedly ${pending.crashes} times (${signal ?? `exit code ${code}`})`));
       }
-      this.start();
-      // The jobs resume from what they pushed, as after any restart.
-      const again = [...this.pending.keys()];
-      void this.ready.then(() => again.forEach((id) => this.dispatch(id)));
-    });
+    }
+    const again = [...this.pending.keys()];
+    void this.runner.ready.then(() => again.forEach((id) => this.dispatch(id)));
   }
 
   private send(message: ToRunner): void {
     // Checked on arrival by the runner (toRunnerSchema); typed here.
-    if (this.child?.connected) this.child.send(message);
+    this.runner.send(message);
   }
 }
 

@@ -1,4 +1,3 @@
-import { fork, type ChildProcess } from "node:child_process";
 import type { JobToken, JobTokens } from "../github/job-token.js";
 import type { Logger } from "../workflow/deps.js";
 import type { JobBackend, QueueStats } from "./backend.js";
@@ -6,7 +5,8 @@ import { trimOldest } from "./bounded-map.js";
 import { RecentKeys } from "./dedupe.js";
 import type { Accepted } from "./from-webhook.js";
 import type { Job } from "./job.js";
-import { fromWorkerSchema, type ToWorker } from "./local-protocol.js";
+import { fromWorkerSchema, type FromWorker, type ToWorker } from "./local-protocol.js";
+import { SupervisedChild } from "./supervised-child.js";
 
 interface InFlight {
   job: Job;
@@ -41,17 +41,31 @@ export interface LocalWorkerOptions {
  */
 export class LocalWorkerBackend implements JobBackend {
   private readonly recent = new RecentKeys();
-  private child: ChildProcess | null = null;
-  private ready: Promise<void> = Promise.resolve();
+  private readonly worker: SupervisedChild<ToWorker, FromWorker>;
   private readonly answers = new Map<number, (value: unknown) => void>();
   private nextId = 0;
-  private stopping = false;
   private readonly handing = new Set<Promise<void>>();
   /** Jobs handed over and not finished: a fresh worker takes them over if this one dies. */
   private readonly inFlight = new Map<string, InFlight>();
 
   constructor(private readonly options: LocalWorkerOptions) {
-    this.start();
+    const env = { ...(options.env ?? process.env) };
+    for (const name of INTAKE_ONLY) delete env[name];
+    this.worker = new SupervisedChild({
+      entry: options.entry,
+      env,
+      messages: fromWorkerSchema,
+      // The worker signs and checks the hidden plan state with the key the App derives (from
+      // BLUEPRINT_STATE_SECRET or the webhook secret), handed over in memory: never the secret itself.
+      hello: { type: "start", stateKey: options.stateKey.toString("base64") },
+      onMessage: (message) => this.receive(message),
+      onRestart: ({ code, signal }) => {
+        options.log.error({ code, signal, jobs: this.inFlight.size }, "the local worker stopped; starting another to take its jobs over");
+        for (const answer of this.answers.values()) answer(null);
+        this.answers.clear();
+        this.handOver();
+      },
+    });
   }
 
   async submit({ job, keys }: Accepted): Promise<boolean> {
@@ -60,7 +74,7 @@ export class LocalWorkerBackend implements JobBackend {
     const handing = this.options.tokens
       .forJob(job)
       .then(async (token) => {
-        await this.ready;
+        await this.worker.ready;
         this.inFlight.set(job.deliveryId, { job, keys, token, triaged: false, crashes: 0 });
         trimOldest(this.inFlight, 20_000);
         this.send({ type: "job", job, keys, token });
@@ -89,9 +103,9 @@ export class LocalWorkerBackend implements JobBackend {
   }
 
   async shutdown(reason: string, timeoutMs: number): Promise<void> {
-    this.stopping = true;
+    this.worker.stopSupervising();
     await Promise.allSettled([...this.handing]);
-    const child = this.child;
+    const child = this.worker.process;
     if (!child || child.exitCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     this.send({ type: "shutdown", reason, timeoutMs: Math.max(0, timeoutMs - 1_000) });
@@ -99,39 +113,16 @@ export class LocalWorkerBackend implements JobBackend {
     if (!gone) child.kill("SIGKILL");
   }
 
-  private start(): void {
-    const env = { ...(this.options.env ?? process.env) };
-    for (const name of INTAKE_ONLY) delete env[name];
-    const child = fork(this.options.entry, [], { env, stdio: "inherit" });
-    this.child = child;
-    // The worker signs and checks the hidden plan state with the key the App derives (from
-    // BLUEPRINT_STATE_SECRET or the webhook secret), handed over in memory: never the secret itself.
-    this.send({ type: "start", stateKey: this.options.stateKey.toString("base64") });
-    this.ready = new Promise<void>((resolve) => {
-      child.on("message", (raw: unknown) => {
-        const parsed = fromWorkerSchema.safeParse(raw);
-        if (!parsed.success) return;
-        const message = parsed.data;
-        if (message.type === "ready") resolve();
-        else if (message.type === "release") this.recent.release(message.keys);
-        else if (message.type === "token-request") this.refresh(message.id, message.job);
-        else if (message.type === "settled") {
-          if (message.phase === "finished") this.inFlight.delete(message.deliveryId);
-          else if (this.inFlight.has(message.deliveryId)) this.inFlight.get(message.deliveryId)!.triaged = true;
-        } else {
-          this.answers.get(message.id)?.(message.value);
-          this.answers.delete(message.id);
-        }
-      });
-    });
-    child.once("exit", (code, signal) => {
-      if (this.stopping) return;
-      this.options.log.error({ code, signal, jobs: this.inFlight.size }, "the local worker stopped; starting another to take its jobs over");
-      for (const answer of this.answers.values()) answer(null);
-      this.answers.clear();
-      this.start();
-      this.handOver();
-    });
+  private receive(message: Exclude<FromWorker, { type: "ready" }>): void {
+    if (message.type === "release") this.recent.release(message.keys);
+    else if (message.type === "token-request") this.refresh(message.id, message.job);
+    else if (message.type === "settled") {
+      if (message.phase === "finished") this.inFlight.delete(message.deliveryId);
+      else if (this.inFlight.has(message.deliveryId)) this.inFlight.get(message.deliveryId)!.triaged = true;
+    } else {
+      this.answers.get(message.id)?.(message.value);
+      this.answers.delete(message.id);
+    }
   }
 
   /** A fresh token for a job that waited long (reused from the cache only while it has 40 minutes left). */
@@ -163,17 +154,17 @@ export class LocalWorkerBackend implements JobBackend {
         this.options.log.error({ deliveryId, crashes: entry.crashes }, "dropping a job whose local workers keep stopping; a redelivery of its webhook starts it again");
         continue;
       }
-      void this.ready.then(() => this.send({ type: entry.triaged ? "resume" : "job", job: entry.job, keys: entry.keys, token: entry.token }));
+      void this.worker.ready.then(() => this.send({ type: entry.triaged ? "resume" : "job", job: entry.job, keys: entry.keys, token: entry.token }));
     }
   }
 
   private send(message: ToWorker): void {
     // Checked on arrival by the worker (toWorkerSchema); typed here.
-    this.child?.send(message);
+    this.worker.send(message);
   }
 
   private async ask(what: "stats" | "idle" | "metrics"): Promise<unknown> {
-    await this.ready;
+    await this.worker.ready;
     const id = this.nextId++;
     const answered = new Promise<unknown>((resolve) => this.answers.set(id, resolve));
     this.send({ type: "ask", id, what });

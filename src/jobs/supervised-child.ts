@@ -1,0 +1,70 @@
+import { fork, type ChildProcess, type Serializable } from "node:child_process";
+import type { z } from "zod";
+
+export interface SupervisedChildOptions<In, Out extends { type: string }> {
+  /** The compiled entry to fork. */
+  entry: string;
+  env: NodeJS.ProcessEnv;
+  /** The child's messages, checked on arrival; anything else is dropped. */
+  messages: z.ZodType<Out>;
+  /** The first message every fresh child gets; it answers `{ type: "ready" }`. */
+  hello: In;
+  onMessage(message: Exclude<Out, { type: "ready" }>): void;
+  /** A fresh child has replaced one that stopped unexpectedly (its `ready` is the fresh one's). */
+  onRestart(stopped: { code: number | null; signal: NodeJS.Signals | null }): void;
+  /** Each forked child, before anything is sent to it (e.g. to lower its CPU priority). */
+  forked?(child: ChildProcess): void;
+}
+
+/**
+ * A forked child process on an IPC channel, forked again whenever it stops unexpectedly: the local
+ * worker under the intake, the job runner under the local worker. Messages are plain data, checked
+ * by whoever receives them.
+ */
+export class SupervisedChild<In, Out extends { type: string }> {
+  private current: ChildProcess | null = null;
+  private readyNow: Promise<void> = Promise.resolve();
+  private supervising = true;
+
+  constructor(private readonly options: SupervisedChildOptions<In, Out>) {
+    this.start();
+  }
+
+  /** Resolves when the current child has said it is ready. */
+  get ready(): Promise<void> {
+    return this.readyNow;
+  }
+
+  get process(): ChildProcess | null {
+    return this.current;
+  }
+
+  send(message: In): void {
+    if (this.current?.connected) this.current.send(message as Serializable);
+  }
+
+  /** From now on a child that stops is not replaced (a deliberate shutdown). */
+  stopSupervising(): void {
+    this.supervising = false;
+  }
+
+  private start(): void {
+    const child = fork(this.options.entry, [], { env: this.options.env, stdio: "inherit" });
+    this.current = child;
+    this.options.forked?.(child);
+    this.send(this.options.hello);
+    this.readyNow = new Promise<void>((resolve) => {
+      child.on("message", (raw: unknown) => {
+        const parsed = this.options.messages.safeParse(raw);
+        if (!parsed.success) return;
+        if (parsed.data.type === "ready") resolve();
+        else this.options.onMessage(parsed.data as Exclude<Out, { type: "ready" }>);
+      });
+    });
+    child.once("exit", (code, signal) => {
+      if (!this.supervising) return;
+      this.start();
+      this.options.onRestart({ code, signal });
+    });
+  }
+}
