@@ -37,10 +37,8 @@ export class EmbeddedBackend implements JobBackend {
   private readonly queue: JobQueue;
   private readonly slots: Slots;
   private readonly triaging = new Set<Promise<void>>();
-  /** Per thread: jobs queued on its lane that have not started (a `/cancel` drops them). */
-  private readonly waiting = new Map<string, Set<Job>>();
-  /** Per thread: the job its lane runs now (a `/cancel` stops it). */
-  private readonly runningOn = new Map<string, Job>();
+  /** Jobs triage put on their thread's lane (the others were answered at triage). */
+  private readonly queued = new WeakSet<Job>();
 
   constructor(private readonly options: EmbeddedOptions) {
     // The engine reports model tokens and step durations through `telemetry`, for /metrics.
@@ -95,7 +93,7 @@ export class EmbeddedBackend implements JobBackend {
     try {
       const ports = workerPorts(deps, await this.options.portsFor(job), this.permissions);
       await triageJob(deps, ports, this.lanes, job);
-      this.options.onSettled?.(job, this.queuedOn(job) ? "triaged" : "finished");
+      this.options.onSettled?.(job, this.queued.has(job) ? "triaged" : "finished");
     } catch (error) {
       this.options.onSettled?.(job, "finished");
       // GitHub could not tell who may command us: a redelivery of this webhook gets handled, not dropped.
@@ -112,46 +110,21 @@ export class EmbeddedBackend implements JobBackend {
       const thread = threadOf(job);
       const running = this.queue.runningLabel(thread);
       const full = this.slots.full;
-      const waiting = this.waiting.get(thread) ?? new Set<Job>();
-      this.waiting.set(thread, waiting.add(job));
-      const run = (signal: AbortSignal) => {
-        this.leaveWaiting(thread, job);
-        this.runningOn.set(thread, job);
-        return this.work(job, signal).finally(() => {
-          if (this.runningOn.get(thread) === job) this.runningOn.delete(thread);
-          this.options.onSettled?.(job, "finished");
-        });
-      };
-      const ahead = this.queue.enqueue({ key: thread, label: jobLabel(job), run });
+      this.queued.add(job);
+      const settled = () => this.options.onSettled?.(job, "finished");
+      const ahead = this.queue.enqueue({
+        key: thread,
+        label: jobLabel(job),
+        run: (signal) => this.work(job, signal).finally(settled),
+        // Dropped while waiting, or told to stop while running: finished as far as a takeover goes —
+        // should this worker die before the job reaches its safe point, the next one must not resume it.
+        onCancel: settled,
+      });
       return { ahead, running, full };
     },
-    cancel: async (thread) => {
-      const dropped = this.waiting.get(thread) ?? new Set<Job>();
-      this.waiting.delete(thread);
-      const stopped = this.queue.cancel(thread);
-      // The running job is told to stop, and is finished as far as a takeover goes: should this
-      // worker die before the job reaches its safe point, the next one must not resume it.
-      const running = this.runningOn.get(thread);
-      if (running) dropped.add(running);
-      for (const job of dropped) this.options.onSettled?.(job, "finished");
-      return stopped;
-    },
+    cancel: async (thread) => this.queue.cancel(thread),
     runningLabel: async (thread) => this.queue.runningLabel(thread),
   };
-
-  /** Whether the job waits or runs on its thread's lane (it was queued at triage). */
-  private queuedOn(job: Job): boolean {
-    return this.waiting.get(threadOf(job))?.has(job) === true || this.started.has(job);
-  }
-
-  private readonly started = new WeakSet<Job>();
-
-  private leaveWaiting(thread: string, job: Job): void {
-    this.started.add(job);
-    const waiting = this.waiting.get(thread);
-    waiting?.delete(job);
-    if (waiting?.size === 0) this.waiting.delete(thread);
-  }
 
   private work(job: Job, signal: AbortSignal): Promise<void> {
     const { deps, metrics } = this.options;

@@ -3,10 +3,12 @@ export interface QueuedJob {
   key: string;
   label: string;
   run(signal: AbortSignal): Promise<void>;
+  /** Told when `/cancel` drops the job while it waits, or tells it to stop while it runs. */
+  onCancel?(): void;
 }
 
 interface Lane {
-  running: { label: string; controller: AbortController } | null;
+  running: { job: QueuedJob; controller: AbortController } | null;
   waiting: QueuedJob[];
 }
 
@@ -34,10 +36,11 @@ export class JobQueue {
   cancel(key: string): { running: string | null; dropped: number } {
     const lane = this.lanes.get(key);
     if (!lane) return { running: null, dropped: 0 };
-    const dropped = lane.waiting.length;
+    const dropped = lane.waiting;
     lane.waiting = [];
     lane.running?.controller.abort("cancelled with /cancel");
-    return { running: lane.running?.label ?? null, dropped };
+    for (const job of [...dropped, ...(lane.running ? [lane.running.job] : [])]) job.onCancel?.();
+    return { running: lane.running?.job.label ?? null, dropped: dropped.length };
   }
 
   /** Jobs waiting behind a running one, on every thread. */
@@ -48,7 +51,7 @@ export class JobQueue {
   }
 
   runningLabel(key: string): string | null {
-    return this.lanes.get(key)?.running?.label ?? null;
+    return this.lanes.get(key)?.running?.job.label ?? null;
   }
 
   /** Resolves when no job runs or waits (tests and graceful shutdown). */
@@ -81,7 +84,7 @@ export class JobQueue {
     }
     const controller = new AbortController();
     if (this.stopReason !== null) controller.abort(this.stopReason);
-    lane.running = { label: job.label, controller };
+    lane.running = { job, controller };
     const task = (async () => {
       try {
         await job.run(controller.signal);
