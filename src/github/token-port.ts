@@ -9,9 +9,13 @@ import type { Logger } from "../workflow/deps.js";
 import type { JobPorts } from "../workflow/run-job.js";
 import type { JobToken } from "./job-token.js";
 import { createOctokitPort, type PortOctokit } from "./octokit-port.js";
+import { pacing } from "./pacing.js";
 import { ownCommentMatcher, type CommentAuthorship } from "./own-comment.js";
 
-const WorkerOctokit = Octokit.plugin(retry, throttling);
+/** Across processes (Redis): the plugins, whose Bottleneck shares pacing through Redis. */
+const ClusteredOctokit = Octokit.plugin(retry, throttling);
+/** In one process: the same pacing and retries without Bottleneck's timer turns. */
+const PacedOctokit = Octokit.plugin(pacing);
 const RATE_LIMIT_RETRIES = 3;
 
 export interface TokenPortOptions {
@@ -66,8 +70,9 @@ export class TokenPorts {
 }
 
 /**
- * An Octokit on one installation's budget with GitHub's pacing (plugin-throttling, per `installationId-budget`,
- * shared through Redis when `cluster` is given) and retries, waiting out rate limits a few times.
+ * An Octokit on one installation's budget with GitHub's pacing and retries, waiting out rate limits a
+ * few times: paced in this process (`pacing.ts`), or through Redis with plugin-throttling when
+ * `cluster` is given, so every process shares the installation's pacing.
  */
 export function pacedOctokit(options: {
   baseUrl: string;
@@ -76,18 +81,23 @@ export function pacedOctokit(options: {
   budget: string;
   auth?: string;
   cluster?: { Bottleneck: typeof Bottleneck; connection: Bottleneck.IORedisConnection } | null;
-}): InstanceType<typeof WorkerOctokit> {
+}): Octokit {
   const { log, installationId } = options;
-  const limited = (kind: string) => (retryAfter: number, request: { method: string; url: string }, _octokit: unknown, retryCount: number) => {
+  const limited = (kind: string, retryAfter: number, request: { method: string; url: string }, retryCount: number) => {
     log.warn({ retryAfter, method: request.method, url: request.url, installationId }, `${kind} rate limit hit`);
     return retryCount < RATE_LIMIT_RETRIES;
   };
-  return new WorkerOctokit({
+  const common = {
     ...(options.auth ? { auth: options.auth } : {}),
     baseUrl: options.baseUrl,
     userAgent: "blueprint-worker",
     log: { debug: () => {}, info: () => {}, warn: (message: string) => log.warn({}, message), error: (message: string) => log.info({}, message) },
-    throttle: { id: `${installationId}-${options.budget}`, onRateLimit: limited("primary"), onSecondaryRateLimit: limited("secondary"), ...(options.cluster ?? {}) },
+  };
+  if (!options.cluster) return new PacedOctokit({ ...common, pacing: { onRateLimit: limited } });
+  const onLimit = (kind: string) => (retryAfter: number, request: { method: string; url: string }, _octokit: unknown, retryCount: number) => limited(kind, retryAfter, request, retryCount);
+  return new ClusteredOctokit({
+    ...common,
+    throttle: { id: `${installationId}-${options.budget}`, onRateLimit: onLimit("primary"), onSecondaryRateLimit: onLimit("secondary"), ...options.cluster },
   });
 }
 

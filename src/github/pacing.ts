@@ -1,0 +1,180 @@
+import type { Octokit } from "@octokit/rest";
+import { throttling } from "@octokit/plugin-throttling";
+
+/**
+ * GitHub's pacing for one installation's budget, in this process, without timers when nothing has
+ * to wait. The same rules as `@octokit/plugin-throttling` with `@octokit/plugin-retry`: writes start
+ * at least a second apart, writes that notify people three seconds apart, searches two; at most ten
+ * requests at once; token requests one at a time; rate limits waited out when `onRateLimit` says so;
+ * server errors retried after 1, 4 and 9 seconds.
+ *
+ * Why not those plugins: Bottleneck, under both, takes several timer turns per request even when
+ * nothing waits. On an event loop busy with a burst of webhooks each turn costs the whole burst's
+ * backlog, and a 👀 took hundreds of milliseconds to leave. Across processes (Redis) the plugins
+ * stay: only they can share pacing through Redis.
+ */
+export interface PacingOptions {
+  /**
+   * A rate limit was hit (`secondary`: GitHub's abuse limits; `primary`: the hourly quota):
+   * return true to wait `retryAfterS` seconds and try again.
+   */
+  onRateLimit(kind: "primary" | "secondary", retryAfterS: number, request: { method: string; url: string }, retryCount: number): boolean;
+  /** Milliseconds between writes, notifying writes and searches (tests shorten them). */
+  gapsMs?: { write: number; notification: number; search: number };
+  /** One unit of retry-after and back-off, in milliseconds (1000; tests shorten it). */
+  secondMs?: number;
+  /** Retries of a failed request (3). */
+  retries?: number;
+}
+
+const MAX_AT_ONCE = 10;
+/** As plugin-retry: these statuses are answers, not failures. */
+const DO_NOT_RETRY = new Set([400, 401, 403, 404, 410, 422, 451]);
+/** GitHub's default when a secondary rate limit names no wait (as plugin-throttling). */
+const SECONDARY_FALLBACK_S = 60;
+const triggersNotification = (throttling as unknown as { triggersNotification(path: string): boolean }).triggersNotification;
+
+/** Start times at least `gapMs` apart, first come first served; resolves at once when the gap has passed. */
+class Gate {
+  private nextAt = 0;
+
+  pass(gapMs: number): Promise<void> | null {
+    const now = Date.now();
+    const at = Math.max(now, this.nextAt);
+    this.nextAt = at + gapMs;
+    return at > now ? sleep(at - now) : null;
+  }
+}
+
+/** At most `size` at once; the rest wait their turn in order. */
+class Slots {
+  private used = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly size: number) {}
+
+  take(): Promise<void> | null {
+    if (this.used < this.size) {
+      this.used++;
+      return null;
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  give(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.used--;
+  }
+}
+
+/** The Octokit plugin: `new (Octokit.plugin(pacing))({ pacing: {...} })`. */
+export function pacing(octokit: Pick<Octokit, "hook">, octokitOptions: { pacing?: PacingOptions; baseUrl?: string }): Record<string, never> {
+  const options = octokitOptions.pacing;
+  if (!options) throw new Error("pacing: the `pacing` option (with onRateLimit) is required");
+  const gaps = options.gapsMs ?? { write: 1_000, notification: 3_000, search: 2_000 };
+  const second = options.secondMs ?? 1_000;
+  const retries = options.retries ?? 3;
+  // Routes are GitHub's paths; on GitHub Enterprise the API lives under /api/v3.
+  const basePath = new URL(octokitOptions.baseUrl ?? "https://api.github.com").pathname.replace(/\/$/, "");
+  const writes = new Gate();
+  const notifications = new Gate();
+  const searches = new Gate();
+  const slots = new Slots(MAX_AT_ONCE);
+  const tokenSlot = new Slots(1);
+
+  type Options = { method: string; url: string };
+  type Request = (options: Options) => Promise<{ data: unknown }>;
+
+  const once = async (request: Request, requestOptions: Options) => {
+    const method = requestOptions.method.toUpperCase();
+    const fullPath = new URL(requestOptions.url, "http://github.test").pathname;
+    const path = basePath && fullPath.startsWith(`${basePath}/`) ? fullPath.slice(basePath.length) : fullPath;
+    const isToken = isTokenRequest(method, path);
+    // GitHub Enterprise serves GraphQL at /api/graphql, beside the REST API's /api/v3.
+    const isGraphql = path.startsWith("/graphql") || fullPath === "/api/graphql";
+    const isWrite = !isToken && ((method !== "GET" && method !== "HEAD") || isGraphql);
+    // Only the waits that are due take a timer; a request with nothing to wait for leaves at once.
+    if (isWrite) await writes.pass(gaps.write);
+    if (isWrite && !isGraphql && triggersNotification(path)) await notifications.pass(gaps.notification);
+    if (method === "GET" && path.startsWith("/search/")) await searches.pass(gaps.search);
+    const pool = isToken ? tokenSlot : slots;
+    await pool.take();
+    try {
+      const response = await request(requestOptions);
+      const errors = (response.data as { errors?: { type?: string; message?: string }[] } | undefined)?.errors;
+      if (isGraphql && errors?.some((error) => error.type === "RATE_LIMITED")) {
+        throw failure("GraphQL Rate Limit Exceeded", 403, requestOptions, response, true);
+      }
+      if (isGraphql && errors?.[0]?.message && /Something went wrong while executing your query/.test(errors[0].message)) {
+        throw failure(errors[0].message, 500, requestOptions, response);
+      }
+      return response;
+    } finally {
+      pool.give();
+    }
+  };
+
+  const wrap = async (request: Request, requestOptions: Options) => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await once(request, requestOptions);
+      } catch (error) {
+        const waitMs = retryWait(error, attempt);
+        if (waitMs === null) throw error;
+        await sleep(waitMs);
+      }
+    }
+  };
+  (octokit.hook.wrap as (name: "request", hook: typeof wrap) => void)("request", wrap);
+
+  /** Milliseconds to wait before trying again, or null to give up. */
+  function retryWait(error: unknown, attempt: number): number | null {
+    if (!isHttpFailure(error)) return null;
+    const headers = error.response?.headers ?? {};
+    const request = { method: error.request.method, url: error.request.url };
+    if (error.status === 403 || error.status === 429) {
+      if (/\bsecondary rate\b/i.test(error.message)) {
+        const after = Number(headers["retry-after"]) || SECONDARY_FALLBACK_S;
+        return options!.onRateLimit("secondary", after, request, attempt) ? after * second : null;
+      }
+      if (headers["x-ratelimit-remaining"] === "0" || error.graphqlRateLimited === true) {
+        const after = Math.max(Math.ceil((Number(headers["x-ratelimit-reset"] ?? 0) * 1000 - Date.now()) / 1000) + 1, 0);
+        return options!.onRateLimit("primary", after, request, attempt) ? after * second : null;
+      }
+    }
+    if (error.status < 400 || DO_NOT_RETRY.has(error.status) || attempt >= retries) return null;
+    return (attempt + 1) ** 2 * second;
+  }
+
+  return {};
+}
+
+/** An error from Octokit's request (its RequestError, matched by shape) or from the checks above. */
+interface HttpFailure {
+  status: number;
+  message: string;
+  request: { method: string; url: string };
+  response?: { headers: Record<string, string | number | undefined> };
+  graphqlRateLimited?: boolean;
+}
+
+function isHttpFailure(error: unknown): error is HttpFailure {
+  const candidate = error as Partial<HttpFailure> | null;
+  return error instanceof Error && typeof candidate?.status === "number" && typeof candidate.request?.url === "string";
+}
+
+function failure(message: string, status: number, request: { method: string; url: string }, response: unknown, graphqlRateLimited = false): HttpFailure & Error {
+  return Object.assign(new Error(message), { name: "HttpError", status, request, response: response as HttpFailure["response"], graphqlRateLimited });
+}
+
+function isTokenRequest(method: string, path: string): boolean {
+  return (
+    (method === "PATCH" && /^\/applications\/[^/]+\/token\/scoped$/.test(path)) ||
+    (method === "POST" && (/^\/applications\/[^/]+\/token$/.test(path) || /^\/app\/installations\/[^/]+\/access_tokens$/.test(path) || path === "/login/oauth/access_token"))
+  );
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
