@@ -1,9 +1,10 @@
+import { createPrivateKey } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import type { ApplicationFunctionOptions, Probot } from "probot";
 import { loadEnv, type BlueprintEnv } from "./config/env.js";
 import { getPrivateKey } from "@probot/get-private-key";
-import { appTokenMinter } from "./github/app-jwt.js";
-import { JobTokens, type TokenMinter } from "./github/job-token.js";
+import { JobTokens, type JobTokenSource, type TokenMinter } from "./github/job-token.js";
+import { MintThread } from "./github/mint-thread.js";
 import { githubApiUrl } from "./github/token-port.js";
 import { createOctokitPort } from "./github/octokit-port.js";
 import { installationOctokit } from "./github/installation-octokit.js";
@@ -62,9 +63,9 @@ export function createBlueprintApp(
   const isOwnComment = ownCommentMatcher({ appId: env.APP_ID, botLogin: env.BLUEPRINT_BOT_NAME });
   const deps = (): WorkflowDeps => ({ ...createWorkflowDeps(env, app.log), ...overrides.deps });
   // Intake mints each job's token (narrowed to its repository) with the App's key; workers never hold the key.
-  // With the key in the App's environment (as `npm start` has it), token requests are signed with an App token
-  // reused for minutes; otherwise (an App handed a Probot instance) through Probot's own authentication.
-  const tokens = new JobTokens(ownMinter(env, app.log) ?? (async (installationId) => (await installationOctokit(app, installationId, "mint")) as unknown as TokenMinter));
+  // With the key in the App's environment (as `npm start` has it), on a thread of its own, signed with an App
+  // token reused for minutes; otherwise (an App handed a Probot instance) through Probot's own authentication.
+  const tokens: JobTokenSource = ownMintThread(env, app.log) ?? new JobTokens(async (installationId) => (await installationOctokit(app, installationId, "mint")) as unknown as TokenMinter);
 
   const backend: JobBackend & Partial<WorkerMetricsSource> = env.REDIS_URL
     ? startRedisBackend({ env, redisUrl: env.REDIS_URL, log: app.log, metrics, tokens, workerDeps: env.BLUEPRINT_WORKERS > 0 ? deps() : null })
@@ -101,16 +102,21 @@ export function createBlueprintApp(
     backend,
     metrics,
     idle: () => backend.idle(),
-    shutdown: (timeoutMs) => backend.shutdown(SHUTDOWN_REASON, timeoutMs),
+    shutdown: async (timeoutMs) => {
+      await backend.shutdown(SHUTDOWN_REASON, timeoutMs);
+      if (tokens instanceof MintThread) await tokens.close();
+    },
   };
 }
 
-/** Job-token minters signed with the App's key from its environment, or null without a usable one. */
-function ownMinter(env: BlueprintEnv, log: Probot["log"]): ((installationId: number) => Promise<TokenMinter>) | null {
+/** The token thread, minting with the App's key from its environment; null without a usable key. */
+function ownMintThread(env: BlueprintEnv, log: Probot["log"]): MintThread | null {
   const privateKey = getPrivateKey({ env: { PRIVATE_KEY: env.PRIVATE_KEY, PRIVATE_KEY_PATH: env.PRIVATE_KEY_PATH } });
   if (!env.APP_ID || !privateKey) return null;
   try {
-    return appTokenMinter({ appId: env.APP_ID, privateKey, baseUrl: githubApiUrl(env), log });
+    // Read here, so a key that does not parse falls back at once rather than failing every mint.
+    createPrivateKey(privateKey);
+    return new MintThread({ appId: env.APP_ID, privateKey, baseUrl: githubApiUrl(env), log });
   } catch (error) {
     log.warn({ err: error }, "the App's private key could not be read here; job tokens are requested through Probot's authentication");
     return null;

@@ -1,7 +1,6 @@
 import { createPrivateKey, createSign, type KeyObject } from "node:crypto";
 import type { Logger } from "../workflow/deps.js";
 import type { TokenMinter } from "./job-token.js";
-import { pacedOctokit } from "./token-port.js";
 
 /** GitHub accepts an App's token for at most 10 minutes; one is reused for 5 and signed to last 9. */
 const REUSE_MS = 5 * 60_000;
@@ -37,24 +36,77 @@ export class AppJwt {
   }
 }
 
+/** Retries of a token request that failed on GitHub's side (5xx, the network) or hit a rate limit. */
+const RETRIES = 3;
+/** A rate limit asking for a longer wait than this fails the mint instead (the webhook's redelivery starts the job). */
+const LONGEST_WAIT_S = 60;
+
 /**
- * Job-token minters from the App's own credentials: one Octokit per installation (its own pacing of
- * token requests), each request signed with the shared, reused App token.
+ * Job-token minters from the App's own credentials: each token request is one `fetch`, signed with
+ * the shared, reused App token. Not an Octokit: constructing one per installation and its plugins'
+ * timer turns cost more than the request itself, on the thread whose speed decides every
+ * installation's first 👀 (mint-thread.ts). Server errors and rate limits are retried a few times.
  */
-export function appTokenMinter(options: { appId: number; privateKey: string; baseUrl: string; log: Logger }): (installationId: number) => Promise<TokenMinter> {
+export function appTokenMinter(options: { appId: number; privateKey: string; baseUrl: string; log: Logger; secondMs?: number }): (installationId: number) => Promise<TokenMinter> {
   const jwt = new AppJwt(options.appId, options.privateKey);
-  const minters = new Map<number, TokenMinter>();
-  return async (installationId) => {
-    let minter = minters.get(installationId);
-    if (!minter) {
-      const octokit = pacedOctokit({ baseUrl: options.baseUrl, log: options.log, installationId, budget: "mint" });
-      octokit.hook.before("request", (request) => {
-        request.headers.authorization = `bearer ${jwt.token()}`;
-      });
-      minter = octokit as unknown as TokenMinter;
-      minters.set(installationId, minter);
-      if (minters.size > 5_000) minters.delete(minters.keys().next().value ?? installationId);
+  // Signed now, at start-up, rather than when the first webhook's job waits for its token.
+  jwt.token();
+  const second = options.secondMs ?? 1_000;
+  const base = options.baseUrl.replace(/\/$/, "");
+  const createInstallationAccessToken: TokenMinter["rest"]["apps"]["createInstallationAccessToken"] = async ({ installation_id, ...body }) => {
+    const url = `${base}/app/installations/${installation_id}/access_tokens`;
+    for (let attempt = 0; ; attempt++) {
+      let response: Response;
+      try {
+        response = await fetch(url, {
+          method: "POST",
+          headers: { authorization: `bearer ${jwt.token()}`, accept: "application/vnd.github+json", "content-type": "application/json", "user-agent": "blueprint", "x-github-api-version": "2022-11-28" },
+          body: JSON.stringify(body),
+        });
+      } catch (error) {
+        if (attempt >= RETRIES) throw Object.assign(new Error(`requesting a token for installation ${installation_id} failed: ${(error as Error).message}`), { status: 500 });
+        await sleep((attempt + 1) ** 2 * second);
+        continue;
+      }
+      const text = await response.text();
+      const data = parseJson(text) as { token?: unknown; expires_at?: unknown; permissions?: Record<string, string | undefined>; message?: unknown } | null;
+      if (response.status === 201 && typeof data?.token === "string" && typeof data.expires_at === "string") {
+        return { data: { token: data.token, expires_at: data.expires_at, ...(data.permissions ? { permissions: data.permissions } : {}) } };
+      }
+      const message = typeof data?.message === "string" ? data.message : text.slice(0, 200);
+      const wait = retryAfterS(response, message, attempt);
+      if (wait !== null) {
+        options.log.warn({ status: response.status, installationId: installation_id, retryAfter: wait }, "a token request was refused for now; trying again");
+        await sleep(wait * second);
+        continue;
+      }
+      throw Object.assign(new Error(`GitHub refused a token for installation ${installation_id} (${response.status}): ${message}`), { status: response.status });
     }
-    return minter;
   };
+  const minter: TokenMinter = { rest: { apps: { createInstallationAccessToken } } };
+  return async () => minter;
+}
+
+/** Seconds to wait before asking again, or null when the answer is final. */
+function retryAfterS(response: Response, message: string, attempt: number): number | null {
+  if (attempt >= RETRIES) return null;
+  if (response.status >= 500) return (attempt + 1) ** 2;
+  const limited = response.status === 429 || (response.status === 403 && (/rate limit/i.test(message) || response.headers.get("x-ratelimit-remaining") === "0"));
+  if (!limited) return null;
+  const after = Number(response.headers.get("retry-after"));
+  const reset = Number(response.headers.get("x-ratelimit-reset"));
+  const wait = Number.isFinite(after) && after > 0 ? after : Number.isFinite(reset) && reset > 0 ? Math.max(1, Math.ceil(reset - Date.now() / 1000) + 1) : 60;
+  return wait <= LONGEST_WAIT_S ? wait : null;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -33,6 +33,11 @@ export function expiresSoon(token: JobToken, now = Date.now()): boolean {
   return Date.parse(token.expiresAt) - now <= TOKEN_MARGIN_MS;
 }
 
+/** Where intake gets a job's token: minted here (`JobTokens`) or on the token thread (`MintThread`). */
+export interface JobTokenSource {
+  forJob(job: TokenFor): Promise<JobToken>;
+}
+
 /** Reused while it has this long left, so a busy repository costs one mint per half hour, not one per webhook. */
 const REUSE_MS = 40 * 60_000;
 
@@ -40,7 +45,7 @@ const REUSE_MS = 40 * 60_000;
  * Mints, for each job, an installation token narrowed to the job's repository and the permissions
  * its kind needs; intake holds the App's key, workers only ever see these tokens.
  */
-export class JobTokens {
+export class JobTokens implements JobTokenSource {
   private readonly minted = new Map<string, Promise<JobToken>>();
 
   /**

@@ -1,4 +1,4 @@
-import type { JobToken, JobTokens } from "../github/job-token.js";
+import type { JobToken, JobTokenSource } from "../github/job-token.js";
 import type { Logger } from "../workflow/deps.js";
 import type { JobBackend, QueueStats } from "./backend.js";
 import { trimOldest } from "./bounded-map.js";
@@ -27,7 +27,7 @@ const INTAKE_ONLY = ["PRIVATE_KEY", "PRIVATE_KEY_PATH", "WEBHOOK_SECRET", "WEBHO
 export interface LocalWorkerOptions {
   /** The compiled worker entry (lib/local-worker.js). */
   entry: string;
-  tokens: JobTokens;
+  tokens: JobTokenSource;
   /** The hidden-state key's bytes: handed over in memory, first thing. */
   stateKey: Buffer;
   log: Logger;

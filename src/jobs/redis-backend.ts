@@ -2,7 +2,7 @@ import { Queue, Worker, type Job as BullJob } from "bullmq";
 import { Redis } from "ioredis";
 import { z } from "zod";
 import { ConfigError, type BlueprintEnv } from "../config/env.js";
-import type { JobTokens } from "../github/job-token.js";
+import type { JobTokenSource } from "../github/job-token.js";
 import { tokenPorts } from "../github/token-port.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
 import type { JobBackend, QueueStats } from "./backend.js";
@@ -28,7 +28,7 @@ export interface RedisBackendOptions {
   log: Logger;
   metrics: JobMetrics;
   /** Intake's side: mints each job's narrowed token with the App's key. */
-  tokens: JobTokens;
+  tokens: JobTokenSource;
   /** This process works jobs too (`npm start` unless BLUEPRINT_WORKERS=0, and `npm run worker`). */
   workerDeps: WorkflowDeps | null;
 }

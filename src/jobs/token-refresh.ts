@@ -1,7 +1,7 @@
 import { Queue, QueueEvents, Worker, type Job as BullJob } from "bullmq";
 import { Redis } from "ioredis";
 import { z } from "zod";
-import { expiresSoon, jobTokenSchema, type JobToken, type JobTokens } from "../github/job-token.js";
+import { expiresSoon, jobTokenSchema, type JobToken, type JobTokenSource } from "../github/job-token.js";
 import type { Logger } from "../workflow/deps.js";
 import { jobSchema, type Job } from "./job.js";
 import type { Sealer } from "./sealed.js";
@@ -54,7 +54,7 @@ export class TokenUnavailable extends Error {
  * Intake's side: answers workers' token requests with a token minted as for a new job (narrowed to the
  * job's repository and kind), sealed. The answer is BullMQ's return value, stored in Redis: sealed, like the job's own.
  */
-export function answerTokenRequests(options: { connection: Redis; tokens: JobTokens; sealer: Sealer; log: Logger; concurrency: number }): Worker {
+export function answerTokenRequests(options: { connection: Redis; tokens: JobTokenSource; sealer: Sealer; log: Logger; concurrency: number }): Worker {
   const worker = new Worker(
     TOKEN_QUEUE,
     async (request: BullJob) => {

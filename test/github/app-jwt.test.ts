@@ -1,5 +1,7 @@
 import { createPublicKey, createVerify, generateKeyPairSync } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AppJwt, appTokenMinter } from "../../src/github/app-jwt.js";
 import { startGitHubDouble, type GitHubDouble } from "../e2e/double/github-server.js";
 
@@ -41,7 +43,6 @@ describe("job tokens minted with the App's own token", () => {
     const mint = appTokenMinter({ appId: github.appId, privateKey: github.privateKey ?? "", baseUrl: github.apiUrl, log: quiet });
     const installationId = github.installationIds[0] ?? 0;
     const minter = await mint(installationId);
-    expect(await mint(installationId)).toBe(minter);
     const { data } = await minter.rest.apps.createInstallationAccessToken({ installation_id: installationId, repositories: ["hello-world"], permissions: { contents: "read" } });
     expect(data.token).toMatch(/^ghs_/);
     const grants = github.requests.filter((request) => request.path === `/app/installations/${installationId}/access_tokens`);
@@ -52,5 +53,82 @@ describe("job tokens minted with the App's own token", () => {
     const stranger = generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ type: "pkcs1", format: "pem" }).toString();
     const minter = await appTokenMinter({ appId: github.appId, privateKey: stranger, baseUrl: github.apiUrl, log: quiet })(github.installationIds[0] ?? 0);
     await expect(minter.rest.apps.createInstallationAccessToken({ installation_id: github.installationIds[0] ?? 0, repositories: ["hello-world"] })).rejects.toMatchObject({ status: 401 });
+  });
+});
+
+describe("job-token requests that GitHub does not grant at once", () => {
+  let server: Server;
+  let url = "";
+  /** What the next requests are answered with, in order; then 201. */
+  let answers: { status: number; body?: unknown; headers?: Record<string, string> }[] = [];
+  let seen: { at: number; authorization: string | undefined; body: string }[] = [];
+  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  const pem = privateKey.export({ type: "pkcs1", format: "pem" }).toString();
+  const warnings: unknown[] = [];
+  const log = { ...quiet, warn: (fields: unknown) => warnings.push(fields) } as never;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk: Buffer) => (body += chunk.toString()));
+      req.on("end", () => {
+        seen.push({ at: Date.now(), authorization: req.headers.authorization, body });
+        const answer = answers.shift() ?? { status: 201, body: { token: "ghs_granted", expires_at: "2099-01-01T00:00:00Z", permissions: { issues: "write" } } };
+        res.writeHead(answer.status, { "content-type": "application/json", ...answer.headers });
+        res.end(JSON.stringify(answer.body ?? { message: "no" }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v3`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  beforeEach(() => {
+    answers = [];
+    seen = [];
+    warnings.length = 0;
+  });
+  const mint = async () => {
+    const minter = await appTokenMinter({ appId: 7, privateKey: pem, baseUrl: url, log, secondMs: 20 })(3);
+    return minter.rest.apps.createInstallationAccessToken({ installation_id: 3, repositories: ["hello-world"], permissions: { issues: "write" } });
+  };
+
+  it("sends the repository and permissions, signed with the App's token", async () => {
+    const { data } = await mint();
+    expect(data).toEqual({ token: "ghs_granted", expires_at: "2099-01-01T00:00:00Z", permissions: { issues: "write" } });
+    expect(JSON.parse(seen[0]?.body ?? "")).toEqual({ repositories: ["hello-world"], permissions: { issues: "write" } });
+    expect(seen[0]?.authorization).toMatch(/^bearer [\w-]+\.[\w-]+\.[\w-]+$/);
+  });
+
+  it("tries again after a server error, waiting longer each time", async () => {
+    answers = [{ status: 502 }, { status: 503 }];
+    expect((await mint()).data.token).toBe("ghs_granted");
+    expect(seen).toHaveLength(3);
+    expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(20);
+    expect(seen[2]!.at - seen[1]!.at).toBeGreaterThanOrEqual(80);
+  });
+
+  it("gives up after three retries, with GitHub's status", async () => {
+    answers = [{ status: 500 }, { status: 500 }, { status: 500 }, { status: 500 }];
+    await expect(mint()).rejects.toMatchObject({ status: 500 });
+    expect(seen).toHaveLength(4);
+  });
+
+  it("does not retry a refusal", async () => {
+    answers = [{ status: 404, body: { message: "Not Found" } }];
+    await expect(mint()).rejects.toMatchObject({ status: 404, message: expect.stringContaining("Not Found") });
+    expect(seen).toHaveLength(1);
+  });
+
+  it("waits out a secondary rate limit for as long as GitHub asks, and says so", async () => {
+    answers = [{ status: 403, body: { message: "You have exceeded a secondary rate limit" }, headers: { "retry-after": "2" } }];
+    expect((await mint()).data.token).toBe("ghs_granted");
+    expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(40);
+    expect(warnings).toEqual([expect.objectContaining({ status: 403, retryAfter: 2 })]);
+  });
+
+  it("fails at once when a rate limit asks for more than a minute", async () => {
+    answers = [{ status: 429, body: { message: "slow down" }, headers: { "retry-after": "3600" } }];
+    await expect(mint()).rejects.toMatchObject({ status: 429 });
+    expect(seen).toHaveLength(1);
   });
 });

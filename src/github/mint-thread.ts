@@ -1,0 +1,92 @@
+import { Worker } from "node:worker_threads";
+import { z } from "zod";
+import type { Logger } from "../workflow/deps.js";
+import { jobTokenSchema, type JobToken, type JobTokenSource, type TokenFor } from "./job-token.js";
+
+export interface MintThreadOptions {
+  appId: number;
+  privateKey: string;
+  /** api.github.com, or a GitHub Enterprise `/api/v3`. */
+  baseUrl: string;
+  log: Logger;
+  /** The compiled thread entry (lib/github/mint-thread-main.js, next to this file once built). */
+  entry?: string | URL;
+}
+
+/** What the thread answers: a token, an error's message, or a log line. */
+export const fromMintThreadSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("token"), id: z.number().int(), token: jobTokenSchema }),
+  z.object({ type: z.literal("failed"), id: z.number().int(), message: z.string(), status: z.number().int().optional() }),
+  z.object({ type: z.literal("log"), level: z.enum(["info", "warn", "error"]), fields: z.record(z.string(), z.unknown()), message: z.string() }),
+]);
+export type FromMintThread = z.output<typeof fromMintThreadSchema>;
+export type ToMintThread = { id: number; job: TokenFor };
+
+/**
+ * Job tokens minted on a thread of their own, inside the intake's process (the App's key never
+ * leaves it). The intake's event loop is busy answering webhooks during a burst, and a mint's HTTP
+ * exchange takes several turns of the loop that carries it: on the intake's loop, each turn waited
+ * behind a hundred webhooks and the first job's token took most of a second. The thread's loop
+ * carries only mints; the intake's pays one message each way.
+ */
+export class MintThread implements JobTokenSource {
+  private worker: Worker | null = null;
+  private nextId = 0;
+  private readonly waiting = new Map<number, { resolve(token: JobToken): void; reject(error: Error): void }>();
+
+  constructor(private readonly options: MintThreadOptions) {
+    // Started now: loading the thread takes a few hundred milliseconds, which the first job should not wait for.
+    this.start();
+  }
+
+  forJob(job: TokenFor): Promise<JobToken> {
+    const worker = this.start();
+    const id = this.nextId++;
+    return new Promise<JobToken>((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      const message: ToMintThread = { id, job: { installationId: job.installationId, kind: job.kind, repository: { name: job.repository.name } } };
+      worker.postMessage(message);
+    });
+  }
+
+  /** Stops the thread; tokens still being minted are refused. */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = null;
+    this.failAll(new Error("the token thread was stopped"));
+    await worker?.terminate();
+  }
+
+  private start(): Worker {
+    if (this.worker) return this.worker;
+    const { appId, privateKey, baseUrl, log } = this.options;
+    const worker = new Worker(this.options.entry ?? new URL("./mint-thread-main.js", import.meta.url), { workerData: { appId, privateKey, baseUrl } });
+    // Never what keeps the process up: the server does that.
+    worker.unref();
+    worker.on("message", (raw: unknown) => {
+      const parsed = fromMintThreadSchema.safeParse(raw);
+      if (!parsed.success) return log.error({ issues: parsed.error.issues }, "the token thread sent a malformed message");
+      const message = parsed.data;
+      if (message.type === "log") return log[message.level](message.fields, message.message);
+      const waiter = this.waiting.get(message.id);
+      this.waiting.delete(message.id);
+      if (message.type === "token") waiter?.resolve(message.token);
+      else waiter?.reject(Object.assign(new Error(message.message), message.status === undefined ? {} : { status: message.status }));
+    });
+    const stopped = (error: Error) => {
+      if (this.worker !== worker) return;
+      this.worker = null;
+      log.error({ err: error }, "the token thread stopped; the next job starts another");
+      this.failAll(error);
+    };
+    worker.on("error", stopped);
+    worker.on("exit", (code) => stopped(new Error(`the token thread exited (code ${code})`)));
+    this.worker = worker;
+    return worker;
+  }
+
+  private failAll(error: Error): void {
+    for (const waiter of this.waiting.values()) waiter.reject(error);
+    this.waiting.clear();
+  }
+}

@@ -1,0 +1,74 @@
+import { generateKeyPairSync } from "node:crypto";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MintThread } from "../../src/github/mint-thread.js";
+import { startGitHubDouble, type GitHubDouble } from "../e2e/double/github-server.js";
+import { PROJECT_ROOT, requireBuiltApp } from "../e2e/support/app-process.js";
+
+const ENTRY = path.join(PROJECT_ROOT, "lib/github/mint-thread-main.js");
+
+function recordingLog() {
+  const lines: { level: string; fields: unknown; message?: string }[] = [];
+  const at = (level: string) => (fields: unknown, message?: string) => lines.push({ level, fields, message });
+  return { lines, log: { info: at("info"), warn: at("warn"), error: at("error"), debug: () => {}, child: () => null } as never };
+}
+
+describe("job tokens minted on the token thread", () => {
+  let github: GitHubDouble;
+  beforeAll(async () => {
+    requireBuiltApp();
+    github = await startGitHubDouble({ files: { "README.md": "hi\n" }, issues: [{ title: "t", body: "b", author: "octocat" }], permissions: { maintainer: "write" } });
+  });
+  afterAll(async () => github?.stop());
+
+  const job = (installationId: number) => ({ installationId, kind: "plan" as const, repository: { name: "hello-world" } });
+
+  it("are granted by GitHub for the job's repository, once for jobs that share a repository and kind", async () => {
+    const { log } = recordingLog();
+    const thread = new MintThread({ appId: github.appId, privateKey: github.privateKey ?? "", baseUrl: github.apiUrl, log, entry: ENTRY });
+    try {
+      const installationId = github.installationIds[0] ?? 0;
+      const before = github.requests.length;
+      const [first, second] = await Promise.all([thread.forJob(job(installationId)), thread.forJob(job(installationId))]);
+      expect(first.token).toMatch(/^ghs_/);
+      expect(second).toEqual(first);
+      const grants = github.requests.slice(before).filter((request) => request.path === `/app/installations/${installationId}/access_tokens`);
+      expect(grants.map((request) => [request.status, request.auth])).toEqual([[201, "app-jwt"]]);
+      expect(JSON.parse(grants[0]?.body ?? "{}")).toMatchObject({ repositories: ["hello-world"] });
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it("are refused with GitHub's status and message, and the refusal is not cached", async () => {
+    const { log } = recordingLog();
+    const thread = new MintThread({ appId: github.appId, privateKey: github.privateKey ?? "", baseUrl: github.apiUrl, log, entry: ENTRY });
+    try {
+      await expect(thread.forJob(job(999_999))).rejects.toMatchObject({ status: 404, message: expect.stringContaining("installation 999999") });
+      await expect(thread.forJob(job(999_999))).rejects.toMatchObject({ status: 404 });
+      expect(github.requests.filter((request) => request.path === "/app/installations/999999/access_tokens")).toHaveLength(2);
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it("refuses the tokens still on their way when it is stopped, and a thread that died is replaced", async () => {
+    const { lines, log } = recordingLog();
+    const thread = new MintThread({ appId: github.appId, privateKey: github.privateKey ?? "", baseUrl: github.apiUrl, log, entry: ENTRY });
+    // Killed under a job: that job is refused (its claim is released, a redelivery starts it), the next one gets a fresh thread.
+    const dying = expect(thread.forJob(job(github.installationIds[0] ?? 0))).rejects.toThrow(/exited/);
+    await (thread as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    await dying;
+    expect((await thread.forJob(job(github.installationIds[0] ?? 0))).token).toMatch(/^ghs_/);
+
+    const stopped = expect(thread.forJob(job(github.installationIds[0] ?? 0))).rejects.toThrow(/stopped/);
+    await thread.close();
+    await stopped;
+
+    // A thread that cannot start (here: no such entry) fails its waiting jobs, logs why, and the next job starts another.
+    const broken = new MintThread({ appId: github.appId, privateKey: github.privateKey ?? "", baseUrl: github.apiUrl, log, entry: path.join(PROJECT_ROOT, "lib/github/no-such-thread.js") });
+    await expect(broken.forJob(job(github.installationIds[0] ?? 0))).rejects.toThrow();
+    expect(lines.some((line) => line.level === "error" && /token thread stopped/.test(line.message ?? ""))).toBe(true);
+    await broken.close();
+  });
+});
