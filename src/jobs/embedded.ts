@@ -8,6 +8,7 @@ import { telemetryFor, type JobMetrics } from "./metrics.js";
 import { PermissionCache } from "./permission-cache.js";
 import { JobQueue } from "./queue.js";
 import { Slots } from "./slots.js";
+import { Turns, type Turn } from "./turns.js";
 
 export interface EmbeddedOptions {
   deps: WorkflowDeps;
@@ -34,6 +35,8 @@ export interface EmbeddedOptions {
 export class EmbeddedBackend implements JobBackend {
   private readonly recent = new RecentKeys();
   private readonly permissions = new PermissionCache();
+  /** One triage at a time per installation, up to its 👀 (see `triageTurn`). */
+  private readonly turns = new Turns();
   private readonly queue: JobQueue;
   private readonly slots: Slots;
   private readonly triaging = new Set<Promise<void>>();
@@ -89,9 +92,10 @@ export class EmbeddedBackend implements JobBackend {
 
   private async triage(job: Job, keys: string[]): Promise<void> {
     const { deps, metrics } = this.options;
+    const turn = await this.turns.take(job.installationId);
     metrics.queueWaitSeconds.observe({ phase: "triage" }, (Date.now() - job.receivedAt) / 1000);
     try {
-      const ports = workerPorts(deps, await this.options.portsFor(job), this.permissions);
+      const ports = triageTurn(workerPorts(deps, await this.options.portsFor(job), this.permissions), turn);
       await triageJob(deps, ports, this.lanes, job);
       this.options.onSettled?.(job, this.queued.has(job) ? "triaged" : "finished");
     } catch (error) {
@@ -102,6 +106,8 @@ export class EmbeddedBackend implements JobBackend {
         this.options.onRelease?.(keys);
       }
       deps.log.error({ err: error, deliveryId: job.deliveryId }, "handling a webhook failed");
+    } finally {
+      turn.end();
     }
   }
 
@@ -141,4 +147,26 @@ export class EmbeddedBackend implements JobBackend {
       }),
     );
   }
+}
+
+/**
+ * A triage's turn on its installation ends when its 👀 is out (or its quick answer starts, or it
+ * ends): then the next command of that installation starts its triage. In a burst, every
+ * installation's first command is triaged before anyone's second, and that costs the others little:
+ * their 👀 would wait for the installation's pacing of writes (one a second) anyway. A command
+ * queued on its thread is enqueued in the same turn as its 👀 resolves, so arrival order holds.
+ */
+function triageTurn(ports: JobPorts, turn: Turn): JobPorts {
+  const { ack, reply } = ports;
+  return {
+    ...ports,
+    ack: { ...ack, reactToComment: (...args) => ack.reactToComment(...args).finally(() => turn.end()) },
+    reply: {
+      ...reply,
+      postComment: (...args) => {
+        turn.end();
+        return reply.postComment(...args);
+      },
+    },
+  };
 }
