@@ -1,5 +1,7 @@
 import { createPrivateKey, createSign, type KeyObject } from "node:crypto";
 import type { Logger } from "../workflow/deps.js";
+import { Slots } from "../jobs/slots.js";
+import { Turns } from "../jobs/turns.js";
 import type { TokenMinter } from "./job-token.js";
 
 /** GitHub accepts an App's token for at most 10 minutes; one is reused for 5 and signed to last 9. */
@@ -38,6 +40,10 @@ export class AppJwt {
 
 /** Retries of a token request that failed on GitHub's side (5xx, the network) or hit a rate limit. */
 const RETRIES = 3;
+/** One token request's longest wait for GitHub's answer. */
+const REQUEST_TIMEOUT_MS = 30_000;
+/** Token requests in flight at once, all installations together (one installation's are also one at a time). */
+const AT_ONCE = 10;
 /** A rate limit asking for a longer wait than this fails the mint instead (the webhook's redelivery starts the job). */
 const LONGEST_WAIT_S = 60;
 
@@ -53,12 +59,24 @@ export function appTokenMinter(options: { appId: number; privateKey: string; bas
   jwt.token();
   const second = options.secondMs ?? 1_000;
   const base = options.baseUrl.replace(/\/$/, "");
-  const createInstallationAccessToken: TokenMinter["rest"]["apps"]["createInstallationAccessToken"] = async ({ installation_id, ...body }) => {
+  const turns = new Turns(REQUEST_TIMEOUT_MS * (RETRIES + 1));
+  const slots = new Slots(AT_ONCE);
+  // As plugin-throttling paced them: one at a time per installation, and a few at once overall.
+  const createInstallationAccessToken: TokenMinter["rest"]["apps"]["createInstallationAccessToken"] = async (request) => {
+    const turn = await turns.take(request.installation_id);
+    try {
+      return await slots.run(() => requestToken(request));
+    } finally {
+      turn.end();
+    }
+  };
+  const requestToken: TokenMinter["rest"]["apps"]["createInstallationAccessToken"] = async ({ installation_id, ...body }) => {
     const url = `${base}/app/installations/${installation_id}/access_tokens`;
     for (let attempt = 0; ; attempt++) {
       let response: Response;
       try {
         response = await fetch(url, {
+          signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
           method: "POST",
           headers: { authorization: `bearer ${jwt.token()}`, accept: "application/vnd.github+json", "content-type": "application/json", "user-agent": "blueprint", "x-github-api-version": "2022-11-28" },
           body: JSON.stringify(body),
@@ -70,7 +88,7 @@ export function appTokenMinter(options: { appId: number; privateKey: string; bas
       }
       const text = await response.text();
       const data = parseJson(text) as { token?: unknown; expires_at?: unknown; permissions?: Record<string, string | undefined>; message?: unknown } | null;
-      if (response.status === 201 && typeof data?.token === "string" && typeof data.expires_at === "string") {
+      if (response.status === 201 && typeof data?.token === "string" && data.token !== "" && typeof data.expires_at === "string") {
         return { data: { token: data.token, expires_at: data.expires_at, ...(data.permissions ? { permissions: data.permissions } : {}) } };
       }
       const message = typeof data?.message === "string" ? data.message : text.slice(0, 200);
@@ -91,11 +109,13 @@ export function appTokenMinter(options: { appId: number; privateKey: string; bas
 function retryAfterS(response: Response, message: string, attempt: number): number | null {
   if (attempt >= RETRIES) return null;
   if (response.status >= 500) return (attempt + 1) ** 2;
-  const limited = response.status === 429 || (response.status === 403 && (/rate limit/i.test(message) || response.headers.get("x-ratelimit-remaining") === "0"));
+  const exhausted = response.headers.get("x-ratelimit-remaining") === "0";
+  const limited = response.status === 429 || (response.status === 403 && (/rate limit/i.test(message) || exhausted));
   if (!limited) return null;
+  // GitHub's rule: retry-after when given; the reset time only when the quota is spent; otherwise a minute.
   const after = Number(response.headers.get("retry-after"));
   const reset = Number(response.headers.get("x-ratelimit-reset"));
-  const wait = Number.isFinite(after) && after > 0 ? after : Number.isFinite(reset) && reset > 0 ? Math.max(1, Math.ceil(reset - Date.now() / 1000) + 1) : 60;
+  const wait = after > 0 ? after : exhausted && reset > 0 ? Math.max(1, Math.ceil(reset - Date.now() / 1000) + 1) : 60;
   return wait <= LONGEST_WAIT_S ? wait : null;
 }
 

@@ -48,11 +48,7 @@ const REUSE_MS = 40 * 60_000;
 export class JobTokens implements JobTokenSource {
   private readonly minted = new Map<string, Promise<JobToken>>();
 
-  /**
-   * `minter(installationId)`: an Octokit that signs `/app/...` calls with the App's JWT. One per
-   * installation, so GitHub's pacing of token requests (one at a time per Octokit) never makes one
-   * installation's first 👀 wait for a hundred others' tokens.
-   */
+  /** `minter(installationId)`: what signs `/app/...` calls with the App's JWT (and paces them). */
   constructor(private readonly minter: (installationId: number) => Promise<TokenMinter>) {}
 
   async forJob(job: TokenFor): Promise<JobToken> {

@@ -27,7 +27,11 @@ new Headers();
 
 port.on("message", (raw: unknown) => {
   const parsed = request.safeParse(raw);
-  if (!parsed.success) return;
+  if (!parsed.success) {
+    const id = (raw as { id?: unknown } | null)?.id;
+    if (typeof id === "number") post({ type: "failed", id, message: "the token request was malformed" });
+    return;
+  }
   const { id, job } = parsed.data;
   tokens.forJob(job as Parameters<JobTokens["forJob"]>[0]).then(
     (token) => post({ type: "token", id, token }),

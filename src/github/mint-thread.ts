@@ -13,6 +13,9 @@ export interface MintThreadOptions {
   entry?: string | URL;
 }
 
+/** A token request's longest wait, all retries included (GitHub's own answer times out after 30 s a try). */
+const MINT_TIMEOUT_MS = 3 * 60_000;
+
 /** What the thread answers: a token, an error's message, or a log line. */
 export const fromMintThreadSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("token"), id: z.number().int(), token: jobTokenSchema }),
@@ -43,7 +46,13 @@ export class MintThread implements JobTokenSource {
     const worker = this.start();
     const id = this.nextId++;
     return new Promise<JobToken>((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
+      // Never left hanging: a job whose token never comes has its claim released (a redelivery starts it).
+      const timer = setTimeout(() => this.settle(id, new Error(`no token for installation ${job.installationId} after ${MINT_TIMEOUT_MS / 1000} s`)), MINT_TIMEOUT_MS);
+      timer.unref();
+      this.waiting.set(id, {
+        resolve: (token) => (clearTimeout(timer), resolve(token)),
+        reject: (error) => (clearTimeout(timer), reject(error)),
+      });
       const message: ToMintThread = { id, job: { installationId: job.installationId, kind: job.kind, repository: { name: job.repository.name } } };
       worker.postMessage(message);
     });
@@ -65,14 +74,18 @@ export class MintThread implements JobTokenSource {
     worker.unref();
     worker.on("message", (raw: unknown) => {
       const parsed = fromMintThreadSchema.safeParse(raw);
-      if (!parsed.success) return log.error({ issues: parsed.error.issues }, "the token thread sent a malformed message");
+      if (!parsed.success) {
+        log.error({ issues: parsed.error.issues }, "the token thread sent a malformed message");
+        const id = (raw as { id?: unknown } | null)?.id;
+        if (typeof id === "number") this.settle(id, new Error("the token thread's answer was malformed"));
+        return;
+      }
       const message = parsed.data;
       if (message.type === "log") return log[message.level](message.fields, message.message);
-      const waiter = this.waiting.get(message.id);
-      this.waiting.delete(message.id);
-      if (message.type === "token") waiter?.resolve(message.token);
-      else waiter?.reject(Object.assign(new Error(message.message), message.status === undefined ? {} : { status: message.status }));
+      if (message.type === "token") this.settle(message.id, message.token);
+      else this.settle(message.id, Object.assign(new Error(message.message), message.status === undefined ? {} : { status: message.status }));
     });
+    worker.on("messageerror", (error) => log.error({ err: error }, "a message from the token thread could not be read"));
     const stopped = (error: Error) => {
       if (this.worker !== worker) return;
       this.worker = null;
@@ -83,6 +96,13 @@ export class MintThread implements JobTokenSource {
     worker.on("exit", (code) => stopped(new Error(`the token thread exited (code ${code})`)));
     this.worker = worker;
     return worker;
+  }
+
+  private settle(id: number, outcome: JobToken | Error): void {
+    const waiter = this.waiting.get(id);
+    this.waiting.delete(id);
+    if (outcome instanceof Error) waiter?.reject(outcome);
+    else waiter?.resolve(outcome);
   }
 
   private failAll(error: Error): void {

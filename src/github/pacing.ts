@@ -1,5 +1,6 @@
 import type { Octokit } from "@octokit/rest";
 import { throttling } from "@octokit/plugin-throttling";
+import { Slots } from "../jobs/slots.js";
 
 /**
  * GitHub's pacing for one installation's budget, in this process, without timers when nothing has
@@ -14,6 +15,13 @@ import { throttling } from "@octokit/plugin-throttling";
  * stay: only they can share pacing through Redis.
  */
 export interface PacingOptions {
+  /**
+   * Whose pacing this is (`<installation>-<budget>`): every Octokit with the same id shares one set of
+   * gates and slots, as plugin-throttling's `throttle.id` does — a worker holds an Octokit per job
+   * token, and an installation's tokens must not each get a second's gap of their own. Without an
+   * id, the Octokit is paced alone.
+   */
+  id?: string;
   /**
    * A rate limit was hit (`secondary`: GitHub's abuse limits; `primary`: the hourly quota):
    * return true to wait `retryAfterS` seconds and try again.
@@ -46,26 +54,28 @@ class Gate {
   }
 }
 
-/** At most `size` at once; the rest wait their turn in order. */
-class Slots {
-  private used = 0;
-  private readonly waiting: (() => void)[] = [];
+/** One budget's gates and slots. */
+interface Pace {
+  writes: Gate;
+  notifications: Gate;
+  searches: Gate;
+  slots: Slots;
+  tokenSlot: Slots;
+}
 
-  constructor(private readonly size: number) {}
+const newPace = (): Pace => ({ writes: new Gate(), notifications: new Gate(), searches: new Gate(), slots: new Slots(MAX_AT_ONCE), tokenSlot: new Slots(1) });
 
-  take(): Promise<void> | null {
-    if (this.used < this.size) {
-      this.used++;
-      return null;
-    }
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
+/** Paces by id, most recently used last; the oldest are forgotten beyond this many (a forgotten gap is at most 3 s of history). */
+const paces = new Map<string, Pace>();
+const MAX_PACES = 10_000;
 
-  give(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.used--;
-  }
+function sharedPace(id: string): Pace {
+  let pace = paces.get(id);
+  if (pace) paces.delete(id);
+  else pace = newPace();
+  paces.set(id, pace);
+  if (paces.size > MAX_PACES) paces.delete(paces.keys().next().value ?? id);
+  return pace;
 }
 
 /** The Octokit plugin: `new (Octokit.plugin(pacing))({ pacing: {...} })`. */
@@ -77,11 +87,7 @@ export function pacing(octokit: Pick<Octokit, "hook">, octokitOptions: { pacing?
   const retries = options.retries ?? 3;
   // Routes are GitHub's paths; on GitHub Enterprise the API lives under /api/v3.
   const basePath = new URL(octokitOptions.baseUrl ?? "https://api.github.com").pathname.replace(/\/$/, "");
-  const writes = new Gate();
-  const notifications = new Gate();
-  const searches = new Gate();
-  const slots = new Slots(MAX_AT_ONCE);
-  const tokenSlot = new Slots(1);
+  const { writes, notifications, searches, slots, tokenSlot } = options.id === undefined ? newPace() : sharedPace(options.id);
 
   type Options = { method: string; url: string };
   type Request = (options: Options) => Promise<{ data: unknown }>;
@@ -98,21 +104,15 @@ export function pacing(octokit: Pick<Octokit, "hook">, octokitOptions: { pacing?
     if (isWrite) await writes.pass(gaps.write);
     if (isWrite && !isGraphql && triggersNotification(path)) await notifications.pass(gaps.notification);
     if (method === "GET" && path.startsWith("/search/")) await searches.pass(gaps.search);
-    const pool = isToken ? tokenSlot : slots;
-    await pool.take();
-    try {
-      const response = await request(requestOptions);
-      const errors = (response.data as { errors?: { type?: string; message?: string }[] } | undefined)?.errors;
-      if (isGraphql && errors?.some((error) => error.type === "RATE_LIMITED")) {
-        throw failure("GraphQL Rate Limit Exceeded", 403, requestOptions, response, true);
-      }
-      if (isGraphql && errors?.[0]?.message && /Something went wrong while executing your query/.test(errors[0].message)) {
-        throw failure(errors[0].message, 500, requestOptions, response);
-      }
-      return response;
-    } finally {
-      pool.give();
+    const response = await (isToken ? tokenSlot : slots).run(() => request(requestOptions));
+    const errors = (response.data as { errors?: { type?: string; message?: string }[] } | undefined)?.errors;
+    if (isGraphql && errors?.some((error) => error.type === "RATE_LIMITED")) {
+      throw failure("GraphQL Rate Limit Exceeded", 403, requestOptions, response, true);
     }
+    if (isGraphql && errors?.[0]?.message && /Something went wrong while executing your query/.test(errors[0].message)) {
+      throw failure(errors[0].message, 500, requestOptions, response);
+    }
+    return response;
   };
 
   const wrap = async (request: Request, requestOptions: Options) => {

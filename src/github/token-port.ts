@@ -93,7 +93,7 @@ export function pacedOctokit(options: {
     userAgent: "blueprint-worker",
     log: { debug: () => {}, info: () => {}, warn: (message: string) => log.warn({}, message), error: (message: string) => log.info({}, message) },
   };
-  if (!options.cluster) return new PacedOctokit({ ...common, pacing: { onRateLimit: limited } });
+  if (!options.cluster) return new PacedOctokit({ ...common, pacing: { id: `${installationId}-${options.budget}`, onRateLimit: limited } });
   const onLimit = (kind: string) => (retryAfter: number, request: { method: string; url: string }, _octokit: unknown, retryCount: number) => limited(kind, retryAfter, request, retryCount);
   return new ClusteredOctokit({
     ...common,

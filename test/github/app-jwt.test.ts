@@ -126,6 +126,13 @@ describe("job-token requests that GitHub does not grant at once", () => {
     expect(warnings).toEqual([expect.objectContaining({ status: 403, retryAfter: 2 })]);
   });
 
+  it("waits a minute for a secondary rate limit that names no wait, not until the hourly quota resets", async () => {
+    const reset = String(Math.floor(Date.now() / 1000) + 3600);
+    answers = [{ status: 403, body: { message: "You have exceeded a secondary rate limit" }, headers: { "x-ratelimit-remaining": "4000", "x-ratelimit-reset": reset } }];
+    expect((await mint()).data.token).toBe("ghs_granted");
+    expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(60 * 20 - 5);
+  });
+
   it("fails at once when a rate limit asks for more than a minute", async () => {
     answers = [{ status: 429, body: { message: "slow down" }, headers: { "retry-after": "3600" } }];
     await expect(mint()).rejects.toMatchObject({ status: 429 });

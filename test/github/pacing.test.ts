@@ -111,7 +111,7 @@ async function rejection(promise: Promise<unknown>): Promise<{ status?: number; 
 
 describe("pacing: writes", () => {
   it("starts writes (POST, PATCH, DELETE, GraphQL) at least the write gap apart, the first at once", async () => {
-    const octokit = paced({ gapsMs: { write: 120, notification: 0, search: 0 } });
+    const octokit = paced({ gapsMs: { write: 400, notification: 0, search: 0 } });
     const start = performance.now();
     await Promise.all([
       octokit.request("POST /repos/{owner}/{repo}/git/refs", { owner: "o", repo: "r", ref: "refs/heads/x", sha: "a".repeat(40) }),
@@ -121,11 +121,27 @@ describe("pacing: writes", () => {
     ]);
 
     expect(seen()).toEqual(["POST /repos/o/r/git/refs", "PATCH /repos/o/r/git/refs/heads/x", "DELETE /repos/o/r/git/refs/heads/x", "POST /graphql"]);
-    expect(sent[0]!.at - start).toBeLessThan(30);
-    expect(arrivals[0]!.at - start).toBeLessThan(60);
+    // Bounds far below the gap, so a loaded machine does not fail them.
+    expect(sent[0]!.at - start).toBeLessThan(150);
+    expect(arrivals[0]!.at - start).toBeLessThan(200);
     expect(sent).toHaveLength(4);
     // The k-th write is let go k gaps after the first, which left no earlier than the calls.
-    sent.forEach((request, k) => expect(request.at - start).toBeGreaterThanOrEqual(k * 120 - SLACK_MS));
+    sent.forEach((request, k) => expect(request.at - start).toBeGreaterThanOrEqual(k * 400 - SLACK_MS));
+  });
+
+  it("shares one installation's gates between its Octokits (one per job token), and only theirs", async () => {
+    const gapsMs = { write: 150, notification: 0, search: 0 };
+    const [first, second, other] = [paced({ gapsMs, id: "7-ack" }), paced({ gapsMs, id: "7-ack" }), paced({ gapsMs, id: "8-ack" })];
+    const start = performance.now();
+    await Promise.all([
+      first.request("POST /repos/o/r/issues/comments/1/reactions", { content: "eyes" }),
+      second.request("POST /repos/o/r/issues/comments/2/reactions", { content: "eyes" }),
+      other.request("POST /repos/o/r/issues/comments/3/reactions", { content: "eyes" }),
+    ]);
+    const at = (commentId: number) => sent.find((request) => request.path.includes(`/comments/${commentId}/`))!.at - start;
+    // The same installation's second Octokit waits for the first's gap; another installation does not.
+    expect(at(2)).toBeGreaterThanOrEqual(150 - SLACK_MS);
+    expect(at(3)).toBeLessThan(at(2));
   });
 
   it("holds comments (a notifying path) the notification gap apart, other writes only the write gap", async () => {
@@ -167,11 +183,11 @@ describe("pacing: reads and concurrency", () => {
     expect(seen().filter((line) => line.startsWith("GET /search/"))).toHaveLength(2);
     const searches = sent.filter((request) => request.path === "/search/issues");
     expect(searches[1]!.at - start).toBeGreaterThanOrEqual(100 - SLACK_MS);
-    expect(sent.find((request) => request.path === "/repos/o/r")!.at - start).toBeLessThan(50);
+    expect(sent.find((request) => request.path === "/repos/o/r")!.at - start).toBeLessThan(searches[1]!.at - start);
   });
 
   it("does not hold reads back behind the write gate", async () => {
-    const octokit = paced({ gapsMs: { write: 300, notification: 0, search: 0 } });
+    const octokit = paced({ gapsMs: { write: 800, notification: 0, search: 0 } });
     const start = performance.now();
     const first = octokit.request("POST /repos/o/r/git/refs", { ref: "refs/heads/a", sha: "a".repeat(40) });
     const second = octokit.request("POST /repos/o/r/git/refs", { ref: "refs/heads/b", sha: "a".repeat(40) });
@@ -183,12 +199,12 @@ describe("pacing: reads and concurrency", () => {
     // The first write and the read leave together (in either order); the second write waits its turn.
     expect(seen().slice(0, 2).sort()).toEqual(["GET /repos/o/r", "POST /repos/o/r/git/refs"]);
     expect(seen()[2]).toBe("POST /repos/o/r/git/refs");
-    expect(readAt).toBeLessThan(150);
-    expect(sent[2]!.at - start).toBeGreaterThanOrEqual(300 - SLACK_MS);
+    expect(readAt).toBeLessThan(400);
+    expect(sent[2]!.at - start).toBeGreaterThanOrEqual(800 - SLACK_MS);
   });
 
   it("keeps at most ten requests in flight, and runs the rest as slots free up", async () => {
-    reply = () => ({ holdMs: 60 });
+    reply = () => ({ holdMs: 300 });
     const octokit = paced();
     const responses = await Promise.all(Array.from({ length: 15 }, (_, i) => octokit.request("GET /repos/o/r/issues/{issue_number}", { issue_number: i + 1 })));
 
@@ -197,26 +213,26 @@ describe("pacing: reads and concurrency", () => {
     expect(maxInFlight).toBe(10);
     // The eleventh waited for one of the first ten to be answered.
     const byTime = [...arrivals].sort((a, b) => a.at - b.at);
-    expect(byTime[10]!.at - byTime[0]!.at).toBeGreaterThanOrEqual(60 - SLACK_MS);
+    expect(byTime[10]!.at - byTime[0]!.at).toBeGreaterThanOrEqual(300 - SLACK_MS);
   });
 
   it("runs token requests one at a time, outside the write gate", async () => {
     reply = () => ({ status: 201, body: { token: "t", expires_at: "2030-01-01T00:00:00Z" }, holdMs: 30 });
-    const octokit = paced({ gapsMs: { write: 500, notification: 0, search: 0 } });
+    const octokit = paced({ gapsMs: { write: 1_000, notification: 0, search: 0 } });
     const start = performance.now();
     await Promise.all(Array.from({ length: 3 }, () => octokit.request("POST /app/installations/{installation_id}/access_tokens", { installation_id: 1 })));
     const tokensTook = performance.now() - start;
 
     expect(seen()).toEqual(Array(3).fill("POST /app/installations/1/access_tokens"));
     expect(maxInFlight).toBe(1);
-    // Three writes would take two write gaps (1 s); three held token requests take about 90 ms.
-    expect(tokensTook).toBeLessThan(400);
+    // Three writes would take two write gaps (2 s); three held token requests take about 90 ms.
+    expect(tokensTook).toBeLessThan(1_000);
 
     // Nor did they take the write gate's turn: the first real write leaves at once.
     reply = () => ({});
     const writeStart = performance.now();
     await octokit.request("POST /repos/o/r/git/refs", { ref: "refs/heads/a", sha: "a".repeat(40) });
-    expect(arrivals[3]!.at - writeStart).toBeLessThan(100);
+    expect(arrivals[3]!.at - writeStart).toBeLessThan(500);
   });
 });
 
@@ -230,7 +246,7 @@ describe("pacing: retries", () => {
     expect(arrivals).toHaveLength(2);
     const [gap] = gaps(arrivals) as [number];
     expect(gap).toBeGreaterThanOrEqual(50 - SLACK_MS);
-    expect(gap).toBeLessThan(200);
+    expect(gap).toBeLessThan(400);
   });
 
   it("does not retry a 404", async () => {
