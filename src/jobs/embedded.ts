@@ -26,7 +26,12 @@ export interface EmbeddedOptions {
    * tells the intake, which hands unfinished jobs to a fresh worker if this one dies.
    */
   onSettled?: (job: Job, phase: "triaged" | "finished") => void;
+  /** How long one command's triage may hold back its installation's next (tests shorten it). */
+  triageTurnMs?: number;
 }
+
+/** How long a command's triage may hold back the next command of its thread from the lane. */
+const PLACE_LONGEST_MS = 5 * 60_000;
 
 /**
  * The embedded backend: one `npm start`, no other service. Deduplication, thread lanes and the
@@ -36,7 +41,9 @@ export class EmbeddedBackend implements JobBackend {
   private readonly recent = new RecentKeys();
   private readonly permissions = new PermissionCache();
   /** One triage at a time per installation, up to its 👀 (see `triageTurn`). */
-  private readonly turns = new Turns();
+  private readonly turns: Turns;
+  /** Each thread's commands reach its lane in arrival order (see `inOrder`). */
+  private readonly places = new Turns(PLACE_LONGEST_MS);
   private readonly queue: JobQueue;
   private readonly slots: Slots;
   private readonly triaging = new Set<Promise<void>>();
@@ -47,12 +54,15 @@ export class EmbeddedBackend implements JobBackend {
     // The engine reports model tokens and step durations through `telemetry`, for /metrics.
     this.options = { ...options, deps: { ...options.deps, telemetry: options.deps.telemetry ?? telemetryFor(options.metrics) } };
     this.slots = new Slots(options.concurrency);
+    this.turns = new Turns(options.triageTurnMs);
     this.queue = new JobQueue((error, job) => options.deps.log.error({ err: error, job: job.label }, "job failed"));
   }
 
   async submit({ job, keys }: Accepted): Promise<boolean> {
     if (!this.recent.claim(keys)) return false;
-    const task = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.triage(job, keys));
+    // The command's place on its thread, taken now, in arrival order (see `inOrder`).
+    const place = this.places.take(threadOf(job));
+    const task = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.triage(job, keys, place));
     this.triaging.add(task);
     void task.finally(() => this.triaging.delete(task));
     return true;
@@ -90,13 +100,13 @@ export class EmbeddedBackend implements JobBackend {
     await Promise.race([this.idle(), new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
   }
 
-  private async triage(job: Job, keys: string[]): Promise<void> {
+  private async triage(job: Job, keys: string[], place: Promise<Turn>): Promise<void> {
     const { deps, metrics } = this.options;
     const turn = await this.turns.take(job.installationId);
     metrics.queueWaitSeconds.observe({ phase: "triage" }, (Date.now() - job.receivedAt) / 1000);
     try {
       const ports = triageTurn(workerPorts(deps, await this.options.portsFor(job), this.permissions), turn);
-      await triageJob(deps, ports, this.lanes, job);
+      await triageJob(deps, ports, inOrder(this.lanes, place), job);
       this.options.onSettled?.(job, this.queued.has(job) ? "triaged" : "finished");
     } catch (error) {
       this.options.onSettled?.(job, "finished");
@@ -108,6 +118,7 @@ export class EmbeddedBackend implements JobBackend {
       deps.log.error({ err: error, deliveryId: job.deliveryId }, "handling a webhook failed");
     } finally {
       turn.end();
+      void place.then((taken) => taken.end());
     }
   }
 
@@ -167,6 +178,26 @@ function triageTurn(ports: JobPorts, turn: Turn): JobPorts {
         turn.end();
         return reply.postComment(...args);
       },
+    },
+  };
+}
+
+/**
+ * The lanes as one command's triage sees them: it queues or cancels only once every command that
+ * arrived before it on the same thread has been through triage. The installation's turn keeps that
+ * order too, but it gives up after a while (a 👀 stuck in GitHub's rate limits): without this, a
+ * `/cancel` could then reach the lane before the `/build` it was meant to stop, and be lost.
+ */
+function inOrder(lanes: ThreadLanes, place: Promise<Turn>): ThreadLanes {
+  return {
+    ...lanes,
+    enqueue: async (job) => {
+      await place;
+      return lanes.enqueue(job);
+    },
+    cancel: async (thread) => {
+      await place;
+      return lanes.cancel(thread);
     },
   };
 }

@@ -15,7 +15,8 @@ export interface JobRunnerServerOptions {
 /** The job runner's side: lane work for the local worker that forked it, each job with its own token. */
 export function serveJobRunner(options: JobRunnerServerOptions): void {
   // Checked on arrival by the local worker (fromRunnerSchema); typed here.
-  const send = (message: FromRunner) => process.send?.(message);
+  // Once the parent is gone (it exited, or is being replaced), there is nobody to tell: sending would crash this process on its way down.
+  const send = (message: FromRunner) => (process.connected ? process.send?.(message) : undefined);
   const running = new Map<number, AbortController>();
   const permissions = new PermissionCache();
   let deps: WorkflowDeps | null = null;

@@ -29,7 +29,8 @@ export interface LocalWorkerServerOptions {
  */
 export function serveLocalJobs(options: LocalWorkerServerOptions): void {
   // Checked on arrival by the intake (fromWorkerSchema); typed here.
-  const send = (message: FromWorker) => process.send?.(message);
+  // Once the parent is gone (it exited, or is being replaced), there is nobody to tell: sending would crash this process on its way down.
+  const send = (message: FromWorker) => (process.connected ? process.send?.(message) : undefined);
   const tokens = new Map<string, JobToken>();
   let backend: EmbeddedBackend | null = null;
   let runner: JobRunner | null = null;

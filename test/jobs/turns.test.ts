@@ -12,6 +12,11 @@ import { tempDir } from "../helpers/git-repo.js";
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined } as unknown as Logger;
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
+/** Waits (polling) until `ready()`, at most 5 s. */
+async function until(ready: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!ready() && Date.now() < deadline) await tick();
+}
 
 describe("turns per key", () => {
   it("lets one turn per key in at a time, in the order asked, and other keys at once", async () => {
@@ -77,15 +82,60 @@ describe("triage in a burst", () => {
     await backend.submit({ job: plan(1, "ann", 11), keys: ["11"] });
     await backend.submit({ job: plan(1, "bob", 12), keys: ["12"] });
     await backend.submit({ job: plan(2, "cid", 21), keys: ["21"] });
-    await tick();
+    await until(() => events.length >= 2);
+    await new Promise((resolve) => setTimeout(resolve, 50));
     // Installation 2's first command does not wait for installation 1; installation 1's second does.
     expect(events).toEqual(["permission 1/ann", "permission 2/cid"]);
     answers.get("1/ann")!();
-    await tick();
+    await until(() => events.length >= 4);
     expect(events.slice(2)).toEqual(["👀 1/11", "permission 1/bob"]);
     answers.get("1/bob")!();
     answers.get("2/cid")!();
-    await tick();
+    await until(() => events.length >= 6);
+    // Across installations the order is free; within one, 👀 1/11 came before 1/bob was even read.
     expect(events.slice(4).sort()).toEqual(["👀 1/12", "👀 2/21"]);
+  });
+});
+
+describe("a thread's commands reach its lane in arrival order", () => {
+  it("holds a /cancel until the /plan before it is queued, even when the /plan's 👀 outlasts its installation's turn", async () => {
+    const env = loadEnv({ BLUEPRINT_WORKDIR: tempDir("blueprint-workdir-"), BLUEPRINT_STATE_SECRET: "a-state-secret-for-the-tests-0000", PATH: process.env.PATH ?? "" });
+    const replies: string[] = [];
+    let releaseFirstEyes = () => {};
+    const port = {
+      repo: { owner: "org", name: "hello", cloneUrl: "", defaultBranch: "main", htmlUrl: "" },
+      number: 1,
+      permission: async () => "write",
+      // The /plan's 👀 is stuck (GitHub's rate limits, say) well past the installation's turn.
+      reactToComment: (commentId: number) => (commentId === 11 ? new Promise<void>((resolve) => (releaseFirstEyes = resolve)) : Promise.resolve()),
+      postComment: async (body: string) => (replies.push(body), { id: 1, url: "" }),
+      comments: async () => [],
+      info: async () => ({ title: "t", body: "", author: "ann", state: "open", isPullRequest: false, labels: [] }),
+    } as unknown as ThreadPort;
+    const aborted: string[] = [];
+    const backend = new EmbeddedBackend({
+      deps: createWorkflowDeps(env, quiet),
+      portsFor: async () => ({ ack: port, reply: port, work: port }),
+      concurrency: 2,
+      metrics: new JobMetrics({ processMetrics: false }),
+      triageTurnMs: 30,
+      runWork: (job, signal) => new Promise<void>((resolve) => signal.addEventListener("abort", () => (aborted.push(job.deliveryId), resolve()), { once: true })),
+    });
+    const command = (commentId: number, body: string): Job => {
+      const repository = { owner: "org", name: "hello", cloneUrl: "", defaultBranch: "main", htmlUrl: "" };
+      const job = commandJob({ deliveryId: `d-${commentId}`, installationId: 1, repository, number: 1, actor: "ann", receivedAt: Date.now(), commentId }, body);
+      if (!job) throw new Error("not a job");
+      return job;
+    };
+    await backend.submit({ job: command(11, "/plan"), keys: ["11"] });
+    await backend.submit({ job: command(12, "/cancel"), keys: ["12"] });
+    // The installation's turn has long given up on the /plan's 👀; the /cancel still waits for the /plan.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(replies).toEqual([]);
+    releaseFirstEyes();
+    await until(() => aborted.length > 0);
+    // The /cancel stopped the /plan it followed, instead of finding nothing and letting the /plan run.
+    expect(aborted).toEqual(["d-11"]);
+    expect(replies.some((reply) => reply.startsWith("Stopping"))).toBe(true);
   });
 });
