@@ -35,7 +35,7 @@ export type ToMintThread = { id: number; job: TokenFor };
 export class MintThread implements JobTokenSource {
   private worker: Worker | null = null;
   private nextId = 0;
-  private readonly waiting = new Map<number, { resolve(token: JobToken): void; reject(error: Error): void }>();
+  private readonly waiting = new Map<number, { message: ToMintThread; resent: boolean; resolve(token: JobToken): void; reject(error: Error): void }>();
 
   constructor(private readonly options: MintThreadOptions) {
     // Started now: loading the thread takes a few hundred milliseconds, which the first job should not wait for.
@@ -49,11 +49,13 @@ export class MintThread implements JobTokenSource {
       // Never left hanging: a job whose token never comes has its claim released (a redelivery starts it).
       const timer = setTimeout(() => this.settle(id, new Error(`no token for installation ${job.installationId} after ${MINT_TIMEOUT_MS / 1000} s`)), MINT_TIMEOUT_MS);
       timer.unref();
+      const message: ToMintThread = { id, job: { installationId: job.installationId, kind: job.kind, repository: { name: job.repository.name } } };
       this.waiting.set(id, {
+        message,
+        resent: false,
         resolve: (token) => (clearTimeout(timer), resolve(token)),
         reject: (error) => (clearTimeout(timer), reject(error)),
       });
-      const message: ToMintThread = { id, job: { installationId: job.installationId, kind: job.kind, repository: { name: job.repository.name } } };
       worker.postMessage(message);
     });
   }
@@ -89,8 +91,8 @@ export class MintThread implements JobTokenSource {
     const stopped = (error: Error) => {
       if (this.worker !== worker) return;
       this.worker = null;
-      log.error({ err: error }, "the token thread stopped; the next job starts another");
-      this.failAll(error);
+      log.error({ err: error, pending: this.waiting.size }, "the token thread stopped; starting another for the tokens it was minting");
+      this.retryOnce(error);
     };
     worker.on("error", stopped);
     worker.on("exit", (code) => stopped(new Error(`the token thread exited (code ${code})`)));
@@ -103,6 +105,26 @@ export class MintThread implements JobTokenSource {
     this.waiting.delete(id);
     if (outcome instanceof Error) waiter?.reject(outcome);
     else waiter?.resolve(outcome);
+  }
+
+  /**
+   * A token request is safe to repeat: those the stopped thread was minting go to a fresh one, once.
+   * Asked twice already (the thread keeps dying), they are refused: their jobs' claims are released.
+   */
+  private retryOnce(error: Error): void {
+    if (this.waiting.size === 0) return;
+    for (const [id, waiter] of this.waiting) {
+      if (waiter.resent) {
+        this.waiting.delete(id);
+        waiter.reject(error);
+      }
+    }
+    if (this.waiting.size === 0) return;
+    const worker = this.start();
+    for (const waiter of this.waiting.values()) {
+      waiter.resent = true;
+      worker.postMessage(waiter.message);
+    }
   }
 
   private failAll(error: Error): void {
