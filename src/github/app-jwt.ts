@@ -1,8 +1,10 @@
 import { createPrivateKey, createSign, type KeyObject } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../workflow/deps.js";
 import { Slots } from "../jobs/slots.js";
 import { Turns } from "../jobs/turns.js";
 import type { TokenMinter } from "./job-token.js";
+import { backoffWait, rateLimitWait } from "./pacing.js";
 
 /** GitHub accepts an App's token for at most 10 minutes; one is reused for 5 and signed to last 9. */
 const REUSE_MS = 5 * 60_000;
@@ -86,8 +88,10 @@ export function appTokenMinter(options: { appId: number; privateKey: string; bas
           body: JSON.stringify(body),
         });
       } catch (error) {
-        if (attempt >= RETRIES) throw Object.assign(new Error(`requesting a token for installation ${installation_id} failed: ${(error as Error).message}`), { status: 500 });
-        await sleep((attempt + 1) ** 2 * second);
+        // The network failed: retried as a server error would be.
+        const backoff = backoffWait(500, attempt, RETRIES);
+        if (backoff === null) throw Object.assign(new Error(`requesting a token for installation ${installation_id} failed: ${(error as Error).message}`), { status: 500 });
+        await sleep(backoff * second);
         continue;
       }
       const text = await response.text();
@@ -96,7 +100,9 @@ export function appTokenMinter(options: { appId: number; privateKey: string; bas
         return { data: { token: data.token, expires_at: data.expires_at, ...(data.permissions ? { permissions: data.permissions } : {}) } };
       }
       const message = typeof data?.message === "string" ? data.message : text.slice(0, 200);
-      const wait = retryAfterS(response, message, attempt);
+      const limit = rateLimitWait(response.status, message, (name) => response.headers.get(name));
+      // A rate limit asking for more than a minute fails the mint (the webhook's redelivery starts the job).
+      const wait = limit ? (limit.seconds <= LONGEST_WAIT_S && attempt < RETRIES ? limit.seconds : null) : backoffWait(response.status, attempt, RETRIES);
       if (wait !== null) {
         options.log.warn({ status: response.status, installationId: installation_id, retryAfter: wait }, "a token request was refused for now; trying again");
         await sleep(wait * second);
@@ -109,20 +115,6 @@ export function appTokenMinter(options: { appId: number; privateKey: string; bas
   return async () => minter;
 }
 
-/** Seconds to wait before asking again, or null when the answer is final. */
-function retryAfterS(response: Response, message: string, attempt: number): number | null {
-  if (attempt >= RETRIES) return null;
-  if (response.status >= 500) return (attempt + 1) ** 2;
-  const exhausted = response.headers.get("x-ratelimit-remaining") === "0";
-  const limited = response.status === 429 || (response.status === 403 && (/rate limit/i.test(message) || exhausted));
-  if (!limited) return null;
-  // GitHub's rule: retry-after when given; the reset time only when the quota is spent; otherwise a minute.
-  const after = Number(response.headers.get("retry-after"));
-  const reset = Number(response.headers.get("x-ratelimit-reset"));
-  const wait = after > 0 ? after : exhausted && reset > 0 ? Math.max(1, Math.ceil(reset - Date.now() / 1000) + 1) : 60;
-  return wait <= LONGEST_WAIT_S ? wait : null;
-}
-
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -131,6 +123,3 @@ function parseJson(text: string): unknown {
   }
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Octokit } from "@octokit/rest";
 import { throttling } from "@octokit/plugin-throttling";
 import { Slots } from "../jobs/slots.js";
@@ -132,19 +133,10 @@ export function pacing(octokit: Pick<Octokit, "hook">, octokitOptions: { pacing?
   function retryWait(error: unknown, attempt: number): number | null {
     if (!isHttpFailure(error)) return null;
     const headers = error.response?.headers ?? {};
-    const request = { method: error.request.method, url: error.request.url };
-    if (error.status === 403 || error.status === 429) {
-      if (/\bsecondary rate\b/i.test(error.message)) {
-        const after = Number(headers["retry-after"]) || SECONDARY_FALLBACK_S;
-        return options!.onRateLimit("secondary", after, request, attempt) ? after * second : null;
-      }
-      if (headers["x-ratelimit-remaining"] === "0" || error.graphqlRateLimited === true) {
-        const after = Math.max(Math.ceil((Number(headers["x-ratelimit-reset"] ?? 0) * 1000 - Date.now()) / 1000) + 1, 0);
-        return options!.onRateLimit("primary", after, request, attempt) ? after * second : null;
-      }
-    }
-    if (error.status < 400 || DO_NOT_RETRY.has(error.status) || attempt >= retries) return null;
-    return (attempt + 1) ** 2 * second;
+    const limit = rateLimitWait(error.status, error.message, (name) => headers[name]?.toString(), error.graphqlRateLimited === true);
+    if (limit) return options!.onRateLimit(limit.kind, limit.seconds, { method: error.request.method, url: error.request.url }, attempt) ? limit.seconds * second : null;
+    const backoff = backoffWait(error.status, attempt, retries);
+    return backoff === null ? null : backoff * second;
   }
 
   return {};
@@ -168,6 +160,33 @@ function failure(message: string, status: number, request: { method: string; url
   return Object.assign(new Error(message), { name: "HttpError", status, request, response: response as HttpFailure["response"], graphqlRateLimited });
 }
 
+/**
+ * GitHub's rate limits, as its documentation and plugin-throttling read them: a secondary limit
+ * (named so, or a 429) waits `retry-after`, else a minute; a spent hourly quota waits for its reset.
+ * Null when the answer is not a rate limit.
+ */
+export function rateLimitWait(
+  status: number,
+  message: string,
+  header: (name: string) => string | null | undefined,
+  quotaSpent = false,
+): { kind: "primary" | "secondary"; seconds: number } | null {
+  if (status !== 403 && status !== 429) return null;
+  const exhausted = quotaSpent || header("x-ratelimit-remaining") === "0";
+  if (/\bsecondary rate\b/i.test(message) || (status === 429 && !exhausted)) {
+    const after = Number(header("retry-after"));
+    return { kind: "secondary", seconds: after > 0 ? after : SECONDARY_FALLBACK_S };
+  }
+  if (!exhausted) return null;
+  return { kind: "primary", seconds: Math.max(Math.ceil((Number(header("x-ratelimit-reset") ?? 0) * 1000 - Date.now()) / 1000) + 1, 0) };
+}
+
+/** Seconds before retry `attempt + 1` of a failed request (1, 4, 9, as plugin-retry), or null when its status is an answer or the retries are spent. */
+export function backoffWait(status: number, attempt: number, retries: number): number | null {
+  if (status < 400 || DO_NOT_RETRY.has(status) || attempt >= retries) return null;
+  return (attempt + 1) ** 2;
+}
+
 function isTokenRequest(method: string, path: string): boolean {
   return (
     (method === "PATCH" && /^\/applications\/[^/]+\/token\/scoped$/.test(path)) ||
@@ -175,6 +194,3 @@ function isTokenRequest(method: string, path: string): boolean {
   );
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
