@@ -125,3 +125,15 @@ export function synchronizeJob(
     keys: [`delivery:${deliveryId}`],
   };
 }
+
+/**
+ * A verified delivery as a job, by event and action (the App's webhook route): null when it is not
+ * for Blueprint. The payload's shape is GitHub's, checked by its signature.
+ */
+export function deliveryJob(delivery: { id: string; name: string; payload: unknown }): Accepted | null {
+  const action = (delivery.payload as { action?: unknown } | null)?.action;
+  if (delivery.name === "issue_comment" && action === "created") return commentJob(delivery.id, delivery.payload as Parameters<typeof commentJob>[1]);
+  if (delivery.name === "pull_request_review" && action === "submitted") return reviewJob(delivery.id, delivery.payload as Parameters<typeof reviewJob>[1]);
+  if (delivery.name === "pull_request" && action === "synchronize") return synchronizeJob(delivery.id, delivery.payload as Parameters<typeof synchronizeJob>[1]);
+  return null;
+}
