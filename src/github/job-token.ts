@@ -42,14 +42,13 @@ export interface JobTokenSource {
 const REUSE_MS = 40 * 60_000;
 
 /**
- * Mints, for each job, an installation token narrowed to the job's repository and the permissions
- * its kind needs; intake holds the App's key, workers only ever see these tokens.
+ * Tokens reused per installation, repository and permissions while they have 40 minutes left: a
+ * burst of webhooks for one repository costs one mint (concurrent asks share it), not one each.
  */
-export class JobTokens implements JobTokenSource {
+export class ReusedTokens implements JobTokenSource {
   private readonly minted = new Map<string, Promise<JobToken>>();
 
-  /** `minter(installationId)`: what signs `/app/...` calls with the App's JWT (and paces them). */
-  constructor(private readonly minter: (installationId: number) => Promise<TokenMinter>) {}
+  constructor(private readonly mint: (job: TokenFor, permissions: Record<string, "read" | "write"> | null) => Promise<JobToken>) {}
 
   async forJob(job: TokenFor): Promise<JobToken> {
     const permissions = tokenPermissionsFor(job.kind);
@@ -64,6 +63,21 @@ export class JobTokens implements JobTokenSource {
     fresh.catch(() => this.minted.delete(key));
     if (this.minted.size > 5_000) this.minted.delete(this.minted.keys().next().value ?? key);
     return fresh;
+  }
+}
+
+/**
+ * Mints, for each job, an installation token narrowed to the job's repository and the permissions
+ * its kind needs; intake holds the App's key, workers only ever see these tokens.
+ */
+export class JobTokens implements JobTokenSource {
+  private readonly reused = new ReusedTokens((job, permissions) => this.mint(job, permissions));
+
+  /** `minter(installationId)`: what signs `/app/...` calls with the App's JWT (and paces them). */
+  constructor(private readonly minter: (installationId: number) => Promise<TokenMinter>) {}
+
+  forJob(job: TokenFor): Promise<JobToken> {
+    return this.reused.forJob(job);
   }
 
   private async mint(job: TokenFor, permissions: Record<string, "read" | "write"> | null): Promise<JobToken> {

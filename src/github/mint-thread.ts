@@ -1,7 +1,7 @@
 import { Worker } from "node:worker_threads";
 import { z } from "zod";
 import type { Logger } from "../workflow/deps.js";
-import { jobTokenSchema, type JobToken, type JobTokenSource, type TokenFor } from "./job-token.js";
+import { jobTokenSchema, ReusedTokens, type JobToken, type JobTokenSource, type TokenFor } from "./job-token.js";
 
 export interface MintThreadOptions {
   appId: number;
@@ -36,6 +36,8 @@ export class MintThread implements JobTokenSource {
   private worker: Worker | null = null;
   private nextId = 0;
   private readonly waiting = new Map<number, { message: ToMintThread; resent: boolean; resolve(token: JobToken): void; reject(error: Error): void }>();
+  /** A token still good for a while is reused here, without a message to the thread and back. */
+  private readonly reused = new ReusedTokens((job) => this.ask(job));
 
   constructor(private readonly options: MintThreadOptions) {
     // Started now: loading the thread takes a few hundred milliseconds, which the first job should not wait for.
@@ -43,6 +45,10 @@ export class MintThread implements JobTokenSource {
   }
 
   forJob(job: TokenFor): Promise<JobToken> {
+    return this.reused.forJob(job);
+  }
+
+  private ask(job: TokenFor): Promise<JobToken> {
     const worker = this.start();
     const id = this.nextId++;
     return new Promise<JobToken>((resolve, reject) => {
