@@ -1,6 +1,7 @@
 import { createPrivateKey, createSign, type KeyObject } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../workflow/deps.js";
+import { keepAliveFetch, type LightResponse } from "./keep-alive-fetch.js";
 import { Slots } from "../jobs/slots.js";
 import { Turns } from "../jobs/turns.js";
 import type { TokenMinter } from "./job-token.js";
@@ -66,6 +67,8 @@ export function appTokenMinter(options: { appId: number; privateKey: string; bas
   const second = options.secondMs ?? 1_000;
   const base = options.baseUrl.replace(/\/$/, "");
   const turns = new Turns(REQUEST_TIMEOUT_MS * (RETRIES + 1));
+  // Node's own fetch loads and starts its client on the first token request, which is always the urgent one.
+  const fetch = keepAliveFetch({ maxSockets: AT_ONCE });
   const slots = new Slots(AT_ONCE);
   // As plugin-throttling paced them (one at a time per installation), and under GitHub's concurrency limit overall.
   const createInstallationAccessToken: TokenMinter["rest"]["apps"]["createInstallationAccessToken"] = async (request) => {
@@ -79,7 +82,7 @@ export function appTokenMinter(options: { appId: number; privateKey: string; bas
   const requestToken: TokenMinter["rest"]["apps"]["createInstallationAccessToken"] = async ({ installation_id, ...body }) => {
     const url = `${base}/app/installations/${installation_id}/access_tokens`;
     for (let attempt = 0; ; attempt++) {
-      let response: Response;
+      let response: LightResponse;
       try {
         response = await fetch(url, {
           signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),

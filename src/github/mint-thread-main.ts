@@ -22,8 +22,6 @@ const line =
     post({ type: "log", level, fields: typeof fields === "object" && fields !== null ? plain(fields) : {}, message: message ?? String(fields) });
 const log = { debug: () => {}, info: line("info"), warn: line("warn"), error: line("error") } as unknown as Logger;
 const tokens = new JobTokens(appTokenMinter({ ...settings, log }));
-// Node loads its HTTP client on first use: now, rather than when the first job waits for its token.
-new Headers();
 
 port.on("message", (raw: unknown) => {
   const parsed = request.safeParse(raw);

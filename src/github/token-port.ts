@@ -9,6 +9,7 @@ import type { Logger } from "../workflow/deps.js";
 import type { JobPorts } from "../workflow/run-job.js";
 import type { JobToken } from "./job-token.js";
 import { createOctokitPort, type PortOctokit } from "./octokit-port.js";
+import { keepAliveFetch } from "./keep-alive-fetch.js";
 import { pacing } from "./pacing.js";
 import { ownCommentMatcher, type CommentAuthorship } from "./own-comment.js";
 
@@ -17,6 +18,8 @@ const ClusteredOctokit = Octokit.plugin(retry, throttling);
 /** In one process: the same pacing and retries without Bottleneck's timer turns. */
 const PacedOctokit = Octokit.plugin(pacing);
 const RATE_LIMIT_RETRIES = 3;
+/** One pool of keep-alive connections per process, for every Octokit a worker makes. */
+const workerFetch = keepAliveFetch();
 
 export interface TokenPortOptions {
   /** api.github.com, or `<protocol>://<GHE_HOST>/api/v3`. */
@@ -91,6 +94,7 @@ export function pacedOctokit(options: {
     ...(options.auth ? { auth: options.auth } : {}),
     baseUrl: options.baseUrl,
     userAgent: "blueprint-worker",
+    request: { fetch: workerFetch },
     log: { debug: () => {}, info: () => {}, warn: (message: string) => log.warn({}, message), error: (message: string) => log.info({}, message) },
   };
   if (!options.cluster) return new PacedOctokit({ ...common, pacing: { id: `${installationId}-${options.budget}`, onRateLimit: limited } });
