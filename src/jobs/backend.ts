@@ -13,6 +13,8 @@ export interface QueueStats {
   workers: number;
   /** BLUEPRINT_CONCURRENCY: jobs one process runs at once. */
   concurrency: number;
+  /** False while a process that works these jobs is still starting (embedded: the job runner); jobs wait meanwhile. */
+  ready: boolean;
 }
 
 /**

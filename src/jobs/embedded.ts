@@ -84,6 +84,7 @@ export class EmbeddedBackend implements JobBackend {
       running: this.slots.running,
       workers: 1,
       concurrency: this.slots.size,
+      ready: true,
     };
   }
 

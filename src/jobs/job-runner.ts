@@ -42,6 +42,11 @@ export class JobRunner {
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
 
+  /** Whether the runner process has started (jobs handed to it before then wait). */
+  get isReady(): boolean {
+    return this.runner.isReady;
+  }
+
   constructor(private readonly options: JobRunnerOptions) {
     this.runner = new SupervisedChild({
       entry: options.entry,

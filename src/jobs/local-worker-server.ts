@@ -109,7 +109,12 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
         else running.resume({ job: message.job, keys: message.keys });
         return;
       case "ask": {
-        const answer = message.what === "stats" ? running.stats() : message.what === "idle" ? running.idle() : options.metrics.registry.getMetricsAsJSON();
+        const answer =
+          message.what === "stats"
+            ? running.stats().then((stats) => ({ ...stats, ready: stats.ready && (runner?.isReady ?? true) }))
+            : message.what === "idle"
+              ? running.idle()
+              : options.metrics.registry.getMetricsAsJSON();
         void answer.then((value) => send({ type: "answer", id: message.id, value: value ?? null }));
         return;
       }

@@ -106,6 +106,7 @@ export function startRedisBackend(options: RedisBackendOptions): JobBackend {
         running: w.active ?? 0,
         workers: workerCount,
         concurrency: env.BLUEPRINT_CONCURRENCY,
+        ready: true,
       };
     },
     async idle() {

@@ -191,7 +191,7 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
 
   return {
     running: () => controllers.size,
-    stats: async () => ({ backend: "redis", waiting: 0, running: controllers.size, workers: 1, concurrency: options.concurrency }),
+    stats: async () => ({ backend: "redis", waiting: 0, running: controllers.size, workers: 1, concurrency: options.concurrency, ready: true }),
     async close() {
       stopping = true;
       for (const controller of controllers.values()) controller.abort(new HandOver());

@@ -24,6 +24,7 @@ export interface SupervisedChildOptions<In, Out extends { type: string }> {
 export class SupervisedChild<In, Out extends { type: string }> {
   private current: ChildProcess | null = null;
   private readyNow: Promise<void> = Promise.resolve();
+  private started = false;
   private supervising = true;
 
   constructor(private readonly options: SupervisedChildOptions<In, Out>) {
@@ -33,6 +34,11 @@ export class SupervisedChild<In, Out extends { type: string }> {
   /** Resolves when the current child has said it is ready. */
   get ready(): Promise<void> {
     return this.readyNow;
+  }
+
+  /** Whether the current child has said it is ready. */
+  get isReady(): boolean {
+    return this.started;
   }
 
   get process(): ChildProcess | null {
@@ -51,13 +57,17 @@ export class SupervisedChild<In, Out extends { type: string }> {
   private start(): void {
     const child = fork(this.options.entry, [], { env: this.options.env, stdio: "inherit" });
     this.current = child;
+    this.started = false;
     this.options.forked?.(child);
     this.send(this.options.hello);
     this.readyNow = new Promise<void>((resolve) => {
       child.on("message", (raw: unknown) => {
         const parsed = this.options.messages.safeParse(raw);
         if (!parsed.success) return;
-        if (parsed.data.type === "ready") resolve();
+        if (parsed.data.type === "ready") {
+          if (this.current === child) this.started = true;
+          resolve();
+        }
         else this.options.onMessage(parsed.data as Exclude<Out, { type: "ready" }>);
       });
     });

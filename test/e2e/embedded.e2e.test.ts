@@ -82,6 +82,11 @@ describe("the embedded queue's job runner", () => {
   }, 60_000);
   afterAll(async () => cluster?.stop());
 
+  it("is reported ready by /healthz once it has started", async () => {
+    const ready = async () => ((await (await fetch(`${app.url}/healthz`)).json()) as { queue: { ready: boolean; workers: number } }).queue;
+    await expect.poll(ready, { timeout: 20_000 }).toMatchObject({ ready: true, workers: 1 });
+  });
+
   it("runs at a lower CPU priority than the local worker, without the App's private key or webhook secret", () => {
     const local = worker();
     const jobs = runner();
