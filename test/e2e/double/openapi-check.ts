@@ -47,6 +47,12 @@ interface OpenApiDocument {
 
 interface Route {
   template: string;
+  /** Its place in the most-literal-first order. */
+  rank: number;
+  /** Segments after the leading slash: a literal, or null for a parameter. */
+  segments: Array<string | null>;
+  /** A `{path}` parameter spans segments: such a route matches paths of any length. */
+  spans: boolean;
   pattern: RegExp;
   names: string[];
   literalSegments: number;
@@ -103,13 +109,23 @@ function describeApi(name: string, document: OpenApiDocument): OpenApiDescriptio
     .map(([template, item]) => compileRoute(template, item))
     // The most literal template first: `/issues/comments` before `/issues/{issue_number}`.
     .sort((a, b) => b.literalSegments - a.literalSegments);
+  routes.forEach((route, rank) => (route.rank = rank));
+  // Candidates by segment count, so a check tests a few dozen patterns rather than every path GitHub has.
+  const bySegments = new Map<number, Route[]>();
+  for (const route of routes.filter((candidate) => !candidate.spans)) bySegments.set(route.segments.length, [...(bySegments.get(route.segments.length) ?? []), route]);
+  const spanning = routes.filter((route) => route.spans);
+  const candidates = (pathname: string): Route[] => {
+    const parts = pathname.split("/").slice(1);
+    const literalFits = (route: Route) => route.spans || route.segments.every((segment, index) => segment === null || segment === parts[index]);
+    return [...(bySegments.get(parts.length) ?? []), ...spanning].filter(literalFits).sort((a, b) => a.rank - b.rank);
+  };
 
   return {
     name,
     check(call) {
       const url = new URL(call.path, "http://double.invalid");
       const method = call.method.toLowerCase();
-      const matching = routes.filter((route) => route.pattern.test(url.pathname));
+      const matching = candidates(url.pathname).filter((route) => route.pattern.test(url.pathname));
       if (matching.length === 0) return undocumented(null, null, [`no documented path matches ${url.pathname}`]);
       const withMethod = matching.filter((route) => route.operations.has(method));
       if (withMethod.length === 0) {
@@ -150,8 +166,15 @@ function compileRoute(template: string, item: Record<string, unknown>): Route {
     .join("/");
   const operations = new Map<string, Operation>();
   for (const method of METHODS) if (item[method]) operations.set(method, item[method] as Operation);
+  const segments = template
+    .split("/")
+    .slice(1)
+    .map((segment) => (segment.includes("{") ? null : segment));
   return {
     template,
+    rank: 0,
+    segments,
+    spans: names.includes("path"),
     pattern: new RegExp(`^${source}$`),
     names,
     literalSegments: template.split("/").filter((segment) => segment && !segment.includes("{")).length,

@@ -147,16 +147,28 @@ export const REST_ROUTES: RestRoute[] = [
 export function findRestRoute(method: string, pathname: string): { route: RestRoute; params: Record<string, string> } | null {
   for (const candidate of REST_ROUTES) {
     if (candidate.method !== method.toUpperCase()) continue;
-    const names: string[] = [];
-    const source = candidate.template.replace(/\{([^}]+)\}/g, (_, name: string) => {
-      names.push(name);
-      return "([^/]+)";
-    });
-    const match = new RegExp(`^${source}$`).exec(pathname);
+    const { pattern, names } = compiledTemplate(candidate.template);
+    const match = pattern.exec(pathname);
     if (!match) continue;
     return { route: candidate, params: Object.fromEntries(names.map((name, index) => [name, decodeURIComponent(match[index + 1] ?? "")])) };
   }
   return null;
+}
+
+const compiled = new Map<string, { pattern: RegExp; names: string[] }>();
+/** A route template as a pattern and its parameters' names, made once per template. */
+function compiledTemplate(template: string): { pattern: RegExp; names: string[] } {
+  let entry = compiled.get(template);
+  if (!entry) {
+    const names: string[] = [];
+    const source = template.replace(/\{([^}]+)\}/g, (_, name: string) => {
+      names.push(name);
+      return "([^/]+)";
+    });
+    entry = { pattern: new RegExp(`^${source}$`), names };
+    compiled.set(template, entry);
+  }
+  return entry;
 }
 
 function route(method: string, template: string, handle: RestRoute["handle"]): RestRoute {
