@@ -11,7 +11,7 @@ import { installationOctokit } from "./github/installation-octokit.js";
 import { ownCommentMatcher } from "./github/own-comment.js";
 import { SHUTDOWN_REASON, type JobBackend } from "./jobs/backend.js";
 import { EmbeddedBackend } from "./jobs/embedded.js";
-import { deliveryJob, type Accepted } from "./jobs/from-webhook.js";
+import { deliveryJob, HANDLED_EVENTS, type Accepted } from "./jobs/from-webhook.js";
 import { webhookIntake } from "./github/webhook-intake.js";
 import { JobMetrics } from "./jobs/metrics.js";
 import { startRedisBackend } from "./jobs/redis-backend.js";
@@ -94,7 +94,7 @@ export function createBlueprintApp(
     metrics.webhooks.inc({ event, outcome: fresh ? "accepted" : "duplicate" });
   };
   // Deliveries handed to Probot itself (`probot.receive`).
-  app.on(["issue_comment.created", "pull_request_review.submitted", "pull_request.synchronize"], (context) =>
+  app.on(HANDLED_EVENTS, (context) =>
     accept(context.name, deliveryJob({ id: context.id, name: context.name, payload: context.payload })),
   );
   // Deliveries over HTTP: Probot's server asks the app for its webhook route, and Blueprint answers it

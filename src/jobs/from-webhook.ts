@@ -132,8 +132,15 @@ export function synchronizeJob(
  */
 export function deliveryJob(delivery: { id: string; name: string; payload: unknown }): Accepted | null {
   const action = (delivery.payload as { action?: unknown } | null)?.action;
-  if (delivery.name === "issue_comment" && action === "created") return commentJob(delivery.id, delivery.payload as Parameters<typeof commentJob>[1]);
-  if (delivery.name === "pull_request_review" && action === "submitted") return reviewJob(delivery.id, delivery.payload as Parameters<typeof reviewJob>[1]);
-  if (delivery.name === "pull_request" && action === "synchronize") return synchronizeJob(delivery.id, delivery.payload as Parameters<typeof synchronizeJob>[1]);
-  return null;
+  const toJob = HANDLERS[`${delivery.name}.${String(action)}` as HandledEvent] as ((id: string, payload: unknown) => Accepted | null) | undefined;
+  return toJob ? toJob(delivery.id, delivery.payload) : null;
 }
+
+/** The webhook events (with their action) that become jobs; app.yml subscribes to exactly their events. */
+const HANDLERS = {
+  "issue_comment.created": commentJob,
+  "pull_request_review.submitted": reviewJob,
+  "pull_request.synchronize": synchronizeJob,
+};
+export type HandledEvent = keyof typeof HANDLERS;
+export const HANDLED_EVENTS = Object.keys(HANDLERS) as HandledEvent[];
