@@ -111,6 +111,14 @@ export async function run(): Promise<void> {
   }
 }
 
+/** What bench/support/loop-probe.mjs writes: the app's event-loop delay, and its stalls over 50 ms (wall-clock start, length). */
+interface AppLoop {
+  p50: number;
+  p99: number;
+  max: number;
+  stalls?: Array<{ at: number; ms: number }>;
+}
+
 interface Summary {
   mode: Mode;
   figures: Record<string, string>;
@@ -250,7 +258,7 @@ async function runMode(mode: Mode): Promise<Summary> {
     await sleep(300); // one more probe dump
     const appLoop = (() => {
       try {
-        return safeJson(readFileSync(probeFile, "utf8")) as { p50: number; p99: number; max: number } | null;
+        return safeJson(readFileSync(probeFile, "utf8")) as AppLoop | null;
       } catch {
         return null;
       }
@@ -544,7 +552,7 @@ interface ReportInput {
   deadlineHit: boolean;
   loopDelayP99Ms: number;
   cpu: CpuDelta | null;
-  appLoop: { p50: number; p99: number; max: number } | null;
+  appLoop: AppLoop | null;
   loadBefore: number;
 }
 
@@ -694,6 +702,8 @@ function report(input: ReportInput): Record<string, string> {
     .flatMap((process) => process.output().split("\n"))
     .filter((line) => /"level":\s*(50|60)/.test(line));
 
+  const burstStalls = (input.appLoop?.stalls ?? []).filter((stall) => stall.at >= input.sendStart - 100 && stall.at <= input.sendEnd);
+  const slowest = [...answered].sort((a, b) => b.latencyMs! - a.latencyMs!).slice(0, 5);
   const ms = (value: number | undefined) => (value === undefined || !Number.isFinite(value) ? "n/a" : `${Math.round(value)} ms`);
   const s = (value: number) => `${(value / 1000).toFixed(1)} s`;
   const met = (ok: boolean) => (ok ? "met" : "NOT MET");
@@ -734,6 +744,8 @@ function report(input: ReportInput): Record<string, string> {
       `${appErrors.length} error lines in the app's log; ` +
       `app event-loop delay ${input.appLoop ? `p50 ${input.appLoop.p50} ms, p99 ${input.appLoop.p99} ms, max ${input.appLoop.max} ms` : "n/a"}; ` +
       `the double's event-loop delay p99 ${input.loopDelayP99Ms.toFixed(1)} ms.\n` +
+      `While the webhooks went out, the app's event-loop stalls over 50 ms: ${burstStalls.length === 0 ? "none" : burstStalls.map((stall) => `+${stall.at - input.sendStart} ms for ${stall.ms} ms`).join(", ")}; ` +
+      `its five slowest answers (sent at, took): ${slowest.map((d) => `+${(d.sentAt ?? 0) - input.sendStart} ms, ${ms(d.latencyMs)}`).join("; ")}.\n` +
       `The first 👀's path per installation, p50 / p99 (times the double saw): first webhook → token minted ${ms(percentile(firstPath.token, 50))} / ${ms(percentile(firstPath.token, 99))}, ` +
       `→ first permission read ${ms(percentile(firstPath.permission, 50))} / ${ms(percentile(firstPath.permission, 99))}, → 👀 ${ms(percentile(firstPath.reaction, 50))} / ${ms(percentile(firstPath.reaction, 99))}.\n` +
       `CPU from the first webhook to the end, on ${os.availableParallelism()} cores (${s(input.finishedAt - input.sendStart)} wall): ` +
