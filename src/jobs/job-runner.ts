@@ -1,10 +1,8 @@
-import type { ChildProcess } from "node:child_process";
-import os from "node:os";
 import type { JobToken } from "../github/job-token.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
 import type { Job } from "./job.js";
 import { fromRunnerSchema, type FromRunner, type ToRunner } from "./runner-protocol.js";
-import { SupervisedChild } from "./supervised-child.js";
+import { lowerPriority, SupervisedChild } from "./supervised-child.js";
 
 export interface JobRunnerOptions {
   /** The compiled runner entry (lib/job-runner.js). */
@@ -53,7 +51,7 @@ export class JobRunner {
       env: process.env,
       messages: fromRunnerSchema,
       hello: { type: "start", stateKey: options.stateKey },
-      forked: (child) => lowerPriority(child, options.niceness ?? 10, options.log),
+      forked: (child) => lowerPriority(child, options.niceness ?? 10, options.log, "the job runner"),
       onMessage: (message) => {
         if (message.type === "usage") options.telemetry?.modelUsage(message.kind, message.usage);
         else if (message.type === "step") options.telemetry?.stepSeconds(message.seconds);
@@ -112,13 +110,4 @@ export class JobRunner {
 
 function abortReason(signal: AbortSignal): string {
   return typeof signal.reason === "string" ? signal.reason : signal.reason instanceof Error ? signal.reason.message : "stopped";
-}
-
-function lowerPriority(child: ChildProcess, niceness: number, log: Logger): void {
-  if (!child.pid || niceness <= 0) return;
-  try {
-    os.setPriority(child.pid, Math.min(19, os.getPriority() + niceness));
-  } catch (error) {
-    log.warn({ err: error }, "could not lower the job runner's CPU priority; acknowledgements may wait behind jobs under load");
-  }
 }

@@ -6,7 +6,7 @@ import { RecentKeys } from "./dedupe.js";
 import type { Accepted } from "./from-webhook.js";
 import type { Job } from "./job.js";
 import { fromWorkerSchema, type FromWorker, type ToWorker } from "./local-protocol.js";
-import { SupervisedChild } from "./supervised-child.js";
+import { lowerPriority, SupervisedChild } from "./supervised-child.js";
 
 interface InFlight {
   job: Job;
@@ -32,7 +32,15 @@ export interface LocalWorkerOptions {
   stateKey: Buffer;
   log: Logger;
   env?: NodeJS.ProcessEnv;
+  /** How much lower the worker's CPU priority is than the intake's (nice; its job runner goes 10 lower still). */
+  niceness?: number;
 }
+
+/**
+ * Intake first: on a machine the worker saturates, webhooks are still answered at once, while the
+ * 👀 and permission checks the worker does wait a little (GitHub's pacing of writes makes them wait anyway).
+ */
+const WORKER_NICENESS = 3;
 
 /**
  * The embedded queue as `npm start` runs it: intake claims the delivery, answers, mints the job's
@@ -59,6 +67,7 @@ export class LocalWorkerBackend implements JobBackend {
       // BLUEPRINT_STATE_SECRET or the webhook secret), handed over in memory: never the secret itself.
       hello: { type: "start", stateKey: options.stateKey.toString("base64") },
       onMessage: (message) => this.receive(message),
+      forked: (child) => lowerPriority(child, options.niceness ?? WORKER_NICENESS, options.log, "the local worker"),
       onRestart: ({ code, signal }) => {
         options.log.error({ code, signal, jobs: this.inFlight.size }, "the local worker stopped; starting another to take its jobs over");
         for (const answer of this.answers.values()) answer(null);

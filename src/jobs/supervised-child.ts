@@ -1,5 +1,7 @@
 import { fork, type ChildProcess, type Serializable } from "node:child_process";
+import os from "node:os";
 import type { z } from "zod";
+import type { Logger } from "../workflow/deps.js";
 
 export interface SupervisedChildOptions<In, Out extends { type: string }> {
   /** The compiled entry to fork. */
@@ -76,5 +78,18 @@ export class SupervisedChild<In, Out extends { type: string }> {
       this.start();
       this.options.onRestart({ code, signal });
     });
+  }
+}
+
+/**
+ * Lowers a freshly forked child's CPU priority below ours by `niceness` (it inherits ours; the
+ * threads it starts later inherit its own), so that under load our event loop wins the CPU.
+ */
+export function lowerPriority(child: ChildProcess, niceness: number, log: Logger, what: string): void {
+  if (!child.pid || niceness <= 0) return;
+  try {
+    os.setPriority(child.pid, Math.min(19, os.getPriority() + niceness));
+  } catch (error) {
+    log.warn({ err: error }, `could not lower ${what}'s CPU priority; it competes with this process for the CPU under load`);
   }
 }
