@@ -17,7 +17,7 @@
 // The app runs with bench/support/loop-probe.mjs preloaded, which reports its event-loop delay.
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
-import { Worker } from "node:worker_threads";
+import { fork } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -221,6 +221,7 @@ async function runMode(mode: Mode): Promise<Summary> {
     // 3. Deliver them, CONCURRENCY at a time, echoing every comment the app posts back as a webhook;
     //    after a warm-up of `ping` deliveries (see sendAll), which the figures leave out.
     let cpuBefore: CpuSnapshot | null = null;
+    let schedBefore: SchedStat | null = null;
     let sendStart = 0;
     let echo: ReturnType<typeof echoBotComments> | undefined;
     const started = app;
@@ -228,10 +229,14 @@ async function runMode(mode: Mode): Promise<Summary> {
       loopDelay.enable();
       process.kill(started.pid, "SIGUSR2"); // the probe starts afresh
       cpuBefore = cpuSnapshot(started.pid);
+      schedBefore = schedStat(started.pid);
       sendStart = Date.now();
       echo = echoBotComments(started.webhookUrl, tenants, typed);
     });
     const sendEnd = Date.now();
+    const schedAfter = schedStat(app.pid);
+    const burstCpu = cpuDelta(cpuBefore, cpuSnapshot(app.pid));
+    const intakeThread = schedBefore && schedAfter ? { onCpuMs: schedAfter.onCpuMs - schedBefore.onCpuMs, waitingMs: schedAfter.waitingMs - schedBefore.waitingMs } : null;
 
     // 4. Wait until every command has its effect, then until the app has been quiet a while (late duplicates).
     let complete = false;
@@ -283,6 +288,8 @@ async function runMode(mode: Mode): Promise<Summary> {
       loopDelayP99Ms: loopDelay.percentile(99) / 1e6,
       cpu,
       appLoop,
+      intakeThread,
+      burstCpu,
       loadBefore,
     });
     return { mode, figures };
@@ -400,52 +407,16 @@ function schedule(tenants: Tenant[]): Delivery[] {
 }
 
 /**
- * The webhook sender runs in a worker thread with an event loop of its own: the double serves
- * GitHub's side on this thread (REST, git over CGI), and its work would otherwise count as the
- * app's response time. (GitHub's own sender is not slowed down by GitHub's API servers either.)
- * It first sends WARM_UP `ping` deliveries at the same concurrency, unmeasured: a sender fresh from
- * its start opens all its connections and runs its code cold during the burst's first hundred
- * webhooks — 80 ms and more against a bare Node server on this machine — which is exactly where a
- * p99 over 1000 falls. GitHub's senders are long warm; the app gets nothing from it but pings.
+ * The webhook sender (bench/support/webhook-sender.mjs) runs in a process of its own, writing
+ * pre-encoded requests on raw keep-alive sockets: GitHub's senders do not share the app's machine,
+ * so ours should take as little of its CPU as it can (a Node `http` client in this process took a
+ * third of a core during the burst), and the double serving GitHub's side on this process's loop
+ * must not count as the app's response time. It first sends WARM_UP `ping` deliveries at the same
+ * concurrency, unmeasured: connections opened and code run cold would otherwise land in the burst's
+ * first hundred webhooks, exactly where a p99 over 1000 falls. GitHub's senders are long warm; the
+ * app gets nothing from it but pings.
  */
-const SENDER_SOURCE = `
-const { parentPort, workerData } = require("node:worker_threads");
-const http = require("node:http");
-const { performance } = require("node:perf_hooks");
-const { url, concurrency, deadline, deliveries } = workerData;
-const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-const results = new Array(deliveries.length);
-function send(delivery) {
-  const sentAt = Date.now();
-  const started = performance.now();
-  return new Promise((resolve) => {
-    const done = (status) => resolve({ sentAt, latencyMs: performance.now() - started, status });
-    const request = http.request(url, { method: "POST", agent, headers: delivery.headers, timeout: 30000 }, (response) => {
-      response.resume();
-      response.on("end", () => done(response.statusCode || 0));
-      response.on("error", () => done(0));
-    });
-    request.on("timeout", () => request.destroy(new Error("timeout")));
-    request.on("error", () => done(0));
-    request.end(delivery.body);
-  });
-}
-function sendEach(list, record) {
-  let next = 0;
-  const worker = async () => {
-    while (next < list.length && Date.now() < deadline) {
-      const index = next++;
-      const result = await send(list[index]);
-      if (record) results[index] = result;
-    }
-  };
-  return Promise.all(Array.from({ length: concurrency }, worker));
-}
-sendEach(workerData.warmUp, false).then(() => {
-  parentPort.postMessage("warm");
-  parentPort.once("message", () => sendEach(deliveries, true).then(() => { agent.destroy(); parentPort.postMessage(results); }));
-});
-`;
+const SENDER = fileURLToPath(new URL("./support/webhook-sender.mjs", import.meta.url));
 
 async function untilReady(url: string, deadline: number): Promise<void> {
   while (Date.now() < deadline) {
@@ -477,17 +448,22 @@ function webhookHeaders(event: string, deliveryId: string, body: string, signatu
 }
 
 /** Sends the warm-up, calls `beforeBurst`, then sends `deliveries` and records their answers on them. */
-async function sendAll(url: string, deliveries: Delivery[], warm: Array<{ body: string; headers: Record<string, string> }>, deadline: number, beforeBurst: () => void): Promise<void> {
+async function sendAll(url: string, deliveries: Delivery[], warmUp: Array<{ body: string; headers: Record<string, string> }>, deadline: number, beforeBurst: () => void): Promise<void> {
   const payloads = deliveries.map(({ command, deliveryId }) => ({ body: command.body, headers: webhookHeaders("issue_comment", deliveryId, command.body, command.signature) }));
-  const worker = new Worker(SENDER_SOURCE, { eval: true, execArgv: [], workerData: { url, concurrency: CONCURRENCY, deadline, deliveries: payloads, warmUp: warm } });
-  await once(worker, "message");
-  beforeBurst();
-  worker.postMessage("go");
-  const [results] = (await once(worker, "message")) as [Array<{ sentAt: number; latencyMs: number; status: number } | undefined>];
-  await worker.terminate();
-  results.forEach((result, index) => {
-    if (result) Object.assign(deliveries[index]!, result);
-  });
+  const sender = fork(SENDER, [], { execArgv: [], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  try {
+    // Over the IPC channel rather than a file: a file's pages written back to disk during the burst cost a kernel thread half a core.
+    sender.send({ url, concurrency: CONCURRENCY, deadline, warmUp, deliveries: payloads });
+    await once(sender, "message");
+    beforeBurst();
+    sender.send("go");
+    const [results] = (await once(sender, "message")) as [Array<{ sentAt: number; latencyMs: number; status: number } | null>];
+    results.forEach((result, index) => {
+      if (result) Object.assign(deliveries[index]!, result);
+    });
+  } finally {
+    sender.kill();
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -553,6 +529,9 @@ interface ReportInput {
   loopDelayP99Ms: number;
   cpu: CpuDelta | null;
   appLoop: AppLoop | null;
+  /** The intake's main thread while the webhooks went out: time it ran, and time it was ready but waited for a core. */
+  intakeThread: { onCpuMs: number; waitingMs: number } | null;
+  burstCpu: CpuDelta | null;
   loadBefore: number;
 }
 
@@ -745,14 +724,13 @@ function report(input: ReportInput): Record<string, string> {
       `app event-loop delay ${input.appLoop ? `p50 ${input.appLoop.p50} ms, p99 ${input.appLoop.p99} ms, max ${input.appLoop.max} ms` : "n/a"}; ` +
       `the double's event-loop delay p99 ${input.loopDelayP99Ms.toFixed(1)} ms.\n` +
       `While the webhooks went out, the app's event-loop stalls over 50 ms: ${burstStalls.length === 0 ? "none" : burstStalls.map((stall) => `+${stall.at - input.sendStart} ms for ${stall.ms} ms`).join(", ")}; ` +
+      `the intake's event-loop thread meanwhile ran ${input.intakeThread ? `${ms(input.intakeThread.onCpuMs)} and waited ${ms(input.intakeThread.waitingMs)} for a core` : "n/a"}; ` +
+      `CPU meanwhile: ${input.burstCpu ? cpuLine(input.burstCpu) : "n/a"}; ` +
       `its five slowest answers (sent at, took): ${slowest.map((d) => `+${(d.sentAt ?? 0) - input.sendStart} ms, ${ms(d.latencyMs)}`).join("; ")}.\n` +
       `The first 👀's path per installation, p50 / p99 (times the double saw): first webhook → token minted ${ms(percentile(firstPath.token, 50))} / ${ms(percentile(firstPath.token, 99))}, ` +
       `→ first permission read ${ms(percentile(firstPath.permission, 50))} / ${ms(percentile(firstPath.permission, 99))}, → 👀 ${ms(percentile(firstPath.reaction, 50))} / ${ms(percentile(firstPath.reaction, 99))}.\n` +
       `CPU from the first webhook to the end, on ${os.availableParallelism()} cores (${s(input.finishedAt - input.sendStart)} wall): ` +
-      (input.cpu
-        ? `app (intake) ${s(input.cpu.app)}; its workers (embedded: local worker, job runner and their git) ${s(input.cpu.workers)}; bench process (double, sender, model) ${s(input.cpu.bench)} + the double's git ${s(input.cpu.benchChildren)}; ` +
-          `other processes on the machine ${s(input.cpu.other)}`
-        : "n/a") +
+      (input.cpu ? cpuLine(input.cpu) : "n/a") +
       `; load average before the run ${input.loadBefore.toFixed(1)}.\n` +
       `Run ${input.deadlineHit ? "STOPPED AT THE HARD DEADLINE" : input.complete ? "complete" : "incomplete"} after ${s(input.finishedAt - input.sendStart)} (incl. up to ${QUIET_MS / 1000} s waiting for quiet).`,
   );
@@ -828,6 +806,28 @@ function descendantsOf(pid: number): number[] {
   return found;
 }
 
+/** A thread's scheduler figures (Linux /proc/<pid>/schedstat, the main thread): time on a core, time ready but waiting for one. */
+interface SchedStat {
+  onCpuMs: number;
+  waitingMs: number;
+}
+function schedStat(pid: number): SchedStat | null {
+  try {
+    const [onCpu = "0", waiting = "0"] = readFileSync(`/proc/${pid}/schedstat`, "utf8").trim().split(" ");
+    return { onCpuMs: Number(onCpu) / 1e6, waitingMs: Number(waiting) / 1e6 };
+  } catch {
+    return null;
+  }
+}
+
+function cpuLine(cpu: CpuDelta): string {
+  const s = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+  return (
+    `app (intake) ${s(cpu.app)}; its workers (embedded: local worker, job runner and their git) ${s(cpu.workers)}; bench process (double, sender, model) ${s(cpu.bench)} + the double's git ${s(cpu.benchChildren)}; ` +
+    `other processes on the machine ${s(cpu.other)}`
+  );
+}
+
 function cpuDelta(before: CpuSnapshot | null, after: CpuSnapshot | null): CpuDelta | null {
   if (!before || !after) return null;
   const d = (key: keyof CpuSnapshot) => after[key] - before[key];
@@ -898,3 +898,4 @@ function safeJson(text: string): unknown {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
