@@ -4,6 +4,7 @@ import type { TokenPorts } from "../github/token-port.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
 import { workerPorts, workJob } from "../workflow/run-job.js";
 import { PermissionCache } from "./permission-cache.js";
+import { IpcBatcher, unbatch } from "./ipc-batch.js";
 import { toRunnerSchema, type FromRunner } from "./runner-protocol.js";
 
 export interface JobRunnerServerOptions {
@@ -16,12 +17,14 @@ export interface JobRunnerServerOptions {
 export function serveJobRunner(options: JobRunnerServerOptions): void {
   // Checked on arrival by the local worker (fromRunnerSchema); typed here.
   // Once the parent is gone (it exited, or is being replaced), there is nobody to tell: sending would crash this process on its way down.
-  const send = (message: FromRunner) => (process.connected ? process.send?.(message) : undefined);
+  const outbox = new IpcBatcher<FromRunner>((batch) => (process.connected ? process.send?.(batch) : undefined));
+  const send = (message: FromRunner) => outbox.send(message);
   const running = new Map<number, AbortController>();
   const permissions = new PermissionCache();
   let deps: WorkflowDeps | null = null;
 
-  process.on("message", (raw: unknown) => {
+  process.on("message", (raw: unknown) => unbatch(raw).forEach(receive));
+  function receive(raw: unknown): void {
     const parsed = toRunnerSchema.safeParse(raw);
     if (!parsed.success) {
       options.log.error({ issues: parsed.error.issues }, "the job runner got a message that is not one");
@@ -52,7 +55,7 @@ export function serveJobRunner(options: JobRunnerServerOptions): void {
       running.delete(message.id);
       send({ type: "done", id: message.id });
     });
-  });
+  }
   // The local worker decides when jobs stop (it aborts them); a signal to the process group is not that.
   for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => undefined);
   // The local worker gone: it stopped us after its jobs returned, or it died and the intake hands its

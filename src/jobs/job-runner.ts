@@ -46,7 +46,7 @@ export class JobRunner {
   }
 
   constructor(private readonly options: JobRunnerOptions) {
-    this.runner = new SupervisedChild({
+    this.runner = new SupervisedChild<ToRunner, FromRunner>({
       entry: options.entry,
       env: process.env,
       messages: fromRunnerSchema,

@@ -11,6 +11,7 @@ import { JobRunner } from "./job-runner.js";
 import { toWorkerSchema, type FromWorker } from "./local-protocol.js";
 import { telemetryFor, type JobMetrics } from "./metrics.js";
 import { trimOldest } from "./bounded-map.js";
+import { IpcBatcher, unbatch } from "./ipc-batch.js";
 
 export interface LocalWorkerServerOptions {
   /** The engine, made once the intake has handed over the hidden-state key. */
@@ -30,7 +31,8 @@ export interface LocalWorkerServerOptions {
 export function serveLocalJobs(options: LocalWorkerServerOptions): void {
   // Checked on arrival by the intake (fromWorkerSchema); typed here.
   // Once the parent is gone (it exited, or is being replaced), there is nobody to tell: sending would crash this process on its way down.
-  const send = (message: FromWorker) => (process.connected ? process.send?.(message) : undefined);
+  const outbox = new IpcBatcher<FromWorker>((batch) => (process.connected ? process.send?.(batch) : undefined));
+  const send = (message: FromWorker) => outbox.send(message);
   const tokens = new Map<string, JobToken>();
   let backend: EmbeddedBackend | null = null;
   let runner: JobRunner | null = null;
@@ -83,7 +85,8 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
     });
   };
 
-  process.on("message", (raw: unknown) => {
+  process.on("message", (raw: unknown) => unbatch(raw).forEach(receive));
+  function receive(raw: unknown): void {
     const parsed = toWorkerSchema.safeParse(raw);
     if (!parsed.success) {
       options.log.error({ issues: parsed.error.issues }, "the local worker got a message that is not one");
@@ -124,11 +127,12 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
       case "shutdown":
         void running.shutdown(message.reason, message.timeoutMs).finally(() => {
           runner?.stop();
+          outbox.flush();
           process.exit(0);
         });
         return;
     }
-  });
+  }
   // Ctrl-C or a SIGTERM to the process group reaches us too: the intake decides when we stop (its
   // "shutdown" message), so running jobs stop at a safe point instead of dying mid-step.
   for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => undefined);

@@ -59,7 +59,7 @@ export class LocalWorkerBackend implements JobBackend {
   constructor(private readonly options: LocalWorkerOptions) {
     const env = { ...(options.env ?? process.env) };
     for (const name of INTAKE_ONLY) delete env[name];
-    this.worker = new SupervisedChild({
+    this.worker = new SupervisedChild<ToWorker, FromWorker>({
       entry: options.entry,
       env,
       messages: fromWorkerSchema,

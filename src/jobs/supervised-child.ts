@@ -2,6 +2,7 @@ import { fork, type ChildProcess, type Serializable } from "node:child_process";
 import os from "node:os";
 import type { z } from "zod";
 import type { Logger } from "../workflow/deps.js";
+import { IpcBatcher, unbatch } from "./ipc-batch.js";
 
 export interface SupervisedChildOptions<In, Out extends { type: string }> {
   /** The compiled entry to fork. */
@@ -25,6 +26,8 @@ export interface SupervisedChildOptions<In, Out extends { type: string }> {
  */
 export class SupervisedChild<In, Out extends { type: string }> {
   private current: ChildProcess | null = null;
+  /** The current child's outgoing messages, a turn's worth at a time. */
+  private outbox: IpcBatcher<In> | null = null;
   private readyNow: Promise<void> = Promise.resolve();
   private started = false;
   private supervising = true;
@@ -48,7 +51,7 @@ export class SupervisedChild<In, Out extends { type: string }> {
   }
 
   send(message: In): void {
-    if (this.current?.connected) this.current.send(message as Serializable);
+    this.outbox?.send(message);
   }
 
   /** From now on a child that stops is not replaced (a deliberate shutdown). */
@@ -59,18 +62,21 @@ export class SupervisedChild<In, Out extends { type: string }> {
   private start(): void {
     const child = fork(this.options.entry, [], { env: this.options.env, stdio: "inherit" });
     this.current = child;
+    // A child replaced before its outbox left gets nothing more: the fresh one starts from its hello.
+    this.outbox = new IpcBatcher<In>((batch) => (child.connected ? child.send(batch as Serializable) : undefined));
     this.started = false;
     this.options.forked?.(child);
     this.send(this.options.hello);
     this.readyNow = new Promise<void>((resolve) => {
       child.on("message", (raw: unknown) => {
-        const parsed = this.options.messages.safeParse(raw);
-        if (!parsed.success) return;
-        if (parsed.data.type === "ready") {
-          if (this.current === child) this.started = true;
-          resolve();
+        for (const one of unbatch(raw)) {
+          const parsed = this.options.messages.safeParse(one);
+          if (!parsed.success) continue;
+          if (parsed.data.type === "ready") {
+            if (this.current === child) this.started = true;
+            resolve();
+          } else this.options.onMessage(parsed.data as Exclude<Out, { type: "ready" }>);
         }
-        else this.options.onMessage(parsed.data as Exclude<Out, { type: "ready" }>);
       });
     });
     child.once("exit", (code, signal) => {

@@ -7,15 +7,18 @@ import { tempDir } from "../helpers/git-repo.js";
 
 const messages = z.discriminatedUnion("type", [z.object({ type: z.literal("ready") }), z.object({ type: z.literal("echo"), text: z.string() })]);
 
-/** A child that says it is ready only when told to, and echoes what it gets. */
+/** A child that says it is ready only when told to, and echoes what it gets twice, in one batch. */
 function childEntry(): string {
   const entry = path.join(tempDir("supervised-child-"), "child.mjs");
   writeFileSync(
     entry,
-    `process.on("message", (message) => {
-      if (message.type === "start") return;
-      if (message.type === "go") process.send({ type: "ready" });
-      else process.send({ type: "echo", text: message.text });
+    // Messages sent in one turn arrive as one batch (an array), as src/jobs/ipc-batch.ts sends them.
+    `process.on("message", (raw) => {
+      for (const message of Array.isArray(raw) ? raw : [raw]) {
+        if (message.type === "start") continue;
+        if (message.type === "go") process.send({ type: "ready" });
+        else process.send([{ type: "echo", text: message.text }, { type: "echo", text: message.text + " again" }]);
+      }
     });`,
   );
   return entry;
@@ -38,7 +41,7 @@ it("is ready only once its child says so, and again not while a replacement star
     await child.ready;
     expect(child.isReady).toBe(true);
     child.send({ type: "say", text: "hello" });
-    await expect.poll(() => heard).toEqual(["hello"]);
+    await expect.poll(() => heard).toEqual(["hello", "hello again"]);
 
     const first = child.process;
     first?.kill("SIGKILL");
