@@ -48,17 +48,16 @@ const REUSE_MS = 40 * 60_000;
 export class ReusedTokens implements JobTokenSource {
   private readonly minted = new Map<string, Promise<JobToken>>();
 
-  constructor(private readonly mint: (job: TokenFor, permissions: Record<string, "read" | "write"> | null) => Promise<JobToken>) {}
+  constructor(private readonly mint: (job: TokenFor) => Promise<JobToken>) {}
 
   async forJob(job: TokenFor): Promise<JobToken> {
-    const permissions = tokenPermissionsFor(job.kind);
-    const key = `${job.installationId}/${job.repository.name}/${JSON.stringify(permissions)}`;
+    const key = `${job.installationId}/${job.repository.name}/${JSON.stringify(tokenPermissionsFor(job.kind))}`;
     const cached = this.minted.get(key);
     if (cached) {
       const token = await cached.catch(() => null);
       if (token && Date.parse(token.expiresAt) - Date.now() > REUSE_MS) return token;
     }
-    const fresh = this.mint(job, permissions);
+    const fresh = this.mint(job);
     this.minted.set(key, fresh);
     fresh.catch(() => this.minted.delete(key));
     if (this.minted.size > 5_000) this.minted.delete(this.minted.keys().next().value ?? key);
@@ -68,26 +67,23 @@ export class ReusedTokens implements JobTokenSource {
 
 /**
  * Mints, for each job, an installation token narrowed to the job's repository and the permissions
- * its kind needs; intake holds the App's key, workers only ever see these tokens.
+ * its kind needs (reused, as above); intake holds the App's key, workers only ever see these tokens.
  */
-export class JobTokens implements JobTokenSource {
-  private readonly reused = new ReusedTokens((job, permissions) => this.mint(job, permissions));
-
+export class JobTokens extends ReusedTokens {
   /** `minter(installationId)`: what signs `/app/...` calls with the App's JWT (and paces them). */
-  constructor(private readonly minter: (installationId: number) => Promise<TokenMinter>) {}
-
-  forJob(job: TokenFor): Promise<JobToken> {
-    return this.reused.forJob(job);
+  constructor(minter: (installationId: number) => Promise<TokenMinter>) {
+    super(async (job) => mintJobToken(await minter(job.installationId), job));
   }
+}
 
-  private async mint(job: TokenFor, permissions: Record<string, "read" | "write"> | null): Promise<JobToken> {
-    const octokit = await this.minter(job.installationId);
-    const { data } = await octokit.rest.apps.createInstallationAccessToken({
-      installation_id: job.installationId,
-      repositories: [job.repository.name],
-      ...(permissions ? { permissions } : {}),
-    });
-    const granted = Object.fromEntries(Object.entries(data.permissions ?? {}).filter((entry): entry is [string, string] => typeof entry[1] === "string"));
-    return { token: data.token, expiresAt: data.expires_at, permissions: granted };
-  }
+/** One fresh token for a job: its repository only, the permissions its kind needs. */
+export async function mintJobToken(minter: TokenMinter, job: TokenFor): Promise<JobToken> {
+  const permissions = tokenPermissionsFor(job.kind);
+  const { data } = await minter.rest.apps.createInstallationAccessToken({
+    installation_id: job.installationId,
+    repositories: [job.repository.name],
+    ...(permissions ? { permissions } : {}),
+  });
+  const granted = Object.fromEntries(Object.entries(data.permissions ?? {}).filter((entry): entry is [string, string] => typeof entry[1] === "string"));
+  return { token: data.token, expiresAt: data.expires_at, permissions: granted };
 }

@@ -2,7 +2,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { z } from "zod";
 import type { Logger } from "../workflow/deps.js";
 import { appTokenMinter } from "./app-jwt.js";
-import { JobTokens } from "./job-token.js";
+import { mintJobToken, type TokenFor } from "./job-token.js";
 import type { FromMintThread } from "./mint-thread.js";
 
 /** The token thread (see mint-thread.ts): mints job tokens with the App's key, one message per answer. */
@@ -21,7 +21,8 @@ const line =
   (fields: unknown, message?: string): void =>
     post({ type: "log", level, fields: typeof fields === "object" && fields !== null ? plain(fields) : {}, message: message ?? String(fields) });
 const log = { debug: () => {}, info: line("info"), warn: line("warn"), error: line("error") } as unknown as Logger;
-const tokens = new JobTokens(appTokenMinter({ ...settings, log }));
+// Every request here is one the intake's thread could not answer from its reused tokens: mint it.
+const minter = appTokenMinter({ ...settings, log });
 
 port.on("message", (raw: unknown) => {
   const parsed = request.safeParse(raw);
@@ -31,13 +32,15 @@ port.on("message", (raw: unknown) => {
     return;
   }
   const { id, job } = parsed.data;
-  tokens.forJob(job as Parameters<JobTokens["forJob"]>[0]).then(
-    (token) => post({ type: "token", id, token }),
-    (error: unknown) => {
-      const status = (error as { status?: unknown }).status;
-      post({ type: "failed", id, message: error instanceof Error ? error.message : String(error), ...(typeof status === "number" ? { status } : {}) });
-    },
-  );
+  minter(job.installationId)
+    .then((octokit) => mintJobToken(octokit, job as TokenFor))
+    .then(
+      (token) => post({ type: "token", id, token }),
+      (error: unknown) => {
+        const status = (error as { status?: unknown }).status;
+        post({ type: "failed", id, message: error instanceof Error ? error.message : String(error), ...(typeof status === "number" ? { status } : {}) });
+      },
+    );
 });
 
 /** Log fields that cross to the intake's thread: errors as their message, the rest as is. */
