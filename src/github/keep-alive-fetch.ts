@@ -58,11 +58,14 @@ export function keepAliveFetch(options: { maxSockets?: number } = {}): KeepAlive
     "http:": new http.Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 32 }),
     "https:": new https.Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 32 }),
   };
-  const send = async (url: URL, init: RequestInit, hops: number): Promise<LightResponse> => {
-    const body = bytesOf(init.body);
-    const method = (init.method ?? "GET").toUpperCase();
-    const headers = plainHeaders(init.headers);
-    if (body) headers["content-length"] = String(body.length);
+  interface Hop {
+    method: string;
+    headers: Record<string, string>;
+    body: Buffer | null;
+  }
+  const send = async (url: URL, hop: Hop, init: RequestInit, hops: number): Promise<LightResponse> => {
+    const { method, body } = hop;
+    const headers = body ? { ...hop.headers, "content-length": String(body.length) } : hop.headers;
     const response = await exchange(url, { method, headers, agent: agents[url.protocol as "http:" | "https:"], signal: init.signal ?? undefined }, body);
     const location = response.headers.location;
     if (REDIRECTS.has(response.statusCode ?? 0) && location && (init.redirect ?? "follow") === "follow") {
@@ -70,19 +73,20 @@ export function keepAliveFetch(options: { maxSockets?: number } = {}): KeepAlive
       const next = new URL(location, url);
       // As fetch: a 303, or a 301/302 answering a POST, becomes a GET without its body; another origin never sees the credentials.
       const toGet = response.statusCode === 303 || ((response.statusCode === 301 || response.statusCode === 302) && method === "POST");
-      const nextHeaders = { ...headers };
+      const nextHeaders = { ...hop.headers };
       delete nextHeaders["content-length"];
       if (next.origin !== url.origin) delete nextHeaders.authorization;
-      return send(next, { ...init, headers: nextHeaders, ...(toGet ? { method: "GET", body: null } : {}) }, hops + 1);
+      return send(next, { headers: nextHeaders, ...(toGet ? { method: "GET", body: null } : { method, body }) }, init, hops + 1);
     }
     return lightResponse(url, response, hops > 0);
   };
   return async (input, init = {}) => {
     const url = new URL(String(input));
     if (url.protocol !== "http:" && url.protocol !== "https:") throw new TypeError(`fetch failed: unsupported protocol ${url.protocol}`);
-    if (init.body != null && bytesOf(init.body) === null) return (await fetch(url, init)) as unknown as LightResponse;
+    const body = bytesOf(init.body);
+    if (init.body != null && body === null) return (await fetch(url, init)) as unknown as LightResponse;
     init.signal?.throwIfAborted();
-    return send(url, init, 0);
+    return send(url, { method: (init.method ?? "GET").toUpperCase(), headers: plainHeaders(init.headers), body }, init, 0);
   };
 }
 

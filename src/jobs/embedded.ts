@@ -20,6 +20,8 @@ export interface EmbeddedOptions {
   onRelease?: (keys: string[]) => void;
   /** Where lane work runs when not in this process (the local worker's job runner); resolves when the use case returns. */
   runWork?: (job: Job, signal: AbortSignal) => Promise<void>;
+  /** Whether that process has started (for /healthz; lane work handed to it before then waits). */
+  workReady?: () => boolean;
   /**
    * Told when a job is triaged and waits on its thread ("triaged"), and when nothing of it is left
    * ("finished": answered at triage, worked, cancelled while waiting, or dropped). A local worker
@@ -84,7 +86,7 @@ export class EmbeddedBackend implements JobBackend {
       running: this.slots.running,
       workers: 1,
       concurrency: this.slots.size,
-      ready: true,
+      ready: this.options.workReady?.() ?? true,
     };
   }
 

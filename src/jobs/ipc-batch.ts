@@ -30,3 +30,13 @@ export class IpcBatcher<Message> {
 export function unbatch(raw: unknown): unknown[] {
   return Array.isArray(raw) ? raw : [raw];
 }
+
+/**
+ * A forked child's side of its IPC channel to the parent: `receive` hears each message (batches
+ * undone, in order); `send` batches as above. Once the parent is gone (it exited, or is being
+ * replaced) there is nobody to tell: sending then would crash this process on its way down.
+ */
+export function parentChannel<Out>(receive: (raw: unknown) => void): IpcBatcher<Out> {
+  process.on("message", (raw: unknown) => unbatch(raw).forEach(receive));
+  return new IpcBatcher<Out>((batch) => (process.connected ? process.send?.(batch) : undefined));
+}

@@ -4,7 +4,7 @@ import type { TokenPorts } from "../github/token-port.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
 import { workerPorts, workJob } from "../workflow/run-job.js";
 import { PermissionCache } from "./permission-cache.js";
-import { IpcBatcher, unbatch } from "./ipc-batch.js";
+import { parentChannel } from "./ipc-batch.js";
 import { toRunnerSchema, type FromRunner } from "./runner-protocol.js";
 
 export interface JobRunnerServerOptions {
@@ -16,14 +16,12 @@ export interface JobRunnerServerOptions {
 /** The job runner's side: lane work for the local worker that forked it, each job with its own token. */
 export function serveJobRunner(options: JobRunnerServerOptions): void {
   // Checked on arrival by the local worker (fromRunnerSchema); typed here.
-  // Once the parent is gone (it exited, or is being replaced), there is nobody to tell: sending would crash this process on its way down.
-  const outbox = new IpcBatcher<FromRunner>((batch) => (process.connected ? process.send?.(batch) : undefined));
+  const outbox = parentChannel<FromRunner>(receive);
   const send = (message: FromRunner) => outbox.send(message);
   const running = new Map<number, AbortController>();
   const permissions = new PermissionCache();
   let deps: WorkflowDeps | null = null;
 
-  process.on("message", (raw: unknown) => unbatch(raw).forEach(receive));
   function receive(raw: unknown): void {
     const parsed = toRunnerSchema.safeParse(raw);
     if (!parsed.success) {

@@ -11,7 +11,7 @@ import { JobRunner } from "./job-runner.js";
 import { toWorkerSchema, type FromWorker } from "./local-protocol.js";
 import { telemetryFor, type JobMetrics } from "./metrics.js";
 import { trimOldest } from "./bounded-map.js";
-import { IpcBatcher, unbatch } from "./ipc-batch.js";
+import { parentChannel } from "./ipc-batch.js";
 
 export interface LocalWorkerServerOptions {
   /** The engine, made once the intake has handed over the hidden-state key. */
@@ -30,8 +30,7 @@ export interface LocalWorkerServerOptions {
  */
 export function serveLocalJobs(options: LocalWorkerServerOptions): void {
   // Checked on arrival by the intake (fromWorkerSchema); typed here.
-  // Once the parent is gone (it exited, or is being replaced), there is nobody to tell: sending would crash this process on its way down.
-  const outbox = new IpcBatcher<FromWorker>((batch) => (process.connected ? process.send?.(batch) : undefined));
+  const outbox = parentChannel<FromWorker>(receive);
   const send = (message: FromWorker) => outbox.send(message);
   const tokens = new Map<string, JobToken>();
   let backend: EmbeddedBackend | null = null;
@@ -75,6 +74,7 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
       portsFor: async (job) => options.ports.portsFor(job, tokenFor(job)),
       ...(jobRunner
         ? {
+            workReady: () => jobRunner.isReady,
             runWork: (job: Job, signal: AbortSignal) =>
               // The use case could not report this itself: its process died under it, more than once.
               freshTokenFor(job)
@@ -85,7 +85,6 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
     });
   };
 
-  process.on("message", (raw: unknown) => unbatch(raw).forEach(receive));
   function receive(raw: unknown): void {
     const parsed = toWorkerSchema.safeParse(raw);
     if (!parsed.success) {
@@ -112,12 +111,7 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
         else running.resume({ job: message.job, keys: message.keys });
         return;
       case "ask": {
-        const answer =
-          message.what === "stats"
-            ? running.stats().then((stats) => ({ ...stats, ready: stats.ready && (runner?.isReady ?? true) }))
-            : message.what === "idle"
-              ? running.idle()
-              : options.metrics.registry.getMetricsAsJSON();
+        const answer = message.what === "stats" ? running.stats() : message.what === "idle" ? running.idle() : options.metrics.registry.getMetricsAsJSON();
         void answer.then((value) => send({ type: "answer", id: message.id, value: value ?? null }));
         return;
       }
