@@ -26,7 +26,7 @@ import { fileURLToPath } from "node:url";
 import { startGitHubDouble, type GitHubDouble, type RecordedRequest } from "../test/e2e/double/github-server.js";
 import { childrenOf } from "../test/e2e/support/processes.js";
 import type { CommentRecord, RepositoryRole } from "../test/e2e/double/state.js";
-import { issueCommentCreated, ping, signWebhook } from "../test/e2e/double/webhooks.js";
+import { deliverWebhook, issueCommentCreated, ping, signWebhook, webhookHeaders } from "../test/e2e/double/webhooks.js";
 import { requireBuiltApp, startAppProcess, type AppProcess } from "../test/e2e/support/app-process.js";
 import { startWorkerProcess, type WorkerProcess } from "../test/e2e/support/worker-process.js";
 import { startModelServer, type ModelRequest, type ModelServer, type ScriptedReply } from "../test/helpers/model-server.js";
@@ -320,12 +320,7 @@ function echoBotComments(url: string, tenants: Tenant[], typed: Set<number>) {
         for (const comment of tenant.view.state.comments) {
           if (typed.has(comment.id) || echoed.has(comment.id) || comment.user.type !== "Bot") continue;
           echoed.add(comment.id);
-          const body = JSON.stringify(issueCommentCreated(tenant.view, comment).payload);
-          const sent = fetch(url, {
-            method: "POST",
-            body,
-            headers: { "content-type": "application/json", "x-github-event": "issue_comment", "x-github-delivery": randomUUID(), "x-hub-signature-256": signWebhook(WEBHOOK_SECRET, body) },
-          }).then(
+          const sent = deliverWebhook(url, WEBHOOK_SECRET, issueCommentCreated(tenant.view, comment)).then(
             (response) => void statuses.push(response.status),
             () => void statuses.push(0),
           );
@@ -432,24 +427,12 @@ const WARM_UP = 300;
 function warmUp(github: GitHubDouble): Array<{ body: string; headers: Record<string, string> }> {
   const body = JSON.stringify(ping(github).payload);
   const signature = signWebhook(WEBHOOK_SECRET, body);
-  return Array.from({ length: WARM_UP }, () => ({ body, headers: webhookHeaders("ping", randomUUID(), body, signature) }));
-}
-
-function webhookHeaders(event: string, deliveryId: string, body: string, signature: string): Record<string, string> {
-  return {
-    "content-type": "application/json",
-    "content-length": String(Buffer.byteLength(body)),
-    "user-agent": "GitHub-Hookshot/bench",
-    "x-github-event": event,
-    "x-github-delivery": deliveryId,
-    "x-github-hook-installation-target-type": "integration",
-    "x-hub-signature-256": signature,
-  };
+  return Array.from({ length: WARM_UP }, () => ({ body, headers: webhookHeaders("ping", randomUUID(), signature) }));
 }
 
 /** Sends the warm-up, calls `beforeBurst`, then sends `deliveries` and records their answers on them. */
 async function sendAll(url: string, deliveries: Delivery[], warmUp: Array<{ body: string; headers: Record<string, string> }>, deadline: number, beforeBurst: () => void): Promise<void> {
-  const payloads = deliveries.map(({ command, deliveryId }) => ({ body: command.body, headers: webhookHeaders("issue_comment", deliveryId, command.body, command.signature) }));
+  const payloads = deliveries.map(({ command, deliveryId }) => ({ body: command.body, headers: webhookHeaders("issue_comment", deliveryId, command.signature) }));
   const sender = fork(SENDER, [], { execArgv: [], stdio: ["ignore", "inherit", "inherit", "ipc"] });
   try {
     // Over the IPC channel rather than a file: a file's pages written back to disk during the burst cost a kernel thread half a core.

@@ -70,7 +70,9 @@ class Connection {
 function encode(url, { headers, body }) {
   const lines = [`POST ${url.pathname}${url.search} HTTP/1.1`, `host: ${url.host}`, "connection: keep-alive"];
   for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
-  return Buffer.concat([Buffer.from(`${lines.join("\r\n")}\r\n\r\n`, "latin1"), Buffer.from(body)]);
+  const bytes = Buffer.from(body);
+  lines.push(`content-length: ${bytes.length}`);
+  return Buffer.concat([Buffer.from(`${lines.join("\r\n")}\r\n\r\n`, "latin1"), bytes]);
 }
 
 async function sendEach(connections, requests, deadline, record) {

@@ -109,17 +109,18 @@ export function signWebhook(secret: string, body: string): string {
 /** POSTs a webhook the way GitHub delivers it: JSON body, event and delivery headers, real signature. */
 export async function deliverWebhook(url: string, secret: string, event: WebhookEvent, deliveryId: string = randomUUID()): Promise<{ status: number; body: string; deliveryId: string }> {
   const body = JSON.stringify(event.payload);
-  const response = await fetch(url, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      "user-agent": "GitHub-Hookshot/e2e",
-      "x-github-event": event.name,
-      "x-github-delivery": deliveryId,
-      "x-github-hook-installation-target-type": "integration",
-      "x-hub-signature-256": signWebhook(secret, body),
-    },
-    body,
-  });
+  const response = await fetch(url, { method: "POST", headers: webhookHeaders(event.name, deliveryId, signWebhook(secret, body)), body });
   return { status: response.status, body: await response.text(), deliveryId };
+}
+
+/** The headers GitHub sends with a delivery (the body's length aside). */
+export function webhookHeaders(event: string, deliveryId: string, signature: string): Record<string, string> {
+  return {
+    "content-type": "application/json",
+    "user-agent": "GitHub-Hookshot/e2e",
+    "x-github-event": event,
+    "x-github-delivery": deliveryId,
+    "x-github-hook-installation-target-type": "integration",
+    "x-hub-signature-256": signature,
+  };
 }
