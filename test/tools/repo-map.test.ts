@@ -194,7 +194,7 @@ describe("repo_map", () => {
 
   it("outlines only the head of a huge file and says so", async () => {
     const map = (await repoMap({})).content;
-    expect(headerOf(map, "gen/huge.ts")).toMatch(/^gen\/huge\.ts \(\d+ KB; outlined from the first 128 KB\)$/);
+    expect(headerOf(map, "gen/huge.ts")).toMatch(/^gen\/huge\.ts \(\d+ KB; outlined from the first 64 KB\)$/);
     expect(definitionsOf(map, "gen/huge.ts")).toEqual([[1, "export function firstHuge() {}"]]);
     expect(map).not.toContain("pastTheLimit");
   });

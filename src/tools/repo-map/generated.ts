@@ -1,3 +1,5 @@
+import { TAIL_BYTES } from "./read-head.js";
+
 /** Files at least this big are judged by their line length; smaller ones cost little to outline. */
 const MIN_JUDGED_BYTES = 16 * 1024;
 /** Hand-written code averages well under 80 characters a line, long re-export lists a few hundred; minified bundles run to thousands. */
@@ -7,19 +9,38 @@ const MINIFIED_NAME = /\.min\.[cm]?[jt]sx?$|[.-]bundle\.[cm]?js$/;
 const SOURCE_MAP_TRAILER = /(?:^|\n)[ \t]*(?:\/\/[#@] sourceMappingURL=\S*|\/\*[#@] sourceMappingURL=[^*]*\*\/)\s*$/;
 /** Go's convention (`// Code generated … DO NOT EDIT.`) and `@generated`, in a comment near the top. */
 const GENERATED_HEADER = /^[ \t]*(?:\/\/|\/\*|\*|#).*(?:\bCode generated\b.*\bDO NOT EDIT\b|@generated\b)/m;
+/** A literal value on one line: a quoted string, a number, or true/false/null and their kin (each alternative is unambiguous: no backtracking blow-up). */
+const LITERAL = /"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|\b(?:true|false|null|nil|None|True|False)\b|-?\b\d[\w.+-]*/g;
+/** What is left of a line of data once its literals are replaced by 0: separators and brackets. */
+const DATA_LINE = /^[\s0,:;()[\]{}]*$/;
+/** Share of written lines that hold only literal values at which a file is data rather than code (word lists, lookup tables, fixtures). */
+const DATA_SHARE = 0.9;
 
 /**
- * Why a file is left unoutlined as minified or generated, or undefined for source worth outlining.
- * Such files cost most of a cold map's parsing and add only noise (one-letter names, thousands of
- * definitions nobody reads, or copies of definitions whose source is elsewhere); they stay in the
- * map by name.
+ * Why a file is left unoutlined as minified, generated or data, or undefined for source worth
+ * outlining. Such files cost most of a cold map's parsing and add only noise (one-letter names,
+ * thousands of definitions nobody reads, copies of definitions whose source is elsewhere, or no
+ * definitions at all); they stay in the map by name. `tail` is the file's end when `text` is only its head.
  */
-export function generatedReason(path: string, text: string): string | undefined {
+export function generatedReason(path: string, text: string, tail = text.slice(-TAIL_BYTES)): string | undefined {
   if (MINIFIED_NAME.test(path)) return "minified; not outlined";
-  if (SOURCE_MAP_TRAILER.test(text.slice(-512))) return "compiled output (it names a source map); not outlined";
+  if (SOURCE_MAP_TRAILER.test(tail)) return "compiled output (it names a source map); not outlined";
   if (GENERATED_HEADER.test(text.slice(0, 1024))) return "generated (its header says so); not outlined";
   if (text.length < MIN_JUDGED_BYTES) return undefined;
   let lines = 1;
   for (let at = text.indexOf("\n"); at >= 0 && at < text.length - 1; at = text.indexOf("\n", at + 1)) lines++;
-  return text.length / lines > MAX_AVERAGE_LINE ? "minified or generated (very long lines); not outlined" : undefined;
+  if (text.length / lines > MAX_AVERAGE_LINE) return "minified or generated (very long lines); not outlined";
+  // A table of values costs as much to parse as code of its size and gives the map nothing.
+  return isData(text) ? "data (nearly every line a literal value); not outlined" : undefined;
+}
+
+function isData(text: string): boolean {
+  let written = 0;
+  let literal = 0;
+  for (const line of text.replace(LITERAL, "0").split("\n")) {
+    if (line.trim() === "") continue;
+    written++;
+    if (DATA_LINE.test(line)) literal++;
+  }
+  return written > 0 && literal >= written * DATA_SHARE;
 }

@@ -22,7 +22,7 @@ export type ParseFile = (language: ParsedLanguage, text: string) => Promise<File
 export async function outlineFile(reader: HeadReader, job: OutlineJob, parse: ParseFile | undefined): Promise<CachedTags> {
   const head = job.head ?? reader.read(job.path);
   if (head.text === undefined) return head.note ? { note: head.note } : {};
-  const generated = generatedReason(job.path, head.text);
+  const generated = generatedReason(job.path, head.text, head.tail);
   if (generated) return { generated: true, note: generated };
   let note = head.note;
   let tags: FileTags | undefined;

@@ -3,14 +3,19 @@ import path from "node:path";
 import { looksBinary } from "../git-read.js";
 
 /** Only the head of a file is outlined; bigger files are usually generated or vendored. */
-export const MAX_FILE_BYTES = 128 * 1024;
+export const MAX_FILE_BYTES = 64 * 1024;
 /** Never follow a symbolic link at open time, nor block on a FIFO swapped in for a file. */
 const NO_FOLLOW_READ = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
+/** How much of a big file's end is read besides its head: where compilers write their source-map comment. */
+export const TAIL_BYTES = 512;
 
 export interface FileHead {
   text?: string;
   note?: string;
   large?: boolean;
+  /** A big file's last TAIL_BYTES (its head alone does not show how it ends). */
+  tail?: string;
 }
 
 /**
@@ -49,8 +54,10 @@ export class HeadReader {
       if (looksBinary(bytes)) return { note: "binary" };
       const text = bytes.toString("utf8");
       if (stat.size <= MAX_FILE_BYTES) return { text };
+      const tail = Buffer.allocUnsafe(TAIL_BYTES);
+      const tailText = tail.subarray(0, readSync(fd, tail, 0, TAIL_BYTES, stat.size - TAIL_BYTES)).toString("utf8");
       // Drop the partial last line; the outline covers only the head of the file.
-      return { text: text.slice(0, text.lastIndexOf("\n") + 1), large: true, note: `${formatSize(stat.size)}; outlined from the first ${MAX_FILE_BYTES / 1024} KB` };
+      return { text: text.slice(0, text.lastIndexOf("\n") + 1), tail: tailText, large: true, note: `${formatSize(stat.size)}; outlined from the first ${MAX_FILE_BYTES / 1024} KB` };
     } finally {
       closeSync(fd);
     }

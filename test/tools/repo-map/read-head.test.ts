@@ -3,7 +3,7 @@ import { execFileSync } from "node:child_process";
 import { promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { HeadReader, MAX_FILE_BYTES } from "../../../src/tools/repo-map/read-head.js";
+import { HeadReader, MAX_FILE_BYTES, TAIL_BYTES } from "../../../src/tools/repo-map/read-head.js";
 import { write } from "./helpers.js";
 
 let base: string;
@@ -13,7 +13,7 @@ beforeAll(async () => {
   base = await fs.mkdtemp(path.join(os.tmpdir(), "bp-map-read-"));
   root = path.join(base, "repo");
   await write(root, "src/app.ts", "export const app = 1;\n");
-  await write(root, "src/huge.ts", `${"// padding\n".repeat(Math.ceil((MAX_FILE_BYTES + 4096) / 11))}`);
+  await write(root, "src/huge.ts", `${"// padding\n".repeat(Math.ceil((MAX_FILE_BYTES + 4096) / 11))}// the last line\n`);
   await write(root, "assets/logo.png", Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0]));
   await write(base, "outside/secret.ts", "export const secret = 1;\n");
   // A folder swapped for a link out of the workspace after checkout, and a file linked likewise.
@@ -32,9 +32,13 @@ describe("repo_map's reader of file heads", () => {
     expect(reader.read("src/app.ts")).toEqual({ text: "export const app = 1;\n" });
     const huge = reader.read("src/huge.ts");
     expect(huge.large).toBe(true);
-    expect(huge.note).toMatch(/^\d+ KB; outlined from the first 128 KB$/);
+    expect(huge.note).toMatch(/^\d+ KB; outlined from the first 64 KB$/);
     expect(huge.text?.length).toBeLessThanOrEqual(MAX_FILE_BYTES);
     expect(huge.text?.endsWith("// padding\n")).toBe(true);
+    // Its end is read too (where compilers put their source-map comment), and no more of it.
+    expect(huge.tail?.endsWith("// padding\n// the last line\n")).toBe(true);
+    expect(huge.tail).toHaveLength(TAIL_BYTES);
+    expect(reader.read("src/app.ts").tail).toBeUndefined();
   });
 
   it("never reads through a symbolic link, of the file or of a folder on its path", () => {

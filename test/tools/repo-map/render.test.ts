@@ -30,7 +30,7 @@ function randomTree(next: () => number): { files: RepoFile[]; items: RankedItem[
       definitions.push({ name: `name${index}x${d}`, kind: "function", line, signature: `export function name${index}x${d}(value: number): string {` });
     }
     const file: RepoFile = { path: `src/dir${index % 5}/file${index}.ts`, tags: normaliseTags("parser", definitions, new Map(), lineCount) };
-    if (next() < 0.1) file.note = "300 KB; outlined from the first 128 KB";
+    if (next() < 0.1) file.note = "300 KB; outlined from the first 64 KB";
     files.push(file);
   }
   files.forEach((file, index) => {
