@@ -58,4 +58,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
 
 # Not `npm start`: that recompiles first, and the runtime image has no TypeScript. lib/start.js is what
 # `npm start` runs: `probot run ./lib/index.js` with credentials, Blueprint's setup mode without.
-CMD ["node", "lib/start.js"]
+CMD ["node", "--max-semi-space-size=64", "lib/start.js"]

@@ -18,7 +18,7 @@
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { fork } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -26,7 +26,7 @@ import { fileURLToPath } from "node:url";
 import { startGitHubDouble, type GitHubDouble, type RecordedRequest } from "../test/e2e/double/github-server.js";
 import { childrenOf } from "../test/e2e/support/processes.js";
 import type { CommentRecord, RepositoryRole } from "../test/e2e/double/state.js";
-import { deliverWebhook, issueCommentCreated, ping, signWebhook, webhookHeaders } from "../test/e2e/double/webhooks.js";
+import { deliverWebhook, issueCommentCreated, signWebhook, webhookHeaders } from "../test/e2e/double/webhooks.js";
 import { requireBuiltApp, startAppProcess, type AppProcess } from "../test/e2e/support/app-process.js";
 import { startWorkerProcess, type WorkerProcess } from "../test/e2e/support/worker-process.js";
 import { startModelServer, type ModelRequest, type ModelServer, type ScriptedReply } from "../test/helpers/model-server.js";
@@ -215,26 +215,35 @@ async function runMode(mode: Mode): Promise<Summary> {
       sameDelivery: deliveries.filter((d) => d.redelivery === "same-delivery").length,
       issues: tenants.reduce((sum, t) => sum + t.issues.length, 0),
     };
+    const warm = warmUp(tenants);
     const baseline = github.requests.length;
-    const typed = new Set(github.state.comments.map((c) => c.id));
+    // Comments people (and other bots) typed: never echoed back as the app's.
+    const typed = new Set([...github.state.comments.map((c) => c.id), ...warm.commentIds]);
 
     // 3. Deliver them, CONCURRENCY at a time, echoing every comment the app posts back as a webhook;
-    //    after a warm-up of `ping` deliveries (see sendAll), which the figures leave out.
+    //    after a warm-up of bots' comments (see warmUp), which the figures leave out.
     let cpuBefore: CpuSnapshot | null = null;
     let schedBefore: SchedStat | null = null;
+    let threadsBefore = new Map<string, ThreadTimes>();
     let sendStart = 0;
     let echo: ReturnType<typeof echoBotComments> | undefined;
     const started = app;
-    await sendAll(started.webhookUrl, deliveries, warmUp(github), deadline, () => {
+    await sendAll(started.webhookUrl, deliveries, warm.deliveries, deadline, () => {
       loopDelay.enable();
       process.kill(started.pid, "SIGUSR2"); // the probe starts afresh
       cpuBefore = cpuSnapshot(started.pid);
       schedBefore = schedStat(started.pid);
+      threadsBefore = threadTimes(started.pid);
       sendStart = Date.now();
       echo = echoBotComments(started.webhookUrl, tenants, typed);
     });
     const sendEnd = Date.now();
     const schedAfter = schedStat(app.pid);
+    const threadsAfter = threadTimes(app.pid);
+    const intakeThreads = [...threadsAfter]
+      .map(([tid, after]) => ({ main: tid === String(app.pid), onCpu: after.onCpu - (threadsBefore.get(tid)?.onCpu ?? 0), waiting: after.waiting - (threadsBefore.get(tid)?.waiting ?? 0) }))
+      .filter((thread) => thread.onCpu >= 5)
+      .sort((a, b) => b.onCpu - a.onCpu);
     const burstCpu = cpuDelta(cpuBefore, cpuSnapshot(app.pid));
     const intakeThread = schedBefore && schedAfter ? { onCpuMs: schedAfter.onCpuMs - schedBefore.onCpuMs, waitingMs: schedAfter.waitingMs - schedBefore.waitingMs } : null;
 
@@ -289,6 +298,7 @@ async function runMode(mode: Mode): Promise<Summary> {
       cpu,
       appLoop,
       intakeThread,
+      intakeThreads: intakeThreads.filter((thread) => !thread.main),
       burstCpu,
       loadBefore,
     });
@@ -406,10 +416,10 @@ function schedule(tenants: Tenant[]): Delivery[] {
  * pre-encoded requests on raw keep-alive sockets: GitHub's senders do not share the app's machine,
  * so ours should take as little of its CPU as it can (a Node `http` client in this process took a
  * third of a core during the burst), and the double serving GitHub's side on this process's loop
- * must not count as the app's response time. It first sends WARM_UP `ping` deliveries at the same
+ * must not count as the app's response time. It first sends the WARM_UP deliveries at the same
  * concurrency, unmeasured: connections opened and code run cold would otherwise land in the burst's
  * first hundred webhooks, exactly where a p99 over 1000 falls. GitHub's senders are long warm; the
- * app gets nothing from it but pings.
+ * app gets nothing from it but comments it drops.
  */
 const SENDER = fileURLToPath(new URL("./support/webhook-sender.mjs", import.meta.url));
 
@@ -422,12 +432,22 @@ async function untilReady(url: string, deadline: number): Promise<void> {
   throw new Error("the app did not report ready (/healthz queue.ready) before the deadline");
 }
 
-/** Deliveries the sender warms up with: `ping`, which the app answers and ignores. */
+/**
+ * Deliveries the sender warms up with: comments by a bot (a dependency updater's "Rebased"), which
+ * the app verifies, parses and drops as it would any bot's, starting no job. An App on GitHub sees a
+ * stream of comments like these; a burst is never its first traffic.
+ */
 const WARM_UP = 300;
-function warmUp(github: GitHubDouble): Array<{ body: string; headers: Record<string, string> }> {
-  const body = JSON.stringify(ping(github).payload);
-  const signature = signWebhook(WEBHOOK_SECRET, body);
-  return Array.from({ length: WARM_UP }, () => ({ body, headers: webhookHeaders("ping", randomUUID(), signature) }));
+function warmUp(tenants: Tenant[]): { deliveries: Array<{ body: string; headers: Record<string, string> }>; commentIds: number[] } {
+  const commentIds: number[] = [];
+  const deliveries = Array.from({ length: WARM_UP }, (_, n) => {
+    const tenant = tenants[n % tenants.length] as Tenant;
+    const comment = tenant.view.state.addComment(tenant.issues[0] ?? 1, { login: "renovate[bot]", type: "Bot" }, "Rebased on the default branch.", false);
+    commentIds.push(comment.id);
+    const body = JSON.stringify(issueCommentCreated(tenant.view, comment).payload);
+    return { body, headers: webhookHeaders("issue_comment", randomUUID(), signWebhook(WEBHOOK_SECRET, body)) };
+  });
+  return { deliveries, commentIds };
 }
 
 /** Sends the warm-up, calls `beforeBurst`, then sends `deliveries` and records their answers on them. */
@@ -514,6 +534,8 @@ interface ReportInput {
   appLoop: AppLoop | null;
   /** The intake's main thread while the webhooks went out: time it ran, and time it was ready but waited for a core. */
   intakeThread: { onCpuMs: number; waitingMs: number } | null;
+  /** The intake process's other threads that ran at least 5 ms meanwhile (token thread, V8's garbage-collection and compiler threads), busiest first. */
+  intakeThreads: Array<{ onCpu: number; waiting: number }>;
   burstCpu: CpuDelta | null;
   loadBefore: number;
 }
@@ -707,7 +729,8 @@ function report(input: ReportInput): Record<string, string> {
       `app event-loop delay ${input.appLoop ? `p50 ${input.appLoop.p50} ms, p99 ${input.appLoop.p99} ms, max ${input.appLoop.max} ms` : "n/a"}; ` +
       `the double's event-loop delay p99 ${input.loopDelayP99Ms.toFixed(1)} ms.\n` +
       `While the webhooks went out, the app's event-loop stalls over 50 ms: ${burstStalls.length === 0 ? "none" : burstStalls.map((stall) => `+${stall.at - input.sendStart} ms for ${stall.ms} ms`).join(", ")}; ` +
-      `the intake's event-loop thread meanwhile ran ${input.intakeThread ? `${ms(input.intakeThread.onCpuMs)} and waited ${ms(input.intakeThread.waitingMs)} for a core` : "n/a"}; ` +
+      `the intake's event-loop thread meanwhile ran ${input.intakeThread ? `${ms(input.intakeThread.onCpuMs)} and waited ${ms(input.intakeThread.waitingMs)} for a core` : "n/a"}, ` +
+      `its other threads (token thread, V8's garbage collection and compilers) ran ${input.intakeThreads.map((thread) => ms(thread.onCpu)).join(" + ") || "0 ms"}; ` +
       `CPU meanwhile: ${input.burstCpu ? cpuLine(input.burstCpu) : "n/a"}; ` +
       `its five slowest answers (sent at, took): ${slowest.map((d) => `+${(d.sentAt ?? 0) - input.sendStart} ms, ${ms(d.latencyMs)}`).join("; ")}.\n` +
       `The first 👀's path per installation, p50 / p99 (times the double saw): first webhook → token minted ${ms(percentile(firstPath.token, 50))} / ${ms(percentile(firstPath.token, 99))}, ` +
@@ -793,6 +816,20 @@ function descendantsOf(pid: number): number[] {
 interface SchedStat {
   onCpuMs: number;
   waitingMs: number;
+}
+/** Every thread of a process (by thread id), as schedStat sees one: its own thread, the token thread, V8's garbage-collection and compiler threads. */
+type ThreadTimes = { onCpu: number; waiting: number };
+function threadTimes(pid: number): Map<string, ThreadTimes> {
+  const threads = new Map<string, ThreadTimes>();
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const [onCpu = "0", waiting = "0"] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").trim().split(" ");
+      threads.set(tid, { onCpu: Number(onCpu) / 1e6, waiting: Number(waiting) / 1e6 });
+    }
+  } catch {
+    // Gone meanwhile, or not Linux: no figures.
+  }
+  return threads;
 }
 function schedStat(pid: number): SchedStat | null {
   try {

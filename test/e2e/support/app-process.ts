@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -7,6 +7,10 @@ import { fileURLToPath } from "node:url";
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 export const BUILT_ENTRY = path.join(PROJECT_ROOT, "lib", "index.js");
 const PROBOT_BIN = path.join(PROJECT_ROOT, "node_modules", "probot", "bin", "probot.js");
+/** The node flags `npm start` gives the app (package.json's start script): the app here runs as it does there. */
+const START_FLAGS = (JSON.parse(readFileSync(path.join(PROJECT_ROOT, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start
+  .split(" ")
+  .filter((word) => word.startsWith("--"));
 
 export interface AppProcess {
   /** `http://127.0.0.1:<port>` */
@@ -36,13 +40,13 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * `probot run ./lib/index.js` as `npm start` runs it, in its own process group, with only the
+ * `probot run ./lib/index.js` as `npm start` runs it (with its node flags), in its own process group, with only the
  * environment given (plus PATH): nothing leaks in from the test runner.
  */
 export async function startAppProcess(env: Record<string, string>, options: { readyTimeoutMs?: number } = {}): Promise<AppProcess> {
   requireBuiltApp();
   const port = await freePort();
-  const child = spawn(process.execPath, [PROBOT_BIN, "run", "./lib/index.js"], {
+  const child = spawn(process.execPath, [...START_FLAGS, PROBOT_BIN, "run", "./lib/index.js"], {
     cwd: PROJECT_ROOT,
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOST: "127.0.0.1", PORT: String(port), LOG_FORMAT: "json", ...env },
     detached: true,
