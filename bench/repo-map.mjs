@@ -97,7 +97,7 @@ export async function run() {
     const listedOnly = /^(\d+) files? looks? minified or generated/m.exec(cold.text)?.[1] ?? "0";
     console.log("");
     console.log(`  tokens used vs budget: ${exact} / ${BUDGET} (${exact <= BUDGET ? "within" : "OVER"} budget)`);
-    console.log(`  files listed by name only as minified, compiled or generated (not parsed): ${listedOnly} of ${files.length}`);
+    console.log(`  files listed by name only as minified, compiled, generated or data (not parsed): ${listedOnly} of ${files.length}`);
     console.log(`  two cold maps byte-identical: ${cold.text === cold2.text ? "yes" : "NO"}; warm map equal to cold: ${warm.text === cold.text ? "yes" : "NO"}`);
     console.log(`  the changed file (${changed}) parsed alone: ${edited.parsed === 1 ? "yes" : `no (${edited.parsed})`}; first with focus: ${focused.text.split("\n\n")[1]?.startsWith(changed) ? "yes" : "NO"}`);
     console.log(`  new process from the tags on disk equal to the warm map: ${fresh.text === edited.text ? "yes" : "NO"}`);
