@@ -70,16 +70,18 @@ export class ReusedTokens implements JobTokenSource {
  * its kind needs (reused, as above); intake holds the App's key, workers only ever see these tokens.
  */
 export class JobTokens extends ReusedTokens {
-  /** `minter(installationId)`: what signs `/app/...` calls with the App's JWT (and paces them). */
-  constructor(minter: (installationId: number) => Promise<TokenMinter>) {
-    super(async (job) => mintJobToken(await minter(job.installationId), job));
+  constructor(minter: MinterFor) {
+    super((job) => mintJobToken(minter, job));
   }
 }
 
+/** `minter(installationId)`: what signs `/app/...` calls with the App's JWT (and paces them). */
+export type MinterFor = (installationId: number) => Promise<TokenMinter>;
+
 /** One fresh token for a job: its repository only, the permissions its kind needs. */
-export async function mintJobToken(minter: TokenMinter, job: TokenFor): Promise<JobToken> {
+export async function mintJobToken(minter: MinterFor, job: TokenFor): Promise<JobToken> {
   const permissions = tokenPermissionsFor(job.kind);
-  const { data } = await minter.rest.apps.createInstallationAccessToken({
+  const { data } = await (await minter(job.installationId)).rest.apps.createInstallationAccessToken({
     installation_id: job.installationId,
     repositories: [job.repository.name],
     ...(permissions ? { permissions } : {}),

@@ -32,15 +32,13 @@ port.on("message", (raw: unknown) => {
     return;
   }
   const { id, job } = parsed.data;
-  minter(job.installationId)
-    .then((octokit) => mintJobToken(octokit, job as TokenFor))
-    .then(
-      (token) => post({ type: "token", id, token }),
-      (error: unknown) => {
-        const status = (error as { status?: unknown }).status;
-        post({ type: "failed", id, message: error instanceof Error ? error.message : String(error), ...(typeof status === "number" ? { status } : {}) });
-      },
-    );
+  mintJobToken(minter, job as TokenFor).then(
+    (token) => post({ type: "token", id, token }),
+    (error: unknown) => {
+      const status = (error as { status?: unknown }).status;
+      post({ type: "failed", id, message: error instanceof Error ? error.message : String(error), ...(typeof status === "number" ? { status } : {}) });
+    },
+  );
 });
 
 /** Log fields that cross to the intake's thread: errors as their message, the rest as is. */
