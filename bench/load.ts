@@ -223,7 +223,6 @@ async function runMode(mode: Mode): Promise<Summary> {
     // 3. Deliver them, CONCURRENCY at a time, echoing every comment the app posts back as a webhook;
     //    after a warm-up of bots' comments (see warmUp), which the figures leave out.
     let cpuBefore: CpuSnapshot | null = null;
-    let schedBefore: SchedStat | null = null;
     let threadsBefore = new Map<string, ThreadTimes>();
     let sendStart = 0;
     let echo: ReturnType<typeof echoBotComments> | undefined;
@@ -232,20 +231,17 @@ async function runMode(mode: Mode): Promise<Summary> {
       loopDelay.enable();
       process.kill(started.pid, "SIGUSR2"); // the probe starts afresh
       cpuBefore = cpuSnapshot(started.pid);
-      schedBefore = schedStat(started.pid);
       threadsBefore = threadTimes(started.pid);
       sendStart = Date.now();
       echo = echoBotComments(started.webhookUrl, tenants, typed);
     });
     const sendEnd = Date.now();
-    const schedAfter = schedStat(app.pid);
-    const threadsAfter = threadTimes(app.pid);
-    const intakeThreads = [...threadsAfter]
-      .map(([tid, after]) => ({ main: tid === String(app.pid), onCpu: after.onCpu - (threadsBefore.get(tid)?.onCpu ?? 0), waiting: after.waiting - (threadsBefore.get(tid)?.waiting ?? 0) }))
-      .filter((thread) => thread.onCpu >= 5)
-      .sort((a, b) => b.onCpu - a.onCpu);
+    // The intake's threads while the webhooks went out: its event loop's (thread id = pid), and the others.
+    const threads = new Map([...threadTimes(app.pid)].map(([tid, after]) => [tid, { onCpu: after.onCpu - (threadsBefore.get(tid)?.onCpu ?? 0), waiting: after.waiting - (threadsBefore.get(tid)?.waiting ?? 0) }]));
+    const intakeThread = threads.get(String(app.pid)) ?? null;
+    threads.delete(String(app.pid));
+    const intakeThreads = [...threads.values()].filter((thread) => thread.onCpu >= 5).sort((a, b) => b.onCpu - a.onCpu);
     const burstCpu = cpuDelta(cpuBefore, cpuSnapshot(app.pid));
-    const intakeThread = schedBefore && schedAfter ? { onCpuMs: schedAfter.onCpuMs - schedBefore.onCpuMs, waitingMs: schedAfter.waitingMs - schedBefore.waitingMs } : null;
 
     // 4. Wait until every command has its effect, then until the app has been quiet a while (late duplicates).
     let complete = false;
@@ -298,7 +294,7 @@ async function runMode(mode: Mode): Promise<Summary> {
       cpu,
       appLoop,
       intakeThread,
-      intakeThreads: intakeThreads.filter((thread) => !thread.main),
+      intakeThreads,
       burstCpu,
       loadBefore,
     });
@@ -532,10 +528,10 @@ interface ReportInput {
   loopDelayP99Ms: number;
   cpu: CpuDelta | null;
   appLoop: AppLoop | null;
-  /** The intake's main thread while the webhooks went out: time it ran, and time it was ready but waited for a core. */
-  intakeThread: { onCpuMs: number; waitingMs: number } | null;
+  /** The intake's event-loop thread while the webhooks went out: time it ran, and time it was ready but waited for a core. */
+  intakeThread: ThreadTimes | null;
   /** The intake process's other threads that ran at least 5 ms meanwhile (token thread, V8's garbage-collection and compiler threads), busiest first. */
-  intakeThreads: Array<{ onCpu: number; waiting: number }>;
+  intakeThreads: ThreadTimes[];
   burstCpu: CpuDelta | null;
   loadBefore: number;
 }
@@ -729,7 +725,7 @@ function report(input: ReportInput): Record<string, string> {
       `app event-loop delay ${input.appLoop ? `p50 ${input.appLoop.p50} ms, p99 ${input.appLoop.p99} ms, max ${input.appLoop.max} ms` : "n/a"}; ` +
       `the double's event-loop delay p99 ${input.loopDelayP99Ms.toFixed(1)} ms.\n` +
       `While the webhooks went out, the app's event-loop stalls over 50 ms: ${burstStalls.length === 0 ? "none" : burstStalls.map((stall) => `+${stall.at - input.sendStart} ms for ${stall.ms} ms`).join(", ")}; ` +
-      `the intake's event-loop thread meanwhile ran ${input.intakeThread ? `${ms(input.intakeThread.onCpuMs)} and waited ${ms(input.intakeThread.waitingMs)} for a core` : "n/a"}, ` +
+      `the intake's event-loop thread meanwhile ran ${input.intakeThread ? `${ms(input.intakeThread.onCpu)} and waited ${ms(input.intakeThread.waiting)} for a core` : "n/a"}, ` +
       `its other threads (token thread, V8's garbage collection and compilers) ran ${input.intakeThreads.map((thread) => ms(thread.onCpu)).join(" + ") || "0 ms"}; ` +
       `CPU meanwhile: ${input.burstCpu ? cpuLine(input.burstCpu) : "n/a"}; ` +
       `its five slowest answers (sent at, took): ${slowest.map((d) => `+${(d.sentAt ?? 0) - input.sendStart} ms, ${ms(d.latencyMs)}`).join("; ")}.\n` +
@@ -812,13 +808,9 @@ function descendantsOf(pid: number): number[] {
   return found;
 }
 
-/** A thread's scheduler figures (Linux /proc/<pid>/schedstat, the main thread): time on a core, time ready but waiting for one. */
-interface SchedStat {
-  onCpuMs: number;
-  waitingMs: number;
-}
-/** Every thread of a process (by thread id), as schedStat sees one: its own thread, the token thread, V8's garbage-collection and compiler threads. */
+/** A thread's scheduler figures (Linux schedstat), in ms: time on a core, and time ready but waiting for one. */
 type ThreadTimes = { onCpu: number; waiting: number };
+/** Every thread of a process, by thread id (its event loop's is the pid): the token thread, V8's garbage-collection and compiler threads too. */
 function threadTimes(pid: number): Map<string, ThreadTimes> {
   const threads = new Map<string, ThreadTimes>();
   try {
@@ -830,14 +822,6 @@ function threadTimes(pid: number): Map<string, ThreadTimes> {
     // Gone meanwhile, or not Linux: no figures.
   }
   return threads;
-}
-function schedStat(pid: number): SchedStat | null {
-  try {
-    const [onCpu = "0", waiting = "0"] = readFileSync(`/proc/${pid}/schedstat`, "utf8").trim().split(" ");
-    return { onCpuMs: Number(onCpu) / 1e6, waitingMs: Number(waiting) / 1e6 };
-  } catch {
-    return null;
-  }
 }
 
 function cpuLine(cpu: CpuDelta): string {
@@ -918,4 +902,3 @@ function safeJson(text: string): unknown {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-

@@ -112,7 +112,11 @@ function describeApi(name: string, document: OpenApiDocument): OpenApiDescriptio
   routes.forEach((route, rank) => (route.rank = rank));
   // Candidates by segment count, so a check tests a few dozen patterns rather than every path GitHub has.
   const bySegments = new Map<number, Route[]>();
-  for (const route of routes.filter((candidate) => !candidate.spans)) bySegments.set(route.segments.length, [...(bySegments.get(route.segments.length) ?? []), route]);
+  for (const route of routes.filter((candidate) => !candidate.spans)) {
+    const bucket = bySegments.get(route.segments.length) ?? [];
+    bucket.push(route);
+    bySegments.set(route.segments.length, bucket);
+  }
   const spanning = routes.filter((route) => route.spans);
   const candidates = (pathname: string): Route[] => {
     const parts = pathname.split("/").slice(1);

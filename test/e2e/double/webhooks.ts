@@ -68,11 +68,6 @@ export function issueCommentCreated(double: GitHubDouble, comment: CommentRecord
   return { name: "issue_comment", payload };
 }
 
-/** `ping`, as GitHub sends it when a hook is made: the App answers it and does nothing else. */
-export function ping(double: GitHubDouble): WebhookEvent {
-  return { name: "ping", payload: repoint(double, example("ping", () => true)) };
-}
-
 /** Points an example's repository, URLs and installation at the double. */
 function repoint(double: GitHubDouble, original: Example): Example {
   const fullName = `${double.repository.owner}/${double.repository.name}`;
