@@ -59,7 +59,6 @@ export async function parseTags(name: ParsedLanguage, text: string): Promise<Fil
   instance.setLanguage(language);
   const tree = instance.parse(text);
   if (!tree) throw new Error(`tree-sitter could not parse this ${name} file`);
-  const lines = text.split("\n");
   const definitions: Definition[] = [];
   // Per node: its name and whether any pattern saw it as a member (`z.output`, `x.parse()`): that reading wins.
   const references = new Map<number, { name: string; member: boolean }>();
@@ -72,9 +71,8 @@ export async function parseTags(name: ParsedLanguage, text: string): Promise<Fil
         const seen = references.get(capture.node.id);
         references.set(capture.node.id, { name, member: capture.name === "reference.member" || seen?.member === true });
       } else if (capture.name.startsWith("definition.")) {
-        const row = capture.node.startPosition.row;
         definitionNodes.add(capture.node.id);
-        definitions.push({ name, kind: capture.name.slice("definition.".length), line: row + 1, signature: signatureLine(lines[row] ?? "") });
+        definitions.push({ name, kind: capture.name.slice("definition.".length), line: capture.node.startPosition.row + 1, signature: signatureLine(lineAt(text, capture.node.startIndex)) });
       }
     }
   } finally {
@@ -88,5 +86,18 @@ export async function parseTags(name: ParsedLanguage, text: string): Promise<Fil
     if (member && name.length < 8 && !/[a-z][A-Z]|[A-Za-z]_[A-Za-z]/.test(name)) continue;
     counts.set(name, (counts.get(name) ?? 0) + (member ? MEMBER_REFERENCE : 1));
   }
-  return normaliseTags("parser", definitions, counts, lines.length - (text.endsWith("\n") ? 1 : 0));
+  return normaliseTags("parser", definitions, counts, countLines(text));
+}
+
+/** The line holding the character at `index` (tree-sitter's indices count UTF-16 code units, as JavaScript strings do). */
+function lineAt(text: string, index: number): string {
+  const end = text.indexOf("\n", index);
+  return text.slice(index > 0 ? text.lastIndexOf("\n", index - 1) + 1 : 0, end < 0 ? text.length : end);
+}
+
+/** Lines of the text, a last line without its newline included (an empty text is one empty line). */
+function countLines(text: string): number {
+  let lines = text.endsWith("\n") ? 0 : 1;
+  for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) lines++;
+  return lines;
 }

@@ -14,6 +14,8 @@ beforeAll(async () => {
   samples = await commitRepo(path.join(base, "samples"), {
     ...Object.fromEntries(SAMPLES.map((sample) => [sample.path, `${sample.lines.join("\n")}\n`])),
     "app/src/Util.kt": "package app\n\ndata class Point(val x: Int)\n\nfun distance(a: Point, b: Point): Double = 0.0\n",
+    // Windows line ends, and characters outside the BMP (two UTF-16 code units each) before and on the definitions' lines.
+    "web/greet.ts": ["// 👋 greetings, ünïcödé", "const wave = \"👋👋\";", "export function greet(name: string): string { return `${wave} ${name}`; }", "", "export class Greeter { /* 🎉 */", "  hello(): string { return greet(\"𝔴𝔬𝔯𝔩𝔡\"); }", "}", ""].join("\r\n"),
   });
 });
 
@@ -28,6 +30,16 @@ describe("repo_map parsers", () => {
     expect(shown.map(([line]) => line)).toEqual(sample.definitionLines);
     for (const [line, text] of shown) expect(text).toBe((sample.lines[line - 1] ?? "").replaceAll("\t", "  "));
     expect(headerOf(map.text, sample.path)).toBe(sample.path);
+  });
+
+  it("shows the right line for definitions after Windows line ends and characters outside the BMP", async () => {
+    const map = await buildRepoMap(samples, { tokens: 8192 });
+    expect(definitionsOf(map.text, "web/greet.ts")).toEqual([
+      [2, 'const wave = "👋👋";'],
+      [3, "export function greet(name: string): string { return `${wave} ${name}`; }"],
+      [5, "export class Greeter { /* 🎉 */"],
+      [6, '  hello(): string { return greet("𝔴𝔬𝔯𝔩𝔡"); }'],
+    ]);
   });
 
   it("outlines other languages by regular expressions and marks them so", async () => {
