@@ -30,8 +30,3 @@ export function toPathspec(prefix: string, glob: string | null | undefined): str
 export function gitFailure(result: GitOutput, command: string): string {
   return result.stderr.trim().split("\n")[0] || `git ${command} exited ${result.code}`;
 }
-
-/** Git's own test for binary content: a NUL byte in the first 8000 bytes. */
-export function looksBinary(bytes: Uint8Array): boolean {
-  return bytes.subarray(0, 8000).includes(0);
-}

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { timeLeft } from "../agent/deadline.js";
 import { defineTool, toolError, type ToolContext } from "./tool.js";
 import { resolveInWorkspace } from "./paths.js";
-import { looksBinary } from "./git-read.js";
+import { looksBinary } from "./looks-binary.js";
 import { formatBytes, openRegularFile, readUpTo } from "./regular-file.js";
 
 /** Files longer than this come as a window with a hint on how to read on. */

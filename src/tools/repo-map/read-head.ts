@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from "node:fs";
 import path from "node:path";
-import { looksBinary } from "../git-read.js";
+import { looksBinary } from "../looks-binary.js";
 
 /** Only the head of a file is outlined; bigger files are usually generated or vendored. */
 export const MAX_FILE_BYTES = 64 * 1024;
