@@ -1,786 +1,5 @@
 import { createRequire as __blueprintCreateRequire } from 'node:module';
 const require = __blueprintCreateRequire(import.meta.url);
-var __create = Object.create;
-var __defProp = Object.defineProperty;
-var __getOwnPropDesc = Object.getOwnPropertyDescriptor;
-var __getOwnPropNames = Object.getOwnPropertyNames;
-var __getProtoOf = Object.getPrototypeOf;
-var __hasOwnProp = Object.prototype.hasOwnProperty;
-var __require = /* @__PURE__ */ ((x2) => typeof require !== "undefined" ? require : typeof Proxy !== "undefined" ? new Proxy(x2, {
-  get: (a, b2) => (typeof require !== "undefined" ? require : a)[b2]
-}) : x2)(function(x2) {
-  if (typeof require !== "undefined") return require.apply(this, arguments);
-  throw Error('Dynamic require of "' + x2 + '" is not supported');
-});
-var __commonJS = (cb, mod) => function __require2() {
-  try {
-    return mod || (0, cb[__getOwnPropNames(cb)[0]])((mod = { exports: {} }).exports, mod), mod.exports;
-  } catch (e) {
-    throw mod = 0, e;
-  }
-};
-var __copyProps = (to, from, except, desc) => {
-  if (from && typeof from === "object" || typeof from === "function") {
-    for (let key of __getOwnPropNames(from))
-      if (!__hasOwnProp.call(to, key) && key !== except)
-        __defProp(to, key, { get: () => from[key], enumerable: !(desc = __getOwnPropDesc(from, key)) || desc.enumerable });
-  }
-  return to;
-};
-var __toESM = (mod, isNodeMode, target) => (target = mod != null ? __create(__getProtoOf(mod)) : {}, __copyProps(
-  // If the importer is in node compatibility mode or this is not an ESM
-  // file that has been converted to a CommonJS file using a Babel-
-  // compatible transform (i.e. "__esModule" has not been set), then set
-  // "default" to the CommonJS "module.exports" for node compatibility.
-  isNodeMode || !mod || !mod.__esModule ? __defProp(target, "default", { value: mod, enumerable: true }) : target,
-  mod
-));
-
-// node_modules/ms/index.js
-var require_ms = __commonJS({
-  "node_modules/ms/index.js"(exports, module2) {
-    var s = 1e3;
-    var m2 = s * 60;
-    var h3 = m2 * 60;
-    var d2 = h3 * 24;
-    var w = d2 * 7;
-    var y = d2 * 365.25;
-    module2.exports = function(val, options) {
-      options = options || {};
-      var type = typeof val;
-      if (type === "string" && val.length > 0) {
-        return parse(val);
-      } else if (type === "number" && isFinite(val)) {
-        return options.long ? fmtLong(val) : fmtShort(val);
-      }
-      throw new Error(
-        "val is not a non-empty string or a valid number. val=" + JSON.stringify(val)
-      );
-    };
-    function parse(str) {
-      str = String(str);
-      if (str.length > 100) {
-        return;
-      }
-      var match = /^(-?(?:\d+)?\.?\d+) *(milliseconds?|msecs?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|w|years?|yrs?|y)?$/i.exec(
-        str
-      );
-      if (!match) {
-        return;
-      }
-      var n = parseFloat(match[1]);
-      var type = (match[2] || "ms").toLowerCase();
-      switch (type) {
-        case "years":
-        case "year":
-        case "yrs":
-        case "yr":
-        case "y":
-          return n * y;
-        case "weeks":
-        case "week":
-        case "w":
-          return n * w;
-        case "days":
-        case "day":
-        case "d":
-          return n * d2;
-        case "hours":
-        case "hour":
-        case "hrs":
-        case "hr":
-        case "h":
-          return n * h3;
-        case "minutes":
-        case "minute":
-        case "mins":
-        case "min":
-        case "m":
-          return n * m2;
-        case "seconds":
-        case "second":
-        case "secs":
-        case "sec":
-        case "s":
-          return n * s;
-        case "milliseconds":
-        case "millisecond":
-        case "msecs":
-        case "msec":
-        case "ms":
-          return n;
-        default:
-          return void 0;
-      }
-    }
-    function fmtShort(ms2) {
-      var msAbs = Math.abs(ms2);
-      if (msAbs >= d2) {
-        return Math.round(ms2 / d2) + "d";
-      }
-      if (msAbs >= h3) {
-        return Math.round(ms2 / h3) + "h";
-      }
-      if (msAbs >= m2) {
-        return Math.round(ms2 / m2) + "m";
-      }
-      if (msAbs >= s) {
-        return Math.round(ms2 / s) + "s";
-      }
-      return ms2 + "ms";
-    }
-    function fmtLong(ms2) {
-      var msAbs = Math.abs(ms2);
-      if (msAbs >= d2) {
-        return plural(ms2, msAbs, d2, "day");
-      }
-      if (msAbs >= h3) {
-        return plural(ms2, msAbs, h3, "hour");
-      }
-      if (msAbs >= m2) {
-        return plural(ms2, msAbs, m2, "minute");
-      }
-      if (msAbs >= s) {
-        return plural(ms2, msAbs, s, "second");
-      }
-      return ms2 + " ms";
-    }
-    function plural(ms2, msAbs, n, name2) {
-      var isPlural = msAbs >= n * 1.5;
-      return Math.round(ms2 / n) + " " + name2 + (isPlural ? "s" : "");
-    }
-  }
-});
-
-// node_modules/debug/src/common.js
-var require_common = __commonJS({
-  "node_modules/debug/src/common.js"(exports, module2) {
-    function setup(env) {
-      createDebug.debug = createDebug;
-      createDebug.default = createDebug;
-      createDebug.coerce = coerce;
-      createDebug.disable = disable;
-      createDebug.enable = enable;
-      createDebug.enabled = enabled;
-      createDebug.humanize = require_ms();
-      createDebug.destroy = destroy;
-      Object.keys(env).forEach((key) => {
-        createDebug[key] = env[key];
-      });
-      createDebug.names = [];
-      createDebug.skips = [];
-      createDebug.formatters = {};
-      function selectColor(namespace) {
-        let hash = 0;
-        for (let i2 = 0; i2 < namespace.length; i2++) {
-          hash = (hash << 5) - hash + namespace.charCodeAt(i2);
-          hash |= 0;
-        }
-        return createDebug.colors[Math.abs(hash) % createDebug.colors.length];
-      }
-      createDebug.selectColor = selectColor;
-      function createDebug(namespace) {
-        let prevTime;
-        let enableOverride = null;
-        let namespacesCache;
-        let enabledCache;
-        function debug(...args2) {
-          if (!debug.enabled) {
-            return;
-          }
-          const self = debug;
-          const curr = Number(/* @__PURE__ */ new Date());
-          const ms2 = curr - (prevTime || curr);
-          self.diff = ms2;
-          self.prev = prevTime;
-          self.curr = curr;
-          prevTime = curr;
-          args2[0] = createDebug.coerce(args2[0]);
-          if (typeof args2[0] !== "string") {
-            args2.unshift("%O");
-          }
-          let index = 0;
-          args2[0] = args2[0].replace(/%([a-zA-Z%])/g, (match, format) => {
-            if (match === "%%") {
-              return "%";
-            }
-            index++;
-            const formatter = createDebug.formatters[format];
-            if (typeof formatter === "function") {
-              const val = args2[index];
-              match = formatter.call(self, val);
-              args2.splice(index, 1);
-              index--;
-            }
-            return match;
-          });
-          createDebug.formatArgs.call(self, args2);
-          const logFn = self.log || createDebug.log;
-          logFn.apply(self, args2);
-        }
-        debug.namespace = namespace;
-        debug.useColors = createDebug.useColors();
-        debug.color = createDebug.selectColor(namespace);
-        debug.extend = extend;
-        debug.destroy = createDebug.destroy;
-        Object.defineProperty(debug, "enabled", {
-          enumerable: true,
-          configurable: false,
-          get: () => {
-            if (enableOverride !== null) {
-              return enableOverride;
-            }
-            if (namespacesCache !== createDebug.namespaces) {
-              namespacesCache = createDebug.namespaces;
-              enabledCache = createDebug.enabled(namespace);
-            }
-            return enabledCache;
-          },
-          set: (v2) => {
-            enableOverride = v2;
-          }
-        });
-        if (typeof createDebug.init === "function") {
-          createDebug.init(debug);
-        }
-        return debug;
-      }
-      function extend(namespace, delimiter) {
-        const newDebug = createDebug(this.namespace + (typeof delimiter === "undefined" ? ":" : delimiter) + namespace);
-        newDebug.log = this.log;
-        return newDebug;
-      }
-      function enable(namespaces) {
-        createDebug.save(namespaces);
-        createDebug.namespaces = namespaces;
-        createDebug.names = [];
-        createDebug.skips = [];
-        const split = (typeof namespaces === "string" ? namespaces : "").trim().replace(/\s+/g, ",").split(",").filter(Boolean);
-        for (const ns2 of split) {
-          if (ns2[0] === "-") {
-            createDebug.skips.push(ns2.slice(1));
-          } else {
-            createDebug.names.push(ns2);
-          }
-        }
-      }
-      function matchesTemplate(search, template) {
-        let searchIndex = 0;
-        let templateIndex = 0;
-        let starIndex = -1;
-        let matchIndex = 0;
-        while (searchIndex < search.length) {
-          if (templateIndex < template.length && (template[templateIndex] === search[searchIndex] || template[templateIndex] === "*")) {
-            if (template[templateIndex] === "*") {
-              starIndex = templateIndex;
-              matchIndex = searchIndex;
-              templateIndex++;
-            } else {
-              searchIndex++;
-              templateIndex++;
-            }
-          } else if (starIndex !== -1) {
-            templateIndex = starIndex + 1;
-            matchIndex++;
-            searchIndex = matchIndex;
-          } else {
-            return false;
-          }
-        }
-        while (templateIndex < template.length && template[templateIndex] === "*") {
-          templateIndex++;
-        }
-        return templateIndex === template.length;
-      }
-      function disable() {
-        const namespaces = [
-          ...createDebug.names,
-          ...createDebug.skips.map((namespace) => "-" + namespace)
-        ].join(",");
-        createDebug.enable("");
-        return namespaces;
-      }
-      function enabled(name2) {
-        for (const skip of createDebug.skips) {
-          if (matchesTemplate(name2, skip)) {
-            return false;
-          }
-        }
-        for (const ns2 of createDebug.names) {
-          if (matchesTemplate(name2, ns2)) {
-            return true;
-          }
-        }
-        return false;
-      }
-      function coerce(val) {
-        if (val instanceof Error) {
-          return val.stack || val.message;
-        }
-        return val;
-      }
-      function destroy() {
-        console.warn("Instance method `debug.destroy()` is deprecated and no longer does anything. It will be removed in the next major version of `debug`.");
-      }
-      createDebug.enable(createDebug.load());
-      return createDebug;
-    }
-    module2.exports = setup;
-  }
-});
-
-// node_modules/debug/src/browser.js
-var require_browser = __commonJS({
-  "node_modules/debug/src/browser.js"(exports, module2) {
-    exports.formatArgs = formatArgs;
-    exports.save = save;
-    exports.load = load;
-    exports.useColors = useColors;
-    exports.storage = localstorage();
-    exports.destroy = /* @__PURE__ */ (() => {
-      let warned = false;
-      return () => {
-        if (!warned) {
-          warned = true;
-          console.warn("Instance method `debug.destroy()` is deprecated and no longer does anything. It will be removed in the next major version of `debug`.");
-        }
-      };
-    })();
-    exports.colors = [
-      "#0000CC",
-      "#0000FF",
-      "#0033CC",
-      "#0033FF",
-      "#0066CC",
-      "#0066FF",
-      "#0099CC",
-      "#0099FF",
-      "#00CC00",
-      "#00CC33",
-      "#00CC66",
-      "#00CC99",
-      "#00CCCC",
-      "#00CCFF",
-      "#3300CC",
-      "#3300FF",
-      "#3333CC",
-      "#3333FF",
-      "#3366CC",
-      "#3366FF",
-      "#3399CC",
-      "#3399FF",
-      "#33CC00",
-      "#33CC33",
-      "#33CC66",
-      "#33CC99",
-      "#33CCCC",
-      "#33CCFF",
-      "#6600CC",
-      "#6600FF",
-      "#6633CC",
-      "#6633FF",
-      "#66CC00",
-      "#66CC33",
-      "#9900CC",
-      "#9900FF",
-      "#9933CC",
-      "#9933FF",
-      "#99CC00",
-      "#99CC33",
-      "#CC0000",
-      "#CC0033",
-      "#CC0066",
-      "#CC0099",
-      "#CC00CC",
-      "#CC00FF",
-      "#CC3300",
-      "#CC3333",
-      "#CC3366",
-      "#CC3399",
-      "#CC33CC",
-      "#CC33FF",
-      "#CC6600",
-      "#CC6633",
-      "#CC9900",
-      "#CC9933",
-      "#CCCC00",
-      "#CCCC33",
-      "#FF0000",
-      "#FF0033",
-      "#FF0066",
-      "#FF0099",
-      "#FF00CC",
-      "#FF00FF",
-      "#FF3300",
-      "#FF3333",
-      "#FF3366",
-      "#FF3399",
-      "#FF33CC",
-      "#FF33FF",
-      "#FF6600",
-      "#FF6633",
-      "#FF9900",
-      "#FF9933",
-      "#FFCC00",
-      "#FFCC33"
-    ];
-    function useColors() {
-      if (typeof window !== "undefined" && window.process && (window.process.type === "renderer" || window.process.__nwjs)) {
-        return true;
-      }
-      if (typeof navigator !== "undefined" && navigator.userAgent && navigator.userAgent.toLowerCase().match(/(edge|trident)\/(\d+)/)) {
-        return false;
-      }
-      let m2;
-      return typeof document !== "undefined" && document.documentElement && document.documentElement.style && document.documentElement.style.WebkitAppearance || // Is firebug? http://stackoverflow.com/a/398120/376773
-      typeof window !== "undefined" && window.console && (window.console.firebug || window.console.exception && window.console.table) || // Is firefox >= v31?
-      // https://developer.mozilla.org/en-US/docs/Tools/Web_Console#Styling_messages
-      typeof navigator !== "undefined" && navigator.userAgent && (m2 = navigator.userAgent.toLowerCase().match(/firefox\/(\d+)/)) && parseInt(m2[1], 10) >= 31 || // Double check webkit in userAgent just in case we are in a worker
-      typeof navigator !== "undefined" && navigator.userAgent && navigator.userAgent.toLowerCase().match(/applewebkit\/(\d+)/);
-    }
-    function formatArgs(args2) {
-      args2[0] = (this.useColors ? "%c" : "") + this.namespace + (this.useColors ? " %c" : " ") + args2[0] + (this.useColors ? "%c " : " ") + "+" + module2.exports.humanize(this.diff);
-      if (!this.useColors) {
-        return;
-      }
-      const c3 = "color: " + this.color;
-      args2.splice(1, 0, c3, "color: inherit");
-      let index = 0;
-      let lastC = 0;
-      args2[0].replace(/%[a-zA-Z%]/g, (match) => {
-        if (match === "%%") {
-          return;
-        }
-        index++;
-        if (match === "%c") {
-          lastC = index;
-        }
-      });
-      args2.splice(lastC, 0, c3);
-    }
-    exports.log = console.debug || console.log || (() => {
-    });
-    function save(namespaces) {
-      try {
-        if (namespaces) {
-          exports.storage.setItem("debug", namespaces);
-        } else {
-          exports.storage.removeItem("debug");
-        }
-      } catch (error) {
-      }
-    }
-    function load() {
-      let r2;
-      try {
-        r2 = exports.storage.getItem("debug") || exports.storage.getItem("DEBUG");
-      } catch (error) {
-      }
-      if (!r2 && typeof process !== "undefined" && "env" in process) {
-        r2 = process.env.DEBUG;
-      }
-      return r2;
-    }
-    function localstorage() {
-      try {
-        return localStorage;
-      } catch (error) {
-      }
-    }
-    module2.exports = require_common()(exports);
-    var { formatters } = module2.exports;
-    formatters.j = function(v2) {
-      try {
-        return JSON.stringify(v2);
-      } catch (error) {
-        return "[UnexpectedJSONParseError]: " + error.message;
-      }
-    };
-  }
-});
-
-// node_modules/debug/src/node.js
-var require_node = __commonJS({
-  "node_modules/debug/src/node.js"(exports, module2) {
-    var tty = __require("tty");
-    var util = __require("util");
-    exports.init = init2;
-    exports.log = log;
-    exports.formatArgs = formatArgs;
-    exports.save = save;
-    exports.load = load;
-    exports.useColors = useColors;
-    exports.destroy = util.deprecate(
-      () => {
-      },
-      "Instance method `debug.destroy()` is deprecated and no longer does anything. It will be removed in the next major version of `debug`."
-    );
-    exports.colors = [6, 2, 3, 4, 5, 1];
-    try {
-      const supportsColor = __require("supports-color");
-      if (supportsColor && (supportsColor.stderr || supportsColor).level >= 2) {
-        exports.colors = [
-          20,
-          21,
-          26,
-          27,
-          32,
-          33,
-          38,
-          39,
-          40,
-          41,
-          42,
-          43,
-          44,
-          45,
-          56,
-          57,
-          62,
-          63,
-          68,
-          69,
-          74,
-          75,
-          76,
-          77,
-          78,
-          79,
-          80,
-          81,
-          92,
-          93,
-          98,
-          99,
-          112,
-          113,
-          128,
-          129,
-          134,
-          135,
-          148,
-          149,
-          160,
-          161,
-          162,
-          163,
-          164,
-          165,
-          166,
-          167,
-          168,
-          169,
-          170,
-          171,
-          172,
-          173,
-          178,
-          179,
-          184,
-          185,
-          196,
-          197,
-          198,
-          199,
-          200,
-          201,
-          202,
-          203,
-          204,
-          205,
-          206,
-          207,
-          208,
-          209,
-          214,
-          215,
-          220,
-          221
-        ];
-      }
-    } catch (error) {
-    }
-    exports.inspectOpts = Object.keys(process.env).filter((key) => {
-      return /^debug_/i.test(key);
-    }).reduce((obj, key) => {
-      const prop = key.substring(6).toLowerCase().replace(/_([a-z])/g, (_3, k) => {
-        return k.toUpperCase();
-      });
-      let val = process.env[key];
-      if (/^(yes|on|true|enabled)$/i.test(val)) {
-        val = true;
-      } else if (/^(no|off|false|disabled)$/i.test(val)) {
-        val = false;
-      } else if (val === "null") {
-        val = null;
-      } else {
-        val = Number(val);
-      }
-      obj[prop] = val;
-      return obj;
-    }, {});
-    function useColors() {
-      return "colors" in exports.inspectOpts ? Boolean(exports.inspectOpts.colors) : tty.isatty(process.stderr.fd);
-    }
-    function formatArgs(args2) {
-      const { namespace: name2, useColors: useColors2 } = this;
-      if (useColors2) {
-        const c3 = this.color;
-        const colorCode = "\x1B[3" + (c3 < 8 ? c3 : "8;5;" + c3);
-        const prefix = `  ${colorCode};1m${name2} \x1B[0m`;
-        args2[0] = prefix + args2[0].split("\n").join("\n" + prefix);
-        args2.push(colorCode + "m+" + module2.exports.humanize(this.diff) + "\x1B[0m");
-      } else {
-        args2[0] = getDate() + name2 + " " + args2[0];
-      }
-    }
-    function getDate() {
-      if (exports.inspectOpts.hideDate) {
-        return "";
-      }
-      return (/* @__PURE__ */ new Date()).toISOString() + " ";
-    }
-    function log(...args2) {
-      return process.stderr.write(util.formatWithOptions(exports.inspectOpts, ...args2) + "\n");
-    }
-    function save(namespaces) {
-      if (namespaces) {
-        process.env.DEBUG = namespaces;
-      } else {
-        delete process.env.DEBUG;
-      }
-    }
-    function load() {
-      return process.env.DEBUG;
-    }
-    function init2(debug) {
-      debug.inspectOpts = {};
-      const keys = Object.keys(exports.inspectOpts);
-      for (let i2 = 0; i2 < keys.length; i2++) {
-        debug.inspectOpts[keys[i2]] = exports.inspectOpts[keys[i2]];
-      }
-    }
-    module2.exports = require_common()(exports);
-    var { formatters } = module2.exports;
-    formatters.o = function(v2) {
-      this.inspectOpts.colors = this.useColors;
-      return util.inspect(v2, this.inspectOpts).split("\n").map((str) => str.trim()).join(" ");
-    };
-    formatters.O = function(v2) {
-      this.inspectOpts.colors = this.useColors;
-      return util.inspect(v2, this.inspectOpts);
-    };
-  }
-});
-
-// node_modules/debug/src/index.js
-var require_src = __commonJS({
-  "node_modules/debug/src/index.js"(exports, module2) {
-    if (typeof process === "undefined" || process.type === "renderer" || process.browser === true || process.__nwjs) {
-      module2.exports = require_browser();
-    } else {
-      module2.exports = require_node();
-    }
-  }
-});
-
-// node_modules/@kwsites/file-exists/dist/src/index.js
-var require_src2 = __commonJS({
-  "node_modules/@kwsites/file-exists/dist/src/index.js"(exports) {
-    "use strict";
-    var __importDefault = exports && exports.__importDefault || function(mod) {
-      return mod && mod.__esModule ? mod : { "default": mod };
-    };
-    Object.defineProperty(exports, "__esModule", { value: true });
-    var fs_1 = __require("fs");
-    var debug_1 = __importDefault(require_src());
-    var log = debug_1.default("@kwsites/file-exists");
-    function check(path2, isFile, isDirectory) {
-      log(`checking %s`, path2);
-      try {
-        const stat = fs_1.statSync(path2);
-        if (stat.isFile() && isFile) {
-          log(`[OK] path represents a file`);
-          return true;
-        }
-        if (stat.isDirectory() && isDirectory) {
-          log(`[OK] path represents a directory`);
-          return true;
-        }
-        log(`[FAIL] path represents something other than a file or directory`);
-        return false;
-      } catch (e) {
-        if (e.code === "ENOENT") {
-          log(`[FAIL] path is not accessible: %o`, e);
-          return false;
-        }
-        log(`[FATAL] %o`, e);
-        throw e;
-      }
-    }
-    function exists(path2, type = exports.READABLE) {
-      return check(path2, (type & exports.FILE) > 0, (type & exports.FOLDER) > 0);
-    }
-    exports.exists = exists;
-    exports.FILE = 1;
-    exports.FOLDER = 2;
-    exports.READABLE = exports.FILE + exports.FOLDER;
-  }
-});
-
-// node_modules/@kwsites/file-exists/dist/index.js
-var require_dist = __commonJS({
-  "node_modules/@kwsites/file-exists/dist/index.js"(exports) {
-    "use strict";
-    function __export(m2) {
-      for (var p2 in m2) if (!exports.hasOwnProperty(p2)) exports[p2] = m2[p2];
-    }
-    Object.defineProperty(exports, "__esModule", { value: true });
-    __export(require_src2());
-  }
-});
-
-// node_modules/@kwsites/promise-deferred/dist/index.js
-var require_dist2 = __commonJS({
-  "node_modules/@kwsites/promise-deferred/dist/index.js"(exports) {
-    "use strict";
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.createDeferred = exports.deferred = void 0;
-    function deferred() {
-      let done;
-      let fail;
-      let status = "pending";
-      const promise = new Promise((_done, _fail) => {
-        done = _done;
-        fail = _fail;
-      });
-      return {
-        promise,
-        done(result) {
-          if (status === "pending") {
-            status = "resolved";
-            done(result);
-          }
-        },
-        fail(error) {
-          if (status === "pending") {
-            status = "rejected";
-            fail(error);
-          }
-        },
-        get fulfilled() {
-          return status !== "pending";
-        },
-        get status() {
-          return status;
-        }
-      };
-    }
-    exports.deferred = deferred;
-    exports.createDeferred = deferred;
-    exports.default = deferred;
-  }
-});
 
 // src/tools/repo-map/tag-worker.ts
 import { parentPort } from "node:worker_threads";
@@ -956,2661 +175,7 @@ function receiverType(receiver) {
 import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from "node:fs";
 import path from "node:path";
 
-// node_modules/@simple-git/args-pathspec/dist/index.mjs
-var t = /* @__PURE__ */ new WeakMap();
-function c(...n) {
-  const e = new String(n);
-  return t.set(e, n), e;
-}
-function r(n) {
-  return n instanceof String && t.has(n);
-}
-
-// node_modules/simple-git/dist/index.mjs
-var import_file_exists = __toESM(require_dist(), 1);
-var import_debug = __toESM(require_src(), 1);
-var import_promise_deferred = __toESM(require_dist2(), 1);
-import { spawn as ve } from "node:child_process";
-import { normalize as Se } from "node:path";
-
-// node_modules/@simple-git/argv-parser/dist/index.mjs
-var C = {
-  short: /* @__PURE__ */ new Map([
-    ["c", true]
-    //  -c <k=v>    set config key for this invocation
-  ])
-};
-var I = {
-  short: new Map([
-    ["C", true],
-    //  -C <path>   change working directory
-    ["P", false],
-    // -P          no pager (alias for --no-pager)
-    ["h", false],
-    // -h          help
-    ["p", false],
-    // -p          paginate
-    ["v", false],
-    // -v          version
-    ...C.short.entries()
-  ]),
-  long: /* @__PURE__ */ new Set([
-    "attr-source",
-    "config-env",
-    "exec-path",
-    "git-dir",
-    "list-cmds",
-    "namespace",
-    "super-prefix",
-    "work-tree"
-  ])
-};
-function f(e, n, t2 = String(e)) {
-  const o2 = typeof e == "string" ? new RegExp(`\\s*${e.toLowerCase()}`) : e;
-  return function(s) {
-    if (o2.test(s))
-      return {
-        category: n,
-        message: `Configuring ${t2} is not permitted without enabling ${n}`
-      };
-  };
-}
-function l(e, n) {
-  const t2 = new RegExp(`\\s*${e.toLowerCase().replace(/\./g, "(..+)?.")}`);
-  return f(t2, n, e);
-}
-var K = [
-  f("alias", "allowUnsafeAlias"),
-  f("core.askPass", "allowUnsafeAskPass"),
-  f("core.editor", "allowUnsafeEditor"),
-  f("core.fsmonitor", "allowUnsafeFsMonitor"),
-  f("core.gitProxy", "allowUnsafeGitProxy"),
-  f("core.hooksPath", "allowUnsafeHooksPath"),
-  f("core.pager", "allowUnsafePager"),
-  f("core.sshCommand", "allowUnsafeSshCommand"),
-  l("credential.helper", "allowUnsafeCredentialHelper"),
-  l("diff.command", "allowUnsafeDiffExternal"),
-  f("diff.external", "allowUnsafeDiffExternal"),
-  l("difftool.cmd", "allowUnsafeDiffExternal"),
-  l("diff.textconv", "allowUnsafeDiffTextConv"),
-  l("filter.clean", "allowUnsafeFilter"),
-  l("filter.process", "allowUnsafeFilter"),
-  l("filter.smudge", "allowUnsafeFilter"),
-  l("gpg.program", "allowUnsafeGpgProgram"),
-  f("include.path", "allowUnsafeInclude"),
-  l("includeIf", "allowUnsafeInclude"),
-  f("init.templateDir", "allowUnsafeTemplateDir"),
-  l("pager.", "allowUnsafePager"),
-  l("merge.driver", "allowUnsafeMergeDriver"),
-  l("mergetool.path", "allowUnsafeMergeDriver"),
-  l("mergetool.cmd", "allowUnsafeMergeDriver"),
-  l("protocol.allow", "allowUnsafeProtocolOverride"),
-  l("remote.receivepack", "allowUnsafePack"),
-  l("remote.uploadpack", "allowUnsafePack"),
-  f("uploadpack.packObjectsHook", "allowUnsafePack"),
-  f("sequence.editor", "allowUnsafeEditor"),
-  l("submodule.update", "allowUnsafeSubmodule"),
-  l("tar.command", "allowUnsafeCommandBinaries"),
-  l("trailer.cmd", "allowUnsafeCommandBinaries"),
-  l("trailer.command", "allowUnsafeCommandBinaries"),
-  l("url.insteadOf", "allowUnsafeUrlRewrite")
-];
-function c2(e, n, t2, { name: o2 = String(n), globalOnly: a = false, withValue: s = false } = {}) {
-  const r2 = typeof n == "string" ? new RegExp(`\\s*${n.toLowerCase()}`) : n, i2 = `Use of ${e ? `${e} with option ` : ""}${o2} is not permitted without enabling ${t2}`;
-  return function(m2, u2) {
-    if (!(e && m2 !== e) && !(a && !u2.isGlobal) && !(s && u2.value === void 0) && r2.test(u2.name))
-      return {
-        category: t2,
-        message: i2
-      };
-  };
-}
-var h = { globalOnly: true, withValue: true };
-var X = [
-  c2(null, /--(upload|receive)-pack/, "allowUnsafePack", {
-    name: "--upload-pack or --receive-pack"
-  }),
-  c2("clone", /^-\w*u/, "allowUnsafePack"),
-  c2("clone", "--u", "allowUnsafePack"),
-  c2("push", /^--exec$/, "allowUnsafePack", { name: "--exec" }),
-  // `git` accepts unambiguous abbreviations of long options, so `--ex` and `--exe` are `--exec`
-  c2("rebase", /^(-x|--ex(ec?)?)$/, "allowUnsafeExec", { name: "-x or --exec" }),
-  c2(null, "--template", "allowUnsafeTemplateDir"),
-  c2(null, "--exec-path", "allowUnsafeExec", h),
-  // `git` reads the configuration of whichever repository these name, so the
-  // directory alone is enough to deliver config the argv guards never see
-  c2(null, "--git-dir", "allowUnsafeConfigPaths", h),
-  c2(null, "--work-tree", "allowUnsafeConfigPaths", h),
-  c2(null, /^-C$/, "allowUnsafeConfigPaths", { ...h, name: "-C" })
-];
-
-// node_modules/simple-git/dist/index.mjs
-var O = class extends Error {
-  constructor(e, n) {
-    super(n), this.task = e, Object.setPrototypeOf(this, new.target.prototype);
-  }
-};
-var at = class extends O {
-  constructor(e, n) {
-    super(void 0, n || String(e)), this.git = e;
-  }
-};
-var xe = class extends O {
-  constructor(e) {
-    super(void 0, e);
-  }
-};
-var I2 = "\0";
-var W = () => {
-};
-function Ne(t2) {
-  return typeof t2 != "function" ? W : t2;
-}
-function $e(t2) {
-  return typeof t2 == "function" && t2 !== W;
-}
-function Pe(t2, e) {
-  const n = t2.indexOf(e);
-  return n <= 0 ? [t2, ""] : [t2.substr(0, n), t2.substr(n + 1)];
-}
-function Me(t2, e = 0) {
-  return Dt(t2) && t2.length > e ? t2[e] : void 0;
-}
-function N(t2, e = 0) {
-  if (Dt(t2) && t2.length > e)
-    return t2[t2.length - 1 - e];
-}
-function Dt(t2) {
-  return Bt(t2);
-}
-function H(t2 = "", e = true, n = `
-`) {
-  return t2.split(n).reduce((r2, s) => {
-    const o2 = e ? s.trim() : s;
-    return o2 && r2.push(o2), r2;
-  }, []);
-}
-function ut(t2, e) {
-  return H(t2, true).map((n) => e(n));
-}
-function Lt(t2) {
-  return (0, import_file_exists.exists)(t2, import_file_exists.FOLDER);
-}
-function S(t2, e) {
-  return Array.isArray(t2) ? t2.includes(e) || t2.push(e) : t2.add(e), e;
-}
-function ct(t2, e) {
-  if (Array.isArray(t2)) {
-    const n = t2.indexOf(e);
-    n >= 0 && t2.splice(n, 1);
-  } else
-    t2.delete(e);
-  return e;
-}
-var ft = Object.prototype.toString.call.bind(Object.prototype.toString);
-function v(t2) {
-  return Array.isArray(t2) ? t2 : [t2];
-}
-function jt(t2) {
-  return t2.replace(/[\s-]+(.)/g, (e, n) => n.toUpperCase());
-}
-function L(t2) {
-  return v(t2).map((e) => e instanceof String ? e : String(e));
-}
-function p(t2, e = 0) {
-  if (t2 == null)
-    return e;
-  const n = parseInt(t2, 10);
-  return Number.isNaN(n) ? e : n;
-}
-function U(t2, e) {
-  const n = [];
-  for (let r2 = 0, s = t2.length; r2 < s; r2++)
-    n.push(e, t2[r2]);
-  return n;
-}
-function F(t2) {
-  return (Array.isArray(t2) ? Buffer.concat(t2) : t2).toString("utf-8");
-}
-function bt(t2) {
-  if (t2 !== false)
-    return t2;
-}
-function d(t2, e, n) {
-  return e(t2) ? t2 : arguments.length > 2 ? n : void 0;
-}
-var K2 = (t2) => Array.isArray(t2);
-function st(t2, e) {
-  const n = r(t2) ? "string" : typeof t2;
-  return /number|string|boolean/.test(n) && (!e || !e.includes(n));
-}
-var m = (t2) => typeof t2 == "string" || r(t2);
-var Be = (t2) => m(t2) || Buffer.isBuffer(t2);
-var G = (t2) => m(t2) || Array.isArray(t2) && t2.every(m);
-function lt(t2) {
-  return !!t2 && ft(t2) === "[object Object]";
-}
-function Ie(t2) {
-  return typeof t2 == "function";
-}
-var Bt = (t2) => t2 == null || "number|boolean|function".includes(typeof t2) ? false : typeof t2.length == "number";
-var V = /* @__PURE__ */ ((t2) => (t2[t2.SUCCESS = 0] = "SUCCESS", t2[t2.ERROR = 1] = "ERROR", t2[t2.NOT_FOUND = -2] = "NOT_FOUND", t2[t2.UNCLEAN = 128] = "UNCLEAN", t2))(V || {});
-var z = class _z {
-  constructor(e, n) {
-    this.stdOut = e, this.stdErr = n;
-  }
-  asStrings() {
-    return new _z(this.stdOut.toString("utf8"), this.stdErr.toString("utf8"));
-  }
-};
-function Ue() {
-  throw new Error("LineParser:useMatches not implemented");
-}
-var l2 = class {
-  constructor(e, n) {
-    this.matches = [], this.useMatches = Ue, this.parse = (r2, s) => (this.resetMatches(), this._regExp.every((o2, i2) => this.addMatch(o2, i2, r2(i2))) ? this.useMatches(s, this.prepareMatches()) !== false : false), this._regExp = Array.isArray(e) ? e : [e], n && (this.useMatches = n);
-  }
-  resetMatches() {
-    this.matches.length = 0;
-  }
-  prepareMatches() {
-    return this.matches;
-  }
-  addMatch(e, n, r2) {
-    const s = r2 && e.exec(r2);
-    return s && this.pushMatch(n, s), !!s;
-  }
-  pushMatch(e, n) {
-    this.matches.push(...n.slice(1));
-  }
-};
-var x = class extends l2 {
-  addMatch(e, n, r2) {
-    return /^remote:\s/.test(String(r2)) && super.addMatch(e, n, r2);
-  }
-  pushMatch(e, n) {
-    (e > 0 || n.length > 1) && super.pushMatch(e, n);
-  }
-};
-function It(t2, e = []) {
-  return lt(t2) ? Object.keys(t2).reduce((n, r2) => {
-    const s = t2[r2];
-    if (r(s))
-      n.push(s);
-    else if (st(s, ["boolean"]))
-      n.push(r2 + "=" + s);
-    else if (Array.isArray(s))
-      for (const o2 of s)
-        st(o2, ["string", "number"]) || n.push(r2 + "=" + o2);
-    else
-      n.push(r2);
-    return n;
-  }, e) : e;
-}
-function h2(t2, e = 0, n = false) {
-  const r2 = [];
-  for (let s = 0, o2 = e < 0 ? t2.length : e; s < o2; s++)
-    "string|number".includes(typeof t2[s]) && r2.push(String(t2[s]));
-  return It(ht(t2), r2), n || r2.push(...ze(t2)), r2;
-}
-function ze(t2) {
-  const e = typeof N(t2) == "function";
-  return L(d(N(t2, e ? 1 : 0), K2, []));
-}
-function ht(t2) {
-  const e = Ie(N(t2));
-  return d(N(t2, e ? 1 : 0), lt);
-}
-function u(t2, e = true) {
-  const n = Ne(N(t2));
-  return e || $e(n) ? n : void 0;
-}
-function Tt(t2, e) {
-  return t2(e.stdOut, e.stdErr);
-}
-function E(t2, e, n, r2 = true) {
-  return v(n).forEach((s) => {
-    for (let o2 = H(s, r2), i2 = 0, a = o2.length; i2 < a; i2++) {
-      const c3 = (y = 0) => {
-        if (!(i2 + y >= a))
-          return o2[i2 + y];
-      };
-      e.some(({ parse: y }) => y(c3, t2));
-    }
-  }), t2;
-}
-var mt = ({ exitCode: t2 }, e, n, r2) => {
-  if (t2 === V.UNCLEAN && Ve(e))
-    return n(Buffer.from("false"));
-  r2(e);
-};
-var Ut = (t2) => t2.trim() === "true";
-function We(t2) {
-  switch (t2) {
-    case "bare":
-      return Ke();
-    case "root":
-      return He();
-  }
-  return {
-    commands: ["rev-parse", "--is-inside-work-tree"],
-    format: "utf-8",
-    onError: mt,
-    parser: Ut
-  };
-}
-function He() {
-  return {
-    commands: ["rev-parse", "--git-dir"],
-    format: "utf-8",
-    onError: mt,
-    parser(e) {
-      return /^\.(git)?$/.test(e.trim());
-    }
-  };
-}
-function Ke() {
-  return {
-    commands: ["rev-parse", "--is-bare-repository"],
-    format: "utf-8",
-    onError: mt,
-    parser: Ut
-  };
-}
-function Ve(t2) {
-  return /(Not a git repository|Kein Git-Repository)/i.test(String(t2));
-}
-var Xe = class {
-  constructor(e) {
-    this.paths = [], this.files = [], this.folders = [], this.dryRun = e;
-  }
-};
-var Ye = /^[a-z]+\s*/i;
-var Qe = /^[a-z]+\s+[a-z]+\s*/i;
-var Je = /\/$/;
-function Ze(t2, e) {
-  const n = new Xe(t2), r2 = t2 ? Qe : Ye;
-  return H(e).forEach((s) => {
-    const o2 = s.replace(r2, "");
-    n.paths.push(o2), (Je.test(o2) ? n.folders : n.files).push(o2);
-  }), n;
-}
-var Ft = [];
-function tn(t2) {
-  return {
-    commands: Ft,
-    format: "empty",
-    parser: t2
-  };
-}
-function b(t2) {
-  return {
-    commands: Ft,
-    format: "empty",
-    parser() {
-      throw typeof t2 == "string" ? new xe(t2) : t2;
-    }
-  };
-}
-function g(t2, e = false) {
-  return {
-    commands: t2,
-    format: "utf-8",
-    parser(n) {
-      return e ? String(n).trim() : n;
-    }
-  };
-}
-function Gt(t2) {
-  return {
-    commands: t2,
-    format: "buffer",
-    parser(e) {
-      return e;
-    }
-  };
-}
-function en(t2) {
-  return t2.format === "buffer";
-}
-function kt(t2) {
-  return t2.format === "empty" || !t2.commands.length;
-}
-var nn = "Git clean interactive mode is not supported";
-var rn = 'Git clean mode parameter ("n" or "f") is required';
-var sn = "Git clean unknown option found in: ";
-var zt = /* @__PURE__ */ ((t2) => (t2.DRY_RUN = "n", t2.FORCE = "f", t2.IGNORED_INCLUDED = "x", t2.IGNORED_ONLY = "X", t2.EXCLUDING = "e", t2.QUIET = "q", t2.RECURSIVE = "d", t2))(zt || {});
-var qt = /* @__PURE__ */ new Set([
-  "i",
-  ...L(Object.values(zt))
-]);
-function on(t2, e) {
-  const { cleanMode: n, options: r2, valid: s } = cn(t2);
-  return n ? s.options ? (r2.push(...e), r2.some(hn) ? b(nn) : an(n, r2)) : b(sn + JSON.stringify(t2)) : b(rn);
-}
-function an(t2, e) {
-  return {
-    commands: ["clean", `-${t2}`, ...e],
-    format: "utf-8",
-    parser(r2) {
-      return Ze(t2 === "n", r2);
-    }
-  };
-}
-function un(t2) {
-  return Array.isArray(t2) && t2.every((e) => qt.has(e));
-}
-function cn(t2) {
-  let e, n = [], r2 = { cleanMode: false, options: true };
-  return t2.replace(/[^a-z]i/g, "").split("").forEach((s) => {
-    fn(s) ? (e = s, r2.cleanMode = true) : r2.options = r2.options && ln(n[n.length] = `-${s}`);
-  }), {
-    cleanMode: e,
-    options: n,
-    valid: r2
-  };
-}
-function fn(t2) {
-  return t2 === "f" || t2 === "n";
-}
-function ln(t2) {
-  return /^-[a-z]$/i.test(t2) && qt.has(t2.charAt(1));
-}
-function hn(t2) {
-  return /^-[^\-]/.test(t2) ? t2.indexOf("i") > 0 : t2 === "--interactive";
-}
-var mn = class {
-  constructor() {
-    this.files = [], this.values = /* @__PURE__ */ Object.create(null);
-  }
-  get all() {
-    return this._all || (this._all = this.files.reduce((e, n) => Object.assign(e, this.values[n]), {})), this._all;
-  }
-  addFile(e) {
-    if (!(e in this.values)) {
-      const n = N(this.files);
-      this.values[e] = n ? Object.create(this.values[n]) : {}, this.files.push(e);
-    }
-    return this.values[e];
-  }
-  addValue(e, n, r2) {
-    const s = this.addFile(e);
-    Object.hasOwn(s, n) ? Array.isArray(s[n]) ? s[n].push(r2) : s[n] = [s[n], r2] : s[n] = r2, this._all = void 0;
-  }
-};
-function pn(t2) {
-  const e = new mn();
-  for (const n of Wt(t2))
-    e.addValue(n.file, String(n.key), n.value);
-  return e;
-}
-function dn(t2, e) {
-  let n = null;
-  const r2 = [], s = /* @__PURE__ */ new Map();
-  for (const o2 of Wt(t2, e))
-    o2.key === e && (r2.push(n = o2.value), s.has(o2.file) || s.set(o2.file, []), s.get(o2.file).push(n));
-  return {
-    key: e,
-    paths: Array.from(s.keys()),
-    scopes: s,
-    value: n,
-    values: r2
-  };
-}
-function gn(t2) {
-  return t2.replace(/^(file):/, "");
-}
-function* Wt(t2, e = null) {
-  const n = t2.split("\0");
-  for (let r2 = 0, s = n.length - 1; r2 < s; ) {
-    const o2 = gn(n[r2++]);
-    let i2 = n[r2++], a = e;
-    if (i2.includes(`
-`)) {
-      const c3 = Pe(i2, `
-`);
-      a = c3[0], i2 = c3[1];
-    }
-    yield { file: o2, key: a, value: i2 };
-  }
-}
-var Ht = /* @__PURE__ */ ((t2) => (t2.system = "system", t2.global = "global", t2.local = "local", t2.worktree = "worktree", t2))(Ht || {});
-function Y(t2, e) {
-  return typeof t2 == "string" && Object.hasOwn(Ht, t2) ? t2 : e;
-}
-function yn(t2, e, n, r2) {
-  const s = ["config", `--${r2}`];
-  return n && s.push("--add"), s.push(t2, e), {
-    commands: s,
-    format: "utf-8",
-    parser(o2) {
-      return o2;
-    }
-  };
-}
-function wn(t2, e) {
-  const n = ["config", "--null", "--show-origin", "--get-all", t2];
-  return e && n.splice(1, 0, `--${e}`), {
-    commands: n,
-    format: "utf-8",
-    parser(r2) {
-      return dn(r2, t2);
-    }
-  };
-}
-function bn(t2) {
-  const e = ["config", "--list", "--show-origin", "--null"];
-  return t2 && e.push(`--${t2}`), {
-    commands: e,
-    format: "utf-8",
-    parser(n) {
-      return pn(n);
-    }
-  };
-}
-function Tn() {
-  return {
-    addConfig(t2, e, ...n) {
-      return this._runTask(
-        yn(
-          t2,
-          e,
-          n[0] === true,
-          Y(
-            n[1],
-            "local"
-            /* local */
-          )
-        ),
-        u(arguments)
-      );
-    },
-    getConfig(t2, e) {
-      return this._runTask(
-        wn(t2, Y(e, void 0)),
-        u(arguments)
-      );
-    },
-    listConfig(...t2) {
-      return this._runTask(
-        bn(Y(t2[0], void 0)),
-        u(arguments)
-      );
-    }
-  };
-}
-var Kt = /* @__PURE__ */ ((t2) => (t2.ADDED = "A", t2.COPIED = "C", t2.DELETED = "D", t2.MODIFIED = "M", t2.RENAMED = "R", t2.CHANGED = "T", t2.UNMERGED = "U", t2.UNKNOWN = "X", t2.BROKEN = "B", t2))(Kt || {});
-var kn = new Set(Object.values(Kt));
-function _n(t2) {
-  return kn.has(t2);
-}
-var _t;
-var vn = ["-h"];
-var j = /* @__PURE__ */ Symbol("grepQuery");
-var En = class {
-  constructor() {
-    this[_t] = [];
-  }
-  *[(_t = j, Symbol.iterator)]() {
-    for (const e of this[j])
-      yield e;
-  }
-  and(...e) {
-    return e.length && this[j].push("--and", "(", ...U(e, "-e"), ")"), this;
-  }
-  param(...e) {
-    return this[j].push(...U(e, "-e")), this;
-  }
-};
-function Sn(...t2) {
-  return new En().param(...t2);
-}
-function Rn(t2) {
-  const e = /* @__PURE__ */ new Set(), n = {};
-  return ut(t2, (r2) => {
-    const [s, o2, i2] = r2.split(I2);
-    e.add(s), (n[s] = n[s] || []).push({
-      line: p(o2),
-      path: s,
-      preview: i2
-    });
-  }), {
-    paths: e,
-    results: n
-  };
-}
-function On() {
-  return {
-    grep(t2) {
-      const e = u(arguments), n = h2(arguments);
-      for (const s of vn)
-        if (n.includes(s))
-          return this._runTask(
-            b(`git.grep: use of "${s}" is not supported.`),
-            e
-          );
-      typeof t2 == "string" && (t2 = Sn().param(t2));
-      const r2 = ["grep", "--null", "-n", "--full-name", ...n, ...t2];
-      return this._runTask(
-        {
-          commands: r2,
-          format: "utf-8",
-          parser(s) {
-            return Rn(s);
-          }
-        },
-        e
-      );
-    }
-  };
-}
-var Vt = /* @__PURE__ */ ((t2) => (t2.MIXED = "mixed", t2.SOFT = "soft", t2.HARD = "hard", t2.MERGE = "merge", t2.KEEP = "keep", t2))(Vt || {});
-var Cn = L(Object.values(Vt));
-function An(t2, e) {
-  const n = ["reset"];
-  return Xt(t2) && n.push(`--${t2}`), n.push(...e), g(n);
-}
-function xn(t2) {
-  if (Xt(t2))
-    return t2;
-  switch (typeof t2) {
-    case "string":
-    case "undefined":
-      return "soft";
-  }
-}
-function Xt(t2) {
-  return typeof t2 == "string" && Cn.includes(t2);
-}
-import_debug.default.formatters.L = (t2) => String(Bt(t2) ? t2.length : "-");
-import_debug.default.formatters.B = (t2) => Buffer.isBuffer(t2) ? t2.toString("utf8") : ft(t2);
-function Nn() {
-  return (0, import_debug.default)("simple-git");
-}
-function vt(t2, e, n) {
-  return !e || !String(e).replace(/\s*/, "") ? n ? (r2, ...s) => {
-    t2(r2, ...s), n(r2, ...s);
-  } : t2 : (r2, ...s) => {
-    t2(`%s ${r2}`, e, ...s), n && n(r2, ...s);
-  };
-}
-function $n(t2, e, { namespace: n }) {
-  if (typeof t2 == "string")
-    return t2;
-  const r2 = e && e.namespace || "";
-  return r2.startsWith(n) ? r2.substr(n.length + 1) : r2 || n;
-}
-function $(t2, e, n, r2 = Nn()) {
-  const s = t2 && `[${t2}]` || "", o2 = [], i2 = typeof e == "string" ? r2.extend(e) : e, a = $n(d(e, m), i2, r2);
-  return y(n);
-  function c3(w, T) {
-    return S(
-      o2,
-      $(t2, a.replace(/^[^:]+/, w), T, r2)
-    );
-  }
-  function y(w) {
-    const T = w && `[${w}]` || "", k = i2 && vt(i2, T) || W, C3 = vt(r2, `${s} ${T}`, k);
-    return Object.assign(i2 ? k : C3, {
-      label: t2,
-      sibling: c3,
-      info: C3,
-      step: y
-    });
-  }
-}
-var M = class M2 {
-  constructor(e = "GitExecutor") {
-    this.logLabel = e, this._queue = /* @__PURE__ */ new Map();
-  }
-  withProgress(e) {
-    return this._queue.get(e);
-  }
-  createProgress(e) {
-    const n = M2.getName(e.commands[0]), r2 = $(this.logLabel, n);
-    return {
-      task: e,
-      logger: r2,
-      name: n
-    };
-  }
-  push(e) {
-    const n = this.createProgress(e);
-    return n.logger("Adding task to the queue, commands = %o", e.commands), this._queue.set(e, n), n;
-  }
-  fatal(e) {
-    for (const [n, { logger: r2 }] of Array.from(this._queue.entries()))
-      n === e.task ? (r2.info("Failed %o", e), r2(
-        "Fatal exception, any as-yet un-started tasks run through this executor will not be attempted"
-      )) : r2.info(
-        "A fatal exception occurred in a previous task, the queue has been purged: %o",
-        e.message
-      ), this.complete(n);
-    if (this._queue.size !== 0)
-      throw new Error(`Queue size should be zero after fatal: ${this._queue.size}`);
-  }
-  complete(e) {
-    this.withProgress(e) && this._queue.delete(e);
-  }
-  attempt(e) {
-    const n = this.withProgress(e);
-    if (!n)
-      throw new O(void 0, "TasksPendingQueue: attempt called for an unknown task");
-    return n.logger("Starting task"), n;
-  }
-  static getName(e = "empty") {
-    return `task:${e}:${++M2.counter}`;
-  }
-};
-M.counter = 0;
-var ot = M;
-var Pn = class {
-  constructor(e, n, r2) {
-    this._executor = e, this._scheduler = n, this._plugins = r2, this._chain = Promise.resolve(), this._queue = new ot();
-  }
-  get cwd() {
-    return this._cwd || this._executor.cwd;
-  }
-  set cwd(e) {
-    this._cwd = e;
-  }
-  get env() {
-    return this._executor.env;
-  }
-  get outputHandler() {
-    return this._executor.outputHandler;
-  }
-  chain() {
-    return this;
-  }
-  push(e) {
-    return this._queue.push(e), this._chain = this._chain.then(() => this.attemptTask(e));
-  }
-  async attemptTask(e) {
-    const n = await this._scheduler.next(), r2 = () => this._queue.complete(e);
-    try {
-      const { logger: s } = this._queue.attempt(e);
-      return await (kt(e) ? this.attemptEmptyTask(e, s) : this.attemptRemoteTask(e, s));
-    } catch (s) {
-      throw this.onFatalException(e, s);
-    } finally {
-      r2(), n();
-    }
-  }
-  onFatalException(e, n) {
-    const r2 = n instanceof O ? Object.assign(n, { task: e }) : new O(e, n && String(n));
-    return this._chain = Promise.resolve(), this._queue.fatal(r2), r2;
-  }
-  async attemptRemoteTask(e, n) {
-    const r2 = this._plugins.exec("spawn.binary", "", this.taskContext(e, e.commands)), s = this._plugins.exec(
-      "spawn.args",
-      [...e.commands],
-      this.taskContext(e, e.commands)
-    ), o2 = await this.gitResponse(
-      e,
-      r2,
-      s,
-      this.outputHandler,
-      n.step("SPAWN")
-    ), i2 = await this.handleTaskData(e, s, o2, n.step("HANDLE"));
-    return n("passing response to task's parser as a %s", e.format), en(e) ? Tt(e.parser, i2) : Tt(e.parser, i2.asStrings());
-  }
-  async attemptEmptyTask(e, n) {
-    return n("empty task bypassing child process to call to task's parser"), e.parser(this);
-  }
-  handleTaskData(e, n, r2, s) {
-    const { exitCode: o2, rejection: i2, stdOut: a, stdErr: c3 } = r2;
-    return new Promise((y, w) => {
-      s("Preparing to handle process response exitCode=%d stdOut=", o2);
-      const { error: T } = this._plugins.exec(
-        "task.error",
-        { error: i2 },
-        {
-          ...this.taskContext(e, n),
-          ...r2
-        }
-      );
-      if (T && e.onError)
-        return s.info("exitCode=%s handling with custom error handler"), e.onError(
-          r2,
-          T,
-          (k) => {
-            s.info("custom error handler treated as success"), s("custom error returned a %s", ft(k)), y(
-              new z(
-                Array.isArray(k) ? Buffer.concat(k) : k,
-                Buffer.concat(c3)
-              )
-            );
-          },
-          w
-        );
-      if (T)
-        return s.info(
-          "handling as error: exitCode=%s stdErr=%s rejection=%o",
-          o2,
-          c3.length,
-          i2
-        ), w(T);
-      s.info("retrieving task output complete"), y(new z(Buffer.concat(a), Buffer.concat(c3)));
-    });
-  }
-  async gitResponse(e, n, r2, s, o2) {
-    const i2 = o2.sibling("output"), a = this._plugins.exec(
-      "spawn.options",
-      {
-        cwd: this.cwd,
-        env: this.env,
-        windowsHide: true
-      },
-      this.taskContext(e, e.commands)
-    );
-    return new Promise((c3) => {
-      const y = [], w = [];
-      o2.info("%s %o", n, r2), o2("%O", a);
-      let T = this._beforeSpawn(e, r2);
-      if (T)
-        return c3({
-          stdOut: y,
-          stdErr: w,
-          exitCode: 9901,
-          rejection: T
-        });
-      this._plugins.exec("spawn.before", void 0, {
-        ...this.taskContext(e, r2),
-        kill(C3) {
-          T = C3 || T;
-        }
-      });
-      const k = ve(n, r2, a);
-      k.stdout.on(
-        "data",
-        Et(y, "stdOut", o2, i2.step("stdOut"))
-      ), k.stderr.on(
-        "data",
-        Et(w, "stdErr", o2, i2.step("stdErr"))
-      ), k.on("error", Mn(w, o2)), s && (o2("Passing child process stdOut/stdErr to custom outputHandler"), s(n, k.stdout, k.stderr, [...r2])), this._plugins.exec("spawn.after", void 0, {
-        ...this.taskContext(e, r2),
-        spawned: k,
-        close(C3, Te) {
-          c3({
-            stdOut: y,
-            stdErr: w,
-            exitCode: C3,
-            rejection: T || Te
-          });
-        },
-        kill(C3) {
-          k.killed || (T = C3, k.kill("SIGINT"));
-        }
-      });
-    });
-  }
-  _beforeSpawn(e, n) {
-    let r2;
-    return this._plugins.exec("spawn.before", void 0, {
-      ...this.taskContext(e, n),
-      kill(s) {
-        r2 = s || r2;
-      }
-    }), r2;
-  }
-  taskContext(e, n) {
-    return {
-      method: String(Me(e.commands) || ""),
-      commands: n,
-      env: { ...this.env },
-      input: kt(e) ? void 0 : e.input
-    };
-  }
-};
-function Mn(t2, e) {
-  return (n) => {
-    e("[ERROR] child process exception %o", n), t2.push(Buffer.from(String(n.stack), "ascii"));
-  };
-}
-function Et(t2, e, n, r2) {
-  return (s) => {
-    n("%s received %L bytes", e, s), r2("%B", s), t2.push(s);
-  };
-}
-var Dn = class {
-  constructor(e, n, r2) {
-    this.cwd = e, this._scheduler = n, this._plugins = r2, this._chain = this.chain();
-  }
-  chain() {
-    return new Pn(this, this._scheduler, this._plugins);
-  }
-  push(e) {
-    return this._chain.push(e);
-  }
-};
-function Ln(t2, e, n = W) {
-  const r2 = (o2) => {
-    n(null, o2);
-  }, s = (o2) => {
-    o2?.task === t2 && n(o2, void 0);
-  };
-  e.then(r2, s);
-}
-function St(t2, e) {
-  return tn((n) => {
-    if (!Lt(t2))
-      throw new Error(`Git.cwd: cannot change to non-directory "${t2}"`);
-    return (e || n).cwd = t2;
-  });
-}
-function Q(t2) {
-  const e = ["checkout", ...t2];
-  return e[1] === "-b" && e.includes("-B") && (e[1] = ct(e, "-B")), g(e);
-}
-function jn() {
-  return {
-    checkout() {
-      return this._runTask(
-        Q(h2(arguments, 1)),
-        u(arguments)
-      );
-    },
-    checkoutBranch(t2, e) {
-      return this._runTask(
-        Q(["-b", t2, e, ...h2(arguments)]),
-        u(arguments)
-      );
-    },
-    checkoutLocalBranch(t2) {
-      return this._runTask(
-        Q(["-b", t2, ...h2(arguments)]),
-        u(arguments)
-      );
-    }
-  };
-}
-var Yt = (t2, e, n) => {
-  const r2 = ["clone", ...n];
-  return m(t2) && r2.push(c(t2)), m(e) && r2.push(c(e)), g(r2);
-};
-var Bn = (t2, e, n) => (S(n, "--mirror"), Yt(t2, e, n));
-function Rt(t2, e, n, ...r2) {
-  return m(n) ? e(n, d(r2[0], m), h2(arguments)) : b(`git.${t2}() requires a string 'repoPath'`);
-}
-function In() {
-  return {
-    clone(t2, ...e) {
-      return this._runTask(
-        Rt("clone", Yt, d(t2, m), ...e),
-        u(arguments)
-      );
-    },
-    mirror(t2, ...e) {
-      return this._runTask(
-        Rt("mirror", Bn, d(t2, m), ...e),
-        u(arguments)
-      );
-    }
-  };
-}
-var Un = [
-  new l2(/^\[([^\s]+)( \([^)]+\))? ([^\]]+)/, (t2, [e, n, r2]) => {
-    t2.branch = e, t2.commit = r2, t2.root = !!n;
-  }),
-  new l2(/\s*Author:\s(.+)/i, (t2, [e]) => {
-    const n = e.split("<"), r2 = n.pop();
-    !r2 || !r2.includes("@") || (t2.author = {
-      email: r2.substr(0, r2.length - 1),
-      name: n.join("<").trim()
-    });
-  }),
-  new l2(
-    /(\d+)[^,]*(?:,\s*(\d+)[^,]*)(?:,\s*(\d+))/g,
-    (t2, [e, n, r2]) => {
-      t2.summary.changes = parseInt(e, 10) || 0, t2.summary.insertions = parseInt(n, 10) || 0, t2.summary.deletions = parseInt(r2, 10) || 0;
-    }
-  ),
-  new l2(
-    /^(\d+)[^,]*(?:,\s*(\d+)[^(]+\(([+-]))?/,
-    (t2, [e, n, r2]) => {
-      t2.summary.changes = parseInt(e, 10) || 0;
-      const s = parseInt(n, 10) || 0;
-      r2 === "-" ? t2.summary.deletions = s : r2 === "+" && (t2.summary.insertions = s);
-    }
-  )
-];
-function Fn(t2) {
-  return E({
-    author: null,
-    branch: "",
-    commit: "",
-    root: false,
-    summary: {
-      changes: 0,
-      insertions: 0,
-      deletions: 0
-    }
-  }, Un, t2);
-}
-function Gn(t2, e, n) {
-  return {
-    commands: [
-      "-c",
-      "core.abbrev=40",
-      "commit",
-      ...U(t2, "-m"),
-      ...e,
-      ...n
-    ],
-    format: "utf-8",
-    parser: Fn
-  };
-}
-function zn() {
-  return {
-    commit(e, ...n) {
-      const r2 = u(arguments), s = t2(e) || Gn(
-        v(e),
-        v(d(n[0], G, [])),
-        [
-          ...L(d(n[1], K2, [])),
-          ...h2(arguments, 0, true)
-        ]
-      );
-      return this._runTask(s, r2);
-    }
-  };
-  function t2(e) {
-    return !G(e) && b(
-      "git.commit: requires the commit message to be supplied as a string/string[]"
-    );
-  }
-}
-function qn() {
-  return {
-    count: 0,
-    garbage: 0,
-    inPack: 0,
-    packs: 0,
-    prunePackable: 0,
-    size: 0,
-    sizeGarbage: 0,
-    sizePack: 0
-  };
-}
-var Wn = new l2(
-  /([a-z-]+): (\d+)$/,
-  (t2, [e, n]) => {
-    const r2 = jt(e);
-    Object.hasOwn(t2, r2) && (t2[r2] = p(n));
-  }
-);
-function Hn() {
-  return {
-    countObjects() {
-      return this._runTask({
-        commands: ["count-objects", "--verbose"],
-        format: "utf-8",
-        parser(t2) {
-          return E(qn(), [Wn], t2);
-        }
-      });
-    }
-  };
-}
-function Kn() {
-  return {
-    firstCommit() {
-      return this._runTask(
-        g(["rev-list", "--max-parents=0", "HEAD"], true),
-        u(arguments)
-      );
-    }
-  };
-}
-function Vn(t2, e) {
-  const n = ["hash-object", t2];
-  return e && n.push("-w"), g(n, true);
-}
-var J = class {
-  constructor(e, n, r2, s) {
-    this.bare = e, this.path = n, this.existing = r2, this.gitDir = s;
-  }
-};
-var Xn = /^Init.+ repository in (.+)$/;
-var Yn = /^Rein.+ in (.+)$/;
-function Qn(t2, e, n) {
-  const r2 = String(n).trim();
-  let s;
-  if (s = Xn.exec(r2))
-    return new J(t2, e, false, s[1]);
-  if (s = Yn.exec(r2))
-    return new J(t2, e, true, s[1]);
-  let o2 = "";
-  const i2 = r2.split(" ");
-  for (; i2.length; )
-    if (i2.shift() === "in") {
-      o2 = i2.join(" ");
-      break;
-    }
-  return new J(t2, e, /^re/i.test(r2), o2);
-}
-var Qt = "--bare";
-function Jn(t2) {
-  return t2.includes(Qt);
-}
-function Zn(t2 = false, e, n) {
-  const r2 = ["init", ...n];
-  return t2 && !Jn(r2) && r2.splice(1, 0, Qt), {
-    commands: r2,
-    format: "utf-8",
-    parser(s) {
-      return Qn(r2.includes("--bare"), e, s);
-    }
-  };
-}
-function tr(t2) {
-  return t2 === void 0 ? b("interpretTrailers called without input content") : {
-    format: "utf-8",
-    parser(e) {
-      return Object.fromEntries(
-        ut(e, (n) => {
-          const r2 = n.indexOf(":");
-          return [
-            jt(n.substring(0, r2).toLowerCase()),
-            n.substring(r2 + 2).trim()
-          ];
-        })
-      );
-    },
-    commands: ["interpret-trailers", "--parse"],
-    input: t2
-  };
-}
-function er() {
-  return {
-    interpretTrailers(t2) {
-      return this._runTask(
-        tr(d(t2, Be)),
-        u(arguments)
-      );
-    }
-  };
-}
-var R = /* @__PURE__ */ ((t2) => (t2.NONE = "", t2.STAT = "--stat", t2.NUM_STAT = "--numstat", t2.NAME_ONLY = "--name-only", t2.NAME_STATUS = "--name-status", t2))(R || {});
-var Jt = /^--(stat|numstat|name-only|name-status)(=|$)/;
-function pt(t2) {
-  for (let e = 0; e < t2.length; e++) {
-    const n = Jt.exec(t2[e]);
-    if (n)
-      return `--${n[1]}`;
-  }
-  return "";
-}
-function nr(t2) {
-  return Jt.test(t2);
-}
-var rr = class {
-  constructor() {
-    this.changed = 0, this.deletions = 0, this.insertions = 0, this.files = [];
-  }
-};
-var Ot = [
-  new l2(
-    /^(.+)\s+\|\s+(\d+)(\s+[+\-]+)?$/,
-    (t2, [e, n, r2 = ""]) => {
-      t2.files.push({
-        file: e.trim(),
-        changes: p(n),
-        insertions: r2.replace(/[^+]/g, "").length,
-        deletions: r2.replace(/[^-]/g, "").length,
-        binary: false
-      });
-    }
-  ),
-  new l2(
-    /^(.+) \|\s+Bin ([0-9.]+) -> ([0-9.]+) ([a-z]+)/,
-    (t2, [e, n, r2]) => {
-      t2.files.push({
-        file: e.trim(),
-        before: p(n),
-        after: p(r2),
-        binary: true
-      });
-    }
-  ),
-  new l2(/^(.+)\s+\|\s+Bin\s*$/, (t2, [e]) => {
-    t2.files.push({
-      file: e.trim(),
-      before: 0,
-      after: 0,
-      binary: true
-    });
-  }),
-  new l2(
-    /(\d+) files? changed\s*((?:, \d+ [^,]+){0,2})/,
-    (t2, [e, n]) => {
-      const r2 = /(\d+) i/.exec(n), s = /(\d+) d/.exec(n);
-      t2.changed = p(e), t2.insertions = p(r2?.[1]), t2.deletions = p(s?.[1]);
-    }
-  )
-];
-var sr = [
-  new l2(
-    /(\d+)\t(\d+)\t(.+)$/,
-    (t2, [e, n, r2]) => {
-      const s = p(e), o2 = p(n);
-      t2.changed++, t2.insertions += s, t2.deletions += o2, t2.files.push({
-        file: r2,
-        changes: s + o2,
-        insertions: s,
-        deletions: o2,
-        binary: false
-      });
-    }
-  ),
-  new l2(/-\t-\t(.+)$/, (t2, [e]) => {
-    t2.changed++, t2.files.push({
-      file: e,
-      after: 0,
-      before: 0,
-      binary: true
-    });
-  })
-];
-var or = [
-  new l2(/(.+)$/, (t2, [e]) => {
-    t2.changed++, t2.files.push({
-      file: e,
-      changes: 0,
-      insertions: 0,
-      deletions: 0,
-      binary: false
-    });
-  })
-];
-var ir = [
-  new l2(
-    /([ACDMRTUXB])([0-9]{0,3})\t(.[^\t]*)(\t(.[^\t]*))?$/,
-    (t2, [e, n, r2, s, o2]) => {
-      t2.changed++, t2.files.push({
-        file: o2 ?? r2,
-        changes: 0,
-        insertions: 0,
-        deletions: 0,
-        binary: false,
-        status: bt(_n(e) && e),
-        from: bt(!!o2 && r2 !== o2 && r2),
-        similarity: p(n)
-      });
-    }
-  )
-];
-var ar = {
-  [R.NONE]: Ot,
-  [R.STAT]: Ot,
-  [R.NUM_STAT]: sr,
-  [R.NAME_STATUS]: ir,
-  [R.NAME_ONLY]: or
-};
-function Zt(t2 = R.NONE) {
-  const e = ar[t2];
-  return (n) => E(new rr(), e, n, false);
-}
-var te = "òòòòòò ";
-var ee = " òò";
-var ne = " ò ";
-var ur = ["hash", "date", "message", "refs", "author_name", "author_email"];
-function cr(t2, e) {
-  return e.reduce(
-    (n, r2, s) => (n[r2] = t2[s] || "", n),
-    /* @__PURE__ */ Object.create({ diff: null })
-  );
-}
-function re(t2 = ne, e = ur, n = R.NONE) {
-  const r2 = Zt(n);
-  return function(s) {
-    const o2 = H(
-      s.trim(),
-      false,
-      te
-    ).map(function(i2) {
-      const a = i2.split(ee), c3 = cr(a[0].split(t2), e);
-      return a.length > 1 && a[1].trim() && (c3.diff = r2(a[1])), c3;
-    });
-    return {
-      all: o2,
-      latest: o2.length && o2[0] || null,
-      total: o2.length
-    };
-  };
-}
-function fr(t2) {
-  let e = pt(t2);
-  const n = ["diff"];
-  return e === R.NONE && (e = R.STAT, n.push("--stat=4096")), n.push(...t2), dt(n) || {
-    commands: n,
-    format: "utf-8",
-    parser: Zt(e)
-  };
-}
-function dt(t2) {
-  const e = t2.filter(nr);
-  if (e.length > 1)
-    return b(
-      `Summary flags are mutually exclusive - pick one of ${e.join(",")}`
-    );
-  if (e.length && t2.includes("-z"))
-    return b(
-      `Summary flag ${e} parsing is not compatible with null termination option '-z'`
-    );
-}
-var se = /* @__PURE__ */ ((t2) => (t2[t2["--pretty"] = 0] = "--pretty", t2[t2["max-count"] = 1] = "max-count", t2[t2.maxCount = 2] = "maxCount", t2[t2.n = 3] = "n", t2[t2.file = 4] = "file", t2[t2.format = 5] = "format", t2[t2.from = 6] = "from", t2[t2.to = 7] = "to", t2[t2.splitter = 8] = "splitter", t2[t2.symmetric = 9] = "symmetric", t2[t2.mailMap = 10] = "mailMap", t2[t2.multiLine = 11] = "multiLine", t2[t2.strictDate = 12] = "strictDate", t2))(se || {});
-function lr(t2, e) {
-  const n = [], r2 = [];
-  return Object.keys(t2).forEach((s) => {
-    n.push(s), r2.push(String(t2[s]));
-  }), [n, r2.join(e)];
-}
-function hr(t2) {
-  return Object.keys(t2).reduce((e, n) => (n in se || (e[n] = t2[n]), e), {});
-}
-function oe2(t2 = {}, e = []) {
-  const n = d(t2.splitter, m, ne), r2 = lt(t2.format) ? t2.format : {
-    hash: "%H",
-    date: t2.strictDate === false ? "%ai" : "%aI",
-    message: "%s",
-    refs: "%D",
-    body: t2.multiLine ? "%B" : "%b",
-    author_name: t2.mailMap !== false ? "%aN" : "%an",
-    author_email: t2.mailMap !== false ? "%aE" : "%ae"
-  }, [s, o2] = lr(r2, n), i2 = [], a = [
-    `--pretty=format:${te}${o2}${ee}`,
-    ...e
-  ], c3 = t2.n || t2["max-count"] || t2.maxCount;
-  if (c3 && a.push(`--max-count=${c3}`), t2.from || t2.to) {
-    const y = t2.symmetric !== false ? "..." : "..";
-    i2.push(`${t2.from || ""}${y}${t2.to || ""}`);
-  }
-  return m(t2.file) && a.push("--follow", c(t2.file)), It(hr(t2), a), {
-    fields: s,
-    splitter: n,
-    commands: [...a, ...i2]
-  };
-}
-function mr(t2, e, n) {
-  const r2 = re(t2, e, pt(n));
-  return {
-    commands: ["log", ...n],
-    format: "utf-8",
-    parser: r2
-  };
-}
-function pr() {
-  return {
-    log(...n) {
-      const r2 = u(arguments), s = oe2(
-        ht(arguments),
-        L(d(arguments[0], K2, []))
-      ), o2 = e(...n) || dt(s.commands) || t2(s);
-      return this._runTask(o2, r2);
-    }
-  };
-  function t2(n) {
-    return mr(n.splitter, n.fields, n.commands);
-  }
-  function e(n, r2) {
-    return m(n) && m(r2) && b(
-      "git.log(string, string) should be replaced with git.log({ from: string, to: string })"
-    );
-  }
-}
-var Z = class {
-  constructor(e, n = null, r2) {
-    this.reason = e, this.file = n, this.meta = r2;
-  }
-  toString() {
-    return `${this.file}:${this.reason}`;
-  }
-};
-var dr = class {
-  constructor() {
-    this.conflicts = [], this.merges = [], this.result = "success";
-  }
-  get failed() {
-    return this.conflicts.length > 0;
-  }
-  get reason() {
-    return this.result;
-  }
-  toString() {
-    return this.conflicts.length ? `CONFLICTS: ${this.conflicts.join(", ")}` : "OK";
-  }
-};
-var ie = class {
-  constructor() {
-    this.remoteMessages = {
-      all: []
-    }, this.created = [], this.deleted = [], this.files = [], this.deletions = {}, this.insertions = {}, this.summary = {
-      changes: 0,
-      deletions: 0,
-      insertions: 0
-    };
-  }
-};
-var gr = class {
-  constructor() {
-    this.remote = "", this.hash = {
-      local: "",
-      remote: ""
-    }, this.branch = {
-      local: "",
-      remote: ""
-    }, this.message = "";
-  }
-  toString() {
-    return this.message;
-  }
-};
-function tt(t2) {
-  return t2.objects = t2.objects || {
-    compressing: 0,
-    counting: 0,
-    enumerating: 0,
-    packReused: 0,
-    reused: { count: 0, delta: 0 },
-    total: { count: 0, delta: 0 }
-  };
-}
-function Ct(t2) {
-  const e = /^\s*(\d+)/.exec(t2), n = /delta (\d+)/i.exec(t2);
-  return {
-    count: p(e && e[1] || "0"),
-    delta: p(n && n[1] || "0")
-  };
-}
-var yr = [
-  new x(
-    /^remote:\s*(enumerating|counting|compressing) objects: (\d+),/i,
-    (t2, [e, n]) => {
-      const r2 = e.toLowerCase(), s = tt(t2.remoteMessages);
-      Object.assign(s, { [r2]: p(n) });
-    }
-  ),
-  new x(
-    /^remote:\s*(enumerating|counting|compressing) objects: \d+% \(\d+\/(\d+)\),/i,
-    (t2, [e, n]) => {
-      const r2 = e.toLowerCase(), s = tt(t2.remoteMessages);
-      Object.assign(s, { [r2]: p(n) });
-    }
-  ),
-  new x(
-    /total ([^,]+), reused ([^,]+), pack-reused (\d+)/i,
-    (t2, [e, n, r2]) => {
-      const s = tt(t2.remoteMessages);
-      s.total = Ct(e), s.reused = Ct(n), s.packReused = p(r2);
-    }
-  )
-];
-var wr = [
-  new x(/^remote:\s*(.+)$/, (t2, [e]) => (t2.remoteMessages.all.push(e.trim()), false)),
-  ...yr,
-  new x(
-    [/create a (?:pull|merge) request/i, /\s(https?:\/\/\S+)$/],
-    (t2, [e]) => {
-      t2.remoteMessages.pullRequestUrl = e;
-    }
-  ),
-  new x(
-    [/found (\d+) vulnerabilities.+\(([^)]+)\)/i, /\s(https?:\/\/\S+)$/],
-    (t2, [e, n, r2]) => {
-      t2.remoteMessages.vulnerabilities = {
-        count: p(e),
-        summary: n,
-        url: r2
-      };
-    }
-  )
-];
-function ae(t2, e) {
-  return E({ remoteMessages: new br() }, wr, e);
-}
-var br = class {
-  constructor() {
-    this.all = [];
-  }
-};
-var Tr = /^\s*(.+?)\s+\|\s+\d+\s*(\+*)(-*)/;
-var kr = /(\d+)\D+((\d+)\D+\(\+\))?(\D+(\d+)\D+\(-\))?/;
-var _r = /^(create|delete) mode \d+ (.+)/;
-var vr = [
-  new l2(Tr, (t2, [e, n, r2]) => {
-    t2.files.push(e), n && (t2.insertions[e] = n.length), r2 && (t2.deletions[e] = r2.length);
-  }),
-  new l2(kr, (t2, [e, , n, , r2]) => n !== void 0 || r2 !== void 0 ? (t2.summary.changes = +e || 0, t2.summary.insertions = +n || 0, t2.summary.deletions = +r2 || 0, true) : false),
-  new l2(_r, (t2, [e, n]) => {
-    S(t2.files, n), S(e === "create" ? t2.created : t2.deleted, n);
-  })
-];
-var Er = [
-  new l2(/^from\s(.+)$/i, (t2, [e]) => {
-    t2.remote = e;
-  }),
-  new l2(/^fatal:\s(.+)$/, (t2, [e]) => {
-    t2.message = e;
-  }),
-  new l2(
-    /([a-z0-9]+)\.\.([a-z0-9]+)\s+(\S+)\s+->\s+(\S+)$/,
-    (t2, [e, n, r2, s]) => {
-      t2.branch.local = r2, t2.hash.local = e, t2.branch.remote = s, t2.hash.remote = n;
-    }
-  )
-];
-var Sr = (t2, e) => E(new ie(), vr, [t2, e]);
-var ue = (t2, e) => Object.assign(
-  new ie(),
-  Sr(t2, e),
-  ae(t2, e)
-);
-function Rr(t2, e) {
-  const n = E(new gr(), Er, [t2, e]);
-  return n.message && n;
-}
-var Or = [
-  new l2(/^Auto-merging\s+(.+)$/, (t2, [e]) => {
-    t2.merges.push(e);
-  }),
-  new l2(/^CONFLICT\s+\((.+)\): Merge conflict in (.+)$/, (t2, [e, n]) => {
-    t2.conflicts.push(new Z(e, n));
-  }),
-  new l2(
-    /^CONFLICT\s+\((.+\/delete)\): (.+) deleted in (.+) and/,
-    (t2, [e, n, r2]) => {
-      t2.conflicts.push(new Z(e, n, { deleteRef: r2 }));
-    }
-  ),
-  new l2(/^CONFLICT\s+\((.+)\):/, (t2, [e]) => {
-    t2.conflicts.push(new Z(e, null));
-  }),
-  new l2(/^Automatic merge failed;\s+(.+)$/, (t2, [e]) => {
-    t2.result = e;
-  })
-];
-var Cr = (t2, e) => Object.assign(Ar(t2), ue(t2, e));
-var Ar = (t2) => E(new dr(), Or, t2);
-function At(t2) {
-  return t2.length ? {
-    commands: ["merge", ...t2],
-    format: "utf-8",
-    parser(e, n) {
-      const r2 = Cr(e, n);
-      if (r2.failed)
-        throw new at(r2);
-      return r2;
-    }
-  } : b("Git.merge requires at least one option");
-}
-function xr(t2, e, n) {
-  const r2 = n.includes("deleted"), s = n.includes("tag") || /^refs\/tags/.test(t2), o2 = !n.includes("new");
-  return {
-    deleted: r2,
-    tag: s,
-    branch: !s,
-    new: !o2,
-    alreadyUpdated: o2,
-    local: t2,
-    remote: e
-  };
-}
-var Nr = [
-  new l2(/^Pushing to (.+)$/, (t2, [e]) => {
-    t2.repo = e;
-  }),
-  new l2(/^updating local tracking ref '(.+)'/, (t2, [e]) => {
-    t2.ref = {
-      ...t2.ref || {},
-      local: e
-    };
-  }),
-  new l2(/^[=*-]\s+([^:]+):(\S+)\s+\[(.+)]$/, (t2, [e, n, r2]) => {
-    t2.pushed.push(xr(e, n, r2));
-  }),
-  new l2(
-    /^Branch '([^']+)' set up to track remote branch '([^']+)' from '([^']+)'/,
-    (t2, [e, n, r2]) => {
-      t2.branch = {
-        ...t2.branch || {},
-        local: e,
-        remote: n,
-        remoteName: r2
-      };
-    }
-  ),
-  new l2(
-    /^([^:]+):(\S+)\s+([a-z0-9]+)\.\.([a-z0-9]+)$/,
-    (t2, [e, n, r2, s]) => {
-      t2.update = {
-        head: {
-          local: e,
-          remote: n
-        },
-        hash: {
-          from: r2,
-          to: s
-        }
-      };
-    }
-  )
-];
-var $r = (t2, e) => {
-  const n = Pr(t2, e), r2 = ae(t2, e);
-  return {
-    ...n,
-    ...r2
-  };
-};
-var Pr = (t2, e) => E({ pushed: [] }, Nr, [t2, e]);
-function Mr(t2 = {}, e) {
-  return S(e, "--tags"), ce(t2, e);
-}
-function ce(t2 = {}, e) {
-  const n = ["push", ...e];
-  return t2.branch && n.splice(1, 0, t2.branch), t2.remote && n.splice(1, 0, t2.remote), ct(n, "-v"), S(n, "--verbose"), S(n, "--porcelain"), {
-    commands: n,
-    format: "utf-8",
-    parser: $r
-  };
-}
-function Dr() {
-  return {
-    showBuffer() {
-      const t2 = ["show", ...h2(arguments, 1)];
-      return t2.includes("--binary") || t2.splice(1, 0, "--binary"), this._runTask(
-        Gt(t2),
-        u(arguments)
-      );
-    },
-    show() {
-      const t2 = ["show", ...h2(arguments, 1)];
-      return this._runTask(
-        g(t2),
-        u(arguments)
-      );
-    }
-  };
-}
-var Lr = /^(.+)\0(.+)$/;
-var jr = class {
-  constructor(e, n, r2) {
-    if (this.path = e, this.index = n, this.working_dir = r2, n === "R" || r2 === "R") {
-      const s = Lr.exec(e) || [null, e, e];
-      this.from = s[2] || "", this.path = s[1] || "";
-    }
-  }
-};
-var Br = class {
-  constructor() {
-    this.not_added = [], this.conflicted = [], this.created = [], this.deleted = [], this.ignored = void 0, this.modified = [], this.renamed = [], this.files = [], this.staged = [], this.ahead = 0, this.behind = 0, this.current = null, this.tracking = null, this.detached = false, this.isClean = () => !this.files.length;
-  }
-};
-function xt(t2) {
-  const [e, n] = t2.split(I2);
-  return {
-    from: n || e,
-    to: e
-  };
-}
-function _2(t2, e, n) {
-  return [`${t2}${e}`, n];
-}
-function et(t2, ...e) {
-  return e.map((n) => _2(t2, n, (r2, s) => r2.conflicted.push(s)));
-}
-var Ir = new Map([
-  _2(
-    " ",
-    "A",
-    (t2, e) => t2.created.push(e)
-  ),
-  _2(
-    " ",
-    "D",
-    (t2, e) => t2.deleted.push(e)
-  ),
-  _2(
-    " ",
-    "M",
-    (t2, e) => t2.modified.push(e)
-  ),
-  _2("A", " ", (t2, e) => {
-    t2.created.push(e), t2.staged.push(e);
-  }),
-  _2("A", "M", (t2, e) => {
-    t2.created.push(e), t2.staged.push(e), t2.modified.push(e);
-  }),
-  _2("D", " ", (t2, e) => {
-    t2.deleted.push(e), t2.staged.push(e);
-  }),
-  _2("M", " ", (t2, e) => {
-    t2.modified.push(e), t2.staged.push(e);
-  }),
-  _2("M", "M", (t2, e) => {
-    t2.modified.push(e), t2.staged.push(e);
-  }),
-  _2("R", " ", (t2, e) => {
-    t2.renamed.push(xt(e));
-  }),
-  _2("R", "M", (t2, e) => {
-    const n = xt(e);
-    t2.renamed.push(n), t2.modified.push(n.to);
-  }),
-  _2("!", "!", (t2, e) => {
-    (t2.ignored = t2.ignored || []).push(e);
-  }),
-  _2(
-    "?",
-    "?",
-    (t2, e) => t2.not_added.push(e)
-  ),
-  ...et(
-    "A",
-    "A",
-    "U"
-    /* UNMERGED */
-  ),
-  ...et(
-    "D",
-    "D",
-    "U"
-    /* UNMERGED */
-  ),
-  ...et(
-    "U",
-    "A",
-    "D",
-    "U"
-    /* UNMERGED */
-  ),
-  [
-    "##",
-    (t2, e) => {
-      const n = /ahead (\d+)/, r2 = /behind (\d+)/, s = /^(.+?(?=(?:\.{3}|\s|$)))/, o2 = /\.{3}(\S*)/, i2 = /\son\s(\S+?)(?=\.{3}|$)/;
-      let a = n.exec(e);
-      t2.ahead = a && +a[1] || 0, a = r2.exec(e), t2.behind = a && +a[1] || 0, a = s.exec(e), t2.current = d(a?.[1], m, null), a = o2.exec(e), t2.tracking = d(a?.[1], m, null), a = i2.exec(e), a && (t2.current = d(a?.[1], m, t2.current)), t2.detached = /\(no branch\)/.test(e);
-    }
-  ]
-]);
-var Ur = function(t2) {
-  const e = t2.split(I2), n = new Br();
-  for (let r2 = 0, s = e.length; r2 < s; ) {
-    let o2 = e[r2++].trim();
-    o2 && (o2.charAt(0) === "R" && (o2 += I2 + (e[r2++] || "")), Fr(n, o2));
-  }
-  return n;
-};
-function Fr(t2, e) {
-  const n = e.trim();
-  switch (" ") {
-    case n.charAt(2):
-      return r2(n.charAt(0), n.charAt(1), n.slice(3));
-    case n.charAt(1):
-      return r2(" ", n.charAt(0), n.slice(2));
-    default:
-      return;
-  }
-  function r2(s, o2, i2) {
-    const a = `${s}${o2}`, c3 = Ir.get(a);
-    c3 && c3(t2, i2), a !== "##" && a !== "!!" && t2.files.push(new jr(i2, s, o2));
-  }
-}
-var Gr = ["--null", "-z"];
-function zr(t2) {
-  return {
-    format: "utf-8",
-    commands: [
-      "status",
-      "--porcelain",
-      "-b",
-      "-u",
-      "--null",
-      ...t2.filter((n) => !Gr.includes(n))
-    ],
-    parser(n) {
-      return Ur(n);
-    }
-  };
-}
-var fe = "installed=false";
-function q(t2 = 0, e = 0, n = 0, r2 = "", s = true) {
-  return Object.defineProperty(
-    {
-      major: t2,
-      minor: e,
-      patch: n,
-      agent: r2,
-      installed: s
-    },
-    "toString",
-    {
-      value() {
-        return `${this.major}.${this.minor}.${this.patch}`;
-      },
-      configurable: false,
-      enumerable: false
-    }
-  );
-}
-function qr() {
-  return q(0, 0, 0, "", false);
-}
-function Wr() {
-  return {
-    version() {
-      return this._runTask({
-        commands: ["--version"],
-        format: "utf-8",
-        parser: Kr,
-        onError(t2, e, n, r2) {
-          if (t2.exitCode === V.NOT_FOUND)
-            return n(Buffer.from(fe));
-          r2(e);
-        }
-      });
-    }
-  };
-}
-var Hr = [
-  new l2(
-    /version (\d+)\.(\d+)\.(\d+)(?:\s*\((.+)\))?/,
-    (t2, [e, n, r2, s = ""]) => {
-      Object.assign(
-        t2,
-        q(p(e), p(n), p(r2), s)
-      );
-    }
-  ),
-  new l2(
-    /version (\d+)\.(\d+)\.(\D+)(.+)?$/,
-    (t2, [e, n, r2, s = ""]) => {
-      Object.assign(t2, q(p(e), p(n), r2, s));
-    }
-  )
-];
-function Kr(t2) {
-  return t2 === fe ? qr() : E(q(0, 0, 0, t2), Hr, t2);
-}
-var le = class {
-  constructor(e) {
-    this._executor = e;
-  }
-  _runTask(e, n) {
-    const r2 = this._executor.chain(), s = r2.push(e);
-    return n && Ln(e, s, n), Object.create(this, {
-      then: { value: s.then.bind(s) },
-      catch: { value: s.catch.bind(s) },
-      _executor: { value: r2 }
-    });
-  }
-  add(e) {
-    return this._runTask(
-      g(["add", ...v(e)]),
-      u(arguments)
-    );
-  }
-  cwd(e) {
-    const n = u(arguments);
-    return typeof e == "string" ? this._runTask(St(e, this._executor), n) : typeof e?.path == "string" ? this._runTask(
-      St(
-        e.path,
-        e.root && this._executor || void 0
-      ),
-      n
-    ) : this._runTask(
-      b("Git.cwd: workingDirectory must be supplied as a string"),
-      n
-    );
-  }
-  hashObject(e, n) {
-    return this._runTask(
-      Vn(e, n === true),
-      u(arguments)
-    );
-  }
-  init(e) {
-    return this._runTask(
-      Zn(e === true, this._executor.cwd, h2(arguments)),
-      u(arguments)
-    );
-  }
-  merge() {
-    return this._runTask(
-      At(h2(arguments)),
-      u(arguments)
-    );
-  }
-  mergeFromTo(e, n) {
-    return m(e) && m(n) ? this._runTask(
-      At([e, n, ...h2(arguments)]),
-      u(arguments, false)
-    ) : this._runTask(
-      b(
-        "Git.mergeFromTo requires that the 'remote' and 'branch' arguments are supplied as strings"
-      )
-    );
-  }
-  outputHandler(e) {
-    return this._executor.outputHandler = e, this;
-  }
-  push() {
-    const e = ce(
-      {
-        remote: d(arguments[0], m),
-        branch: d(arguments[1], m)
-      },
-      h2(arguments)
-    );
-    return this._runTask(e, u(arguments));
-  }
-  stash() {
-    return this._runTask(
-      g(["stash", ...h2(arguments)]),
-      u(arguments)
-    );
-  }
-  status() {
-    return this._runTask(
-      zr(h2(arguments)),
-      u(arguments)
-    );
-  }
-};
-Object.assign(
-  le.prototype,
-  jn(),
-  In(),
-  zn(),
-  Tn(),
-  Hn(),
-  Kn(),
-  On(),
-  er(),
-  pr(),
-  Dr(),
-  Wr()
-);
-var Vr = /* @__PURE__ */ (() => {
-  let t2 = 0;
-  return () => {
-    t2++;
-    const { promise: e, done: n } = (0, import_promise_deferred.createDeferred)();
-    return {
-      promise: e,
-      done: n,
-      id: t2
-    };
-  };
-})();
-var Xr = class {
-  constructor(e = 2) {
-    this.concurrency = e, this.logger = $("", "scheduler"), this.pending = [], this.running = [], this.logger("Constructed, concurrency=%s", e);
-  }
-  schedule() {
-    if (!this.pending.length || this.running.length >= this.concurrency) {
-      this.logger(
-        "Schedule attempt ignored, pending=%s running=%s concurrency=%s",
-        this.pending.length,
-        this.running.length,
-        this.concurrency
-      );
-      return;
-    }
-    const e = S(this.running, this.pending.shift());
-    this.logger("Attempting id=%s", e.id), e.done(() => {
-      this.logger("Completing id=", e.id), ct(this.running, e), this.schedule();
-    });
-  }
-  next() {
-    const { promise: e, id: n } = S(this.pending, Vr());
-    return this.logger("Scheduling id=%s", n), this.schedule(), e;
-  }
-};
-function Yr(t2, e) {
-  return g(["apply", ...e, ...t2]);
-}
-var he = /* @__PURE__ */ ((t2) => (t2.CURRENT = "*", t2.LINKED = "+", t2))(he || {});
-var Qr = class {
-  constructor() {
-    this.all = [], this.branches = {}, this.current = "", this.detached = false;
-  }
-  push(e, n, r2, s, o2) {
-    e === "*" && (this.detached = n, this.current = r2), this.all.push(r2), this.branches[r2] = {
-      current: e === "*",
-      linkedWorkTree: e === "+",
-      name: r2,
-      commit: s,
-      label: o2
-    };
-  }
-};
-var Jr = [
-  new l2(
-    /^([*+]\s)?\((?:HEAD )?detached (?:from|at) (\S+)\)\s+([a-z0-9]+)\s(.*)$/,
-    (t2, [e, n, r2, s]) => {
-      t2.push(Nt(e), true, n, r2, s);
-    }
-  ),
-  new l2(
-    /^([*+]\s)?(\S+)\s+([a-z0-9]+)\s?(.*)$/s,
-    (t2, [e, n, r2, s]) => {
-      t2.push(Nt(e), false, n, r2, s);
-    }
-  )
-];
-var Zr = new l2(/^(\S+)$/s, (t2, [e]) => {
-  t2.push(he.CURRENT, false, e, "", "");
-});
-function Nt(t2) {
-  return t2 ? t2.charAt(0) : "";
-}
-function me(t2, e = false) {
-  return E(
-    new Qr(),
-    e ? [Zr] : Jr,
-    t2
-  );
-}
-var ts = class {
-  constructor() {
-    this.all = [], this.branches = {}, this.errors = [];
-  }
-  get success() {
-    return !this.errors.length;
-  }
-};
-function es(t2, e) {
-  return {
-    branch: t2,
-    hash: e,
-    success: true
-  };
-}
-function ns(t2) {
-  return {
-    branch: t2,
-    hash: null,
-    success: false
-  };
-}
-var rs = /(\S+)\s+\(\S+\s([^)]+)\)/;
-var pe = /^error[^']+'([^']+)'/m;
-var ss = [
-  new l2(rs, (t2, [e, n]) => {
-    const r2 = es(e, n);
-    t2.all.push(r2), t2.branches[e] = r2;
-  }),
-  new l2(pe, (t2, [e]) => {
-    const n = ns(e);
-    t2.errors.push(n), t2.all.push(n), t2.branches[e] = n;
-  })
-];
-var gt = (t2, e) => E(new ts(), ss, [t2, e]);
-function de(t2, e) {
-  return e === V.ERROR && pe.test(t2);
-}
-function os(t2) {
-  const e = ["-d", "-D", "--delete"];
-  return t2.some((n) => e.includes(n));
-}
-function is(t2) {
-  const e = os(t2), n = t2.includes("--show-current"), r2 = ["branch", ...t2];
-  return r2.length === 1 && r2.push("-a"), r2.includes("-v") || r2.splice(1, 0, "-v"), {
-    format: "utf-8",
-    commands: r2,
-    parser(s, o2) {
-      return e ? gt(s, o2).all[0] : me(s, n);
-    }
-  };
-}
-function as() {
-  return {
-    format: "utf-8",
-    commands: ["branch", "-v"],
-    parser(t2) {
-      return me(t2);
-    }
-  };
-}
-function us(t2, e = false) {
-  return {
-    format: "utf-8",
-    commands: ["branch", "-v", e ? "-D" : "-d", ...t2],
-    parser(n, r2) {
-      return gt(n, r2);
-    },
-    onError({ exitCode: n, stdOut: r2 }, s, o2, i2) {
-      if (!de(String(s), n))
-        return i2(s);
-      o2(r2);
-    }
-  };
-}
-function cs(t2, e = false) {
-  const n = {
-    format: "utf-8",
-    commands: ["branch", "-v", e ? "-D" : "-d", t2],
-    parser(r2, s) {
-      return gt(r2, s).branches[t2];
-    },
-    onError({ exitCode: r2, stdErr: s, stdOut: o2 }, i2, a, c3) {
-      if (!de(String(i2), r2))
-        return c3(i2);
-      throw new at(
-        n.parser(F(o2), F(s)),
-        String(i2)
-      );
-    }
-  };
-  return n;
-}
-function fs2(t2) {
-  return {
-    commands: ["check-ignore", ...t2],
-    format: "utf-8",
-    parser: ls
-  };
-}
-function ls(t2) {
-  return t2.split(/\n/g).map(hs).filter(Boolean);
-}
-function hs(t2) {
-  const e = t2.trim().replace(/^["']|["']$/g, "");
-  return e && Se(e);
-}
-var ms = [
-  new l2(/From (.+)$/, (t2, [e]) => {
-    t2.remote = e;
-  }),
-  new l2(/\* \[new branch]\s+(\S+)\s*-> (.+)$/, (t2, [e, n]) => {
-    t2.branches.push({
-      name: e,
-      tracking: n
-    });
-  }),
-  new l2(/\* \[new tag]\s+(\S+)\s*-> (.+)$/, (t2, [e, n]) => {
-    t2.tags.push({
-      name: e,
-      tracking: n
-    });
-  }),
-  new l2(/- \[deleted]\s+\S+\s*-> (.+)$/, (t2, [e]) => {
-    t2.deleted.push({
-      tracking: e
-    });
-  }),
-  new l2(
-    /\s*([^.]+)\.\.(\S+)\s+(\S+)\s*-> (.+)$/,
-    (t2, [e, n, r2, s]) => {
-      t2.updated.push({
-        name: r2,
-        tracking: s,
-        to: n,
-        from: e
-      });
-    }
-  )
-];
-function ps(t2, e) {
-  return E({
-    raw: t2,
-    remote: null,
-    branches: [],
-    tags: [],
-    updated: [],
-    deleted: []
-  }, ms, [t2, e]);
-}
-function ds(t2) {
-  return /^--upload-pack(=|$)/.test(t2);
-}
-function gs(t2, e, n) {
-  const r2 = ["fetch", ...n];
-  return t2 && e && r2.push(t2, e), r2.find(ds) ? b("git.fetch: potential exploit argument blocked.") : {
-    commands: r2,
-    format: "utf-8",
-    parser: ps
-  };
-}
-var ys = [
-  new l2(/^Renaming (.+) to (.+)$/, (t2, [e, n]) => {
-    t2.moves.push({ from: e, to: n });
-  })
-];
-function ws(t2) {
-  return E({ moves: [] }, ys, t2);
-}
-function bs(t2, e) {
-  return {
-    commands: ["mv", "-v", ...v(t2), e],
-    format: "utf-8",
-    parser: ws
-  };
-}
-function Ts(t2, e, n) {
-  const r2 = ["pull", ...n];
-  return t2 && e && r2.splice(1, 0, t2, e), {
-    commands: r2,
-    format: "utf-8",
-    parser(s, o2) {
-      return ue(s, o2);
-    },
-    onError(s, o2, i2, a) {
-      const c3 = Rr(
-        F(s.stdOut),
-        F(s.stdErr)
-      );
-      if (c3)
-        return a(new at(c3));
-      a(o2);
-    }
-  };
-}
-function ks(t2) {
-  const e = {};
-  return ge(t2, ([n]) => e[n] = { name: n }), Object.values(e);
-}
-function _s(t2) {
-  const e = {};
-  return ge(t2, ([n, r2, s]) => {
-    Object.hasOwn(e, n) || (e[n] = {
-      name: n,
-      refs: { fetch: "", push: "" }
-    }), s && r2 && (e[n].refs[s.replace(/[^a-z]/g, "")] = r2);
-  }), Object.values(e);
-}
-function ge(t2, e) {
-  ut(t2, (n) => e(n.split(/\s+/)));
-}
-function vs(t2, e, n) {
-  return g(["remote", "add", ...n, t2, e]);
-}
-function Es(t2) {
-  const e = ["remote"];
-  return t2 && e.push("-v"), {
-    commands: e,
-    format: "utf-8",
-    parser: t2 ? _s : ks
-  };
-}
-function Ss(t2) {
-  const e = [...t2];
-  return e[0] !== "ls-remote" && e.unshift("ls-remote"), g(e);
-}
-function Rs(t2) {
-  const e = [...t2];
-  return e[0] !== "remote" && e.unshift("remote"), g(e);
-}
-function Os(t2) {
-  return g(["remote", "remove", t2]);
-}
-function Cs(t2 = {}, e) {
-  const n = oe2(t2), r2 = ["stash", "list", ...n.commands, ...e], s = re(
-    n.splitter,
-    n.fields,
-    pt(r2)
-  );
-  return dt(r2) || {
-    commands: r2,
-    format: "utf-8",
-    parser: s
-  };
-}
-function As(t2, e) {
-  return X2(["add", t2, e]);
-}
-function xs(t2) {
-  return X2(["init", ...t2]);
-}
-function X2(t2) {
-  const e = [...t2];
-  return e[0] !== "submodule" && e.unshift("submodule"), g(e);
-}
-function Ns(t2) {
-  return X2(["update", ...t2]);
-}
-var $s = class {
-  constructor(e, n) {
-    this.all = e, this.latest = n;
-  }
-};
-var Ps = function(t2, e = false) {
-  const n = t2.split(`
-`).map(Ds).filter(Boolean);
-  e || n.sort(function(s, o2) {
-    const i2 = s.split("."), a = o2.split(".");
-    if (i2.length === 1 || a.length === 1)
-      return Ms(B(i2[0]), B(a[0]));
-    for (let c3 = 0, y = Math.max(i2.length, a.length); c3 < y; c3++) {
-      const w = ye(B(i2[c3]), B(a[c3]));
-      if (w)
-        return w;
-    }
-    return 0;
-  });
-  const r2 = e ? n[0] : [...n].reverse().find((s) => s.indexOf(".") >= 0);
-  return new $s(n, r2);
-};
-function Ms(t2, e) {
-  const n = Number.isNaN(t2), r2 = Number.isNaN(e);
-  return n !== r2 ? n ? 1 : -1 : n ? ye(t2, e) : 0;
-}
-function ye(t2, e) {
-  return t2 === e ? 0 : t2 > e ? 1 : -1;
-}
-function Ds(t2) {
-  return t2.trim();
-}
-function B(t2) {
-  return typeof t2 == "string" && parseInt(t2.replace(/^\D+/g, ""), 10) || 0;
-}
-function Ls(t2 = []) {
-  const e = t2.some((n) => /^--sort=/.test(n));
-  return {
-    format: "utf-8",
-    commands: ["tag", "-l", ...t2],
-    parser(n) {
-      return Ps(n, e);
-    }
-  };
-}
-function js(t2) {
-  return {
-    format: "utf-8",
-    commands: ["tag", t2],
-    parser() {
-      return { name: t2 };
-    }
-  };
-}
-function Bs(t2, e) {
-  return {
-    format: "utf-8",
-    commands: ["tag", "-a", "-m", e, t2],
-    parser() {
-      return { name: t2 };
-    }
-  };
-}
-function f2(t2, e) {
-  this._plugins = e, this._executor = new Dn(
-    t2.baseDir,
-    new Xr(t2.maxConcurrentProcesses),
-    e
-  ), this._trimmed = t2.trimmed;
-}
-(f2.prototype = Object.create(le.prototype)).constructor = f2;
-f2.prototype.customBinary = function(t2) {
-  return this._plugins.reconfigure("binary", t2), this;
-};
-f2.prototype.env = function(t2, e) {
-  return arguments.length === 1 && typeof t2 == "object" ? this._executor.env = t2 : (this._executor.env = this._executor.env || {})[t2] = e, this;
-};
-f2.prototype.stashList = function(t2) {
-  return this._runTask(
-    Cs(
-      ht(arguments) || {},
-      K2(t2) && t2 || []
-    ),
-    u(arguments)
-  );
-};
-f2.prototype.mv = function(t2, e) {
-  return this._runTask(bs(t2, e), u(arguments));
-};
-f2.prototype.checkoutLatestTag = function(t2) {
-  var e = this;
-  return this.pull(function() {
-    e.tags(function(n, r2) {
-      e.checkout(r2.latest, t2);
-    });
-  });
-};
-f2.prototype.pull = function(t2, e, n, r2) {
-  return this._runTask(
-    Ts(
-      d(t2, m),
-      d(e, m),
-      h2(arguments)
-    ),
-    u(arguments)
-  );
-};
-f2.prototype.fetch = function(t2, e) {
-  return this._runTask(
-    gs(
-      d(t2, m),
-      d(e, m),
-      h2(arguments)
-    ),
-    u(arguments)
-  );
-};
-f2.prototype.tags = function(t2, e) {
-  return this._runTask(
-    Ls(h2(arguments)),
-    u(arguments)
-  );
-};
-f2.prototype.rebase = function() {
-  return this._runTask(
-    g(["rebase", ...h2(arguments)]),
-    u(arguments)
-  );
-};
-f2.prototype.reset = function(t2) {
-  return this._runTask(
-    An(xn(t2), h2(arguments)),
-    u(arguments)
-  );
-};
-f2.prototype.revert = function(t2) {
-  const e = u(arguments);
-  return typeof t2 != "string" ? this._runTask(b("Commit must be a string"), e) : this._runTask(
-    g(["revert", ...h2(arguments, 0, true), t2]),
-    e
-  );
-};
-f2.prototype.addTag = function(t2) {
-  const e = typeof t2 == "string" ? js(t2) : b("Git.addTag requires a tag name");
-  return this._runTask(e, u(arguments));
-};
-f2.prototype.addAnnotatedTag = function(t2, e) {
-  return this._runTask(
-    Bs(t2, e),
-    u(arguments)
-  );
-};
-f2.prototype.deleteLocalBranch = function(t2, e, n) {
-  return this._runTask(
-    cs(t2, typeof e == "boolean" ? e : false),
-    u(arguments)
-  );
-};
-f2.prototype.deleteLocalBranches = function(t2, e, n) {
-  return this._runTask(
-    us(t2, typeof e == "boolean" ? e : false),
-    u(arguments)
-  );
-};
-f2.prototype.branch = function(t2, e) {
-  return this._runTask(
-    is(h2(arguments)),
-    u(arguments)
-  );
-};
-f2.prototype.branchLocal = function(t2) {
-  return this._runTask(as(), u(arguments));
-};
-f2.prototype.raw = function(t2) {
-  const e = !Array.isArray(t2), n = [].slice.call(e ? arguments : t2, 0);
-  for (let s = 0; s < n.length && e; s++)
-    if (!st(n[s])) {
-      n.splice(s, n.length - s);
-      break;
-    }
-  n.push(...h2(arguments, 0, true));
-  var r2 = u(arguments);
-  return n.length ? this._runTask(g(n, this._trimmed), r2) : this._runTask(
-    b("Raw: must supply one or more command to execute"),
-    r2
-  );
-};
-f2.prototype.submoduleAdd = function(t2, e, n) {
-  return this._runTask(As(t2, e), u(arguments));
-};
-f2.prototype.submoduleUpdate = function(t2, e) {
-  return this._runTask(
-    Ns(h2(arguments, true)),
-    u(arguments)
-  );
-};
-f2.prototype.submoduleInit = function(t2, e) {
-  return this._runTask(
-    xs(h2(arguments, true)),
-    u(arguments)
-  );
-};
-f2.prototype.subModule = function(t2, e) {
-  return this._runTask(
-    X2(h2(arguments)),
-    u(arguments)
-  );
-};
-f2.prototype.listRemote = function() {
-  return this._runTask(
-    Ss(h2(arguments)),
-    u(arguments)
-  );
-};
-f2.prototype.addRemote = function(t2, e, n) {
-  return this._runTask(
-    vs(t2, e, h2(arguments)),
-    u(arguments)
-  );
-};
-f2.prototype.removeRemote = function(t2, e) {
-  return this._runTask(Os(t2), u(arguments));
-};
-f2.prototype.getRemotes = function(t2, e) {
-  return this._runTask(Es(t2 === true), u(arguments));
-};
-f2.prototype.remote = function(t2, e) {
-  return this._runTask(
-    Rs(h2(arguments)),
-    u(arguments)
-  );
-};
-f2.prototype.tag = function(t2, e) {
-  const n = h2(arguments);
-  return n[0] !== "tag" && n.unshift("tag"), this._runTask(g(n), u(arguments));
-};
-f2.prototype.updateServerInfo = function(t2) {
-  return this._runTask(
-    g(["update-server-info"]),
-    u(arguments)
-  );
-};
-f2.prototype.pushTags = function(t2, e) {
-  const n = Mr(
-    { remote: d(t2, m) },
-    h2(arguments)
-  );
-  return this._runTask(n, u(arguments));
-};
-f2.prototype.rm = function(t2) {
-  return this._runTask(
-    g(["rm", "-f", ...v(t2)]),
-    u(arguments)
-  );
-};
-f2.prototype.rmKeepLocal = function(t2) {
-  return this._runTask(
-    g(["rm", "--cached", ...v(t2)]),
-    u(arguments)
-  );
-};
-f2.prototype.catFile = function(t2, e) {
-  return this._catFile("utf-8", arguments);
-};
-f2.prototype.binaryCatFile = function() {
-  return this._catFile("buffer", arguments);
-};
-f2.prototype._catFile = function(t2, e) {
-  var n = u(e), r2 = ["cat-file"], s = e[0];
-  if (typeof s == "string")
-    return this._runTask(
-      b("Git.catFile: options must be supplied as an array of strings"),
-      n
-    );
-  Array.isArray(s) && r2.push.apply(r2, s);
-  const o2 = t2 === "buffer" ? Gt(r2) : g(r2);
-  return this._runTask(o2, n);
-};
-f2.prototype.diff = function(t2, e) {
-  const n = m(t2) ? b(
-    "git.diff: supplying options as a single string is no longer supported, switch to an array of strings"
-  ) : g(["diff", ...h2(arguments)]);
-  return this._runTask(n, u(arguments));
-};
-f2.prototype.diffSummary = function() {
-  return this._runTask(
-    fr(h2(arguments, 1)),
-    u(arguments)
-  );
-};
-f2.prototype.applyPatch = function(t2) {
-  const e = G(t2) ? Yr(v(t2), h2([].slice.call(arguments, 1))) : b(
-    "git.applyPatch requires one or more string patches as the first argument"
-  );
-  return this._runTask(e, u(arguments));
-};
-f2.prototype.revparse = function() {
-  const t2 = ["rev-parse", ...h2(arguments, true)];
-  return this._runTask(
-    g(t2, true),
-    u(arguments)
-  );
-};
-f2.prototype.clean = function(t2, e, n) {
-  const r2 = un(t2), s = r2 && t2.join("") || d(t2, m) || "", o2 = h2([].slice.call(arguments, r2 ? 1 : 0));
-  return this._runTask(
-    on(s, o2),
-    u(arguments)
-  );
-};
-f2.prototype.exec = function(t2) {
-  const e = {
-    commands: [],
-    format: "utf-8",
-    parser() {
-      typeof t2 == "function" && t2();
-    }
-  };
-  return this._runTask(e);
-};
-f2.prototype.checkIgnore = function(t2, e) {
-  return this._runTask(
-    fs2(v(d(t2, G, []))),
-    u(arguments)
-  );
-};
-f2.prototype.checkIsRepo = function(t2, e) {
-  return this._runTask(
-    We(d(t2, m)),
-    u(arguments)
-  );
-};
-var Us = $("", "plugin:allowEnvironment");
-var $t = (0, import_promise_deferred.deferred)().promise;
-var we = $("", "plugin:binary");
-var nt = $("", "plugin:input");
-
-// src/tools/git-read.ts
+// src/tools/looks-binary.ts
 function looksBinary(bytes) {
   return bytes.subarray(0, 8e3).includes(0);
 }
@@ -3690,6 +255,7 @@ var MIN_JUDGED_BYTES = 16 * 1024;
 var MAX_AVERAGE_LINE = 1e3;
 var MINIFIED_NAME = /\.min\.[cm]?[jt]sx?$|[.-]bundle\.[cm]?js$/;
 var SOURCE_MAP_TRAILER = /(?:^|\n)[ \t]*(?:\/\/[#@] sourceMappingURL=\S*|\/\*[#@] sourceMappingURL=[^*]*\*\/)\s*$/;
+var COMPILER_PROLOGUE = /^(?:Object\.defineProperty\(exports, ["']__esModule["'], \{ value: true \}\);|var __defProp = Object\.defineProperty;$)/m;
 var GENERATED_HEADER = /^[ \t]*(?:\/\/|\/\*|\*|#).*(?:\bCode generated\b.*\bDO NOT EDIT\b|@generated\b)/m;
 var LITERAL = /"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|\b(?:true|false|null|nil|None|True|False)\b|-?\b\d[\w.+-]*/g;
 var DATA_LINE = /^[\s0,:;()[\]{}]*$/;
@@ -3697,22 +263,28 @@ var DATA_SHARE = 0.9;
 function generatedReason(path2, text, tail = text.slice(-TAIL_BYTES)) {
   if (MINIFIED_NAME.test(path2)) return "minified; not outlined";
   if (SOURCE_MAP_TRAILER.test(tail)) return "compiled output (it names a source map); not outlined";
-  if (GENERATED_HEADER.test(text.slice(0, 1024))) return "generated (its header says so); not outlined";
+  const top = text.slice(0, 1024);
+  if (COMPILER_PROLOGUE.test(top)) return "compiled output (a compiler's CommonJS prologue); not outlined";
+  if (GENERATED_HEADER.test(top)) return "generated (its header says so); not outlined";
   if (text.length < MIN_JUDGED_BYTES) return void 0;
   let lines = 1;
-  for (let at2 = text.indexOf("\n"); at2 >= 0 && at2 < text.length - 1; at2 = text.indexOf("\n", at2 + 1)) lines++;
+  for (let at = text.indexOf("\n"); at >= 0 && at < text.length - 1; at = text.indexOf("\n", at + 1)) lines++;
   if (text.length / lines > MAX_AVERAGE_LINE) return "minified or generated (very long lines); not outlined";
-  return isData(text) ? "data (nearly every line a literal value); not outlined" : void 0;
+  return isData(text, lines) ? "data (nearly every line a literal value); not outlined" : void 0;
 }
-function isData(text) {
+function isData(text, lines) {
+  const allowedCode = lines * (1 - DATA_SHARE);
   let written = 0;
-  let literal = 0;
-  for (const line of text.replace(LITERAL, "0").split("\n")) {
+  let code = 0;
+  for (let start2 = 0; start2 < text.length; ) {
+    const end = text.indexOf("\n", start2);
+    const line = text.slice(start2, end < 0 ? text.length : end);
+    start2 = end < 0 ? text.length : end + 1;
     if (line.trim() === "") continue;
     written++;
-    if (DATA_LINE.test(line)) literal++;
+    if (!DATA_LINE.test(line.replace(LITERAL, "0")) && ++code > allowedCode) return false;
   }
-  return written > 0 && literal >= written * DATA_SHARE;
+  return written > 0 && written - code >= written * DATA_SHARE;
 }
 
 // src/tools/repo-map/tags.ts
@@ -3723,13 +295,13 @@ function signatureLine(line) {
 }
 function normaliseTags(source, definitions, counts, lineCount) {
   const seen = /* @__PURE__ */ new Set();
-  const unique = definitions.sort((a, b2) => a.line - b2.line || (a.name < b2.name ? -1 : a.name > b2.name ? 1 : 0)).filter((definition) => {
+  const unique = definitions.sort((a, b) => a.line - b.line || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).filter((definition) => {
     const key = `${definition.line}\0${definition.name}`;
     if (seen.has(key)) return false;
     seen.add(key);
     return true;
   });
-  const references = [...counts].sort(([a], [b2]) => a < b2 ? -1 : a > b2 ? 1 : 0);
+  const references = [...counts].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0);
   return { source, definitions: unique, references, lineCount };
 }
 
@@ -3777,8 +349,8 @@ import { createRequire } from "node:module";
 import { gunzipSync } from "node:zlib";
 
 // node_modules/web-tree-sitter/web-tree-sitter.js
-var __defProp2 = Object.defineProperty;
-var __name = (target, value) => __defProp2(target, "name", { value, configurable: true });
+var __defProp = Object.defineProperty;
+var __name = (target, value) => __defProp(target, "name", { value, configurable: true });
 var Edit = class {
   static {
     __name(this, "Edit");
@@ -3887,8 +459,8 @@ var SIZE_OF_POINT = 2 * SIZE_OF_INT;
 var SIZE_OF_RANGE = 2 * SIZE_OF_INT + 2 * SIZE_OF_POINT;
 var ZERO_POINT = { row: 0, column: 0 };
 var INTERNAL = /* @__PURE__ */ Symbol("INTERNAL");
-function assertInternal(x2) {
-  if (x2 !== INTERNAL) throw new Error("Illegal constructor");
+function assertInternal(x) {
+  if (x !== INTERNAL) throw new Error("Illegal constructor");
 }
 __name(assertInternal, "assertInternal");
 function isPoint(point) {
@@ -3896,10 +468,10 @@ function isPoint(point) {
 }
 __name(isPoint, "isPoint");
 function setModule(module2) {
-  C2 = module2;
+  C = module2;
 }
 __name(setModule, "setModule");
-var C2;
+var C;
 function newFinalizer(handler) {
   try {
     return new FinalizationRegistry(handler);
@@ -3910,7 +482,7 @@ function newFinalizer(handler) {
 }
 __name(newFinalizer, "newFinalizer");
 var finalizer = newFinalizer((address) => {
-  C2._ts_lookahead_iterator_delete(address);
+  C._ts_lookahead_iterator_delete(address);
 });
 var LookaheadIterator = class {
   static {
@@ -3940,7 +512,7 @@ var LookaheadIterator = class {
    * - After a {@link reset} or {@link resetState} call
    */
   get currentTypeId() {
-    return this.positioned ? C2._ts_lookahead_iterator_current_symbol(this[0]) : null;
+    return this.positioned ? C._ts_lookahead_iterator_current_symbol(this[0]) : null;
   }
   /**
    * Get the current symbol name of the lookahead iterator.
@@ -3950,12 +522,12 @@ var LookaheadIterator = class {
   get currentType() {
     const id = this.currentTypeId;
     if (id === null) return null;
-    return this.language.types[id] ?? C2.UTF8ToString(C2._ts_language_symbol_name(this.language[0], id));
+    return this.language.types[id] ?? C.UTF8ToString(C._ts_language_symbol_name(this.language[0], id));
   }
   /** Delete the lookahead iterator, freeing its resources. */
   delete() {
     finalizer?.unregister(this);
-    C2._ts_lookahead_iterator_delete(this[0]);
+    C._ts_lookahead_iterator_delete(this[0]);
     this[0] = 0;
   }
   /**
@@ -3965,7 +537,7 @@ var LookaheadIterator = class {
    * otherwise.
    */
   reset(language, stateId) {
-    if (C2._ts_lookahead_iterator_reset(this[0], language[0], stateId)) {
+    if (C._ts_lookahead_iterator_reset(this[0], language[0], stateId)) {
       this.language = language;
       this.positioned = false;
       return true;
@@ -3979,7 +551,7 @@ var LookaheadIterator = class {
    * `false` otherwise.
    */
   resetState(stateId) {
-    if (!C2._ts_lookahead_iterator_reset_state(this[0], stateId)) return false;
+    if (!C._ts_lookahead_iterator_reset_state(this[0], stateId)) return false;
     this.positioned = false;
     return true;
   }
@@ -3992,7 +564,7 @@ var LookaheadIterator = class {
   [Symbol.iterator]() {
     return {
       next: /* @__PURE__ */ __name(() => {
-        this.positioned = Boolean(C2._ts_lookahead_iterator_next(this[0]));
+        this.positioned = Boolean(C._ts_lookahead_iterator_next(this[0]));
         const value = this.currentType;
         return value === null ? { done: true, value: "" } : { done: false, value };
       }, "next")
@@ -4021,7 +593,7 @@ function getText(tree, startIndex, endIndex, startPosition) {
 }
 __name(getText, "getText");
 var finalizer2 = newFinalizer((address) => {
-  C2._ts_tree_delete(address);
+  C._ts_tree_delete(address);
 });
 var Tree = class _Tree {
   static {
@@ -4044,18 +616,18 @@ var Tree = class _Tree {
   }
   /** Create a shallow copy of the syntax tree. This is very fast. */
   copy() {
-    const address = C2._ts_tree_copy(this[0]);
+    const address = C._ts_tree_copy(this[0]);
     return new _Tree(INTERNAL, address, this.language, this.textCallback);
   }
   /** Delete the syntax tree, freeing its resources. */
   delete() {
     finalizer2?.unregister(this);
-    C2._ts_tree_delete(this[0]);
+    C._ts_tree_delete(this[0]);
     this[0] = 0;
   }
   /** Get the root node of the syntax tree. */
   get rootNode() {
-    C2._ts_tree_root_node_wasm(this[0]);
+    C._ts_tree_root_node_wasm(this[0]);
     return unmarshalNode(this);
   }
   /**
@@ -4064,9 +636,9 @@ var Tree = class _Tree {
    */
   rootNodeWithOffset(offsetBytes, offsetExtent) {
     const address = TRANSFER_BUFFER + SIZE_OF_NODE;
-    C2.setValue(address, offsetBytes, "i32");
+    C.setValue(address, offsetBytes, "i32");
     marshalPoint(address + SIZE_OF_INT, offsetExtent);
-    C2._ts_tree_root_node_with_offset_wasm(this[0]);
+    C._ts_tree_root_node_with_offset_wasm(this[0]);
     return unmarshalNode(this);
   }
   /**
@@ -4078,7 +650,7 @@ var Tree = class _Tree {
    */
   edit(edit) {
     marshalEdit(edit);
-    C2._ts_tree_edit_wasm(this[0]);
+    C._ts_tree_edit_wasm(this[0]);
   }
   /** Create a new {@link TreeCursor} starting from the root of the tree. */
   walk() {
@@ -4099,9 +671,9 @@ var Tree = class _Tree {
     if (!(other instanceof _Tree)) {
       throw new TypeError("Argument must be a Tree");
     }
-    C2._ts_tree_get_changed_ranges_wasm(this[0], other[0]);
-    const count = C2.getValue(TRANSFER_BUFFER, "i32");
-    const buffer = C2.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
+    C._ts_tree_get_changed_ranges_wasm(this[0], other[0]);
+    const count = C.getValue(TRANSFER_BUFFER, "i32");
+    const buffer = C.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
     const result = new Array(count);
     if (count > 0) {
       let address = buffer;
@@ -4109,15 +681,15 @@ var Tree = class _Tree {
         result[i2] = unmarshalRange(address);
         address += SIZE_OF_RANGE;
       }
-      C2._free(buffer);
+      C._free(buffer);
     }
     return result;
   }
   /** Get the included ranges that were used to parse the syntax tree. */
   getIncludedRanges() {
-    C2._ts_tree_included_ranges_wasm(this[0]);
-    const count = C2.getValue(TRANSFER_BUFFER, "i32");
-    const buffer = C2.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
+    C._ts_tree_included_ranges_wasm(this[0]);
+    const count = C.getValue(TRANSFER_BUFFER, "i32");
+    const buffer = C.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
     const result = new Array(count);
     if (count > 0) {
       let address = buffer;
@@ -4125,13 +697,13 @@ var Tree = class _Tree {
         result[i2] = unmarshalRange(address);
         address += SIZE_OF_RANGE;
       }
-      C2._free(buffer);
+      C._free(buffer);
     }
     return result;
   }
 };
 var finalizer3 = newFinalizer((address) => {
-  C2._ts_tree_cursor_delete_wasm(address);
+  C._ts_tree_cursor_delete_wasm(address);
 });
 var TreeCursor = class _TreeCursor {
   static {
@@ -4165,7 +737,7 @@ var TreeCursor = class _TreeCursor {
   /** Creates a deep copy of the tree cursor. This allocates new memory. */
   copy() {
     const copy = new _TreeCursor(INTERNAL, this.tree);
-    C2._ts_tree_cursor_copy_wasm(this.tree[0]);
+    C._ts_tree_cursor_copy_wasm(this.tree[0]);
     unmarshalTreeCursor(copy);
     return copy;
   }
@@ -4173,13 +745,13 @@ var TreeCursor = class _TreeCursor {
   delete() {
     finalizer3?.unregister(this);
     marshalTreeCursor(this);
-    C2._ts_tree_cursor_delete_wasm(this.tree[0]);
+    C._ts_tree_cursor_delete_wasm(this.tree[0]);
     this[0] = this[1] = this[2] = 0;
   }
   /** Get the tree cursor's current {@link Node}. */
   get currentNode() {
     marshalTreeCursor(this);
-    C2._ts_tree_cursor_current_node_wasm(this.tree[0]);
+    C._ts_tree_cursor_current_node_wasm(this.tree[0]);
     return unmarshalNode(this.tree);
   }
   /**
@@ -4189,7 +761,7 @@ var TreeCursor = class _TreeCursor {
    */
   get currentFieldId() {
     marshalTreeCursor(this);
-    return C2._ts_tree_cursor_current_field_id_wasm(this.tree[0]);
+    return C._ts_tree_cursor_current_field_id_wasm(this.tree[0]);
   }
   /** Get the field name of this tree cursor's current node. */
   get currentFieldName() {
@@ -4201,7 +773,7 @@ var TreeCursor = class _TreeCursor {
    */
   get currentDepth() {
     marshalTreeCursor(this);
-    return C2._ts_tree_cursor_current_depth_wasm(this.tree[0]);
+    return C._ts_tree_cursor_current_depth_wasm(this.tree[0]);
   }
   /**
    * Get the index of the cursor's current node out of all of the
@@ -4209,7 +781,7 @@ var TreeCursor = class _TreeCursor {
    */
   get currentDescendantIndex() {
     marshalTreeCursor(this);
-    return C2._ts_tree_cursor_current_descendant_index_wasm(this.tree[0]);
+    return C._ts_tree_cursor_current_descendant_index_wasm(this.tree[0]);
   }
   /** Get the type of the cursor's current node. */
   get nodeType() {
@@ -4218,17 +790,17 @@ var TreeCursor = class _TreeCursor {
   /** Get the type id of the cursor's current node. */
   get nodeTypeId() {
     marshalTreeCursor(this);
-    return C2._ts_tree_cursor_current_node_type_id_wasm(this.tree[0]);
+    return C._ts_tree_cursor_current_node_type_id_wasm(this.tree[0]);
   }
   /** Get the state id of the cursor's current node. */
   get nodeStateId() {
     marshalTreeCursor(this);
-    return C2._ts_tree_cursor_current_node_state_id_wasm(this.tree[0]);
+    return C._ts_tree_cursor_current_node_state_id_wasm(this.tree[0]);
   }
   /** Get the id of the cursor's current node. */
   get nodeId() {
     marshalTreeCursor(this);
-    return C2._ts_tree_cursor_current_node_id_wasm(this.tree[0]);
+    return C._ts_tree_cursor_current_node_id_wasm(this.tree[0]);
   }
   /**
    * Check if the cursor's current node is *named*.
@@ -4238,7 +810,7 @@ var TreeCursor = class _TreeCursor {
    */
   get nodeIsNamed() {
     marshalTreeCursor(this);
-    return C2._ts_tree_cursor_current_node_is_named_wasm(this.tree[0]) === 1;
+    return C._ts_tree_cursor_current_node_is_named_wasm(this.tree[0]) === 1;
   }
   /**
    * Check if the cursor's current node is *missing*.
@@ -4248,38 +820,38 @@ var TreeCursor = class _TreeCursor {
    */
   get nodeIsMissing() {
     marshalTreeCursor(this);
-    return C2._ts_tree_cursor_current_node_is_missing_wasm(this.tree[0]) === 1;
+    return C._ts_tree_cursor_current_node_is_missing_wasm(this.tree[0]) === 1;
   }
   /** Get the string content of the cursor's current node. */
   get nodeText() {
     marshalTreeCursor(this);
-    const startIndex = C2._ts_tree_cursor_start_index_wasm(this.tree[0]);
-    const endIndex = C2._ts_tree_cursor_end_index_wasm(this.tree[0]);
-    C2._ts_tree_cursor_start_position_wasm(this.tree[0]);
+    const startIndex = C._ts_tree_cursor_start_index_wasm(this.tree[0]);
+    const endIndex = C._ts_tree_cursor_end_index_wasm(this.tree[0]);
+    C._ts_tree_cursor_start_position_wasm(this.tree[0]);
     const startPosition = unmarshalPoint(TRANSFER_BUFFER);
     return getText(this.tree, startIndex, endIndex, startPosition);
   }
   /** Get the start position of the cursor's current node. */
   get startPosition() {
     marshalTreeCursor(this);
-    C2._ts_tree_cursor_start_position_wasm(this.tree[0]);
+    C._ts_tree_cursor_start_position_wasm(this.tree[0]);
     return unmarshalPoint(TRANSFER_BUFFER);
   }
   /** Get the end position of the cursor's current node. */
   get endPosition() {
     marshalTreeCursor(this);
-    C2._ts_tree_cursor_end_position_wasm(this.tree[0]);
+    C._ts_tree_cursor_end_position_wasm(this.tree[0]);
     return unmarshalPoint(TRANSFER_BUFFER);
   }
   /** Get the start index of the cursor's current node. */
   get startIndex() {
     marshalTreeCursor(this);
-    return C2._ts_tree_cursor_start_index_wasm(this.tree[0]);
+    return C._ts_tree_cursor_start_index_wasm(this.tree[0]);
   }
   /** Get the end index of the cursor's current node. */
   get endIndex() {
     marshalTreeCursor(this);
-    return C2._ts_tree_cursor_end_index_wasm(this.tree[0]);
+    return C._ts_tree_cursor_end_index_wasm(this.tree[0]);
   }
   /**
    * Move this cursor to the first child of its current node.
@@ -4289,7 +861,7 @@ var TreeCursor = class _TreeCursor {
    */
   gotoFirstChild() {
     marshalTreeCursor(this);
-    const result = C2._ts_tree_cursor_goto_first_child_wasm(this.tree[0]);
+    const result = C._ts_tree_cursor_goto_first_child_wasm(this.tree[0]);
     unmarshalTreeCursor(this);
     return result === 1;
   }
@@ -4305,7 +877,7 @@ var TreeCursor = class _TreeCursor {
    */
   gotoLastChild() {
     marshalTreeCursor(this);
-    const result = C2._ts_tree_cursor_goto_last_child_wasm(this.tree[0]);
+    const result = C._ts_tree_cursor_goto_last_child_wasm(this.tree[0]);
     unmarshalTreeCursor(this);
     return result === 1;
   }
@@ -4321,7 +893,7 @@ var TreeCursor = class _TreeCursor {
    */
   gotoParent() {
     marshalTreeCursor(this);
-    const result = C2._ts_tree_cursor_goto_parent_wasm(this.tree[0]);
+    const result = C._ts_tree_cursor_goto_parent_wasm(this.tree[0]);
     unmarshalTreeCursor(this);
     return result === 1;
   }
@@ -4336,7 +908,7 @@ var TreeCursor = class _TreeCursor {
    */
   gotoNextSibling() {
     marshalTreeCursor(this);
-    const result = C2._ts_tree_cursor_goto_next_sibling_wasm(this.tree[0]);
+    const result = C._ts_tree_cursor_goto_next_sibling_wasm(this.tree[0]);
     unmarshalTreeCursor(this);
     return result === 1;
   }
@@ -4355,7 +927,7 @@ var TreeCursor = class _TreeCursor {
    */
   gotoPreviousSibling() {
     marshalTreeCursor(this);
-    const result = C2._ts_tree_cursor_goto_previous_sibling_wasm(this.tree[0]);
+    const result = C._ts_tree_cursor_goto_previous_sibling_wasm(this.tree[0]);
     unmarshalTreeCursor(this);
     return result === 1;
   }
@@ -4366,7 +938,7 @@ var TreeCursor = class _TreeCursor {
    */
   gotoDescendant(goalDescendantIndex) {
     marshalTreeCursor(this);
-    C2._ts_tree_cursor_goto_descendant_wasm(this.tree[0], goalDescendantIndex);
+    C._ts_tree_cursor_goto_descendant_wasm(this.tree[0], goalDescendantIndex);
     unmarshalTreeCursor(this);
   }
   /**
@@ -4378,8 +950,8 @@ var TreeCursor = class _TreeCursor {
    */
   gotoFirstChildForIndex(goalIndex) {
     marshalTreeCursor(this);
-    C2.setValue(TRANSFER_BUFFER + SIZE_OF_CURSOR, goalIndex, "i32");
-    const result = C2._ts_tree_cursor_goto_first_child_for_index_wasm(this.tree[0]);
+    C.setValue(TRANSFER_BUFFER + SIZE_OF_CURSOR, goalIndex, "i32");
+    const result = C._ts_tree_cursor_goto_first_child_for_index_wasm(this.tree[0]);
     unmarshalTreeCursor(this);
     return result === 1;
   }
@@ -4393,7 +965,7 @@ var TreeCursor = class _TreeCursor {
   gotoFirstChildForPosition(goalPosition) {
     marshalTreeCursor(this);
     marshalPoint(TRANSFER_BUFFER + SIZE_OF_CURSOR, goalPosition);
-    const result = C2._ts_tree_cursor_goto_first_child_for_position_wasm(this.tree[0]);
+    const result = C._ts_tree_cursor_goto_first_child_for_position_wasm(this.tree[0]);
     unmarshalTreeCursor(this);
     return result === 1;
   }
@@ -4404,7 +976,7 @@ var TreeCursor = class _TreeCursor {
   reset(node) {
     marshalNode(node);
     marshalTreeCursor(this, TRANSFER_BUFFER + SIZE_OF_NODE);
-    C2._ts_tree_cursor_reset_wasm(this.tree[0]);
+    C._ts_tree_cursor_reset_wasm(this.tree[0]);
     unmarshalTreeCursor(this);
   }
   /**
@@ -4416,7 +988,7 @@ var TreeCursor = class _TreeCursor {
   resetTo(cursor) {
     marshalTreeCursor(this, TRANSFER_BUFFER);
     marshalTreeCursor(cursor, TRANSFER_BUFFER + SIZE_OF_CURSOR);
-    C2._ts_tree_cursor_reset_to_wasm(this.tree[0], cursor.tree[0]);
+    C._ts_tree_cursor_reset_to_wasm(this.tree[0], cursor.tree[0]);
     unmarshalTreeCursor(this);
   }
 };
@@ -4469,7 +1041,7 @@ var Node = class {
   /** Get this node's type as a numerical id. */
   get typeId() {
     marshalNode(this);
-    return C2._ts_node_symbol_wasm(this.tree[0]);
+    return C._ts_node_symbol_wasm(this.tree[0]);
   }
   /**
    * Get the node's type as a numerical id as it appears in the grammar,
@@ -4477,7 +1049,7 @@ var Node = class {
    */
   get grammarId() {
     marshalNode(this);
-    return C2._ts_node_grammar_symbol_wasm(this.tree[0]);
+    return C._ts_node_grammar_symbol_wasm(this.tree[0]);
   }
   /** Get this node's type as a string. */
   get type() {
@@ -4498,7 +1070,7 @@ var Node = class {
    */
   get isNamed() {
     marshalNode(this);
-    return C2._ts_node_is_named_wasm(this.tree[0]) === 1;
+    return C._ts_node_is_named_wasm(this.tree[0]) === 1;
   }
   /**
    * Check if this node is *extra*.
@@ -4508,7 +1080,7 @@ var Node = class {
    */
   get isExtra() {
     marshalNode(this);
-    return C2._ts_node_is_extra_wasm(this.tree[0]) === 1;
+    return C._ts_node_is_extra_wasm(this.tree[0]) === 1;
   }
   /**
    * Check if this node represents a syntax error.
@@ -4518,7 +1090,7 @@ var Node = class {
    */
   get isError() {
     marshalNode(this);
-    return C2._ts_node_is_error_wasm(this.tree[0]) === 1;
+    return C._ts_node_is_error_wasm(this.tree[0]) === 1;
   }
   /**
    * Check if this node is *missing*.
@@ -4528,12 +1100,12 @@ var Node = class {
    */
   get isMissing() {
     marshalNode(this);
-    return C2._ts_node_is_missing_wasm(this.tree[0]) === 1;
+    return C._ts_node_is_missing_wasm(this.tree[0]) === 1;
   }
   /** Check if this node has been edited. */
   get hasChanges() {
     marshalNode(this);
-    return C2._ts_node_has_changes_wasm(this.tree[0]) === 1;
+    return C._ts_node_has_changes_wasm(this.tree[0]) === 1;
   }
   /**
    * Check if this node represents a syntax error or contains any syntax
@@ -4541,17 +1113,17 @@ var Node = class {
    */
   get hasError() {
     marshalNode(this);
-    return C2._ts_node_has_error_wasm(this.tree[0]) === 1;
+    return C._ts_node_has_error_wasm(this.tree[0]) === 1;
   }
   /** Get the byte index where this node ends. */
   get endIndex() {
     marshalNode(this);
-    return C2._ts_node_end_index_wasm(this.tree[0]);
+    return C._ts_node_end_index_wasm(this.tree[0]);
   }
   /** Get the position where this node ends. */
   get endPosition() {
     marshalNode(this);
-    C2._ts_node_end_point_wasm(this.tree[0]);
+    C._ts_node_end_point_wasm(this.tree[0]);
     return unmarshalPoint(TRANSFER_BUFFER);
   }
   /** Get the string content of this node. */
@@ -4561,12 +1133,12 @@ var Node = class {
   /** Get this node's parse state. */
   get parseState() {
     marshalNode(this);
-    return C2._ts_node_parse_state_wasm(this.tree[0]);
+    return C._ts_node_parse_state_wasm(this.tree[0]);
   }
   /** Get the parse state after this node. */
   get nextParseState() {
     marshalNode(this);
-    return C2._ts_node_next_parse_state_wasm(this.tree[0]);
+    return C._ts_node_next_parse_state_wasm(this.tree[0]);
   }
   /** Check if this node is equal to another node. */
   equals(other) {
@@ -4581,7 +1153,7 @@ var Node = class {
    */
   child(index) {
     marshalNode(this);
-    C2._ts_node_child_wasm(this.tree[0], index);
+    C._ts_node_child_wasm(this.tree[0], index);
     return unmarshalNode(this.tree);
   }
   /**
@@ -4594,7 +1166,7 @@ var Node = class {
    */
   namedChild(index) {
     marshalNode(this);
-    C2._ts_node_named_child_wasm(this.tree[0], index);
+    C._ts_node_named_child_wasm(this.tree[0], index);
     return unmarshalNode(this.tree);
   }
   /**
@@ -4605,7 +1177,7 @@ var Node = class {
    */
   childForFieldId(fieldId) {
     marshalNode(this);
-    C2._ts_node_child_by_field_id_wasm(this.tree[0], fieldId);
+    C._ts_node_child_by_field_id_wasm(this.tree[0], fieldId);
     return unmarshalNode(this.tree);
   }
   /**
@@ -4622,16 +1194,16 @@ var Node = class {
   /** Get the field name of this node's child at the given index. */
   fieldNameForChild(index) {
     marshalNode(this);
-    const address = C2._ts_node_field_name_for_child_wasm(this.tree[0], index);
+    const address = C._ts_node_field_name_for_child_wasm(this.tree[0], index);
     if (!address) return null;
-    return C2.AsciiToString(address);
+    return C.AsciiToString(address);
   }
   /** Get the field name of this node's named child at the given index. */
   fieldNameForNamedChild(index) {
     marshalNode(this);
-    const address = C2._ts_node_field_name_for_named_child_wasm(this.tree[0], index);
+    const address = C._ts_node_field_name_for_named_child_wasm(this.tree[0], index);
     if (!address) return null;
-    return C2.AsciiToString(address);
+    return C.AsciiToString(address);
   }
   /**
    * Get an array of this node's children with a given field name.
@@ -4650,9 +1222,9 @@ var Node = class {
     */
   childrenForFieldId(fieldId) {
     marshalNode(this);
-    C2._ts_node_children_by_field_id_wasm(this.tree[0], fieldId);
-    const count = C2.getValue(TRANSFER_BUFFER, "i32");
-    const buffer = C2.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
+    C._ts_node_children_by_field_id_wasm(this.tree[0], fieldId);
+    const count = C.getValue(TRANSFER_BUFFER, "i32");
+    const buffer = C.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
     const result = new Array(count);
     if (count > 0) {
       let address = buffer;
@@ -4660,7 +1232,7 @@ var Node = class {
         result[i2] = unmarshalNode(this.tree, address);
         address += SIZE_OF_NODE;
       }
-      C2._free(buffer);
+      C._free(buffer);
     }
     return result;
   }
@@ -4668,22 +1240,22 @@ var Node = class {
   firstChildForIndex(index) {
     marshalNode(this);
     const address = TRANSFER_BUFFER + SIZE_OF_NODE;
-    C2.setValue(address, index, "i32");
-    C2._ts_node_first_child_for_byte_wasm(this.tree[0]);
+    C.setValue(address, index, "i32");
+    C._ts_node_first_child_for_byte_wasm(this.tree[0]);
     return unmarshalNode(this.tree);
   }
   /** Get the node's first named child that contains or starts after the given byte offset. */
   firstNamedChildForIndex(index) {
     marshalNode(this);
     const address = TRANSFER_BUFFER + SIZE_OF_NODE;
-    C2.setValue(address, index, "i32");
-    C2._ts_node_first_named_child_for_byte_wasm(this.tree[0]);
+    C.setValue(address, index, "i32");
+    C._ts_node_first_named_child_for_byte_wasm(this.tree[0]);
     return unmarshalNode(this.tree);
   }
   /** Get this node's number of children. */
   get childCount() {
     marshalNode(this);
-    return C2._ts_node_child_count_wasm(this.tree[0]);
+    return C._ts_node_child_count_wasm(this.tree[0]);
   }
   /**
    * Get this node's number of *named* children.
@@ -4692,7 +1264,7 @@ var Node = class {
    */
   get namedChildCount() {
     marshalNode(this);
-    return C2._ts_node_named_child_count_wasm(this.tree[0]);
+    return C._ts_node_named_child_count_wasm(this.tree[0]);
   }
   /** Get this node's first child. */
   get firstChild() {
@@ -4727,9 +1299,9 @@ var Node = class {
   get children() {
     if (!this._children) {
       marshalNode(this);
-      C2._ts_node_children_wasm(this.tree[0]);
-      const count = C2.getValue(TRANSFER_BUFFER, "i32");
-      const buffer = C2.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
+      C._ts_node_children_wasm(this.tree[0]);
+      const count = C.getValue(TRANSFER_BUFFER, "i32");
+      const buffer = C.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
       this._children = new Array(count);
       if (count > 0) {
         let address = buffer;
@@ -4737,7 +1309,7 @@ var Node = class {
           this._children[i2] = unmarshalNode(this.tree, address);
           address += SIZE_OF_NODE;
         }
-        C2._free(buffer);
+        C._free(buffer);
       }
     }
     return this._children;
@@ -4750,9 +1322,9 @@ var Node = class {
   get namedChildren() {
     if (!this._namedChildren) {
       marshalNode(this);
-      C2._ts_node_named_children_wasm(this.tree[0]);
-      const count = C2.getValue(TRANSFER_BUFFER, "i32");
-      const buffer = C2.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
+      C._ts_node_named_children_wasm(this.tree[0]);
+      const count = C.getValue(TRANSFER_BUFFER, "i32");
+      const buffer = C.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
       this._namedChildren = new Array(count);
       if (count > 0) {
         let address = buffer;
@@ -4760,7 +1332,7 @@ var Node = class {
           this._namedChildren[i2] = unmarshalNode(this.tree, address);
           address += SIZE_OF_NODE;
         }
-        C2._free(buffer);
+        C._free(buffer);
       }
     }
     return this._namedChildren;
@@ -4786,12 +1358,12 @@ var Node = class {
         symbols.push(i2);
       }
     }
-    const symbolsAddress = C2._malloc(SIZE_OF_INT * symbols.length);
+    const symbolsAddress = C._malloc(SIZE_OF_INT * symbols.length);
     for (let i2 = 0, n = symbols.length; i2 < n; i2++) {
-      C2.setValue(symbolsAddress + i2 * SIZE_OF_INT, symbols[i2], "i32");
+      C.setValue(symbolsAddress + i2 * SIZE_OF_INT, symbols[i2], "i32");
     }
     marshalNode(this);
-    C2._ts_node_descendants_of_type_wasm(
+    C._ts_node_descendants_of_type_wasm(
       this.tree[0],
       symbolsAddress,
       symbols.length,
@@ -4800,8 +1372,8 @@ var Node = class {
       endPosition.row,
       endPosition.column
     );
-    const descendantCount = C2.getValue(TRANSFER_BUFFER, "i32");
-    const descendantAddress = C2.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
+    const descendantCount = C.getValue(TRANSFER_BUFFER, "i32");
+    const descendantAddress = C.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
     const result = new Array(descendantCount);
     if (descendantCount > 0) {
       let address = descendantAddress;
@@ -4810,20 +1382,20 @@ var Node = class {
         address += SIZE_OF_NODE;
       }
     }
-    C2._free(descendantAddress);
-    C2._free(symbolsAddress);
+    C._free(descendantAddress);
+    C._free(symbolsAddress);
     return result;
   }
   /** Get this node's next sibling. */
   get nextSibling() {
     marshalNode(this);
-    C2._ts_node_next_sibling_wasm(this.tree[0]);
+    C._ts_node_next_sibling_wasm(this.tree[0]);
     return unmarshalNode(this.tree);
   }
   /** Get this node's previous sibling. */
   get previousSibling() {
     marshalNode(this);
-    C2._ts_node_prev_sibling_wasm(this.tree[0]);
+    C._ts_node_prev_sibling_wasm(this.tree[0]);
     return unmarshalNode(this.tree);
   }
   /**
@@ -4833,7 +1405,7 @@ var Node = class {
    */
   get nextNamedSibling() {
     marshalNode(this);
-    C2._ts_node_next_named_sibling_wasm(this.tree[0]);
+    C._ts_node_next_named_sibling_wasm(this.tree[0]);
     return unmarshalNode(this.tree);
   }
   /**
@@ -4843,13 +1415,13 @@ var Node = class {
    */
   get previousNamedSibling() {
     marshalNode(this);
-    C2._ts_node_prev_named_sibling_wasm(this.tree[0]);
+    C._ts_node_prev_named_sibling_wasm(this.tree[0]);
     return unmarshalNode(this.tree);
   }
   /** Get the node's number of descendants, including one for the node itself. */
   get descendantCount() {
     marshalNode(this);
-    return C2._ts_node_descendant_count_wasm(this.tree[0]);
+    return C._ts_node_descendant_count_wasm(this.tree[0]);
   }
   /**
    * Get this node's immediate parent.
@@ -4857,7 +1429,7 @@ var Node = class {
    */
   get parent() {
     marshalNode(this);
-    C2._ts_node_parent_wasm(this.tree[0]);
+    C._ts_node_parent_wasm(this.tree[0]);
     return unmarshalNode(this.tree);
   }
   /**
@@ -4868,7 +1440,7 @@ var Node = class {
   childWithDescendant(descendant) {
     marshalNode(this);
     marshalNode(descendant, 1);
-    C2._ts_node_child_with_descendant_wasm(this.tree[0]);
+    C._ts_node_child_with_descendant_wasm(this.tree[0]);
     return unmarshalNode(this.tree);
   }
   /** Get the smallest node within this node that spans the given byte range. */
@@ -4878,9 +1450,9 @@ var Node = class {
     }
     marshalNode(this);
     const address = TRANSFER_BUFFER + SIZE_OF_NODE;
-    C2.setValue(address, start2, "i32");
-    C2.setValue(address + SIZE_OF_INT, end, "i32");
-    C2._ts_node_descendant_for_index_wasm(this.tree[0]);
+    C.setValue(address, start2, "i32");
+    C.setValue(address + SIZE_OF_INT, end, "i32");
+    C._ts_node_descendant_for_index_wasm(this.tree[0]);
     return unmarshalNode(this.tree);
   }
   /** Get the smallest named node within this node that spans the given byte range. */
@@ -4890,9 +1462,9 @@ var Node = class {
     }
     marshalNode(this);
     const address = TRANSFER_BUFFER + SIZE_OF_NODE;
-    C2.setValue(address, start2, "i32");
-    C2.setValue(address + SIZE_OF_INT, end, "i32");
-    C2._ts_node_named_descendant_for_index_wasm(this.tree[0]);
+    C.setValue(address, start2, "i32");
+    C.setValue(address + SIZE_OF_INT, end, "i32");
+    C._ts_node_named_descendant_for_index_wasm(this.tree[0]);
     return unmarshalNode(this.tree);
   }
   /** Get the smallest node within this node that spans the given point range. */
@@ -4904,7 +1476,7 @@ var Node = class {
     const address = TRANSFER_BUFFER + SIZE_OF_NODE;
     marshalPoint(address, start2);
     marshalPoint(address + SIZE_OF_POINT, end);
-    C2._ts_node_descendant_for_position_wasm(this.tree[0]);
+    C._ts_node_descendant_for_position_wasm(this.tree[0]);
     return unmarshalNode(this.tree);
   }
   /** Get the smallest named node within this node that spans the given point range. */
@@ -4916,7 +1488,7 @@ var Node = class {
     const address = TRANSFER_BUFFER + SIZE_OF_NODE;
     marshalPoint(address, start2);
     marshalPoint(address + SIZE_OF_POINT, end);
-    C2._ts_node_named_descendant_for_position_wasm(this.tree[0]);
+    C._ts_node_named_descendant_for_position_wasm(this.tree[0]);
     return unmarshalNode(this.tree);
   }
   /**
@@ -4927,7 +1499,7 @@ var Node = class {
    */
   walk() {
     marshalNode(this);
-    C2._ts_tree_cursor_new_wasm(this.tree[0]);
+    C._ts_tree_cursor_new_wasm(this.tree[0]);
     return new TreeCursor(INTERNAL, this.tree);
   }
   /**
@@ -4969,15 +1541,15 @@ var Node = class {
   /** Get the S-expression representation of this node. */
   toString() {
     marshalNode(this);
-    const address = C2._ts_node_to_string_wasm(this.tree[0]);
-    const result = C2.AsciiToString(address);
-    C2._free(address);
+    const address = C._ts_node_to_string_wasm(this.tree[0]);
+    const result = C.AsciiToString(address);
+    C._free(address);
     return result;
   }
 };
 function unmarshalCaptures(query, tree, address, patternIndex, result) {
   for (let i2 = 0, n = result.length; i2 < n; i2++) {
-    const captureIndex = C2.getValue(address, "i32");
+    const captureIndex = C.getValue(address, "i32");
     address += SIZE_OF_INT;
     const node = unmarshalNode(tree, address);
     address += SIZE_OF_NODE;
@@ -4988,28 +1560,28 @@ function unmarshalCaptures(query, tree, address, patternIndex, result) {
 __name(unmarshalCaptures, "unmarshalCaptures");
 function marshalNode(node, index = 0) {
   let address = TRANSFER_BUFFER + index * SIZE_OF_NODE;
-  C2.setValue(address, node.id, "i32");
+  C.setValue(address, node.id, "i32");
   address += SIZE_OF_INT;
-  C2.setValue(address, node.startIndex, "i32");
+  C.setValue(address, node.startIndex, "i32");
   address += SIZE_OF_INT;
-  C2.setValue(address, node.startPosition.row, "i32");
+  C.setValue(address, node.startPosition.row, "i32");
   address += SIZE_OF_INT;
-  C2.setValue(address, node.startPosition.column, "i32");
+  C.setValue(address, node.startPosition.column, "i32");
   address += SIZE_OF_INT;
-  C2.setValue(address, node[0], "i32");
+  C.setValue(address, node[0], "i32");
 }
 __name(marshalNode, "marshalNode");
 function unmarshalNode(tree, address = TRANSFER_BUFFER) {
-  const id = C2.getValue(address, "i32");
+  const id = C.getValue(address, "i32");
   address += SIZE_OF_INT;
   if (id === 0) return null;
-  const index = C2.getValue(address, "i32");
+  const index = C.getValue(address, "i32");
   address += SIZE_OF_INT;
-  const row = C2.getValue(address, "i32");
+  const row = C.getValue(address, "i32");
   address += SIZE_OF_INT;
-  const column = C2.getValue(address, "i32");
+  const column = C.getValue(address, "i32");
   address += SIZE_OF_INT;
-  const other = C2.getValue(address, "i32");
+  const other = C.getValue(address, "i32");
   const result = new Node(INTERNAL, {
     id,
     tree,
@@ -5021,28 +1593,28 @@ function unmarshalNode(tree, address = TRANSFER_BUFFER) {
 }
 __name(unmarshalNode, "unmarshalNode");
 function marshalTreeCursor(cursor, address = TRANSFER_BUFFER) {
-  C2.setValue(address + 0 * SIZE_OF_INT, cursor[0], "i32");
-  C2.setValue(address + 1 * SIZE_OF_INT, cursor[1], "i32");
-  C2.setValue(address + 2 * SIZE_OF_INT, cursor[2], "i32");
-  C2.setValue(address + 3 * SIZE_OF_INT, cursor[3], "i32");
+  C.setValue(address + 0 * SIZE_OF_INT, cursor[0], "i32");
+  C.setValue(address + 1 * SIZE_OF_INT, cursor[1], "i32");
+  C.setValue(address + 2 * SIZE_OF_INT, cursor[2], "i32");
+  C.setValue(address + 3 * SIZE_OF_INT, cursor[3], "i32");
 }
 __name(marshalTreeCursor, "marshalTreeCursor");
 function unmarshalTreeCursor(cursor) {
-  cursor[0] = C2.getValue(TRANSFER_BUFFER + 0 * SIZE_OF_INT, "i32");
-  cursor[1] = C2.getValue(TRANSFER_BUFFER + 1 * SIZE_OF_INT, "i32");
-  cursor[2] = C2.getValue(TRANSFER_BUFFER + 2 * SIZE_OF_INT, "i32");
-  cursor[3] = C2.getValue(TRANSFER_BUFFER + 3 * SIZE_OF_INT, "i32");
+  cursor[0] = C.getValue(TRANSFER_BUFFER + 0 * SIZE_OF_INT, "i32");
+  cursor[1] = C.getValue(TRANSFER_BUFFER + 1 * SIZE_OF_INT, "i32");
+  cursor[2] = C.getValue(TRANSFER_BUFFER + 2 * SIZE_OF_INT, "i32");
+  cursor[3] = C.getValue(TRANSFER_BUFFER + 3 * SIZE_OF_INT, "i32");
 }
 __name(unmarshalTreeCursor, "unmarshalTreeCursor");
 function marshalPoint(address, point) {
-  C2.setValue(address, point.row, "i32");
-  C2.setValue(address + SIZE_OF_INT, point.column, "i32");
+  C.setValue(address, point.row, "i32");
+  C.setValue(address + SIZE_OF_INT, point.column, "i32");
 }
 __name(marshalPoint, "marshalPoint");
 function unmarshalPoint(address) {
   const result = {
-    row: C2.getValue(address, "i32") >>> 0,
-    column: C2.getValue(address + SIZE_OF_INT, "i32") >>> 0
+    row: C.getValue(address, "i32") >>> 0,
+    column: C.getValue(address + SIZE_OF_INT, "i32") >>> 0
   };
   return result;
 }
@@ -5052,9 +1624,9 @@ function marshalRange(address, range) {
   address += SIZE_OF_POINT;
   marshalPoint(address, range.endPosition);
   address += SIZE_OF_POINT;
-  C2.setValue(address, range.startIndex, "i32");
+  C.setValue(address, range.startIndex, "i32");
   address += SIZE_OF_INT;
-  C2.setValue(address, range.endIndex, "i32");
+  C.setValue(address, range.endIndex, "i32");
   address += SIZE_OF_INT;
 }
 __name(marshalRange, "marshalRange");
@@ -5064,9 +1636,9 @@ function unmarshalRange(address) {
   address += SIZE_OF_POINT;
   result.endPosition = unmarshalPoint(address);
   address += SIZE_OF_POINT;
-  result.startIndex = C2.getValue(address, "i32") >>> 0;
+  result.startIndex = C.getValue(address, "i32") >>> 0;
   address += SIZE_OF_INT;
-  result.endIndex = C2.getValue(address, "i32") >>> 0;
+  result.endIndex = C.getValue(address, "i32") >>> 0;
   return result;
 }
 __name(unmarshalRange, "unmarshalRange");
@@ -5077,18 +1649,18 @@ function marshalEdit(edit, address = TRANSFER_BUFFER) {
   address += SIZE_OF_POINT;
   marshalPoint(address, edit.newEndPosition);
   address += SIZE_OF_POINT;
-  C2.setValue(address, edit.startIndex, "i32");
+  C.setValue(address, edit.startIndex, "i32");
   address += SIZE_OF_INT;
-  C2.setValue(address, edit.oldEndIndex, "i32");
+  C.setValue(address, edit.oldEndIndex, "i32");
   address += SIZE_OF_INT;
-  C2.setValue(address, edit.newEndIndex, "i32");
+  C.setValue(address, edit.newEndIndex, "i32");
   address += SIZE_OF_INT;
 }
 __name(marshalEdit, "marshalEdit");
 function unmarshalLanguageMetadata(address) {
-  const major_version = C2.getValue(address, "i32");
-  const minor_version = C2.getValue(address += SIZE_OF_INT, "i32");
-  const patch_version = C2.getValue(address += SIZE_OF_INT, "i32");
+  const major_version = C.getValue(address, "i32");
+  const minor_version = C.getValue(address += SIZE_OF_INT, "i32");
+  const patch_version = C.getValue(address += SIZE_OF_INT, "i32");
   return { major_version, minor_version, patch_version };
 }
 __name(unmarshalLanguageMetadata, "unmarshalLanguageMetadata");
@@ -5114,17 +1686,17 @@ var Language = class _Language {
   constructor(internal, address) {
     assertInternal(internal);
     this[0] = address;
-    this.types = new Array(C2._ts_language_symbol_count(this[0]));
+    this.types = new Array(C._ts_language_symbol_count(this[0]));
     for (let i2 = 0, n = this.types.length; i2 < n; i2++) {
-      if (C2._ts_language_symbol_type(this[0], i2) < 2) {
-        this.types[i2] = C2.UTF8ToString(C2._ts_language_symbol_name(this[0], i2));
+      if (C._ts_language_symbol_type(this[0], i2) < 2) {
+        this.types[i2] = C.UTF8ToString(C._ts_language_symbol_name(this[0], i2));
       }
     }
-    this.fields = new Array(C2._ts_language_field_count(this[0]) + 1);
+    this.fields = new Array(C._ts_language_field_count(this[0]) + 1);
     for (let i2 = 0, n = this.fields.length; i2 < n; i2++) {
-      const fieldName = C2._ts_language_field_name_for_id(this[0], i2);
+      const fieldName = C._ts_language_field_name_for_id(this[0], i2);
       if (fieldName !== 0) {
-        this.fields[i2] = C2.UTF8ToString(fieldName);
+        this.fields[i2] = C.UTF8ToString(fieldName);
       } else {
         this.fields[i2] = null;
       }
@@ -5134,15 +1706,15 @@ var Language = class _Language {
    * Gets the name of the language.
    */
   get name() {
-    const ptr = C2._ts_language_name(this[0]);
+    const ptr = C._ts_language_name(this[0]);
     if (ptr === 0) return null;
-    return C2.UTF8ToString(ptr);
+    return C.UTF8ToString(ptr);
   }
   /**
    * Gets the ABI version of the language.
    */
   get abiVersion() {
-    return C2._ts_language_abi_version(this[0]);
+    return C._ts_language_abi_version(this[0]);
   }
   /**
   * Get the metadata for this language. This information is generated by the
@@ -5150,8 +1722,8 @@ var Language = class _Language {
   * the language's `tree-sitter.json` file.
   */
   get metadata() {
-    C2._ts_language_metadata_wasm(this[0]);
-    const length = C2.getValue(TRANSFER_BUFFER, "i32");
+    C._ts_language_metadata_wasm(this[0]);
+    const length = C.getValue(TRANSFER_BUFFER, "i32");
     if (length === 0) return null;
     return unmarshalLanguageMetadata(TRANSFER_BUFFER + SIZE_OF_INT);
   }
@@ -5165,7 +1737,7 @@ var Language = class _Language {
    * Gets the number of states in the language.
    */
   get stateCount() {
-    return C2._ts_language_state_count(this[0]);
+    return C._ts_language_state_count(this[0]);
   }
   /**
    * Get the field id for a field name.
@@ -5184,25 +1756,25 @@ var Language = class _Language {
    * Get the node type id for a node type name.
    */
   idForNodeType(type, named) {
-    const typeLength = C2.lengthBytesUTF8(type);
-    const typeAddress = C2._malloc(typeLength + 1);
-    C2.stringToUTF8(type, typeAddress, typeLength + 1);
-    const result = C2._ts_language_symbol_for_name(this[0], typeAddress, typeLength, named ? 1 : 0);
-    C2._free(typeAddress);
+    const typeLength = C.lengthBytesUTF8(type);
+    const typeAddress = C._malloc(typeLength + 1);
+    C.stringToUTF8(type, typeAddress, typeLength + 1);
+    const result = C._ts_language_symbol_for_name(this[0], typeAddress, typeLength, named ? 1 : 0);
+    C._free(typeAddress);
     return result || null;
   }
   /**
    * Gets the number of node types in the language.
    */
   get nodeTypeCount() {
-    return C2._ts_language_symbol_count(this[0]);
+    return C._ts_language_symbol_count(this[0]);
   }
   /**
    * Get the node type name for a node type id.
    */
   nodeTypeForId(typeId) {
-    const name2 = C2._ts_language_symbol_name(this[0], typeId);
-    return name2 ? C2.UTF8ToString(name2) : null;
+    const name2 = C._ts_language_symbol_name(this[0], typeId);
+    return name2 ? C.UTF8ToString(name2) : null;
   }
   /**
    * Check if a node type is named.
@@ -5210,13 +1782,13 @@ var Language = class _Language {
    * @see {@link https://tree-sitter.github.io/tree-sitter/using-parsers/2-basic-parsing.html#named-vs-anonymous-nodes}
    */
   nodeTypeIsNamed(typeId) {
-    return C2._ts_language_type_is_named_wasm(this[0], typeId) ? true : false;
+    return C._ts_language_type_is_named_wasm(this[0], typeId) ? true : false;
   }
   /**
    * Check if a node type is visible.
    */
   nodeTypeIsVisible(typeId) {
-    return C2._ts_language_type_is_visible_wasm(this[0], typeId) ? true : false;
+    return C._ts_language_type_is_visible_wasm(this[0], typeId) ? true : false;
   }
   /**
    * Get the supertypes ids of this language.
@@ -5224,14 +1796,14 @@ var Language = class _Language {
    * @see {@link https://tree-sitter.github.io/tree-sitter/using-parsers/6-static-node-types.html?highlight=supertype#supertype-nodes}
    */
   get supertypes() {
-    C2._ts_language_supertypes_wasm(this[0]);
-    const count = C2.getValue(TRANSFER_BUFFER, "i32");
-    const buffer = C2.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
+    C._ts_language_supertypes_wasm(this[0]);
+    const count = C.getValue(TRANSFER_BUFFER, "i32");
+    const buffer = C.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
     const result = new Array(count);
     if (count > 0) {
       let address = buffer;
       for (let i2 = 0; i2 < count; i2++) {
-        result[i2] = C2.getValue(address, "i16");
+        result[i2] = C.getValue(address, "i16");
         address += SIZE_OF_SHORT;
       }
     }
@@ -5241,14 +1813,14 @@ var Language = class _Language {
    * Get the subtype ids for a given supertype node id.
    */
   subtypes(supertype) {
-    C2._ts_language_subtypes_wasm(this[0], supertype);
-    const count = C2.getValue(TRANSFER_BUFFER, "i32");
-    const buffer = C2.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
+    C._ts_language_subtypes_wasm(this[0], supertype);
+    const count = C.getValue(TRANSFER_BUFFER, "i32");
+    const buffer = C.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
     const result = new Array(count);
     if (count > 0) {
       let address = buffer;
       for (let i2 = 0; i2 < count; i2++) {
-        result[i2] = C2.getValue(address, "i16");
+        result[i2] = C.getValue(address, "i16");
         address += SIZE_OF_SHORT;
       }
     }
@@ -5258,7 +1830,7 @@ var Language = class _Language {
    * Get the next state id for a given state id and node type id.
    */
   nextState(stateId, typeId) {
-    return C2._ts_language_next_state(this[0], stateId, typeId);
+    return C._ts_language_next_state(this[0], stateId, typeId);
   }
   /**
    * Create a new lookahead iterator for this language and parse state.
@@ -5277,7 +1849,7 @@ var Language = class _Language {
    * appropriate.
    */
   lookaheadIterator(stateId) {
-    const address = C2._ts_lookahead_iterator_new(this[0], stateId);
+    const address = C._ts_lookahead_iterator_new(this[0], stateId);
     if (address) return new LookaheadIterator(INTERNAL, address, this);
     return null;
   }
@@ -5291,8 +1863,8 @@ var Language = class _Language {
     if (input instanceof Uint8Array) {
       binary2 = input;
     } else if (globalThis.process?.versions.node) {
-      const fs22 = await import("fs/promises");
-      binary2 = await fs22.readFile(input);
+      const fs2 = await import("fs/promises");
+      binary2 = await fs2.readFile(input);
     } else {
       const response = await fetch(input);
       if (!response.ok) {
@@ -5310,7 +1882,7 @@ ${body2}`);
         binary2 = new Uint8Array(await retryResp.arrayBuffer());
       }
     }
-    const mod = await C2.loadWebAssemblyModule(binary2, { loadAsync: true });
+    const mod = await C.loadWebAssemblyModule(binary2, { loadAsync: true });
     return _Language.loadFromWasmExports(mod, { sync: false });
   }
   static loadFromWasmExports(mod, { sync }) {
@@ -5329,7 +1901,7 @@ ${JSON.stringify(symbolNames, null, 2)}`);
    * Use this when the host environment provides a `WebAssembly.Module` directly.
    */
   static loadSync(wasmModule) {
-    const mod = C2.loadWebAssemblyModule(wasmModule, { loadAsync: false });
+    const mod = C.loadWebAssemblyModule(wasmModule, { loadAsync: false });
     return _Language.loadFromWasmExports(mod, { sync: true });
   }
 };
@@ -5445,18 +2017,18 @@ async function Module2(moduleArg = {}) {
   var HEAP_DATA_VIEW;
   var runtimeInitialized = false;
   function updateMemoryViews() {
-    var b2 = wasmMemory.buffer;
-    Module["HEAP8"] = HEAP8 = new Int8Array(b2);
-    Module["HEAP16"] = HEAP16 = new Int16Array(b2);
-    Module["HEAPU8"] = HEAPU8 = new Uint8Array(b2);
-    Module["HEAPU16"] = HEAPU16 = new Uint16Array(b2);
-    Module["HEAP32"] = HEAP32 = new Int32Array(b2);
-    Module["HEAPU32"] = HEAPU32 = new Uint32Array(b2);
-    Module["HEAPF32"] = HEAPF32 = new Float32Array(b2);
-    Module["HEAPF64"] = HEAPF64 = new Float64Array(b2);
-    Module["HEAP64"] = HEAP64 = new BigInt64Array(b2);
-    Module["HEAPU64"] = HEAPU64 = new BigUint64Array(b2);
-    Module["HEAP_DATA_VIEW"] = HEAP_DATA_VIEW = new DataView(b2);
+    var b = wasmMemory.buffer;
+    Module["HEAP8"] = HEAP8 = new Int8Array(b);
+    Module["HEAP16"] = HEAP16 = new Int16Array(b);
+    Module["HEAPU8"] = HEAPU8 = new Uint8Array(b);
+    Module["HEAPU16"] = HEAPU16 = new Uint16Array(b);
+    Module["HEAP32"] = HEAP32 = new Int32Array(b);
+    Module["HEAPU32"] = HEAPU32 = new Uint32Array(b);
+    Module["HEAPF32"] = HEAPF32 = new Float32Array(b);
+    Module["HEAPF64"] = HEAPF64 = new Float64Array(b);
+    Module["HEAP64"] = HEAP64 = new BigInt64Array(b);
+    Module["HEAPU64"] = HEAPU64 = new BigUint64Array(b);
+    Module["HEAP_DATA_VIEW"] = HEAP_DATA_VIEW = new DataView(b);
     LE_HEAP_UPDATE();
   }
   __name(updateMemoryViews, "updateMemoryViews");
@@ -6494,8 +3066,8 @@ async function Module2(moduleArg = {}) {
       var ptr = LE_HEAP_LOAD_U32((iov >> 2) * 4);
       var len = LE_HEAP_LOAD_U32((iov + 4 >> 2) * 4);
       iov += 8;
-      for (var j2 = 0; j2 < len; j2++) {
-        printChar(fd, HEAPU8[ptr + j2]);
+      for (var j = 0; j < len; j++) {
+        printChar(fd, HEAPU8[ptr + j]);
       }
       num += len;
     }
@@ -6567,12 +3139,12 @@ async function Module2(moduleArg = {}) {
   var lengthBytesUTF8 = /* @__PURE__ */ __name((str) => {
     var len = 0;
     for (var i2 = 0; i2 < str.length; ++i2) {
-      var c3 = str.charCodeAt(i2);
-      if (c3 <= 127) {
+      var c = str.charCodeAt(i2);
+      if (c <= 127) {
         len++;
-      } else if (c3 <= 2047) {
+      } else if (c <= 2047) {
         len += 2;
-      } else if (c3 >= 55296 && c3 <= 57343) {
+      } else if (c >= 55296 && c <= 57343) {
         len += 4;
         ++i2;
       } else {
@@ -6586,25 +3158,25 @@ async function Module2(moduleArg = {}) {
     var startIdx = outIdx;
     var endIdx = outIdx + maxBytesToWrite - 1;
     for (var i2 = 0; i2 < str.length; ++i2) {
-      var u2 = str.codePointAt(i2);
-      if (u2 <= 127) {
+      var u = str.codePointAt(i2);
+      if (u <= 127) {
         if (outIdx >= endIdx) break;
-        heap[outIdx++] = u2;
-      } else if (u2 <= 2047) {
+        heap[outIdx++] = u;
+      } else if (u <= 2047) {
         if (outIdx + 1 >= endIdx) break;
-        heap[outIdx++] = 192 | u2 >> 6;
-        heap[outIdx++] = 128 | u2 & 63;
-      } else if (u2 <= 65535) {
+        heap[outIdx++] = 192 | u >> 6;
+        heap[outIdx++] = 128 | u & 63;
+      } else if (u <= 65535) {
         if (outIdx + 2 >= endIdx) break;
-        heap[outIdx++] = 224 | u2 >> 12;
-        heap[outIdx++] = 128 | u2 >> 6 & 63;
-        heap[outIdx++] = 128 | u2 & 63;
+        heap[outIdx++] = 224 | u >> 12;
+        heap[outIdx++] = 128 | u >> 6 & 63;
+        heap[outIdx++] = 128 | u & 63;
       } else {
         if (outIdx + 3 >= endIdx) break;
-        heap[outIdx++] = 240 | u2 >> 18;
-        heap[outIdx++] = 128 | u2 >> 12 & 63;
-        heap[outIdx++] = 128 | u2 >> 6 & 63;
-        heap[outIdx++] = 128 | u2 & 63;
+        heap[outIdx++] = 240 | u >> 18;
+        heap[outIdx++] = 128 | u >> 12 & 63;
+        heap[outIdx++] = 128 | u >> 6 & 63;
+        heap[outIdx++] = 128 | u & 63;
         i2++;
       }
     }
@@ -6643,20 +3215,20 @@ async function Module2(moduleArg = {}) {
   }, "stringToUTF16");
   LE_ATOMICS_NATIVE_BYTE_ORDER = new Int8Array(new Int16Array([1]).buffer)[0] === 1 ? [
     /* little endian */
-    ((x2) => x2),
-    ((x2) => x2),
+    ((x) => x),
+    ((x) => x),
     void 0,
-    ((x2) => x2)
+    ((x) => x)
   ] : [
     /* big endian */
-    ((x2) => x2),
-    ((x2) => ((x2 & 65280) << 8 | (x2 & 255) << 24) >> 16),
+    ((x) => x),
+    ((x) => ((x & 65280) << 8 | (x & 255) << 24) >> 16),
     void 0,
-    ((x2) => x2 >> 24 & 255 | x2 >> 8 & 65280 | (x2 & 65280) << 8 | (x2 & 255) << 24)
+    ((x) => x >> 24 & 255 | x >> 8 & 65280 | (x & 65280) << 8 | (x & 255) << 24)
   ];
   function LE_HEAP_UPDATE() {
-    HEAPU16.unsigned = ((x2) => x2 & 65535);
-    HEAPU32.unsigned = ((x2) => x2 >>> 0);
+    HEAPU16.unsigned = ((x) => x & 65535);
+    HEAPU32.unsigned = ((x) => x >>> 0);
   }
   __name(LE_HEAP_UPDATE, "LE_HEAP_UPDATE");
   {
@@ -6964,8 +3536,8 @@ var TRANSFER_BUFFER;
 var LANGUAGE_VERSION;
 var MIN_COMPATIBLE_VERSION;
 var finalizer4 = newFinalizer((addresses) => {
-  C2._ts_parser_delete(addresses[0]);
-  C2._free(addresses[1]);
+  C._ts_parser_delete(addresses[0]);
+  C._free(addresses[1]);
 });
 var Parser = class {
   static {
@@ -6989,9 +3561,9 @@ var Parser = class {
    */
   static async init(moduleOptions) {
     setModule(await initializeBinding(moduleOptions));
-    TRANSFER_BUFFER = C2._ts_init();
-    LANGUAGE_VERSION = C2.getValue(TRANSFER_BUFFER, "i32");
-    MIN_COMPATIBLE_VERSION = C2.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
+    TRANSFER_BUFFER = C._ts_init();
+    LANGUAGE_VERSION = C.getValue(TRANSFER_BUFFER, "i32");
+    MIN_COMPATIBLE_VERSION = C.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
   }
   /**
    * Create a new parser.
@@ -7005,15 +3577,15 @@ var Parser = class {
     if (!checkModule()) {
       throw new Error("cannot construct a Parser before calling `init()`");
     }
-    C2._ts_parser_new_wasm();
-    this[0] = C2.getValue(TRANSFER_BUFFER, "i32");
-    this[1] = C2.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
+    C._ts_parser_new_wasm();
+    this[0] = C.getValue(TRANSFER_BUFFER, "i32");
+    this[1] = C.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
   }
   /** Delete the parser, freeing its resources. */
   delete() {
     finalizer4?.unregister(this);
-    C2._ts_parser_delete(this[0]);
-    C2._free(this[1]);
+    C._ts_parser_delete(this[0]);
+    C._free(this[1]);
     this[0] = 0;
     this[1] = 0;
   }
@@ -7033,7 +3605,7 @@ var Parser = class {
       this.language = null;
     } else if (language.constructor === Language) {
       address = language[0];
-      const version = C2._ts_language_abi_version(address);
+      const version = C._ts_language_abi_version(address);
       if (version < MIN_COMPATIBLE_VERSION || LANGUAGE_VERSION < version) {
         throw new Error(
           `Incompatible language version ${version}. Compatibility range ${MIN_COMPATIBLE_VERSION} through ${LANGUAGE_VERSION}.`
@@ -7043,7 +3615,7 @@ var Parser = class {
     } else {
       throw new Error("Argument must be a Language");
     }
-    C2._ts_parser_set_language(this[0], address);
+    C._ts_parser_set_language(this[0], address);
     return this;
   }
   /**
@@ -7064,36 +3636,36 @@ var Parser = class {
    */
   parse(callback, oldTree, options) {
     if (typeof callback === "string") {
-      C2.currentParseCallback = (index) => callback.slice(index);
+      C.currentParseCallback = (index) => callback.slice(index);
     } else if (typeof callback === "function") {
-      C2.currentParseCallback = callback;
+      C.currentParseCallback = callback;
     } else {
       throw new Error("Argument must be a string or a function");
     }
     if (options?.progressCallback) {
-      C2.currentProgressCallback = options.progressCallback;
+      C.currentProgressCallback = options.progressCallback;
     } else {
-      C2.currentProgressCallback = null;
+      C.currentProgressCallback = null;
     }
     if (this.logCallback) {
-      C2.currentLogCallback = this.logCallback;
-      C2._ts_parser_enable_logger_wasm(this[0], 1);
+      C.currentLogCallback = this.logCallback;
+      C._ts_parser_enable_logger_wasm(this[0], 1);
     } else {
-      C2.currentLogCallback = null;
-      C2._ts_parser_enable_logger_wasm(this[0], 0);
+      C.currentLogCallback = null;
+      C._ts_parser_enable_logger_wasm(this[0], 0);
     }
     let rangeCount = 0;
     let rangeAddress = 0;
     if (options?.includedRanges) {
       rangeCount = options.includedRanges.length;
-      rangeAddress = C2._calloc(rangeCount, SIZE_OF_RANGE);
+      rangeAddress = C._calloc(rangeCount, SIZE_OF_RANGE);
       let address = rangeAddress;
       for (let i2 = 0; i2 < rangeCount; i2++) {
         marshalRange(address, options.includedRanges[i2]);
         address += SIZE_OF_RANGE;
       }
     }
-    const treeAddress = C2._ts_parser_parse_wasm(
+    const treeAddress = C._ts_parser_parse_wasm(
       this[0],
       this[1],
       oldTree ? oldTree[0] : 0,
@@ -7101,18 +3673,18 @@ var Parser = class {
       rangeCount
     );
     if (!treeAddress) {
-      C2.currentParseCallback = null;
-      C2.currentLogCallback = null;
-      C2.currentProgressCallback = null;
+      C.currentParseCallback = null;
+      C.currentLogCallback = null;
+      C.currentProgressCallback = null;
       return null;
     }
     if (!this.language) {
       throw new Error("Parser must have a language to parse");
     }
-    const result = new Tree(INTERNAL, treeAddress, this.language, C2.currentParseCallback);
-    C2.currentParseCallback = null;
-    C2.currentLogCallback = null;
-    C2.currentProgressCallback = null;
+    const result = new Tree(INTERNAL, treeAddress, this.language, C.currentParseCallback);
+    C.currentParseCallback = null;
+    C.currentLogCallback = null;
+    C.currentProgressCallback = null;
     return result;
   }
   /**
@@ -7125,13 +3697,13 @@ var Parser = class {
    * parse some other document, you must call `reset` first.
    */
   reset() {
-    C2._ts_parser_reset(this[0]);
+    C._ts_parser_reset(this[0]);
   }
   /** Get the ranges of text that the parser will include when parsing. */
   getIncludedRanges() {
-    C2._ts_parser_included_ranges_wasm(this[0]);
-    const count = C2.getValue(TRANSFER_BUFFER, "i32");
-    const buffer = C2.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
+    C._ts_parser_included_ranges_wasm(this[0]);
+    const count = C.getValue(TRANSFER_BUFFER, "i32");
+    const buffer = C.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
     const result = new Array(count);
     if (count > 0) {
       let address = buffer;
@@ -7139,7 +3711,7 @@ var Parser = class {
         result[i2] = unmarshalRange(address);
         address += SIZE_OF_RANGE;
       }
-      C2._free(buffer);
+      C._free(buffer);
     }
     return result;
   }
@@ -7229,9 +3801,9 @@ function parseAnyPredicate(steps, index, operator, textPredicates) {
     textPredicates[index].push((captures) => {
       const nodes1 = [];
       const nodes2 = [];
-      for (const c3 of captures) {
-        if (c3.name === captureName1) nodes1.push(c3.node);
-        if (c3.name === captureName2) nodes2.push(c3.node);
+      for (const c of captures) {
+        if (c.name === captureName1) nodes1.push(c.node);
+        if (c.name === captureName2) nodes2.push(c.node);
       }
       const compare = /* @__PURE__ */ __name((n1, n2, positive) => {
         return positive ? n1.text === n2.text : n1.text !== n2.text;
@@ -7245,8 +3817,8 @@ function parseAnyPredicate(steps, index, operator, textPredicates) {
     const doesNotMatch = /* @__PURE__ */ __name((n) => n.text !== stringValue, "doesNotMatch");
     textPredicates[index].push((captures) => {
       const nodes = [];
-      for (const c3 of captures) {
-        if (c3.name === captureName) nodes.push(c3.node);
+      for (const c of captures) {
+        if (c.name === captureName) nodes.push(c.node);
       }
       const test = isPositive ? matches : doesNotMatch;
       return matchAll ? nodes.every(test) : nodes.some(test);
@@ -7276,8 +3848,8 @@ function parseMatchPredicate(steps, index, operator, textPredicates) {
   const regex = new RegExp(steps[2].value);
   textPredicates[index].push((captures) => {
     const nodes = [];
-    for (const c3 of captures) {
-      if (c3.name === captureName) nodes.push(c3.node.text);
+    for (const c of captures) {
+      if (c.name === captureName) nodes.push(c.node.text);
     }
     const test = /* @__PURE__ */ __name((text, positive) => {
       return positive ? regex.test(text) : !regex.test(text);
@@ -7309,8 +3881,8 @@ function parseAnyOfPredicate(steps, index, operator, textPredicates) {
   const values = stringSteps.map((s) => s.value);
   textPredicates[index].push((captures) => {
     const nodes = [];
-    for (const c3 of captures) {
-      if (c3.name === captureName) nodes.push(c3.node.text);
+    for (const c of captures) {
+      if (c.name === captureName) nodes.push(c.node.text);
     }
     if (nodes.length === 0) return !isPositive;
     return nodes.every((text) => values.includes(text)) === isPositive;
@@ -7387,7 +3959,7 @@ function parsePattern(index, stepType, stepValueId, captureNames, stringValues, 
 }
 __name(parsePattern, "parsePattern");
 var finalizer5 = newFinalizer((address) => {
-  C2._ts_query_delete(address);
+  C._ts_query_delete(address);
 });
 var Query = class {
   static {
@@ -7434,10 +4006,10 @@ var Query = class {
    * @link {@see https://tree-sitter.github.io/tree-sitter/using-parsers/queries}
    */
   constructor(language, source) {
-    const sourceLength = C2.lengthBytesUTF8(source);
-    const sourceAddress = C2._malloc(sourceLength + 1);
-    C2.stringToUTF8(source, sourceAddress, sourceLength + 1);
-    const address = C2._ts_query_new(
+    const sourceLength = C.lengthBytesUTF8(source);
+    const sourceAddress = C._malloc(sourceLength + 1);
+    C.stringToUTF8(source, sourceAddress, sourceLength + 1);
+    const address = C._ts_query_new(
       language[0],
       sourceAddress,
       sourceLength,
@@ -7445,12 +4017,12 @@ var Query = class {
       TRANSFER_BUFFER + SIZE_OF_INT
     );
     if (!address) {
-      const errorId = C2.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
-      const errorByte = C2.getValue(TRANSFER_BUFFER, "i32");
-      const errorIndex = C2.UTF8ToString(sourceAddress, errorByte).length;
+      const errorId = C.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
+      const errorByte = C.getValue(TRANSFER_BUFFER, "i32");
+      const errorIndex = C.UTF8ToString(sourceAddress, errorByte).length;
       const suffix = source.slice(errorIndex, errorIndex + 100).split("\n")[0];
       const word = suffix.match(QUERY_WORD_REGEX)?.[0] ?? "";
-      C2._free(sourceAddress);
+      C._free(sourceAddress);
       switch (errorId) {
         case QueryErrorKind.Syntax:
           throw new QueryError(QueryErrorKind.Syntax, { suffix: `${errorIndex}: '${suffix}'...` }, errorIndex, 0);
@@ -7464,37 +4036,37 @@ var Query = class {
           throw new QueryError(errorId, { suffix: `${errorIndex}: '${suffix}'...` }, errorIndex, 0);
       }
     }
-    const stringCount = C2._ts_query_string_count(address);
-    const captureCount = C2._ts_query_capture_count(address);
-    const patternCount = C2._ts_query_pattern_count(address);
+    const stringCount = C._ts_query_string_count(address);
+    const captureCount = C._ts_query_capture_count(address);
+    const patternCount = C._ts_query_pattern_count(address);
     const captureNames = new Array(captureCount);
     const captureQuantifiers = new Array(patternCount);
     const stringValues = new Array(stringCount);
     for (let i2 = 0; i2 < captureCount; i2++) {
-      const nameAddress = C2._ts_query_capture_name_for_id(
+      const nameAddress = C._ts_query_capture_name_for_id(
         address,
         i2,
         TRANSFER_BUFFER
       );
-      const nameLength = C2.getValue(TRANSFER_BUFFER, "i32");
-      captureNames[i2] = C2.UTF8ToString(nameAddress, nameLength);
+      const nameLength = C.getValue(TRANSFER_BUFFER, "i32");
+      captureNames[i2] = C.UTF8ToString(nameAddress, nameLength);
     }
     for (let i2 = 0; i2 < patternCount; i2++) {
       const captureQuantifiersArray = new Array(captureCount);
-      for (let j2 = 0; j2 < captureCount; j2++) {
-        const quantifier = C2._ts_query_capture_quantifier_for_id(address, i2, j2);
-        captureQuantifiersArray[j2] = quantifier;
+      for (let j = 0; j < captureCount; j++) {
+        const quantifier = C._ts_query_capture_quantifier_for_id(address, i2, j);
+        captureQuantifiersArray[j] = quantifier;
       }
       captureQuantifiers[i2] = captureQuantifiersArray;
     }
     for (let i2 = 0; i2 < stringCount; i2++) {
-      const valueAddress = C2._ts_query_string_value_for_id(
+      const valueAddress = C._ts_query_string_value_for_id(
         address,
         i2,
         TRANSFER_BUFFER
       );
-      const nameLength = C2.getValue(TRANSFER_BUFFER, "i32");
-      stringValues[i2] = C2.UTF8ToString(valueAddress, nameLength);
+      const nameLength = C.getValue(TRANSFER_BUFFER, "i32");
+      stringValues[i2] = C.UTF8ToString(valueAddress, nameLength);
     }
     const setProperties = new Array(patternCount);
     const assertedProperties = new Array(patternCount);
@@ -7502,16 +4074,16 @@ var Query = class {
     const predicates = new Array(patternCount);
     const textPredicates = new Array(patternCount);
     for (let i2 = 0; i2 < patternCount; i2++) {
-      const predicatesAddress = C2._ts_query_predicates_for_pattern(address, i2, TRANSFER_BUFFER);
-      const stepCount = C2.getValue(TRANSFER_BUFFER, "i32");
+      const predicatesAddress = C._ts_query_predicates_for_pattern(address, i2, TRANSFER_BUFFER);
+      const stepCount = C.getValue(TRANSFER_BUFFER, "i32");
       predicates[i2] = [];
       textPredicates[i2] = [];
       const steps = new Array();
       let stepAddress = predicatesAddress;
-      for (let j2 = 0; j2 < stepCount; j2++) {
-        const stepType = C2.getValue(stepAddress, "i32");
+      for (let j = 0; j < stepCount; j++) {
+        const stepType = C.getValue(stepAddress, "i32");
         stepAddress += SIZE_OF_INT;
-        const stepValueId = C2.getValue(stepAddress, "i32");
+        const stepValueId = C.getValue(stepAddress, "i32");
         stepAddress += SIZE_OF_INT;
         parsePattern(
           i2,
@@ -7533,7 +4105,7 @@ var Query = class {
       Object.freeze(assertedProperties[i2]);
       Object.freeze(refutedProperties[i2]);
     }
-    C2._free(sourceAddress);
+    C._free(sourceAddress);
     this[0] = address;
     this.captureNames = captureNames;
     this.captureQuantifiers = captureQuantifiers;
@@ -7548,7 +4120,7 @@ var Query = class {
   /** Delete the query, freeing its resources. */
   delete() {
     finalizer5?.unregister(this);
-    C2._ts_query_delete(this[0]);
+    C._ts_query_delete(this[0]);
     this[0] = 0;
   }
   /**
@@ -7592,10 +4164,10 @@ var Query = class {
       throw new Error("`startContainingPosition` cannot be greater than `endContainingPosition`");
     }
     if (progressCallback) {
-      C2.currentQueryProgressCallback = progressCallback;
+      C.currentQueryProgressCallback = progressCallback;
     }
     marshalNode(node);
-    C2._ts_query_matches_wasm(
+    C._ts_query_matches_wasm(
       this[0],
       node.tree[0],
       startPosition.row,
@@ -7613,21 +4185,21 @@ var Query = class {
       matchLimit,
       maxStartDepth
     );
-    const rawCount = C2.getValue(TRANSFER_BUFFER, "i32");
-    const startAddress = C2.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
-    const didExceedMatchLimit = C2.getValue(TRANSFER_BUFFER + 2 * SIZE_OF_INT, "i32");
+    const rawCount = C.getValue(TRANSFER_BUFFER, "i32");
+    const startAddress = C.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
+    const didExceedMatchLimit = C.getValue(TRANSFER_BUFFER + 2 * SIZE_OF_INT, "i32");
     const result = new Array(rawCount);
     this.exceededMatchLimit = Boolean(didExceedMatchLimit);
     let filteredCount = 0;
     let address = startAddress;
     for (let i2 = 0; i2 < rawCount; i2++) {
-      const patternIndex = C2.getValue(address, "i32");
+      const patternIndex = C.getValue(address, "i32");
       address += SIZE_OF_INT;
-      const captureCount = C2.getValue(address, "i32");
+      const captureCount = C.getValue(address, "i32");
       address += SIZE_OF_INT;
       const captures = new Array(captureCount);
       address = unmarshalCaptures(this, node.tree, address, patternIndex, captures);
-      if (this.textPredicates[patternIndex].every((p2) => p2(captures))) {
+      if (this.textPredicates[patternIndex].every((p) => p(captures))) {
         result[filteredCount] = { patternIndex, captures };
         const setProperties = this.setProperties[patternIndex];
         result[filteredCount].setProperties = setProperties;
@@ -7639,8 +4211,8 @@ var Query = class {
       }
     }
     result.length = filteredCount;
-    C2._free(startAddress);
-    C2.currentQueryProgressCallback = null;
+    C._free(startAddress);
+    C.currentQueryProgressCallback = null;
     return result;
   }
   /**
@@ -7683,10 +4255,10 @@ var Query = class {
       throw new Error("`startContainingPosition` cannot be greater than `endContainingPosition`");
     }
     if (progressCallback) {
-      C2.currentQueryProgressCallback = progressCallback;
+      C.currentQueryProgressCallback = progressCallback;
     }
     marshalNode(node);
-    C2._ts_query_captures_wasm(
+    C._ts_query_captures_wasm(
       this[0],
       node.tree[0],
       startPosition.row,
@@ -7704,23 +4276,23 @@ var Query = class {
       matchLimit,
       maxStartDepth
     );
-    const count = C2.getValue(TRANSFER_BUFFER, "i32");
-    const startAddress = C2.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
-    const didExceedMatchLimit = C2.getValue(TRANSFER_BUFFER + 2 * SIZE_OF_INT, "i32");
+    const count = C.getValue(TRANSFER_BUFFER, "i32");
+    const startAddress = C.getValue(TRANSFER_BUFFER + SIZE_OF_INT, "i32");
+    const didExceedMatchLimit = C.getValue(TRANSFER_BUFFER + 2 * SIZE_OF_INT, "i32");
     const result = new Array();
     this.exceededMatchLimit = Boolean(didExceedMatchLimit);
     const captures = new Array();
     let address = startAddress;
     for (let i2 = 0; i2 < count; i2++) {
-      const patternIndex = C2.getValue(address, "i32");
+      const patternIndex = C.getValue(address, "i32");
       address += SIZE_OF_INT;
-      const captureCount = C2.getValue(address, "i32");
+      const captureCount = C.getValue(address, "i32");
       address += SIZE_OF_INT;
-      const captureIndex = C2.getValue(address, "i32");
+      const captureIndex = C.getValue(address, "i32");
       address += SIZE_OF_INT;
       captures.length = captureCount;
       address = unmarshalCaptures(this, node.tree, address, patternIndex, captures);
-      if (this.textPredicates[patternIndex].every((p2) => p2(captures))) {
+      if (this.textPredicates[patternIndex].every((p) => p(captures))) {
         const capture = captures[captureIndex];
         const setProperties = this.setProperties[patternIndex];
         capture.setProperties = setProperties;
@@ -7731,8 +4303,8 @@ var Query = class {
         result.push(capture);
       }
     }
-    C2._free(startAddress);
-    C2.currentQueryProgressCallback = null;
+    C._free(startAddress);
+    C.currentQueryProgressCallback = null;
     return result;
   }
   /** Get the predicates for a given pattern. */
@@ -7746,11 +4318,11 @@ var Query = class {
    * avoids any resource usage associated with recording the capture.
    */
   disableCapture(captureName) {
-    const captureNameLength = C2.lengthBytesUTF8(captureName);
-    const captureNameAddress = C2._malloc(captureNameLength + 1);
-    C2.stringToUTF8(captureName, captureNameAddress, captureNameLength + 1);
-    C2._ts_query_disable_capture(this[0], captureNameAddress, captureNameLength);
-    C2._free(captureNameAddress);
+    const captureNameLength = C.lengthBytesUTF8(captureName);
+    const captureNameAddress = C._malloc(captureNameLength + 1);
+    C.stringToUTF8(captureName, captureNameAddress, captureNameLength + 1);
+    C._ts_query_disable_capture(this[0], captureNameAddress, captureNameLength);
+    C._free(captureNameAddress);
   }
   /**
    * Disable a certain pattern within a query.
@@ -7765,7 +4337,7 @@ var Query = class {
         `Pattern index is ${patternIndex} but the pattern count is ${this.predicates.length}`
       );
     }
-    C2._ts_query_disable_pattern(this[0], patternIndex);
+    C._ts_query_disable_pattern(this[0], patternIndex);
   }
   /**
    * Check if, on its last execution, this cursor exceeded its maximum number
@@ -7781,7 +4353,7 @@ var Query = class {
         `Pattern index is ${patternIndex} but the pattern count is ${this.predicates.length}`
       );
     }
-    return C2._ts_query_start_byte_for_pattern(this[0], patternIndex);
+    return C._ts_query_start_byte_for_pattern(this[0], patternIndex);
   }
   /** Get the byte offset where the given pattern ends in the query's source. */
   endIndexForPattern(patternIndex) {
@@ -7790,11 +4362,11 @@ var Query = class {
         `Pattern index is ${patternIndex} but the pattern count is ${this.predicates.length}`
       );
     }
-    return C2._ts_query_end_byte_for_pattern(this[0], patternIndex);
+    return C._ts_query_end_byte_for_pattern(this[0], patternIndex);
   }
   /** Get the number of patterns in the query. */
   patternCount() {
-    return C2._ts_query_pattern_count(this[0]);
+    return C._ts_query_pattern_count(this[0]);
   }
   /** Get the index for a given capture name. */
   captureIndexForName(captureName) {
@@ -7802,11 +4374,11 @@ var Query = class {
   }
   /** Check if a given pattern within a query has a single root node. */
   isPatternRooted(patternIndex) {
-    return C2._ts_query_is_pattern_rooted(this[0], patternIndex) === 1;
+    return C._ts_query_is_pattern_rooted(this[0], patternIndex) === 1;
   }
   /** Check if a given pattern within a query has a single root node. */
   isPatternNonLocal(patternIndex) {
-    return C2._ts_query_is_pattern_non_local(this[0], patternIndex) === 1;
+    return C._ts_query_is_pattern_non_local(this[0], patternIndex) === 1;
   }
   /**
    * Check if a given step in a query is 'definite'.
@@ -7815,7 +4387,7 @@ var Query = class {
    * match successfully once it reaches the step.
    */
   isPatternGuaranteedAtStep(byteIndex) {
-    return C2._ts_query_is_pattern_guaranteed_at_step(this[0], byteIndex) === 1;
+    return C._ts_query_is_pattern_guaranteed_at_step(this[0], byteIndex) === 1;
   }
 };
 
@@ -8038,7 +4610,6 @@ async function parseTags(name2, text) {
   instance2.setLanguage(language);
   const tree = instance2.parse(text);
   if (!tree) throw new Error(`tree-sitter could not parse this ${name2} file`);
-  const lines = text.split("\n");
   const definitions = [];
   const references = /* @__PURE__ */ new Map();
   const definitionNodes = /* @__PURE__ */ new Set();
@@ -8050,9 +4621,8 @@ async function parseTags(name2, text) {
         const seen = references.get(capture.node.id);
         references.set(capture.node.id, { name: name3, member: capture.name === "reference.member" || seen?.member === true });
       } else if (capture.name.startsWith("definition.")) {
-        const row = capture.node.startPosition.row;
         definitionNodes.add(capture.node.id);
-        definitions.push({ name: name3, kind: capture.name.slice("definition.".length), line: row + 1, signature: signatureLine(lines[row] ?? "") });
+        definitions.push({ name: name3, kind: capture.name.slice("definition.".length), line: capture.node.startPosition.row + 1, signature: signatureLine(lineAt(text, capture.node.startIndex)) });
       }
     }
   } finally {
@@ -8064,7 +4634,16 @@ async function parseTags(name2, text) {
     if (member && name3.length < 8 && !/[a-z][A-Z]|[A-Za-z]_[A-Za-z]/.test(name3)) continue;
     counts.set(name3, (counts.get(name3) ?? 0) + (member ? MEMBER_REFERENCE : 1));
   }
-  return normaliseTags("parser", definitions, counts, lines.length - (text.endsWith("\n") ? 1 : 0));
+  return normaliseTags("parser", definitions, counts, countLines(text));
+}
+function lineAt(text, index) {
+  const end = text.indexOf("\n", index);
+  return text.slice(index > 0 ? text.lastIndexOf("\n", index - 1) + 1 : 0, end < 0 ? text.length : end);
+}
+function countLines(text) {
+  let lines = text.endsWith("\n") ? 0 : 1;
+  for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) lines++;
+  return lines;
 }
 
 // src/tools/repo-map/tag-worker.ts
