@@ -13,7 +13,7 @@ export interface RenderedMap {
 }
 
 const ELIDED = "   ⋮";
-/** Token counts of lines seen before: the binary search renders the same lines many times. */
+/** Token counts of lines seen before: the search renders the same lines many times. */
 const lineTokens = new Map<string, number>();
 const MAX_CACHED_LINES = 100_000;
 /** Source may contain special-token text (`<|endoftext|>`): count it as the plain text it is. */
@@ -30,23 +30,28 @@ function tokensOfLine(line: string): number {
 }
 
 /**
- * The largest prefix of the ranked items whose map fits `budget` tokens: binary search with a
- * per-line estimate, then the whole text counted exactly and cut further if BPE across line ends
+ * The largest prefix of the ranked items whose map fits `budget` tokens: a search (doubling, then
+ * binary) with a per-line estimate, then the whole text counted exactly and cut further if BPE across line ends
  * made it longer. The head (header and notes) is always kept; the footer says what was left out.
  */
 export function fitToBudget(files: RepoFile[], items: RankedItem[], head: string[], budget: number): RenderedMap {
   const directories = directoriesOf(files);
   const limit = Math.min(items.length, budget);
-  // The body's estimate for every prefix, in one pass; only the footer is rendered per probe.
+  // The body's estimate per prefix, extended only as far as the search looks; only the footer is rendered per probe.
   const body = bodyEstimates(files, items, limit);
   const fixed = head.reduce((sum, line) => sum + tokensOfLine(line), 0) + tokensOfLine("");
   const estimate = (count: number) => {
     const footer = footerLines(files, directories, items, count, budget);
     // The footer follows a blank line.
-    return fixed + (body[count] ?? 0) + footer.reduce((sum, line) => sum + tokensOfLine(line), footer.length > 0 ? tokensOfLine("") : 0);
+    return fixed + body(count) + footer.reduce((sum, line) => sum + tokensOfLine(line), footer.length > 0 ? tokensOfLine("") : 0);
   };
+  // Doubling first: a map shows a few hundred items, so lines far down the ranking are never counted.
   let low = 0;
-  let high = limit;
+  let high = Math.min(limit, FIRST_PROBE);
+  while (high < limit && estimate(high) <= budget) {
+    low = high;
+    high = Math.min(limit, high * 2);
+  }
   while (low < high) {
     const middle = Math.ceil((low + high) / 2);
     if (estimate(middle) <= budget) low = middle;
@@ -61,40 +66,46 @@ export function fitToBudget(files: RepoFile[], items: RankedItem[], head: string
   }
 }
 
+/** Items the search tries first. */
+const FIRST_PROBE = 64;
+
 /**
- * Per prefix length k (0..limit): the estimated tokens of the body rendering the first k items,
- * the same sum of line estimates `renderLines` would give, kept up as each item joins its file's
- * block: its line, and the ⋮ markers that change around it.
+ * The estimated tokens of the body rendering the first k items (k up to `limit`): the same sum of
+ * line estimates `renderLines` would give, kept up as each item joins its file's block (its line,
+ * and the ⋮ markers that change around it), and computed only as far as asked.
  */
-function bodyEstimates(files: RepoFile[], items: RankedItem[], limit: number): Float64Array {
+function bodyEstimates(files: RepoFile[], items: RankedItem[], limit: number): (count: number) => number {
   const estimates = new Float64Array(limit + 1);
   /** Per file shown: the lines of its definitions shown so far, ascending (the first-ranked definition of a line is the one shown). */
   const shownLines = new Map<number, number[]>();
   const elided = tokensOfLine(ELIDED);
   let total = 0;
-  for (let k = 0; k < limit; k++) {
-    const item = items[k];
-    const file = item ? files[item.file] : undefined;
-    if (item && file) {
-      let lines = shownLines.get(item.file);
-      if (!lines) {
-        lines = [];
-        shownLines.set(item.file, lines);
-        total += tokensOfLine(fileLine(file));
+  let done = 0;
+  return (count) => {
+    for (; done < Math.min(count, limit); done++) {
+      const item = items[done];
+      const file = item ? files[item.file] : undefined;
+      if (item && file) {
+        let lines = shownLines.get(item.file);
+        if (!lines) {
+          lines = [];
+          shownLines.set(item.file, lines);
+          total += tokensOfLine(fileLine(file));
+        }
+        const line = item.definition?.line;
+        const at = line === undefined ? -1 : lowerBound(lines, line);
+        if (item.definition && line !== undefined && lines[at] !== line) {
+          const lineCount = file.tags?.lineCount ?? 0;
+          const before = lines[at - 1] ?? 0;
+          const after = lines[at];
+          total += definitionTokens(item.definition) + elided * (gap(before, line, lineCount) + gap(line, after, lineCount) - gap(before, after, lineCount));
+          lines.splice(at, 0, line);
+        }
       }
-      const line = item.definition?.line;
-      const at = line === undefined ? -1 : lowerBound(lines, line);
-      if (item.definition && line !== undefined && lines[at] !== line) {
-        const lineCount = file.tags?.lineCount ?? 0;
-        const before = lines[at - 1] ?? 0;
-        const after = lines[at];
-        total += definitionTokens(item.definition) + elided * (gap(before, line, lineCount) + gap(line, after, lineCount) - gap(before, after, lineCount));
-        lines.splice(at, 0, line);
-      }
+      estimates[done + 1] = total;
     }
-    estimates[k + 1] = total;
-  }
-  return estimates;
+    return estimates[Math.min(count, limit)] ?? 0;
+  };
 }
 
 /** Whether ⋮ stands between two shown lines (0 before the first; undefined past the last, where ⋮ closes a block that ends before the file does). */

@@ -49,7 +49,7 @@ const mapOf = (files: RepoFile[], items: RankedItem[], count: number) => fitToBu
 const estimateOf = (text: string) => text.split("\n").reduce((sum, line) => sum + countTokens(`${line}\n`, AS_TEXT), 0);
 
 describe("repo_map's fit to a token budget", () => {
-  it("shows the prefix a binary search over whole renderings would, and never more tokens than the budget", () => {
+  it("shows the prefix a search over whole renderings would, and never more tokens than the budget", () => {
     for (let seed = 1; seed <= 6; seed++) {
       const { files, items } = randomTree(random(seed));
       // Budgets probe many of the same prefixes: each is rendered and estimated once.
@@ -68,9 +68,15 @@ describe("repo_map's fit to a token budget", () => {
         const fitted = fitToBudget(files, items, HEAD, budget);
         expect(fitted.tokens, `seed ${seed}, budget ${budget}`).toBe(countTokens(fitted.text, AS_TEXT));
         expect(fitted.tokens).toBeLessThanOrEqual(budget);
-        // The reference: render each probed prefix in full and estimate it line by line.
+        // The reference: the same search (doubling from 64 items, then halving), rendering each
+        // probed prefix in full and estimating it line by line.
+        const limit = Math.min(items.length, budget);
         let low = 0;
-        let high = Math.min(items.length, budget);
+        let high = Math.min(limit, 64);
+        while (high < limit && prefix(high).estimate <= budget) {
+          low = high;
+          high = Math.min(limit, high * 2);
+        }
         while (low < high) {
           const middle = Math.ceil((low + high) / 2);
           if (prefix(middle).estimate <= budget) low = middle;
