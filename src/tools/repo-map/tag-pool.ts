@@ -104,8 +104,9 @@ export async function outlineInWorkers(root: string, jobs: OutlineJob[], signal?
   for (const entry of workers) entry.worker.ref();
   const outcomes = new Array<CachedTags>(jobs.length);
   let next = 0;
+  let failed = false;
   const drive = async (entry: PoolWorker) => {
-    while (next < jobs.length) {
+    while (next < jobs.length && !failed) {
       signal?.throwIfAborted();
       const start = next;
       next += Math.max(1, Math.min(MAX_BATCH, Math.floor((jobs.length - start) / (workers.length * BATCHES_PER_WORKER))));
@@ -114,7 +115,19 @@ export async function outlineInWorkers(root: string, jobs: OutlineJob[], signal?
     }
   };
   try {
-    await Promise.all(workers.map(drive));
+    // Every worker's batch in hand finishes before a failure or an abort is reported: once this
+    // settles, no worker reads the tree any more (the caller may remove it).
+    const settled = await Promise.allSettled(
+      workers.map((entry) =>
+        drive(entry).catch((error: unknown) => {
+          // The other workers stop after the batch in hand.
+          failed = true;
+          throw error;
+        }),
+      ),
+    );
+    const failure = settled.find((outcome) => outcome.status === "rejected");
+    if (failure) throw failure.reason;
   } finally {
     for (const entry of workers) entry.worker.unref();
     idleTimer = setTimeout(stopParserWorkers, IDLE_MS);
