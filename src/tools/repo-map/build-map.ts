@@ -30,6 +30,26 @@ export interface RepoMap {
 }
 
 /**
+ * Starts collecting the tags of the tree at `root` ahead of its first repo_map call (a planning run
+ * starts it while the model reads the request): that call then waits for it, or finds the tags
+ * cached, instead of parsing from the start. Returns how to stop it: what is left is abandoned (an
+ * abandoned collection caches nothing), and it resolves once nothing reads the tree any more, so
+ * call it before the tree goes away.
+ */
+export function prefetchRepoMap(root: string, tagCacheDir?: string): () => Promise<void> {
+  const controller = new AbortController();
+  // A failure shows when the tool is called (it collects again); here it only means no head start.
+  const work = collectTags(root, controller.signal, tagCacheDir).then(
+    () => undefined,
+    () => undefined,
+  );
+  return async () => {
+    controller.abort();
+    await work;
+  };
+}
+
+/**
  * The repository map: tags of every tracked file (tree-sitter where we have a grammar, the regex
  * outline elsewhere), ranked by personalised PageRank over who uses whose definitions, fitted to
  * a token budget. Same tree, focus and budget: the same bytes.

@@ -83,8 +83,26 @@ async function listTracked(root: string): Promise<Tracked> {
   return tracked;
 }
 
+/** Per worktree: the collection running now. Another for the same tree waits for it and then finds its tags cached, rather than parsing them twice. */
+const running = new Map<string, Promise<unknown>>();
+
 /** Tags for every tracked file: from the cache by blob SHA, else read and outlined on worker threads. */
 export async function collectTags(root: string, signal?: AbortSignal, cacheDir?: string): Promise<CollectedTags> {
+  const before = running.get(root);
+  const work = (async () => {
+    if (before) await before.catch(() => undefined);
+    signal?.throwIfAborted();
+    return collectNow(root, signal, cacheDir);
+  })();
+  running.set(root, work);
+  try {
+    return await work;
+  } finally {
+    if (running.get(root) === work) running.delete(root);
+  }
+}
+
+async function collectNow(root: string, signal: AbortSignal | undefined, cacheDir: string | undefined): Promise<CollectedTags> {
   if (!lastTree) startParserWorkers();
   const [tracked, persisted] = await Promise.all([listTracked(root), cacheDir && !loadedDirs.has(cacheDir) ? loadPersistedTags(cacheDir) : undefined]);
   const { entries, modified } = tracked;

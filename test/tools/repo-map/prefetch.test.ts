@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { promises as fs } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { buildRepoMap, prefetchRepoMap } from "../../../src/tools/repo-map/build-map.js";
+import { clearTagCache } from "../../../src/tools/repo-map/collect-tags.js";
+import { commitRepo } from "./helpers.js";
+
+let base: string;
+let repo: string;
+const FILES = 60;
+
+beforeAll(async () => {
+  base = await fs.mkdtemp(path.join(os.tmpdir(), "bp-map-prefetch-"));
+  const files: Record<string, string> = { "src/shared.ts": "export function shared(n: number): number {\n  return n;\n}\n" };
+  for (let i = 1; i < FILES; i++) files[`src/part${i}.ts`] = `import { shared } from "./shared";\nexport function part${i}() {\n  return shared(${i});\n}\n`;
+  repo = await commitRepo(path.join(base, "repo"), files);
+});
+
+afterAll(async () => {
+  await fs.rm(base, { recursive: true, force: true });
+});
+
+describe("repo_map's tags collected ahead of the first call", () => {
+  it("a map asked for while they are collected waits for them instead of parsing the tree again", async () => {
+    clearTagCache();
+    const reference = await buildRepoMap(repo);
+    expect(reference.parsed).toBe(FILES);
+
+    clearTagCache();
+    const stop = prefetchRepoMap(repo);
+    const map = await buildRepoMap(repo);
+    expect(map.parsed).toBe(0);
+    expect(map.text).toBe(reference.text);
+    await stop();
+    // Stopped after it finished: what it collected stays.
+    expect((await buildRepoMap(repo)).parsed).toBe(0);
+  }, 60_000);
+
+  it("stopped before it is done, it leaves nothing behind and the next map parses everything", async () => {
+    clearTagCache();
+    const stop = prefetchRepoMap(repo);
+    await stop();
+    const map = await buildRepoMap(repo);
+    expect(map.parsed).toBe(FILES);
+    expect(map.text).toMatch(/^Repository map: 60 tracked files/);
+  }, 60_000);
+
+  it("a tree that cannot be listed costs the head start only: the map itself reports the failure", async () => {
+    clearTagCache();
+    const missing = path.join(base, "not-a-repo");
+    await fs.mkdir(missing);
+    const stop = prefetchRepoMap(missing);
+    await expect(stop()).resolves.toBeUndefined();
+    await expect(buildRepoMap(missing)).rejects.toThrow(/not a git repository|ls-files/);
+  }, 60_000);
+});
