@@ -9,6 +9,7 @@ import type { Workspace } from "../workspace/workspace.js";
 import { repoMinimumRefusal } from "./repo-permission.js";
 import type { Plan } from "../plan/schema.js";
 import { isWorkflowPath } from "../tools/paths.js";
+import { prefetchRepoMap } from "../tools/repo-map/build-map.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { memoryOf, withAnswer, withExplored, withFeedback, type ThreadMemory } from "./memory.js";
 import type { ThreadInfo } from "./ports.js";
@@ -79,6 +80,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
   );
 
   let workspace: Workspace | null = null;
+  let stopPrefetch: (() => Promise<void>) | undefined;
   try {
     // 4. A workspace at the right commit; configuration from the default branch.
     const ref = info.pullRequest ? `refs/pull/${info.number}/head` : `refs/heads/${port.repo.defaultBranch}`;
@@ -97,6 +99,8 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
       await tracking.final(failedComment(state, sealed, refusal, "Ask someone with that access to comment `/plan`."));
       return;
     }
+    // The model is told to call repo_map first: its tags are collected while the thread is read and the model answers.
+    stopPrefetch = prefetchRepoMap(tree.dir, tree.tagCacheDir);
 
     // 5. What the model is told: the request, the thread, and what earlier runs left behind.
     const context = await loadThreadContext(
@@ -180,6 +184,8 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
     deps.log.error({ err: error, deliveryId: job.deliveryId }, "planning failed");
     await tracking.final(failedComment(state, sealed, plainError(error), "Comment `/plan` to try again; if it keeps failing, tell the app's operators."));
   } finally {
+    // Nothing may read the tree once it is removed.
+    await stopPrefetch?.();
     await workspace?.dispose().catch((error) => deps.log.warn({ err: error }, "could not remove a workspace"));
   }
 }

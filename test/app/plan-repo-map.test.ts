@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { samplePlan } from "../helpers/model-server.js";
 import { commentPayload } from "../helpers/app.js";
@@ -32,5 +32,27 @@ describe("/plan and repo_map", () => {
     const tagDir = mirrors.find((name) => name.endsWith(".repo-map"));
     expect(tagDir).toBeDefined();
     expect(readdirSync(path.join(fx.app.workdir, "mirrors", tagDir ?? "")).some((name) => /^repo-map-tags-[0-9a-f]{16}\.json$/.test(name))).toBe(true);
+  });
+
+  it("collects the repository's tags while the model answers its first request", async () => {
+    const tagFile = () => {
+      const mirrors = path.join(fx.app.workdir, "mirrors");
+      const dir = existsSync(mirrors) ? readdirSync(mirrors).find((name) => name.endsWith(".repo-map")) : undefined;
+      return dir !== undefined && readdirSync(path.join(mirrors, dir)).some((name) => name.startsWith("repo-map-tags-"));
+    };
+    let collectedWhileAsked = false;
+    await fx.start([
+      // The model has not called repo_map (and never will): the run collected and saved the tags meanwhile.
+      async () => {
+        for (let waited = 0; waited < 10_000 && !tagFile(); waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+        collectedWhileAsked = tagFile();
+        return { toolCalls: [{ name: "submit_plan", arguments: samplePlan() }] };
+      },
+    ]);
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/plan round shipping costs up", cloneUrl: fx.repo.url }));
+
+    expect(collectedWhileAsked).toBe(true);
+    expect(fx.model.requests).toHaveLength(1);
+    expect(fx.github.comments.some((comment) => comment.body.includes("Plan"))).toBe(true);
   });
 });
