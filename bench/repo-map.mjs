@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { countTokens } from "gpt-tokenizer";
-import { buildRepoMap } from "../lib/tools/repo-map/build-map.js";
+import { buildRepoMap, prefetchRepoMap } from "../lib/tools/repo-map/build-map.js";
 import { clearTagCache } from "../lib/tools/repo-map/collect-tags.js";
 import { stopParserWorkers } from "../lib/tools/repo-map/tag-pool.js";
 
@@ -16,6 +16,8 @@ const MIN_FILES = 5000;
 const REPEATS = 7;
 const MAX_FILES = 6000;
 const BUDGET = 4096;
+/** How long after a planning run starts its model is assumed to call repo_map (one model round trip). */
+const MODEL_FIRST_ANSWER_MS = 1000;
 const SOURCE = /\.(?:[cm]?js|[cm]?ts|tsx|jsx)$/;
 
 /** Source files under node_modules, in a stable order (minified bundles left out: not source). */
@@ -95,6 +97,14 @@ export async function run() {
     clearTagCache();
     stopParserWorkers();
     const fresh = await timed("new process, tags from disk, one file changed", () => buildRepoMap(root, { tokens: BUDGET, tagCacheDir }));
+    // A planning run starts collecting when it starts; the model's first answer (its repo_map call)
+    // comes seconds later. What that call still waits for, were the answer 1 s after the start:
+    clearTagCache();
+    stopParserWorkers();
+    const stopPrefetch = prefetchRepoMap(root);
+    await new Promise((resolve) => setTimeout(resolve, MODEL_FIRST_ANSWER_MS));
+    await timed(`cold map asked ${MODEL_FIRST_ANSWER_MS / 1000} s into a planning run`, () => buildRepoMap(root, { tokens: BUDGET }));
+    await stopPrefetch();
 
     const exact = countTokens(cold.text, { disallowedSpecial: new Set() });
     const listedOnly = /^(\d+) files? looks? minified or generated/m.exec(cold.text)?.[1] ?? "0";
