@@ -100,7 +100,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
       return;
     }
     // The model is told to call repo_map first: its tags are collected while the thread is read and the model answers.
-    stopPrefetch = prefetchRepoMap(tree.dir, tree.tagCacheDir);
+    stopPrefetch = prefetchRepoMap(tree.dir, tree.tagCacheDir, job.signal);
 
     // 5. What the model is told: the request, the thread, and what earlier runs left behind.
     const context = await loadThreadContext(

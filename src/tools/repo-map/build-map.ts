@@ -32,14 +32,14 @@ export interface RepoMap {
 /**
  * Starts collecting the tags of the tree at `root` ahead of its first repo_map call (a planning run
  * starts it while the model reads the request): that call then waits for it, or finds the tags
- * cached, instead of parsing from the start. Returns how to stop it: what is left is abandoned (an
- * abandoned collection caches nothing), and it resolves once nothing reads the tree any more, so
- * call it before the tree goes away.
+ * cached, instead of parsing from the start. It ends early when `signal` aborts (the job is
+ * cancelled). Returns how to stop it: what is left is abandoned (an abandoned collection caches
+ * nothing), and it resolves once nothing reads the tree any more, so call it before the tree goes away.
  */
-export function prefetchRepoMap(root: string, tagCacheDir?: string): () => Promise<void> {
+export function prefetchRepoMap(root: string, tagCacheDir?: string, signal?: AbortSignal): () => Promise<void> {
   const controller = new AbortController();
   // A failure shows when the tool is called (it collects again); here it only means no head start.
-  const work = collectTags(root, controller.signal, tagCacheDir).then(
+  const work = collectTags(root, signal ? AbortSignal.any([controller.signal, signal]) : controller.signal, tagCacheDir).then(
     () => undefined,
     () => undefined,
   );

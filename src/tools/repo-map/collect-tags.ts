@@ -90,7 +90,7 @@ const running = new Map<string, Promise<unknown>>();
 export async function collectTags(root: string, signal?: AbortSignal, cacheDir?: string): Promise<CollectedTags> {
   const before = running.get(root);
   const work = (async () => {
-    if (before) await before.catch(() => undefined);
+    if (before) await settledUnlessAborted(before, signal);
     signal?.throwIfAborted();
     return collectNow(root, signal, cacheDir);
   })();
@@ -100,6 +100,24 @@ export async function collectTags(root: string, signal?: AbortSignal, cacheDir?:
   } finally {
     if (running.get(root) === work) running.delete(root);
   }
+}
+
+/** Waits for `promise` to settle either way, but no longer than `signal` allows (then rejects with its reason). */
+function settledUnlessAborted(promise: Promise<unknown>, signal: AbortSignal | undefined): Promise<void> {
+  const settled = promise.then(
+    () => undefined,
+    () => undefined,
+  );
+  if (!signal) return settled;
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    void settled.then(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    });
+  });
 }
 
 async function collectNow(root: string, signal: AbortSignal | undefined, cacheDir: string | undefined): Promise<CollectedTags> {

@@ -3,7 +3,7 @@ import { promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { buildRepoMap, prefetchRepoMap } from "../../../src/tools/repo-map/build-map.js";
-import { clearTagCache } from "../../../src/tools/repo-map/collect-tags.js";
+import { clearTagCache, collectTags } from "../../../src/tools/repo-map/collect-tags.js";
 import { commitRepo } from "./helpers.js";
 
 let base: string;
@@ -44,6 +44,29 @@ describe("repo_map's tags collected ahead of the first call", () => {
     const map = await buildRepoMap(repo);
     expect(map.parsed).toBe(FILES);
     expect(map.text).toMatch(/^Repository map: 60 tracked files/);
+  }, 60_000);
+
+  it("a map whose caller gives up while it waits for a running collection stops waiting at once", async () => {
+    clearTagCache();
+    let firstDone = false;
+    const first = collectTags(repo).then(() => (firstDone = true));
+    const caller = new AbortController();
+    const second = collectTags(repo, caller.signal);
+    caller.abort(new Error("the job was cancelled"));
+    await expect(second).rejects.toThrow("the job was cancelled");
+    // The first needs git and the parser workers: it cannot have finished in the meantime.
+    expect(firstDone).toBe(false);
+    await first;
+  }, 60_000);
+
+  it("ends with the job's signal", async () => {
+    clearTagCache();
+    const job = new AbortController();
+    const stop = prefetchRepoMap(repo, undefined, job.signal);
+    job.abort();
+    // Abandoned, it cached nothing: this map parses every file itself.
+    expect((await buildRepoMap(repo)).parsed).toBe(FILES);
+    await stop();
   }, 60_000);
 
   it("a tree that cannot be listed costs the head start only: the map itself reports the failure", async () => {
