@@ -13,8 +13,8 @@ export interface CachedTags {
   large?: boolean;
 }
 
-/** Bumped when what a parse produces changes in a way the grammar and query text do not show (3: a 64 KB head, data tables and big compiled files left unparsed). */
-const FORMAT = 3;
+/** Bumped when what a parse produces changes in a way the grammar and query text do not show (3: a 64 KB head, data tables and big compiled files left unparsed; 4: CommonJS compiler output left unparsed). */
+const FORMAT = 4;
 /** A repository's cache file holds the blobs of the last trees mapped, up to this many. */
 const MAX_PERSISTED_BLOBS = 100_000;
 
