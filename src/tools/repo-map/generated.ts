@@ -18,8 +18,8 @@ const GENERATED_HEADER = /^[ \t]*(?:\/\/|\/\*|\*|#).*(?:\bCode generated\b.*\bDO
 const LITERAL = /"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|\b(?:true|false|null|nil|None|True|False)\b|-?\b\d[\w.+-]*/g;
 /** What is left of a line of data once its literals are replaced by 0: separators and brackets. */
 const DATA_LINE = /^[\s0,:;()[\]{}]*$/;
-/** Share of written lines that hold only literal values at which a file is data rather than code (word lists, lookup tables, fixtures). */
-const DATA_SHARE = 0.9;
+/** Of every ten written lines, how many hold only literal values when a file is data rather than code (word lists, lookup tables, fixtures). */
+const DATA_LINES_IN_TEN = 9;
 
 /**
  * Why a file is left unoutlined as minified, generated or data, or undefined for source worth
@@ -47,7 +47,6 @@ export function generatedReason(path: string, text: string, tail = text.slice(-T
  * judging every line, at a fraction of the cost for the files that are code.
  */
 function isData(text: string, lines: number): boolean {
-  const allowedCode = lines * (1 - DATA_SHARE);
   let written = 0;
   let code = 0;
   for (let start = 0; start < text.length; ) {
@@ -56,7 +55,8 @@ function isData(text: string, lines: number): boolean {
     start = end < 0 ? text.length : end + 1;
     if (line.trim() === "") continue;
     written++;
-    if (!DATA_LINE.test(line.replace(LITERAL, "0")) && ++code > allowedCode) return false;
+    // Whole numbers, not shares: the early answer must be the answer, also at exactly nine in ten.
+    if (!DATA_LINE.test(line.replace(LITERAL, "0")) && ++code * 10 > lines * (10 - DATA_LINES_IN_TEN)) return false;
   }
-  return written > 0 && written - code >= written * DATA_SHARE;
+  return written > 0 && (written - code) * 10 >= written * DATA_LINES_IN_TEN;
 }

@@ -69,6 +69,11 @@ describe("repo_map on minified and generated files", () => {
     // Calls with string arguments are code, however many.
     const registrations = Array.from({ length: 1500 }, (_, i) => `register("name${i}", ${i});`).join("\n");
     expect(generatedReason("src/register.ts", registrations)).toBeUndefined();
+    // Exactly nine lines in ten are values: data; one more line of code: not (the check may stop early, never differently).
+    const table = (codeLines: number) => Array.from({ length: 1000 }, (_, i) => (i < codeLines ? `call${i}(x);` : `  "value number ${i} of the table",`)).join("\n");
+    expect(table(100).length).toBeGreaterThan(16 * 1024);
+    expect(generatedReason("src/edge.js", table(100))).toMatch(/^data/);
+    expect(generatedReason("src/edge.js", table(101))).toBeUndefined();
     // Small tables cost little to outline: kept.
     expect(generatedReason("src/few.ts", `export const few = [\n${'  "a",\n'.repeat(50)}];\n`)).toBeUndefined();
     // A line of many strings that never closes does not slow the check down (no backtracking blow-up).
