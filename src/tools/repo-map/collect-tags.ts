@@ -94,11 +94,15 @@ export async function collectTags(root: string, signal?: AbortSignal, cacheDir?:
     signal?.throwIfAborted();
     return collectNow(root, signal, cacheDir);
   })();
-  running.set(root, work);
+  // The next waits for this one and for the one before it (this one may give up waiting early).
+  const tail = Promise.allSettled([before, work]);
+  running.set(root, tail);
   try {
     return await work;
   } finally {
-    if (running.get(root) === work) running.delete(root);
+    void tail.then(() => {
+      if (running.get(root) === tail) running.delete(root);
+    });
   }
 }
 
@@ -181,13 +185,17 @@ async function collectNow(root: string, signal: AbortSignal | undefined, cacheDi
   // No worker here (the Action bundle): the regex outline, on this thread.
   const parsersUnavailable = outcomes === undefined;
   const tagged = outcomes ?? (await outlineHere(reader, jobs, signal));
+  let fromWorktree = false;
   blobs.forEach(([key, blob], index) => {
-    const entry = tagged[index] ?? {};
+    const { worktree, ...entry } = tagged[index] ?? {};
     for (const file of blob.files) Object.assign(file, entry);
-    remember(key, entry);
+    // What the worktree gave rather than the blob (a file gone mid-map, unreadable, behind a link) is not the blob's to keep.
+    if (worktree) fromWorktree = true;
+    else remember(key, entry);
   });
-  // Without parsers the files got the regex outline: not what a later map with parsers should reuse.
-  lastTree = parsersUnavailable ? undefined : { tracked, files, keys };
+  // Without parsers the files got the regex outline: not what a later map with parsers should reuse. Nor
+  // are files the worktree kept from being read: the next map looks at them again.
+  lastTree = parsersUnavailable || fromWorktree ? undefined : { tracked, files, keys };
   // A cache that cannot be written leaves the map whole: the map says so rather than failing.
   const cacheError = cacheDir && !parsersUnavailable ? await persistIfDue(cacheDir, keys, blobs.length).then(() => undefined, (error: unknown) => (error instanceof Error ? error.message : String(error))) : undefined;
   return { files, parsersUnavailable, parsed: blobs.length, generated: files.filter((file) => file.generated).length, ...(cacheError ? { cacheError } : {}) };

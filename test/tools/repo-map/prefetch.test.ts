@@ -56,6 +56,10 @@ describe("repo_map's tags collected ahead of the first call", () => {
     await expect(second).rejects.toThrow("the job was cancelled");
     // The first needs git and the parser workers: it cannot have finished in the meantime.
     expect(firstDone).toBe(false);
+    // A third still waits for the first (not only for the second, which gave up): it parses nothing.
+    const third = await collectTags(repo);
+    expect(firstDone).toBe(true);
+    expect(third.parsed).toBe(0);
     await first;
   }, 60_000);
 
