@@ -143,6 +143,8 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
         filesRead,
         audit: [],
         allowWorkflowWrites: false,
+        // A repo_map call left behind by a cancelled run stops too: nothing reads the tree once it is removed.
+        signal: job.signal,
         // repo_map ranks what the thread talks about (identifiers, paths) higher.
         repoMap: {
           tagCacheDir: tree.tagCacheDir,
