@@ -11,6 +11,8 @@ export interface CachedTags {
   generated?: boolean;
   note?: string;
   large?: boolean;
+  /** The note is the worktree's, not the blob's (gone, unreadable, behind a link): never kept in the cache. */
+  worktree?: true;
 }
 
 /** Bumped when what a parse produces changes in a way the grammar and query text do not show (3: a 64 KB head, data tables and big compiled files left unparsed; 4: CommonJS compiler output left unparsed). */

@@ -21,7 +21,11 @@ export type ParseFile = (language: ParsedLanguage, text: string) => Promise<File
  */
 export async function outlineFile(reader: HeadReader, job: OutlineJob, parse: ParseFile | undefined): Promise<CachedTags> {
   const head = job.head ?? reader.read(job.path);
-  if (head.text === undefined) return head.note ? { note: head.note } : {};
+  if (head.text === undefined) {
+    // Binary is the content's; anything else that kept it from being read is the worktree's.
+    if (head.note === "binary") return { note: head.note };
+    return { ...(head.note ? { note: head.note } : {}), worktree: true };
+  }
   const generated = generatedReason(job.path, head.text, head.tail);
   if (generated) return { generated: true, note: generated };
   let note = head.note;

@@ -23,7 +23,7 @@ async function outlineBatch(batch: OutlineBatch): Promise<OutlineBatchResult> {
     try {
       outcomes.push(await outlineFile(reader, job, parseTags));
     } catch (error) {
-      outcomes.push({ note: `not read: ${error instanceof Error ? error.message : String(error)}` });
+      outcomes.push({ note: `not read: ${error instanceof Error ? error.message : String(error)}`, worktree: true });
     }
   }
   return { id: batch.id, outcomes };

@@ -4,6 +4,7 @@ import { promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { HeadReader, MAX_FILE_BYTES, TAIL_BYTES } from "../../../src/tools/repo-map/read-head.js";
+import { outlineFile } from "../../../src/tools/repo-map/outline-file.js";
 import { write } from "./helpers.js";
 
 let base: string;
@@ -55,5 +56,14 @@ describe("repo_map's reader of file heads", () => {
     expect(reader.read("gone/too.ts")).toEqual({ note: "deleted in the working tree" });
     expect(reader.read("assets/logo.png")).toEqual({ note: "binary" });
     expect(reader.read("src/pipe.ts")).toEqual({});
+  });
+
+  it("marks what the worktree kept from being read as the worktree's, not the blob's (never cached), and binary as the blob's", async () => {
+    const reader = new HeadReader(root);
+    expect(await outlineFile(reader, { path: "src/gone.ts" }, undefined)).toEqual({ note: "deleted in the working tree", worktree: true });
+    expect(await outlineFile(reader, { path: "linked/secret.ts" }, undefined)).toEqual({ note: "not read: it leads outside the repository", worktree: true });
+    expect(await outlineFile(reader, { path: "src/pipe.ts" }, undefined)).toEqual({ worktree: true });
+    expect(await outlineFile(reader, { path: "assets/logo.png" }, undefined)).toEqual({ note: "binary" });
+    expect((await outlineFile(reader, { path: "src/app.ts" }, undefined)).worktree).toBeUndefined();
   });
 });
