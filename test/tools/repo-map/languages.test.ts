@@ -15,7 +15,8 @@ beforeAll(async () => {
     ...Object.fromEntries(SAMPLES.map((sample) => [sample.path, `${sample.lines.join("\n")}\n`])),
     "app/src/Util.kt": "package app\n\ndata class Point(val x: Int)\n\nfun distance(a: Point, b: Point): Double = 0.0\n",
     // Windows line ends, and characters outside the BMP (two UTF-16 code units each) before and on the definitions' lines.
-    "web/greet.ts": ["// 👋 greetings, ünïcödé", "const wave = \"👋👋\";", "export function greet(name: string): string { return `${wave} ${name}`; }", "", "export class Greeter { /* 🎉 */", "  hello(): string { return greet(\"𝔴𝔬𝔯𝔩𝔡\"); }", "}", ""].join("\r\n"),
+    // (300 é: counted as UTF-8 bytes rather than UTF-16 units, the indices would land lines further on.)
+    "web/greet.ts": [`// 👋 greetings, ünïcödé ${"é".repeat(300)}`, "const wave = \"👋👋\";", "export function greet(name: string): string { return `${wave} ${name}`; }", "", "export class Greeter { /* 🎉 */", "  hello(): string { return greet(\"𝔴𝔬𝔯𝔩𝔡\"); }", "}", ""].join("\r\n"),
   });
 });
 
