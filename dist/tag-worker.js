@@ -259,7 +259,7 @@ var COMPILER_PROLOGUE = /^(?:Object\.defineProperty\(exports, ["']__esModule["']
 var GENERATED_HEADER = /^[ \t]*(?:\/\/|\/\*|\*|#).*(?:\bCode generated\b.*\bDO NOT EDIT\b|@generated\b)/m;
 var LITERAL = /"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|\b(?:true|false|null|nil|None|True|False)\b|-?\b\d[\w.+-]*/g;
 var DATA_LINE = /^[\s0,:;()[\]{}]*$/;
-var DATA_SHARE = 0.9;
+var DATA_LINES_IN_TEN = 9;
 function generatedReason(path2, text, tail = text.slice(-TAIL_BYTES)) {
   if (MINIFIED_NAME.test(path2)) return "minified; not outlined";
   if (SOURCE_MAP_TRAILER.test(tail)) return "compiled output (it names a source map); not outlined";
@@ -273,7 +273,6 @@ function generatedReason(path2, text, tail = text.slice(-TAIL_BYTES)) {
   return isData(text, lines) ? "data (nearly every line a literal value); not outlined" : void 0;
 }
 function isData(text, lines) {
-  const allowedCode = lines * (1 - DATA_SHARE);
   let written = 0;
   let code = 0;
   for (let start2 = 0; start2 < text.length; ) {
@@ -282,9 +281,9 @@ function isData(text, lines) {
     start2 = end < 0 ? text.length : end + 1;
     if (line.trim() === "") continue;
     written++;
-    if (!DATA_LINE.test(line.replace(LITERAL, "0")) && ++code > allowedCode) return false;
+    if (!DATA_LINE.test(line.replace(LITERAL, "0")) && ++code * 10 > lines * (10 - DATA_LINES_IN_TEN)) return false;
   }
-  return written > 0 && written - code >= written * DATA_SHARE;
+  return written > 0 && (written - code) * 10 >= written * DATA_LINES_IN_TEN;
 }
 
 // src/tools/repo-map/tags.ts
@@ -308,7 +307,10 @@ function normaliseTags(source, definitions, counts, lineCount) {
 // src/tools/repo-map/outline-file.ts
 async function outlineFile(reader, job, parse) {
   const head = job.head ?? reader.read(job.path);
-  if (head.text === void 0) return head.note ? { note: head.note } : {};
+  if (head.text === void 0) {
+    if (head.note === "binary") return { note: head.note };
+    return { ...head.note ? { note: head.note } : {}, worktree: true };
+  }
   const generated = generatedReason(job.path, head.text, head.tail);
   if (generated) return { generated: true, note: generated };
   let note = head.note;
@@ -4660,7 +4662,7 @@ async function outlineBatch(batch) {
     try {
       outcomes.push(await outlineFile(reader, job, parseTags));
     } catch (error) {
-      outcomes.push({ note: `not read: ${error instanceof Error ? error.message : String(error)}` });
+      outcomes.push({ note: `not read: ${error instanceof Error ? error.message : String(error)}`, worktree: true });
     }
   }
   return { id: batch.id, outcomes };
