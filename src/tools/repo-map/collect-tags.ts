@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { untilAborted } from "../../agent/deadline.js";
 import { gitFailure, gitRead } from "../git-read.js";
 import { hasOutline } from "../extract-symbols.js";
 import { parsedLanguageOf } from "./queries.js";
@@ -90,7 +91,14 @@ const running = new Map<string, Promise<unknown>>();
 export async function collectTags(root: string, signal?: AbortSignal, cacheDir?: string): Promise<CollectedTags> {
   const before = running.get(root);
   const work = (async () => {
-    if (before) await settledUnlessAborted(before, signal);
+    if (before) {
+      // Its outcome is its caller's; this one only waits its turn, and no longer than its own signal allows.
+      const settled = before.then(
+        () => undefined,
+        () => undefined,
+      );
+      await (signal ? untilAborted(settled, signal) : settled);
+    }
     signal?.throwIfAborted();
     return collectNow(root, signal, cacheDir);
   })();
@@ -104,24 +112,6 @@ export async function collectTags(root: string, signal?: AbortSignal, cacheDir?:
       if (running.get(root) === tail) running.delete(root);
     });
   }
-}
-
-/** Waits for `promise` to settle either way, but no longer than `signal` allows (then rejects with its reason). */
-function settledUnlessAborted(promise: Promise<unknown>, signal: AbortSignal | undefined): Promise<void> {
-  const settled = promise.then(
-    () => undefined,
-    () => undefined,
-  );
-  if (!signal) return settled;
-  return new Promise<void>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) return onAbort();
-    signal.addEventListener("abort", onAbort, { once: true });
-    void settled.then(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    });
-  });
 }
 
 async function collectNow(root: string, signal: AbortSignal | undefined, cacheDir: string | undefined): Promise<CollectedTags> {
