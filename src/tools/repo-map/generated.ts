@@ -1,4 +1,5 @@
 import { TAIL_BYTES } from "./read-head.js";
+import { countLines } from "./tags.js";
 
 /** Files at least this big are judged by their line length; smaller ones cost little to outline. */
 const MIN_JUDGED_BYTES = 16 * 1024;
@@ -34,8 +35,7 @@ export function generatedReason(path: string, text: string, tail = text.slice(-T
   if (COMPILER_PROLOGUE.test(top)) return "compiled output (a compiler's CommonJS prologue); not outlined";
   if (GENERATED_HEADER.test(top)) return "generated (its header says so); not outlined";
   if (text.length < MIN_JUDGED_BYTES) return undefined;
-  let lines = 1;
-  for (let at = text.indexOf("\n"); at >= 0 && at < text.length - 1; at = text.indexOf("\n", at + 1)) lines++;
+  const lines = countLines(text);
   if (text.length / lines > MAX_AVERAGE_LINE) return "minified or generated (very long lines); not outlined";
   // A table of values costs as much to parse as code of its size and gives the map nothing.
   return isData(text, lines) ? "data (nearly every line a literal value); not outlined" : undefined;

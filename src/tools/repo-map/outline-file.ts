@@ -3,7 +3,7 @@ import type { CachedTags } from "./disk-cache.js";
 import { generatedReason } from "./generated.js";
 import type { ParsedLanguage } from "./queries.js";
 import type { FileHead, HeadReader } from "./read-head.js";
-import { normaliseTags, signatureLine, type FileTags } from "./tags.js";
+import { countLines, normaliseTags, signatureLine, type FileTags } from "./tags.js";
 
 /** One file to outline: read from the workspace, unless the caller had to read it already (a changed file, keyed by its content). */
 export interface OutlineJob {
@@ -59,5 +59,5 @@ function regexTags(file: string, text: string): FileTags | undefined {
     if (count <= 1) counts.delete(definition.name);
     else counts.set(definition.name, count - 1);
   }
-  return normaliseTags("regex", definitions, counts, lines.length - (text.endsWith("\n") ? 1 : 0));
+  return normaliseTags("regex", definitions, counts, countLines(text));
 }

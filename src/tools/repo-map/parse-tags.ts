@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 import { gunzipSync } from "node:zlib";
 import { Language, Parser, Query } from "web-tree-sitter";
 import { PARSED_LANGUAGES, type ParsedLanguage } from "./queries.js";
-import { normaliseTags, signatureLine, type Definition, type FileTags } from "./tags.js";
+import { countLines, normaliseTags, signatureLine, type Definition, type FileTags } from "./tags.js";
 
 interface LoadedLanguage {
   language: Language;
@@ -93,11 +93,4 @@ export async function parseTags(name: ParsedLanguage, text: string): Promise<Fil
 function lineAt(text: string, index: number): string {
   const end = text.indexOf("\n", index);
   return text.slice(index > 0 ? text.lastIndexOf("\n", index - 1) + 1 : 0, end < 0 ? text.length : end);
-}
-
-/** Lines of the text, a last line without its newline included (an empty text is one empty line). */
-function countLines(text: string): number {
-  let lines = text.endsWith("\n") ? 0 : 1;
-  for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) lines++;
-  return lines;
 }

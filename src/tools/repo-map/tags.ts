@@ -20,6 +20,13 @@ export interface FileTags {
 
 const MAX_SIGNATURE_CHARS = 160;
 
+/** Lines of the text, a last line without its newline included (an empty text is one empty line). */
+export function countLines(text: string): number {
+  let lines = text.endsWith("\n") ? 0 : 1;
+  for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) lines++;
+  return lines;
+}
+
 /** The line as shown in the map: tabs as two spaces, trailing space dropped, long lines cut. */
 export function signatureLine(line: string): string {
   const text = line.replaceAll("\t", "  ").trimEnd();
