@@ -2,7 +2,7 @@ import { extractSymbols } from "../extract-symbols.js";
 import type { CachedTags } from "./disk-cache.js";
 import { generatedReason } from "./generated.js";
 import type { ParsedLanguage } from "./queries.js";
-import type { FileHead, HeadReader } from "./read-head.js";
+import { BINARY_NOTE, type FileHead, type HeadReader } from "./read-head.js";
 import { countLines, normaliseTags, signatureLine, type FileTags } from "./tags.js";
 
 /** One file to outline: read from the workspace, unless the caller had to read it already (a changed file, keyed by its content). */
@@ -22,8 +22,7 @@ export type ParseFile = (language: ParsedLanguage, text: string) => Promise<File
 export async function outlineFile(reader: HeadReader, job: OutlineJob, parse: ParseFile | undefined): Promise<CachedTags> {
   const head = job.head ?? reader.read(job.path);
   if (head.text === undefined) {
-    // Binary is the content's; anything else that kept it from being read is the worktree's.
-    if (head.note === "binary") return { note: head.note };
+    if (head.note === BINARY_NOTE) return { note: head.note };
     return { ...(head.note ? { note: head.note } : {}), worktree: true };
   }
   const generated = generatedReason(job.path, head.text, head.tail);

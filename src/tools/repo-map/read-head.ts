@@ -7,6 +7,9 @@ export const MAX_FILE_BYTES = 64 * 1024;
 /** Never follow a symbolic link at open time, nor block on a FIFO swapped in for a file. */
 const NO_FOLLOW_READ = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
+/** The one note about a file's content rather than the worktree's state: the rest (gone, a link, unreadable, outside) is the worktree's. */
+export const BINARY_NOTE = "binary";
+
 /** How much of a big file's end is read besides its head: where compilers write their source-map comment. */
 export const TAIL_BYTES = 512;
 
@@ -51,7 +54,7 @@ export class HeadReader {
       if (!stat.isFile()) return {};
       const buffer = Buffer.allocUnsafe(Math.min(stat.size, MAX_FILE_BYTES));
       const bytes = buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0));
-      if (looksBinary(bytes)) return { note: "binary" };
+      if (looksBinary(bytes)) return { note: BINARY_NOTE };
       const text = bytes.toString("utf8");
       if (stat.size <= MAX_FILE_BYTES) return { text };
       const tail = Buffer.allocUnsafe(TAIL_BYTES);
