@@ -5,16 +5,14 @@ import path from "node:path";
 import { buildRepoMap } from "../../../src/tools/repo-map/build-map.js";
 import { clearTagCache } from "../../../src/tools/repo-map/collect-tags.js";
 import { forgetUseGraph } from "../../../src/tools/repo-map/use-graph.js";
-import { commitRepo, definitionsOf, filesInOrder, git, write } from "./helpers.js";
+import { commitRepo, definitionsOf, filesInOrder, git, sharedAndParts, write } from "./helpers.js";
 
 let base: string;
 let repo: string;
 
 beforeAll(async () => {
   base = await fs.mkdtemp(path.join(os.tmpdir(), "bp-map-cache-"));
-  const files: Record<string, string> = {};
-  for (let i = 0; i < 40; i++) files[`src/part${i}.ts`] = `import { shared } from "./shared";\nexport function part${i}() {\n  return shared(${i});\n}\n`;
-  files["src/shared.ts"] = "export function shared(n: number): number {\n  return n;\n}\n";
+  const files = sharedAndParts(40);
   files["scripts/tool.py"] = "def run_tool():\n    return 1\n";
   // Special-token text in source is counted as the text it is, not refused by the tokenizer.
   files["src/tokens.ts"] = 'export const END_OF_TEXT = "<|endoftext|>";\n';

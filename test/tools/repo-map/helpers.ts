@@ -21,6 +21,13 @@ export async function commitRepo(dir: string, files: Record<string, string>): Pr
   return dir;
 }
 
+/** `src/shared.ts` and `parts` files `src/part<i>.ts` that each use it: a tree with one hub and many leaves. */
+export function sharedAndParts(parts: number): Record<string, string> {
+  const files: Record<string, string> = { "src/shared.ts": "export function shared(n: number): number {\n  return n;\n}\n" };
+  for (let i = 0; i < parts; i++) files[`src/part${i}.ts`] = `import { shared } from "./shared";\nexport function part${i}() {\n  return shared(${i});\n}\n`;
+  return files;
+}
+
 /** The map's body: file lines (at the margin) and definition lines under them. */
 const bodyOf = (map: string): string[] => (map.split("\n\n")[1] ?? "").split("\n");
 

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { buildRepoMap, prefetchRepoMap } from "../../../src/tools/repo-map/build-map.js";
 import { clearTagCache, collectTags } from "../../../src/tools/repo-map/collect-tags.js";
-import { commitRepo } from "./helpers.js";
+import { commitRepo, sharedAndParts } from "./helpers.js";
 
 let base: string;
 let repo: string;
@@ -12,9 +12,7 @@ const FILES = 60;
 
 beforeAll(async () => {
   base = await fs.mkdtemp(path.join(os.tmpdir(), "bp-map-prefetch-"));
-  const files: Record<string, string> = { "src/shared.ts": "export function shared(n: number): number {\n  return n;\n}\n" };
-  for (let i = 1; i < FILES; i++) files[`src/part${i}.ts`] = `import { shared } from "./shared";\nexport function part${i}() {\n  return shared(${i});\n}\n`;
-  repo = await commitRepo(path.join(base, "repo"), files);
+  repo = await commitRepo(path.join(base, "repo"), sharedAndParts(FILES - 1));
 });
 
 afterAll(async () => {
