@@ -685,7 +685,7 @@ function report(input: ReportInput): Record<string, string> {
   const burstStalls = (input.appLoop?.stalls ?? []).filter((stall) => stall.at >= input.sendStart - 100 && stall.at <= input.sendEnd);
   const slowest = [...answered].sort((a, b) => b.latencyMs! - a.latencyMs!).slice(0, 5);
   const ms = (value: number | undefined) => (value === undefined || !Number.isFinite(value) ? "n/a" : `${Math.round(value)} ms`);
-  const s = (value: number) => `${(value / 1000).toFixed(1)} s`;
+  const s = seconds;
   const met = (ok: boolean) => (ok ? "met" : "NOT MET");
   const webhookP99 = percentile(latencies, 99);
   const firstP99 = percentile(firstReactionMs, 99);
@@ -824,8 +824,13 @@ function threadTimes(pid: number): Map<string, ThreadTimes> {
   return threads;
 }
 
+/** Milliseconds as seconds: two decimals below 10 s (a burst's CPU), one above. */
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+}
+
 function cpuLine(cpu: CpuDelta): string {
-  const s = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+  const s = seconds;
   return (
     `app (intake) ${s(cpu.app)}; its workers (embedded: local worker, job runner and their git) ${s(cpu.workers)}; bench process (double, sender, model) ${s(cpu.bench)} + the double's git ${s(cpu.benchChildren)}; ` +
     `other processes on the machine ${s(cpu.other)}`
