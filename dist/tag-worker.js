@@ -183,6 +183,7 @@ function looksBinary(bytes) {
 // src/tools/repo-map/read-head.ts
 var MAX_FILE_BYTES = 64 * 1024;
 var NO_FOLLOW_READ = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+var BINARY_NOTE = "binary";
 var TAIL_BYTES = 512;
 var HeadReader = class {
   constructor(root) {
@@ -210,7 +211,7 @@ var HeadReader = class {
       if (!stat.isFile()) return {};
       const buffer = Buffer.allocUnsafe(Math.min(stat.size, MAX_FILE_BYTES));
       const bytes = buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0));
-      if (looksBinary(bytes)) return { note: "binary" };
+      if (looksBinary(bytes)) return { note: BINARY_NOTE };
       const text = bytes.toString("utf8");
       if (stat.size <= MAX_FILE_BYTES) return { text };
       const tail = Buffer.allocUnsafe(TAIL_BYTES);
@@ -250,6 +251,29 @@ function formatSize(bytes) {
   return bytes >= 1024 * 1024 ? `${(bytes / (1024 * 1024)).toFixed(1)} MB` : `${Math.round(bytes / 1024)} KB`;
 }
 
+// src/tools/repo-map/tags.ts
+var MAX_SIGNATURE_CHARS = 160;
+function countLines(text) {
+  let lines = text.endsWith("\n") ? 0 : 1;
+  for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) lines++;
+  return lines;
+}
+function signatureLine(line) {
+  const text = line.replaceAll("	", "  ").trimEnd();
+  return text.length > MAX_SIGNATURE_CHARS ? `${text.slice(0, MAX_SIGNATURE_CHARS - 1)}…` : text;
+}
+function normaliseTags(source, definitions, counts, lineCount) {
+  const seen = /* @__PURE__ */ new Set();
+  const unique = definitions.sort((a, b) => a.line - b.line || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).filter((definition) => {
+    const key = `${definition.line}\0${definition.name}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  const references = [...counts].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0);
+  return { source, definitions: unique, references, lineCount };
+}
+
 // src/tools/repo-map/generated.ts
 var MIN_JUDGED_BYTES = 16 * 1024;
 var MAX_AVERAGE_LINE = 1e3;
@@ -267,8 +291,7 @@ function generatedReason(path2, text, tail = text.slice(-TAIL_BYTES)) {
   if (COMPILER_PROLOGUE.test(top)) return "compiled output (a compiler's CommonJS prologue); not outlined";
   if (GENERATED_HEADER.test(top)) return "generated (its header says so); not outlined";
   if (text.length < MIN_JUDGED_BYTES) return void 0;
-  let lines = 1;
-  for (let at = text.indexOf("\n"); at >= 0 && at < text.length - 1; at = text.indexOf("\n", at + 1)) lines++;
+  const lines = countLines(text);
   if (text.length / lines > MAX_AVERAGE_LINE) return "minified or generated (very long lines); not outlined";
   return isData(text, lines) ? "data (nearly every line a literal value); not outlined" : void 0;
 }
@@ -286,29 +309,11 @@ function isData(text, lines) {
   return written > 0 && (written - code) * 10 >= written * DATA_LINES_IN_TEN;
 }
 
-// src/tools/repo-map/tags.ts
-var MAX_SIGNATURE_CHARS = 160;
-function signatureLine(line) {
-  const text = line.replaceAll("	", "  ").trimEnd();
-  return text.length > MAX_SIGNATURE_CHARS ? `${text.slice(0, MAX_SIGNATURE_CHARS - 1)}…` : text;
-}
-function normaliseTags(source, definitions, counts, lineCount) {
-  const seen = /* @__PURE__ */ new Set();
-  const unique = definitions.sort((a, b) => a.line - b.line || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).filter((definition) => {
-    const key = `${definition.line}\0${definition.name}`;
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
-  const references = [...counts].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0);
-  return { source, definitions: unique, references, lineCount };
-}
-
 // src/tools/repo-map/outline-file.ts
 async function outlineFile(reader, job, parse) {
   const head = job.head ?? reader.read(job.path);
   if (head.text === void 0) {
-    if (head.note === "binary") return { note: head.note };
+    if (head.note === BINARY_NOTE) return { note: head.note };
     return { ...head.note ? { note: head.note } : {}, worktree: true };
   }
   const generated = generatedReason(job.path, head.text, head.tail);
@@ -342,7 +347,7 @@ function regexTags(file, text) {
     if (count <= 1) counts.delete(definition.name);
     else counts.set(definition.name, count - 1);
   }
-  return normaliseTags("regex", definitions, counts, lines.length - (text.endsWith("\n") ? 1 : 0));
+  return normaliseTags("regex", definitions, counts, countLines(text));
 }
 
 // src/tools/repo-map/parse-tags.ts
@@ -4641,11 +4646,6 @@ async function parseTags(name2, text) {
 function lineAt(text, index) {
   const end = text.indexOf("\n", index);
   return text.slice(index > 0 ? text.lastIndexOf("\n", index - 1) + 1 : 0, end < 0 ? text.length : end);
-}
-function countLines(text) {
-  let lines = text.endsWith("\n") ? 0 : 1;
-  for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) lines++;
-  return lines;
 }
 
 // src/tools/repo-map/tag-worker.ts
