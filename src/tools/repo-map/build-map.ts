@@ -75,7 +75,7 @@ export async function buildRepoMap(root: string, options: RepoMapOptions = {}): 
   else if (files.some((file) => file.tags?.source === "regex")) head.push("Files marked (regex outline) are in languages without a parser here: their definitions were found by regular expressions.");
 
   if (collected.cacheError) head.push(`The parsed tags could not be saved for the next process (${collected.cacheError}); this map is complete.`);
-  if (collected.generated > 0) head.push(`${collected.generated} file${collected.generated === 1 ? " looks" : "s look"} minified or generated (very long lines, named *.min.*, compiled with a source map, marked generated, or tables of literal values): listed by name only, not outlined.`);
+  if (collected.generated > 0) head.push(`${collected.generated} file${collected.generated === 1 ? " looks" : "s look"} minified or generated (very long lines, named *.min.*, compiled output, marked generated, or tables of literal values): listed by name only, not outlined.`);
 
   const rendered = fitToBudget(files, ranking.items, head, budget);
   return { text: rendered.text, tokens: rendered.tokens, budget, files: files.length, parsed: collected.parsed, parsersUnavailable: collected.parsersUnavailable };

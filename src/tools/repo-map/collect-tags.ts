@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { untilAborted } from "../../agent/deadline.js";
 import { gitFailure, gitRead } from "../git-read.js";
 import { hasOutline } from "../extract-symbols.js";
+import { BESIDE_DECLARATIONS_NOTE, compiledBesideDeclarations } from "./generated.js";
 import { parsedLanguageOf } from "./queries.js";
 import { loadPersistedTags, persistTags, type CachedTags } from "./disk-cache.js";
 import { outlineFile, type OutlineJob } from "./outline-file.js";
@@ -51,6 +52,8 @@ interface TrackedEntry {
 interface Tracked {
   entries: TrackedEntry[];
   modified: Set<string>;
+  /** JavaScript the listing shows to be compiled output (see compiledBesideDeclarations): listed by name, never read. */
+  compiled: Set<string>;
 }
 
 /** The last listing, by git's own output: a warm map usually lists the same tree (a changed file is listed the same however often it changes). */
@@ -79,7 +82,7 @@ async function listTracked(root: string): Promise<Tracked> {
     if (!byPath.has(file)) byPath.set(file, { path: file, mode, sha });
   }
   const entries = [...byPath.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  const tracked = { entries, modified };
+  const tracked = { entries, modified, compiled: compiledBesideDeclarations(entries.map((entry) => entry.path)) };
   lastListing = { root, stdout: listed.stdout, tracked };
   return tracked;
 }
@@ -142,6 +145,7 @@ async function collectNow(root: string, signal: AbortSignal | undefined, cacheDi
     keys.push(undefined);
     if (entry.mode === "120000") file.note = "symbolic link";
     else if (entry.mode === "160000") file.note = "submodule";
+    else if (tracked.compiled.has(entry.path)) Object.assign(file, { generated: true, note: BESIDE_DECLARATIONS_NOTE });
     else {
       const language = parsedLanguageOf(entry.path);
       if (!language && !hasOutline(entry.path)) return;

@@ -22,6 +22,36 @@ const DATA_LINE = /^[\s0,:;()[\]{}]*$/;
 /** Of every ten written lines, how many hold only literal values when a file is data rather than code (word lists, lookup tables, fixtures). */
 const DATA_LINES_IN_TEN = 9;
 
+/** JavaScript, by extension, and the declaration files TypeScript writes beside it (`x.mjs` → `x.d.mts`). */
+const JAVASCRIPT = /\.([cm]?)js$/;
+export const BESIDE_DECLARATIONS_NOTE = "compiled output (its folder's JavaScript all has declarations beside it); not outlined";
+
+/**
+ * The JavaScript files among `paths` that are a compiler's output, told from the listing alone: a
+ * folder of at least two JavaScript files where each has a declaration file of the same name beside
+ * it (`index.js` and `index.d.ts`) is what `tsc` writes. The declarations carry the same definitions
+ * with their types, so the map outlines those and lists the JavaScript by name: outlining both
+ * would show every definition twice. A lone `index.js` with a hand-written `index.d.ts`, or a
+ * folder where some JavaScript has no declarations, is outlined as usual.
+ */
+export function compiledBesideDeclarations(paths: readonly string[]): Set<string> {
+  const tracked = new Set(paths);
+  const folders = new Map<string, { files: string[]; declared: boolean }>();
+  for (const path of paths) {
+    const js = JAVASCRIPT.exec(path);
+    if (!js) continue;
+    const name = path.slice(0, path.lastIndexOf("/") + 1);
+    const folder = folders.get(name) ?? { files: [], declared: true };
+    folders.set(name, folder);
+    folder.files.push(path);
+    const stem = path.slice(0, js.index);
+    if (!tracked.has(`${stem}.d.${js[1]}ts`) && !tracked.has(`${stem}.d.ts`)) folder.declared = false;
+  }
+  const compiled = new Set<string>();
+  for (const folder of folders.values()) if (folder.declared && folder.files.length >= 2) for (const path of folder.files) compiled.add(path);
+  return compiled;
+}
+
 /**
  * Why a file is left unoutlined as minified, generated or data, or undefined for source worth
  * outlining. Such files cost most of a cold map's parsing and add only noise (one-letter names,

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { buildRepoMap } from "../../../src/tools/repo-map/build-map.js";
 import { clearTagCache } from "../../../src/tools/repo-map/collect-tags.js";
-import { generatedReason } from "../../../src/tools/repo-map/generated.js";
+import { compiledBesideDeclarations, generatedReason } from "../../../src/tools/repo-map/generated.js";
 import { MAX_FILE_BYTES } from "../../../src/tools/repo-map/read-head.js";
 import { commitRepo } from "./helpers.js";
 
@@ -26,6 +26,14 @@ beforeAll(async () => {
     "vendor/lib.min.js": "function tiny(){}\n",
     "src/words.ts": wordList,
     "dist/big.js": bigCompiled,
+    // What tsc writes with declarations on: each .js beside its .d.ts (the types carry the same definitions).
+    "lib/client.js": "export class Client {\n  send(request) {\n    return request;\n  }\n}\n",
+    "lib/client.d.ts": "export declare class Client {\n  send(request: Request): Request;\n}\n",
+    "lib/retry.js": "export function withRetry(fn) {\n  return fn();\n}\n",
+    "lib/retry.d.ts": "export declare function withRetry<T>(fn: () => T): T;\n",
+    // A hand-written module with hand-written types: outlined as usual.
+    "index.js": "export function greet(name) {\n  return `hello ${name}`;\n}\n",
+    "index.d.ts": "export declare function greet(name: string): string;\n",
   });
 });
 
@@ -89,16 +97,30 @@ describe("repo_map on minified and generated files", () => {
     expect(generatedReason("dist/big.js", head, bigCompiled.slice(-512))).toMatch(/^compiled output/);
   });
 
+  it("tells a folder of compiled JavaScript by the declaration file beside each of its files", () => {
+    const listing = ["dist/a.js", "dist/a.d.ts", "dist/b.mjs", "dist/b.d.mts", "dist/c.cjs", "dist/c.d.ts", "index.js", "index.d.ts", "src/x.js", "src/x.d.ts", "src/y.js", "src/z.ts"];
+    expect([...compiledBesideDeclarations(listing)].sort()).toEqual(["dist/a.js", "dist/b.mjs", "dist/c.cjs"]);
+    // One file without declarations keeps the whole folder outlined; so does a lone pair.
+    expect(compiledBesideDeclarations(["lib/a.js", "lib/a.d.ts", "lib/b.js", "lib/b.ts"]).size).toBe(0);
+    expect(compiledBesideDeclarations(["a/x.js", "a/x.d.ts", "b/y.js", "b/y.d.ts"]).size).toBe(0);
+  });
+
   it("lists them by name with why, says how many in the header, and does not read them again", async () => {
     clearTagCache();
     const cold = await buildRepoMap(repo, { tokens: 8192 });
-    expect(cold.text).toMatch(/^4 files look minified or generated/m);
+    expect(cold.text).toMatch(/^6 files look minified or generated/m);
     expect(cold.text).toMatch(/^src\/words\.ts \(data \(nearly every line a literal value\); not outlined\)$/m);
     expect(cold.text).toMatch(/^dist\/big\.js \(compiled output \(it names a source map\); not outlined\)$/m);
     expect(cold.text).toMatch(/^dist\/bundle\.js \(minified or generated \(very long lines\); not outlined\)$/m);
     expect(cold.text).toMatch(/^vendor\/lib\.min\.js \(minified; not outlined\)$/m);
     expect(cold.text).not.toMatch(/a17\(b\)/);
     expect(cold.text).toMatch(/│export function helper\(\) \{/);
+    // Compiled beside its declarations: the declarations are outlined, the JavaScript listed by name.
+    expect(cold.text).toMatch(/^lib\/client\.js \(compiled output \(its folder's JavaScript all has declarations beside it\); not outlined\)$/m);
+    expect(cold.text).toMatch(/^lib\/retry\.js \(compiled output/m);
+    expect(cold.text).toMatch(/│export declare function withRetry<T>\(fn: \(\) => T\): T;/);
+    expect(cold.text).not.toMatch(/│export function withRetry\(fn\) \{/);
+    expect(cold.text).toMatch(/│export function greet\(name\) \{/);
     const warm = await buildRepoMap(repo, { tokens: 8192 });
     expect(warm.parsed).toBe(0);
     expect(warm.text).toBe(cold.text);
