@@ -87,21 +87,18 @@ async function listTracked(root: string): Promise<Tracked> {
   return tracked;
 }
 
-/** Per worktree: the collection running now. Another for the same tree waits for it and then finds its tags cached, rather than parsing them twice. */
+/**
+ * Per worktree: when the collections running now are over (settled, never rejected). Another for the
+ * same tree waits for that and then finds their tags cached, rather than parsing them twice.
+ */
 const running = new Map<string, Promise<unknown>>();
 
 /** Tags for every tracked file: from the cache by blob SHA, else read and outlined on worker threads. */
 export async function collectTags(root: string, signal?: AbortSignal, cacheDir?: string): Promise<CollectedTags> {
   const before = running.get(root);
   const work = (async () => {
-    if (before) {
-      // Its outcome is its caller's; this one only waits its turn, and no longer than its own signal allows.
-      const settled = before.then(
-        () => undefined,
-        () => undefined,
-      );
-      await (signal ? untilAborted(settled, signal) : settled);
-    }
+    // Its outcome is its caller's; this one only waits its turn, and no longer than its own signal allows.
+    if (before) await (signal ? untilAborted(before, signal) : before);
     signal?.throwIfAborted();
     return collectNow(root, signal, cacheDir);
   })();
