@@ -41,8 +41,8 @@ export function compiledBesideDeclarations(paths: readonly string[]): Set<string
     const js = JAVASCRIPT.exec(path);
     if (!js) continue;
     const name = path.slice(0, path.lastIndexOf("/") + 1);
-    const folder = folders.get(name) ?? { files: [], declared: true };
-    folders.set(name, folder);
+    let folder = folders.get(name);
+    if (!folder) folders.set(name, (folder = { files: [], declared: true }));
     folder.files.push(path);
     const stem = path.slice(0, js.index);
     if (!tracked.has(`${stem}.d.${js[1]}ts`) && !tracked.has(`${stem}.d.ts`)) folder.declared = false;
