@@ -13,7 +13,8 @@ import { SHUTDOWN_REASON, type JobBackend } from "./jobs/backend.js";
 import { EmbeddedBackend } from "./jobs/embedded.js";
 import { deliveryJob, HANDLED_EVENTS, type Accepted } from "./jobs/from-webhook.js";
 import { webhookIntake } from "./github/webhook-intake.js";
-import { JobMetrics } from "./jobs/metrics.js";
+import { JobRunner } from "./jobs/job-runner.js";
+import { JobMetrics, telemetryFor } from "./jobs/metrics.js";
 import { startRedisBackend } from "./jobs/redis-backend.js";
 import { LocalWorkerBackend } from "./jobs/local-worker.js";
 import { serveOperatorPages, type WorkerMetricsSource } from "./jobs/operator-pages.js";
@@ -68,8 +69,21 @@ export function createBlueprintApp(
   // token reused for minutes; otherwise (an App handed a Probot instance) through Probot's own authentication.
   const tokens: JobTokenSource = ownMintThread(env, app.log) ?? new JobTokens(async (installationId) => (await installationOctokit(app, installationId, "mint")) as unknown as TokenMinter);
 
+  // With Redis, `npm start` that also works jobs does their lane work in a forked job runner, as `npm run worker` does.
+  const runner =
+    env.REDIS_URL && env.BLUEPRINT_WORKERS > 0 && overrides.jobs === "local-worker"
+      ? new JobRunner({ entry: fileURLToPath(new URL("./job-runner.js", import.meta.url)), stateKey: stateKeyOf(env).export().toString("base64"), log: app.log, telemetry: telemetryFor(metrics) })
+      : null;
   const backend: JobBackend & Partial<WorkerMetricsSource> = env.REDIS_URL
-    ? startRedisBackend({ env, redisUrl: env.REDIS_URL, log: app.log, metrics, tokens, workerDeps: env.BLUEPRINT_WORKERS > 0 ? deps() : null })
+    ? startRedisBackend({
+        env,
+        redisUrl: env.REDIS_URL,
+        log: app.log,
+        metrics,
+        tokens,
+        workerDeps: env.BLUEPRINT_WORKERS > 0 ? deps() : null,
+        ...(runner ? { runWork: (job, token, signal) => runner.run(job, token, signal) } : {}),
+      })
     : overrides.jobs === "local-worker"
       ? new LocalWorkerBackend({ entry: fileURLToPath(new URL("./local-worker.js", import.meta.url)), tokens, stateKey: stateKeyOf(env).export(), log: app.log })
       : new EmbeddedBackend({
@@ -118,6 +132,7 @@ export function createBlueprintApp(
     idle: () => backend.idle(),
     shutdown: async (timeoutMs) => {
       await backend.shutdown(SHUTDOWN_REASON, timeoutMs);
+      runner?.stop();
       if (tokens instanceof MintThread) await tokens.close();
     },
   };

@@ -5,8 +5,8 @@ import { serveJobRunner } from "./jobs/job-runner-server.js";
 import { createWorkflowDeps } from "./workflow/create-deps.js";
 
 /**
- * The local worker's job runner: lane work only, at a lower CPU priority, in its own process.
- * Like the local worker, its environment holds neither the App's private key nor the webhook secret. Wiring only.
+ * A worker's job runner (the local worker's, or `npm run worker`'s): lane work only, at a lower CPU priority, in its own process.
+ * Like its worker, its environment holds neither the App's private key nor the webhook secret. Wiring only.
  */
 const env = loadEnv();
 const log = pino({ name: "blueprint-job-runner", level: process.env.LOG_LEVEL ?? "info" });

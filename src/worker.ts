@@ -1,17 +1,20 @@
 import http from "node:http";
+import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { ConfigError, loadEnv } from "./config/env.js";
-import { JobMetrics } from "./jobs/metrics.js";
+import { JobRunner } from "./jobs/job-runner.js";
+import { JobMetrics, telemetryFor } from "./jobs/metrics.js";
 import { serveOperatorPages } from "./jobs/operator-pages.js";
 import { tokenPorts } from "./github/token-port.js";
 import { jobSealer } from "./jobs/redis-backend.js";
 import { startRedisWorkers } from "./jobs/redis-worker.js";
-import { createWorkflowDeps } from "./workflow/create-deps.js";
+import { createWorkflowDeps, stateKeyOf } from "./workflow/create-deps.js";
 
 /**
  * `npm run worker`: works jobs from the Redis queue, with no webhook server and no App key — each
  * job brings an installation token narrowed to its repository, sealed with BLUEPRINT_STATE_SECRET.
- * Wiring only.
+ * Triage (👀, permission, quick answers) runs here; lane work in a job runner it forks at a lower CPU
+ * priority, so a job's git and prompt building never hold back an acknowledgement. Wiring only.
  */
 const log = pino({ name: "blueprint-worker", level: process.env.LOG_LEVEL ?? "info" });
 
@@ -20,6 +23,12 @@ try {
   if (!env.REDIS_URL) throw new ConfigError("`npm run worker` takes its jobs from Redis: set REDIS_URL (the same as the intake's)");
   if (env.PRIVATE_KEY || env.WEBHOOK_SECRET) log.warn({}, "a worker needs neither PRIVATE_KEY nor WEBHOOK_SECRET; remove them from its environment");
   const metrics = new JobMetrics();
+  const runner = new JobRunner({
+    entry: fileURLToPath(new URL("./job-runner.js", import.meta.url)),
+    stateKey: stateKeyOf(env).export().toString("base64"),
+    log,
+    telemetry: telemetryFor(metrics),
+  });
   const workers = await startRedisWorkers({
     redisUrl: env.REDIS_URL,
     deps: createWorkflowDeps(env, log),
@@ -28,6 +37,7 @@ try {
     concurrency: env.BLUEPRINT_CONCURRENCY,
     lockMs: env.BLUEPRINT_JOB_LOCK_MS,
     metrics,
+    runWork: (job, token, signal) => runner.run(job, token, signal),
   });
   // With PORT set: /healthz (what this worker runs) and /metrics (its jobs), for probes and Prometheus.
   if (process.env.PORT) {
@@ -40,7 +50,10 @@ try {
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.once(signal, () => {
       log.info({ signal }, "stopping: running jobs stop at a safe point and go back to the queue for other workers");
-      void workers.close().finally(() => process.exit(0));
+      void workers
+        .close()
+        .finally(() => runner.stop())
+        .finally(() => process.exit(0));
     });
   }
 } catch (error) {

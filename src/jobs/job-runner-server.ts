@@ -2,6 +2,7 @@ import { createSecretKey } from "node:crypto";
 import type { StateKey } from "../github/state-marker.js";
 import type { TokenPorts } from "../github/token-port.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
+import { HandOver, handOverTaken } from "../workflow/hand-over.js";
 import { workerPorts, workJob } from "../workflow/run-job.js";
 import { PermissionCache } from "./permission-cache.js";
 import { parentChannel } from "./ipc-batch.js";
@@ -13,9 +14,9 @@ export interface JobRunnerServerOptions {
   log: Logger;
 }
 
-/** The job runner's side: lane work for the local worker that forked it, each job with its own token. */
+/** The job runner's side: lane work for the worker that forked it (local or Redis), each job with its own token. */
 export function serveJobRunner(options: JobRunnerServerOptions): void {
-  // Checked on arrival by the local worker (fromRunnerSchema); typed here.
+  // Checked on arrival by the worker (fromRunnerSchema); typed here.
   const outbox = parentChannel<FromRunner>(receive);
   const send = (message: FromRunner) => outbox.send(message);
   const running = new Map<number, AbortController>();
@@ -30,7 +31,7 @@ export function serveJobRunner(options: JobRunnerServerOptions): void {
     }
     const message = parsed.data;
     if (message.type === "start") {
-      // Model tokens and step durations go to the local worker, whose metrics /metrics serves.
+      // Model tokens and step durations go to the worker, whose metrics /metrics serves.
       deps ??= {
         ...options.makeDeps(createSecretKey(Buffer.from(message.stateKey, "base64"))),
         telemetry: { modelUsage: (kind, usage) => send({ type: "usage", kind, usage }), stepSeconds: (seconds) => send({ type: "step", seconds }) },
@@ -43,7 +44,7 @@ export function serveJobRunner(options: JobRunnerServerOptions): void {
       return;
     }
     if (message.type === "abort") {
-      running.get(message.id)?.abort(message.reason);
+      running.get(message.id)?.abort(message.handOver ? new HandOver() : message.reason);
       return;
     }
     const controller = new AbortController();
@@ -51,13 +52,13 @@ export function serveJobRunner(options: JobRunnerServerOptions): void {
     running.set(message.id, controller);
     void workJob(deps, ports.work, message.job, controller.signal).finally(() => {
       running.delete(message.id);
-      send({ type: "done", id: message.id });
+      send({ type: "done", id: message.id, handedOver: handOverTaken(controller.signal) });
     });
   }
-  // The local worker decides when jobs stop (it aborts them); a signal to the process group is not that.
+  // The worker decides when jobs stop (it aborts them); a signal to the process group is not that.
   for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => undefined);
-  // The local worker gone: it stopped us after its jobs returned, or it died and the intake hands its
-  // jobs to a fresh worker and runner, which resume them from what was pushed. Either way, at once:
-  // two runners must never work one job.
+  // The worker gone: it stopped us after its jobs returned, or it died and its jobs go to a fresh worker
+  // (the intake hands a local worker's on; a Redis worker's are taken over from the queue), which
+  // resumes them from what was pushed. Either way, at once: two runners must never work one job.
   process.on("disconnect", () => process.exit(0));
 }

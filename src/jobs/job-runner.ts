@@ -1,5 +1,6 @@
 import type { JobToken } from "../github/job-token.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
+import { HandOver, handedOver } from "../workflow/hand-over.js";
 import type { Job } from "./job.js";
 import { fromRunnerSchema, type FromRunner, type ToRunner } from "./runner-protocol.js";
 import { lowerPriority, SupervisedChild } from "./supervised-child.js";
@@ -30,10 +31,11 @@ interface Pending {
 const MAX_CRASHES = 2;
 
 /**
- * The local worker's job runner: a forked process, at a lower CPU priority, that does jobs' lane work
- * (git, the model, plan and build). The local worker's own event loop keeps only triage — the 👀 and
- * the permission check — so hundreds of git processes starting never delay an acknowledgement.
- * If the runner dies, a fresh one takes its jobs over and resumes them from what was pushed.
+ * A worker's job runner: a forked process, at a lower CPU priority, that does jobs' lane work (git,
+ * the model, plan and build) for the local worker or a Redis worker. The worker's own event loop
+ * keeps only triage — the 👀 and the permission check — so hundreds of git processes starting never
+ * delay an acknowledgement. If the runner dies, a fresh one takes its jobs over and resumes them from
+ * what was pushed; if the worker dies, the runner exits with it (its jobs are the worker's to hand on).
  */
 export class JobRunner {
   private readonly runner: SupervisedChild<ToRunner, FromRunner>;
@@ -56,8 +58,11 @@ export class JobRunner {
         if (message.type === "usage") options.telemetry?.modelUsage(message.kind, message.usage);
         else if (message.type === "step") options.telemetry?.stepSeconds(message.seconds);
         else {
-          this.pending.get(message.id)?.resolve();
+          const pending = this.pending.get(message.id);
           this.pending.delete(message.id);
+          // Stopped for a hand-over there: recorded on the signal here, as a use case in this process would.
+          if (pending && message.handedOver) handedOver(pending.signal);
+          pending?.resolve();
         }
       },
       onRestart: (stopped) => this.takeOver(stopped),
@@ -69,7 +74,7 @@ export class JobRunner {
     const id = this.nextId++;
     return new Promise<void>((resolve, reject) => {
       this.pending.set(id, { job, token, signal, crashes: 0, resolve, reject });
-      signal.addEventListener("abort", () => this.send({ type: "abort", id, reason: abortReason(signal) }), { once: true });
+      signal.addEventListener("abort", () => this.abort(id, signal), { once: true });
       void this.runner.ready.then(() => this.dispatch(id));
     });
   }
@@ -85,7 +90,11 @@ export class JobRunner {
     const pending = this.pending.get(id);
     if (!pending) return;
     this.send({ type: "run", id, job: pending.job, token: pending.token });
-    if (pending.signal.aborted) this.send({ type: "abort", id, reason: abortReason(pending.signal) });
+    if (pending.signal.aborted) this.abort(id, pending.signal);
+  }
+
+  private abort(id: number, signal: AbortSignal): void {
+    this.send({ type: "abort", id, reason: abortReason(signal), handOver: signal.reason instanceof HandOver });
   }
 
   /** A fresh runner replaced one that died: it takes the jobs over, resumed from what they pushed. */

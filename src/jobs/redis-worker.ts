@@ -1,6 +1,7 @@
 import { DelayedError, Queue, WaitingError, Worker, type Job as BullJob } from "bullmq";
 import { Redis } from "ioredis";
 import { z } from "zod";
+import type { JobToken } from "../github/job-token.js";
 import type { TokenPorts } from "../github/token-port.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
 import { HandOver, handedOver, handOverTaken } from "../workflow/hand-over.js";
@@ -50,6 +51,11 @@ export interface RedisWorkersOptions {
   concurrency: number;
   lockMs: number;
   metrics: JobMetrics;
+  /**
+   * Where lane work runs when not in this process (a job runner forked at a lower CPU priority, as
+   * `npm run worker` has it): resolves when the use case returns. Triage stays here either way.
+   */
+  runWork?: (job: Job, token: JobToken, signal: AbortSignal) => Promise<void>;
 }
 
 export interface RedisWorkers {
@@ -166,7 +172,8 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
         // 3. The use case, with the job's own token (a job that starts as its worker stops goes straight back).
         if (!handedOver(controller.signal)) {
           await metrics.time(job.kind, async () => {
-            await workJob(deps, open(wire).work, job, controller.signal);
+            if (options.runWork) await options.runWork(job, openToken(sealer, wire.sealedToken, job), controller.signal);
+            else await workJob(deps, open(wire).work, job, controller.signal);
             return handOverTaken(controller.signal) ? "handed_over" : controller.signal.aborted ? "cancelled" : "done";
           });
         }

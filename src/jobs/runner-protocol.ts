@@ -3,25 +3,28 @@ import { jobTokenSchema } from "../github/job-token.js";
 import { jobSchema } from "./job.js";
 
 /**
- * Local worker → its job runner, over the child process's IPC channel: plain data, validated on
- * arrival. The local worker triages (permission, 👀, quick answers, thread lanes); the runner only
+ * Worker (local or Redis) → its job runner, over the child process's IPC channel: plain data, validated on
+ * arrival. The worker triages (permission, 👀, quick answers, thread lanes); the runner only
  * does lane work, so its git processes and prompt building never delay an acknowledgement.
  */
 export const toRunnerSchema = z.discriminatedUnion("type", [
-  /** First: the hidden-state key (derived, base64), as the intake handed it to the local worker. */
+  /** First: the hidden-state key (derived, base64), as the worker holds it. */
   z.object({ type: z.literal("start"), stateKey: z.string().min(1) }),
   /** One job's lane work; the token travels in memory only. */
   z.object({ type: z.literal("run"), id: z.number().int(), job: jobSchema, token: jobTokenSchema }),
-  /** The job's signal, aborted with this reason (`/cancel`, shutdown): it stops at its next safe point. */
-  z.object({ type: z.literal("abort"), id: z.number().int(), reason: z.string() }),
+  /**
+   * The job's signal, aborted with this reason (`/cancel`, shutdown): it stops at its next safe point.
+   * `handOver`: its worker is handing it back to the queue (a `HandOver`), not stopping it for good.
+   */
+  z.object({ type: z.literal("abort"), id: z.number().int(), reason: z.string(), handOver: z.boolean().optional() }),
 ]);
 export type ToRunner = z.output<typeof toRunnerSchema>;
 
-/** Job runner → local worker. */
+/** Job runner → worker. */
 export const fromRunnerSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("ready") }),
-  /** The job's use case returned (it reports its own failures on the thread). */
-  z.object({ type: z.literal("done"), id: z.number().int() }),
+  /** The job's use case returned (it reports its own failures on the thread); `handedOver`: it stopped for a hand-over. */
+  z.object({ type: z.literal("done"), id: z.number().int(), handedOver: z.boolean().optional() }),
   /** For /metrics: a planning run's or a step's model tokens, a step's duration. */
   z.object({
     type: z.literal("usage"),

@@ -1,17 +1,8 @@
-import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AppProcess } from "./support/app-process.js";
 import { expectBuildFinishedOnce, hold, isPlanning, reactionsTo, startCluster, turnOf, type Cluster } from "./support/cluster.js";
 import { greeterModelReply, STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
-import { childrenOf } from "./support/processes.js";
-
-/** The process's nice value (field 19 of /proc/<pid>/stat). */
-function niceOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
-}
-
-const environmentOf = (pid: number) => readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").map((entry) => entry.slice(0, entry.indexOf("=")));
+import { childrenOf, environmentOf, niceOf } from "./support/processes.js";
 
 /** `npm start` alone, no Redis: intake in one process, jobs in the local worker it forks. */
 describe("the embedded queue: one `npm start`, no other service", () => {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, type AppProcess } from "./support/app-process.js";
 import { expectBuildFinishedOnce, hold, isPlanning, reactionsTo, startCluster, turnOf, type Cluster } from "./support/cluster.js";
 import { STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
+import { childrenOf, environmentOf, isRunning, niceOf } from "./support/processes.js";
 import type { WorkerProcess } from "./support/worker-process.js";
 
 /**
@@ -103,6 +104,12 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
       expect(environment.REDIS_URL).toBe(cluster.redis?.url);
       expect(Object.keys(environment)).not.toContain("PRIVATE_KEY");
       expect(Object.keys(environment)).not.toContain("WEBHOOK_SECRET");
+      // Lane work runs in a job runner the worker forks below its own CPU priority, so triage (the 👀) goes first.
+      const runner = childrenOf(worker.pid).find((child) => child.cmdline.includes("job-runner.js"));
+      expect(runner, "the worker's job runner").toBeDefined();
+      expect(niceOf(runner?.pid ?? -1)).toBeGreaterThan(niceOf(worker.pid));
+      expect(environmentOf(runner?.pid ?? -1)).toContain("REDIS_URL");
+      expect(environmentOf(runner?.pid ?? -1)).not.toContain("PRIVATE_KEY");
     }
     const { comment, event } = cluster.type(1, "/plan greet by name");
     expect(await cluster.deliver(intake, event)).toBe(200);
@@ -125,7 +132,11 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
     expect(cluster.github.repository.log("blueprint/issue-1")).toEqual([STEP_COMMITS[1], "initial commit"]);
     const running = workers.find((worker) => worker.output().includes("building for @maintainer"));
     expect(running).toBeDefined();
-    await running?.kill();
+    const runner = childrenOf(running?.pid ?? -1).find((child) => child.cmdline.includes("job-runner.js"));
+    expect(runner, "the worker's job runner").toBeDefined();
+    // The worker process alone: its job runner, which holds the build, must not outlive it (two runners would work one job).
+    process.kill(running?.pid ?? -1, "SIGKILL");
+    await expect.poll(() => isRunning(runner?.pid ?? -1), { timeout: 5_000 }).toBe(false);
     gate.release();
     await cluster.waitFor("the pull request", () => cluster.github.state.pulls.length > 0, 60_000);
     await cluster.waitForQuiet();

@@ -14,3 +14,22 @@ export function childrenOf(pid: number): Array<{ pid: number; cmdline: string }>
       }
     });
 }
+
+/** The process's nice value (field 19 of /proc/<pid>/stat). */
+export function niceOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+}
+
+/** The names of the process's environment variables. */
+export const environmentOf = (pid: number): string[] => readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").map((entry) => entry.slice(0, entry.indexOf("=")));
+
+/** Whether the process still runs (a zombie waiting for its parent to reap it does not). */
+export function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !["Z", "X"].includes(stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3));
+  } catch {
+    return false;
+  }
+}
