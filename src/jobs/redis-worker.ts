@@ -5,7 +5,7 @@ import type { JobToken } from "../github/job-token.js";
 import type { TokenPorts } from "../github/token-port.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
 import { HandOver, handedOver, handOverTaken } from "../workflow/hand-over.js";
-import { PermissionUnknown, triageJob, workJob, workerPorts, type ThreadLanes } from "../workflow/run-job.js";
+import { PermissionUnknown, reportFailedJob, triageJob, workJob, workerPorts, type ThreadLanes } from "../workflow/run-job.js";
 import { jobLabel, jobSchema, threadOf, type Job } from "./job.js";
 import type { QueueStats } from "./backend.js";
 import { telemetryFor, type JobMetrics } from "./metrics.js";
@@ -172,8 +172,10 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
         // 3. The use case, with the job's own token (a job that starts as its worker stops goes straight back).
         if (!handedOver(controller.signal)) {
           await metrics.time(job.kind, async () => {
-            if (options.runWork) await options.runWork(job, openToken(sealer, wire.sealedToken, job), controller.signal);
-            else await workJob(deps, open(wire).work, job, controller.signal);
+            if (options.runWork) {
+              // The use case could not report this itself: the runner died under it, more than once.
+              await options.runWork(job, openToken(sealer, wire.sealedToken, job), controller.signal).catch((error: unknown) => reportFailedJob(deps.log, open(wire).work, job, error));
+            } else await workJob(deps, open(wire).work, job, controller.signal);
             return handOverTaken(controller.signal) ? "handed_over" : controller.signal.aborted ? "cancelled" : "done";
           });
         }

@@ -91,7 +91,7 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
   let workerPort: number;
 
   beforeAll(async () => {
-    cluster = await startCluster({ issues: 1 });
+    cluster = await startCluster({ issues: 2 });
     intake = await cluster.startIntake({ BLUEPRINT_WORKERS: "0" });
     workerPort = await freePort();
     workers = await Promise.all([cluster.startWorker({ PORT: String(workerPort) }), cluster.startWorker()]);
@@ -123,6 +123,33 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
     expect((await fetch(`http://127.0.0.1:${workerPort}/healthz`)).status).toBe(200);
     expect(await (await fetch(`http://127.0.0.1:${workerPort}/metrics`)).text()).toContain("blueprint_queue_wait_seconds");
   }, 60_000);
+
+  it("a job whose job runner keeps dying is reported on its thread, and its thread is free again", async () => {
+    const gate = hold(cluster, (request) => isPlanning(request) && turnOf(request) === 0);
+    const delivery = randomUUID();
+    expect(await cluster.deliver(intake, cluster.type(2, "/plan greet by name").event, delivery)).toBe(200);
+    await cluster.waitFor("planning to ask the model", () => gate.held() === 1, 45_000);
+    const worker = workers.find((one) => one.output().split("\n").some((line) => line.includes('"msg":"job started"') && line.includes(delivery)));
+    expect(worker).toBeDefined();
+    const runnerOf = () => childrenOf(worker?.pid ?? -1).find((child) => child.cmdline.includes("job-runner.js"));
+    // Twice: the worker's fresh runner starts the job over once, then gives up on it.
+    for (const held of [1, 2]) {
+      await cluster.waitFor(`planning attempt ${held}`, () => gate.held() === held, 45_000);
+      const runner = runnerOf();
+      expect(runner).toBeDefined();
+      process.kill(runner?.pid ?? -1, "SIGKILL");
+      await cluster.waitFor("a fresh job runner", () => (runnerOf()?.pid ?? runner?.pid) !== runner?.pid);
+    }
+    await cluster.waitFor("the failure on the thread", () => cluster.github.state.botComments(2).some((c) => c.body.startsWith("❌ Blueprint stopped while planning for @maintainer")));
+    gate.release();
+    await cluster.waitForQuiet();
+    const failures = cluster.github.state.botComments(2).filter((c) => c.body.startsWith("❌ Blueprint stopped while"));
+    expect(failures).toHaveLength(1);
+    expect(failures[0]?.body).toContain("stopped unexpectedly 2 times");
+    // The thread is free: the next command runs.
+    expect(await cluster.deliver(intake, cluster.type(2, "/plan greet by name").event)).toBe(200);
+    await cluster.waitFor("the plan", () => cluster.github.state.botComments(2).some((c) => c.body.includes("Plan v1")), 45_000);
+  }, 150_000);
 
   it("a worker SIGKILLed mid-build: another takes the job over and finishes it, each step committed once, nothing posted twice", async () => {
     const gate = hold(cluster, (request) => stepOf(request) === "S2");
