@@ -16,7 +16,7 @@ import { webhookIntake } from "./github/webhook-intake.js";
 import { JobRunner } from "./jobs/job-runner.js";
 import { JobMetrics, telemetryFor } from "./jobs/metrics.js";
 import { startRedisBackend } from "./jobs/redis-backend.js";
-import { LocalWorkerBackend } from "./jobs/local-worker.js";
+import { LocalWorkerBackend, withoutIntakeSecrets } from "./jobs/local-worker.js";
 import { serveOperatorPages, type WorkerMetricsSource } from "./jobs/operator-pages.js";
 import { createWorkflowDeps, stateKeyOf } from "./workflow/create-deps.js";
 import type { WorkflowDeps } from "./workflow/deps.js";
@@ -72,7 +72,14 @@ export function createBlueprintApp(
   // With Redis, `npm start` that also works jobs does their lane work in a forked job runner, as `npm run worker` does.
   const runner =
     env.REDIS_URL && env.BLUEPRINT_WORKERS > 0 && overrides.jobs === "local-worker"
-      ? new JobRunner({ entry: fileURLToPath(new URL("./job-runner.js", import.meta.url)), stateKey: stateKeyOf(env).export().toString("base64"), log: app.log, telemetry: telemetryFor(metrics) })
+      ? new JobRunner({
+          entry: fileURLToPath(new URL("./job-runner.js", import.meta.url)),
+          stateKey: stateKeyOf(env).export().toString("base64"),
+          log: app.log,
+          telemetry: telemetryFor(metrics),
+          // The agent's commands run under it: it holds neither the App's key nor the webhook secret.
+          env: withoutIntakeSecrets(process.env),
+        })
       : null;
   const backend: JobBackend & Partial<WorkerMetricsSource> = env.REDIS_URL
     ? startRedisBackend({

@@ -8,13 +8,15 @@ import { lowerPriority, SupervisedChild } from "./supervised-child.js";
 export interface JobRunnerOptions {
   /** The compiled runner entry (lib/job-runner.js). */
   entry: string;
-  /** The hidden-state key (base64), as the intake handed it over. */
+  /** The hidden-state key (base64), as its worker holds it. */
   stateKey: string;
   log: Logger;
   /** How much lower the runner's CPU priority is than ours (nice), so acknowledgements win the CPU. */
   niceness?: number;
   /** Hears the runner's model tokens and step durations (for /metrics). */
   telemetry?: WorkflowDeps["telemetry"];
+  /** The runner's environment (default: ours, for a worker that holds no intake secret). */
+  env?: NodeJS.ProcessEnv;
 }
 
 interface Pending {
@@ -50,7 +52,7 @@ export class JobRunner {
   constructor(private readonly options: JobRunnerOptions) {
     this.runner = new SupervisedChild<ToRunner, FromRunner>({
       entry: options.entry,
-      env: process.env,
+      env: options.env ?? process.env,
       messages: fromRunnerSchema,
       hello: { type: "start", stateKey: options.stateKey },
       forked: (child) => lowerPriority(child, options.niceness ?? 10, options.log, "the job runner"),

@@ -21,8 +21,19 @@ interface InFlight {
 /** A job that outlives this many local workers is dropped instead of handed to another. */
 const MAX_CRASHES = 3;
 
-/** Secrets only intake holds: the forked worker's environment never has them. */
-const INTAKE_ONLY = ["PRIVATE_KEY", "PRIVATE_KEY_PATH", "WEBHOOK_SECRET", "WEBHOOK_PROXY_URL", "CLIENT_SECRET"];
+/**
+ * Secrets only intake holds: a forked worker's or job runner's environment never has them. The key's
+ * path (`PRIVATE_KEY_PATH`) stays: it is no secret, and the sandbox hides what it names from the
+ * agent's commands, which run under the job runner.
+ */
+const INTAKE_ONLY = ["PRIVATE_KEY", "WEBHOOK_SECRET", "WEBHOOK_PROXY_URL", "CLIENT_SECRET"];
+
+/** `env` without the secrets only intake holds. */
+export function withoutIntakeSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const kept = { ...env };
+  for (const name of INTAKE_ONLY) delete kept[name];
+  return kept;
+}
 
 export interface LocalWorkerOptions {
   /** The compiled worker entry (lib/local-worker.js). */
@@ -57,8 +68,7 @@ export class LocalWorkerBackend implements JobBackend {
   private readonly inFlight = new Map<string, InFlight>();
 
   constructor(private readonly options: LocalWorkerOptions) {
-    const env = { ...(options.env ?? process.env) };
-    for (const name of INTAKE_ONLY) delete env[name];
+    const env = withoutIntakeSecrets(options.env ?? process.env);
     this.worker = new SupervisedChild<ToWorker, FromWorker>({
       entry: options.entry,
       env,

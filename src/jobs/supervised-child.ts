@@ -21,7 +21,7 @@ export interface SupervisedChildOptions<In, Out extends { type: string }> {
 
 /**
  * A forked child process on an IPC channel, forked again whenever it stops unexpectedly: the local
- * worker under the intake, the job runner under the local worker. Messages are plain data, checked
+ * worker under the intake, a job runner under its worker. Messages are plain data, checked
  * by whoever receives them.
  */
 export class SupervisedChild<In, Out extends { type: string }> {

@@ -26,6 +26,18 @@ describe("two replicas of `npm start` on one Redis", () => {
   }, 60_000);
   afterAll(async () => cluster?.stop());
 
+  it("each replica works jobs in a job runner that holds neither the App's private key nor its webhook secret", () => {
+    for (const replica of [a, b]) {
+      const runner = childrenOf(replica.pid).find((child) => child.cmdline.includes("job-runner.js"));
+      expect(runner, "the replica's job runner").toBeDefined();
+      expect(niceOf(runner?.pid ?? -1)).toBeGreaterThan(niceOf(replica.pid));
+      expect(environmentOf(runner?.pid ?? -1)).not.toContain("PRIVATE_KEY");
+      expect(environmentOf(runner?.pid ?? -1)).not.toContain("WEBHOOK_SECRET");
+      // The replica itself holds them (so the checks above could fail).
+      expect(environmentOf(replica.pid)).toContain("PRIVATE_KEY");
+    }
+  });
+
   it("redeliveries of one webhook spread over both replicas start one job", async () => {
     const { comment, event } = cluster.type(1, "/plan greet by name");
     const delivery = randomUUID();
