@@ -1,0 +1,81 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, expect, it } from "vitest";
+import type { JobToken } from "../../src/github/job-token.js";
+import { JobRunner } from "../../src/jobs/job-runner.js";
+import type { Job } from "../../src/jobs/job.js";
+import { HandOver, handOverTaken } from "../../src/workflow/hand-over.js";
+import { tempDir } from "../helpers/git-repo.js";
+
+const log = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+const job = { kind: "plan", deliveryId: "delivery-1" } as unknown as Job;
+const token: JobToken = { token: "ghs_job-runner-test", expiresAt: new Date(Date.now() + 3_600_000).toISOString(), permissions: {} };
+
+/**
+ * A stand-in job runner speaking runner-protocol: it records every message it gets, starts nothing,
+ * and on an abort answers `done`, stopped for a hand-over exactly when the abort said it was one
+ * (as the real runner's use case stops at its next safe point for a `HandOver`).
+ */
+function fakeRunner(): { entry: string; seen: () => Array<Record<string, unknown>> } {
+  const dir = tempDir("job-runner-");
+  const record = path.join(dir, "seen.jsonl");
+  const entry = path.join(dir, "runner.mjs");
+  writeFileSync(record, "");
+  writeFileSync(
+    entry,
+    `import { appendFileSync } from "node:fs";
+    process.on("message", (raw) => {
+      for (const message of Array.isArray(raw) ? raw : [raw]) {
+        appendFileSync(${JSON.stringify(record)}, JSON.stringify(message) + "\\n");
+        if (message.type === "start") process.send({ type: "ready" });
+        else if (message.type === "abort") process.send({ type: "done", id: message.id, handedOver: message.handOver === true });
+      }
+    });
+    process.on("disconnect", () => process.exit(0));`,
+  );
+  const seen = () =>
+    readFileSync(record, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  return { entry, seen };
+}
+
+let runner: JobRunner | undefined;
+afterEach(() => runner?.stop());
+
+it("a hand-over crosses to the runner and comes back: the worker sees the job stopped for it", async () => {
+  const fake = fakeRunner();
+  runner = new JobRunner({ entry: fake.entry, stateKey: "c3RhdGU=", log, niceness: 0 });
+  const controller = new AbortController();
+  const running = runner.run(job, token, controller.signal);
+  await expect.poll(() => fake.seen().some((message) => message.type === "run")).toBe(true);
+  controller.abort(new HandOver());
+  await running;
+  expect(handOverTaken(controller.signal)).toBe(true);
+  expect(fake.seen().find((message) => message.type === "abort")).toMatchObject({ handOver: true });
+});
+
+it("a /cancel is no hand-over on either side", async () => {
+  const fake = fakeRunner();
+  runner = new JobRunner({ entry: fake.entry, stateKey: "c3RhdGU=", log, niceness: 0 });
+  const controller = new AbortController();
+  const running = runner.run(job, token, controller.signal);
+  await expect.poll(() => fake.seen().some((message) => message.type === "run")).toBe(true);
+  controller.abort("cancelled with /cancel");
+  await running;
+  expect(handOverTaken(controller.signal)).toBe(false);
+  expect(fake.seen().find((message) => message.type === "abort")).toMatchObject({ reason: "cancelled with /cancel", handOver: false });
+});
+
+it("a job handed over before its runner was ready reaches it as one, after its run", async () => {
+  const fake = fakeRunner();
+  runner = new JobRunner({ entry: fake.entry, stateKey: "c3RhdGU=", log, niceness: 0 });
+  const controller = new AbortController();
+  controller.abort(new HandOver());
+  await runner.run(job, token, controller.signal);
+  expect(handOverTaken(controller.signal)).toBe(true);
+  const types = fake.seen().map((message) => message.type);
+  expect(types.indexOf("run")).toBeGreaterThan(-1);
+  expect(types.indexOf("run")).toBeLessThan(types.lastIndexOf("abort"));
+});
