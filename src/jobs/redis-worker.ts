@@ -174,7 +174,11 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
           await metrics.time(job.kind, async () => {
             if (options.runWork) {
               // The use case could not report this itself: the runner died under it, more than once.
-              await options.runWork(job, openToken(sealer, wire.sealedToken, job), controller.signal).catch((error: unknown) => reportFailedJob(deps.log, open(wire).work, job, error));
+              // Reported on the thread, then failed as a job (BullMQ keeps it as failed; /metrics counts it so).
+              await options.runWork(job, openToken(sealer, wire.sealedToken, job), controller.signal).catch(async (error: unknown) => {
+                await reportFailedJob(deps.log, open(wire).work, job, error);
+                throw error;
+              });
             } else await workJob(deps, open(wire).work, job, controller.signal);
             return handOverTaken(controller.signal) ? "handed_over" : controller.signal.aborted ? "cancelled" : "done";
           });

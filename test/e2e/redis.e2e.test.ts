@@ -101,12 +101,19 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
   let intake: AppProcess;
   let workers: WorkerProcess[];
   let workerPort: number;
+  /** Where each worker serves /healthz and /metrics (PORT set on both). */
+  let workerPorts: Map<WorkerProcess, number>;
 
   beforeAll(async () => {
     cluster = await startCluster({ issues: 2 });
     intake = await cluster.startIntake({ BLUEPRINT_WORKERS: "0" });
     workerPort = await freePort();
-    workers = await Promise.all([cluster.startWorker({ PORT: String(workerPort) }), cluster.startWorker()]);
+    const otherPort = await freePort();
+    workers = await Promise.all([cluster.startWorker({ PORT: String(workerPort) }), cluster.startWorker({ PORT: String(otherPort) })]);
+    workerPorts = new Map([
+      [workers[0]!, workerPort],
+      [workers[1]!, otherPort],
+    ]);
   }, 60_000);
   afterAll(async () => cluster?.stop());
 
@@ -158,6 +165,10 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
     const failures = cluster.github.state.botComments(2).filter((c) => c.body.startsWith("❌ Blueprint stopped while"));
     expect(failures).toHaveLength(1);
     expect(failures[0]?.body).toContain("stopped unexpectedly 2 times");
+    // Counted as failed in the worker's /metrics, not as done.
+    const metrics = await (await fetch(`http://127.0.0.1:${workerPorts.get(worker!)}/metrics`)).text();
+    expect(metrics).toMatch(/blueprint_jobs_total\{kind="plan",outcome="failed"\} 1\b/);
+    expect(metrics).not.toMatch(/blueprint_jobs_total\{kind="plan",outcome="done"\}/);
     // The thread is free: the next command runs.
     expect(await cluster.deliver(intake, cluster.type(2, "/plan greet by name").event)).toBe(200);
     await cluster.waitFor("the plan", () => cluster.github.state.botComments(2).some((c) => c.body.includes("Plan v1")), 45_000);
