@@ -18,8 +18,11 @@ export interface EmbeddedOptions {
   metrics: JobMetrics;
   /** Also told when a claim is released (a local worker tells the intake that holds the claims). */
   onRelease?: (keys: string[]) => void;
-  /** Where lane work runs when not in this process (the local worker's job runner); resolves when the use case returns. */
-  runWork?: (job: Job, signal: AbortSignal) => Promise<void>;
+  /**
+   * Where lane work runs when not in this process (the local worker's job runner); resolves when the
+   * use case returns, with "failed" when it could not run to its end (its process kept dying; reported on the thread).
+   */
+  runWork?: (job: Job, signal: AbortSignal) => Promise<void | "failed">;
   /** Whether that process has started (for /healthz; lane work handed to it before then waits). */
   workReady?: () => boolean;
   /**
@@ -152,7 +155,7 @@ export class EmbeddedBackend implements JobBackend {
       metrics.time(job.kind, async () => {
         metrics.queueWaitSeconds.observe({ phase: "work" }, (Date.now() - job.receivedAt) / 1000);
         if (this.options.runWork) {
-          await this.options.runWork(job, signal);
+          if ((await this.options.runWork(job, signal)) === "failed") return "failed";
           return signal.aborted ? "cancelled" : "done";
         }
         const ports = workerPorts(deps, await this.options.portsFor(job), this.permissions);

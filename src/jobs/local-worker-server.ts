@@ -79,7 +79,10 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
               // The use case could not report this itself: its process died under it, more than once.
               freshTokenFor(job)
                 .then((token) => jobRunner.run(job, token, signal))
-                .catch((error: unknown) => reportFailedJob(options.log, options.ports.portsFor(job, tokenFor(job)).work, job, error)),
+                .catch(async (error: unknown) => {
+                  await reportFailedJob(options.log, options.ports.portsFor(job, tokenFor(job)).work, job, error);
+                  return "failed" as const;
+                }),
           }
         : {}),
     });

@@ -49,7 +49,7 @@ export class JobMetrics {
   }
 
   /** Times `work` as a job of `kind`, counting its outcome. */
-  async time(kind: string, work: () => Promise<"done" | "cancelled" | "dropped" | "handed_over">): Promise<void> {
+  async time(kind: string, work: () => Promise<"done" | "failed" | "cancelled" | "dropped" | "handed_over">): Promise<void> {
     const stop = this.jobSeconds.startTimer({ kind });
     let outcome: string = "failed";
     try {

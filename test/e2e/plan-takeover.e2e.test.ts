@@ -15,7 +15,7 @@ const worker = () => childrenOf(app.pid).find((child) => child.cmdline.includes(
 const runner = () => childrenOf(worker()?.pid ?? -1).find((child) => child.cmdline.includes("job-runner.js"));
 
 beforeAll(async () => {
-  cluster = await startCluster({ issues: 1, redis: false });
+  cluster = await startCluster({ issues: 2, redis: false });
   app = await cluster.startIntake();
 }, 60_000);
 afterAll(async () => cluster?.stop());
@@ -43,4 +43,29 @@ it("a job runner SIGKILLed mid-planning: the fresh one carries on in the same st
   expect(bot.filter((comment) => comment.body.includes("Plan v1"))).toHaveLength(1);
   expect(bot.some((comment) => comment.body.includes("⏳ Planning"))).toBe(false);
   expect(bot.some((comment) => comment.body.includes("❌"))).toBe(false);
+}, 150_000);
+
+it("a job whose job runner keeps dying is reported on its thread and counted as failed, and the thread is free again", async () => {
+  const gate = hold(cluster, (request) => isPlanning(request) && turnOf(request) === 0);
+  expect(await cluster.deliver(app, cluster.type(2, "/plan greet by name").event)).toBe(200);
+  // Twice: the local worker's fresh runner starts the job over once, then gives up on it.
+  for (const held of [1, 2]) {
+    await cluster.waitFor(`planning attempt ${held}`, () => gate.held() === held, 45_000);
+    const killed = runner();
+    expect(killed).toBeDefined();
+    process.kill(killed?.pid ?? -1, "SIGKILL");
+    await cluster.waitFor("a fresh job runner", () => (runner()?.pid ?? killed?.pid) !== killed?.pid);
+  }
+  await cluster.waitFor("the failure on the thread", () => cluster.github.state.botComments(2).some((c) => c.body.startsWith("❌ Blueprint stopped while planning for @maintainer")));
+  gate.release();
+  await cluster.waitForQuiet();
+  const failures = cluster.github.state.botComments(2).filter((comment) => comment.body.startsWith("❌ Blueprint stopped while"));
+  expect(failures).toHaveLength(1);
+  expect(failures[0]?.body).toContain("stopped unexpectedly 2 times");
+  // The intake's /metrics (with its local worker's): failed, not done.
+  const metrics = await (await fetch(`${app.url}/metrics`)).text();
+  expect(metrics).toMatch(/blueprint_jobs_total\{kind="plan",outcome="failed"\} 1\b/);
+  // The thread is free: the next command runs.
+  expect(await cluster.deliver(app, cluster.type(2, "/plan greet by name").event)).toBe(200);
+  await cluster.waitFor("the plan", () => cluster.github.state.botComments(2).some((comment) => comment.body.includes("Plan v1")), 45_000);
 }, 150_000);
