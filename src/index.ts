@@ -13,8 +13,8 @@ import { SHUTDOWN_REASON, type JobBackend } from "./jobs/backend.js";
 import { EmbeddedBackend } from "./jobs/embedded.js";
 import { deliveryJob, HANDLED_EVENTS, type Accepted } from "./jobs/from-webhook.js";
 import { webhookIntake } from "./github/webhook-intake.js";
-import { JobRunner } from "./jobs/job-runner.js";
-import { JobMetrics, telemetryFor } from "./jobs/metrics.js";
+import { ForkedRedisWorker } from "./jobs/forked-redis-worker.js";
+import { JobMetrics } from "./jobs/metrics.js";
 import { startRedisBackend } from "./jobs/redis-backend.js";
 import { LocalWorkerBackend, withoutIntakeSecrets } from "./jobs/local-worker.js";
 import { serveOperatorPages, type WorkerMetricsSource } from "./jobs/operator-pages.js";
@@ -69,28 +69,17 @@ export function createBlueprintApp(
   // token reused for minutes; otherwise (an App handed a Probot instance) through Probot's own authentication.
   const tokens: JobTokenSource = ownMintThread(env, app.log) ?? new JobTokens(async (installationId) => (await installationOctokit(app, installationId, "mint")) as unknown as TokenMinter);
 
-  // With Redis, `npm start` that also works jobs does their lane work in a forked job runner, as `npm run worker` does.
-  const runner =
+  // With Redis, `npm start` that also works jobs forks a queue worker (`npm run worker`'s code, with
+  // its own job runner): triage never runs on the intake's event loop, and neither holds the intake's secrets.
+  const forkedWorker =
     env.REDIS_URL && env.BLUEPRINT_WORKERS > 0 && overrides.jobs === "local-worker"
-      ? new JobRunner({
-          entry: fileURLToPath(new URL("./job-runner.js", import.meta.url)),
-          stateKey: stateKeyOf(env).export().toString("base64"),
-          log: app.log,
-          telemetry: telemetryFor(metrics),
-          // The agent's commands run under it: it holds neither the App's key nor the webhook secret.
-          env: withoutIntakeSecrets(process.env),
-        })
+      ? new ForkedRedisWorker({ entry: fileURLToPath(new URL("./worker.js", import.meta.url)), env: queueWorkerEnvironment(), log: app.log })
       : null;
   const backend: JobBackend & Partial<WorkerMetricsSource> = env.REDIS_URL
-    ? startRedisBackend({
-        env,
-        redisUrl: env.REDIS_URL,
-        log: app.log,
-        metrics,
-        tokens,
-        workerDeps: env.BLUEPRINT_WORKERS > 0 ? deps() : null,
-        ...(runner ? { runWork: (job, token, signal) => runner.run(job, token, signal) } : {}),
-      })
+    ? Object.assign(
+        startRedisBackend({ env, redisUrl: env.REDIS_URL, log: app.log, metrics, tokens, workerDeps: env.BLUEPRINT_WORKERS > 0 && !forkedWorker ? deps() : null }),
+        forkedWorker ? { workerMetrics: () => forkedWorker.workerMetrics() } : {},
+      )
     : overrides.jobs === "local-worker"
       ? new LocalWorkerBackend({ entry: fileURLToPath(new URL("./local-worker.js", import.meta.url)), tokens, stateKey: stateKeyOf(env).export(), log: app.log })
       : new EmbeddedBackend({
@@ -138,8 +127,7 @@ export function createBlueprintApp(
     metrics,
     idle: () => backend.idle(),
     shutdown: async (timeoutMs) => {
-      await backend.shutdown(SHUTDOWN_REASON, timeoutMs);
-      runner?.stop();
+      await Promise.all([backend.shutdown(SHUTDOWN_REASON, timeoutMs), forkedWorker?.stop(timeoutMs)]);
       if (tokens instanceof MintThread) await tokens.close();
     },
   };
@@ -157,4 +145,11 @@ function ownMintThread(env: BlueprintEnv, log: Probot["log"]): MintThread | null
     log.warn({ err: error }, "the App's private key could not be read here; job tokens are requested through Probot's authentication");
     return null;
   }
+}
+
+/** The forked queue worker's environment: without the intake's secrets, and without PORT (it serves no pages of its own). */
+function queueWorkerEnvironment(): NodeJS.ProcessEnv {
+  const env = withoutIntakeSecrets(process.env);
+  delete env.PORT;
+  return env;
 }

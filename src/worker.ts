@@ -2,34 +2,46 @@ import http from "node:http";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { ConfigError, loadEnv } from "./config/env.js";
+import { answerIntake } from "./jobs/forked-redis-worker.js";
 import { JobRunner } from "./jobs/job-runner.js";
 import { JobMetrics, telemetryFor } from "./jobs/metrics.js";
 import { serveOperatorPages } from "./jobs/operator-pages.js";
 import { tokenPorts } from "./github/token-port.js";
 import { jobSealer } from "./jobs/redis-backend.js";
-import { startRedisWorkers } from "./jobs/redis-worker.js";
+import { startRedisWorkers, type RedisWorkers } from "./jobs/redis-worker.js";
 import { createWorkflowDeps, stateKeyOf } from "./workflow/create-deps.js";
 
 /**
  * `npm run worker`: works jobs from the Redis queue, with no webhook server and no App key — each
  * job brings an installation token narrowed to its repository, sealed with BLUEPRINT_STATE_SECRET.
  * Triage (👀, permission, quick answers) runs here; lane work in a job runner it forks at a lower CPU
- * priority, so a job's git and prompt building never hold back an acknowledgement. Wiring only.
+ * priority, so a job's git and prompt building never hold back an acknowledgement. `npm start` with
+ * Redis forks one too, over an IPC channel (src/jobs/forked-redis-worker.ts). Wiring only.
  */
 const log = pino({ name: "blueprint-worker", level: process.env.LOG_LEVEL ?? "info" });
+const metrics = new JobMetrics();
+let workers: RedisWorkers | undefined;
+let runner: JobRunner | undefined;
+const stop = async () => {
+  await workers?.close();
+  runner?.stop();
+};
+let started: (value: unknown) => void = () => {};
+// Forked by `npm start`: the channel is heard from the first moment (its "start" may come before we are up).
+if (typeof process.send === "function") answerIntake({ started: new Promise((resolve) => (started = resolve)), metrics, stop });
 
 try {
   const env = loadEnv();
   if (!env.REDIS_URL) throw new ConfigError("`npm run worker` takes its jobs from Redis: set REDIS_URL (the same as the intake's)");
   if (env.PRIVATE_KEY || env.WEBHOOK_SECRET) log.warn({}, "a worker needs neither PRIVATE_KEY nor WEBHOOK_SECRET; remove them from its environment");
-  const metrics = new JobMetrics();
-  const runner = new JobRunner({
+  const jobRunner = new JobRunner({
     entry: fileURLToPath(new URL("./job-runner.js", import.meta.url)),
     stateKey: stateKeyOf(env).export().toString("base64"),
     log,
     telemetry: telemetryFor(metrics),
   });
-  const workers = await startRedisWorkers({
+  runner = jobRunner;
+  workers = await startRedisWorkers({
     redisUrl: env.REDIS_URL,
     deps: createWorkflowDeps(env, log),
     ports: tokenPorts(env, log),
@@ -37,7 +49,7 @@ try {
     concurrency: env.BLUEPRINT_CONCURRENCY,
     lockMs: env.BLUEPRINT_JOB_LOCK_MS,
     metrics,
-    runWork: (job, token, signal) => runner.run(job, token, signal),
+    runWork: (job, token, signal) => jobRunner.run(job, token, signal),
   });
   // With PORT set: /healthz (what this worker runs) and /metrics (its jobs), for probes and Prometheus.
   if (process.env.PORT) {
@@ -47,14 +59,14 @@ try {
     server.listen(Number(process.env.PORT), process.env.HOST ?? "127.0.0.1");
   }
   log.info({ concurrency: env.BLUEPRINT_CONCURRENCY }, "worker ready: taking jobs from Redis");
-  for (const signal of ["SIGTERM", "SIGINT"] as const) {
-    process.once(signal, () => {
-      log.info({ signal }, "stopping: running jobs stop at a safe point and go back to the queue for other workers");
-      void workers
-        .close()
-        .finally(() => runner.stop())
-        .finally(() => process.exit(0));
-    });
+  started(undefined);
+  if (typeof process.send !== "function") {
+    for (const signal of ["SIGTERM", "SIGINT"] as const) {
+      process.once(signal, () => {
+        log.info({ signal }, "stopping: running jobs stop at a safe point and go back to the queue for other workers");
+        void stop().finally(() => process.exit(0));
+      });
+    }
   }
 } catch (error) {
   log.error({ err: error }, error instanceof ConfigError ? error.message : "the worker could not start");

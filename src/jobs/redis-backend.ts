@@ -10,7 +10,7 @@ import type { Accepted } from "./from-webhook.js";
 import { jobSchema } from "./job.js";
 import type { JobMetrics } from "./metrics.js";
 import { RedisLanes } from "./redis-lanes.js";
-import { bullId, JOB_OPTIONS, startRedisWorkers, TRIAGE_QUEUE, WORK_QUEUE, type RedisWorkers, type RedisWorkersOptions, type Wire } from "./redis-worker.js";
+import { bullId, JOB_OPTIONS, startRedisWorkers, TRIAGE_QUEUE, WORK_QUEUE, type RedisWorkers, type Wire } from "./redis-worker.js";
 import { Sealer } from "./sealed.js";
 import { answerTokenRequests, scopeOf, sealToken } from "./token-refresh.js";
 
@@ -31,8 +31,6 @@ export interface RedisBackendOptions {
   tokens: JobTokenSource;
   /** This process works jobs too (`npm start` unless BLUEPRINT_WORKERS=0, and `npm run worker`). */
   workerDeps: WorkflowDeps | null;
-  /** Where those jobs' lane work runs, if not in this process (see `RedisWorkersOptions.runWork`). */
-  runWork?: RedisWorkersOptions["runWork"];
 }
 
 /** Accepted webhooks waiting for their token: only processes that hold the App's key (intakes) work this queue. */
@@ -77,7 +75,7 @@ export function startRedisBackend(options: RedisBackendOptions): JobBackend {
   // Workers hold no App key: a job that waited past its token's life gets a fresh one from an intake.
   const tokenDesk = answerTokenRequests({ connection, tokens: options.tokens, sealer, log, concurrency: MINT_CONCURRENCY });
   const workers: Promise<RedisWorkers> | null = options.workerDeps
-    ? startRedisWorkers({ redisUrl: options.redisUrl, deps: options.workerDeps, ports: tokenPorts(env, log), sealer, concurrency: env.BLUEPRINT_CONCURRENCY, lockMs: env.BLUEPRINT_JOB_LOCK_MS, metrics: options.metrics, ...(options.runWork ? { runWork: options.runWork } : {}) })
+    ? startRedisWorkers({ redisUrl: options.redisUrl, deps: options.workerDeps, ports: tokenPorts(env, log), sealer, concurrency: env.BLUEPRINT_CONCURRENCY, lockMs: env.BLUEPRINT_JOB_LOCK_MS, metrics: options.metrics })
     : null;
   workers?.catch((error: unknown) => log.error({ err: error }, "the queue workers did not start"));
 

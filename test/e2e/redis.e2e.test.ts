@@ -26,13 +26,18 @@ describe("two replicas of `npm start` on one Redis", () => {
   }, 60_000);
   afterAll(async () => cluster?.stop());
 
-  it("each replica works jobs in a job runner that holds neither the App's private key nor its webhook secret", () => {
+  it("each replica works jobs in a queue worker it forks (lane work in that worker's job runner), each below the other's CPU priority, neither holding the App's private key or webhook secret", async () => {
     for (const replica of [a, b]) {
-      const runner = childrenOf(replica.pid).find((child) => child.cmdline.includes("job-runner.js"));
-      expect(runner, "the replica's job runner").toBeDefined();
-      expect(niceOf(runner?.pid ?? -1)).toBeGreaterThan(niceOf(replica.pid));
-      expect(environmentOf(runner?.pid ?? -1)).not.toContain("PRIVATE_KEY");
-      expect(environmentOf(runner?.pid ?? -1)).not.toContain("WEBHOOK_SECRET");
+      const worker = childrenOf(replica.pid).find((child) => / \S*\/lib\/worker\.js\b/.test(child.cmdline));
+      expect(worker, "the replica's queue worker").toBeDefined();
+      await expect.poll(() => childrenOf(worker?.pid ?? -1).some((child) => child.cmdline.includes("job-runner.js")), { timeout: 10_000 }).toBe(true);
+      const runner = childrenOf(worker?.pid ?? -1).find((child) => child.cmdline.includes("job-runner.js"));
+      expect(niceOf(worker?.pid ?? -1)).toBeGreaterThan(niceOf(replica.pid));
+      expect(niceOf(runner?.pid ?? -1)).toBeGreaterThan(niceOf(worker?.pid ?? -1));
+      for (const pid of [worker?.pid ?? -1, runner?.pid ?? -1]) {
+        expect(environmentOf(pid)).not.toContain("PRIVATE_KEY");
+        expect(environmentOf(pid)).not.toContain("WEBHOOK_SECRET");
+      }
       // The replica itself holds them (so the checks above could fail).
       expect(environmentOf(replica.pid)).toContain("PRIVATE_KEY");
     }
@@ -48,6 +53,9 @@ describe("two replicas of `npm start` on one Redis", () => {
     expect(cluster.github.state.botComments(1)).toHaveLength(1);
     expect(reactionsTo(cluster, comment.id)).toBe(1);
     expect(cluster.model.requests.filter((r) => isPlanning(r) && turnOf(r) === 0)).toHaveLength(1);
+    // The job ran in one replica's queue worker; each replica's /metrics has its worker's jobs.
+    const done = async (replica: AppProcess) => Number(/blueprint_jobs_total\{kind="plan",outcome="done"\} (\d+)/.exec(await (await fetch(`${replica.url}/metrics`)).text())?.[1] ?? 0);
+    expect((await done(a)) + (await done(b))).toBe(1);
   }, 60_000);
 
   it("two commands on one thread, delivered to different replicas, run one after the other", async () => {

@@ -1,0 +1,107 @@
+import { z } from "zod";
+import type { Logger } from "../workflow/deps.js";
+import { parentChannel } from "./ipc-batch.js";
+import type { JobMetrics } from "./metrics.js";
+import { lowerPriority, SupervisedChild } from "./supervised-child.js";
+
+/**
+ * `npm start` with Redis that also works jobs: intake → the Redis worker it forks (`lib/worker.js`,
+ * as `npm run worker` runs it), over the child's IPC channel. The worker takes its jobs from Redis;
+ * this channel only starts it, asks for its metrics (for the intake's /metrics) and stops it.
+ */
+export const toForkedWorkerSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("start") }),
+  z.object({ type: z.literal("ask"), id: z.number().int(), what: z.literal("metrics") }),
+  /** Stop taking jobs; running ones go back to the queue at their next safe point; then exit. */
+  z.object({ type: z.literal("shutdown") }),
+]);
+export type ToForkedWorker = z.output<typeof toForkedWorkerSchema>;
+
+export const fromForkedWorkerSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("ready") }),
+  z.object({ type: z.literal("answer"), id: z.number().int(), value: z.unknown() }),
+]);
+export type FromForkedWorker = z.output<typeof fromForkedWorkerSchema>;
+
+/** Below the intake, as the embedded queue's local worker: webhooks win the CPU. */
+const WORKER_NICENESS = 3;
+
+/**
+ * The intake's side: the worker forked, restarted if it dies (its jobs are taken over from Redis like
+ * any dead worker's), its metrics fetched for /metrics. Triage never runs on the intake's event loop.
+ */
+export class ForkedRedisWorker {
+  private readonly child: SupervisedChild<ToForkedWorker, FromForkedWorker>;
+  private readonly answers = new Map<number, (value: unknown) => void>();
+  private nextId = 0;
+
+  constructor(options: { entry: string; env: NodeJS.ProcessEnv; log: Logger }) {
+    this.child = new SupervisedChild<ToForkedWorker, FromForkedWorker>({
+      entry: options.entry,
+      env: options.env,
+      messages: fromForkedWorkerSchema,
+      hello: { type: "start" },
+      forked: (child) => lowerPriority(child, WORKER_NICENESS, options.log, "the queue worker"),
+      onMessage: (message) => {
+        this.answers.get(message.id)?.(message.value);
+        this.answers.delete(message.id);
+      },
+      onRestart: ({ code, signal }) => {
+        options.log.error({ code, signal }, "the queue worker stopped; starting another (its running jobs are taken over through Redis)");
+        for (const answer of this.answers.values()) answer(null);
+        this.answers.clear();
+      },
+    });
+  }
+
+  get isReady(): boolean {
+    return this.child.isReady;
+  }
+
+  /** The worker's Prometheus metrics as JSON (null if it could not answer). */
+  async workerMetrics(): Promise<unknown> {
+    await this.child.ready;
+    const id = this.nextId++;
+    const answered = new Promise<unknown>((resolve) => {
+      this.answers.set(id, resolve);
+      setTimeout(() => resolve(null), 5_000).unref();
+    });
+    this.child.send({ type: "ask", id, what: "metrics" });
+    return answered;
+  }
+
+  /** Asks the worker to hand its jobs back and exit; kills it if it has not within `timeoutMs`. */
+  async stop(timeoutMs: number): Promise<void> {
+    this.child.stopSupervising();
+    const child = this.child.process;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    this.child.send({ type: "shutdown" });
+    const gone = await Promise.race([exited.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref())]);
+    if (!gone) child.kill("SIGKILL");
+  }
+}
+
+/**
+ * The forked worker's side of the channel: ready once `started` resolves, its metrics when asked,
+ * and it stops (jobs back to the queue) when told or when the intake is gone. Signals to the process
+ * group (Ctrl-C) are the intake's to act on: it tells the worker.
+ */
+export function answerIntake(options: { started: Promise<unknown>; metrics: JobMetrics; stop: () => Promise<void> }): void {
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= options.stop().finally(() => {
+      outbox.flush();
+      process.exit(0);
+    }));
+  const outbox = parentChannel<FromForkedWorker>((raw) => {
+    const parsed = toForkedWorkerSchema.safeParse(raw);
+    if (!parsed.success) return;
+    const message = parsed.data;
+    if (message.type === "start") void options.started.then(() => outbox.send({ type: "ready" }), () => undefined);
+    else if (message.type === "ask") void options.metrics.registry.getMetricsAsJSON().then((value) => outbox.send({ type: "answer", id: message.id, value }));
+    else void stop();
+  });
+  for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => undefined);
+  process.on("disconnect", () => void stop());
+}
