@@ -5,7 +5,7 @@ import { serveJobRunner } from "./jobs/job-runner-server.js";
 import { createWorkflowDeps } from "./workflow/create-deps.js";
 
 /**
- * A worker's job runner (the local worker's, `npm run worker`'s, or `npm start`'s with Redis): lane work only, at a lower CPU priority, in its own process.
+ * A worker's job runner (the local worker's, or a Redis queue worker's): lane work only, at a lower CPU priority, in its own process.
  * Like its worker, its environment holds neither the App's private key nor the webhook secret. Wiring only.
  */
 const env = loadEnv();

@@ -15,8 +15,6 @@ export interface JobRunnerOptions {
   niceness?: number;
   /** Hears the runner's model tokens and step durations (for /metrics). */
   telemetry?: WorkflowDeps["telemetry"];
-  /** The runner's environment (default: ours, for a worker that holds no intake secret). */
-  env?: NodeJS.ProcessEnv;
 }
 
 interface Pending {
@@ -52,7 +50,8 @@ export class JobRunner {
   constructor(private readonly options: JobRunnerOptions) {
     this.runner = new SupervisedChild<ToRunner, FromRunner>({
       entry: options.entry,
-      env: options.env ?? process.env,
+      // Ours: a worker's environment holds none of the intake's secrets.
+      env: process.env,
       messages: fromRunnerSchema,
       hello: { type: "start", stateKey: options.stateKey },
       forked: (child) => lowerPriority(child, options.niceness ?? 10, options.log, "the job runner"),
