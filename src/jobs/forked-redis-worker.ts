@@ -54,19 +54,17 @@ export class ForkedRedisWorker {
     });
   }
 
-  get isReady(): boolean {
-    return this.child.isReady;
-  }
-
-  /** The worker's Prometheus metrics as JSON (null if it could not answer). */
-  async workerMetrics(): Promise<unknown> {
-    await this.child.ready;
+  /** The worker's Prometheus metrics as JSON (null if it could not answer within 5 s, not yet started included). */
+  workerMetrics(): Promise<unknown> {
     const id = this.nextId++;
     const answered = new Promise<unknown>((resolve) => {
       this.answers.set(id, resolve);
-      setTimeout(() => resolve(null), 5_000).unref();
+      setTimeout(() => {
+        this.answers.delete(id);
+        resolve(null);
+      }, 5_000).unref();
     });
-    this.child.send({ type: "ask", id, what: "metrics" });
+    void this.child.ready.then(() => this.child.send({ type: "ask", id, what: "metrics" }));
     return answered;
   }
 
