@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Logger } from "../workflow/deps.js";
 import { parentChannel } from "./ipc-batch.js";
 import type { JobMetrics } from "./metrics.js";
-import { lowerPriority, SupervisedChild } from "./supervised-child.js";
+import { lowerPriority, PendingAnswers, SupervisedChild, WORKER_NICENESS } from "./supervised-child.js";
 
 /**
  * `npm start` with Redis that also works jobs: intake → the Redis worker it forks (`lib/worker.js`,
@@ -23,17 +23,13 @@ export const fromForkedWorkerSchema = z.discriminatedUnion("type", [
 ]);
 export type FromForkedWorker = z.output<typeof fromForkedWorkerSchema>;
 
-/** Below the intake, as the embedded queue's local worker: webhooks win the CPU. */
-const WORKER_NICENESS = 3;
-
 /**
  * The intake's side: the worker forked, restarted if it dies (its jobs are taken over from Redis like
  * any dead worker's), its metrics fetched for /metrics. Triage never runs on the intake's event loop.
  */
 export class ForkedRedisWorker {
   private readonly child: SupervisedChild<ToForkedWorker, FromForkedWorker>;
-  private readonly answers = new Map<number, (value: unknown) => void>();
-  private nextId = 0;
+  private readonly answers = new PendingAnswers();
 
   constructor(options: { entry: string; env: NodeJS.ProcessEnv; log: Logger }) {
     this.child = new SupervisedChild<ToForkedWorker, FromForkedWorker>({
@@ -42,41 +38,24 @@ export class ForkedRedisWorker {
       messages: fromForkedWorkerSchema,
       hello: { type: "start" },
       forked: (child) => lowerPriority(child, WORKER_NICENESS, options.log, "the queue worker"),
-      onMessage: (message) => {
-        this.answers.get(message.id)?.(message.value);
-        this.answers.delete(message.id);
-      },
+      onMessage: (message) => this.answers.answer(message.id, message.value),
       onRestart: ({ code, signal }) => {
         options.log.error({ code, signal }, "the queue worker stopped; starting another (its running jobs are taken over through Redis)");
-        for (const answer of this.answers.values()) answer(null);
-        this.answers.clear();
+        this.answers.dropAll();
       },
     });
   }
 
   /** The worker's Prometheus metrics as JSON (null if it could not answer within 5 s, not yet started included). */
   workerMetrics(): Promise<unknown> {
-    const id = this.nextId++;
-    const answered = new Promise<unknown>((resolve) => {
-      this.answers.set(id, resolve);
-      setTimeout(() => {
-        this.answers.delete(id);
-        resolve(null);
-      }, 5_000).unref();
-    });
+    const { id, answer } = this.answers.ask(5_000);
     void this.child.ready.then(() => this.child.send({ type: "ask", id, what: "metrics" }));
-    return answered;
+    return answer;
   }
 
   /** Asks the worker to hand its jobs back and exit; kills it if it has not within `timeoutMs`. */
-  async stop(timeoutMs: number): Promise<void> {
-    this.child.stopSupervising();
-    const child = this.child.process;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-    this.child.send({ type: "shutdown" });
-    const gone = await Promise.race([exited.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref())]);
-    if (!gone) child.kill("SIGKILL");
+  stop(timeoutMs: number): Promise<void> {
+    return this.child.stop({ type: "shutdown" }, timeoutMs);
   }
 }
 

@@ -6,7 +6,7 @@ import { RecentKeys } from "./dedupe.js";
 import type { Accepted } from "./from-webhook.js";
 import type { Job } from "./job.js";
 import { fromWorkerSchema, type FromWorker, type ToWorker } from "./local-protocol.js";
-import { lowerPriority, SupervisedChild } from "./supervised-child.js";
+import { lowerPriority, PendingAnswers, SupervisedChild, WORKER_NICENESS } from "./supervised-child.js";
 
 interface InFlight {
   job: Job;
@@ -43,15 +43,13 @@ export interface LocalWorkerOptions {
   stateKey: Buffer;
   log: Logger;
   env?: NodeJS.ProcessEnv;
-  /** How much lower the worker's CPU priority is than the intake's (nice; its job runner goes 10 lower still). */
+  /**
+   * How much lower the worker's CPU priority is than the intake's (nice; its job runner goes 10 lower
+   * still). Intake first: on a machine the worker saturates, webhooks are still answered at once, while
+   * the 👀 and permission checks the worker does wait a little (GitHub's pacing of writes makes them wait anyway).
+   */
   niceness?: number;
 }
-
-/**
- * Intake first: on a machine the worker saturates, webhooks are still answered at once, while the
- * 👀 and permission checks the worker does wait a little (GitHub's pacing of writes makes them wait anyway).
- */
-const WORKER_NICENESS = 3;
 
 /**
  * The embedded queue as `npm start` runs it: intake claims the delivery, answers, mints the job's
@@ -61,8 +59,7 @@ const WORKER_NICENESS = 3;
 export class LocalWorkerBackend implements JobBackend {
   private readonly recent = new RecentKeys();
   private readonly worker: SupervisedChild<ToWorker, FromWorker>;
-  private readonly answers = new Map<number, (value: unknown) => void>();
-  private nextId = 0;
+  private readonly answers = new PendingAnswers();
   private readonly handing = new Set<Promise<void>>();
   /** Jobs handed over and not finished: a fresh worker takes them over if this one dies. */
   private readonly inFlight = new Map<string, InFlight>();
@@ -80,8 +77,7 @@ export class LocalWorkerBackend implements JobBackend {
       forked: (child) => lowerPriority(child, options.niceness ?? WORKER_NICENESS, options.log, "the local worker"),
       onRestart: ({ code, signal }) => {
         options.log.error({ code, signal, jobs: this.inFlight.size }, "the local worker stopped; starting another to take its jobs over");
-        for (const answer of this.answers.values()) answer(null);
-        this.answers.clear();
+        this.answers.dropAll();
         this.handOver();
       },
     });
@@ -124,12 +120,7 @@ export class LocalWorkerBackend implements JobBackend {
   async shutdown(reason: string, timeoutMs: number): Promise<void> {
     this.worker.stopSupervising();
     await Promise.allSettled([...this.handing]);
-    const child = this.worker.process;
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-    this.send({ type: "shutdown", reason, timeoutMs: Math.max(0, timeoutMs - 1_000) });
-    const gone = await Promise.race([exited.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref())]);
-    if (!gone) child.kill("SIGKILL");
+    await this.worker.stop({ type: "shutdown", reason, timeoutMs: Math.max(0, timeoutMs - 1_000) }, timeoutMs);
   }
 
   private receive(message: Exclude<FromWorker, { type: "ready" }>): void {
@@ -138,10 +129,7 @@ export class LocalWorkerBackend implements JobBackend {
     else if (message.type === "settled") {
       if (message.phase === "finished") this.inFlight.delete(message.deliveryId);
       else if (this.inFlight.has(message.deliveryId)) this.inFlight.get(message.deliveryId)!.triaged = true;
-    } else {
-      this.answers.get(message.id)?.(message.value);
-      this.answers.delete(message.id);
-    }
+    } else this.answers.answer(message.id, message.value);
   }
 
   /** A fresh token for a job that waited long (reused from the cache only while it has 40 minutes left). */
@@ -184,10 +172,9 @@ export class LocalWorkerBackend implements JobBackend {
 
   private async ask(what: "stats" | "idle" | "metrics"): Promise<unknown> {
     await this.worker.ready;
-    const id = this.nextId++;
-    const answered = new Promise<unknown>((resolve) => this.answers.set(id, resolve));
+    const { id, answer } = this.answers.ask();
     this.send({ type: "ask", id, what });
-    return answered;
+    return answer;
   }
 }
 

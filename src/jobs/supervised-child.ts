@@ -59,6 +59,20 @@ export class SupervisedChild<In, Out extends { type: string }> {
     this.supervising = false;
   }
 
+  /**
+   * A deliberate shutdown: the child is no longer replaced, is sent `farewell` (it stops its work and
+   * exits), and is killed if it has not exited within `timeoutMs`.
+   */
+  async stop(farewell: In, timeoutMs: number): Promise<void> {
+    this.stopSupervising();
+    const child = this.current;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    this.send(farewell);
+    const gone = await Promise.race([exited.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref())]);
+    if (!gone) child.kill("SIGKILL");
+  }
+
   private start(): void {
     const child = fork(this.options.entry, [], { env: this.options.env, stdio: "inherit" });
     this.current = child;
@@ -86,6 +100,37 @@ export class SupervisedChild<In, Out extends { type: string }> {
     });
   }
 }
+
+/**
+ * Questions to a child awaiting its answers by id: each answered once, or with null when none can come
+ * (the child was replaced, or the question's time ran out).
+ */
+export class PendingAnswers {
+  private readonly waiting = new Map<number, (value: unknown) => void>();
+  private nextId = 0;
+
+  /** A fresh question: its id (to send) and its answer. */
+  ask(timeoutMs?: number): { id: number; answer: Promise<unknown> } {
+    const id = this.nextId++;
+    const answer = new Promise<unknown>((resolve) => this.waiting.set(id, resolve));
+    if (timeoutMs !== undefined) setTimeout(() => this.answer(id, null), timeoutMs).unref();
+    return { id, answer };
+  }
+
+  answer(id: number, value: unknown): void {
+    this.waiting.get(id)?.(value);
+    this.waiting.delete(id);
+  }
+
+  /** The child that was asked is gone: every open question gets null. */
+  dropAll(): void {
+    for (const resolve of this.waiting.values()) resolve(null);
+    this.waiting.clear();
+  }
+}
+
+/** How much lower a forked worker's CPU priority is than the intake's (nice): webhooks win the CPU. */
+export const WORKER_NICENESS = 3;
 
 /**
  * Lowers a freshly forked child's CPU priority below ours by `niceness` (it inherits ours; the
