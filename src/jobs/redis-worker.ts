@@ -86,10 +86,8 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
   await subscriber.subscribe(RedisLanes.CANCEL_CHANNEL);
   subscriber.on("message", (_channel: string, workId: string) => controllers.get(workId)?.abort("cancelled with /cancel"));
 
-  const open = (wire: Wire) => {
-    const token = openToken(sealer, wire.sealedToken, wire.job);
-    return workerPorts(deps, options.ports.portsFor(wire.job, token), permissions);
-  };
+  /** The job's ports, with its token unsealed (or the one already unsealed). */
+  const open = (wire: Wire, token = openToken(sealer, wire.sealedToken, wire.job)) => workerPorts(deps, options.ports.portsFor(wire.job, token), permissions);
 
   /** The job as queued, with a token that outlasts its work: a fresh one is kept in the job, for its next phase or a takeover. */
   const withFreshToken = async (bullJob: BullJob, lockToken: string | undefined): Promise<Wire> => {
@@ -175,8 +173,9 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
             if (options.runWork) {
               // The use case could not report this itself: the runner died under it, more than once.
               // Reported on the thread, then failed as a job (BullMQ keeps it as failed; /metrics counts it so).
-              await options.runWork(job, openToken(sealer, wire.sealedToken, job), controller.signal).catch(async (error: unknown) => {
-                await reportFailedJob(deps.log, open(wire).work, job, error);
+              const token = openToken(sealer, wire.sealedToken, job);
+              await options.runWork(job, token, controller.signal).catch(async (error: unknown) => {
+                await reportFailedJob(deps.log, open(wire, token).work, job, error);
                 throw error;
               });
             } else await workJob(deps, open(wire).work, job, controller.signal);
