@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AppProcess } from "./support/app-process.js";
 import { expectBuildFinishedOnce, hold, isPlanning, reactionsTo, startCluster, turnOf, type Cluster } from "./support/cluster.js";
 import { greeterModelReply, STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
-import { childrenOf, environmentOf, niceOf } from "./support/processes.js";
+import { childrenOf, environmentOf, jobRunnerOf, niceOf } from "./support/processes.js";
 
 /** `npm start` alone, no Redis: intake in one process, jobs in the local worker it forks. */
 describe("the embedded queue: one `npm start`, no other service", () => {
@@ -67,7 +67,7 @@ describe("the embedded queue's job runner", () => {
   let cluster: Cluster;
   let app: AppProcess;
   const worker = () => childrenOf(app.pid).find((child) => child.cmdline.includes("local-worker.js"));
-  const runner = () => childrenOf(worker()?.pid ?? -1).find((child) => child.cmdline.includes("job-runner.js"));
+  const runner = () => jobRunnerOf(worker()?.pid ?? -1);
 
   beforeAll(async () => {
     cluster = await startCluster({ issues: 2, redis: false });
@@ -195,7 +195,7 @@ describe("the App's key in a file under /etc", () => {
 
   it("is neither readable nor listed by a build's commands, while the job runner knows only its path", async () => {
     const worker = childrenOf(app.pid).find((child) => child.cmdline.includes("local-worker.js"));
-    const runner = childrenOf(worker?.pid ?? -1).find((child) => child.cmdline.includes("job-runner.js"));
+    const runner = jobRunnerOf(worker?.pid ?? -1);
     expect(environmentOf(runner?.pid ?? -1)).not.toContain("PRIVATE_KEY");
     expect(await cluster.deliver(app, cluster.type(1, "/plan greet by name").event)).toBe(200);
     await cluster.waitFor("the plan", () => cluster.github.state.botComments(1).some((c) => c.body.includes("Plan v1")), 45_000);

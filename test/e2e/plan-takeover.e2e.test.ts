@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { AppProcess } from "./support/app-process.js";
-import { hold, isPlanning, startCluster, turnOf, type Cluster } from "./support/cluster.js";
-import { childrenOf } from "./support/processes.js";
+import { hold, isPlanning, killRunnerUntilItGivesUp, startCluster, turnOf, type Cluster } from "./support/cluster.js";
+import { childrenOf, jobRunnerOf } from "./support/processes.js";
 
 /**
  * `npm start` alone (embedded queue): a job runner SIGKILLed while it plans. The local worker starts
@@ -12,7 +12,7 @@ import { childrenOf } from "./support/processes.js";
 let cluster: Cluster;
 let app: AppProcess;
 const worker = () => childrenOf(app.pid).find((child) => child.cmdline.includes("local-worker.js"));
-const runner = () => childrenOf(worker()?.pid ?? -1).find((child) => child.cmdline.includes("job-runner.js"));
+const runner = () => jobRunnerOf(worker()?.pid ?? -1);
 
 beforeAll(async () => {
   cluster = await startCluster({ issues: 2, redis: false });
@@ -48,20 +48,7 @@ it("a job runner SIGKILLed mid-planning: the fresh one carries on in the same st
 it("a job whose job runner keeps dying is reported on its thread and counted as failed, and the thread is free again", async () => {
   const gate = hold(cluster, (request) => isPlanning(request) && turnOf(request) === 0);
   expect(await cluster.deliver(app, cluster.type(2, "/plan greet by name").event)).toBe(200);
-  // Twice: the local worker's fresh runner starts the job over once, then gives up on it.
-  for (const held of [1, 2]) {
-    await cluster.waitFor(`planning attempt ${held}`, () => gate.held() === held, 45_000);
-    const killed = runner();
-    expect(killed).toBeDefined();
-    process.kill(killed?.pid ?? -1, "SIGKILL");
-    await cluster.waitFor("a fresh job runner", () => (runner()?.pid ?? killed?.pid) !== killed?.pid);
-  }
-  await cluster.waitFor("the failure on the thread", () => cluster.github.state.botComments(2).some((c) => c.body.startsWith("❌ Blueprint stopped while planning for @maintainer")));
-  gate.release();
-  await cluster.waitForQuiet();
-  const failures = cluster.github.state.botComments(2).filter((comment) => comment.body.startsWith("❌ Blueprint stopped while"));
-  expect(failures).toHaveLength(1);
-  expect(failures[0]?.body).toContain("stopped unexpectedly 2 times");
+  await killRunnerUntilItGivesUp(cluster, gate, runner, 2);
   // The intake's /metrics (with its local worker's): failed, not done.
   const metrics = await (await fetch(`${app.url}/metrics`)).text();
   expect(metrics).toMatch(/blueprint_jobs_total\{kind="plan",outcome="failed"\} 1\b/);

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, type AppProcess } from "./support/app-process.js";
-import { expectBuildFinishedOnce, hold, isPlanning, reactionsTo, startCluster, turnOf, type Cluster } from "./support/cluster.js";
+import { expectBuildFinishedOnce, hold, isPlanning, killRunnerUntilItGivesUp, reactionsTo, startCluster, turnOf, type Cluster } from "./support/cluster.js";
 import { STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
-import { childrenOf, environmentOf, isRunning, niceOf } from "./support/processes.js";
+import { childrenOf, environmentOf, isRunning, jobRunnerOf, niceOf } from "./support/processes.js";
 import type { WorkerProcess } from "./support/worker-process.js";
 
 /**
@@ -31,7 +31,7 @@ describe("two replicas of `npm start` on one Redis", () => {
       const worker = childrenOf(replica.pid).find((child) => / \S*\/lib\/worker\.js\b/.test(child.cmdline));
       expect(worker, "the replica's queue worker").toBeDefined();
       // The worker forks its runner as it starts (it may still be starting), then lowers the runner's priority.
-      const runnerOf = () => childrenOf(worker?.pid ?? -1).find((child) => child.cmdline.includes("job-runner.js"));
+      const runnerOf = () => jobRunnerOf(worker?.pid ?? -1);
       await expect.poll(() => { const found = runnerOf(); return found !== undefined && niceOf(found.pid) > niceOf(worker?.pid ?? -1); }, { timeout: 10_000 }).toBe(true);
       const runner = runnerOf();
       expect(niceOf(worker?.pid ?? -1)).toBeGreaterThan(niceOf(replica.pid));
@@ -109,20 +109,15 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
   let cluster: Cluster;
   let intake: AppProcess;
   let workers: WorkerProcess[];
-  let workerPort: number;
   /** Where each worker serves /healthz and /metrics (PORT set on both). */
   let workerPorts: Map<WorkerProcess, number>;
 
   beforeAll(async () => {
     cluster = await startCluster({ issues: 2 });
     intake = await cluster.startIntake({ BLUEPRINT_WORKERS: "0" });
-    workerPort = await freePort();
-    const otherPort = await freePort();
-    workers = await Promise.all([cluster.startWorker({ PORT: String(workerPort) }), cluster.startWorker({ PORT: String(otherPort) })]);
-    workerPorts = new Map([
-      [workers[0]!, workerPort],
-      [workers[1]!, otherPort],
-    ]);
+    const ports = [await freePort(), await freePort()];
+    workers = await Promise.all(ports.map((port) => cluster.startWorker({ PORT: String(port) })));
+    workerPorts = new Map(workers.map((worker, index) => [worker, ports[index]!]));
   }, 60_000);
   afterAll(async () => cluster?.stop());
 
@@ -133,7 +128,7 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
       expect(Object.keys(environment)).not.toContain("PRIVATE_KEY");
       expect(Object.keys(environment)).not.toContain("WEBHOOK_SECRET");
       // Lane work runs in a job runner the worker forks below its own CPU priority, so triage (the 👀) goes first.
-      const runner = childrenOf(worker.pid).find((child) => child.cmdline.includes("job-runner.js"));
+      const runner = jobRunnerOf(worker.pid);
       expect(runner, "the worker's job runner").toBeDefined();
       expect(niceOf(runner?.pid ?? -1)).toBeGreaterThan(niceOf(worker.pid));
       expect(environmentOf(runner?.pid ?? -1)).toContain("REDIS_URL");
@@ -148,6 +143,7 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
     // The intake's /healthz sees the workers through Redis; a worker with PORT serves its own pages.
     const health = (await (await fetch(`${intake.url}/healthz`)).json()) as { queue: { backend: string; workers: number } };
     expect(health.queue).toMatchObject({ backend: "redis", workers: 2 });
+    const workerPort = workerPorts.get(workers[0]!);
     expect((await fetch(`http://127.0.0.1:${workerPort}/healthz`)).status).toBe(200);
     expect(await (await fetch(`http://127.0.0.1:${workerPort}/metrics`)).text()).toContain("blueprint_queue_wait_seconds");
   }, 60_000);
@@ -159,21 +155,7 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
     await cluster.waitFor("planning to ask the model", () => gate.held() === 1, 45_000);
     const worker = workers.find((one) => one.output().split("\n").some((line) => line.includes('"msg":"job started"') && line.includes(delivery)));
     expect(worker).toBeDefined();
-    const runnerOf = () => childrenOf(worker?.pid ?? -1).find((child) => child.cmdline.includes("job-runner.js"));
-    // Twice: the worker's fresh runner starts the job over once, then gives up on it.
-    for (const held of [1, 2]) {
-      await cluster.waitFor(`planning attempt ${held}`, () => gate.held() === held, 45_000);
-      const runner = runnerOf();
-      expect(runner).toBeDefined();
-      process.kill(runner?.pid ?? -1, "SIGKILL");
-      await cluster.waitFor("a fresh job runner", () => (runnerOf()?.pid ?? runner?.pid) !== runner?.pid);
-    }
-    await cluster.waitFor("the failure on the thread", () => cluster.github.state.botComments(2).some((c) => c.body.startsWith("❌ Blueprint stopped while planning for @maintainer")));
-    gate.release();
-    await cluster.waitForQuiet();
-    const failures = cluster.github.state.botComments(2).filter((c) => c.body.startsWith("❌ Blueprint stopped while"));
-    expect(failures).toHaveLength(1);
-    expect(failures[0]?.body).toContain("stopped unexpectedly 2 times");
+    await killRunnerUntilItGivesUp(cluster, gate, () => jobRunnerOf(worker?.pid ?? -1), 2);
     // Counted as failed in the worker's /metrics, not as done.
     const metrics = await (await fetch(`http://127.0.0.1:${workerPorts.get(worker!)}/metrics`)).text();
     expect(metrics).toMatch(/blueprint_jobs_total\{kind="plan",outcome="failed"\} 1\b/);
@@ -191,7 +173,7 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
     expect(cluster.github.repository.log("blueprint/issue-1")).toEqual([STEP_COMMITS[1], "initial commit"]);
     const running = workers.find((worker) => worker.output().includes("building for @maintainer"));
     expect(running).toBeDefined();
-    const runner = childrenOf(running?.pid ?? -1).find((child) => child.cmdline.includes("job-runner.js"));
+    const runner = jobRunnerOf(running?.pid ?? -1);
     expect(runner, "the worker's job runner").toBeDefined();
     // The worker process alone: its job runner, which holds the build, must not outlive it (two runners would work one job).
     process.kill(running?.pid ?? -1, "SIGKILL");

@@ -44,12 +44,18 @@ function fakeRunner(): { entry: string; seen: () => Array<Record<string, unknown
 let runner: JobRunner | undefined;
 afterEach(() => runner?.stop());
 
-it("a hand-over crosses to the runner and comes back: the worker sees the job stopped for it", async () => {
+/** A job handed to a stand-in runner, once the runner has it. */
+async function jobInRunner() {
   const fake = fakeRunner();
   runner = new JobRunner({ entry: fake.entry, stateKey: "c3RhdGU=", log, niceness: 0 });
   const controller = new AbortController();
   const running = runner.run(job, token, controller.signal);
   await expect.poll(() => fake.seen().some((message) => message.type === "run")).toBe(true);
+  return { fake, controller, running };
+}
+
+it("a hand-over crosses to the runner and comes back: the worker sees the job stopped for it", async () => {
+  const { fake, controller, running } = await jobInRunner();
   controller.abort(new HandOver());
   await running;
   expect(handOverTaken(controller.signal)).toBe(true);
@@ -57,11 +63,7 @@ it("a hand-over crosses to the runner and comes back: the worker sees the job st
 });
 
 it("a /cancel is no hand-over on either side", async () => {
-  const fake = fakeRunner();
-  runner = new JobRunner({ entry: fake.entry, stateKey: "c3RhdGU=", log, niceness: 0 });
-  const controller = new AbortController();
-  const running = runner.run(job, token, controller.signal);
-  await expect.poll(() => fake.seen().some((message) => message.type === "run")).toBe(true);
+  const { fake, controller, running } = await jobInRunner();
   controller.abort("cancelled with /cancel");
   await running;
   expect(handOverTaken(controller.signal)).toBe(false);

@@ -138,6 +138,27 @@ export function hold(cluster: Cluster, match: (request: ModelRequest) => boolean
   return { release, held: () => held };
 }
 
+/**
+ * A planning job's runner killed at each of its two attempts (each held at its first model request
+ * by `gate`): its worker starts it over once, then gives up on it. Leaves issue `issue` with one
+ * comment saying so, and the cluster quiet.
+ */
+export async function killRunnerUntilItGivesUp(cluster: Cluster, gate: ReturnType<typeof hold>, runnerOf: () => { pid: number } | undefined, issue: number): Promise<void> {
+  for (const held of [1, 2]) {
+    await cluster.waitFor(`planning attempt ${held}`, () => gate.held() === held, 45_000);
+    const killed = runnerOf();
+    expect(killed, "the job runner").toBeDefined();
+    process.kill(killed?.pid ?? -1, "SIGKILL");
+    await cluster.waitFor("a fresh job runner", () => (runnerOf()?.pid ?? killed?.pid) !== killed?.pid);
+  }
+  await cluster.waitFor("the failure on the thread", () => cluster.github.state.botComments(issue).some((c) => c.body.startsWith("❌ Blueprint stopped while planning for @maintainer")));
+  gate.release();
+  await cluster.waitForQuiet();
+  const failures = cluster.github.state.botComments(issue).filter((c) => c.body.startsWith("❌ Blueprint stopped while"));
+  expect(failures).toHaveLength(1);
+  expect(failures[0]?.body).toContain("stopped unexpectedly 2 times");
+}
+
 export const reactionsTo = (cluster: Cluster, commentId: number) =>
   cluster.github.requests.filter((r) => r.method === "POST" && r.path.includes(`/comments/${commentId}/reactions`)).length;
 

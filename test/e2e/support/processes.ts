@@ -15,6 +15,9 @@ export function childrenOf(pid: number): Array<{ pid: number; cmdline: string }>
     });
 }
 
+/** The job runner a worker (`pid`) forked, if it runs. */
+export const jobRunnerOf = (pid: number): { pid: number; cmdline: string } | undefined => childrenOf(pid).find((child) => child.cmdline.includes("job-runner.js"));
+
 /** The process's nice value (field 19 of /proc/<pid>/stat). */
 export function niceOf(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
