@@ -165,6 +165,8 @@ async function runMode(mode: Mode): Promise<Summary> {
       issues: issuesFor(ids[0]!),
       permissions: PEOPLE,
       installations: ids.slice(1).map((id) => ({ id, owner: owner(id), issues: issuesFor(id), permissions: PEOPLE })),
+      // Nothing but the app's pushes changes the repositories here; GitHub's git does not run on the machine under test.
+      cacheGitReads: true,
     });
     model = await startModelServer(Array.from({ length: 5_000 }, () => modelReply));
     const home = path.join(scratch, "home");

@@ -205,3 +205,45 @@ describe("the GitHub double with several installations", () => {
     expect(github.installation(42)).toBe(github);
   });
 });
+
+describe("the GitHub double keeping fetches (the load bench's cacheGitReads)", () => {
+  let github: GitHubDouble;
+  let scratch: string;
+
+  beforeAll(async () => {
+    github = await startGitHubDouble({ files: { "README.md": "# hi\n" }, cacheGitReads: true });
+    scratch = mkdtempSync(path.join(os.tmpdir(), "github-double-cache-test-"));
+  });
+
+  afterAll(async () => {
+    await github?.stop();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  const refs = async (token: string) => (await run("git", ["ls-remote", github.cloneUrl], { env: withToken(token) })).stdout;
+
+  it("answers a repeated fetch from memory, still only with a token, and forgets it when a push comes through", async () => {
+    const token = github.issueInstallationToken();
+    const before = await refs(token);
+    expect(before).toContain("refs/heads/main");
+    // Written behind the double's back: a kept answer does not show it (this is why only the bench keeps them).
+    github.repository.git(["update-ref", "refs/heads/behind", "refs/heads/main"]);
+    expect(await refs(token)).toBe(before);
+    await expect(run("git", ["ls-remote", github.cloneUrl], { env: withToken("ghs_wrong") })).rejects.toThrow();
+
+    const clone = path.join(scratch, "clone");
+    await run("git", ["clone", "--quiet", github.cloneUrl, clone], { env: withToken(token) });
+    writeFileSync(path.join(clone, "new.txt"), "new\n");
+    await run("git", ["add", "new.txt"], { cwd: clone, env: gitEnv() });
+    await run("git", ["commit", "--quiet", "-m", "add new.txt"], { cwd: clone, env: gitEnv() });
+    await run("git", ["push", "--quiet", "origin", "HEAD:refs/heads/feature"], { cwd: clone, env: withToken(token) });
+
+    const after = await refs(token);
+    expect(after).toContain(`${github.repository.head("feature")}\trefs/heads/feature`);
+    expect(after).toContain("refs/heads/behind");
+    // And a fresh clone after the push gets the pushed commit.
+    const again = path.join(scratch, "again");
+    await run("git", ["clone", "--quiet", "--branch", "feature", github.cloneUrl, again], { env: withToken(token) });
+    expect((await run("git", ["log", "--format=%s", "-1"], { cwd: again, env: gitEnv() })).stdout.trim()).toBe("add new.txt");
+  });
+});

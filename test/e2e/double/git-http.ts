@@ -1,4 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type http from "node:http";
 import os from "node:os";
@@ -95,6 +96,33 @@ export interface GitHttpOptions {
   projectRoot: string;
   /** Whether the request's Authorization header is allowed to use the repository (`<owner>/<name>`). */
   authorize: (authorization: string | undefined, repository: string) => boolean;
+  /** Fetches answered again from memory until a push through the double changes the repository (see `GitReadCache`). */
+  readCache?: GitReadCache;
+}
+
+/**
+ * Answers to fetches (`info/refs` and `git-upload-pack` for upload-pack), kept per repository and
+ * request, and forgotten when a push through the double reaches that repository. For the load
+ * bench: each `git http-backend` is a process forked from this one, and on GitHub none of that runs
+ * on the machine under test. Only where nothing else writes the served repositories (a test's
+ * `repository.git([...])` would not be seen).
+ */
+export class GitReadCache {
+  private readonly answers = new Map<string, Map<string, { status: number; headers: Record<string, string>; content: Buffer }>>();
+
+  get(repository: string, key: string) {
+    return this.answers.get(repository.toLowerCase())?.get(key);
+  }
+
+  set(repository: string, key: string, answer: { status: number; headers: Record<string, string>; content: Buffer }): void {
+    const kept = this.answers.get(repository.toLowerCase()) ?? new Map();
+    kept.set(key, answer);
+    this.answers.set(repository.toLowerCase(), kept);
+  }
+
+  forget(repository: string): void {
+    this.answers.delete(repository.toLowerCase());
+  }
 }
 
 export interface GitHttpExchange {
@@ -139,9 +167,22 @@ export async function serveGitRequest(req: http.IncomingMessage, res: http.Serve
   if (typeof req.headers["content-encoding"] === "string") env.HTTP_CONTENT_ENCODING = req.headers["content-encoding"];
   if (typeof req.headers["git-protocol"] === "string") env.HTTP_GIT_PROTOCOL = req.headers["git-protocol"];
 
-  const output = await runCgi(env, body);
-  const { status, headers, content } = parseCgiOutput(output.stdout);
-  if (status >= 500) process.stderr.write(`git http-backend failed (${status}) for ${req.method} ${req.url}: ${output.stderr}\n`);
+  const cache = options.readCache;
+  const fetches = service === "git-upload-pack";
+  const pushes = service === "git-receive-pack";
+  if (cache && pushes) cache.forget(repository);
+  const key = `${req.method} ${req.url} ${env.HTTP_GIT_PROTOCOL ?? ""} ${env.CONTENT_TYPE ?? ""} ${env.HTTP_CONTENT_ENCODING ?? ""} ${createHash("sha256").update(body).digest("hex")}`;
+  const kept = fetches ? cache?.get(repository, key) : undefined;
+  let answer = kept;
+  if (!answer) {
+    const output = await runCgi(env, body);
+    answer = parseCgiOutput(output.stdout);
+    if (answer.status >= 500) process.stderr.write(`git http-backend failed (${answer.status}) for ${req.method} ${req.url}: ${output.stderr}\n`);
+    if (cache && fetches && answer.status === 200) cache.set(repository, key, answer);
+    // A push, answered: what was kept before it finished is stale too.
+    if (cache && pushes) cache.forget(repository);
+  }
+  const { status, headers, content } = answer;
   res.writeHead(status, headers);
   res.end(content);
   return { service, status, authorized: true };

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { AppAuthority } from "./auth.js";
-import { copyServedRepository, createServedRepository, GIT_PATH, serveGitRequest, type ServedRepository } from "./git-http.js";
+import { copyServedRepository, createServedRepository, GIT_PATH, GitReadCache, serveGitRequest, type ServedRepository } from "./git-http.js";
 import { loadGitHubDescription } from "./openapi-check.js";
 import { findRestRoute, type DoubleContext, type RestReply } from "./rest-routes.js";
 import { RepositoryState, type IssueDraft, type RepositoryRole } from "./state.js";
@@ -35,6 +35,8 @@ export interface GitHubDoubleOptions {
    * `installationId`). A token opens only its own installation's repository, as on GitHub.
    */
   installations?: InstallationDraft[];
+  /** Fetches answered from memory until a push through the double (the load bench; see `GitReadCache`). */
+  cacheGitReads?: boolean;
 }
 
 export interface InstallationDraft {
@@ -140,6 +142,7 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
   const state = new RepositoryState(options.permissions ?? {}, bot, ids);
   for (const issue of options.issues ?? []) state.addIssue(issue);
 
+  const readCache = options.cacheGitReads ? new GitReadCache() : undefined;
   const requests: RecordedRequest[] = [];
   const violations: ApiViolation[] = [];
   const unimplemented: RecordedRequest[] = [];
@@ -262,7 +265,7 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
             const tenant = tenants.get(served.toLowerCase());
             return !tenant || tenant.installationId === authority.installationOfHeader(header);
           };
-          const exchange = await serveGitRequest(req, res, body, { projectRoot: root, authorize });
+          const exchange = await serveGitRequest(req, res, body, { projectRoot: root, authorize, ...(readCache ? { readCache } : {}) });
           const caller = exchange.authorized ? authority.installationOfHeader(req.headers.authorization) : null;
           return {
             kind: "git",
