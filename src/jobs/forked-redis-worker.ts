@@ -39,8 +39,8 @@ export class ForkedRedisWorker {
       hello: { type: "start" },
       forked: (child) => lowerPriority(child, WORKER_NICENESS, options.log, "the queue worker"),
       onMessage: (message) => this.answers.answer(message.id, message.value),
-      onRestart: ({ code, signal }) => {
-        options.log.error({ code, signal }, "the queue worker stopped; starting another (its running jobs are taken over through Redis)");
+      onRestart: ({ code, signal, restartInMs }) => {
+        options.log.error({ code, signal, restartInMs }, "the queue worker stopped; starting another (its running jobs are taken over through Redis)");
         this.answers.dropAll();
       },
     });

@@ -23,6 +23,8 @@ interface Pending {
   signal: AbortSignal;
   /** Runner processes that stopped while they ran this job. */
   crashes: number;
+  /** The runner process it was last sent to: it is sent to each at most once. */
+  sentTo?: unknown;
   resolve(): void;
   reject(error: Error): void;
 }
@@ -89,7 +91,10 @@ export class JobRunner {
 
   private dispatch(id: number): void {
     const pending = this.pending.get(id);
-    if (!pending) return;
+    // A job handed to a runner that stopped before it was ready waits for the same replacement twice
+    // (its own wait and the take-over's): it runs there once.
+    if (!pending || pending.sentTo === this.runner.process) return;
+    pending.sentTo = this.runner.process;
     this.send({ type: "run", id, job: pending.job, token: pending.token });
     if (pending.signal.aborted) this.abort(id, pending.signal);
   }

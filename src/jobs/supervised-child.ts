@@ -13,8 +13,11 @@ export interface SupervisedChildOptions<In, Out extends { type: string }> {
   /** The first message every fresh child gets; it answers `{ type: "ready" }`. */
   hello: In;
   onMessage(message: Exclude<Out, { type: "ready" }>): void;
-  /** A fresh child has replaced one that stopped unexpectedly (its `ready` is the fresh one's). */
-  onRestart(stopped: { code: number | null; signal: NodeJS.Signals | null }): void;
+  /**
+   * A child stopped unexpectedly; a fresh one replaces it after `restartInMs` (0 unless children keep
+   * stopping before they are ready). `ready` is then the fresh one's.
+   */
+  onRestart(stopped: { code: number | null; signal: NodeJS.Signals | null; restartInMs: number }): void;
   /** Each forked child, before anything is sent to it (e.g. to lower its CPU priority). */
   forked?(child: ChildProcess): void;
 }
@@ -28,17 +31,24 @@ export class SupervisedChild<In, Out extends { type: string }> {
   private current: ChildProcess | null = null;
   /** The current child's outgoing messages, a turn's worth at a time. */
   private outbox: IpcBatcher<In> | null = null;
-  private readyNow: Promise<void> = Promise.resolve();
+  /** Settled when a child says it is ready; a fresh one only once a ready child has stopped. */
+  private readyNow = deferred();
   private started = false;
   private supervising = true;
+  /** Children in a row that stopped before saying they were ready: the next waits longer (see `restartDelay`). */
+  private failedStarts = 0;
+  private restartTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: SupervisedChildOptions<In, Out>) {
     this.start();
   }
 
-  /** Resolves when the current child has said it is ready. */
+  /**
+   * Resolves when a child has said it is ready: the current one, or, if it stops before that, the
+   * one that replaces it (waiters are never left with a child that is gone).
+   */
   get ready(): Promise<void> {
-    return this.readyNow;
+    return this.readyNow.promise;
   }
 
   /** Whether the current child has said it is ready. */
@@ -57,6 +67,8 @@ export class SupervisedChild<In, Out extends { type: string }> {
   /** From now on a child that stops is not replaced (a deliberate shutdown). */
   stopSupervising(): void {
     this.supervising = false;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = null;
   }
 
   /**
@@ -74,6 +86,7 @@ export class SupervisedChild<In, Out extends { type: string }> {
   }
 
   private start(): void {
+    this.restartTimer = null;
     const child = fork(this.options.entry, [], { env: this.options.env, stdio: "inherit" });
     this.current = child;
     // A child replaced before its outbox left gets nothing more: the fresh one starts from its hello.
@@ -81,24 +94,39 @@ export class SupervisedChild<In, Out extends { type: string }> {
     this.started = false;
     this.options.forked?.(child);
     this.send(this.options.hello);
-    this.readyNow = new Promise<void>((resolve) => {
-      child.on("message", (raw: unknown) => {
-        for (const one of unbatch(raw)) {
-          const parsed = this.options.messages.safeParse(one);
-          if (!parsed.success) continue;
-          if (parsed.data.type === "ready") {
-            if (this.current === child) this.started = true;
-            resolve();
-          } else this.options.onMessage(parsed.data as Exclude<Out, { type: "ready" }>);
-        }
-      });
+    child.on("message", (raw: unknown) => {
+      for (const one of unbatch(raw)) {
+        const parsed = this.options.messages.safeParse(one);
+        if (!parsed.success) continue;
+        if (parsed.data.type === "ready") {
+          if (this.current !== child) continue;
+          this.started = true;
+          this.failedStarts = 0;
+          this.readyNow.resolve();
+        } else this.options.onMessage(parsed.data as Exclude<Out, { type: "ready" }>);
+      }
     });
     child.once("exit", (code, signal) => {
       if (!this.supervising) return;
-      this.start();
-      this.options.onRestart({ code, signal });
+      if (this.started) this.readyNow = deferred();
+      else this.failedStarts++;
+      const delay = restartDelay(this.failedStarts);
+      if (delay === 0) this.start();
+      else this.restartTimer = setTimeout(() => this.start(), delay);
+      this.options.onRestart({ code, signal, restartInMs: delay });
     });
   }
+}
+
+/** A child that stopped before it was ready is forked again after 0.25 s, then 0.5 s, 1 s, … up to 30 s; one that had run, at once. */
+export function restartDelay(failedStarts: number): number {
+  return failedStarts === 0 ? 0 : Math.min(30_000, 250 * 2 ** (failedStarts - 1));
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = () => {};
+  const promise = new Promise<void>((settle) => (resolve = settle));
+  return { promise, resolve };
 }
 
 /**

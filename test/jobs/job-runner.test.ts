@@ -16,16 +16,21 @@ const token: JobToken = { token: "ghs_job-runner-test", expiresAt: new Date(Date
  * and on an abort answers `done`, stopped for a hand-over exactly when the abort said it was one
  * (as the real runner's use case stops at its next safe point for a `HandOver`).
  */
-function fakeRunner(): { entry: string; seen: () => Array<Record<string, unknown>> } {
+function fakeRunner(options: { failFirstStart?: boolean } = {}): { entry: string; seen: () => Array<Record<string, unknown>> } {
   const dir = tempDir("job-runner-");
   const record = path.join(dir, "seen.jsonl");
   const entry = path.join(dir, "runner.mjs");
+  const failed = path.join(dir, "failed-once");
   writeFileSync(record, "");
   writeFileSync(
     entry,
-    `import { appendFileSync } from "node:fs";
+    `import { appendFileSync, existsSync, writeFileSync } from "node:fs";
     process.on("message", (raw) => {
       for (const message of Array.isArray(raw) ? raw : [raw]) {
+        if (${options.failFirstStart === true} && message.type === "start" && !existsSync(${JSON.stringify(failed)})) {
+          writeFileSync(${JSON.stringify(failed)}, "");
+          process.exit(1);
+        }
         appendFileSync(${JSON.stringify(record)}, JSON.stringify(message) + "\\n");
         if (message.type === "start") process.send({ type: "ready" });
         else if (message.type === "abort") process.send({ type: "done", id: message.id, handedOver: message.handOver === true });
@@ -80,4 +85,17 @@ it("a job handed over before its runner was ready reaches it as one, after its r
   const types = fake.seen().map((message) => message.type);
   expect(types.indexOf("run")).toBeGreaterThan(-1);
   expect(types.indexOf("run")).toBeLessThan(types.lastIndexOf("abort"));
+});
+
+it("a job handed to a runner that stops before it is ready runs once, in the runner that replaces it", async () => {
+  const fake = fakeRunner({ failFirstStart: true });
+  runner = new JobRunner({ entry: fake.entry, stateKey: "c3RhdGU=", log, niceness: 0 });
+  const controller = new AbortController();
+  const running = runner.run(job, token, controller.signal);
+  await expect.poll(() => fake.seen().some((message) => message.type === "run"), { timeout: 5_000 }).toBe(true);
+  // The abort's answer comes after anything sent before it has arrived.
+  controller.abort("cancelled with /cancel");
+  await running;
+  expect(fake.seen().filter((message) => message.type === "start")).toHaveLength(1);
+  expect(fake.seen().filter((message) => message.type === "run")).toHaveLength(1);
 });

@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { expect, it } from "vitest";
 import { z } from "zod";
-import { SupervisedChild } from "../../src/jobs/supervised-child.js";
+import { restartDelay, SupervisedChild } from "../../src/jobs/supervised-child.js";
 import { tempDir } from "../helpers/git-repo.js";
 
 const messages = z.discriminatedUnion("type", [z.object({ type: z.literal("ready") }), z.object({ type: z.literal("echo"), text: z.string() })]);
@@ -27,13 +27,14 @@ function childEntry(): string {
 it("is ready only once its child says so, and again not while a replacement starts", async () => {
   const heard: string[] = [];
   const restarts: Array<string | null> = [];
+  const delays: number[] = [];
   const child = new SupervisedChild<{ type: string; text?: string }, z.output<typeof messages>>({
     entry: childEntry(),
     env: process.env,
     messages,
     hello: { type: "start" },
     onMessage: (message) => void (message.type === "echo" && heard.push(message.text)),
-    onRestart: ({ signal }) => void restarts.push(signal),
+    onRestart: ({ signal, restartInMs }) => void (restarts.push(signal), delays.push(restartInMs)),
   });
   try {
     expect(child.isReady).toBe(false);
@@ -46,6 +47,8 @@ it("is ready only once its child says so, and again not while a replacement star
     const first = child.process;
     first?.kill("SIGKILL");
     await expect.poll(() => restarts).toEqual(["SIGKILL"]);
+    // A child that had been ready is replaced at once.
+    expect(delays).toEqual([0]);
     expect(child.process).not.toBe(first);
     expect(child.isReady).toBe(false);
     child.send({ type: "go" });
@@ -55,4 +58,49 @@ it("is ready only once its child says so, and again not while a replacement star
     child.stopSupervising();
     child.process?.kill("SIGKILL");
   }
+});
+
+/** A child that exits at once on its first `failures` starts (counted in a file), then is ready when told its hello. */
+function failingEntry(failures: number): string {
+  const dir = tempDir("supervised-child-failing-");
+  const entry = path.join(dir, "child.mjs");
+  const count = path.join(dir, "starts");
+  writeFileSync(count, "0");
+  writeFileSync(
+    entry,
+    `import { readFileSync, writeFileSync } from "node:fs";
+    const starts = Number(readFileSync(${JSON.stringify(count)}, "utf8")) + 1;
+    writeFileSync(${JSON.stringify(count)}, String(starts));
+    if (starts <= ${failures}) process.exit(1);
+    process.on("message", () => process.send({ type: "ready" }));`,
+  );
+  return entry;
+}
+
+it("forks a child that keeps stopping before it is ready again later and later, and answers ready waiters with the one that starts", async () => {
+  const delays: number[] = [];
+  const child = new SupervisedChild<{ type: string }, z.output<typeof messages>>({
+    entry: failingEntry(3),
+    env: process.env,
+    messages,
+    hello: { type: "start" },
+    onMessage: () => {},
+    onRestart: ({ code, restartInMs }) => {
+      expect(code).toBe(1);
+      delays.push(restartInMs);
+    },
+  });
+  try {
+    // Asked before the first child stopped: answered by the fourth.
+    await child.ready;
+    expect(delays).toEqual([250, 500, 1_000]);
+    expect(child.isReady).toBe(true);
+  } finally {
+    child.stopSupervising();
+    child.process?.kill("SIGKILL");
+  }
+});
+
+it("waits from a quarter of a second to at most 30 s between starts that fail", () => {
+  expect([0, 1, 2, 3, 7, 8, 20].map(restartDelay)).toEqual([0, 250, 500, 1_000, 16_000, 30_000, 30_000]);
 });
