@@ -81,10 +81,15 @@ export function createBlueprintApp(
       ? new ForkedRedisWorker({ entry: fileURLToPath(new URL("./worker.js", import.meta.url)), env: queueWorkerEnvironment(), log: app.log })
       : null;
   const backend: JobBackend & Partial<WorkerMetricsSource> = env.REDIS_URL
-    ? Object.assign(
-        startRedisBackend({ env, redisUrl: env.REDIS_URL, log: app.log, metrics, tokens, workerDeps: env.BLUEPRINT_WORKERS > 0 && !forkedWorker ? deps() : null }),
-        forkedWorker ? { workerMetrics: () => forkedWorker.workerMetrics() } : {},
-      )
+    ? startRedisBackend({
+        env,
+        redisUrl: env.REDIS_URL,
+        log: app.log,
+        metrics,
+        tokens,
+        workerDeps: env.BLUEPRINT_WORKERS > 0 && !forkedWorker ? deps() : null,
+        ...(forkedWorker ? { workerMetrics: () => forkedWorker.workerMetrics() } : {}),
+      })
     : overrides.jobs === "local-worker"
       ? new LocalWorkerBackend({ entry: fileURLToPath(new URL("./local-worker.js", import.meta.url)), tokens, stateKey: stateKeyOf(env).export(), log: app.log })
       : new EmbeddedBackend({

@@ -9,6 +9,7 @@ import type { JobBackend, QueueStats } from "./backend.js";
 import type { Accepted } from "./from-webhook.js";
 import { jobSchema } from "./job.js";
 import type { JobMetrics } from "./metrics.js";
+import type { WorkerMetricsSource } from "./operator-pages.js";
 import { RedisLanes } from "./redis-lanes.js";
 import { bullId, JOB_OPTIONS, startRedisWorkers, TRIAGE_QUEUE, WORK_QUEUE, type RedisWorkers, type Wire } from "./redis-worker.js";
 import { Sealer } from "./sealed.js";
@@ -31,6 +32,8 @@ export interface RedisBackendOptions {
   tokens: JobTokenSource;
   /** This process works jobs too (`npm start` unless BLUEPRINT_WORKERS=0, and `npm run worker`). */
   workerDeps: WorkflowDeps | null;
+  /** The metrics of a queue worker this process forked (`npm start`), for its `/metrics`. */
+  workerMetrics?: () => Promise<unknown>;
 }
 
 /** Accepted webhooks waiting for their token: only processes that hold the App's key (intakes) work this queue. */
@@ -45,7 +48,7 @@ const mintSchema = z.object({ job: jobSchema, keys: z.array(z.string()) });
  * it into the job and hands it to the workers' triage queue. The token request is never on the
  * webhook's response path.
  */
-export function startRedisBackend(options: RedisBackendOptions): JobBackend {
+export function startRedisBackend(options: RedisBackendOptions): JobBackend & Partial<WorkerMetricsSource> {
   const { env, log } = options;
   const sealer = jobSealer(env);
   const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
@@ -85,6 +88,7 @@ export function startRedisBackend(options: RedisBackendOptions): JobBackend {
   };
 
   return {
+    ...(options.workerMetrics ? { workerMetrics: options.workerMetrics } : {}),
     async submit({ job, keys }: Accepted) {
       if (!(await lanes.claim(keys, job.deliveryId))) return false;
       try {
