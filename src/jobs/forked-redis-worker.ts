@@ -39,9 +39,9 @@ export class ForkedRedisWorker {
       hello: { type: "start" },
       forked: (child) => lowerPriority(child, WORKER_NICENESS, options.log, "the queue worker"),
       onMessage: (message) => this.answers.answer(message.id, message.value),
-      onRestart: ({ code, signal, restartInMs }) => {
-        options.log.error({ code, signal, restartInMs }, "the queue worker stopped; starting another (its running jobs are taken over through Redis)");
-        this.answers.dropAll();
+      onRestart: ({ code, signal, restartInMs, wasReady }) => {
+        options.log.error({ code, signal, restartInMs, wasReady }, "the queue worker stopped; starting another (its running jobs are taken over through Redis)");
+        if (wasReady) this.answers.dropAll();
       },
     });
   }

@@ -23,8 +23,6 @@ interface Pending {
   signal: AbortSignal;
   /** Runner processes that stopped while they ran this job. */
   crashes: number;
-  /** The runner process it was last sent to: it is sent to each at most once. */
-  sentTo?: unknown;
   resolve(): void;
   reject(error: Error): void;
 }
@@ -91,10 +89,7 @@ export class JobRunner {
 
   private dispatch(id: number): void {
     const pending = this.pending.get(id);
-    // A job handed to a runner that stopped before it was ready waits for the same replacement twice
-    // (its own wait and the take-over's): it runs there once.
-    if (!pending || pending.sentTo === this.runner.process) return;
-    pending.sentTo = this.runner.process;
+    if (!pending) return;
     this.send({ type: "run", id, job: pending.job, token: pending.token });
     if (pending.signal.aborted) this.abort(id, pending.signal);
   }
@@ -104,8 +99,10 @@ export class JobRunner {
   }
 
   /** A fresh runner replaced one that died: it takes the jobs over, resumed from what they pushed. */
-  private takeOver({ code, signal }: { code: number | null; signal: NodeJS.Signals | null }): void {
-    this.options.log.error({ code, signal, jobs: this.pending.size }, "the job runner stopped; starting another to take its jobs over");
+  private takeOver({ code, signal, restartInMs, wasReady }: { code: number | null; signal: NodeJS.Signals | null; restartInMs: number; wasReady: boolean }): void {
+    this.options.log.error({ code, signal, restartInMs, wasReady, jobs: this.pending.size }, "the job runner stopped; starting another to take its jobs over");
+    // One that stopped before it was ready had been sent none of them: they wait for its replacement already.
+    if (!wasReady) return;
     for (const [id, pending] of this.pending) {
       pending.crashes++;
       if (pending.crashes >= MAX_CRASHES) {

@@ -75,8 +75,9 @@ export class LocalWorkerBackend implements JobBackend {
       hello: { type: "start", stateKey: options.stateKey.toString("base64") },
       onMessage: (message) => this.receive(message),
       forked: (child) => lowerPriority(child, options.niceness ?? WORKER_NICENESS, options.log, "the local worker"),
-      onRestart: ({ code, signal, restartInMs }) => {
-        options.log.error({ code, signal, restartInMs, jobs: this.inFlight.size }, "the local worker stopped; starting another to take its jobs over");
+      onRestart: ({ code, signal, restartInMs, wasReady }) => {
+        options.log.error({ code, signal, restartInMs, wasReady, jobs: this.inFlight.size }, "the local worker stopped; starting another to take its jobs over");
+        if (!wasReady) return;
         this.answers.dropAll();
         this.handOver();
       },

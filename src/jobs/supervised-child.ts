@@ -15,9 +15,11 @@ export interface SupervisedChildOptions<In, Out extends { type: string }> {
   onMessage(message: Exclude<Out, { type: "ready" }>): void;
   /**
    * A child stopped unexpectedly; a fresh one replaces it after `restartInMs` (0 unless children keep
-   * stopping before they are ready). `ready` is then the fresh one's.
+   * stopping before they are ready). `wasReady`: whether it had said ready. Only then was it sent
+   * anything but its hello (callers wait for `ready`), so only then is there work to take over;
+   * what waits for `ready` goes to the replacement by itself.
    */
-  onRestart(stopped: { code: number | null; signal: NodeJS.Signals | null; restartInMs: number }): void;
+  onRestart(stopped: { code: number | null; signal: NodeJS.Signals | null; restartInMs: number; wasReady: boolean }): void;
   /** Each forked child, before anything is sent to it (e.g. to lower its CPU priority). */
   forked?(child: ChildProcess): void;
 }
@@ -108,12 +110,13 @@ export class SupervisedChild<In, Out extends { type: string }> {
     });
     child.once("exit", (code, signal) => {
       if (!this.supervising) return;
-      if (this.started) this.readyNow = deferred();
+      const wasReady = this.started;
+      if (wasReady) this.readyNow = deferred();
       else this.failedStarts++;
       const delay = restartDelay(this.failedStarts);
       if (delay === 0) this.start();
       else this.restartTimer = setTimeout(() => this.start(), delay);
-      this.options.onRestart({ code, signal, restartInMs: delay });
+      this.options.onRestart({ code, signal, restartInMs: delay, wasReady });
     });
   }
 }
