@@ -168,18 +168,16 @@ export async function serveGitRequest(req: http.IncomingMessage, res: http.Serve
   if (typeof req.headers["git-protocol"] === "string") env.HTTP_GIT_PROTOCOL = req.headers["git-protocol"];
 
   const cache = options.readCache;
-  const fetches = service === "git-upload-pack";
   const pushes = service === "git-receive-pack";
+  // Only fetches are kept, per request; a push makes what was kept stale (forgotten as it starts and once it is done).
+  const key = cache && service === "git-upload-pack" ? `${req.method} ${req.url} ${env.HTTP_GIT_PROTOCOL ?? ""} ${env.CONTENT_TYPE ?? ""} ${env.HTTP_CONTENT_ENCODING ?? ""} ${createHash("sha256").update(body).digest("hex")}` : null;
   if (cache && pushes) cache.forget(repository);
-  const key = `${req.method} ${req.url} ${env.HTTP_GIT_PROTOCOL ?? ""} ${env.CONTENT_TYPE ?? ""} ${env.HTTP_CONTENT_ENCODING ?? ""} ${createHash("sha256").update(body).digest("hex")}`;
-  const kept = fetches ? cache?.get(repository, key) : undefined;
-  let answer = kept;
+  let answer = key ? cache?.get(repository, key) : undefined;
   if (!answer) {
     const output = await runCgi(env, body);
     answer = parseCgiOutput(output.stdout);
     if (answer.status >= 500) process.stderr.write(`git http-backend failed (${answer.status}) for ${req.method} ${req.url}: ${output.stderr}\n`);
-    if (cache && fetches && answer.status === 200) cache.set(repository, key, answer);
-    // A push, answered: what was kept before it finished is stale too.
+    if (key && answer.status === 200) cache?.set(repository, key, answer);
     if (cache && pushes) cache.forget(repository);
   }
   const { status, headers, content } = answer;
