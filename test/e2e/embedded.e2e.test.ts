@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AppProcess } from "./support/app-process.js";
 import { expectBuildFinishedOnce, hold, isPlanning, reactionsTo, startCluster, turnOf, type Cluster } from "./support/cluster.js";
 import { greeterModelReply, STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
-import { childrenOf, environmentOf, jobRunnerOf, niceOf } from "./support/processes.js";
+import { environmentOf, jobRunnerOf, localWorkerOf, niceOf } from "./support/processes.js";
 
 /** `npm start` alone, no Redis: intake in one process, jobs in the local worker it forks. */
 describe("the embedded queue: one `npm start`, no other service", () => {
@@ -20,7 +20,7 @@ describe("the embedded queue: one `npm start`, no other service", () => {
   afterAll(async () => cluster?.stop());
 
   it("runs jobs in a forked local worker whose environment holds neither the App's private key nor its webhook secret", async () => {
-    const worker = childrenOf(app.pid).find((child) => child.cmdline.includes("local-worker.js"));
+    const worker = localWorkerOf(app.pid);
     expect(worker).toBeDefined();
     const names = environmentOf(worker?.pid ?? -1);
     expect(names).toContain("OPENAI_API_KEY");
@@ -66,7 +66,7 @@ describe("the embedded queue: one `npm start`, no other service", () => {
 describe("the embedded queue's job runner", () => {
   let cluster: Cluster;
   let app: AppProcess;
-  const worker = () => childrenOf(app.pid).find((child) => child.cmdline.includes("local-worker.js"));
+  const worker = () => localWorkerOf(app.pid);
   const runner = () => jobRunnerOf(worker()?.pid ?? -1);
 
   beforeAll(async () => {
@@ -194,7 +194,7 @@ describe("the App's key in a file under /etc", () => {
   });
 
   it("is neither readable nor listed by a build's commands, while the job runner knows only its path", async () => {
-    const worker = childrenOf(app.pid).find((child) => child.cmdline.includes("local-worker.js"));
+    const worker = localWorkerOf(app.pid);
     const runner = jobRunnerOf(worker?.pid ?? -1);
     expect(environmentOf(runner?.pid ?? -1)).not.toContain("PRIVATE_KEY");
     expect(await cluster.deliver(app, cluster.type(1, "/plan greet by name").event)).toBe(200);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { AppProcess } from "./support/app-process.js";
 import { hold, isPlanning, killRunnerUntilItGivesUp, startCluster, turnOf, type Cluster } from "./support/cluster.js";
-import { childrenOf, jobRunnerOf } from "./support/processes.js";
+import { jobRunnerOf, localWorkerOf } from "./support/processes.js";
 
 /**
  * `npm start` alone (embedded queue): a job runner SIGKILLed while it plans. The local worker starts
@@ -11,7 +11,7 @@ import { childrenOf, jobRunnerOf } from "./support/processes.js";
 
 let cluster: Cluster;
 let app: AppProcess;
-const worker = () => childrenOf(app.pid).find((child) => child.cmdline.includes("local-worker.js"));
+const worker = () => localWorkerOf(app.pid);
 const runner = () => jobRunnerOf(worker()?.pid ?? -1);
 
 beforeAll(async () => {

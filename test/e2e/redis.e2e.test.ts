@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, type AppProcess } from "./support/app-process.js";
-import { expectBuildFinishedOnce, hold, isPlanning, killRunnerUntilItGivesUp, reactionsTo, startCluster, turnOf, type Cluster } from "./support/cluster.js";
+import { expectBuildFinishedOnce, hold, isPlanning, killRunnerUntilItGivesUp, planJobs, reactionsTo, startCluster, turnOf, type Cluster } from "./support/cluster.js";
 import { STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
 import { childrenOf, environmentOf, isRunning, jobRunnerOf, niceOf } from "./support/processes.js";
 import type { WorkerProcess } from "./support/worker-process.js";
@@ -55,8 +55,7 @@ describe("two replicas of `npm start` on one Redis", () => {
     expect(reactionsTo(cluster, comment.id)).toBe(1);
     expect(cluster.model.requests.filter((r) => isPlanning(r) && turnOf(r) === 0)).toHaveLength(1);
     // The job ran in one replica's queue worker; each replica's /metrics has its worker's jobs.
-    const done = async (replica: AppProcess) => Number(/blueprint_jobs_total\{kind="plan",outcome="done"\} (\d+)/.exec(await (await fetch(`${replica.url}/metrics`)).text())?.[1] ?? 0);
-    expect((await done(a)) + (await done(b))).toBe(1);
+    expect((await planJobs(a.url, "done")) + (await planJobs(b.url, "done"))).toBe(1);
   }, 60_000);
 
   it("two commands on one thread, delivered to different replicas, run one after the other", async () => {
@@ -156,10 +155,7 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
     const worker = workers.find((one) => one.output().split("\n").some((line) => line.includes('"msg":"job started"') && line.includes(delivery)));
     expect(worker).toBeDefined();
     // This worker may have finished plans for the tests before this one.
-    const plans = async (outcome: string) => {
-      const metrics = await (await fetch(`http://127.0.0.1:${workerPorts.get(worker!)}/metrics`)).text();
-      return Number(new RegExp(`blueprint_jobs_total\\{kind="plan",outcome="${outcome}"\\} (\\d+)`).exec(metrics)?.[1] ?? 0);
-    };
+    const plans = (outcome: "done" | "failed") => planJobs(`http://127.0.0.1:${workerPorts.get(worker!)}`, outcome);
     const before = { done: await plans("done"), failed: await plans("failed") };
     await killRunnerUntilItGivesUp(cluster, gate, () => jobRunnerOf(worker?.pid ?? -1), 2);
     // Counted as failed in the worker's /metrics, not as done.

@@ -50,12 +50,12 @@ let runner: JobRunner | undefined;
 afterEach(() => runner?.stop());
 
 /** A job handed to a stand-in runner, once the runner has it. */
-async function jobInRunner() {
-  const fake = fakeRunner();
+async function jobInRunner(options: { failFirstStart?: boolean } = {}) {
+  const fake = fakeRunner(options);
   runner = new JobRunner({ entry: fake.entry, stateKey: "c3RhdGU=", log, niceness: 0 });
   const controller = new AbortController();
   const running = runner.run(job, token, controller.signal);
-  await expect.poll(() => fake.seen().some((message) => message.type === "run")).toBe(true);
+  await expect.poll(() => fake.seen().some((message) => message.type === "run"), { timeout: 5_000 }).toBe(true);
   return { fake, controller, running };
 }
 
@@ -88,11 +88,7 @@ it("a job handed over before its runner was ready reaches it as one, after its r
 });
 
 it("a job handed to a runner that stops before it is ready runs once, in the runner that replaces it", async () => {
-  const fake = fakeRunner({ failFirstStart: true });
-  runner = new JobRunner({ entry: fake.entry, stateKey: "c3RhdGU=", log, niceness: 0 });
-  const controller = new AbortController();
-  const running = runner.run(job, token, controller.signal);
-  await expect.poll(() => fake.seen().some((message) => message.type === "run"), { timeout: 5_000 }).toBe(true);
+  const { fake, controller, running } = await jobInRunner({ failFirstStart: true });
   // The abort's answer comes after anything sent before it has arrived.
   controller.abort("cancelled with /cancel");
   await running;

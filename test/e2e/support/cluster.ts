@@ -159,6 +159,12 @@ export async function killRunnerUntilItGivesUp(cluster: Cluster, gate: ReturnTyp
   expect(failures[0]?.body).toContain("stopped unexpectedly 2 times");
 }
 
+/** How many plan jobs the /metrics page at `url` counts with `outcome` (0 when none). */
+export async function planJobs(url: string, outcome: "done" | "failed"): Promise<number> {
+  const metrics = await (await fetch(`${url}/metrics`)).text();
+  return Number(new RegExp(`blueprint_jobs_total\\{kind="plan",outcome="${outcome}"\\} (\\d+)`).exec(metrics)?.[1] ?? 0);
+}
+
 export const reactionsTo = (cluster: Cluster, commentId: number) =>
   cluster.github.requests.filter((r) => r.method === "POST" && r.path.includes(`/comments/${commentId}/reactions`)).length;
 

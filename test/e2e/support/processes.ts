@@ -15,6 +15,9 @@ export function childrenOf(pid: number): Array<{ pid: number; cmdline: string }>
     });
 }
 
+/** The local worker an embedded `npm start` (`pid`) forked, if it runs. */
+export const localWorkerOf = (pid: number): { pid: number; cmdline: string } | undefined => childrenOf(pid).find((child) => child.cmdline.includes("local-worker.js"));
+
 /** The job runner a worker (`pid`) forked, if it runs. */
 export const jobRunnerOf = (pid: number): { pid: number; cmdline: string } | undefined => childrenOf(pid).find((child) => child.cmdline.includes("job-runner.js"));
 
