@@ -49,7 +49,7 @@ try {
     concurrency: env.BLUEPRINT_CONCURRENCY,
     lockMs: env.BLUEPRINT_JOB_LOCK_MS,
     metrics,
-    runWork: (job, token, signal) => jobRunner.run(job, token, signal),
+    runWork: (job, token, signal, renew) => jobRunner.run(job, token, signal, renew),
   });
   // With PORT set: /healthz (what this worker runs) and /metrics (its jobs), for probes and Prometheus.
   if (process.env.PORT) {

@@ -33,6 +33,56 @@ export function expiresSoon(token: JobToken, now = Date.now()): boolean {
   return Date.parse(token.expiresAt) - now <= TOKEN_MARGIN_MS;
 }
 
+/** After a renewal that gave nothing (no intake answered, GitHub refused), how long the job works on before asking again. */
+const RENEW_RETRY_MS = 60_000;
+
+/**
+ * A job's token for the whole of its work. A build may outlast the hour a token lives (and a token
+ * reused for a new job may have 41 minutes left), so a use of the token with less than
+ * TOKEN_MARGIN_MS left first asks for a fresh one (`renew`: from the intake, which alone holds the
+ * App's key). Concurrent uses share one renewal; when none comes, the job works on with the token it
+ * has and asks again a minute later.
+ */
+export class RenewableToken {
+  private renewing: Promise<JobToken> | null = null;
+  private retryAt = 0;
+
+  constructor(
+    private token: JobToken,
+    private readonly renew: () => Promise<JobToken | null>,
+    private readonly onRenewFailed: (error: unknown) => void = () => {},
+  ) {}
+
+  /** The token as the job holds it now (what it was handed, or its last renewal), without renewing. */
+  get held(): JobToken {
+    return this.token;
+  }
+
+  /** The token to use now: renewed first when it has too little time left. */
+  async current(now = Date.now()): Promise<JobToken> {
+    if (!expiresSoon(this.token, now) || now < this.retryAt) return this.token;
+    this.renewing ??= this.renew()
+      .then(
+        (fresh) => {
+          if (fresh && Date.parse(fresh.expiresAt) > Date.parse(this.token.expiresAt)) this.token = fresh;
+          else this.onRenewFailed(new Error("no fresher token came"));
+        },
+        (error: unknown) => this.onRenewFailed(error),
+      )
+      .then(() => {
+        if (expiresSoon(this.token)) this.retryAt = Date.now() + RENEW_RETRY_MS;
+        this.renewing = null;
+        return this.token;
+      });
+    return this.renewing;
+  }
+}
+
+/** What a job whose token could not be renewed logs (it works on with the token it has). */
+export function warnUnrenewed(log: { warn(fields: object, message: string): void }, job: Pick<Job, "deliveryId">): (error: unknown) => void {
+  return (error) => log.warn({ err: error, deliveryId: job.deliveryId }, "the job's token expires soon and no fresh one came; it works on with the one it has");
+}
+
 /** Where intake gets a job's token: minted here (`JobTokens`) or on the token thread (`MintThread`). */
 export interface JobTokenSource {
   forJob(job: TokenFor): Promise<JobToken>;

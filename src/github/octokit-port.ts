@@ -25,8 +25,8 @@ export interface OctokitPortOptions {
 export function createOctokitPort(options: OctokitPortOptions): ThreadPort {
   const { octokit, repo, number } = options;
   const where = { owner: repo.owner, repo: repo.name };
-  let auth: Promise<InstallationAuth> | null = null;
-  const installationAuth = () => (auth ??= octokit.auth({ type: "installation" }) as Promise<InstallationAuth>);
+  // Asked at each use, not kept: a job's token may be renewed while it works (a build that outlasts its hour).
+  const installationAuth = () => octokit.auth({ type: "installation" }) as Promise<InstallationAuth>;
 
   return {
     repo,

@@ -7,7 +7,7 @@ import type { Job } from "../jobs/job.js";
 import { trimOldest } from "../jobs/bounded-map.js";
 import type { Logger } from "../workflow/deps.js";
 import type { JobPorts } from "../workflow/run-job.js";
-import type { JobToken } from "./job-token.js";
+import { RenewableToken, type JobToken } from "./job-token.js";
 import { createOctokitPort, type PortOctokit } from "./octokit-port.js";
 import { keepAliveFetch } from "./keep-alive-fetch.js";
 import { pacing } from "./pacing.js";
@@ -52,10 +52,32 @@ export class TokenPorts {
     } else this.cluster = null;
   }
 
-  portsFor(job: Job, token: JobToken): JobPorts {
+  /**
+   * `token` as handed over, or renewed as the job goes (a `RenewableToken`: lane work, which may
+   * outlast the token's hour): every request and git's `gitToken()` then use the token as it is at that moment.
+   */
+  portsFor(job: Job, token: JobToken | RenewableToken): JobPorts {
     const port = (budget: "ack" | "reply" | "work") =>
-      createOctokitPort({ octokit: this.octokit(job.installationId, token, budget), repo: job.repository, number: job.number, isOwnComment: this.options.isOwnComment });
+      createOctokitPort({
+        octokit: token instanceof RenewableToken ? this.renewingOctokit(job.installationId, token, budget) : this.octokit(job.installationId, token, budget),
+        repo: job.repository,
+        number: job.number,
+        isOwnComment: this.options.isOwnComment,
+      });
     return { ack: port("ack"), reply: port("reply"), work: port("work") };
+  }
+
+  /** One job's Octokit whose every request carries the token as it is when the request goes out. */
+  private renewingOctokit(installationId: number, token: RenewableToken, budget: string): PortOctokit {
+    const rest = pacedOctokit({ baseUrl: this.options.baseUrl, log: this.options.log, installationId, budget, cluster: this.cluster });
+    rest.hook.before("request", async (request) => {
+      request.headers.authorization = `token ${(await token.current()).token}`;
+    });
+    const auth = async () => {
+      const { token: current, permissions } = await token.current();
+      return { token: current, permissions };
+    };
+    return { rest: rest.rest, paginate: rest.paginate, graphql: rest.graphql, auth: auth as PortOctokit["auth"] };
   }
 
   private octokit(installationId: number, granted: JobToken, budget: string): PortOctokit {

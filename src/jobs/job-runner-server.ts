@@ -1,5 +1,6 @@
 import { createSecretKey } from "node:crypto";
 import type { StateKey } from "../github/state-marker.js";
+import { RenewableToken, warnUnrenewed, type JobToken } from "../github/job-token.js";
 import type { TokenPorts } from "../github/token-port.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
 import { HandOver, handOverTaken } from "../workflow/hand-over.js";
@@ -7,6 +8,9 @@ import { workerPorts, workJob } from "../workflow/run-job.js";
 import { PermissionCache } from "./permission-cache.js";
 import { parentChannel } from "./ipc-batch.js";
 import { toRunnerSchema, type FromRunner } from "./runner-protocol.js";
+
+/** How long a job waits for its worker to bring a fresh token before it works on with the one it has. */
+const TOKEN_ANSWER_MS = 90_000;
 
 export interface JobRunnerServerOptions {
   makeDeps(stateKey: StateKey): WorkflowDeps;
@@ -20,6 +24,8 @@ export function serveJobRunner(options: JobRunnerServerOptions): void {
   const outbox = parentChannel<FromRunner>(receive);
   const send = (message: FromRunner) => outbox.send(message);
   const running = new Map<number, AbortController>();
+  /** Run id → the answer awaited for that job's token (one renewal at a time per job). */
+  const tokenAnswers = new Map<number, (token: JobToken | null) => void>();
   const permissions = new PermissionCache();
   let deps: WorkflowDeps | null = null;
 
@@ -47,12 +53,32 @@ export function serveJobRunner(options: JobRunnerServerOptions): void {
       running.get(message.id)?.abort(message.handOver ? new HandOver() : message.reason);
       return;
     }
+    if (message.type === "token") {
+      tokenAnswers.get(message.id)?.(message.token);
+      return;
+    }
+    const { id, job } = message;
     const controller = new AbortController();
-    const ports = workerPorts(deps, options.ports.portsFor(message.job, message.token), permissions);
-    running.set(message.id, controller);
-    void workJob(deps, ports.work, message.job, controller.signal).finally(() => {
-      running.delete(message.id);
-      send({ type: "done", id: message.id, handedOver: handOverTaken(controller.signal) });
+    // The worker holds no App key either: a fresh token comes from the intake through it.
+    const token = new RenewableToken(message.token, () => askForToken(id), warnUnrenewed(options.log, job));
+    const ports = workerPorts(deps, options.ports.portsFor(job, token), permissions);
+    running.set(id, controller);
+    void workJob(deps, ports.work, job, controller.signal).finally(() => {
+      running.delete(id);
+      send({ type: "done", id, handedOver: handOverTaken(controller.signal) });
+    });
+  }
+
+  function askForToken(id: number): Promise<JobToken | null> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => answer(null), TOKEN_ANSWER_MS);
+      const answer = (token: JobToken | null) => {
+        clearTimeout(timer);
+        tokenAnswers.delete(id);
+        resolve(token);
+      };
+      tokenAnswers.set(id, answer);
+      send({ type: "token-request", id });
     });
   }
   // The worker decides when jobs stop (it aborts them); a signal to the process group is not that.

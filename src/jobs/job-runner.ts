@@ -17,9 +17,14 @@ export interface JobRunnerOptions {
   telemetry?: WorkflowDeps["telemetry"];
 }
 
+/** A fresh token for a running job (asked of the intake), or null when none could be had. */
+export type RenewToken = () => Promise<JobToken | null>;
+
 interface Pending {
   job: Job;
+  /** The job's token as last handed to the runner: a fresh runner taking the job over starts with it. */
   token: JobToken;
+  renew: RenewToken | undefined;
   signal: AbortSignal;
   /** Runner processes that stopped while they ran this job. */
   crashes: number;
@@ -58,6 +63,7 @@ export class JobRunner {
       onMessage: (message) => {
         if (message.type === "usage") options.telemetry?.modelUsage(message.kind, message.usage);
         else if (message.type === "step") options.telemetry?.stepSeconds(message.seconds);
+        else if (message.type === "token-request") void this.renew(message.id);
         else {
           const pending = this.pending.get(message.id);
           this.pending.delete(message.id);
@@ -70,11 +76,14 @@ export class JobRunner {
     });
   }
 
-  /** Runs the job's lane work in the runner; `signal` reaches it there. Resolves when the use case returns. */
-  run(job: Job, token: JobToken, signal: AbortSignal): Promise<void> {
+  /**
+   * Runs the job's lane work in the runner; `signal` reaches it there. Resolves when the use case returns.
+   * `renew` answers the runner when the job's token runs low while it works (a long build).
+   */
+  run(job: Job, token: JobToken, signal: AbortSignal, renew?: RenewToken): Promise<void> {
     const id = this.nextId++;
     return new Promise<void>((resolve, reject) => {
-      this.pending.set(id, { job, token, signal, crashes: 0, resolve, reject });
+      this.pending.set(id, { job, token, renew, signal, crashes: 0, resolve, reject });
       signal.addEventListener("abort", () => this.abort(id, signal), { once: true });
       void this.runner.ready.then(() => this.dispatch(id));
     });
@@ -92,6 +101,17 @@ export class JobRunner {
     if (!pending) return;
     this.send({ type: "run", id, job: pending.job, token: pending.token });
     if (pending.signal.aborted) this.abort(id, pending.signal);
+  }
+
+  /** The runner asks for a fresh token for job `id`: it gets one, or null (it then works on with the one it has). */
+  private async renew(id: number): Promise<void> {
+    const pending = this.pending.get(id);
+    const fresh = await (pending?.renew?.() ?? Promise.resolve(null)).catch((error: unknown) => {
+      this.options.log.warn({ err: error, deliveryId: pending?.job.deliveryId }, "could not get a fresh token for a running job");
+      return null;
+    });
+    if (pending && fresh) pending.token = fresh;
+    this.send({ type: "token", id, token: fresh });
   }
 
   private abort(id: number, signal: AbortSignal): void {

@@ -40,7 +40,8 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
     if (!token) throw new Error(`no token for delivery ${job.deliveryId}`);
     return token;
   };
-  // A job that waited long on its thread (behind a long build, say) gets a fresh token from the intake first.
+  // A job that waited long on its thread (behind a long build, say) gets a fresh token from the intake first,
+  // and so does one whose token runs low while it works (its job runner asks).
   const tokenAnswers = new Map<number, (token: JobToken | null) => void>();
   let nextTokenRequest = 0;
   const freshTokenFor = async (job: Job): Promise<JobToken> => {
@@ -78,7 +79,7 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
             runWork: (job: Job, signal: AbortSignal) =>
               // The use case could not report this itself: its process died under it, more than once.
               freshTokenFor(job)
-                .then((token) => jobRunner.run(job, token, signal))
+                .then((token) => jobRunner.run(job, token, signal, () => freshTokenFor(job)))
                 .catch(async (error: unknown) => {
                   await reportFailedJob(options.log, options.ports.portsFor(job, tokenFor(job)).work, job, error);
                   return "failed" as const;

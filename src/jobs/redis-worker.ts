@@ -1,12 +1,13 @@
 import { DelayedError, Queue, WaitingError, Worker, type Job as BullJob } from "bullmq";
 import { Redis } from "ioredis";
 import { z } from "zod";
-import type { JobToken } from "../github/job-token.js";
+import { RenewableToken, warnUnrenewed, type JobToken } from "../github/job-token.js";
 import type { TokenPorts } from "../github/token-port.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
 import { HandOver, handedOver, handOverTaken } from "../workflow/hand-over.js";
 import { PermissionUnknown, reportFailedJob, triageJob, workJob, workerPorts, type ThreadLanes } from "../workflow/run-job.js";
 import { jobLabel, jobSchema, threadOf, type Job } from "./job.js";
+import type { RenewToken } from "./job-runner.js";
 import type { QueueStats } from "./backend.js";
 import { telemetryFor, type JobMetrics } from "./metrics.js";
 import { PermissionCache } from "./permission-cache.js";
@@ -55,7 +56,7 @@ export interface RedisWorkersOptions {
    * Where lane work runs when not in this process (a job runner forked at a lower CPU priority, as
    * `npm run worker` has it): resolves when the use case returns. Triage stays here either way.
    */
-  runWork?: (job: Job, token: JobToken, signal: AbortSignal) => Promise<void>;
+  runWork?: (job: Job, token: JobToken, signal: AbortSignal, renew: RenewToken) => Promise<void>;
 }
 
 export interface RedisWorkers {
@@ -88,6 +89,23 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
 
   /** The job's ports, with its token unsealed (or the one already unsealed). */
   const open = (wire: Wire, token = openToken(sealer, wire.sealedToken, wire.job)) => workerPorts(deps, options.ports.portsFor(wire.job, token), permissions);
+
+  /**
+   * A running job's token renewed through the intakes (a long build outlasts its hour): kept in the job,
+   * sealed, so a worker taking the job over starts with it. Throws TokenUnavailable when none came.
+   */
+  const renewal = (bullJob: BullJob, wire: Wire): RenewToken => {
+    let sealed = wire.sealedToken;
+    return async () => {
+      const { sealedToken, refreshed } = await refresher.fresh(wire.job, sealed);
+      if (refreshed) {
+        sealed = sealedToken;
+        await bullJob.updateData({ ...wire, sealedToken }).catch((error: unknown) => deps.log.warn({ err: error, deliveryId: wire.job.deliveryId }, "the job's fresh token could not be kept in the queue"));
+        deps.log.info({ deliveryId: wire.job.deliveryId }, "the running job's token was about to expire: an intake sent a fresh one");
+      }
+      return openToken(sealer, sealed, wire.job);
+    };
+  };
 
   /** The job as queued, with a token that outlasts its work: a fresh one is kept in the job, for its next phase or a takeover. */
   const withFreshToken = async (bullJob: BullJob, lockToken: string | undefined): Promise<Wire> => {
@@ -174,11 +192,14 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
               // The use case could not report this itself: the runner died under it, more than once.
               // Reported on the thread, then failed as a job (BullMQ keeps it as failed; /metrics counts it so).
               const token = openToken(sealer, wire.sealedToken, job);
-              await options.runWork(job, token, controller.signal).catch(async (error: unknown) => {
+              await options.runWork(job, token, controller.signal, renewal(bullJob, wire)).catch(async (error: unknown) => {
                 await reportFailedJob(deps.log, open(wire, token).work, job, error);
                 throw error;
               });
-            } else await workJob(deps, open(wire).work, job, controller.signal);
+            } else {
+              const token = new RenewableToken(openToken(sealer, wire.sealedToken, job), renewal(bullJob, wire), warnUnrenewed(deps.log, job));
+              await workJob(deps, workerPorts(deps, options.ports.portsFor(job, token), permissions).work, job, controller.signal);
+            }
             return handOverTaken(controller.signal) ? "handed_over" : controller.signal.aborted ? "cancelled" : "done";
           });
         }

@@ -17,6 +17,8 @@ export const toRunnerSchema = z.discriminatedUnion("type", [
    * `handOver`: its worker is handing it back to the queue (a `HandOver`), not stopping it for good.
    */
   z.object({ type: z.literal("abort"), id: z.number().int(), reason: z.string(), handOver: z.boolean().optional() }),
+  /** The answer to a "token-request": the job's token renewed, or null when none could be had. */
+  z.object({ type: z.literal("token"), id: z.number().int(), token: jobTokenSchema.nullable() }),
 ]);
 export type ToRunner = z.output<typeof toRunnerSchema>;
 
@@ -32,5 +34,7 @@ export const fromRunnerSchema = z.discriminatedUnion("type", [
     usage: z.object({ prompt: z.number(), completion: z.number(), cached: z.number(), requests: z.number() }),
   }),
   z.object({ type: z.literal("step"), seconds: z.number() }),
+  /** A running job's token has less than ten minutes left (a long build): its worker asks the intake for a fresh one. */
+  z.object({ type: z.literal("token-request"), id: z.number().int() }),
 ]);
 export type FromRunner = z.output<typeof fromRunnerSchema>;

@@ -50,8 +50,7 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   }
 
   // 2. The repository and its configuration (default branch only).
-  const token = await port.gitToken();
-  const mirror = await deps.repoCache.sync({ cloneUrl: port.repo.cloneUrl, ref: info.pullRequest ? `refs/pull/${info.number}/head` : `refs/heads/${port.repo.defaultBranch}`, token });
+  const mirror = await deps.repoCache.sync({ cloneUrl: port.repo.cloneUrl, ref: info.pullRequest ? `refs/pull/${info.number}/head` : `refs/heads/${port.repo.defaultBranch}`, token: await port.gitToken() });
   const configRead = await loadRepoConfig((ref, file) => mirror.readFile(ref, file), port.repo.defaultBranch);
   if (!configRead.ok) {
     await port.postComment(`${configRead.message}\n\nFix the file on the default branch, then comment \`/build\` again.`);
@@ -209,7 +208,7 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
       addUsage(stepUsage, result.usage);
       if (result.ok !== true) {
         // Not done, so not ticked: what the step changed goes in a labelled WIP commit that the report points to.
-        const kept = await keepUnfinishedWork(tree, step, result, { branch: target.branch, token, identity: config.commit_author ?? deps.identity, redact: deps.redact });
+        const kept = await keepUnfinishedWork(tree, step, result, { branch: target.branch, token: await port.gitToken(), identity: config.commit_author ?? deps.identity, redact: deps.redact });
         if (kept.sha && state.head) state.head.sha = kept.sha;
         if (kept.note) notes.push(kept.note);
       }
@@ -240,7 +239,8 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
       const commit = await tree.commitAll(`${step.id}: ${step.title}\n\n${result.summary}\n\n${PLAN_TRAILER}: ${revision}`, config.commit_author ?? deps.identity);
       if (commit) {
         try {
-          await tree.push(target.branch, token);
+          // The token as it is now: a long build may have had it renewed since the build began.
+          await tree.push(target.branch, await port.gitToken());
         } catch (error) {
           state.steps[step.id] = { status: "failed", reason: plainError(error), usage: stepUsage };
           state.status = "failed";

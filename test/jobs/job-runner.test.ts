@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, expect, it } from "vitest";
 import type { JobToken } from "../../src/github/job-token.js";
-import { JobRunner } from "../../src/jobs/job-runner.js";
+import { JobRunner, type RenewToken } from "../../src/jobs/job-runner.js";
 import type { Job } from "../../src/jobs/job.js";
 import { HandOver, handOverTaken } from "../../src/workflow/hand-over.js";
 import { tempDir } from "../helpers/git-repo.js";
@@ -16,7 +16,7 @@ const token: JobToken = { token: "ghs_job-runner-test", expiresAt: new Date(Date
  * and on an abort answers `done`, stopped for a hand-over exactly when the abort said it was one
  * (as the real runner's use case stops at its next safe point for a `HandOver`).
  */
-function fakeRunner(options: { failFirstStart?: boolean } = {}): { entry: string; seen: () => Array<Record<string, unknown>> } {
+function fakeRunner(options: { failFirstStart?: boolean; askForToken?: boolean } = {}): { entry: string; seen: () => Array<Record<string, unknown>> } {
   const dir = tempDir("job-runner-");
   const record = path.join(dir, "seen.jsonl");
   const entry = path.join(dir, "runner.mjs");
@@ -33,6 +33,7 @@ function fakeRunner(options: { failFirstStart?: boolean } = {}): { entry: string
         }
         appendFileSync(${JSON.stringify(record)}, JSON.stringify(message) + "\\n");
         if (message.type === "start") process.send({ type: "ready" });
+        else if (message.type === "run" && ${options.askForToken === true}) process.send({ type: "token-request", id: message.id });
         else if (message.type === "abort") process.send({ type: "done", id: message.id, handedOver: message.handOver === true });
       }
     });
@@ -50,14 +51,28 @@ let runner: JobRunner | undefined;
 afterEach(() => runner?.stop());
 
 /** A job handed to a stand-in runner, once the runner has it. */
-async function jobInRunner(options: { failFirstStart?: boolean } = {}) {
+async function jobInRunner(options: { failFirstStart?: boolean; askForToken?: boolean; renew?: RenewToken } = {}) {
   const fake = fakeRunner(options);
   runner = new JobRunner({ entry: fake.entry, stateKey: "c3RhdGU=", log, niceness: 0 });
   const controller = new AbortController();
-  const running = runner.run(job, token, controller.signal);
+  const running = runner.run(job, token, controller.signal, options.renew);
   await expect.poll(() => fake.seen().some((message) => message.type === "run"), { timeout: 5_000 }).toBe(true);
   return { fake, controller, running };
 }
+
+it("a running job's request for a fresh token is answered by the worker's renewal, or with null when none came", async () => {
+  const fresh: JobToken = { ...token, token: "ghs_renewed", expiresAt: new Date(Date.now() + 7_200_000).toISOString() };
+  const renewed = await jobInRunner({ askForToken: true, renew: async () => fresh });
+  await expect.poll(() => renewed.fake.seen().find((message) => message.type === "token"), { timeout: 5_000 }).toEqual({ type: "token", id: 0, token: fresh });
+  renewed.controller.abort("stopped");
+  await renewed.running;
+  runner?.stop();
+
+  const refused = await jobInRunner({ askForToken: true, renew: async () => Promise.reject(new Error("no intake answered")) });
+  await expect.poll(() => refused.fake.seen().find((message) => message.type === "token"), { timeout: 5_000 }).toEqual({ type: "token", id: 0, token: null });
+  refused.controller.abort("stopped");
+  await refused.running;
+});
 
 it("a hand-over crosses to the runner and comes back: the worker sees the job stopped for it", async () => {
   const { fake, controller, running } = await jobInRunner();

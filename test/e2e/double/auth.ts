@@ -1,5 +1,11 @@
 import { createPublicKey, randomBytes, verify, type KeyObject } from "node:crypto";
 
+/** What a minted token says of its expiry, and how long the double honours it. */
+export interface TokenLifetime {
+  declaredMs: number;
+  validMs: number;
+}
+
 /**
  * GitHub App authentication as GitHub checks it: an RS256 JWT signed with the App's private
  * key opens `/app/...`; the installation tokens it mints open everything else, REST and git.
@@ -38,15 +44,21 @@ export class AppAuthority {
 
   /** How long the tokens minted from now on live: an hour, as on GitHub, unless a test shortens it. */
   tokenLifetimeMs = 3600_000;
-  /** Lifetimes for the next tokens minted, in order, before `tokenLifetimeMs` applies again. */
-  nextLifetimesMs: number[] = [];
+  /**
+   * Lifetimes for the next tokens minted, in order, before `tokenLifetimeMs` applies again. A pair is
+   * time run fast: the token says it expires at `declaredMs` but is refused after `validMs` (a test
+   * cannot wait the ten minutes between "expires soon" and "expired").
+   */
+  nextLifetimesMs: Array<number | TokenLifetime> = [];
 
   /** A fresh installation token, valid for `tokenLifetimeMs`. */
   issue(installationId: number): { token: string; expiresAt: string } {
     const token = `ghs_${randomBytes(27).toString("base64url").replace(/[-_]/g, "x").slice(0, 36)}`;
-    const expiresAt = Date.now() + (this.nextLifetimesMs.shift() ?? this.tokenLifetimeMs);
-    this.tokens.set(token, { installationId, expiresAt });
-    return { token, expiresAt: new Date(expiresAt).toISOString().replace(/\.\d{3}Z$/, "Z") };
+    const next = this.nextLifetimesMs.shift() ?? this.tokenLifetimeMs;
+    const { declaredMs, validMs } = typeof next === "number" ? { declaredMs: next, validMs: next } : next;
+    const now = Date.now();
+    this.tokens.set(token, { installationId, expiresAt: now + validMs });
+    return { token, expiresAt: new Date(now + declaredMs).toISOString().replace(/\.\d{3}Z$/, "Z") };
   }
 
   isValidToken(token: string | undefined): boolean {

@@ -4,7 +4,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { AppAuthority } from "./auth.js";
+import { AppAuthority, type TokenLifetime } from "./auth.js";
 import { copyServedRepository, createServedRepository, GIT_PATH, GitReadCache, serveGitRequest, type ServedRepository } from "./git-http.js";
 import { loadGitHubDescription } from "./openapi-check.js";
 import { findRestRoute, type DoubleContext, type RestReply } from "./rest-routes.js";
@@ -108,8 +108,8 @@ export interface GitHubDouble {
   issuedTokens(): string[];
   /** How long installation tokens minted from now on live (an hour unless a test shortens it). */
   setTokenLifetime(ms: number): void;
-  /** The next tokens minted live these times (ms), in order; then `setTokenLifetime`'s again. */
-  queueTokenLifetimes(ms: number[]): void;
+  /** The next tokens minted live these times (ms, or what they declare and how long they are honoured), in order; then `setTokenLifetime`'s again. */
+  queueTokenLifetimes(ms: Array<number | TokenLifetime>): void;
   /** Every installation id the double knows, `installationId` first. */
   installationIds: number[];
   /**
