@@ -2,7 +2,7 @@ import { runAgent, type AgentLimits, type AgentOutcome } from "../agent/loop.js"
 import { PLAN_SYSTEM_PROMPT, planningTaskMessage } from "../agent/prompts.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import { findThreadState, renderPlanComment, renderStatusComment, type ThreadStateRecord } from "../github/plan-comment.js";
-import { commentSeal, threadSeal, type CommentSeal } from "../github/state-marker.js";
+import { commentSeal, MARKER_PREFIX, threadSeal, type CommentSeal } from "../github/state-marker.js";
 import { diffPlans, renderRevisionDiff } from "../plan/diff.js";
 import { planHash } from "../plan/hash.js";
 import type { Workspace } from "../workspace/workspace.js";
@@ -12,7 +12,7 @@ import { isWorkflowPath } from "../tools/paths.js";
 import { prefetchRepoMap } from "../tools/repo-map/build-map.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { memoryOf, withAnswer, withExplored, withFeedback, type ThreadMemory } from "./memory.js";
-import type { ThreadInfo } from "./ports.js";
+import type { ThreadComment, ThreadInfo } from "./ports.js";
 import type { FeedbackEntry, QuestionAnswer, ThreadState } from "./state.js";
 import { loadRepoConfig, loadThreadContext, trustChecker } from "./thread-context.js";
 import { showingRetries, TrackingComment } from "./tracking-comment.js";
@@ -69,8 +69,9 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
   //    comment of this job's run that died). A new one gets its state in an edit: the state is
   //    signed for the comment's id, which GitHub assigns.
   const heading = revision > 1 ? `## ⏳ Revising the plan (v${revision - 1} → v${revision})…` : "## ⏳ Planning…";
-  const reused = resumed ?? takenOver;
-  const posted = reused ? { id: reused.comment.id, url: reused.comment.url } : await port.postComment(`${heading}\n\n${planningBody(job.actor, 0)}`);
+  // A first run of this delivery that died between posting its comment and signing it left it stateless: found by its delivery.
+  const reused = resumed ?? takenOver ?? unsignedStatusComment(comments, job.deliveryId);
+  const posted = reused ? { id: reused.comment.id, url: reused.comment.url } : await port.postComment(`${heading}\n\n${planningBody(job.actor, 0)}\n\n${postedFor(job.deliveryId)}`);
   const sealed = commentSeal(seal, posted.id);
   await port.updateComment(posted.id, renderStatusComment(state, sealed, heading, planningBody(job.actor, 0)));
   // Handed to another worker (see HANDED_OVER): a reused question comment gets its question back, so the answer resumes it there.
@@ -292,6 +293,23 @@ function failureAdvice(failure: string): string {
 export function failedComment(state: ThreadState, seal: CommentSeal, reason: string, advice: string, extra = ""): string {
   const failed: ThreadState = { ...state, status: "failed", error: reason, updatedAt: new Date().toISOString() };
   return renderStatusComment(failed, seal, "## ❌ Planning failed", [`Blueprint could not make a plan: ${reason}`, `**What to do:** ${advice}`, extra].filter(Boolean).join("\n\n"));
+}
+
+/**
+ * Written into a status comment as it is first posted, before its state is signed in by an edit (the
+ * state is signed for the comment's id, which GitHub assigns): the delivery whose run posted it.
+ */
+function postedFor(deliveryId: string): string {
+  return `<!-- blueprint:posted ${encodeURIComponent(deliveryId)} -->`;
+}
+
+/**
+ * This installation's status comment that a run of `deliveryId` posted and never signed (its process
+ * died in between): a comment of ours still as first posted, heading and all, with no state in it.
+ */
+function unsignedStatusComment(comments: ThreadComment[], deliveryId: string): { comment: ThreadComment } | null {
+  const comment = comments.find((c) => c.own && /^## ⏳ (?:Planning|Revising the plan)/.test(c.body) && c.body.includes(postedFor(deliveryId)) && !c.body.includes(MARKER_PREFIX));
+  return comment ? { comment } : null;
 }
 
 function planningBody(actor: string, filesRead: number, retry: string | null = null): string {

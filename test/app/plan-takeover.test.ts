@@ -141,6 +141,42 @@ describe("a planning job taken over after its process died", () => {
     expect(github.requests.filter((r) => r.method === "POST" && r.path.endsWith("/issues/1/comments"))).toHaveLength(1);
   });
 
+  it("a first run that died between posting its status comment and signing it: the next run of that delivery carries on in that comment", async () => {
+    model = await startModelServer([submit]);
+    const deps = engine(model.url);
+    const dying = mortal(threadPort(deps));
+    // The process dies the moment GitHub has the new comment, before the edit that signs its state in.
+    const port: ThreadPort = { ...dying.port, postComment: async (body) => dying.port.postComment(body).finally(() => dying.kill()) };
+    await expect(planThread(deps, { port, actor: "maintainer", signal: new AbortController().signal, deliveryId: "delivery-U" }, PLAN)).rejects.toThrow(/the process died/);
+    const [unsigned] = github.botComments();
+    expect(unsigned?.body).toMatch(/^## ⏳ Planning…/);
+    expect(readStateMarker(unsigned?.body ?? "", testSeal(unsigned?.id ?? -1)).kind).toBe("none");
+
+    await planThread(deps, { port: threadPort(deps), actor: "maintainer", signal: new AbortController().signal, deliveryId: "delivery-U" }, PLAN);
+
+    const bot = github.botComments();
+    expect(bot.map((c) => c.id)).toEqual([unsigned?.id]);
+    expect(bot[0]?.body).toMatch(/^## 📋 Plan v1: Add retry to the HTTP client/);
+    expect(stateIn(bot[0]?.id ?? -1, bot[0]?.body ?? "")).toMatchObject({ status: "pending", revision: 1, deliveryId: "delivery-U" });
+    expect(github.requests.filter((r) => r.method === "POST" && r.path.endsWith("/issues/1/comments"))).toHaveLength(1);
+  });
+
+  it("an unsigned status comment of another delivery's run is not taken: the run posts its own", async () => {
+    model = await startModelServer([submit]);
+    const deps = engine(model.url);
+    const dying = mortal(threadPort(deps));
+    const port: ThreadPort = { ...dying.port, postComment: async (body) => dying.port.postComment(body).finally(() => dying.kill()) };
+    await expect(planThread(deps, { port, actor: "maintainer", signal: new AbortController().signal, deliveryId: "delivery-U" }, PLAN)).rejects.toThrow(/the process died/);
+    const [unsigned] = github.botComments();
+
+    await planThread(deps, { port: threadPort(deps), actor: "maintainer", signal: new AbortController().signal, deliveryId: "delivery-V" }, PLAN);
+
+    const bot = github.botComments();
+    expect(bot).toHaveLength(2);
+    expect(bot[0]?.body).toBe(unsigned?.body);
+    expect(stateIn(bot[1]?.id ?? -1, bot[1]?.body ?? "")).toMatchObject({ status: "pending", deliveryId: "delivery-V" });
+  });
+
   it("a run for another delivery leaves that comment alone and posts its own", async () => {
     const started = await startEngine();
     const deps = started.deps;
