@@ -35,6 +35,14 @@ export function expiresSoon(token: JobToken, now = Date.now()): boolean {
 
 /** After a renewal that gave nothing (no intake answered, GitHub refused), how long the job works on before asking again. */
 const RENEW_RETRY_MS = 60_000;
+/** A renewal that has not settled by then counts as none (the intake's own waits are shorter). */
+const RENEW_TIMEOUT_MS = 120_000;
+/**
+ * How long a use waits for a renewal while the token it holds is still good for another minute: a
+ * missing intake then costs a request these seconds once a minute, not the renewal's whole timeout.
+ */
+const WAIT_WHILE_VALID_MS = 5_000;
+const STILL_VALID_MS = 60_000;
 
 /**
  * A job's token for the whole of its work. A build may outlast the hour a token lives (and a token
@@ -51,6 +59,7 @@ export class RenewableToken {
     private token: JobToken,
     private readonly renew: () => Promise<JobToken | null>,
     private readonly onRenewFailed: (error: unknown) => void = () => {},
+    private readonly clock: () => number = Date.now,
   ) {}
 
   /** The token as the job holds it now (what it was handed, or its last renewal), without renewing. */
@@ -58,24 +67,36 @@ export class RenewableToken {
     return this.token;
   }
 
-  /** The token to use now: renewed first when it has too little time left. */
-  async current(now = Date.now()): Promise<JobToken> {
+  /**
+   * The token to use now: renewed first when it has too little time left. While the one held is good
+   * for another minute, a renewal is waited for a few seconds at most (the held one is used meanwhile).
+   */
+  async current(): Promise<JobToken> {
+    const now = this.clock();
     if (!expiresSoon(this.token, now) || now < this.retryAt) return this.token;
-    this.renewing ??= this.renew()
-      .then(
-        (fresh) => {
-          if (fresh && Date.parse(fresh.expiresAt) > Date.parse(this.token.expiresAt)) this.token = fresh;
-          else this.onRenewFailed(new Error("no fresher token came"));
-        },
-        (error: unknown) => this.onRenewFailed(error),
-      )
-      .then(() => {
-        if (expiresSoon(this.token)) this.retryAt = Date.now() + RENEW_RETRY_MS;
-        this.renewing = null;
-        return this.token;
-      });
-    return this.renewing;
+    const renewing = (this.renewing ??= this.renewNow());
+    if (Date.parse(this.token.expiresAt) - now <= STILL_VALID_MS) return renewing;
+    const held = this.token;
+    return Promise.race([renewing, sleep(WAIT_WHILE_VALID_MS).then(() => held)]);
   }
+
+  private async renewNow(): Promise<JobToken> {
+    try {
+      const fresh = await Promise.race([this.renew(), sleep(RENEW_TIMEOUT_MS).then(() => Promise.reject(new Error(`no answer in ${RENEW_TIMEOUT_MS / 1000} s`)))]);
+      if (fresh && Date.parse(fresh.expiresAt) > Date.parse(this.token.expiresAt)) this.token = fresh;
+      else this.onRenewFailed(new Error("no fresher token came"));
+    } catch (error) {
+      this.onRenewFailed(error);
+    }
+    if (expiresSoon(this.token, this.clock())) this.retryAt = this.clock() + RENEW_RETRY_MS;
+    this.renewing = null;
+    return this.token;
+  }
+}
+
+/** Resolves after `ms` without holding the process open. */
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 /** What a job whose token could not be renewed logs (it works on with the token it has). */

@@ -110,7 +110,11 @@ export class JobRunner {
       this.options.log.warn({ err: error, deliveryId: pending?.job.deliveryId }, "could not get a fresh token for a running job");
       return null;
     });
-    if (pending && fresh) pending.token = fresh;
+    // Kept for a fresh runner taking the job over, if it is fresher than the one the job has.
+    if (pending && fresh && Date.parse(fresh.expiresAt) > Date.parse(pending.token.expiresAt)) {
+      pending.token = fresh;
+      this.options.log.info({ deliveryId: pending.job.deliveryId }, "a running job's token was about to expire: its job runner has a fresh one");
+    }
     this.send({ type: "token", id, token: fresh });
   }
 

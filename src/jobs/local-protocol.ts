@@ -12,8 +12,12 @@ export const toWorkerSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("resume"), job: jobSchema, keys: z.array(z.string()), token: jobTokenSchema }),
   z.object({ type: z.literal("ask"), id: z.number(), what: z.enum(["stats", "idle", "metrics"]) }),
   z.object({ type: z.literal("shutdown"), reason: z.string(), timeoutMs: z.number() }),
-  /** The answer to a "token-request": a fresh token, or null when none could be minted. */
-  z.object({ type: z.literal("token"), id: z.number(), token: jobTokenSchema.nullable() }),
+  /**
+   * The answer to a "token-request": a fresh token, or null when none could be minted. With the job's
+   * delivery: a worker started after one died numbers its requests from 0 again, and must not take
+   * an answer meant for its predecessor's request of the same number (another job's token).
+   */
+  z.object({ type: z.literal("token"), id: z.number(), deliveryId: z.string(), token: jobTokenSchema.nullable() }),
 ]);
 export type ToWorker = z.output<typeof toWorkerSchema>;
 

@@ -42,14 +42,14 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
   };
   // A job that waited long on its thread (behind a long build, say) gets a fresh token from the intake first,
   // and so does one whose token runs low while it works (its job runner asks).
-  const tokenAnswers = new Map<number, (token: JobToken | null) => void>();
+  const tokenAnswers = new Map<number, { deliveryId: string; answer: (token: JobToken | null) => void }>();
   let nextTokenRequest = 0;
   const freshTokenFor = async (job: Job): Promise<JobToken> => {
     const token = tokenFor(job);
     if (!expiresSoon(token)) return token;
     const id = nextTokenRequest++;
     const fresh = await new Promise<JobToken | null>((resolve) => {
-      tokenAnswers.set(id, resolve);
+      tokenAnswers.set(id, { deliveryId: job.deliveryId, answer: resolve });
       send({ type: "token-request", id, job });
       setTimeout(() => resolve(null), 60_000).unref();
     });
@@ -81,7 +81,9 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
               freshTokenFor(job)
                 .then((token) => jobRunner.run(job, token, signal, () => freshTokenFor(job)))
                 .catch(async (error: unknown) => {
-                  await reportFailedJob(options.log, options.ports.portsFor(job, tokenFor(job)).work, job, error);
+                  // With the token as renewed (or renewed now): the job may have outlived the one it started with.
+                  const token = await freshTokenFor(job).catch(() => tokenFor(job));
+                  await reportFailedJob(options.log, options.ports.portsFor(job, token).work, job, error);
                   return "failed" as const;
                 }),
           }
@@ -119,9 +121,11 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
         void answer.then((value) => send({ type: "answer", id: message.id, value: value ?? null }));
         return;
       }
-      case "token":
-        tokenAnswers.get(message.id)?.(message.token);
+      case "token": {
+        const waiting = tokenAnswers.get(message.id);
+        if (waiting?.deliveryId === message.deliveryId) waiting.answer(message.token);
         return;
+      }
       case "shutdown":
         void running.shutdown(message.reason, message.timeoutMs).finally(() => {
           runner?.stop();

@@ -139,11 +139,11 @@ export class LocalWorkerBackend implements JobBackend {
       (token) => {
         const entry = this.inFlight.get(job.deliveryId);
         if (entry) entry.token = token;
-        this.send({ type: "token", id, token });
+        this.send({ type: "token", id, deliveryId: job.deliveryId, token });
       },
       (error: unknown) => {
         this.options.log.error({ err: error, deliveryId: job.deliveryId }, "could not mint a fresh token for a job that waited long");
-        this.send({ type: "token", id, token: null });
+        this.send({ type: "token", id, deliveryId: job.deliveryId, token: null });
       },
     );
   }

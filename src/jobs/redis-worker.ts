@@ -87,8 +87,8 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
   await subscriber.subscribe(RedisLanes.CANCEL_CHANNEL);
   subscriber.on("message", (_channel: string, workId: string) => controllers.get(workId)?.abort("cancelled with /cancel"));
 
-  /** The job's ports, with its token unsealed (or the one already unsealed). */
-  const open = (wire: Wire, token = openToken(sealer, wire.sealedToken, wire.job)) => workerPorts(deps, options.ports.portsFor(wire.job, token), permissions);
+  /** The job's ports, with its token unsealed (or the one given: already unsealed, or renewed as the job works). */
+  const open = (wire: Wire, token: JobToken | RenewableToken = openToken(sealer, wire.sealedToken, wire.job)) => workerPorts(deps, options.ports.portsFor(wire.job, token), permissions);
 
   /**
    * A running job's token renewed through the intakes (a long build outlasts its hour): kept in the job,
@@ -192,13 +192,16 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
               // The use case could not report this itself: the runner died under it, more than once.
               // Reported on the thread, then failed as a job (BullMQ keeps it as failed; /metrics counts it so).
               const token = openToken(sealer, wire.sealedToken, job);
-              await options.runWork(job, token, controller.signal, renewal(bullJob, wire)).catch(async (error: unknown) => {
-                await reportFailedJob(deps.log, open(wire, token).work, job, error);
+              const renew = renewal(bullJob, wire);
+              await options.runWork(job, token, controller.signal, renew).catch(async (error: unknown) => {
+                // With the token as renewed: the job may have outlived the one it started with.
+                const live = new RenewableToken(token, renew, warnUnrenewed(deps.log, job));
+                await reportFailedJob(deps.log, open(wire, live).work, job, error);
                 throw error;
               });
             } else {
               const token = new RenewableToken(openToken(sealer, wire.sealedToken, job), renewal(bullJob, wire), warnUnrenewed(deps.log, job));
-              await workJob(deps, workerPorts(deps, options.ports.portsFor(job, token), permissions).work, job, controller.signal);
+              await workJob(deps, open(wire, token).work, job, controller.signal);
             }
             return handOverTaken(controller.signal) ? "handed_over" : controller.signal.aborted ? "cancelled" : "done";
           });

@@ -50,7 +50,7 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   }
 
   // 2. The repository and its configuration (default branch only).
-  const mirror = await deps.repoCache.sync({ cloneUrl: port.repo.cloneUrl, ref: info.pullRequest ? `refs/pull/${info.number}/head` : `refs/heads/${port.repo.defaultBranch}`, token: await port.gitToken() });
+  const mirror = await deps.repoCache.sync({ cloneUrl: port.repo.cloneUrl, ref: info.pullRequest ? `refs/pull/${info.number}/head` : `refs/heads/${port.repo.defaultBranch}`, token: () => port.gitToken() });
   const configRead = await loadRepoConfig((ref, file) => mirror.readFile(ref, file), port.repo.defaultBranch);
   if (!configRead.ok) {
     await port.postComment(`${configRead.message}\n\nFix the file on the default branch, then comment \`/build\` again.`);

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { describeGitError, WorkspaceError } from "./git.js";
 import { excludeFileOf, forgetWorktree, NO_DRIVERS_ATTRIBUTES, recordWorktree, restoreGitPointer, untrustedGit } from "./untrusted-git.js";
-import { Workspace } from "./workspace.js";
+import { liveToken, Workspace, type GitToken } from "./workspace.js";
 
 export interface WorkspaceRequest {
   /** From the webhook payload (`repository.clone_url`), never hard-coded. */
@@ -13,7 +13,8 @@ export interface WorkspaceRequest {
   ref: string;
   /** A commit to check out instead of the ref's tip (it must be reachable from the ref). */
   sha?: string | undefined;
-  token?: string | null | undefined;
+  /** For the fetch, and for the lazy blob fetches of the mirror and worktree it gives (read again at each). */
+  token?: GitToken;
 }
 
 export function defaultWorkdir(): string {
@@ -94,15 +95,16 @@ export class RepoCache {
   }
 
   /** @internal used by Mirror */
-  async addWorktree(mirror: string, cloneUrl: string, sha: string, token: string | null | undefined): Promise<Workspace> {
+  async addWorktree(mirror: string, cloneUrl: string, sha: string, token: GitToken): Promise<Workspace> {
     const tree = (await this.reuse(mirror, cloneUrl, sha, token)) ?? (await this.freshWorktree(mirror, cloneUrl, sha, token));
     return new Workspace(tree.dir, sha, cloneUrl, { gitDir: tree.gitDir, mirror, token }, () => this.release(mirror, tree));
   }
 
-  private async freshWorktree(mirror: string, cloneUrl: string, sha: string, token: string | null | undefined): Promise<Worktree> {
+  private async freshWorktree(mirror: string, cloneUrl: string, sha: string, token: GitToken): Promise<Worktree> {
     await this.secureWorkdir();
     const dir = path.join(this.workdir, "jobs", randomUUID());
-    await this.withLock(mirror, () => untrustedGit({ gitDir: mirror }, { auth: { token, url: cloneUrl } }).raw(["worktree", "add", "--detach", dir, sha]));
+    const auth = { token: await liveToken(token), url: cloneUrl };
+    await this.withLock(mirror, () => untrustedGit({ gitDir: mirror }, { auth }).raw(["worktree", "add", "--detach", dir, sha]));
     // Read once, now, before anything else has run in the tree; from here on this record counts.
     const gitDir = /^gitdir: (.+)$/m.exec(await fs.readFile(path.join(dir, ".git"), "utf8"))?.[1]?.trim() ?? "";
     if (path.dirname(gitDir) !== path.join(mirror, "worktrees")) {
@@ -117,13 +119,13 @@ export class RepoCache {
    * An idle worktree of this mirror moved to `sha`, or null when there is none. It is used only
    * when `git status --ignored` then shows nothing at all; otherwise it is removed.
    */
-  private async reuse(mirror: string, cloneUrl: string, sha: string, token: string | null | undefined): Promise<Worktree | null> {
+  private async reuse(mirror: string, cloneUrl: string, sha: string, token: GitToken): Promise<Worktree | null> {
     const tree = this.idle.get(mirror)?.pop();
     if (!tree) return null;
     try {
       // release() already reset and cleaned it; the status check proves nothing is left.
       const location = { gitDir: tree.gitDir, workTree: tree.dir };
-      await untrustedGit(location, { auth: { token, url: cloneUrl } }).raw(["checkout", "--quiet", "--force", "--detach", sha]);
+      await untrustedGit(location, { auth: { token: await liveToken(token), url: cloneUrl } }).raw(["checkout", "--quiet", "--force", "--detach", sha]);
       const left = await untrustedGit(location).raw(["status", "--porcelain", "--ignored", "--untracked-files=all", "--ignore-submodules=all"]);
       if (left.trim() === "") return tree;
     } catch {
@@ -168,7 +170,7 @@ export class RepoCache {
     const refspecs = ["+refs/heads/*:refs/heads/*"];
     if (!request.ref.startsWith("refs/heads/")) refspecs.push(`+${request.ref}:${request.ref}`);
     const exists = await fs.stat(path.join(mirror, "HEAD")).then(() => true, () => false);
-    const auth = { token: request.token, url: request.cloneUrl };
+    const auth = { token: await liveToken(request.token), url: request.cloneUrl };
     try {
       if (!exists) {
         await fs.mkdir(path.dirname(mirror), { recursive: true });
@@ -255,16 +257,16 @@ export class Mirror {
     readonly path: string,
     readonly cloneUrl: string,
     /** For a blobless clone's lazy blob fetches; held in memory only. */
-    private readonly token: string | null | undefined,
+    private readonly token: GitToken,
   ) {}
 
-  private git() {
-    return untrustedGit({ gitDir: this.path }, { auth: { token: this.token, url: this.cloneUrl } });
+  private async git() {
+    return untrustedGit({ gitDir: this.path }, { auth: { token: await liveToken(this.token), url: this.cloneUrl } });
   }
 
   async resolve(ref: string): Promise<string | null> {
     try {
-      return (await this.git().raw(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`])).trim() || null;
+      return (await (await this.git()).raw(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`])).trim() || null;
     } catch {
       return null;
     }
@@ -272,7 +274,7 @@ export class Mirror {
 
   async readFile(ref: string, file: string): Promise<string | null> {
     try {
-      return await this.git().raw(["show", "--no-textconv", `${ref}:${file}`]);
+      return await (await this.git()).raw(["show", "--no-textconv", `${ref}:${file}`]);
     } catch {
       return null;
     }
@@ -280,7 +282,7 @@ export class Mirror {
 
   /** Paths that differ between two commits. */
   async changedFiles(from: string, to: string): Promise<string[]> {
-    const out = await this.git().raw(["diff", "--no-ext-diff", "--name-only", "--no-renames", from, to]);
+    const out = await (await this.git()).raw(["diff", "--no-ext-diff", "--name-only", "--no-renames", from, to]);
     return out.split("\n").filter(Boolean);
   }
 

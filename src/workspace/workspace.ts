@@ -7,14 +7,25 @@ export interface CommitResult {
   changedFiles: string[];
 }
 
+/**
+ * The installation token for git's requests: as it is, or asked for at each git call that may reach
+ * GitHub (a long build's token is renewed while it works, and its lazy blob fetches must use the live one).
+ */
+export type GitToken = string | null | undefined | (() => Promise<string | null>);
+
+/** The token to send now. */
+export async function liveToken(token: GitToken): Promise<string | null | undefined> {
+  return typeof token === "function" ? token() : token;
+}
+
 /** Where a worktree's repository lives, as Blueprint recorded it when it created the worktree. */
 export interface WorktreeRepository {
   /** The worktree's admin directory inside the mirror (`<mirror>/worktrees/<name>`). */
   gitDir: string;
   /** The mirror: pushes start there, so nothing in the worktree takes part in them. */
   mirror: string;
-  /** For lazy blob fetches and pushes; held in memory only. */
-  token: string | null | undefined;
+  /** For lazy blob fetches; held in memory only. */
+  token: GitToken;
 }
 
 /**
@@ -43,7 +54,7 @@ export class Workspace {
     await restoreGitPointer(this.dir, this.repository.gitDir);
     return untrustedGit(
       { gitDir: this.repository.gitDir, workTree: this.dir },
-      { auth: options.token ? { token: this.repository.token, url: this.cloneUrl } : null, identity: options.identity, excludesFile: excludeFileOf(this.repository.gitDir) },
+      { auth: options.token ? { token: await liveToken(this.repository.token), url: this.cloneUrl } : null, identity: options.identity, excludesFile: excludeFileOf(this.repository.gitDir) },
     );
   }
 

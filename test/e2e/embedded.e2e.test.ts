@@ -177,18 +177,16 @@ describe("the embedded queue's job tokens", () => {
     await cluster.waitFor("the plan", () => cluster.github.state.botComments(2).some((c) => c.body.includes("Plan v1")), 45_000);
     await cluster.waitForQuiet();
     const before = mints().length;
-    const renewals = () => app.output().split("the intake sent a fresh one").length - 1;
-    const renewedBefore = renewals();
 
-    // Time run fast: the build's token says it has the renewal margin and 3 s more, and is refused after 4 s
-    // (on GitHub: a token with 13 minutes left, and a step that takes 20). Then S2 is held past that.
-    cluster.github.queueTokenLifetimes([{ declaredMs: TOKEN_MARGIN_MS + 3_000, validMs: 4_000 }]);
+    // Time run fast: the build's token says it has the renewal margin and 8 s more, and is refused after 9 s
+    // (on GitHub: a token with 18 minutes left, and a step that takes 20). Then S2 is held past that.
+    cluster.github.queueTokenLifetimes([{ declaredMs: TOKEN_MARGIN_MS + 8_000, validMs: 9_000 }]);
     const gate = hold(cluster, (request) => stepOf(request) === "S2");
     expect(await cluster.deliver(app, cluster.type(2, "/build").event)).toBe(200);
     await cluster.waitFor("S2 to start", () => gate.held() === 1, 45_000);
     expect(cluster.github.repository.log("blueprint/issue-2")).toEqual([STEP_COMMITS[1], "initial commit"]);
     const mintedAt = mints()[before]?.at ?? Date.now();
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, mintedAt + 4_500 - Date.now())));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, mintedAt + 9_500 - Date.now())));
     gate.release();
     await cluster.waitFor("the pull request", () => cluster.github.state.pulls.some((pull) => pull.head === "blueprint/issue-2"), 60_000);
     await cluster.waitForQuiet();
@@ -196,7 +194,8 @@ describe("the embedded queue's job tokens", () => {
     expectBuildFinishedOnce(cluster, 2);
     // The build's token, then its renewal: asked of the intake by the job runner, through the local worker.
     expect(mints().length - before).toBe(2);
-    expect(renewals() - renewedBefore).toBe(1);
+    // Renewed while it ran (not as it started: that is the test above).
+    expect(app.output()).toContain("a running job's token was about to expire: its job runner has a fresh one");
     expect(cluster.github.requests.filter((request) => request.auth === "refused")).toEqual([]);
   }, 120_000);
 });

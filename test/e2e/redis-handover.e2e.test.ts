@@ -124,13 +124,13 @@ it("a build that outlasts its token gets a fresh one from the intake while it wo
   await c.waitForQuiet();
   const before = mints().length;
 
-  // Time run fast, as in the embedded test: the build's token says it has the margin and 3 s more, and is refused after 4 s.
-  c.github.queueTokenLifetimes([{ declaredMs: TOKEN_MARGIN_MS + 3_000, validMs: 4_000 }]);
+  // Time run fast, as in the embedded test: the build's token says it has the margin and 8 s more, and is refused after 9 s.
+  c.github.queueTokenLifetimes([{ declaredMs: TOKEN_MARGIN_MS + 8_000, validMs: 9_000 }]);
   const gate = hold(c, (request) => stepOf(request) === "S2");
   expect(await c.deliver(intake, c.type(1, "/build").event)).toBe(200);
   await c.waitFor("S2 to start", () => gate.held() === 1, 45_000);
   const mintedAt = mints()[before]?.at ?? Date.now();
-  await new Promise((resolve) => setTimeout(resolve, Math.max(0, mintedAt + 4_500 - Date.now())));
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, mintedAt + 9_500 - Date.now())));
   gate.release();
   await c.waitFor("the pull request", () => c.github.state.pulls.length > 0, 60_000);
   await c.waitForQuiet();

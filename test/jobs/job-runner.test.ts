@@ -16,7 +16,7 @@ const token: JobToken = { token: "ghs_job-runner-test", expiresAt: new Date(Date
  * and on an abort answers `done`, stopped for a hand-over exactly when the abort said it was one
  * (as the real runner's use case stops at its next safe point for a `HandOver`).
  */
-function fakeRunner(options: { failFirstStart?: boolean; askForToken?: boolean } = {}): { entry: string; seen: () => Array<Record<string, unknown>> } {
+function fakeRunner(options: { failFirstStart?: boolean; askForToken?: boolean; dieAfterFirstToken?: boolean } = {}): { entry: string; seen: () => Array<Record<string, unknown>> } {
   const dir = tempDir("job-runner-");
   const record = path.join(dir, "seen.jsonl");
   const entry = path.join(dir, "runner.mjs");
@@ -34,6 +34,10 @@ function fakeRunner(options: { failFirstStart?: boolean; askForToken?: boolean }
         appendFileSync(${JSON.stringify(record)}, JSON.stringify(message) + "\\n");
         if (message.type === "start") process.send({ type: "ready" });
         else if (message.type === "run" && ${options.askForToken === true}) process.send({ type: "token-request", id: message.id });
+        else if (message.type === "token" && ${options.dieAfterFirstToken === true} && !existsSync(${JSON.stringify(failed)})) {
+          writeFileSync(${JSON.stringify(failed)}, "");
+          process.exit(1);
+        }
         else if (message.type === "abort") process.send({ type: "done", id: message.id, handedOver: message.handOver === true });
       }
     });
@@ -51,7 +55,7 @@ let runner: JobRunner | undefined;
 afterEach(() => runner?.stop());
 
 /** A job handed to a stand-in runner, once the runner has it. */
-async function jobInRunner(options: { failFirstStart?: boolean; askForToken?: boolean; renew?: RenewToken } = {}) {
+async function jobInRunner(options: { failFirstStart?: boolean; askForToken?: boolean; dieAfterFirstToken?: boolean; renew?: RenewToken } = {}) {
   const fake = fakeRunner(options);
   runner = new JobRunner({ entry: fake.entry, stateKey: "c3RhdGU=", log, niceness: 0 });
   const controller = new AbortController();
@@ -72,6 +76,16 @@ it("a running job's request for a fresh token is answered by the worker's renewa
   await expect.poll(() => refused.fake.seen().find((message) => message.type === "token"), { timeout: 5_000 }).toEqual({ type: "token", id: 0, token: null });
   refused.controller.abort("stopped");
   await refused.running;
+});
+
+it("a fresh runner taking a job over after its runner died starts it with the token renewed for it, not the one it began with", async () => {
+  const fresh: JobToken = { ...token, token: "ghs_renewed", expiresAt: new Date(Date.now() + 7_200_000).toISOString() };
+  const { fake, controller, running } = await jobInRunner({ askForToken: true, dieAfterFirstToken: true, renew: async () => fresh });
+  const runs = () => fake.seen().filter((message) => message.type === "run");
+  await expect.poll(() => runs().length, { timeout: 10_000 }).toBe(2);
+  expect(runs().map((message) => (message.token as JobToken).token)).toEqual([token.token, "ghs_renewed"]);
+  controller.abort("stopped");
+  await running;
 });
 
 it("a hand-over crosses to the runner and comes back: the worker sees the job stopped for it", async () => {

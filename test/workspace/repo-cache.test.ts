@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { RepoCache, Semaphore } from "../../src/workspace/repo-cache.js";
 import type { Workspace } from "../../src/workspace/workspace.js";
 import { createBareRepo, gitIn, tempDir, type BareRepo } from "../helpers/git-repo.js";
+import { startGitHubDouble } from "../e2e/double/github-server.js";
 
 const open: Workspace[] = [];
 afterEach(async () => {
@@ -118,5 +119,32 @@ describe("Semaphore", () => {
     expect(peak).toBe(2);
     expect(started).toEqual([0, 1, 2, 3, 4]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled", "fulfilled", "fulfilled"]);
+  });
+});
+
+describe("a mirror's lazy blob fetches on a token renewed while the job works", () => {
+  it("read the token at each git call: a blob fetched after the first token lapsed comes with the fresh one", async () => {
+    const github = await startGitHubDouble({ files: { "README.md": "# hello\n", "docs/guide.md": "read me later\n" } });
+    try {
+      // The first token lives a second and a half; the job's renewal gives a second one, for an hour.
+      github.queueTokenLifetimes([1_500]);
+      const first = github.issueInstallationToken();
+      const second = github.issueInstallationToken();
+      let current = first;
+      const cache = new RepoCache(tempDir("blueprint-cache-"));
+      const mirror = await cache.sync({ cloneUrl: github.cloneUrl, ref: "refs/heads/main", token: async () => current });
+      await new Promise((resolve) => setTimeout(resolve, 1_600));
+      current = second;
+      // Blobless: the file's blob was never fetched, so reading it asks GitHub now, with the live token.
+      expect(await mirror.readFile("refs/heads/main", "docs/guide.md")).toBe("read me later\n");
+      const tree = await mirror.checkout((await mirror.resolve("refs/heads/main")) ?? "");
+      open.push(tree);
+      expect(readFileSync(path.join(tree.dir, "README.md"), "utf8")).toBe("# hello\n");
+      const gitCalls = github.requests.filter((request) => request.kind === "git");
+      expect(gitCalls.filter((request) => request.auth === "refused")).toEqual([]);
+      expect(gitCalls.length).toBeGreaterThan(2);
+    } finally {
+      await github.stop();
+    }
   });
 });
