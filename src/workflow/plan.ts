@@ -85,7 +85,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
   try {
     // 4. A workspace at the right commit; configuration from the default branch.
     const ref = info.pullRequest ? `refs/pull/${info.number}/head` : `refs/heads/${port.repo.defaultBranch}`;
-    const tree = await deps.repoCache.prepare({ cloneUrl: port.repo.cloneUrl, ref, token: await port.gitToken() });
+    const tree = await deps.repoCache.prepare({ cloneUrl: port.repo.cloneUrl, ref, token: () => port.gitToken() });
     workspace = tree;
     state.base.sha = info.pullRequest ? ((await tree.revParse(`refs/heads/${info.pullRequest.baseRef}`)) ?? "") : tree.baseSha;
     if (state.head) state.head.sha = tree.baseSha;

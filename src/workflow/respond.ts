@@ -30,7 +30,7 @@ export async function respondToComment(deps: WorkflowDeps, job: JobContext, comm
 
   // 3. A plain comment counts as feedback only if the repository says so (default: it does).
   if (pending) {
-    const mirror = await deps.repoCache.sync({ cloneUrl: port.repo.cloneUrl, ref: `refs/heads/${port.repo.defaultBranch}`, token: await port.gitToken() });
+    const mirror = await deps.repoCache.sync({ cloneUrl: port.repo.cloneUrl, ref: `refs/heads/${port.repo.defaultBranch}`, token: () => port.gitToken() });
     const config = await loadRepoConfig((ref, file) => mirror.readFile(ref, file), port.repo.defaultBranch);
     if (!config.ok || config.config.feedback === "command-only") return;
   }
