@@ -33,6 +33,11 @@ export function expiresSoon(token: JobToken, now = Date.now()): boolean {
   return Date.parse(token.expiresAt) - now <= TOKEN_MARGIN_MS;
 }
 
+/** Whether `token` outlives `than`. */
+export function fresherThan(token: JobToken, than: JobToken): boolean {
+  return Date.parse(token.expiresAt) > Date.parse(than.expiresAt);
+}
+
 /** After a renewal that gave nothing (no intake answered, GitHub refused), how long the job works on before asking again. */
 const RENEW_RETRY_MS = 60_000;
 /** A renewal that has not settled by then counts as none (the intake's own waits are shorter). */
@@ -83,7 +88,7 @@ export class RenewableToken {
   private async renewNow(): Promise<JobToken> {
     try {
       const fresh = await Promise.race([this.renew(), sleep(RENEW_TIMEOUT_MS).then(() => Promise.reject(new Error(`no answer in ${RENEW_TIMEOUT_MS / 1000} s`)))]);
-      if (fresh && Date.parse(fresh.expiresAt) > Date.parse(this.token.expiresAt)) this.token = fresh;
+      if (fresh && fresherThan(fresh, this.token)) this.token = fresh;
       else this.onRenewFailed(new Error("no fresher token came"));
     } catch (error) {
       this.onRenewFailed(error);
@@ -94,7 +99,10 @@ export class RenewableToken {
   }
 }
 
-/** Resolves after `ms` without holding the process open. */
+/**
+ * Resolves after `ms` without holding the process open. On the global timers, not node:timers/promises,
+ * so that tests' fake timers reach these waits.
+ */
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }

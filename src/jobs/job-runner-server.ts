@@ -7,6 +7,7 @@ import { HandOver, handOverTaken } from "../workflow/hand-over.js";
 import { workerPorts, workJob } from "../workflow/run-job.js";
 import { PermissionCache } from "./permission-cache.js";
 import { parentChannel } from "./ipc-batch.js";
+import { PendingAnswers } from "./supervised-child.js";
 import { toRunnerSchema, type FromRunner } from "./runner-protocol.js";
 
 /** How long a job waits for its worker to bring a fresh token before it works on with the one it has. */
@@ -24,8 +25,8 @@ export function serveJobRunner(options: JobRunnerServerOptions): void {
   const outbox = parentChannel<FromRunner>(receive);
   const send = (message: FromRunner) => outbox.send(message);
   const running = new Map<number, AbortController>();
-  /** Run id → the answer awaited for that job's token (one renewal at a time per job). */
-  const tokenAnswers = new Map<number, (token: JobToken | null) => void>();
+  /** Questions for a fresh token, awaiting the worker's answer. */
+  const tokenAnswers = new PendingAnswers();
   const permissions = new PermissionCache();
   let deps: WorkflowDeps | null = null;
 
@@ -54,7 +55,7 @@ export function serveJobRunner(options: JobRunnerServerOptions): void {
       return;
     }
     if (message.type === "token") {
-      tokenAnswers.get(message.id)?.(message.token);
+      tokenAnswers.answer(message.id, message.token);
       return;
     }
     const { id, job } = message;
@@ -69,17 +70,12 @@ export function serveJobRunner(options: JobRunnerServerOptions): void {
     });
   }
 
-  function askForToken(id: number): Promise<JobToken | null> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => answer(null), TOKEN_ANSWER_MS);
-      const answer = (token: JobToken | null) => {
-        clearTimeout(timer);
-        tokenAnswers.delete(id);
-        resolve(token);
-      };
-      tokenAnswers.set(id, answer);
-      send({ type: "token-request", id });
-    });
+  /** A fresh token for run `run`, from its worker; null when none came in time. */
+  function askForToken(run: number): Promise<JobToken | null> {
+    const { id, answer } = tokenAnswers.ask(TOKEN_ANSWER_MS);
+    send({ type: "token-request", id, run });
+    // Checked on arrival (toRunnerSchema: a job token or null).
+    return answer as Promise<JobToken | null>;
   }
   // The worker decides when jobs stop (it aborts them); a signal to the process group is not that.
   for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => undefined);

@@ -1,4 +1,4 @@
-import type { JobToken } from "../github/job-token.js";
+import { fresherThan, type JobToken } from "../github/job-token.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
 import { HandOver, handedOver } from "../workflow/hand-over.js";
 import type { Job } from "./job.js";
@@ -63,7 +63,7 @@ export class JobRunner {
       onMessage: (message) => {
         if (message.type === "usage") options.telemetry?.modelUsage(message.kind, message.usage);
         else if (message.type === "step") options.telemetry?.stepSeconds(message.seconds);
-        else if (message.type === "token-request") void this.renew(message.id);
+        else if (message.type === "token-request") void this.renew(message.run, message.id);
         else {
           const pending = this.pending.get(message.id);
           this.pending.delete(message.id);
@@ -103,19 +103,19 @@ export class JobRunner {
     if (pending.signal.aborted) this.abort(id, pending.signal);
   }
 
-  /** The runner asks for a fresh token for job `id`: it gets one, or null (it then works on with the one it has). */
-  private async renew(id: number): Promise<void> {
+  /** The runner asks (question `question`) for a fresh token for run `id`: it gets one, or null (it then works on with the one it has). */
+  private async renew(id: number, question: number): Promise<void> {
     const pending = this.pending.get(id);
     const fresh = await (pending?.renew?.() ?? Promise.resolve(null)).catch((error: unknown) => {
       this.options.log.warn({ err: error, deliveryId: pending?.job.deliveryId }, "could not get a fresh token for a running job");
       return null;
     });
     // Kept for a fresh runner taking the job over, if it is fresher than the one the job has.
-    if (pending && fresh && Date.parse(fresh.expiresAt) > Date.parse(pending.token.expiresAt)) {
+    if (pending && fresh && fresherThan(fresh, pending.token)) {
       pending.token = fresh;
       this.options.log.info({ deliveryId: pending.job.deliveryId }, "a running job's token was about to expire: its job runner has a fresh one");
     }
-    this.send({ type: "token", id, token: fresh });
+    this.send({ type: "token", id: question, token: fresh });
   }
 
   private abort(id: number, signal: AbortSignal): void {

@@ -188,21 +188,18 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
         // 3. The use case, with the job's own token (a job that starts as its worker stops goes straight back).
         if (!handedOver(controller.signal)) {
           await metrics.time(job.kind, async () => {
+            const token = openToken(sealer, wire.sealedToken, job);
+            const renew = renewal(bullJob, wire);
+            // The token as renewed while the job works: it may outlive the one it started with.
+            const live = () => open(wire, new RenewableToken(token, renew, warnUnrenewed(deps.log, job))).work;
             if (options.runWork) {
               // The use case could not report this itself: the runner died under it, more than once.
               // Reported on the thread, then failed as a job (BullMQ keeps it as failed; /metrics counts it so).
-              const token = openToken(sealer, wire.sealedToken, job);
-              const renew = renewal(bullJob, wire);
               await options.runWork(job, token, controller.signal, renew).catch(async (error: unknown) => {
-                // With the token as renewed: the job may have outlived the one it started with.
-                const live = new RenewableToken(token, renew, warnUnrenewed(deps.log, job));
-                await reportFailedJob(deps.log, open(wire, live).work, job, error);
+                await reportFailedJob(deps.log, live(), job, error);
                 throw error;
               });
-            } else {
-              const token = new RenewableToken(openToken(sealer, wire.sealedToken, job), renewal(bullJob, wire), warnUnrenewed(deps.log, job));
-              await workJob(deps, open(wire, token).work, job, controller.signal);
-            }
+            } else await workJob(deps, live(), job, controller.signal);
             return handOverTaken(controller.signal) ? "handed_over" : controller.signal.aborted ? "cancelled" : "done";
           });
         }

@@ -34,7 +34,10 @@ export const fromRunnerSchema = z.discriminatedUnion("type", [
     usage: z.object({ prompt: z.number(), completion: z.number(), cached: z.number(), requests: z.number() }),
   }),
   z.object({ type: z.literal("step"), seconds: z.number() }),
-  /** A running job's token has less than ten minutes left (a long build): its worker asks the intake for a fresh one. */
-  z.object({ type: z.literal("token-request"), id: z.number().int() }),
+  /**
+   * Run `run`'s token has less than ten minutes left (a long build): its worker asks the intake for a
+   * fresh one and answers question `id` with a "token".
+   */
+  z.object({ type: z.literal("token-request"), id: z.number().int(), run: z.number().int() }),
 ]);
 export type FromRunner = z.output<typeof fromRunnerSchema>;

@@ -33,7 +33,7 @@ function fakeRunner(options: { failFirstStart?: boolean; askForToken?: boolean; 
         }
         appendFileSync(${JSON.stringify(record)}, JSON.stringify(message) + "\\n");
         if (message.type === "start") process.send({ type: "ready" });
-        else if (message.type === "run" && ${options.askForToken === true}) process.send({ type: "token-request", id: message.id });
+        else if (message.type === "run" && ${options.askForToken === true}) process.send({ type: "token-request", id: message.id, run: message.id });
         else if (message.type === "token" && ${options.dieAfterFirstToken === true} && !existsSync(${JSON.stringify(failed)})) {
           writeFileSync(${JSON.stringify(failed)}, "");
           process.exit(1);
