@@ -106,6 +106,20 @@ async function firstRunDies(wired: { deps: WorkflowDeps; releaseFirst(): void },
   };
 }
 
+/**
+ * A first run of `deliveryId` whose process dies the moment GitHub has its new status comment, before
+ * the edit that signs its state in. Returns the engine (its model answers the next run with a plan) and that comment.
+ */
+async function firstRunDiesAfterPosting(deliveryId: string) {
+  model = await startModelServer([submit]);
+  const deps = engine(model.url);
+  const dying = mortal(threadPort(deps));
+  const port: ThreadPort = { ...dying.port, postComment: async (body) => dying.port.postComment(body).finally(() => dying.kill()) };
+  await expect(planThread(deps, { port, actor: "maintainer", signal: new AbortController().signal, deliveryId }, PLAN)).rejects.toThrow(/the process died/);
+  const [unsigned] = github.botComments();
+  return { deps, unsigned };
+}
+
 async function waitFor(done: () => boolean): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (!done()) {
@@ -142,13 +156,7 @@ describe("a planning job taken over after its process died", () => {
   });
 
   it("a first run that died between posting its status comment and signing it: the next run of that delivery carries on in that comment", async () => {
-    model = await startModelServer([submit]);
-    const deps = engine(model.url);
-    const dying = mortal(threadPort(deps));
-    // The process dies the moment GitHub has the new comment, before the edit that signs its state in.
-    const port: ThreadPort = { ...dying.port, postComment: async (body) => dying.port.postComment(body).finally(() => dying.kill()) };
-    await expect(planThread(deps, { port, actor: "maintainer", signal: new AbortController().signal, deliveryId: "delivery-U" }, PLAN)).rejects.toThrow(/the process died/);
-    const [unsigned] = github.botComments();
+    const { deps, unsigned } = await firstRunDiesAfterPosting("delivery-U");
     expect(unsigned?.body).toMatch(/^## ⏳ Planning…/);
     expect(readStateMarker(unsigned?.body ?? "", testSeal(unsigned?.id ?? -1)).kind).toBe("none");
 
@@ -162,12 +170,7 @@ describe("a planning job taken over after its process died", () => {
   });
 
   it("an unsigned status comment of another delivery's run is not taken: the run posts its own", async () => {
-    model = await startModelServer([submit]);
-    const deps = engine(model.url);
-    const dying = mortal(threadPort(deps));
-    const port: ThreadPort = { ...dying.port, postComment: async (body) => dying.port.postComment(body).finally(() => dying.kill()) };
-    await expect(planThread(deps, { port, actor: "maintainer", signal: new AbortController().signal, deliveryId: "delivery-U" }, PLAN)).rejects.toThrow(/the process died/);
-    const [unsigned] = github.botComments();
+    const { deps, unsigned } = await firstRunDiesAfterPosting("delivery-U");
 
     await planThread(deps, { port: threadPort(deps), actor: "maintainer", signal: new AbortController().signal, deliveryId: "delivery-V" }, PLAN);
 

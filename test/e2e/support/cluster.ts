@@ -8,7 +8,8 @@ import { startGitHubDouble, type GitHubDouble } from "../double/github-server.js
 import type { CommentRecord } from "../double/state.js";
 import { deliverWebhook, issueCommentCreated, type WebhookEvent } from "../double/webhooks.js";
 import { startAppProcess, type AppProcess } from "./app-process.js";
-import { FILES, greeterModelReply, STEP_COMMITS } from "./greeter-scenario.js";
+import { FILES, greeterModelReply, STEP_COMMITS, stepOf } from "./greeter-scenario.js";
+import { TOKEN_MARGIN_MS } from "../../../src/github/job-token.js";
 import { startWorkerProcess, type WorkerProcess } from "./worker-process.js";
 
 export const WEBHOOK_SECRET = "redis-e2e-webhook-secret-7c1d";
@@ -136,6 +137,30 @@ export function hold(cluster: Cluster, match: (request: ModelRequest) => boolean
     return greeterModelReply(request);
   };
   return { release, held: () => held };
+}
+
+/**
+ * `/build` on `issue` (planned already) with a token that runs out while the build works, time run fast:
+ * the build's token says it has the renewal margin and 8 s more, and is refused after 9 s (on GitHub:
+ * a token with 18 minutes left, and a step that takes 20); S2 is held past that. Returns, once the
+ * build's pull request is open and the cluster quiet, how many tokens were minted meanwhile.
+ */
+export async function buildOutlastingItsToken(cluster: Cluster, intake: AppProcess, issue: number): Promise<number> {
+  const mints = () => cluster.github.requests.filter((request) => request.method === "POST" && /^\/app\/installations\/\d+\/access_tokens$/.test(request.path));
+  const before = mints().length;
+  cluster.github.queueTokenLifetimes([{ declaredMs: TOKEN_MARGIN_MS + 8_000, validMs: 9_000 }]);
+  const gate = hold(cluster, (request) => stepOf(request) === "S2");
+  expect(await cluster.deliver(intake, cluster.type(issue, "/build").event)).toBe(200);
+  await cluster.waitFor("S2 to start", () => gate.held() === 1, 45_000);
+  expect(cluster.github.repository.log(`blueprint/issue-${issue}`)).toEqual([STEP_COMMITS[1], "initial commit"]);
+  const mintedAt = mints()[before]?.at ?? Date.now();
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, mintedAt + 9_500 - Date.now())));
+  gate.release();
+  await cluster.waitFor("the pull request", () => cluster.github.state.pulls.some((pull) => pull.head === `blueprint/issue-${issue}`), 60_000);
+  await cluster.waitForQuiet();
+  // No call was refused: nothing used the first token after it lapsed.
+  expect(cluster.github.requests.filter((request) => request.auth === "refused")).toEqual([]);
+  return mints().length - before;
 }
 
 /**
