@@ -1,7 +1,7 @@
+import { spawn } from "node:child_process";
 import { mkdtempSync, promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { simpleGit } from "simple-git";
 
 /**
  * Git on a tree the agent touched, treating everything in it as data.
@@ -84,24 +84,6 @@ const HARDENED_CONFIG = [
   "protocol.ext.allow=never",
 ];
 
-/** Environment variables simple-git's guard must let through: exactly the ones set below. */
-const ALLOWED_ENV = [
-  "GIT_DIR",
-  "GIT_WORK_TREE",
-  "GIT_CONFIG_NOSYSTEM",
-  "GIT_CONFIG_GLOBAL",
-  "GIT_ATTR_NOSYSTEM",
-  "GIT_TERMINAL_PROMPT",
-  "GIT_NO_LAZY_FETCH",
-  "GIT_CONFIG_COUNT",
-  "GIT_CONFIG_KEY_0",
-  "GIT_CONFIG_VALUE_0",
-  "GIT_AUTHOR_NAME",
-  "GIT_AUTHOR_EMAIL",
-  "GIT_COMMITTER_NAME",
-  "GIT_COMMITTER_EMAIL",
-];
-
 let emptyHomeDir: string | null = null;
 
 /** A HOME with nothing in it, so no `~/.gitconfig` or `~/.config/git` a command wrote applies. */
@@ -157,39 +139,26 @@ function httpOrigin(url: string): string | null {
  */
 export const NO_DRIVERS_ATTRIBUTES = "* !filter !diff !merge\n";
 
+/**
+ * Runs git itself rather than through simple-git: simple-git waits 50 ms after every git process
+ * that printed nothing (its completion plugin), and most of Blueprint's git calls print nothing
+ * (`checkout --quiet`, a clean `status`, `fetch --quiet`). Measured with `npm run bench -- workspace`:
+ * a warm workspace took 0.20 s, of which 0.15 s was those waits, against 15 ms of git.
+ */
 export function untrustedGit(location: GitLocation, options: UntrustedGitOptions = {}): UntrustedGit {
-  const baseDir = "gitDir" in location ? (location.workTree ?? location.gitDir) : location.discoverFrom;
+  const cwd = "gitDir" in location ? (location.workTree ?? location.gitDir) : location.discoverFrom;
   const env = environment(location, options);
-  const run = async (args: readonly string[]): Promise<GitResult> => {
-    let exitCode: number | null = 0;
-    let stderr = "";
-    const git = simpleGit({
-      baseDir,
-      config: options.excludesFile ? [...HARDENED_CONFIG, `core.excludesFile=${options.excludesFile}`] : HARDENED_CONFIG,
-      allowEnvironment: ALLOWED_ENV,
-      // Each flag lets through one of the settings above, which turn the matching feature off.
-      unsafe: {
-        allowUnsafeHooksPath: true,
-        allowUnsafeFsMonitor: true,
-        allowUnsafeCredentialHelper: true,
-        allowUnsafeProtocolOverride: true,
-        allowUnsafeConfigPaths: true, // GIT_CONFIG_GLOBAL=/dev/null, GIT_DIR
-        allowUnsafeConfigEnvCount: true, // the token header
-      },
-      errors: (error, result) => {
-        exitCode = result.exitCode;
-        stderr = Buffer.concat(result.stdErr).toString("utf8");
-        return error;
-      },
-    }).env(env);
-    try {
-      const stdout = await git.raw([...args]);
-      return { code: exitCode, stdout, stderr };
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      return { code: exitCode === 0 ? null : exitCode, stdout: "", stderr: stderr || message };
-    }
-  };
+  const settings = options.excludesFile ? [...HARDENED_CONFIG, `core.excludesFile=${options.excludesFile}`] : HARDENED_CONFIG;
+  const run = (args: readonly string[]): Promise<GitResult> =>
+    new Promise((resolve) => {
+      const child = spawn("git", [...settings.flatMap((setting) => ["-c", setting]), ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+      const stdout: Buffer[] = [];
+      const stderr: Buffer[] = [];
+      child.stdout.on("data", (chunk: Buffer) => stdout.push(chunk));
+      child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
+      child.on("error", (error) => resolve({ code: null, stdout: "", stderr: error.message }));
+      child.on("close", (code) => resolve({ code, stdout: Buffer.concat(stdout).toString("utf8"), stderr: Buffer.concat(stderr).toString("utf8") }));
+    });
   return {
     run,
     async raw(args) {
