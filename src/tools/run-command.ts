@@ -21,7 +21,7 @@ export const runCommandTool = defineTool({
     }
     const result = await context.runner.run(args.command, {
       cwd: context.root,
-      network: context.network ?? false,
+      ...(context.network ? { network: context.network } : {}),
       ...(context.signal ? { signal: context.signal } : {}),
       timeoutMs,
     });
