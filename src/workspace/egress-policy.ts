@@ -73,7 +73,7 @@ export function parseEgressEntry(text: string): { ok: true; entry: EgressEntry }
   if (bracketed) return bad("is not an IPv6 address");
   if (name.startsWith("*.")) {
     const suffix = name.slice(2).replace(/\.$/, "");
-    if (!HOST_NAME.test(suffix) || !suffix.includes(".")) return bad("is not `*.` followed by a domain with at least one dot (e.g. *.example.com)");
+    if (!HOST_NAME.test(suffix)) return bad("is not `*.` followed by a domain (e.g. *.example.com)");
     return { ok: true, entry: { kind: "suffix", suffix, port } };
   }
   const host = name.replace(/\.$/, "");

@@ -176,7 +176,8 @@ async function tunnel(gate: EgressGate, open: Set<Duplex>, request: http.Incomin
   upstream.pipe(client);
   client.pipe(upstream);
   client.on("close", () => upstream.destroy());
-  upstream.on("close", () => client.destroy());
+  // Gracefully: what the destination sent last must still reach the command.
+  upstream.on("close", () => client.end());
 }
 
 /** Connects to the checked addresses in turn (never to the name: it is not resolved again). */
