@@ -16,10 +16,16 @@ export async function openBuildNetwork(deps: WorkflowDeps, config: RepoConfig, n
   } else if (config.network !== "none" && policy.allow.length === 0) {
     notes.push("⚠️ `network:` in `.github/blueprint.yml` asks for the package registries, but this App allows none of them (its BLUEPRINT_NETWORK_ALLOW): commands had no network.");
   }
+  const logged = new Set<string>();
   const network = await openJobNetwork(policy, {
     // The plain runner's commands have no bridge: they reach the proxy on the host's loopback.
     tcp: deps.runner.isolation === "plain",
-    onRefusal: ({ host, port, reason }) => deps.log.info({ host, port }, `network: refused ${host}:${port} (${reason})`),
+    // Logged once per host: a command retrying in a loop must not flood the log.
+    onRefusal: ({ host, port, reason }) => {
+      if (logged.has(host)) return;
+      logged.add(host);
+      deps.log.info({ host, port }, `network: refused ${host}:${port} (${reason})`);
+    },
   });
   if (network.state.kind === "failed") {
     notes.push(`⚠️ ${network.state.problem}: commands were not run, rather than run with another network.`);

@@ -54,6 +54,11 @@ export const NO_EGRESS: EgressPolicy = { allow: [], exempt: [] };
 
 const HOST_NAME = /^(?=.{1,253}$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
 
+/** Whether a destination is a plain host name (so that it can be named in a report as it is). */
+export function isHostName(host: string): boolean {
+  return HOST_NAME.test(host);
+}
+
 /** Parses one entry; the message says what is wrong in words a maintainer can act on. */
 export function parseEgressEntry(text: string): { ok: true; entry: EgressEntry } | { ok: false; message: string } {
   const raw = text.trim().toLowerCase();

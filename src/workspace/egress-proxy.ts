@@ -5,7 +5,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import type { Duplex } from "node:stream";
-import { allowsTarget, canonicalAddress, forbiddenAddress, isExempt, NO_EGRESS, type EgressPolicy } from "./egress-policy.js";
+import { allowsTarget, canonicalAddress, forbiddenAddress, isExempt, isHostName, NO_EGRESS, type EgressPolicy } from "./egress-policy.js";
 
 /**
  * A job's way out of its network namespace: an HTTP proxy (CONNECT, and plain HTTP requests in
@@ -47,6 +47,9 @@ export const OFFLINE: JobNetwork = { policy: NO_EGRESS, state: { kind: "offline"
 
 /** A tunnel or request left idle this long is closed. */
 const IDLE_MS = 5 * 60_000;
+/** Hosts counted by name; refusals of further hosts are counted together (a command cannot grow the App's memory or the report without end). */
+const MAX_REFUSED_HOSTS = 30;
+const OTHER_HOSTS = "(other hosts)";
 /** Open client connections per job; past it the proxy answers 503 (a command cannot use up the App's descriptors). */
 const MAX_CONNECTIONS = 256;
 
@@ -68,7 +71,8 @@ export async function openJobNetwork(policy: EgressPolicy, options: JobNetworkOp
     chmodSync(dir, 0o700);
     const socketPath = path.join(dir, "proxy.sock");
     const gate = new EgressGate(policy, options.lookup ?? lookupAll, (host, port, reason) => {
-      refused.set(host, (refused.get(host) ?? 0) + 1);
+      const key = refused.has(host) || refused.size < MAX_REFUSED_HOSTS ? host : OTHER_HOSTS;
+      refused.set(key, (refused.get(key) ?? 0) + 1);
       options.onRefusal?.({ host, port, reason });
     });
     const handler = proxyServer(gate, open);
@@ -121,6 +125,11 @@ class EgressGate {
       this.refuse(net.isIP(host) ? canonicalAddress(host) : host, port, reason);
       return { ok: false, status: 403, reason: `Blueprint refused ${host}:${port}: ${reason}.` };
     };
+    // Only names and addresses are counted by name: the report must not carry whatever a command sent.
+    if (!net.isIP(host) && !isHostName(host)) {
+      this.refuse("(malformed host)", port, "not a host name or address");
+      return { ok: false, status: 400, reason: "Blueprint refused a destination that is not a host name or an address." };
+    }
     if (!allowsTarget(this.policy, host, port)) return refusal("it is not on this job's network allow-list (`network:` in .github/blueprint.yml, within the App's BLUEPRINT_NETWORK_ALLOW)");
     let addresses: string[];
     try {

@@ -93,12 +93,20 @@ describe("the egress proxy", () => {
     for (let i = 0; i < 3; i += 1) expect(await connectThrough(socketPath, "example.invalid:443")).toMatch(/^HTTP\/1\.1 403 Forbidden[\s\S]*not on this job's network allow-list/);
     expect(await connectThrough(socketPath, "allowed.test.evil.invalid:443")).toMatch(/^HTTP\/1\.1 403/);
     expect(await connectThrough(socketPath, "127.0.0.2:80")).toMatch(/^HTTP\/1\.1 403/);
+    // Whatever else a command sends is counted, but never named as it was sent (it would land in the report).
+    expect(await connectThrough(socketPath, "**evil**.invalid:443")).toMatch(/^HTTP\/1\.1 400/);
     expect(lookups).toEqual([]);
     expect(network.refusals()).toEqual([
       { host: "example.invalid", count: 3 },
       { host: "allowed.test.evil.invalid", count: 1 },
       { host: "127.0.0.2", count: 1 },
+      { host: "(malformed host)", count: 1 },
     ]);
+    // Past 30 hosts, the rest are counted together.
+    for (let i = 0; i < 40; i += 1) await connectThrough(socketPath, `h${i}.invalid:443`);
+    const refusals = network.refusals();
+    expect(refusals).toHaveLength(31);
+    expect(refusals.at(-1)).toEqual({ host: "(other hosts)", count: 14 });
   });
 
   it("checks every address a name resolves to: one loopback, link-local or private address is enough to refuse it", async () => {
