@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { commonDirOf, recordedGitDir } from "./untrusted-git.js";
 import { OFFLINE, type JobNetwork } from "./egress-proxy.js";
-import { BRIDGE_URL, bridgedCommand, bridgeMounts, NETWORK_NOT_READY_EXIT, proxyEnv } from "./sandbox-bridge.js";
+import { BRIDGE_URL, bridgedCommand, bridgeMounts, NETWORK_NOT_READY_EXIT, withProxy } from "./sandbox-bridge.js";
 
 export interface CommandResult {
   exitCode: number | null;
@@ -99,9 +99,9 @@ export function createCommandRunner(options: CommandRunnerOptions = {}): Command
       const started = Date.now();
       const launch = bwrap ? sandboxedLaunch(bwrap, command, cwd, network, { hide, disableUserns, nodePath }) : plainLaunch(command, network);
       if ("problem" in launch) return Promise.resolve({ exitCode: NETWORK_NOT_READY_EXIT, signal: null, timedOut: false, output: `${launch.problem}\n`, durationMs: 0 });
-      const { file, args, extraEnv } = launch;
+      const { file, args, proxy } = launch;
       return new Promise((resolve) => {
-        const child = spawn(file, args, { cwd, env: { ...env, ...extraEnv }, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+        const child = spawn(file, args, { cwd, env: withProxy(env, proxy), detached: true, stdio: ["ignore", "pipe", "pipe"] });
         const output = new CappedOutput(cap);
         let timedOut = false;
         const killGroup = () => {
@@ -147,8 +147,8 @@ export function createCommandRunner(options: CommandRunnerOptions = {}): Command
 interface Launch {
   file: string;
   args: string[];
-  /** The proxy variables, when the job's network allows any host. */
-  extraEnv: Record<string, string>;
+  /** The proxy commands are pointed at, when the job's network allows any host. */
+  proxy: string | null;
 }
 
 /** Why a command is not run: its job's network should have a proxy and has none. */
@@ -165,12 +165,12 @@ function sandboxedLaunch(bwrap: string, command: string, cwd: string, network: J
   const refused = notRunWithout(network);
   if (refused) return refused;
   const { state } = network;
-  if (state.kind !== "proxy") return { file: bwrap, args: [...sandboxArgs(cwd, { hide: options.hide, disableUserns: options.disableUserns }), "/bin/bash", "-c", command], extraEnv: {} };
+  if (state.kind !== "proxy") return { file: bwrap, args: [...sandboxArgs(cwd, { hide: options.hide, disableUserns: options.disableUserns }), "/bin/bash", "-c", command], proxy: null };
   const node = realpathOrNull(options.nodePath);
   if (!node) return { problem: `Blueprint did not run this command: the Node binary for the sandbox's network bridge (${options.nodePath}) is missing. Commands never fall back to the host's network.` };
   // The socket's directory is hidden like the App's own, should it lie inside a system directory.
   const args = sandboxArgs(cwd, { hide: [...options.hide, path.dirname(state.socketPath)], disableUserns: options.disableUserns, mounts: bridgeMounts(state.socketPath, node) });
-  return { file: bwrap, args: [...args, ...bridgedCommand(command)], extraEnv: proxyEnv(BRIDGE_URL) };
+  return { file: bwrap, args: [...args, ...bridgedCommand(command)], proxy: BRIDGE_URL };
 }
 
 /** Without a sandbox the proxy variables are advisory: the command could also connect directly. */
@@ -178,8 +178,8 @@ function plainLaunch(command: string, network: JobNetwork): Launch | { problem: 
   const refused = notRunWithout(network);
   if (refused) return refused;
   const { state } = network;
-  const extraEnv = state.kind === "proxy" && state.tcpPort !== null ? proxyEnv(`http://127.0.0.1:${state.tcpPort}`) : {};
-  return { file: "/bin/bash", args: ["-c", command], extraEnv };
+  const proxy = state.kind === "proxy" && state.tcpPort !== null ? `http://127.0.0.1:${state.tcpPort}` : null;
+  return { file: "/bin/bash", args: ["-c", command], proxy };
 }
 
 /** System directories a sandboxed command may read, where they exist: programs, libraries, /etc. */

@@ -61,13 +61,21 @@ export function bridgedCommand(command: string): string[] {
   return ["/bin/bash", "-c", WRAPPER, "blueprint-bridge", NODE_INSIDE, BRIDGE_SCRIPT, SOCKET_INSIDE, String(BRIDGE_PORT), command];
 }
 
+/** The variables that point npm, pip, git, curl, Yarn, Cargo and Go at a proxy. */
+const PROXY_VARIABLES = ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "npm_config_proxy", "npm_config_https_proxy", "YARN_HTTP_PROXY", "YARN_HTTPS_PROXY"];
+/** Variables that would send connections past the proxy, or to another one: never passed on. */
+const BYPASS_VARIABLES = ["NO_PROXY", "no_proxy", "npm_config_noproxy", "ALL_PROXY", "all_proxy"];
+
 /**
- * The variables that point npm, pip, git, curl, Yarn and Cargo at the proxy. NO_PROXY is left out:
- * an operator's mirror on an address such as 127.0.0.1 must go through the proxy too.
+ * A command's environment with the job's proxy (or none): whatever proxy settings `env` had are
+ * dropped. NO_PROXY is never set: an operator's mirror on an address such as 127.0.0.1 must go
+ * through the proxy too.
  */
-export function proxyEnv(url: string): Record<string, string> {
-  const names = ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "npm_config_proxy", "npm_config_https_proxy", "YARN_HTTP_PROXY", "YARN_HTTPS_PROXY"];
-  return Object.fromEntries(names.map((name) => [name, url]));
+export function withProxy(env: NodeJS.ProcessEnv, url: string | null): NodeJS.ProcessEnv {
+  const result = { ...env };
+  for (const name of [...PROXY_VARIABLES, ...BYPASS_VARIABLES]) delete result[name];
+  if (url) for (const name of PROXY_VARIABLES) result[name] = url;
+  return result;
 }
 
 /** The proxy's address as commands inside the sandbox see it. */

@@ -84,6 +84,16 @@ describe("a sandboxed command's network", () => {
     expect(service.connections()).toBe(0);
   });
 
+  it("names the proxy in the usual variables, and never a NO_PROXY or another proxy, whatever the App's environment held", async () => {
+    const network = await jobNetwork("registries", "registries");
+    const leaky = createCommandRunner({ bwrapPath: bwrap, env: { PATH: process.env.PATH, NO_PROXY: "127.0.0.1,localhost", HTTPS_PROXY: "http://10.0.0.1:3128", ALL_PROXY: "socks5://127.0.0.1:1080" } });
+    const result = await leaky.run("env | grep -i -e proxy -e npm_config | sort", { cwd: workspace(), network });
+    const bridge = "http://127.0.0.1:3128";
+    expect(result.output.trim().split("\n")).toEqual(
+      ["HTTPS_PROXY", "HTTP_PROXY", "YARN_HTTPS_PROXY", "YARN_HTTP_PROXY", "http_proxy", "https_proxy", "npm_config_https_proxy", "npm_config_proxy"].map((name) => `${name}=${bridge}`).sort(),
+    );
+  });
+
   it("refuses, and counts per host, what the list does not hold: an unknown name, another loopback address, a name that resolves to 127.0.0.1, the App's port", async () => {
     // The operator allows `localhost` by name, and the repository asks for it: its address still counts.
     const setting = settingOf(`network: { allow: ["127.0.0.1:${registry.port}", localhost] }\n`);
