@@ -156,8 +156,9 @@ function proxyServer(gate: EgressGate, open: Set<Duplex>): http.Server {
     }
     track(open, socket);
   });
-  server.on("connect", (request: http.IncomingMessage, client: Duplex, head: Buffer) => void tunnel(gate, open, request, client, head));
-  server.on("request", (request: http.IncomingMessage, response: http.ServerResponse) => void forward(gate, open, request, response));
+  // A connection that breaks mid-way ends only itself: nothing a command does may reject unhandled in the App.
+  server.on("connect", (request: http.IncomingMessage, client: Duplex, head: Buffer) => void tunnel(gate, open, request, client, head).catch(() => client.destroy()));
+  server.on("request", (request: http.IncomingMessage, response: http.ServerResponse) => void forward(gate, open, request, response).catch(() => response.destroy()));
   return server;
 }
 
