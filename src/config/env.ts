@@ -2,6 +2,7 @@ import { z } from "zod";
 import { PERMISSION_LEVELS } from "../github/permission.js";
 import { defaultWorkdir } from "../workspace/repo-cache.js";
 import { priceTableSchema } from "../agent/cost.js";
+import { parseNetworkCeiling } from "../workspace/egress-policy.js";
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -40,6 +41,20 @@ export const envSchema = z.object({
    * App's default); inside it when it works here (auto, the Action's and CLI's default); never (none).
    */
   BLUEPRINT_SANDBOX: z.enum(["auto", "bwrap", "none"]).default("bwrap"),
+  /**
+   * What agent commands may reach at most, whatever a repository's `network:` says: comma-separated
+   * `host`, `host:port`, `*.suffix`, `address:port` (the only way to allow a loopback or private
+   * address), `registries` (the built-in list) or `none`. Unset: the built-in registries.
+   */
+  BLUEPRINT_NETWORK_ALLOW: z
+    .string()
+    .optional()
+    .transform((text, context) => {
+      const parsed = parseNetworkCeiling(text);
+      if (parsed.ok) return parsed.entries;
+      context.addIssue({ code: "custom", message: parsed.message });
+      return z.NEVER;
+    }),
   /** Clones and fetches at once across all repositories (a burst of jobs must not starve webhook handling). */
   BLUEPRINT_MAX_FETCHES: positiveInt(4),
   /** Clean worktrees kept per repository for later jobs; 0 removes each job's worktree at once. */

@@ -3,6 +3,7 @@ import { positionAt, positionOf, type SourcePosition } from "./yaml-position.js"
 import { z } from "zod";
 import { PERMISSION_LEVELS } from "../github/permission.js";
 import { priceTableSchema } from "../agent/cost.js";
+import { parseEgressEntry, type NetworkSetting } from "../workspace/egress-policy.js";
 
 export const REPO_CONFIG_PATH = ".github/blueprint.yml";
 
@@ -50,11 +51,37 @@ export const repoConfigSchema = z
       .optional()
       .describe("Dollars per million tokens, per model name (exactly as in `model:`): `input`, `cached_input`, `output`. Plan comments and build reports show costs with them; the App's own prices (BLUEPRINT_PRICES) win for the models they name."),
     instructions: z.string().max(20_000).optional().describe("Extra instructions for the agent, e.g. the project's conventions."),
-    network: z.boolean().default(false).describe("Let the agent's commands reach the network (e.g. to install packages). They then share the host's network: services on its 127.0.0.1, the cloud metadata endpoint, the local network, abstract unix sockets. Turn it on only where the host has nothing there to protect."),
+    network: networkSchema(),
   })
   .strict();
 
 export type RepoConfig = z.output<typeof repoConfigSchema>;
+
+/**
+ * `network:`: what the agent's commands may reach, through Blueprint's proxy, within the App's
+ * BLUEPRINT_NETWORK_ALLOW. Never the host's own network.
+ */
+function networkSchema() {
+  const entry = z.string().transform((text, context) => {
+    const parsed = parseEgressEntry(text);
+    if (parsed.ok) return parsed.entry;
+    context.addIssue({ code: "custom", message: `${parsed.message}; write a host name, "host:port", "*.suffix" or "address:port"` });
+    return z.NEVER;
+  });
+  const setting = z.union(
+    [
+      z.boolean().transform((on): NetworkSetting => (on ? "registries" : "none")),
+      z.enum(["none", "registries"]),
+      z.object({ allow: z.array(entry).max(200).describe('Hosts commands may reach: "host", "host:port", "*.suffix" (any name below it) or "address:port".') }).strict(),
+    ],
+    { error: () => "use `none`, `registries`, `true` (registries), `false` (none) or `{ allow: [host, \"host:port\", \"*.suffix\", \"address:port\"] }`" },
+  );
+  return setting
+    .default("none")
+    .describe(
+      "What the agent's commands may reach, only through Blueprint's allow-list proxy and within the App's BLUEPRINT_NETWORK_ALLOW: `none` (default), `registries` (the common package registries; `true` is the same), or `{ allow: [...] }`. Never the host's own network.",
+    );
+}
 
 export const DEFAULT_REPO_CONFIG: RepoConfig = repoConfigSchema.parse({});
 
@@ -94,7 +121,7 @@ export function parseRepoConfig(text: string | null): RepoConfigRead {
   if (data === null || data === undefined) return { ok: true, config: DEFAULT_REPO_CONFIG };
   const parsed = repoConfigSchema.safeParse(data);
   if (!parsed.success) {
-    const problems = parsed.error.issues.flatMap((issue) => {
+    const problems = parsed.error.issues.flatMap(unionBranchIssues).flatMap((issue) => {
       if (issue.code === "unrecognized_keys") {
         return issue.keys.map((key) => `\`${[...issue.path, key].join(".")}\` ${where(positionOf(doc, counter, issue.path, key))}: unknown key`);
       }
@@ -103,6 +130,18 @@ export function parseRepoConfig(text: string | null): RepoConfigRead {
     return { ok: false, message: `${REPO_CONFIG_PATH} has problems:\n- ${problems.join("\n- ")}` };
   }
   return { ok: true, config: parsed.data };
+}
+
+/**
+ * A value of one of a union's shapes (an object for `network:`) that fails inside: its own problems,
+ * with their paths, instead of the union's summary.
+ */
+function unionBranchIssues(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
+  if (issue.code !== "invalid_union") return [issue];
+  const matched = issue.errors.filter((branch) => !branch.some((inner) => inner.path.length === 0 && (inner.code === "invalid_type" || inner.code === "invalid_value")));
+  const [only] = matched;
+  if (matched.length !== 1 || !only) return [issue];
+  return only.map((inner) => ({ ...inner, path: [...issue.path, ...inner.path] }));
 }
 
 function where(position: SourcePosition | null): string {

@@ -7,7 +7,7 @@ const DEFAULT_TIMEOUT_S = 120;
 export const runCommandTool = defineTool({
   name: "run_command",
   description:
-    "Run a shell command (bash) in the repository root, e.g. to build or test. It has a timeout (timeout_s, default 120; never past the run's time limit), a capped output and no network credentials.",
+    "Run a shell command (bash) in the repository root, e.g. to build or test. It has a timeout (timeout_s, default 120; never past the run's time limit), a capped output and no network credentials; it reaches only the hosts the repository allows, through the proxy named in HTTPS_PROXY (often none).",
   schema: z.object({ command: z.string().min(1), timeout_s: z.number().positive().max(600).nullish() }),
   modes: ["build"],
   async run(args, context) {
@@ -21,7 +21,7 @@ export const runCommandTool = defineTool({
     }
     const result = await context.runner.run(args.command, {
       cwd: context.root,
-      network: context.network ?? false,
+      ...(context.network ? { network: context.network } : {}),
       ...(context.signal ? { signal: context.signal } : {}),
       timeoutMs,
     });

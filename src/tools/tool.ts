@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { Plan } from "../plan/schema.js";
 import type { CommandRunner } from "../workspace/command-runner.js";
+import type { JobNetwork } from "../workspace/egress-proxy.js";
 
 export type AgentMode = "plan" | "build";
 
@@ -37,8 +38,8 @@ export interface ToolContext {
   stepId?: string;
   /** Whether files under .github/workflows/ may be written (the installation's `workflows` permission). */
   allowWorkflowWrites: boolean;
-  /** Whether sandboxed commands may use the network (repository opt-in). */
-  network?: boolean;
+  /** The job's network: its proxy and allow-list (none: commands have no network). */
+  network?: JobNetwork;
   signal?: AbortSignal;
   /** How repo_map is fitted to this run: its token budget, the thread's text (issue, comments, plan) whose identifiers and paths tilt the ranking, and where parsed tags persist (outside the sandbox). */
   repoMap?: { tokens?: number; thread?: string; tagCacheDir?: string };

@@ -7,6 +7,7 @@ import type { RepoConfig } from "../config/repo-config.js";
 import type { Plan, PlanStep } from "../plan/schema.js";
 import type { AuditEntry } from "../tools/tool.js";
 import type { Workspace } from "../workspace/workspace.js";
+import type { JobNetwork } from "../workspace/egress-proxy.js";
 import type { VerificationResult } from "./build-report.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { limitsFor } from "./plan.js";
@@ -29,6 +30,8 @@ export interface StepInput {
   fresh: boolean;
   audit: AuditEntry[];
   allowWorkflowWrites: boolean;
+  /** The build's network (build-network.ts), the same for every command it runs. */
+  network: JobNetwork;
   /** What is left of the build's cost cap, when it has one and the model is priced. */
   costCap?: { dollars: number; price: ModelPrice; reason: string } | undefined;
   /** Shows a retried model request's line in the status comment; null clears it. */
@@ -58,7 +61,7 @@ export async function buildStep(deps: WorkflowDeps, job: JobContext, input: Step
       audit: input.audit,
       stepId: input.step.id,
       allowWorkflowWrites: input.allowWorkflowWrites,
-      network: input.config.network,
+      network: input.network,
       signal: job.signal,
     },
     limits: limitsFor(deps.limits, input.config),
@@ -85,7 +88,7 @@ export async function buildStep(deps: WorkflowDeps, job: JobContext, input: Step
  * The plan's verification commands and the repository's test command. Together they get the same
  * wall-time limit as an agent run: each command's timeout is capped at the time left before `deadline`.
  */
-export async function verify(deps: WorkflowDeps, tree: Workspace, plan: Plan, config: RepoConfig, signal: AbortSignal, deadline: number): Promise<VerificationResult[]> {
+export async function verify(deps: WorkflowDeps, tree: Workspace, plan: Plan, config: RepoConfig, network: JobNetwork, signal: AbortSignal, deadline: number): Promise<VerificationResult[]> {
   const commands = [...new Set([...plan.verification.filter(looksLikeCommand), ...(config.test ? [config.test] : [])])];
   const results: VerificationResult[] = [];
   for (const command of commands) {
@@ -96,7 +99,7 @@ export async function verify(deps: WorkflowDeps, tree: Workspace, plan: Plan, co
       results.push({ command, exitCode: null, timedOut: true, output: "Not run: verification had used up its time limit." });
       continue;
     }
-    const run = await deps.runner.run(command, { cwd: tree.dir, timeoutMs: Math.min(VERIFY_TIMEOUT_MS, left), network: config.network, signal });
+    const run = await deps.runner.run(command, { cwd: tree.dir, timeoutMs: Math.min(VERIFY_TIMEOUT_MS, left), network, signal });
     if (signal.aborted) throw new Cancelled();
     results.push({ command, exitCode: run.exitCode, timedOut: run.timedOut, output: deps.redact(run.output) });
   }

@@ -26,6 +26,8 @@ import { buildStep, Cancelled, verify, VERIFY_TIMEOUT_MS } from "./build-step.js
 import { TrackingComment } from "./tracking-comment.js";
 import { blockedStatusLine, describeChecks, handOver, keepUnfinishedWork } from "./build-outcome.js";
 import { fillPullRequestTemplate } from "./pr-template.js";
+import { networkReportLines, openBuildNetwork } from "./build-network.js";
+import type { JobNetwork } from "../workspace/egress-proxy.js";
 
 export interface BuildRequest {
   approval: Approval;
@@ -147,7 +149,8 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   const { maxWallTimeMs } = limitsFor(deps.limits, config);
   const pricing = pricingFor(deps, config, deps.modelFor(config).model);
   const budget = costBudget(deps, config, pricing, notes);
-  const buildReport = (verification: VerificationResult[] = []) => renderBuildReport({ plan, state, verification, audit, usage, pricing, notes });
+  let network: JobNetwork | null = null;
+  const buildReport = (verification: VerificationResult[] = []) => renderBuildReport({ plan, state, verification, audit, usage, pricing, notes: [...notes, ...networkReportLines(network)] });
   let workspace: Workspace | null = null;
 
   try {
@@ -171,14 +174,12 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
 
     // 7. One agent run, one commit, one push, one tick per step.
     const allowWorkflowWrites = await port.canWriteWorkflows();
-    if (config.network) {
-      // bubblewrap's --share-net is the host's own network: see the README's threat model.
-      deps.log.warn({ repository: port.repo.cloneUrl, isolation: deps.runner.isolation }, "this repository sets `network: true`: its setup, agent and test commands share this host's network (services on 127.0.0.1, the cloud metadata endpoint, the local network, abstract unix sockets)");
-    }
+    // One network for all the build's commands: its allow-list proxy, and its count of refusals.
+    network = await openBuildNetwork(deps, config, notes);
     // The repository's own setup (e.g. `npm ci`) runs once before the steps, like any agent command.
     if (config.setup && todo.length > 0) {
       // Like an agent run, it never outlasts the wall-time limit.
-      const setup = await deps.runner.run(config.setup, { cwd: tree.dir, network: config.network, signal: job.signal, timeoutMs: Math.min(VERIFY_TIMEOUT_MS, maxWallTimeMs) });
+      const setup = await deps.runner.run(config.setup, { cwd: tree.dir, network, signal: job.signal, timeoutMs: Math.min(VERIFY_TIMEOUT_MS, maxWallTimeMs) });
       audit.push({ action: "command", target: config.setup, exitCode: setup.exitCode, detail: "setup" });
       await tree.ignoreUntracked();
       if (setup.exitCode !== 0) notes.push(`The setup command \`${config.setup}\` exited ${setup.exitCode ?? "killed"}; building anyway.`);
@@ -200,7 +201,7 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
       await save(`> ⏳ **Building ${step.id} (${index + 1} of ${todo.length})…**`);
       const costCap = budget ? { dollars: budget.dollars - spent, price: budget.price, reason: `the build reached its cost cap of ${formatDollars(budget.dollars)}` } : undefined;
       const started = Date.now();
-      const result = await buildStep(deps, job, { plan, step, tree, state, config, fresh: request.fresh, audit, allowWorkflowWrites, costCap, showRetry });
+      const result = await buildStep(deps, job, { plan, step, tree, state, config, fresh: request.fresh, audit, allowWorkflowWrites, network, costCap, showRetry });
       deps.telemetry?.stepSeconds((Date.now() - started) / 1000);
       deps.telemetry?.modelUsage("build", result.usage);
       addUsage(usage, result.usage);
@@ -257,7 +258,7 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
     }
 
     // 8. Verification: the plan's commands and the repository's test command, within the wall-time limit.
-    const verification = await verify(deps, tree, plan, config, job.signal, Date.now() + maxWallTimeMs);
+    const verification = await verify(deps, tree, plan, config, network, job.signal, Date.now() + maxWallTimeMs);
     const allDone = plan.steps.every((step) => state.steps[step.id]?.status === "done");
     state.status = allDone ? "built" : "pending";
     const failed = failedChecks(verification);
@@ -283,6 +284,7 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
     if (!cancelled) deps.log.error({ err: error, deliveryId: job.deliveryId }, "build failed");
     await save(undefined, buildReport());
   } finally {
+    await network?.close();
     await workspace?.dispose().catch((error) => deps.log.warn({ err: error }, "could not remove a workspace"));
   }
 }

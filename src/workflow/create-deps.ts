@@ -27,6 +27,7 @@ export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets:
       }),
     repoCache: new RepoCache(env.BLUEPRINT_WORKDIR, { poolSize: env.BLUEPRINT_WORKTREE_POOL, maxFetches: env.BLUEPRINT_MAX_FETCHES }),
     runner: createCommandRunner({ bwrapPath: sandboxFor(env, log), hide: hiddenFromCommands(env) }),
+    networkCeiling: env.BLUEPRINT_NETWORK_ALLOW,
     limits: {
       maxIterations: env.BLUEPRINT_MAX_ITERATIONS,
       maxWallTimeMs: env.BLUEPRINT_MAX_MINUTES * 60_000,
@@ -86,6 +87,6 @@ function sandboxFor(env: BlueprintEnv, log: Logger): string | null {
     log.warn({}, `${check.problem}; agent commands fall back to the plain runner (scrubbed environment, timeout, output cap; no isolation)`);
     return null;
   }
-  log.info({ bwrap: check.path }, "agent commands run inside bubblewrap: system directories read-only, their own worktree writable, private /tmp, HOME and /proc, no network unless the repository allows it");
+  log.info({ bwrap: check.path }, "agent commands run inside bubblewrap: system directories read-only, their own worktree writable, private /tmp, HOME and /proc, a network of their own whose only way out is the job's allow-list proxy");
   return check.path;
 }

@@ -6,6 +6,7 @@ import type { RepoConfig } from "../config/repo-config.js";
 import type { PermissionLevel } from "../github/permission.js";
 import type { StateKey } from "../github/state-marker.js";
 import type { CommandRunner } from "../workspace/command-runner.js";
+import type { EgressEntry } from "../workspace/egress-policy.js";
 import type { GitIdentity } from "../workspace/untrusted-git.js";
 import type { RepoCache } from "../workspace/repo-cache.js";
 import type { ThreadPort } from "./ports.js";
@@ -22,6 +23,8 @@ export interface WorkflowDeps {
   modelFor(config: RepoConfig, onRetry?: (retry: ModelRetry) => void): ModelClient;
   repoCache: RepoCache;
   runner: CommandRunner;
+  /** The most a repository's `network:` may allow (BLUEPRINT_NETWORK_ALLOW); default the built-in registries. */
+  networkCeiling?: readonly EgressEntry[];
   limits: AgentLimits;
   /** The App's prices per model (BLUEPRINT_PRICES); they win over a repository's `prices`. */
   prices?: PriceTable;

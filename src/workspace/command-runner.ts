@@ -3,6 +3,8 @@ import { lstatSync, mkdtempSync, readlinkSync, realpathSync, rmSync, type Stats 
 import os from "node:os";
 import path from "node:path";
 import { commonDirOf, recordedGitDir } from "./untrusted-git.js";
+import { OFFLINE, type JobNetwork } from "./egress-proxy.js";
+import { BRIDGE_URL, bridgedCommand, bridgeMounts, NETWORK_NOT_READY_EXIT, withProxy } from "./sandbox-bridge.js";
 
 export interface CommandResult {
   exitCode: number | null;
@@ -16,8 +18,11 @@ export interface CommandResult {
 export interface RunOptions {
   cwd: string;
   timeoutMs?: number;
-  /** Inside the sandbox: allow network access (repository opt-in). */
-  network?: boolean;
+  /**
+   * The job's network (egress-proxy.ts): without one, or offline, a sandboxed command has only its
+   * own namespace's loopback. It never gets the host's network.
+   */
+  network?: JobNetwork;
   /** Stops the command early (e.g. `/cancel`). */
   signal?: AbortSignal;
 }
@@ -73,6 +78,8 @@ export interface CommandRunnerOptions {
    * `.env` lives). The App adds its work directory and private key (create-deps.ts).
    */
   hide?: readonly string[];
+  /** The Node binary the sandbox bridge runs on (default: this process's). */
+  nodePath?: string;
 }
 
 /** Runs shell commands in their own process group, with a scrubbed environment, a timeout and an output cap. */
@@ -84,14 +91,17 @@ export function createCommandRunner(options: CommandRunnerOptions = {}): Command
   const bwrap = options.bwrapPath ?? null;
   const hide = options.hide ?? [process.cwd()];
   const disableUserns = bwrap ? supportsDisableUserns(bwrap) : false;
+  const nodePath = options.nodePath ?? process.execPath;
   return {
     isolation: bwrap ? "bwrap" : "plain",
-    run(command, { cwd, timeoutMs, network = false, signal }) {
+    run(command, { cwd, timeoutMs, network = OFFLINE, signal }) {
       const limit = Math.min(Math.max(timeoutMs ?? defaultTimeoutMs, 1000), maxTimeoutMs);
       const started = Date.now();
-      const [file, args] = bwrap ? [bwrap, [...sandboxArgs(cwd, { network, hide, disableUserns }), "/bin/bash", "-c", command]] : ["/bin/bash", ["-c", command]];
+      const launch = bwrap ? sandboxedLaunch(bwrap, command, cwd, network, { hide, disableUserns, nodePath }) : plainLaunch(command, network);
+      if ("problem" in launch) return Promise.resolve({ exitCode: NETWORK_NOT_READY_EXIT, signal: null, timedOut: false, output: `${launch.problem}\n`, durationMs: 0 });
+      const { file, args, proxy } = launch;
       return new Promise((resolve) => {
-        const child = spawn(file, args, { cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+        const child = spawn(file, args, { cwd, env: withProxy(env, proxy), detached: true, stdio: ["ignore", "pipe", "pipe"] });
         const output = new CappedOutput(cap);
         let timedOut = false;
         const killGroup = () => {
@@ -134,11 +144,48 @@ export function createCommandRunner(options: CommandRunnerOptions = {}): Command
   };
 }
 
+interface Launch {
+  file: string;
+  args: string[];
+  /** The proxy commands are pointed at, when the job's network allows any host. */
+  proxy: string | null;
+}
+
+/** Why a command is not run: its job's network should have a proxy and has none. */
+function notRunWithout(network: JobNetwork): { problem: string } | null {
+  if (network.state.kind !== "failed") return null;
+  return { problem: `Blueprint did not run this command: ${network.state.problem}. Commands never fall back to the host's network.` };
+}
+
+/**
+ * bubblewrap always gives the command a network namespace of its own. When the job's policy allows
+ * any host, a bridge inside it reaches the job's proxy socket, and the proxy variables name it.
+ */
+function sandboxedLaunch(bwrap: string, command: string, cwd: string, network: JobNetwork, options: { hide: readonly string[]; disableUserns: boolean; nodePath: string }): Launch | { problem: string } {
+  const refused = notRunWithout(network);
+  if (refused) return refused;
+  const { state } = network;
+  if (state.kind !== "proxy") return { file: bwrap, args: [...sandboxArgs(cwd, { hide: options.hide, disableUserns: options.disableUserns }), "/bin/bash", "-c", command], proxy: null };
+  const node = realpathOrNull(options.nodePath);
+  if (!node) return { problem: `Blueprint did not run this command: the Node binary for the sandbox's network bridge (${options.nodePath}) is missing. Commands never fall back to the host's network.` };
+  // The socket's directory is hidden like the App's own, should it lie inside a system directory.
+  const args = sandboxArgs(cwd, { hide: [...options.hide, path.dirname(state.socketPath)], disableUserns: options.disableUserns, mounts: bridgeMounts(state.socketPath, node) });
+  return { file: bwrap, args: [...args, ...bridgedCommand(command)], proxy: BRIDGE_URL };
+}
+
+/** Without a sandbox the proxy variables are advisory: the command could also connect directly. */
+function plainLaunch(command: string, network: JobNetwork): Launch | { problem: string } {
+  const refused = notRunWithout(network);
+  if (refused) return refused;
+  const { state } = network;
+  const proxy = state.kind === "proxy" && state.tcpPort !== null ? `http://127.0.0.1:${state.tcpPort}` : null;
+  return { file: "/bin/bash", args: ["-c", command], proxy };
+}
+
 /** System directories a sandboxed command may read, where they exist: programs, libraries, /etc. */
 const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"];
 
 interface SandboxOptions {
-  network: boolean;
   /**
    * Paths hidden even when they lie inside a system directory: the App's own directory, its work
    * directory (the job's own worktree and repository are bound back on top), its private key.
@@ -146,11 +193,13 @@ interface SandboxOptions {
   hide: readonly string[];
   /** bubblewrap 0.8+: no user namespaces inside (the kernel's user-namespace code is a common exploit path). */
   disableUserns: boolean;
+  /** More read-only binds (the network bridge's socket directory and Node binary). */
+  mounts?: readonly string[];
 }
 
 /**
  * What a sandboxed command sees: the system directories read-only, its own worktree writable,
- * a private /tmp and HOME, a new /proc with only its own processes, no network unless allowed.
+ * a private /tmp and HOME, a new /proc with only its own processes, a network namespace of its own.
  * Nothing else under the host's file system: no other workspace, mirror or installation, no App
  * directory or `.env`. A worktree Blueprint created also gets its repository read-only (so the
  * agent's `git log` works), found from Blueprint's record, never from the worktree's `.git` file,
@@ -176,8 +225,6 @@ function sandboxArgs(workspace: string, options: SandboxOptions): string[] {
     if (stat?.isDirectory()) args.push("--tmpfs", target);
     else if (stat) args.push("--ro-bind", "/dev/null", target);
   }
-  // systemd-resolved hosts point /etc/resolv.conf here; commands allowed the network need it.
-  if (options.network) args.push("--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve");
   args.push("--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--dir", "/tmp/home");
   const gitDir = recordedGitDir(workspace);
   if (gitDir) {
@@ -187,8 +234,9 @@ function sandboxArgs(workspace: string, options: SandboxOptions): string[] {
   }
   args.push(
     "--bind", workspace, workspace,
+    ...(options.mounts ?? []),
+    // Every namespace, the network's included: nothing gives a command the host's network.
     "--unshare-all",
-    ...(options.network ? ["--share-net"] : []),
     ...(options.disableUserns ? ["--unshare-user", "--disable-userns"] : []),
     "--cap-drop", "ALL",
     "--die-with-parent",
@@ -243,7 +291,7 @@ export function checkBubblewrap(explicit?: string): { path: string } | { problem
   const problems: string[] = [];
   try {
     for (const candidate of found) {
-      const probe = spawnSync(candidate, [...sandboxArgs(probeDir, { network: false, hide: [], disableUserns: supportsDisableUserns(candidate) }), "/bin/true"], { encoding: "utf8", timeout: 5000 });
+      const probe = spawnSync(candidate, [...sandboxArgs(probeDir, { hide: [], disableUserns: supportsDisableUserns(candidate) }), "/bin/true"], { encoding: "utf8", timeout: 5000 });
       if (probe.status === 0) return { path: candidate };
       problems.push(`${candidate}: ${(probe.stderr || probe.error?.message || `exit ${probe.status ?? "killed"}`).trim()}`);
     }

@@ -1,6 +1,8 @@
 import nock from "nock";
 import { describe, expect, it, vi } from "vitest";
 import { createCommandRunner, type CommandRunner, type RunOptions } from "../../src/workspace/command-runner.js";
+import { REGISTRY_HOSTS } from "../../src/workspace/egress-policy.js";
+import type { JobNetwork } from "../../src/workspace/egress-proxy.js";
 import { createBareRepo } from "../helpers/git-repo.js";
 import { githubDouble } from "../helpers/github-double.js";
 import { samplePlan, type ModelRequest, type Script, type ScriptedReply } from "../helpers/model-server.js";
@@ -35,9 +37,9 @@ async function startWithBusyThread() {
 }
 
 describe("sandbox settings reach the command runner", () => {
-  it("a repository's `network: true` reaches every command a build runs: setup, the agent's run_command, the test command", async () => {
+  it("a repository's `network: true` (registries) gives every command a build runs one network: setup, the agent's run_command, the test command", async () => {
     fx.repo.commit({ ".github/blueprint.yml": "network: true\nsetup: echo setup-ran\ntest: echo tests-ran\n" }, "configure blueprint");
-    const calls: Array<{ command: string; network: boolean | undefined }> = [];
+    const calls: Array<{ command: string; network: JobNetwork | undefined }> = [];
     const plain = createCommandRunner();
     const recording: CommandRunner = {
       isolation: plain.isolation,
@@ -46,21 +48,16 @@ describe("sandbox settings reach the command runner", () => {
         return plain.run(command, options);
       },
     };
-    const warnings: string[] = [];
-    const log = { info: () => undefined, error: () => undefined, warn: (_object: object, message?: string) => void warnings.push(message ?? "") };
-    const app = await start([{ toolCalls: [{ name: "run_command", arguments: { command: "echo agent-ran", timeout_s: null } }] }, complete("S1")], {}, { deps: { runner: recording, log } });
+    const app = await start([{ toolCalls: [{ name: "run_command", arguments: { command: "echo agent-ran", timeout_s: null } }] }, complete("S1")], {}, { deps: { runner: recording } });
     seedPlan(oneStep);
     await app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
 
-    expect(calls).toEqual([
-      { command: "echo setup-ran", network: true },
-      { command: "echo agent-ran", network: true },
-      { command: "echo tests-ran", network: true },
-    ]);
+    expect(calls.map((call) => call.command)).toEqual(["echo setup-ran", "echo agent-ran", "echo tests-ran"]);
+    const [network] = calls.map((call) => call.network);
+    expect(calls.every((call) => call.network === network)).toBe(true);
+    expect(network?.policy.allow.map((entry) => (entry.kind === "host" ? `${entry.host}:${entry.port}` : "?"))).toEqual(REGISTRY_HOSTS.map((host) => `${host}:443`));
     expect(String(fx.model.requests[1]!.messages.at(-1)?.content)).toContain("agent-ran");
     expect(stateOf(fx.github.botComments()[0]!.body).status).toBe("built");
-    // The operator is told, at each build, that this repository's commands share the host's network.
-    expect(warnings.filter((message) => message.includes("`network: true`") && message.includes("127.0.0.1"))).toHaveLength(1);
   });
 });
 

@@ -21,7 +21,7 @@ describe("parseRepoConfig", () => {
       feedback: "any-comment",
       branch_prefix: "blueprint/",
       limits: {},
-      network: false,
+      network: "none",
     };
     expect(DEFAULT_REPO_CONFIG).toEqual(expected);
     expect(ok(null)).toEqual(expected);
@@ -66,7 +66,7 @@ describe("parseRepoConfig", () => {
       limits: { max_iterations: 80, max_minutes: 30, max_cost: 2.5 },
       prices: { "gpt-4.1": { input: 2, cached_input: 0.5, output: 8 }, "local-model": { input: 0, output: 0 } },
       instructions: "Use tabs.\n",
-      network: false,
+      network: "none",
     });
   });
 
@@ -125,6 +125,31 @@ describe("parseRepoConfig", () => {
   it("names the line and column of a YAML syntax error", () => {
     expect(problem("model: gpt-4.1\nfeedback: [any-comment\nsetup: npm ci\n")).toMatch(/is not valid YAML \(line 3, column \d+\): /);
     expect(problem("model: a\nmodel: b\n")).toContain("is not valid YAML (line 2, column 1): Map keys must be unique");
+  });
+
+  it("reads `network:` as none (default), registries, true (= registries), false (= none) or an allow list of host, host:port, *.suffix and address:port", () => {
+    expect(ok("network: none\n").network).toBe("none");
+    expect(ok("network: registries\n").network).toBe("registries");
+    expect(ok("network: true\n").network).toBe("registries");
+    expect(ok("network: false\n").network).toBe("none");
+    expect(ok('network:\n  allow: [registry.npmjs.org, "github.com:443", "*.example.com", "10.0.0.5:8080", "[::1]:4873"]\n').network).toEqual({
+      allow: [
+        { kind: "host", host: "registry.npmjs.org", port: null },
+        { kind: "host", host: "github.com", port: 443 },
+        { kind: "suffix", suffix: "example.com", port: null },
+        { kind: "address", address: "10.0.0.5", port: 8080 },
+        { kind: "address", address: "::1", port: 4873 },
+      ],
+    });
+  });
+
+  it("refuses a bad `network:` in plain words, naming the entry and where it is", () => {
+    expect(problem("network: some\n")).toContain("`network` (line 1, column 10): use `none`, `registries`, `true` (registries), `false` (none) or `{ allow: [");
+    const message = problem('network:\n  allow:\n    - registry.npmjs.org\n    - "not a host"\n    - 10.0.0.5\n');
+    expect(message).toContain("`network.allow.1` (line 4, column 7): `not a host` is not a host name");
+    expect(message).toContain("`network.allow.2` (line 5, column 7): `10.0.0.5` is an address without a port");
+    expect(problem("network: { allow: registry.npmjs.org }\n")).toContain("`network.allow`");
+    expect(problem("network: { hosts: [a.example] }\n")).toMatch(/`network\.hosts` .*unknown key|`network\.allow`/);
   });
 
   it("lists several problems at once", () => {

@@ -5,6 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createCommandRunner, checkBubblewrap } from "../../src/workspace/command-runner.js";
+import { openJobNetwork } from "../../src/workspace/egress-proxy.js";
 import { RepoCache } from "../../src/workspace/repo-cache.js";
 import type { Workspace } from "../../src/workspace/workspace.js";
 import { FAKE_SECRETS, plantSecrets } from "../helpers/attack.js";
@@ -134,17 +135,23 @@ describe("command sandbox", () => {
     });
   });
 
-  it("has no network unless the repository allows it", async () => {
+  it("has a network of its own: the host's loopback is out of reach, even when the job's allow-list names that very address", async () => {
     const server = net.createServer((socket) => socket.end("hello\n"));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const port = (server.address() as net.AddressInfo).port;
     const probe = `exec 3<>/dev/tcp/127.0.0.1/${port} && cat <&3 || echo "no network"`;
+    // Allowed, it is reached through the job's proxy only (test/workspace/sandbox-network.test.ts), never directly.
+    const network = await openJobNetwork({ allow: [{ kind: "address", address: "127.0.0.1", port }], exempt: [{ address: "127.0.0.1", port }] });
     try {
       const closed = await runner.run(probe, { cwd: workspace() });
       expect(closed.output).toContain("no network");
-      const open = await runner.run(probe, { cwd: workspace(), network: true });
-      expect(open.output).toContain("hello");
+      const allowed = await runner.run(probe, { cwd: workspace(), network });
+      expect(allowed.output).toContain("no network");
+      expect(allowed.output).not.toContain("hello");
+      // Control: the plain runner (BLUEPRINT_SANDBOX=none) reaches it.
+      expect((await plain.run(probe, { cwd: workspace() })).output).toContain("hello");
     } finally {
+      await network.close();
       server.close();
     }
   });

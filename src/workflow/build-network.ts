@@ -1,0 +1,40 @@
+import type { RepoConfig } from "../config/repo-config.js";
+import { formatEgressEntry, REGISTRY_ENTRIES, resolveEgressPolicy } from "../workspace/egress-policy.js";
+import { openJobNetwork, type JobNetwork } from "../workspace/egress-proxy.js";
+import type { WorkflowDeps } from "./deps.js";
+
+/**
+ * The build's network, opened once for its setup, agent and verification commands: the repository's
+ * `network:` held under the App's BLUEPRINT_NETWORK_ALLOW. What the ceiling cut, and a proxy that
+ * could not start, go into the report's notes.
+ */
+export async function openBuildNetwork(deps: WorkflowDeps, config: RepoConfig, notes: string[]): Promise<JobNetwork> {
+  const { policy, dropped } = resolveEgressPolicy(config.network, deps.networkCeiling ?? REGISTRY_ENTRIES);
+  if (dropped.length > 0) {
+    const names = dropped.map((entry) => `\`${formatEgressEntry(entry)}\``).join(", ");
+    notes.push(`⚠️ \`network:\` in \`.github/blueprint.yml\` allows ${names}, which this App does not (its BLUEPRINT_NETWORK_ALLOW): commands could not reach ${dropped.length === 1 ? "it" : "them"}.`);
+  } else if (config.network !== "none" && policy.allow.length === 0) {
+    notes.push("⚠️ `network:` in `.github/blueprint.yml` asks for the package registries, but this App allows none of them (its BLUEPRINT_NETWORK_ALLOW): commands had no network.");
+  }
+  const logged = new Set<string>();
+  const network = await openJobNetwork(policy, {
+    // The plain runner's commands have no bridge: they reach the proxy on the host's loopback.
+    tcp: deps.runner.isolation === "plain",
+    // Logged once per host: a command retrying in a loop must not flood the log.
+    onRefusal: ({ host, port, reason }) => {
+      if (logged.has(host)) return;
+      logged.add(host);
+      deps.log.info({ host, port }, `network: refused ${host}:${port} (${reason})`);
+    },
+  });
+  if (network.state.kind === "failed") {
+    notes.push(`⚠️ ${network.state.problem}: commands were not run, rather than run with another network.`);
+    deps.log.error({ problem: network.state.problem }, "a build's network proxy could not start; its commands are not run");
+  }
+  return network;
+}
+
+/** `network: blocked example.com ×3`, one line per refused host, for the build report. */
+export function networkReportLines(network: JobNetwork | null): string[] {
+  return (network?.refusals() ?? []).map(({ host, count }) => `network: blocked ${host} ×${count}`);
+}

@@ -1,0 +1,92 @@
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import net from "node:net";
+import path from "node:path";
+import { tempDir } from "./git-repo.js";
+
+/** An npm registry on 127.0.0.1 serving one tiny package (packument and tarball), and a plain server standing for the App's own port. */
+export interface RegistryDouble {
+  port: number;
+  /** `http://127.0.0.1:<port>/` */
+  url: string;
+  packageName: string;
+  /** Paths requested, in order. */
+  requests: string[];
+  close(): Promise<void>;
+}
+
+export async function startRegistryDouble(packageName = "blueprint-tiny-pkg"): Promise<RegistryDouble> {
+  const tarball = packTarball(packageName);
+  const requests: string[] = [];
+  let port = 0;
+  const server = http.createServer((request, response) => {
+    const url = request.url ?? "";
+    requests.push(url);
+    const tarballPath = `/${packageName}/-/${packageName}-1.0.0.tgz`;
+    if (url === `/${packageName}`) {
+      const packument = {
+        name: packageName,
+        "dist-tags": { latest: "1.0.0" },
+        versions: {
+          "1.0.0": {
+            name: packageName,
+            version: "1.0.0",
+            dist: {
+              tarball: `http://127.0.0.1:${port}${tarballPath}`,
+              shasum: createHash("sha1").update(tarball).digest("hex"),
+              integrity: `sha512-${createHash("sha512").update(tarball).digest("base64")}`,
+            },
+          },
+        },
+      };
+      response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(packument));
+    } else if (url === tarballPath) {
+      response.writeHead(200, { "content-type": "application/octet-stream" }).end(tarball);
+    } else {
+      response.writeHead(404).end("{}");
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  port = (server.address() as net.AddressInfo).port;
+  return {
+    port,
+    url: `http://127.0.0.1:${port}/`,
+    packageName,
+    requests,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** A package tarball as `npm pack` makes it: package/package.json and package/index.js, gzipped. */
+function packTarball(name: string): Buffer {
+  const root = tempDir("registry-double-");
+  mkdirSync(path.join(root, "package"));
+  writeFileSync(path.join(root, "package", "package.json"), JSON.stringify({ name, version: "1.0.0", main: "index.js" }));
+  writeFileSync(path.join(root, "package", "index.js"), "module.exports = 'from the registry double';\n");
+  execFileSync("tar", ["czf", "pkg.tgz", "package"], { cwd: root });
+  return readFileSync(path.join(root, "pkg.tgz"));
+}
+
+/** A TCP server that answers every connection with a line: the App's port or Redis, as a command must never reach it. */
+export async function startLoopbackService(reply = "secret-service\n"): Promise<{ port: number; connections: () => number; close(): Promise<void> }> {
+  let connections = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    connections += 1;
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    socket.end(reply);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    connections: () => connections,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
