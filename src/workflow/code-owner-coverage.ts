@@ -1,4 +1,5 @@
 import { CODEOWNERS_LOCATIONS, ownerLabel, ownersOf, parseCodeOwners, type CodeOwner, type CodeOwners } from "../github/codeowners.js";
+import { inlineCode } from "../plan/render.js";
 import { plainError } from "./plan.js";
 import type { GitHubAccount, ThreadPort } from "./ports.js";
 import type { RecordedApproval, ThreadState } from "./state.js";
@@ -57,7 +58,7 @@ const MAX_FILES_LISTED = 8;
 
 /** "`src/a.js` (@alice, @org/team), `b.md` (docs@example.com), and 3 more". */
 export function describeOwnedFiles(owned: OwnedFile[], max = MAX_FILES_LISTED): string {
-  const files = owned.slice(0, max).map(({ file, owners }) => `\`${file}\` (${owners.map(ownerLabel).join(", ")})`);
+  const files = owned.slice(0, max).map(({ file, owners }) => `\`${inlineCode(file)}\` (${owners.map(ownerLabel).join(", ")})`);
   const more = owned.length > max ? `, and ${owned.length - max} more` : "";
   return `${files.join(", ")}${more}`;
 }

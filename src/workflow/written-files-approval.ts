@@ -1,5 +1,6 @@
 import type { TokenUsage } from "../agent/model.js";
 import type { RepoConfig } from "../config/repo-config.js";
+import { inlineCode } from "../plan/render.js";
 import type { Plan, PlanStep } from "../plan/schema.js";
 import type { Mirror } from "../workspace/repo-cache.js";
 import type { CommitResult, Workspace } from "../workspace/workspace.js";
@@ -89,7 +90,7 @@ export async function writtenFilesApproval(input: WrittenFilesInput): Promise<Wr
       if (missing.length === 0 || !found) return { held: null, outsidePlan: outsidePlan(plan, files) };
       const ref = heldRef(step);
       await mirror.keepCommit(ref, commit.sha);
-      const named = missing.map(({ file }) => `\`${file}\``).slice(0, 5).join(", ");
+      const named = missing.map(({ file }) => `\`${inlineCode(file)}\``).slice(0, 5).join(", ");
       state.steps[step.id] = { status: "failed", reason: `held before its push: it changed files that need a code owner's approval (${named}${missing.length > 5 ? ", …" : ""})`, held: { commit: commit.sha, ref }, usage };
       state.status = "failed";
       state.error = `${step.id} waits for a code owner's approval of files it changed (${named}${missing.length > 5 ? ", …" : ""}).`;

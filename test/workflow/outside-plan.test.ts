@@ -49,4 +49,10 @@ describe("renderOutsidePlan", () => {
     state.steps.S2 = { status: "done", outsidePlan: { files: ["src/x.ts", "src/y.ts"], total: 5 } };
     expect(renderOutsidePlan(plan, state)).toBe("**Changed outside the plan's files** (no step of the plan lists them):\n- **S2** outside the plan: `src/x.ts`, `src/y.ts`, and 3 more");
   });
+
+  it("keeps a file name with a backtick or a line break inside its code span", () => {
+    const { plan, state } = planListing(["src/a.ts"]);
+    state.steps.S1 = { status: "done", outsidePlan: { files: ["x`@maintainer`\n# y"], total: 1 } };
+    expect(renderOutsidePlan(plan, state)).toContain("- **S1** outside the plan: `x'@maintainer' # y`");
+  });
 });
