@@ -74,6 +74,8 @@ export function createLocalThread(checkout: Checkout, store: ThreadStore, thread
     permission: async () => "admin",
     // The person at the terminal is admin of their checkout, and stands for every team as well.
     teamMember: async () => true,
+    // No GitHub here: an e-mail owner matches nobody, and team owners match the person at the terminal.
+    account: async () => null,
     gitToken: async () => null,
     commitUrl: (sha) => `${checkout.cloneUrl}#commit-${sha}`,
     async upsertPullRequest(draft: PullRequestDraft) {

@@ -90,9 +90,10 @@ function parseOwner(entry: string): CodeOwner | null {
  * A pattern as a regular expression over repository paths. Like gitignore: a leading `/` or a `/`
  * inside anchors the pattern at the root, otherwise it matches at any depth; a match on a directory
  * covers everything in it. Unlike gitignore (and as GitHub documents), a lone `*` segment matches
- * one level only: `docs/*` owns `docs/a.md`, not `docs/guides/b.md`.
+ * one level only: `docs/*` owns `docs/a.md`, not `docs/guides/b.md`. With a leading `/`, it also reads
+ * a plan's `files` entries (paths from the root, see outside-plan.ts).
  */
-function patternRegex(pattern: string): RegExp {
+export function patternRegex(pattern: string): RegExp {
   let segments = pattern.split("/");
   if (segments[0] === "") segments = segments.slice(1);
   else if ((segments.length === 1 || (segments.length === 2 && segments[1] === "")) && segments[0] !== "**") segments = ["**", ...segments];

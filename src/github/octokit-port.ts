@@ -92,6 +92,15 @@ export function createOctokitPort(options: OctokitPortOptions): ThreadPort {
         throw error;
       }
     },
+    async account(login) {
+      try {
+        const { data } = await octokit.rest.users.getByUsername({ username: login });
+        return { login: data.login, id: data.id, email: data.email ?? null };
+      } catch (error) {
+        if ((error as { status?: number }).status === 404) return null;
+        throw error;
+      }
+    },
     async gitToken() {
       return (await installationAuth()).token ?? null;
     },

@@ -41,6 +41,7 @@ export function recordWrites(port: ThreadPort): { port: ThreadPort; writes: Thre
     reactToComment: (id, reaction) => port.reactToComment(id, reaction),
     permission: (login) => port.permission(login),
     teamMember: (org, teamSlug, login) => port.teamMember(org, teamSlug, login),
+    account: (login) => port.account(login),
     gitToken: () => port.gitToken(),
     commitUrl: (sha) => port.commitUrl(sha),
     upsertPullRequest: (draft) => port.upsertPullRequest(draft),

@@ -127,7 +127,7 @@ export function editedAfterApproval(comments: ThreadComment[], planComment: Thre
 }
 
 /** When the approving `/build` was made: GitHub's listing when the comment is still there, else the webhook's time. */
-function commandCreatedAt(comments: ThreadComment[], approval: Approval): number | null {
+export function commandCreatedAt(comments: ThreadComment[], approval: Approval): number | null {
   const listed = comments.find((comment) => comment.id === approval.commandCommentId)?.createdAt ?? approval.commandCreatedAt;
   const time = listed === undefined ? Number.NaN : Date.parse(listed);
   return Number.isNaN(time) ? null : time;

@@ -66,7 +66,7 @@ export async function keepUnfinishedWork(
   tree: Workspace,
   step: PlanStep,
   ending: UnfinishedStep,
-  target: { branch: string; token: string | null; identity: GitIdentity; redact: Redactor },
+  target: { branch: string; token: string | null; identity: GitIdentity; redact: Redactor; mayPush?: (sha: string) => Promise<string | null> },
 ): Promise<{ sha: string | null; note: string | null }> {
   const [label, why] =
     ending.ok === "question" ? ["waiting for an answer", `It asked:\n${ending.question}`] : ending.ok === "blocked" ? ["blocked", `The agent could not do it:\n${ending.reason}`] : ["failed", `It failed: ${ending.reason}`];
@@ -79,6 +79,9 @@ export async function keepUnfinishedWork(
     return { sha: null, note: `${step.id}'s unfinished changes could not be committed (${plainError(error)}), so they were not kept.` };
   }
   if (!commit) return { sha: null, note: ending.ok === "blocked" ? `${step.id} changed no files before it was reported blocked.` : null };
+  // What code owners have not approved is never pushed, finished or not.
+  const refusal = await target.mayPush?.(commit.sha);
+  if (refusal) return { sha: null, note: refusal };
   try {
     await tree.push(target.branch, target.token);
   } catch (error) {

@@ -4,6 +4,7 @@ import type { Plan } from "../plan/schema.js";
 import type { AuditEntry } from "../tools/tool.js";
 import { truncateMiddle, type CommandRunner } from "../workspace/command-runner.js";
 import { renderCostTable, renderRunCost, type Pricing } from "./cost.js";
+import { renderOutsidePlan } from "./outside-plan.js";
 import type { ThreadState } from "./state.js";
 import { quietReferences } from "./template-sections.js";
 
@@ -72,6 +73,8 @@ export function renderBuildReport(input: {
   notes: string[];
 }): string {
   const parts = ["### Build report", renderStepLines(input.plan, input.state)];
+  const outside = renderOutsidePlan(input.plan, input.state);
+  if (outside) parts.push(outside);
   if (input.notes.length > 0) parts.push(input.notes.map((note) => `> ${note}`).join("\n"));
   parts.push("#### Verification", renderVerification(input.verification));
   const costs = renderCostTable(input.plan, input.state, input.pricing);

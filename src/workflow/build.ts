@@ -22,12 +22,15 @@ import { codeOwnersRefusal } from "./codeowners-approval.js";
 import { buildNoteLines, recordBuildNote } from "./build-notes.js";
 import { applyHandEdits } from "./hand-edits.js";
 import { handedOver } from "./hand-over.js";
-import { buildStep, Cancelled, verify, VERIFY_TIMEOUT_MS } from "./build-step.js";
+import { buildStep, Cancelled, verify, VERIFY_TIMEOUT_MS, type StepResult } from "./build-step.js";
 import { TrackingComment } from "./tracking-comment.js";
 import { blockedStatusLine, describeChecks, handOver, keepUnfinishedWork } from "./build-outcome.js";
 import { fillPullRequestTemplate } from "./pr-template.js";
 import { networkReportLines, openBuildNetwork } from "./build-network.js";
 import type { JobNetwork } from "../workspace/egress-proxy.js";
+import { dropApprovalsBefore, recordApproval } from "./recorded-approvals.js";
+import { describeApprovals } from "./code-owner-coverage.js";
+import { writtenFilesApproval } from "./written-files-approval.js";
 
 export interface BuildRequest {
   approval: Approval;
@@ -86,14 +89,22 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
       return;
     }
     state = edits.state;
+    // Approvals given before the edit did not see it.
+    dropApprovalsBefore(state, planComment.updatedAt);
     notes.push(`Built the plan as edited by hand: ${edits.notes.join(" ")}`);
   }
   const plan = state.plan;
   if (!plan) return;
-  // With `approvers: codeowners`, the approver must own a file of each step (checked on the plan as it now reads).
+  const render = (statusLine?: string, report?: string) =>
+    deps.redact(renderPlanComment({ ...state, updatedAt: new Date().toISOString() }, commentSeal(seal, planComment.id), { ...(statusLine ? { statusLine } : {}), ...(report ? { report } : {}) }));
+  // Every valid approval of the revision is recorded, so code owners' approvals add up (an answer resumes on those already given).
+  if (request.answer === undefined) recordApproval(state, comments, request.approval);
+  // With `approvers: codeowners`, each owned file the steps list needs an owner's approval (checked on the plan as it now reads; what a step writes is checked before its push).
   const readDefaultBranch = (file: string) => mirror.readFile(`refs/heads/${port.repo.defaultBranch}`, file);
   const notOwner = await codeOwnersRefusal(port, config, { approver: request.approval.approver, plan, state, steps: request.approval.steps, readDefaultBranch });
   if (notOwner) {
+    // Kept in the plan comment's state, the approval adds up with the next owner's.
+    await port.updateComment(planComment.id, render(`> 🔏 **Waiting for more code owners:** approved so far by ${describeApprovals(state.approvals)}; see the reply below for the files that still need an owner's approval.`));
     await port.postComment(notOwner);
     return;
   }
@@ -107,8 +118,6 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   state.approvedBy = request.approval.approver;
   recordBuildNote(state, request.note);
   notes.push(...buildNoteLines(state.buildNotes));
-  const render = (statusLine?: string, report?: string) =>
-    deps.redact(renderPlanComment({ ...state, updatedAt: new Date().toISOString() }, commentSeal(seal, planComment.id), { ...(statusLine ? { statusLine } : {}), ...(report ? { report } : {}) }));
   // The plan comment is the build's status comment: saves go out at once and in order; a model
   // retry shows under the status line (a throttled edit) until the model answers again.
   const tracking = new TrackingComment(port, planComment.id, planComment.url, deps.progressIntervalMs, (error) =>
@@ -174,6 +183,7 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
 
     // 7. One agent run, one commit, one push, one tick per step.
     const allowWorkflowWrites = await port.canWriteWorkflows();
+    const written = await writtenFilesApproval({ port, config, plan, state, mirror, tree, planCommentId: planComment.id, notes });
     // One network for all the build's commands: its allow-list proxy, and its count of refusals.
     network = await openBuildNetwork(deps, config, notes);
     // The repository's own setup (e.g. `npm ci`) runs once before the steps, like any agent command.
@@ -196,12 +206,14 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
         await save(undefined, buildReport());
         return;
       }
+      // A step held for its code owners' approval pushes the commit it kept instead of being built again.
+      const reused = await written.reuseHeld(step);
       const earlier = state.steps[step.id]?.usage;
       state.steps[step.id] = { status: "building", ...(earlier ? { usage: earlier } : {}) };
       await save(`> ⏳ **Building ${step.id} (${index + 1} of ${todo.length})…**`);
       const costCap = budget ? { dollars: budget.dollars - spent, price: budget.price, reason: `the build reached its cost cap of ${formatDollars(budget.dollars)}` } : undefined;
       const started = Date.now();
-      const result = await buildStep(deps, job, { plan, step, tree, state, config, fresh: request.fresh, audit, allowWorkflowWrites, network, costCap, showRetry });
+      const result: StepResult = reused ? { ok: true, summary: "", usage: { prompt: 0, completion: 0, cached: 0, requests: 0 } } : await buildStep(deps, job, { plan, step, tree, state, config, fresh: request.fresh, audit, allowWorkflowWrites, network, costCap, showRetry });
       deps.telemetry?.stepSeconds((Date.now() - started) / 1000);
       deps.telemetry?.modelUsage("build", result.usage);
       addUsage(usage, result.usage);
@@ -209,7 +221,7 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
       addUsage(stepUsage, result.usage);
       if (result.ok !== true) {
         // Not done, so not ticked: what the step changed goes in a labelled WIP commit that the report points to.
-        const kept = await keepUnfinishedWork(tree, step, result, { branch: target.branch, token: await port.gitToken(), identity: config.commit_author ?? deps.identity, redact: deps.redact });
+        const kept = await keepUnfinishedWork(tree, step, result, { branch: target.branch, token: await port.gitToken(), identity: config.commit_author ?? deps.identity, redact: deps.redact, mayPush: (sha) => written.unfinishedRefusal(step, sha) });
         if (kept.sha && state.head) state.head.sha = kept.sha;
         if (kept.note) notes.push(kept.note);
       }
@@ -237,8 +249,15 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
         await save(undefined, buildReport());
         return;
       }
-      const commit = await tree.commitAll(`${step.id}: ${step.title}\n\n${result.summary}\n\n${PLAN_TRAILER}: ${revision}`, config.commit_author ?? deps.identity);
+      const commit = reused ?? (await tree.commitAll(`${step.id}: ${step.title}\n\n${result.summary}\n\n${PLAN_TRAILER}: ${revision}`, config.commit_author ?? deps.identity));
       if (commit) {
+        // What the commit changed, before it is pushed: code owners' approvals, and files outside the plan.
+        const verdict = await written.check(step, commit, stepUsage);
+        if (verdict.held) {
+          await save(verdict.held.statusLine, buildReport());
+          await port.postComment(deps.redact(verdict.held.comment));
+          return;
+        }
         try {
           // The token as it is now: a long build may have had it renewed since the build began.
           await tree.push(target.branch, await port.gitToken());
@@ -249,8 +268,9 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
           await save(undefined, buildReport());
           return;
         }
+        await written.pushed(step);
         if (state.head) state.head.sha = commit.sha;
-        state.steps[step.id] = { status: "done", commit: commit.sha, commitUrl: port.commitUrl(commit.sha), usage: stepUsage };
+        state.steps[step.id] = { status: "done", commit: commit.sha, commitUrl: port.commitUrl(commit.sha), usage: stepUsage, ...(verdict.outsidePlan ? { outsidePlan: verdict.outsidePlan } : {}) };
       } else {
         state.steps[step.id] = { status: "done", usage: stepUsage };
       }

@@ -233,6 +233,7 @@ function initialState(info: ThreadInfo, defaultBranch: string, memory: ThreadMem
     questionMode: null,
     questionStep: null,
     approvedBy: null,
+    approvals: [],
     buildNotes: [],
     changes: null,
     postedAt: null,

@@ -64,6 +64,8 @@ export interface ThreadPort {
   permission(login: string): Promise<PermissionLevel>;
   /** Whether `login` is an active member of the organisation's team (child teams included), for CODEOWNERS' `@org/team`. */
   teamMember(org: string, teamSlug: string, login: string): Promise<boolean>;
+  /** A GitHub account as anyone may see it (its public e-mail, if it shows one), for CODEOWNERS' e-mail owners; null when there is no such account. */
+  account(login: string): Promise<GitHubAccount | null>;
   /** Token for git over HTTPS, or null when git needs none (local remotes). */
   gitToken(): Promise<string | null>;
   commitUrl(sha: string): string;
@@ -75,6 +77,13 @@ export interface ThreadPort {
   reviewComments(reviewId: number): Promise<ReviewComment[]>;
   /** Collapses an outdated comment (GitHub's "minimize as outdated"); best effort. */
   minimizeComment(comment: ThreadComment): Promise<void>;
+}
+
+export interface GitHubAccount {
+  login: string;
+  id: number;
+  /** The public profile e-mail (a verified address the person chose to show), or null. */
+  email: string | null;
 }
 
 export interface ReviewComment {

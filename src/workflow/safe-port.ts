@@ -29,6 +29,7 @@ export function safePort(port: ThreadPort, redact: Redactor, stateKey: StateKey)
     reactToComment: (id, reaction) => port.reactToComment(id, reaction),
     permission: (login) => port.permission(login),
     teamMember: (org, teamSlug, login) => port.teamMember(org, teamSlug, login),
+    account: (login) => port.account(login),
     gitToken: () => port.gitToken(),
     commitUrl: (sha) => port.commitUrl(sha),
     upsertPullRequest: (draft) => port.upsertPullRequest({ ...draft, title: redact(draft.title), body: stateless(draft.body) }),

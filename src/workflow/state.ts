@@ -21,6 +21,10 @@ const stepProgressSchema = z.object({
   tickedByHand: z.boolean().optional(),
   /** The model tokens the step's runs used, all builds together (the report prices them per step). */
   usage: z.object({ prompt: z.number().int().min(0), completion: z.number().int().min(0), cached: z.number().int().min(0), requests: z.number().int().min(0) }).optional(),
+  /** A step whose commit waits, unpushed, for a code owner's approval: the commit, kept under `ref` in the mirror. */
+  held: z.object({ commit: z.string(), ref: z.string() }).optional(),
+  /** Files the step's commit changed that the plan's `files` do not cover (at most a few dozen named, with the total). */
+  outsidePlan: z.object({ files: z.array(z.string()), total: z.number().int().min(0) }).optional(),
 });
 
 /** Feedback on a plan, kept so every revision sees the whole history. */
@@ -43,6 +47,17 @@ export const buildNoteSchema = z.object({
   author: z.string(),
   source: z.enum(["build", "review"]),
   text: z.string(),
+});
+
+/**
+ * A valid approval of the revision the state belongs to (`/build` or an approving review), with
+ * when it was given: code owners' approvals add up, and one given before a hand edit of the plan
+ * does not cover the edit.
+ */
+export const recordedApprovalSchema = z.object({
+  login: z.string(),
+  via: z.enum(["build", "review"]),
+  at: z.string().nullable(),
 });
 
 /** What Blueprint remembers about one issue or pull request; it lives in the plan comment's hidden marker. */
@@ -72,6 +87,8 @@ export const threadStateSchema = z.object({
   questionStep: z.string().nullable().default(null),
   /** Who approved the build in progress (a resumed build runs on their approval). */
   approvedBy: z.string().nullable().default(null),
+  /** Every valid approval of this revision so far (see recordedApprovalSchema). */
+  approvals: z.array(recordedApprovalSchema).default([]),
   /** The approvers' notes for building this revision, oldest first; every step is given them. */
   buildNotes: z.array(buildNoteSchema).default([]),
   /** "What changed since the previous revision", computed when the revision was made. */
@@ -87,3 +104,4 @@ export type ThreadState = z.output<typeof threadStateSchema>;
 export type FeedbackEntry = z.output<typeof feedbackSchema>;
 export type QuestionAnswer = z.output<typeof questionAnswerSchema>;
 export type BuildNote = z.output<typeof buildNoteSchema>;
+export type RecordedApproval = z.output<typeof recordedApprovalSchema>;

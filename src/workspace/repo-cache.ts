@@ -286,7 +286,24 @@ export class Mirror {
     return out.split("\n").filter(Boolean);
   }
 
+  /**
+   * Keeps a commit under a ref of Blueprint's own (`refs/blueprint/…`): no fetch prunes it and no
+   * push sends it, so a commit that must not be pushed yet survives the worktree it was made in.
+   */
+  async keepCommit(ref: string, sha: string): Promise<void> {
+    await (await this.git()).raw(["update-ref", ownRef(ref), sha]);
+  }
+
+  async dropRef(ref: string): Promise<void> {
+    await (await this.git()).raw(["update-ref", "-d", ownRef(ref)]);
+  }
+
   checkout(sha: string): Promise<Workspace> {
     return this.cache.addWorktree(this.path, this.cloneUrl, sha, this.token);
   }
+}
+
+function ownRef(ref: string): string {
+  if (!/^refs\/blueprint\/[A-Za-z0-9._/-]+$/.test(ref) || ref.includes("..")) throw new Error(`not one of Blueprint's own refs: ${ref}`);
+  return ref;
 }

@@ -104,6 +104,15 @@ export class Workspace {
       .map((line) => line.slice(3));
   }
 
+  /**
+   * Paths that differ between two commits, exactly as git stores them (unquoted, whatever they
+   * contain); a rename is its old and its new path. Only trees are compared: no blob is fetched.
+   */
+  async filesChanged(from: string, to: string): Promise<string[]> {
+    const out = await (await this.git()).raw(["diff", "--no-ext-diff", "--no-textconv", "--name-only", "--no-renames", "-z", from, to]);
+    return out.split("\0").filter(Boolean);
+  }
+
   async revParse(ref: string): Promise<string | null> {
     try {
       return (await (await this.git()).raw(["rev-parse", "--verify", `${ref}^{commit}`])).trim();

@@ -50,6 +50,7 @@ function makeState(overrides: Partial<ThreadState> = {}): ThreadState {
     questionMode: null,
     questionStep: null,
     approvedBy: null,
+    approvals: [],
     buildNotes: [],
     changes: null,
     postedAt: "2024-05-01T11:00:00.000Z",

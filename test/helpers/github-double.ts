@@ -29,6 +29,8 @@ export interface GitHubDoubleOptions {
   installationPermissions?: Record<string, string>;
   /** Team members, by `org/team-slug`: the team-membership endpoint answers active for them, 404 for others. */
   teams?: Record<string, string[]>;
+  /** Accounts as `GET /users/{login}` shows them; anyone else is an account with id 7 and no public e-mail. */
+  users?: Record<string, { id: number; email: string | null }>;
   /** Inline comments returned for any review id. */
   reviewComments?: Array<{ path: string; line: number; body: string }>;
 }
@@ -123,6 +125,13 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       const members = options.teams?.[`${org}/${slug}`] ?? [];
       if (!members.includes(login)) return [404, { message: "Not Found" }];
       return [200, { url: `https://api.github.com${uri}`, role: "member", state: "active" }];
+    })
+    .get(/^\/users\/[^/]+$/)
+    .reply((uri) => {
+      record("GET", uri, null);
+      const login = decodeURIComponent(uri.split("/").at(-1) ?? "");
+      const user = options.users?.[login] ?? { id: 7, email: null };
+      return [200, { login, id: user.id, type: "User", email: user.email }];
     })
     .post(new RegExp(`^${escape(base)}/issues/comments/\\d+/reactions$`))
     .reply((uri, body) => {

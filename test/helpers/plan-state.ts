@@ -27,6 +27,7 @@ export function pendingState(rawPlan: unknown, overrides: Partial<ThreadState> =
     error: null,
     pullRequest: null,
     explored: ["src/client.js"],
+    approvals: [],
     updatedAt: new Date().toISOString(),
     ...overrides,
   };

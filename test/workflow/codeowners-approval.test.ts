@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_REPO_CONFIG } from "../../src/config/repo-config.js";
 import { codeOwnersRefusal } from "../../src/workflow/codeowners-approval.js";
-import type { ThreadPort } from "../../src/workflow/ports.js";
+import { ownerMatcher } from "../../src/workflow/code-owner-coverage.js";
+import { parseCodeOwners } from "../../src/github/codeowners.js";
+import type { GitHubAccount, ThreadPort } from "../../src/workflow/ports.js";
 import { pendingState } from "../helpers/plan-state.js";
 import { samplePlan } from "../helpers/model-server.js";
 
@@ -16,8 +18,8 @@ const state = pendingState(
 const plan = state.plan ?? samplePlan();
 const codeowners = { ...DEFAULT_REPO_CONFIG, approvers: "codeowners" as const };
 
-/** The port's two members the check uses; team members by `org/slug`, or an error to throw. */
-function portWith(teams: Record<string, string[] | Error> = {}): ThreadPort {
+/** The port's members the check uses; team members by `org/slug`, or an error to throw; accounts by login. */
+function portWith(teams: Record<string, string[] | Error> = {}, accounts: Record<string, GitHubAccount | Error> = {}): ThreadPort {
   const asked: string[] = [];
   const port = {
     repo: { owner: "o", name: "r", cloneUrl: "", defaultBranch: "main", htmlUrl: "" },
@@ -27,6 +29,12 @@ function portWith(teams: Record<string, string[] | Error> = {}): ThreadPort {
       const members = teams[`${org}/${slug}`];
       if (members instanceof Error) throw members;
       return members?.includes(login) ?? false;
+    },
+    async account(login: string) {
+      asked.push(`account:${login}`);
+      const account = accounts[login];
+      if (account instanceof Error) throw account;
+      return account ?? null;
     },
   };
   return port as unknown as ThreadPort;
@@ -74,5 +82,46 @@ describe("codeOwnersRefusal", () => {
     const refusal = await codeOwnersRefusal(port, codeowners, { approver: "bob", plan, state, steps: [], readDefaultBranch: files({ CODEOWNERS: "* @org/core\n" }) });
     expect(refusal).toContain("Blueprint could not check membership of @org/core (Resource not accessible by integration.)");
     expect((port as unknown as { asked: string[] }).asked).toEqual(["org/core:bob"]);
+  });
+
+  it("adds up the approvals the state records with this one, file by file", async () => {
+    const read = files({ CODEOWNERS: "/src/ @alice\n/docs/ @writer\n" });
+    expect(await codeOwnersRefusal(portWith(), codeowners, { approver: "alice", plan, state, steps: [], readDefaultBranch: read })).toContain("@alice's approval is recorded, but");
+    const approved = { ...state, approvals: [{ login: "writer", via: "build" as const, at: null }] };
+    expect(await codeOwnersRefusal(portWith(), codeowners, { approver: "alice", plan, state: approved, steps: [], readDefaultBranch: read })).toBeNull();
+  });
+
+  it("needs an owner's approval for each owned file a step lists, not for one of them", async () => {
+    const both = pendingState(samplePlan({ steps: [{ id: "S1", title: "Both", details: "", files: ["src/retry.js", "docs/guide.md"], deps: [] }] }));
+    const refusal = await codeOwnersRefusal(portWith(), codeowners, { approver: "alice", plan: both.plan ?? plan, state: both, steps: [], readDefaultBranch: files({ CODEOWNERS: "/src/ @alice\n/docs/ @writer\n" }) });
+    expect(refusal).toContain("- **S1** Both: `docs/guide.md` (@writer)");
+    expect(refusal).not.toContain("`src/retry.js` (");
+  });
+});
+
+describe("ownerMatcher: owners named by e-mail", () => {
+  const owners = (line: string) => parseCodeOwners(`* ${line}\n`).rules[0]?.owners ?? [];
+  const erin: GitHubAccount = { login: "Erin", id: 5, email: "erin@example.com" };
+
+  it("matches the account's public e-mail and its two noreply addresses, whatever their case", async () => {
+    for (const email of ["ERIN@example.com", "5+erin@users.noreply.github.com", "erin@users.noreply.github.com"]) {
+      expect(await ownerMatcher(portWith({}, { erin })).owns("erin", owners(email))).toBe(true);
+    }
+  });
+
+  it("matches no other address: another id's noreply, another person's e-mail, or a private one GitHub does not show", async () => {
+    const hidden = { ...erin, email: null };
+    for (const email of ["6+erin@users.noreply.github.com", "mallory@example.com"]) expect(await ownerMatcher(portWith({}, { erin })).owns("erin", owners(email))).toBe(false);
+    expect(await ownerMatcher(portWith({}, { erin: hidden })).owns("erin", owners("erin@example.com"))).toBe(false);
+    expect(await ownerMatcher(portWith()).owns("erin", owners("erin@example.com"))).toBe(false);
+  });
+
+  it("asks for an account once, and says when GitHub would not show it", async () => {
+    const port = portWith({}, { erin: new Error("API rate limit exceeded") });
+    const matcher = ownerMatcher(port);
+    expect(await matcher.owns("erin", owners("a@example.com b@example.com"))).toBe(false);
+    expect(await matcher.owns("erin", owners("c@example.com"))).toBe(false);
+    expect((port as unknown as { asked: string[] }).asked).toEqual(["account:erin"]);
+    expect(matcher.unchecked()).toEqual(["@erin's public e-mail (API rate limit exceeded.)"]);
   });
 });
