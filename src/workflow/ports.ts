@@ -73,8 +73,20 @@ export interface ThreadPort {
   canWriteWorkflows(): Promise<boolean>;
   /** Inline comments of one pull-request review, with file and line. */
   reviewComments(reviewId: number): Promise<ReviewComment[]>;
+  /** One comment of this thread, as GitHub has it now; null when it is gone or on another thread. */
+  comment(id: number): Promise<ThreadComment | null>;
+  /** One review of this pull request, as GitHub has it now; null when there is none with that id. */
+  review(id: number): Promise<PullRequestReview | null>;
   /** Collapses an outdated comment (GitHub's "minimize as outdated"); best effort. */
   minimizeComment(comment: ThreadComment): Promise<void>;
+}
+
+export interface PullRequestReview {
+  author: string;
+  /** GitHub's word: `APPROVED`, `CHANGES_REQUESTED`, `COMMENTED`, … */
+  state: string;
+  submittedAt: string | null;
+  commitId: string;
 }
 
 export interface ReviewComment {
