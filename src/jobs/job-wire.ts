@@ -13,6 +13,10 @@ import type { Sealer } from "./sealed.js";
  *   cipher's associated data, and removed from the job once it has run (`withoutToken`).
  * Intake and workers hold the secret; the signature says "one of them wrote this".
  */
+/** Workers' queues: triage (👀, permission, quick answers), then lane work. */
+export const TRIAGE_QUEUE = "blueprint-triage";
+export const WORK_QUEUE = "blueprint-work";
+
 export const wireSchema = z.object({
   job: jobSchema,
   keys: z.array(z.string()),

@@ -6,13 +6,13 @@ import { tokenPorts } from "../github/token-port.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
 import type { JobBackend, QueueStats } from "./backend.js";
 import type { Accepted } from "./from-webhook.js";
-import { claimedDeliveryId, sealToken, signWire, verifiedWire, wireSchema } from "./job-wire.js";
+import { claimedDeliveryId, sealToken, signWire, TRIAGE_QUEUE, verifiedWire, wireSchema, WORK_QUEUE } from "./job-wire.js";
 import type { JobMetrics } from "./metrics.js";
 import type { WorkerMetricsSource } from "./operator-pages.js";
 import { RedisLanes } from "./redis-lanes.js";
 import { bullId, JOB_OPTIONS, startRedisWorkers, type RedisWorkers } from "./redis-worker.js";
 import { Sealer } from "./sealed.js";
-import { answerTokenRequests, TRIAGE_QUEUE, WORK_QUEUE } from "./token-refresh.js";
+import { answerTokenRequests } from "./token-refresh.js";
 
 /** The secret intake and workers share to sign jobs and seal their tokens; required with Redis (workers hold no App key to fall back on). */
 export function jobSealer(env: BlueprintEnv): Sealer {

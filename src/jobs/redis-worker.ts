@@ -8,16 +8,14 @@ import type { ThreadPort } from "../workflow/ports.js";
 import { HandOver, handedOver, handOverTaken } from "../workflow/hand-over.js";
 import { PermissionUnknown, reportFailedJob, triageJob, workJob, workerPorts, type ThreadLanes } from "../workflow/run-job.js";
 import { jobLabel, threadOf, type Job } from "./job.js";
-import { claimedDeliveryId, openToken, QUEUE_LIFE_MS, signWire, verifiedWire, withoutToken, type Wire, type WirePlace } from "./job-wire.js";
+import { claimedDeliveryId, openToken, QUEUE_LIFE_MS, signWire, TRIAGE_QUEUE, verifiedWire, withoutToken, WORK_QUEUE, type Wire, type WirePlace } from "./job-wire.js";
 import type { RenewToken } from "./job-runner.js";
 import type { QueueStats } from "./backend.js";
 import { telemetryFor, type JobMetrics } from "./metrics.js";
 import { PermissionCache } from "./permission-cache.js";
 import { RedisLanes } from "./redis-lanes.js";
 import type { Sealer } from "./sealed.js";
-import { RefreshRefused, TokenRefresher, TokenUnavailable, TRIAGE_QUEUE, WORK_QUEUE } from "./token-refresh.js";
-
-export { TRIAGE_QUEUE, WORK_QUEUE };
+import { RefreshRefused, TokenRefresher, TokenUnavailable } from "./token-refresh.js";
 /**
  * Acknowledgements are a few GitHub calls each, mostly waiting for GitHub's pacing of one
  * installation's writes: many at once, so one busy installation's 👀 never hold back another's.

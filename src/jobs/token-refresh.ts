@@ -4,13 +4,11 @@ import { z } from "zod";
 import { expiresSoon, type JobTokenSource } from "../github/job-token.js";
 import type { Logger } from "../workflow/deps.js";
 import type { Job } from "./job.js";
-import { jobLifetimeMs, openToken, QUEUE_LIFE_MS, sealToken, verifiedWire, type WirePlace } from "./job-wire.js";
+import { jobLifetimeMs, openToken, QUEUE_LIFE_MS, sealToken, TRIAGE_QUEUE, verifiedWire, WORK_QUEUE, type WirePlace } from "./job-wire.js";
 import type { Sealer } from "./sealed.js";
 
 /** Workers' requests for a fresh job token; only intakes (which hold the App's key) answer them. */
 const TOKEN_QUEUE = "blueprint-token";
-export const TRIAGE_QUEUE = "blueprint-triage";
-export const WORK_QUEUE = "blueprint-work";
 /** How long a worker waits for an intake to answer before putting the job back for later. */
 const ANSWER_WAIT_MS = 60_000;
 /**
