@@ -124,7 +124,12 @@ describe("a build job checked against GitHub before it builds", () => {
     return finished(work, `w-${name}`);
   }
 
-  it("refuses a /build whose comment does not exist, is by someone else, was made at another time or says something else; builds the one GitHub confirms", async () => {
+  it("refuses a /build whose comment does not exist (on its thread), is by someone else, was made at another time or says something else; builds the one GitHub confirms", async () => {
+    // The maintainer's `/build` on another issue of the repository (the comments endpoint is per repository).
+    const elsewhere = new Date().toISOString();
+    const onAnotherIssue = nock("https://api.github.com")
+      .get("/repos/Codertocat/Hello-World/issues/comments/555")
+      .reply(200, { id: 555, body: "/build", user: { login: "maintainer", type: "User" }, issue_url: "https://api.github.com/repos/Codertocat/Hello-World/issues/2", html_url: "", node_id: "IC_555", created_at: elsewhere, updated_at: elsewhere });
     const { github, log } = await worker();
     const byMaintainer = github.addUserComment("maintainer", "/build");
     const byMallory = github.addUserComment("mallory", "/build");
@@ -132,6 +137,7 @@ describe("a build job checked against GitHub before it builds", () => {
     const made = byMaintainer.created_at;
     const cases: Array<[string, Partial<Extract<Job, { kind: "build" }>>, RegExp]> = [
       ["d-missing", { commentId: 424242, commandCreatedAt: made }, /does not exist/],
+      ["d-elsewhere", { commentId: 555, commandCreatedAt: elsewhere }, /does not exist on this thread/],
       ["d-author", { commentId: byMallory.id, commandCreatedAt: byMallory.created_at }, /by @mallory, not @maintainer/],
       ["d-time", { commentId: byMaintainer.id, commandCreatedAt: new Date(Date.parse(made) - 3600_000).toISOString() }, /was made at/],
       ["d-text", { commentId: steps.id, commandCreatedAt: steps.created_at }, /does not read as this `\/build` command/],
@@ -141,6 +147,7 @@ describe("a build job checked against GitHub before it builds", () => {
       expect([name, await done.getState(), done.failedReason]).toEqual([name, "failed", expect.stringMatching(reason)]);
       expect(await rawData(connection, WORK_QUEUE, `w-${name}`)).not.toContain("sealedToken");
     }
+    expect(onAnotherIssue.isDone()).toBe(true);
     const refused = log.lines.filter((line) => line.message.startsWith("refused a build job"));
     expect(refused.map((line) => line.fields.deliveryId)).toEqual(cases.map(([name]) => name));
     // Nothing built and nothing said on the thread for them.
