@@ -7,6 +7,7 @@ import { getPrivateKey } from "@probot/get-private-key";
 import { JobTokens, type JobTokenSource, type TokenMinter } from "./github/job-token.js";
 import { MintThread } from "./github/mint-thread.js";
 import { githubApiUrl } from "./github/token-port.js";
+import { cloneUrlOnHost, githubWebUrl } from "./github/github-host.js";
 import { createOctokitPort } from "./github/octokit-port.js";
 import { installationOctokit } from "./github/installation-octokit.js";
 import { ownCommentMatcher } from "./github/own-comment.js";
@@ -105,9 +106,18 @@ export function createBlueprintApp(
         },
       });
 
+  // Workers in other processes clone and push where the configured GitHub says, never where a job
+  // says: a webhook whose repository lives elsewhere is refused here, where the reason can be logged.
+  const webUrl = githubWebUrl(env);
+  const workersDeriveUrls = Boolean(env.REDIS_URL) || overrides.jobs === "local-worker";
   const accept = async (event: string, accepted: Accepted | null) => {
     if (!accepted) {
       metrics.webhooks.inc({ event, outcome: "ignored" });
+      return;
+    }
+    if (workersDeriveUrls && !cloneUrlOnHost(webUrl, accepted.job.repository)) {
+      app.log.error({ deliveryId: accepted.job.deliveryId, cloneUrl: accepted.job.repository.cloneUrl, githubUrl: webUrl }, "refused a webhook whose repository.clone_url is not on the configured GitHub: set GHE_HOST and GHE_PROTOCOL to the GitHub that sends the webhooks");
+      metrics.webhooks.inc({ event, outcome: "refused" });
       return;
     }
     const fresh = await backend.submit(accepted);

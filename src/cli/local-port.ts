@@ -85,6 +85,12 @@ export function createLocalThread(checkout: Checkout, store: ThreadStore, thread
     },
     canWriteWorkflows: async () => true,
     reviewComments: async () => [],
+    async comment(id) {
+      const comment = thread.comments.find((c) => c.id === id);
+      return comment ? toThreadComment(comment) : null;
+    },
+    // No reviews locally.
+    review: async () => null,
     minimizeComment: async () => {},
   };
   return {

@@ -1,12 +1,24 @@
 import type { Octokit as RestOctokit } from "@octokit/rest";
 import { toPermissionLevel, type PermissionLevel } from "./permission.js";
-import type { PullRequestDraft, Reaction, RepositoryInfo, ThreadComment, ThreadInfo, ThreadPort } from "../workflow/ports.js";
+import type { PullRequestDraft, PullRequestReview, Reaction, RepositoryInfo, ThreadComment, ThreadInfo, ThreadPort } from "../workflow/ports.js";
 
 /**
  * The part of Octokit the port uses. Probot's installation Octokit (the App) and @octokit/rest
  * with a token (the Action) both have it.
  */
 export type PortOctokit = Pick<RestOctokit, "rest" | "paginate" | "graphql" | "auth">;
+
+type IssueComment = Awaited<ReturnType<RestOctokit["rest"]["issues"]["getComment"]>>["data"];
+
+/** A GET's data, or null when GitHub answers 404 (the thing is gone, or never was). */
+async function notFoundAsNull<T>(request: Promise<{ data: T }>): Promise<T | null> {
+  try {
+    return (await request).data;
+  } catch (error) {
+    if ((error as { status?: number }).status === 404) return null;
+    throw error;
+  }
+}
 
 interface InstallationAuth {
   token?: string;
@@ -27,6 +39,18 @@ export function createOctokitPort(options: OctokitPortOptions): ThreadPort {
   const where = { owner: repo.owner, repo: repo.name };
   // Asked at each use, not kept: a job's token may be renewed while it works (a build that outlasts its hour).
   const installationAuth = () => octokit.auth({ type: "installation" }) as Promise<InstallationAuth>;
+
+  const threadComment = (comment: IssueComment): ThreadComment => ({
+    id: comment.id,
+    nodeId: comment.node_id,
+    url: comment.html_url,
+    body: comment.body ?? "",
+    author: comment.user?.login ?? "ghost",
+    authorIsBot: comment.user?.type === "Bot",
+    own: options.isOwnComment({ user: comment.user ?? null, performed_via_github_app: comment.performed_via_github_app ?? null, body: comment.body ?? "" }),
+    createdAt: comment.created_at,
+    updatedAt: comment.updated_at,
+  });
 
   return {
     repo,
@@ -51,17 +75,16 @@ export function createOctokitPort(options: OctokitPortOptions): ThreadPort {
     },
     async comments(): Promise<ThreadComment[]> {
       const all = await octokit.paginate(octokit.rest.issues.listComments, { ...where, issue_number: number, per_page: 100 });
-      return all.map((comment) => ({
-        id: comment.id,
-        nodeId: comment.node_id,
-        url: comment.html_url,
-        body: comment.body ?? "",
-        author: comment.user?.login ?? "ghost",
-        authorIsBot: comment.user?.type === "Bot",
-        own: options.isOwnComment({ user: comment.user ?? null, performed_via_github_app: comment.performed_via_github_app ?? null, body: comment.body ?? "" }),
-        createdAt: comment.created_at,
-        updatedAt: comment.updated_at,
-      }));
+      return all.map(threadComment);
+    },
+    async comment(id) {
+      const comment = await notFoundAsNull(octokit.rest.issues.getComment({ ...where, comment_id: id }));
+      // The comments endpoint is per repository: one on another issue is not this thread's.
+      return comment && comment.issue_url.endsWith(`/issues/${number}`) ? threadComment(comment) : null;
+    },
+    async review(id): Promise<PullRequestReview | null> {
+      const review = await notFoundAsNull(octokit.rest.pulls.getReview({ ...where, pull_number: number, review_id: id }));
+      return review ? { author: review.user?.login ?? "ghost", state: review.state, submittedAt: review.submitted_at ?? null, commitId: review.commit_id ?? "" } : null;
     },
     async postComment(body) {
       const { data } = await octokit.rest.issues.createComment({ ...where, issue_number: number, body });

@@ -47,6 +47,8 @@ export function recordWrites(port: ThreadPort): { port: ThreadPort; writes: Thre
     upsertPullRequest: (draft) => port.upsertPullRequest(draft),
     canWriteWorkflows: () => port.canWriteWorkflows(),
     reviewComments: (id) => port.reviewComments(id),
+    comment: (id) => port.comment(id),
+    review: (id) => port.review(id),
     minimizeComment: (comment) => port.minimizeComment(comment),
   };
   return { port: recorded, writes };

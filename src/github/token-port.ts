@@ -8,6 +8,7 @@ import { trimOldest } from "../jobs/bounded-map.js";
 import type { Logger } from "../workflow/deps.js";
 import type { JobPorts } from "../workflow/run-job.js";
 import { RenewableToken, type JobToken } from "./job-token.js";
+import { githubWebUrl, repositoryOnHost } from "./github-host.js";
 import { createOctokitPort, type PortOctokit } from "./octokit-port.js";
 import { keepAliveFetch } from "./keep-alive-fetch.js";
 import { pacing } from "./pacing.js";
@@ -24,6 +25,8 @@ const workerFetch = keepAliveFetch();
 export interface TokenPortOptions {
   /** api.github.com, or `<protocol>://<GHE_HOST>/api/v3`. */
   baseUrl: string;
+  /** https://github.com, or `<protocol>://<GHE_HOST>`: where jobs' repositories are cloned from and pushed to. */
+  webUrl: string;
   log: Logger;
   isOwnComment(comment: CommentAuthorship): boolean;
   /** With Redis: GitHub's pacing per installation is shared by every process (plugin-throttling's clustering). */
@@ -55,12 +58,14 @@ export class TokenPorts {
   /**
    * `token` as handed over, or renewed as the job goes (a `RenewableToken`: lane work, which may
    * outlast the token's hour): every request and git's `gitToken()` then use the token as it is at that moment.
+   * The job came from another process: its repository's URLs are the configured GitHub's, not the job's.
    */
   portsFor(job: Job, token: JobToken | RenewableToken): JobPorts {
+    const repo = repositoryOnHost(this.options.webUrl, job.repository);
     const port = (budget: "ack" | "reply" | "work") =>
       createOctokitPort({
         octokit: token instanceof RenewableToken ? this.renewingOctokit(job.installationId, token, budget) : this.octokit(job.installationId, token, budget),
-        repo: job.repository,
+        repo,
         number: job.number,
         isOwnComment: this.options.isOwnComment,
       });
@@ -129,5 +134,5 @@ export function pacedOctokit(options: {
 
 /** The worker's side of a job's token, from the environment: ports from the token alone, for the repository's GitHub. */
 export function tokenPorts(env: { GHE_HOST?: string | undefined; GHE_PROTOCOL: string; APP_ID?: number | undefined; BLUEPRINT_BOT_NAME: string; REDIS_URL?: string | undefined }, log: Logger): TokenPorts {
-  return new TokenPorts({ baseUrl: githubApiUrl(env), log, redisUrl: env.REDIS_URL, isOwnComment: ownCommentMatcher({ appId: env.APP_ID, botLogin: env.BLUEPRINT_BOT_NAME }) });
+  return new TokenPorts({ baseUrl: githubApiUrl(env), webUrl: githubWebUrl(env), log, redisUrl: env.REDIS_URL, isOwnComment: ownCommentMatcher({ appId: env.APP_ID, botLogin: env.BLUEPRINT_BOT_NAME }) });
 }

@@ -6,13 +6,13 @@ export class JobMetrics {
   readonly registry = new Registry();
   readonly webhooks = new Counter({
     name: "blueprint_webhooks_total",
-    help: "Webhooks received, by event and what intake did with them (accepted, duplicate, ignored)",
+    help: "Webhooks received, by event and what intake did with them (accepted, duplicate, ignored, refused: its repository is not on the configured GitHub)",
     labelNames: ["event", "outcome"] as const,
     registers: [this.registry],
   });
   readonly jobs = new Counter({
     name: "blueprint_jobs_total",
-    help: "Jobs finished, by kind and outcome (done, failed, cancelled, dropped, handed_over: put back in the queue at shutdown)",
+    help: "Jobs finished, by kind and outcome (done, failed, cancelled, dropped, handed_over: put back in the queue at shutdown, refused: a build whose approval GitHub did not confirm)",
     labelNames: ["kind", "outcome"] as const,
     registers: [this.registry],
   });

@@ -1,24 +1,23 @@
-import { Queue, Worker, type Job as BullJob } from "bullmq";
+import { Queue, UnrecoverableError, Worker, type Job as BullJob } from "bullmq";
 import { Redis } from "ioredis";
-import { z } from "zod";
 import { ConfigError, type BlueprintEnv } from "../config/env.js";
 import type { JobTokenSource } from "../github/job-token.js";
 import { tokenPorts } from "../github/token-port.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
 import type { JobBackend, QueueStats } from "./backend.js";
 import type { Accepted } from "./from-webhook.js";
-import { jobSchema } from "./job.js";
+import { claimedDeliveryId, sealToken, signWire, TRIAGE_QUEUE, verifiedWire, wireSchema, WORK_QUEUE } from "./job-wire.js";
 import type { JobMetrics } from "./metrics.js";
 import type { WorkerMetricsSource } from "./operator-pages.js";
 import { RedisLanes } from "./redis-lanes.js";
-import { bullId, JOB_OPTIONS, startRedisWorkers, TRIAGE_QUEUE, WORK_QUEUE, type RedisWorkers, type Wire } from "./redis-worker.js";
+import { bullId, JOB_OPTIONS, startRedisWorkers, type RedisWorkers } from "./redis-worker.js";
 import { Sealer } from "./sealed.js";
-import { answerTokenRequests, scopeOf, sealToken } from "./token-refresh.js";
+import { answerTokenRequests } from "./token-refresh.js";
 
-/** The secret intake and workers share to seal job tokens; required with Redis (workers hold no App key to fall back on). */
+/** The secret intake and workers share to sign jobs and seal their tokens; required with Redis (workers hold no App key to fall back on). */
 export function jobSealer(env: BlueprintEnv): Sealer {
   if (!env.BLUEPRINT_STATE_SECRET) {
-    throw new ConfigError("REDIS_URL is set, so jobs cross processes: set BLUEPRINT_STATE_SECRET (16+ characters, the same on every intake and worker) so job tokens travel sealed through Redis");
+    throw new ConfigError("REDIS_URL is set, so jobs cross processes: set BLUEPRINT_STATE_SECRET (16+ characters, the same on every intake and worker) so jobs travel signed, and their tokens sealed, through Redis");
   }
   return new Sealer(env.BLUEPRINT_STATE_SECRET);
 }
@@ -39,7 +38,6 @@ export interface RedisBackendOptions {
 /** Accepted webhooks waiting for their token: only processes that hold the App's key (intakes) work this queue. */
 const MINT_QUEUE = "blueprint-mint";
 const MINT_CONCURRENCY = 64;
-const mintSchema = z.object({ job: jobSchema, keys: z.array(z.string()) });
 
 /**
  * BullMQ on Redis: any number of intake and worker processes share the queues, the delivery
@@ -60,23 +58,34 @@ export function startRedisBackend(options: RedisBackendOptions): JobBackend & Pa
   const minter = new Worker(
     MINT_QUEUE,
     async (bullJob: BullJob) => {
-      const { job, keys } = mintSchema.parse(bullJob.data);
+      // Intakes mint with the App's key: only for a job an intake signed, never for one written into Redis.
+      const { job, keys } = mintable(bullJob);
       const token = await options.tokens.forJob(job);
-      const wire: Wire = { job, keys, sealedToken: sealToken(sealer, token, scopeOf(job)) };
-      await triage.add(job.kind, wire, { ...JOB_OPTIONS, jobId: bullId("t", job.deliveryId) });
+      const id = bullId("t", job.deliveryId);
+      await triage.add(job.kind, signWire(sealer, { queue: TRIAGE_QUEUE, id }, { job, keys, sealedToken: sealToken(sealer, token, job) }), { ...JOB_OPTIONS, jobId: id });
     },
     { connection, concurrency: MINT_CONCURRENCY, lockDuration: env.BLUEPRINT_JOB_LOCK_MS, stalledInterval: env.BLUEPRINT_JOB_LOCK_MS },
   );
   minter.on("failed", (bullJob, error) => {
     if (!bullJob || bullJob.attemptsMade < (bullJob.opts.attempts ?? 1)) return;
+    if (error instanceof UnrecoverableError) return;
     // No token after every retry: forget the claim, so GitHub's redelivery of this webhook is handled.
-    const parsed = mintSchema.safeParse(bullJob.data);
+    const parsed = wireSchema.safeParse(bullJob.data);
     log.error({ err: error, deliveryId: parsed.success ? parsed.data.job.deliveryId : bullJob.id }, "could not get an installation token for a job");
     if (parsed.success) void lanes.release(parsed.data.keys).catch(() => undefined);
   });
+  /** The accepted webhook, as an intake signed it for the mint queue; a job that does not verify fails at once, logged. */
+  const mintable = (bullJob: BullJob) => {
+    try {
+      return verifiedWire(sealer, { queue: MINT_QUEUE, id: bullJob.id ?? "" }, bullJob.data);
+    } catch (error) {
+      log.error({ err: error, deliveryId: claimedDeliveryId(bullJob.data) }, "refused a job in Redis that no intake signed: no token minted");
+      throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
+    }
+  };
   minter.on("error", (error) => log.error({ err: error }, "queue worker error"));
   // Workers hold no App key: a job that waited past its token's life gets a fresh one from an intake.
-  const tokenDesk = answerTokenRequests({ connection, tokens: options.tokens, sealer, log, concurrency: MINT_CONCURRENCY });
+  const tokenDesk = answerTokenRequests({ connection, tokens: options.tokens, sealer, log, concurrency: MINT_CONCURRENCY, maxWallTimeMs: env.BLUEPRINT_MAX_MINUTES * 60_000 });
   const workers: Promise<RedisWorkers> | null = options.workerDeps
     ? startRedisWorkers({ redisUrl: options.redisUrl, deps: options.workerDeps, ports: tokenPorts(env, log), sealer, concurrency: env.BLUEPRINT_CONCURRENCY, lockMs: env.BLUEPRINT_JOB_LOCK_MS, metrics: options.metrics })
     : null;
@@ -92,7 +101,8 @@ export function startRedisBackend(options: RedisBackendOptions): JobBackend & Pa
     async submit({ job, keys }: Accepted) {
       if (!(await lanes.claim(keys, job.deliveryId))) return false;
       try {
-        await mint.add(job.kind, { job, keys }, { ...JOB_OPTIONS, attempts: 5, backoff: { type: "exponential", delay: 1_000 }, jobId: bullId("m", job.deliveryId) });
+        const id = bullId("m", job.deliveryId);
+        await mint.add(job.kind, signWire(sealer, { queue: MINT_QUEUE, id }, { job, keys }), { ...JOB_OPTIONS, attempts: 5, backoff: { type: "exponential", delay: 1_000 }, jobId: id });
         return true;
       } catch (error) {
         // Not enqueued: forget the claim, so GitHub's redelivery of this webhook is handled.

@@ -1,22 +1,21 @@
-import { DelayedError, Queue, WaitingError, Worker, type Job as BullJob } from "bullmq";
+import { DelayedError, Queue, UnrecoverableError, WaitingError, Worker, type Job as BullJob } from "bullmq";
 import { Redis } from "ioredis";
-import { z } from "zod";
 import { RenewableToken, warnUnrenewed, type JobToken } from "../github/job-token.js";
 import type { TokenPorts } from "../github/token-port.js";
+import { approvalMismatch, type ApprovingJob } from "../workflow/approval-on-github.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
+import type { ThreadPort } from "../workflow/ports.js";
 import { HandOver, handedOver, handOverTaken } from "../workflow/hand-over.js";
 import { PermissionUnknown, reportFailedJob, triageJob, workJob, workerPorts, type ThreadLanes } from "../workflow/run-job.js";
-import { jobLabel, jobSchema, threadOf, type Job } from "./job.js";
+import { jobLabel, threadOf, type Job } from "./job.js";
+import { claimedDeliveryId, openToken, QUEUE_LIFE_MS, signWire, TRIAGE_QUEUE, verifiedWire, withoutToken, WORK_QUEUE, type Wire, type WirePlace } from "./job-wire.js";
 import type { RenewToken } from "./job-runner.js";
 import type { QueueStats } from "./backend.js";
 import { telemetryFor, type JobMetrics } from "./metrics.js";
 import { PermissionCache } from "./permission-cache.js";
 import { RedisLanes } from "./redis-lanes.js";
 import type { Sealer } from "./sealed.js";
-import { openToken, TokenRefresher, TokenUnavailable } from "./token-refresh.js";
-
-export const TRIAGE_QUEUE = "blueprint-triage";
-export const WORK_QUEUE = "blueprint-work";
+import { RefreshRefused, TokenRefresher, TokenUnavailable } from "./token-refresh.js";
 /**
  * Acknowledgements are a few GitHub calls each, mostly waiting for GitHub's pacing of one
  * installation's writes: many at once, so one busy installation's 👀 never hold back another's.
@@ -29,13 +28,8 @@ const BUSY_RETRY_MS = 500;
  * commands queued behind it (if no worker comes that soon, the lock lapses and the queue moves on).
  */
 const HANDED_OVER_HOLD_MS = 10 * 60_000;
-/** A job with no fresh token yet (no intake answered) looks again this soon, and is given up after a day in the queue. */
+/** A job with no fresh token yet (no intake answered) looks again this soon, and is given up after QUEUE_LIFE_MS in the queue. */
 const TOKEN_RETRY_MS = 30_000;
-const TOKEN_GIVE_UP_MS = 24 * 3600_000;
-
-/** What a queued job carries through Redis: the job, its dedupe keys, and its token sealed (Redis never sees it in clear). */
-export const wireSchema = z.object({ job: jobSchema, keys: z.array(z.string()), sealedToken: z.string() });
-export type Wire = z.output<typeof wireSchema>;
 
 /** A BullMQ job id from a delivery id (custom ids may not hold ':' and must not look like numbers). */
 export function bullId(phase: "m" | "t" | "w", deliveryId: string): string {
@@ -43,6 +37,11 @@ export function bullId(phase: "m" | "t" | "w", deliveryId: string): string {
 }
 
 export const JOB_OPTIONS = { attempts: 1, removeOnComplete: { age: 24 * 3600, count: 10_000 }, removeOnFail: { age: 7 * 24 * 3600 } };
+
+/** A verified job that still carries its token (every job does until it has run). */
+type Ready = Wire & { sealedToken: string };
+/** Where a job sits, and the lock this worker holds on it: what a token request names. */
+type Running = WirePlace & { lockToken: string };
 
 export interface RedisWorkersOptions {
   redisUrl: string;
@@ -88,16 +87,26 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
   subscriber.on("message", (_channel: string, workId: string) => controllers.get(workId)?.abort("cancelled with /cancel"));
 
   /** The job's ports, with its token unsealed (or the one given: already unsealed, or renewed as the job works). */
-  const open = (wire: Wire, token: JobToken | RenewableToken = openToken(sealer, wire.sealedToken, wire.job)) => workerPorts(deps, options.ports.portsFor(wire.job, token), permissions);
+  const open = (wire: Ready, token: JobToken | RenewableToken = openToken(sealer, wire.sealedToken, wire.job)) => workerPorts(deps, options.ports.portsFor(wire.job, token), permissions);
+
+  /** The job at `place`, as an intake or worker signed it there; anything else is logged and failed without running. */
+  const verified = (place: WirePlace, data: unknown): Wire => {
+    try {
+      return verifiedWire(sealer, place, data);
+    } catch (error) {
+      deps.log.error({ err: error, deliveryId: claimedDeliveryId(data), queue: place.queue, jobId: place.id }, "refused a job in Redis that no intake signed: it does not run");
+      throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
+    }
+  };
 
   /**
    * A running job's token renewed through the intakes (a long build outlasts its hour): kept in the job,
    * sealed, so a worker taking the job over starts with it. Throws TokenUnavailable when none came.
    */
-  const renewal = (bullJob: BullJob, wire: Wire): RenewToken => {
+  const renewal = (bullJob: BullJob, wire: Ready, running: Running): RenewToken => {
     let sealed = wire.sealedToken;
     return async () => {
-      const { sealedToken, refreshed } = await refresher.fresh(wire.job, sealed);
+      const { sealedToken, refreshed } = await refresher.fresh(wire.job, sealed, running);
       if (refreshed) {
         sealed = sealedToken;
         await bullJob.updateData({ ...wire, sealedToken }).catch((error: unknown) => deps.log.warn({ err: error, deliveryId: wire.job.deliveryId }, "the job's fresh token could not be kept in the queue"));
@@ -107,30 +116,58 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
     };
   };
 
-  /** The job as queued, with a token that outlasts its work: a fresh one is kept in the job, for its next phase or a takeover. */
-  const withFreshToken = async (bullJob: BullJob, lockToken: string | undefined): Promise<Wire> => {
-    const queued = wireSchema.parse(bullJob.data);
+  /** The job as queued, verified, with a token that outlasts its work: a fresh one is kept in the job, for its next phase or a takeover. */
+  const withFreshToken = async (bullJob: BullJob, running: Running): Promise<Ready> => {
+    const queued = verified(running, bullJob.data);
+    const { sealedToken } = queued;
+    if (sealedToken === undefined) throw new UnrecoverableError(`job ${running.id} carries no token: it has already run`);
     try {
-      const { sealedToken, refreshed } = await refresher.fresh(queued.job, queued.sealedToken);
-      if (!refreshed) return queued;
-      const wire = { ...queued, sealedToken };
+      const fresh = await refresher.fresh(queued.job, sealedToken, running);
+      if (!fresh.refreshed) return { ...queued, sealedToken };
+      const wire = { ...queued, sealedToken: fresh.sealedToken };
       await bullJob.updateData(wire);
       deps.log.info({ deliveryId: wire.job.deliveryId }, "the job's token was about to expire: an intake sent a fresh one");
       return wire;
     } catch (error) {
-      // Only a token no intake could renew yet is worth waiting for; one that is not this job's never will be.
-      if (!(error instanceof TokenUnavailable) || Date.now() - queued.job.receivedAt > TOKEN_GIVE_UP_MS) throw error;
+      // Only a token no intake could renew yet is worth waiting for; one that is not this job's, or refused, never will be.
+      if (error instanceof RefreshRefused || !(error instanceof TokenUnavailable) || Date.now() - queued.job.receivedAt > QUEUE_LIFE_MS) throw error;
       deps.log.warn({ err: error, deliveryId: queued.job.deliveryId }, "no fresh token for the job yet: it waits and asks again");
-      await bullJob.moveToDelayed(Date.now() + TOKEN_RETRY_MS, lockToken);
+      await bullJob.moveToDelayed(Date.now() + TOKEN_RETRY_MS, running.lockToken);
       throw new DelayedError();
     }
   };
 
-  const lanesFor = (wire: Wire): ThreadLanes => ({
+  /** Throws (after a log line) when GitHub does not confirm a build job's approval: the build does not run. */
+  const confirmApproval = async (port: ThreadPort, job: ApprovingJob) => {
+    const mismatch = await approvalMismatch(port, job).catch(async (error: unknown) => {
+      await reportFailedJob(deps.log, port, job, error);
+      throw error;
+    });
+    if (mismatch === null) return;
+    deps.log.error({ deliveryId: job.deliveryId, job: jobLabel(job), reason: mismatch }, "refused a build job: its approval is not on GitHub as the job says");
+    metrics.jobs.inc({ kind: job.kind, outcome: "refused" });
+    throw new UnrecoverableError(`the approval is not on GitHub as the job says: ${mismatch}`);
+  };
+
+  /** Once a job has run (done or failed, not sent back to wait), its data in Redis keeps no token. */
+  const droppingToken = (queue: string, processor: (bullJob: BullJob, running: Running) => Promise<void>) => async (bullJob: BullJob, lockToken?: string) => {
+    const running: Running = { queue, id: bullJob.id ?? "", lockToken: lockToken ?? bullJob.token ?? "" };
+    try {
+      await processor(bullJob, running);
+    } catch (error) {
+      if (!(error instanceof DelayedError || error instanceof WaitingError)) await dropToken(bullJob);
+      throw error;
+    }
+    await dropToken(bullJob);
+  };
+  const dropToken = (bullJob: BullJob) =>
+    withoutToken(bullJob.data) === bullJob.data ? Promise.resolve() : bullJob.updateData(withoutToken(bullJob.data)).catch((error: unknown) => deps.log.warn({ err: error, jobId: bullJob.id }, "could not remove a finished job's token from Redis"));
+
+  const lanesFor = (wire: Ready): ThreadLanes => ({
     enqueue: async (job: Job) => {
       const workId = bullId("w", job.deliveryId);
       const { ahead, running } = await lanes.wait(threadOf(job), workId);
-      await workQueue.add(job.kind, { ...wire, job }, { ...JOB_OPTIONS, jobId: workId });
+      await workQueue.add(job.kind, signWire(sealer, { queue: WORK_QUEUE, id: workId }, { job, keys: wire.keys, sealedToken: wire.sealedToken }), { ...JOB_OPTIONS, jobId: workId });
       const [active, workers] = await Promise.all([workQueue.getActiveCount(), workQueue.getWorkersCount()]);
       return { ahead, running, full: active >= Math.max(1, workers) * options.concurrency };
     },
@@ -140,8 +177,8 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
 
   const triage = new Worker(
     TRIAGE_QUEUE,
-    async (bullJob: BullJob, lockToken?: string) => {
-      const wire = await withFreshToken(bullJob, lockToken);
+    droppingToken(TRIAGE_QUEUE, async (bullJob, running) => {
+      const wire = await withFreshToken(bullJob, running);
       metrics.queueWaitSeconds.observe({ phase: "triage" }, (Date.now() - wire.job.receivedAt) / 1000);
       try {
         await triageJob(deps, open(wire), lanesFor(wire), wire.job);
@@ -150,20 +187,20 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
         if (error instanceof PermissionUnknown) await lanes.release(wire.keys);
         deps.log.error({ err: error, deliveryId: wire.job.deliveryId }, "handling a webhook failed");
       }
-    },
+    }),
     { connection, concurrency: TRIAGE_CONCURRENCY, lockDuration: lockMs, stalledInterval: lockMs },
   );
 
   const work = new Worker(
     WORK_QUEUE,
-    async (bullJob: BullJob, lockToken?: string) => {
-      const wire = await withFreshToken(bullJob, lockToken);
+    droppingToken(WORK_QUEUE, async (bullJob, running) => {
+      const wire = await withFreshToken(bullJob, running);
       const { job } = wire;
       const thread = threadOf(job);
-      const workId = bullJob.id ?? bullId("w", job.deliveryId);
+      const workId = running.id;
       // 1. One job per thread across every worker: a busy thread sends the job back to wait a little.
       if (!(await lanes.lock(thread, workId, jobLabel(job), lockMs))) {
-        await bullJob.moveToDelayed(Date.now() + BUSY_RETRY_MS, lockToken);
+        await bullJob.moveToDelayed(Date.now() + BUSY_RETRY_MS, running.lockToken);
         throw new DelayedError();
       }
       const controller = new AbortController();
@@ -185,13 +222,15 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
         controllers.set(workId, controller);
         if (stopping) controller.abort(new HandOver());
         metrics.queueWaitSeconds.observe({ phase: "work" }, (Date.now() - job.receivedAt) / 1000);
-        // 3. The use case, with the job's own token (a job that starts as its worker stops goes straight back).
+        const token = openToken(sealer, wire.sealedToken, job);
+        const renew = renewal(bullJob, wire, running);
+        // The token as renewed while the job works: it may outlive the one it started with.
+        const live = () => open(wire, new RenewableToken(token, renew, warnUnrenewed(deps.log, job))).work;
+        // 3. A build runs on an approval GitHub confirms, not on the job's word for it.
+        if (job.kind === "build" || job.kind === "review-approval") await confirmApproval(live(), job);
+        // 4. The use case, with the job's own token (a job that starts as its worker stops goes straight back).
         if (!handedOver(controller.signal)) {
           await metrics.time(job.kind, async () => {
-            const token = openToken(sealer, wire.sealedToken, job);
-            const renew = renewal(bullJob, wire);
-            // The token as renewed while the job works: it may outlive the one it started with.
-            const live = () => open(wire, new RenewableToken(token, renew, warnUnrenewed(deps.log, job))).work;
             if (options.runWork) {
               // The use case could not report this itself: the runner died under it, more than once.
               // Reported on the thread, then failed as a job (BullMQ keeps it as failed; /metrics counts it so).
@@ -203,11 +242,11 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
             return handOverTaken(controller.signal) ? "handed_over" : controller.signal.aborted ? "cancelled" : "done";
           });
         }
-        // 4. This worker is shutting down: the job goes back to the queue, keeping its thread, and
+        // 5. This worker is shutting down: the job goes back to the queue, keeping its thread, and
         //    the next worker to take it resumes it (a `/cancel` meanwhile stops it there).
         if (handOverTaken(controller.signal)) {
           handingOver = true;
-          await bullJob.moveToWait(lockToken);
+          await bullJob.moveToWait(running.lockToken);
           deps.log.info({ deliveryId: job.deliveryId, job: jobLabel(job) }, "job handed back to the queue at a safe point");
           throw new WaitingError();
         }
@@ -217,10 +256,14 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
         if (handingOver) await lanes.renew(thread, workId, HANDED_OVER_HOLD_MS).catch(() => undefined);
         else await lanes.unlock(thread, workId).catch(() => undefined);
       }
-    },
+    }),
     { connection, concurrency: options.concurrency, lockDuration: lockMs, stalledInterval: lockMs, maxStalledCount: 2 },
   );
-  for (const worker of [triage, work]) worker.on("error", (error) => deps.log.error({ err: error }, "queue worker error"));
+  for (const worker of [triage, work]) {
+    worker.on("error", (error) => deps.log.error({ err: error }, "queue worker error"));
+    // A job failed by BullMQ itself (its workers kept dying under it) never reached `droppingToken`.
+    worker.on("failed", (bullJob) => void (bullJob && dropToken(bullJob)));
+  }
 
   return {
     running: () => controllers.size,

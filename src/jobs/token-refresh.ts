@@ -1,47 +1,23 @@
-import { Queue, QueueEvents, Worker, type Job as BullJob } from "bullmq";
+import { Job as BullJob, Queue, QueueEvents, UnrecoverableError, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { z } from "zod";
-import { expiresSoon, jobTokenSchema, type JobToken, type JobTokenSource } from "../github/job-token.js";
+import { expiresSoon, type JobTokenSource } from "../github/job-token.js";
 import type { Logger } from "../workflow/deps.js";
-import { jobSchema, type Job } from "./job.js";
+import type { Job } from "./job.js";
+import { jobLifetimeMs, openToken, QUEUE_LIFE_MS, sealToken, TRIAGE_QUEUE, verifiedWire, WORK_QUEUE, type WirePlace } from "./job-wire.js";
 import type { Sealer } from "./sealed.js";
 
 /** Workers' requests for a fresh job token; only intakes (which hold the App's key) answer them. */
 const TOKEN_QUEUE = "blueprint-token";
 /** How long a worker waits for an intake to answer before putting the job back for later. */
 const ANSWER_WAIT_MS = 60_000;
-/** A request names the job (for the logs) and carries the job's sealed token, which alone says what a fresh one is for. */
-const requestSchema = z.object({ job: jobSchema, sealedToken: z.string() });
-
 /**
- * What a sealed job token is for: the installation, repository and job kind it was minted for.
- * Sealed with the token, so only an intake sets it; a refresh mints for this scope alone, never for
- * whatever repository a request in Redis names.
+ * A request names a running job by where it is (queue and BullMQ id) and the lock its worker holds,
+ * and carries the job's sealed token. The intake reads the job itself from Redis: nothing in the
+ * request says what a fresh token is for.
  */
-export const tokenScopeSchema = z.object({ installationId: z.number().int(), repository: z.string().min(1), kind: z.string() });
-export type TokenScope = z.output<typeof tokenScopeSchema>;
-const scopedTokenSchema = jobTokenSchema.extend({ scope: tokenScopeSchema.optional() });
-
-export function scopeOf(job: Job): TokenScope {
-  return { installationId: job.installationId, repository: job.repository.name, kind: job.kind };
-}
-
-/** `token` sealed with the scope it was minted for. */
-export function sealToken(sealer: Sealer, token: JobToken, scope: TokenScope): string {
-  return sealer.seal(JSON.stringify({ ...token, scope }));
-}
-
-/**
- * A sealed token opened for `job`: refused when it was sealed for another installation or repository
- * (a token moved onto another job in Redis). Tokens sealed before scopes were recorded carry none.
- */
-export function openToken(sealer: Sealer, sealedToken: string, job: Job): JobToken & { scope?: TokenScope | undefined } {
-  const opened = scopedTokenSchema.parse(JSON.parse(sealer.open(sealedToken)));
-  if (opened.scope && (opened.scope.installationId !== job.installationId || opened.scope.repository !== job.repository.name)) {
-    throw new Error(`the job's token was sealed for another repository (${opened.scope.repository}), not ${job.repository.name}`);
-  }
-  return opened;
-}
+const requestSchema = z.object({ queue: z.enum([TRIAGE_QUEUE, WORK_QUEUE]), id: z.string().min(1), lockToken: z.string().min(1), sealedToken: z.string() });
+export type TokenRequest = z.output<typeof requestSchema>;
 
 /** No intake answered (none running, or GitHub refused the token): the job waits and asks again later. */
 export class TokenUnavailable extends Error {
@@ -50,30 +26,90 @@ export class TokenUnavailable extends Error {
   }
 }
 
+const REFUSED = "refused: ";
+
 /**
- * Intake's side: answers workers' token requests with a token minted as for a new job (narrowed to the
- * job's repository and kind), sealed. The answer is BullMQ's return value, stored in Redis: sealed, like the job's own.
+ * Why an intake renews no token for a request: the job is not one that runs now, in its lifetime,
+ * with that token. Not retried, and the worker that asked fails the job rather than ask again.
  */
-export function answerTokenRequests(options: { connection: Redis; tokens: JobTokenSource; sealer: Sealer; log: Logger; concurrency: number }): Worker {
-  const worker = new Worker(
-    TOKEN_QUEUE,
-    async (request: BullJob) => {
-      const { job, sealedToken } = requestSchema.parse(request.data);
-      // Anyone who can write to Redis can ask: only a token an intake sealed for this job's repository is renewed, for what it was minted for.
-      const { scope } = openToken(options.sealer, sealedToken, job);
-      if (!scope) throw new Error("the job's token was sealed without its scope: it is not renewed");
-      const token = await options.tokens.forJob({ installationId: scope.installationId, repository: { name: scope.repository }, kind: scope.kind as Job["kind"] });
-      return sealToken(options.sealer, token, scope);
-    },
-    { connection: options.connection, concurrency: options.concurrency },
-  );
-  worker.on("error", (error) => options.log.error({ err: error }, "token request worker error"));
-  return worker;
+export class RefreshRefused extends UnrecoverableError {
+  constructor(reason: string) {
+    super(`${REFUSED}${reason}`);
+  }
+}
+
+/** `read()`, any failure a refusal: a job or token that does not verify now never will. */
+function refusing<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    throw new RefreshRefused(error instanceof Error ? error.message : String(error));
+  }
+}
+
+export interface TokenDeskOptions {
+  connection: Redis;
+  tokens: JobTokenSource;
+  sealer: Sealer;
+  log: Logger;
+  concurrency: number;
+  /** The agent's wall time per run (BLUEPRINT_MAX_MINUTES): a job's lifetime is measured in it (`jobLifetimeMs`). */
+  maxWallTimeMs: number;
 }
 
 /**
- * A worker's side: a job that waited in the queue longer than its token lives (an hour on GitHub) gets
- * a fresh one before it touches GitHub. Workers hold no App key, so they ask the intakes through Redis.
+ * Intake's side: answers workers' token requests with a token minted as for a new job (narrowed to the
+ * job's repository and kind), sealed for that job. Anyone who can write to Redis can ask, so a token
+ * is renewed only for a job that is running now (BullMQ's `active`, its lock held by the asker), that
+ * an intake or worker signed, within its lifetime, and whose token was sealed for it. The answer is
+ * BullMQ's return value, kept in Redis for minutes: sealed, like the job's own, and bound to the job.
+ */
+export function answerTokenRequests(options: TokenDeskOptions): { close(): Promise<void> } {
+  const { connection, sealer } = options;
+  const queues = new Map([TRIAGE_QUEUE, WORK_QUEUE].map((name) => [name, new Queue(name, { connection })]));
+
+  const runningJob = async (request: TokenRequest): Promise<Job> => {
+    const place: WirePlace = { queue: request.queue, id: request.id };
+    const queue = queues.get(request.queue);
+    const queued = queue ? await BullJob.fromId(queue, request.id) : undefined;
+    if (!queue || !queued) throw new RefreshRefused(`no job ${request.id} in ${request.queue}`);
+    const state = await queued.getState();
+    if (state !== "active") throw new RefreshRefused(`job ${request.id} is ${state}, not running: its token is not renewed`);
+    if ((await connection.get(queue.toKey(`${request.id}:lock`))) !== request.lockToken) throw new RefreshRefused(`job ${request.id} is not held by the worker that asked`);
+    const { job } = refusing(() => verifiedWire(sealer, place, queued.data));
+    const lifetime = jobLifetimeMs(job.kind, options.maxWallTimeMs);
+    const now = Date.now();
+    if (now - (queued.processedOn ?? 0) > lifetime || now - job.receivedAt > QUEUE_LIFE_MS + lifetime) {
+      throw new RefreshRefused(`job ${request.id} has run past its lifetime (${Math.round(lifetime / 60_000)} min): its token is not renewed`);
+    }
+    return job;
+  };
+
+  const worker = new Worker(
+    TOKEN_QUEUE,
+    async (request: BullJob) => {
+      const parsed = requestSchema.parse(request.data);
+      const job = await runningJob(parsed);
+      // Sealed for this job, or it is not this job's token to renew.
+      refusing(() => openToken(sealer, parsed.sealedToken, job));
+      return sealToken(sealer, await options.tokens.forJob(job), job);
+    },
+    { connection, concurrency: options.concurrency },
+  );
+  worker.on("failed", (request, error) => options.log.warn({ err: error, request: request?.id }, "a token request was refused"));
+  worker.on("error", (error) => options.log.error({ err: error }, "token request worker error"));
+  return {
+    async close() {
+      await worker.close();
+      await Promise.all([...queues.values()].map((queue) => queue.close()));
+    },
+  };
+}
+
+/**
+ * A worker's side: a job that waited in the queue longer than its token lives (an hour on GitHub), or
+ * that works longer, gets a fresh one before it touches GitHub. Workers hold no App key, so they ask
+ * the intakes through Redis.
  */
 export class TokenRefresher {
   private readonly requests: Queue;
@@ -91,16 +127,21 @@ export class TokenRefresher {
     return refresher;
   }
 
-  /** `sealedToken` as it is if it has TOKEN_MARGIN_MS left, else a fresh one sealed; throws TokenUnavailable. */
-  async fresh(job: Job, sealedToken: string): Promise<{ sealedToken: string; refreshed: boolean }> {
+  /**
+   * The running `job`'s `sealedToken` as it is if it has TOKEN_MARGIN_MS left, else a fresh one sealed;
+   * throws TokenUnavailable. `running`: where the job is and the lock this worker holds on it.
+   */
+  async fresh(job: Job, sealedToken: string, running: WirePlace & { lockToken: string }): Promise<{ sealedToken: string; refreshed: boolean }> {
     const token = openToken(this.sealer, sealedToken, job);
     if (!expiresSoon(token)) return { sealedToken, refreshed: false };
     try {
-      const request = await this.requests.add("refresh", { job, sealedToken }, { attempts: 3, backoff: { type: "exponential", delay: 1_000 }, removeOnComplete: { age: 300 }, removeOnFail: { age: 3600 } });
-      const answer = z.string().parse(await request.waitUntilFinished(this.answers, ANSWER_WAIT_MS));
+      const request: TokenRequest = { queue: requestSchema.shape.queue.parse(running.queue), id: running.id, lockToken: running.lockToken, sealedToken };
+      const asked = await this.requests.add("refresh", request, { attempts: 3, backoff: { type: "exponential", delay: 1_000 }, removeOnComplete: { age: 300 }, removeOnFail: { age: 300 } });
+      const answer = z.string().parse(await asked.waitUntilFinished(this.answers, ANSWER_WAIT_MS));
       openToken(this.sealer, answer, job);
       return { sealedToken: answer, refreshed: true };
     } catch (error) {
+      if (error instanceof Error && error.message.startsWith(REFUSED)) throw new RefreshRefused(error.message.slice(REFUSED.length));
       throw new TokenUnavailable(error);
     }
   }

@@ -75,6 +75,10 @@ export interface ThreadPort {
   canWriteWorkflows(): Promise<boolean>;
   /** Inline comments of one pull-request review, with file and line. */
   reviewComments(reviewId: number): Promise<ReviewComment[]>;
+  /** One comment of this thread, as GitHub has it now; null when it is gone or on another thread. */
+  comment(id: number): Promise<ThreadComment | null>;
+  /** One review of this pull request, as GitHub has it now; null when there is none with that id. */
+  review(id: number): Promise<PullRequestReview | null>;
   /** Collapses an outdated comment (GitHub's "minimize as outdated"); best effort. */
   minimizeComment(comment: ThreadComment): Promise<void>;
 }
@@ -84,6 +88,14 @@ export interface GitHubAccount {
   id: number;
   /** The public profile e-mail (a verified address the person chose to show), or null. */
   email: string | null;
+}
+
+export interface PullRequestReview {
+  author: string;
+  /** GitHub's word: `APPROVED`, `CHANGES_REQUESTED`, `COMMENTED`, … */
+  state: string;
+  submittedAt: string | null;
+  commitId: string;
 }
 
 export interface ReviewComment {

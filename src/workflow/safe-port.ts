@@ -35,6 +35,8 @@ export function safePort(port: ThreadPort, redact: Redactor, stateKey: StateKey)
     upsertPullRequest: (draft) => port.upsertPullRequest({ ...draft, title: redact(draft.title), body: stateless(draft.body) }),
     canWriteWorkflows: () => port.canWriteWorkflows(),
     reviewComments: (id) => port.reviewComments(id),
+    comment: (id) => port.comment(id),
+    review: (id) => port.review(id),
     minimizeComment: (comment) => port.minimizeComment(comment),
   };
 }

@@ -121,7 +121,7 @@ describe("a job's GitHub ports on a renewable token", () => {
     const clock = testClock();
     // Enough left to start with; a minute later it is inside the margin.
     const token = new RenewableToken(tokenLeft("ghs_first", TOKEN_MARGIN_MS + 30_000), async () => (asked++, tokenLeft("ghs_second", HOUR)), () => {}, clock.now);
-    const ports = new TokenPorts({ baseUrl, log: quiet, isOwnComment: () => false }).portsFor(job, token);
+    const ports = new TokenPorts({ baseUrl, webUrl: "https://github.com", log: quiet, isOwnComment: () => false }).portsFor(job, token);
 
     await ports.work.info();
     expect(await ports.work.gitToken()).toBe("ghs_first");

@@ -12,8 +12,18 @@ export interface DoubleComment {
   user: { login: string; type: string };
   performed_via_github_app: { id: number } | null;
   html_url: string;
+  issue_url: string;
   created_at: string;
   updated_at: string;
+}
+
+export interface DoubleReview {
+  id: number;
+  user: { login: string; type: string };
+  state: string;
+  commit_id: string;
+  submitted_at: string;
+  body: string;
 }
 
 export interface GitHubDoubleOptions {
@@ -33,6 +43,8 @@ export interface GitHubDoubleOptions {
   users?: Record<string, { id: number; email: string | null }>;
   /** Inline comments returned for any review id. */
   reviewComments?: Array<{ path: string; line: number; body: string }>;
+  /** The pull request's reviews, by id (others are 404). */
+  reviews?: DoubleReview[];
 }
 
 export interface RecordedRequest {
@@ -68,6 +80,7 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       user,
       performed_via_github_app: viaApp ? { id: APP_ID } : null,
       html_url: `https://github.com/${owner}/${repo}/issues/${number}#issuecomment-${id}`,
+      issue_url: `https://api.github.com/repos/${owner}/${repo}/issues/${number}`,
       created_at: now,
       updated_at: now,
     };
@@ -143,6 +156,18 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     .reply((uri, body) => {
       record("POST", uri, body);
       return [201, addComment((body as { body: string }).body, { login: BOT_LOGIN, type: "Bot" }, true)];
+    })
+    .get(new RegExp(`^${escape(base)}/issues/comments/\\d+$`))
+    .reply((uri) => {
+      record("GET", uri, null);
+      const comment = comments.find((c) => c.id === Number(uri.split("/").at(-1)));
+      return comment ? [200, comment] : [404, { message: "Not Found" }];
+    })
+    .get(new RegExp(`^${escape(base)}/pulls/${number}/reviews/\\d+$`))
+    .reply((uri) => {
+      record("GET", uri, null);
+      const review = options.reviews?.find((r) => r.id === Number(uri.split("/").at(-1)));
+      return review ? [200, review] : [404, { message: "Not Found" }];
     })
     .patch(new RegExp(`^${escape(base)}/issues/comments/\\d+$`))
     .reply((uri, body) => {

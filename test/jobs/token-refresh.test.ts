@@ -1,27 +1,24 @@
 import { Octokit } from "@octokit/rest";
-import { Queue, QueueEvents } from "bullmq";
+import { Queue, QueueEvents, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import nock from "nock";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { JobTokens, type TokenMinter } from "../../src/github/job-token.js";
 import type { Job } from "../../src/jobs/job.js";
-import { JobMetrics } from "../../src/jobs/metrics.js";
-import { startRedisWorkers, TRIAGE_QUEUE } from "../../src/jobs/redis-worker.js";
-import { Sealer } from "../../src/jobs/sealed.js";
-import { loadEnv } from "../../src/config/env.js";
-import { tokenPorts } from "../../src/github/token-port.js";
-import { createWorkflowDeps } from "../../src/workflow/create-deps.js";
-import { tempDir } from "../helpers/git-repo.js";
-import { answerTokenRequests, scopeOf, sealToken, TokenRefresher } from "../../src/jobs/token-refresh.js";
-import type { Logger } from "../../src/workflow/deps.js";
-import { githubDouble, INSTALLATION_ID, INSTALLATION_TOKEN } from "../helpers/github-double.js";
+import { openToken, WORK_QUEUE } from "../../src/jobs/job-wire.js";
+import { answerTokenRequests, RefreshRefused, TokenRefresher } from "../../src/jobs/token-refresh.js";
+import { githubDouble, INSTALLATION_TOKEN } from "../helpers/github-double.js";
 import { startRedisServer, type RedisServer } from "../helpers/redis-server.js";
+import { buildJob, planJob, recordingLog, repository, sealedFor, sealer, signedWire } from "../helpers/redis-jobs.js";
 
-/** Workers hold no App key: a job whose token is about to expire asks an intake, through Redis, for a fresh one. */
+/**
+ * Workers hold no App key: a job whose token is about to expire asks an intake, through Redis, for a
+ * fresh one. Anyone who can write to Redis can ask too, so an intake renews only the token of a job
+ * that is running now, held by the worker that asks, within its lifetime.
+ */
 
-const quiet: Logger = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} } as unknown as Logger;
-const repository = { owner: "Codertocat", name: "Hello-World", cloneUrl: "https://github.com/Codertocat/Hello-World.git", defaultBranch: "main", htmlUrl: "https://github.com/Codertocat/Hello-World" };
-const planJob: Job = { kind: "plan", deliveryId: "d-1", installationId: INSTALLATION_ID, repository, number: 1, actor: "maintainer", receivedAt: Date.now(), commentId: 7, instructions: "" };
+const MAX_WALL_TIME_MS = 20 * 60_000;
+const PLAN_LIFETIME_MS = MAX_WALL_TIME_MS + 10 * 60_000 + 30 * 60_000;
 
 let redis: RedisServer;
 beforeAll(async () => {
@@ -42,71 +39,96 @@ afterEach(async () => {
 
 async function intakeAndWorker() {
   const github = githubDouble();
-  const sealer = new Sealer("a-secret-shared-by-intake-and-workers");
   const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+  await connection.flushall();
   const tokens = new JobTokens(async () => new Octokit({ auth: "app-jwt", request: { retries: 0 } }) as unknown as TokenMinter);
-  const desk = answerTokenRequests({ connection, tokens, sealer, log: quiet, concurrency: 2 });
+  const desk = answerTokenRequests({ connection, tokens, sealer, log: recordingLog(), concurrency: 2, maxWallTimeMs: MAX_WALL_TIME_MS });
   const refresher = await TokenRefresher.start(redis.url, connection, sealer);
+  const work = new Queue(WORK_QUEUE, { connection });
+  // A worker taking jobs by hand: each stays active, its lock held with the token it was given.
+  const taker = new Worker(WORK_QUEUE, null, { connection, lockDuration: 60_000 });
   // Someone else who can write to Redis, asking the intakes directly.
   const requests = new Queue("blueprint-token", { connection });
   const answers = new QueueEvents("blueprint-token", { connection: new Redis(redis.url, { maxRetriesPerRequest: null }) });
   await answers.waitUntilReady();
-  closers.push(() => connection.quit(), () => desk.close(), () => refresher.close(), () => requests.close(), () => answers.close());
+  closers.push(() => connection.quit(), () => desk.close(), () => refresher.close(), () => work.close(), () => taker.close(), () => requests.close(), () => answers.close());
   const mints = () => github.requests.filter((request) => request.path.endsWith("/access_tokens")).map((request) => request.body);
   const ask = async (data: unknown) => (await requests.add("refresh", data)).waitUntilFinished(answers, 10_000);
-  return { sealer, refresher, mints, ask };
+  /** `job` queued as an intake would, then taken by this worker: running, with the lock token it holds. */
+  const running = async (job: Job) => {
+    const id = `w-${job.deliveryId}`;
+    await work.add(job.kind, signedWire(WORK_QUEUE, id, job, { sealedToken: expiring(job) }), { jobId: id });
+    const lockToken = `lock-${job.deliveryId}`;
+    const taken = await taker.getNextJob(lockToken);
+    if (taken?.id !== id) throw new Error(`took ${taken?.id} instead of ${id}`);
+    return { bullJob: taken, place: { queue: WORK_QUEUE, id, lockToken } };
+  };
+  return { connection, work, refresher, mints, ask, running };
 }
 
 /** A token an intake sealed for `job` that expires in a minute. */
-const expiring = (sealer: Sealer, job: Job) => sealToken(sealer, { token: "ghs_OldToken000", expiresAt: new Date(Date.now() + 60_000).toISOString(), permissions: {} }, scopeOf(job));
+const expiring = (job: Job) => sealedFor(job, 60_000);
+const PLAN_PERMISSIONS = { contents: "read", issues: "write", pull_requests: "write", metadata: "read" };
 
 describe("fresh job tokens through an intake", () => {
-  it("renews a token an intake sealed, for the repository and the kind of job it was minted for", async () => {
-    const { sealer, refresher, mints } = await intakeAndWorker();
-    const { sealedToken, refreshed } = await refresher.fresh(planJob, expiring(sealer, planJob));
+  it("renews the token of a running job, held by the worker that asks, for its repository and kind", async () => {
+    const { refresher, mints, running } = await intakeAndWorker();
+    const job = planJob("d-1");
+    const { place } = await running(job);
+    const { sealedToken, refreshed } = await refresher.fresh(job, expiring(job), place);
     expect(refreshed).toBe(true);
-    expect(JSON.parse(sealer.open(sealedToken))).toMatchObject({ token: INSTALLATION_TOKEN, scope: scopeOf(planJob) });
-    expect(mints()).toEqual([{ repositories: ["Hello-World"], permissions: { contents: "read", issues: "write", pull_requests: "write", metadata: "read" } }]);
+    expect(openToken(sealer, sealedToken, job)).toMatchObject({ token: INSTALLATION_TOKEN, scope: { repository: "Hello-World", kind: "plan" } });
+    expect(mints()).toEqual([{ repositories: ["Hello-World"], permissions: PLAN_PERMISSIONS }]);
   });
 
-  it("mints nothing for a request written into Redis that names another repository or asks for more than the token had", async () => {
-    const { sealer, refresher, mints, ask } = await intakeAndWorker();
-    const elsewhere: Job = { ...planJob, kind: "build", revision: null, steps: [], force: false, fresh: false, notes: "", repository: { ...repository, name: "secrets" } } as Job;
-    // No sealed token at all (the request as workers used to send it).
-    await expect(ask({ job: elsewhere })).rejects.toThrow();
-    // A real job's sealed token, moved onto a job for another repository.
-    await expect(ask({ job: elsewhere, sealedToken: expiring(sealer, planJob) })).rejects.toThrow(/another repository/);
-    // A worker does not use (or renew) a token moved onto another repository's job either.
-    await expect(refresher.fresh(elsewhere, expiring(sealer, planJob))).rejects.toThrow(/another repository/);
+  it("renews nothing for a job that is not running: waiting its turn, or finished (as kept in Redis for a day)", async () => {
+    const { refresher, work, mints, running } = await intakeAndWorker();
+    const waiting = planJob("d-waiting");
+    await work.add("plan", signedWire(WORK_QUEUE, "w-d-waiting", waiting), { jobId: "w-d-waiting", delay: 60_000 });
+    await expect(refresher.fresh(waiting, expiring(waiting), { queue: WORK_QUEUE, id: "w-d-waiting", lockToken: "any" })).rejects.toThrow(/is delayed, not running/);
+
+    const done = planJob("d-done");
+    const { bullJob, place } = await running(done);
+    await bullJob.moveToCompleted("done", place.lockToken, false);
+    await expect(refresher.fresh(done, expiring(done), place)).rejects.toThrow(RefreshRefused);
+    await expect(refresher.fresh(done, expiring(done), place)).rejects.toThrow(/is completed, not running/);
     expect(mints()).toEqual([]);
-
-    // The right repository, but a build (write to contents) on the token of a plan: minted as for the plan.
-    const asBuild = { ...elsewhere, repository };
-    const answer = await ask({ job: asBuild, sealedToken: expiring(sealer, planJob) });
-    expect(JSON.parse(sealer.open(String(answer)))).toMatchObject({ scope: { kind: "plan", repository: "Hello-World" } });
-    expect(mints()).toEqual([{ repositories: ["Hello-World"], permissions: { contents: "read", issues: "write", pull_requests: "write", metadata: "read" } }]);
   });
-});
 
-describe("a worker given a job whose token is not for it", () => {
-  it("fails the job at once instead of asking for a fresh token every 30 seconds for a day", async () => {
-    const sealer = new Sealer("a-secret-shared-by-intake-and-workers");
-    const env = loadEnv({ BLUEPRINT_WORKDIR: tempDir("blueprint-workdir-"), BLUEPRINT_STATE_SECRET: "a-state-secret-for-the-tests-0000", PATH: process.env.PATH ?? "" });
-    const workers = await startRedisWorkers({ redisUrl: redis.url, deps: createWorkflowDeps(env, quiet), ports: tokenPorts(env, quiet), sealer, concurrency: 1, lockMs: 30_000, metrics: new JobMetrics({ processMetrics: false }) });
-    const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
-    const triage = new Queue(TRIAGE_QUEUE, { connection });
-    closers.push(() => connection.quit(), () => triage.close(), () => workers.close());
+  it("renews nothing for a running job asked for by anyone but the worker that holds it", async () => {
+    const { refresher, mints, running } = await intakeAndWorker();
+    const job = planJob("d-held");
+    const { place } = await running(job);
+    await expect(refresher.fresh(job, expiring(job), { ...place, lockToken: "someone-else" })).rejects.toThrow(/not held by the worker that asked/);
+    expect(mints()).toEqual([]);
+  });
 
-    // A job for another repository carrying a real job's sealed token (written into Redis by someone else).
-    const elsewhere: Job = { ...planJob, deliveryId: "d-2", repository: { ...repository, name: "secrets" } };
-    const queued = await triage.add("plan", { job: elsewhere, keys: [], sealedToken: expiring(sealer, planJob) }, { jobId: "t-d-2" });
-    const deadline = Date.now() + 10_000;
-    let state = await queued.getState();
-    while (state !== "failed" && state !== "delayed" && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      state = await queued.getState();
+  it("renews nothing for a job past its lifetime: started too long ago, or received too long ago", async () => {
+    const { refresher, connection, mints, running } = await intakeAndWorker();
+    const long = planJob("d-long");
+    const { place } = await running(long);
+    // The job has been running for longer than a planning run may (its worker's start, as BullMQ records it).
+    await connection.hset(`bull:${WORK_QUEUE}:${place.id}`, "processedOn", String(Date.now() - PLAN_LIFETIME_MS - 60_000));
+    await expect(refresher.fresh(long, expiring(long), place)).rejects.toThrow(/past its lifetime \(60 min\)/);
+
+    const old = planJob("d-old", { receivedAt: Date.now() - 3 * 24 * 3600_000 });
+    const started = await running(old);
+    await expect(refresher.fresh(old, expiring(old), started.place)).rejects.toThrow(/past its lifetime/);
+    expect(mints()).toEqual([]);
+  });
+
+  it("mints nothing for a request written into Redis with a token sealed for another job, or none", async () => {
+    const { mints, ask, running } = await intakeAndWorker();
+    const job = buildJob("d-build");
+    const { place } = await running(job);
+    // No sealed token at all.
+    await expect(ask({ queue: place.queue, id: place.id, lockToken: place.lockToken })).rejects.toThrow();
+    // A token sealed for a job on another repository, and one sealed for a plan (less than a build may do).
+    for (const donor of [{ ...planJob("d-elsewhere"), repository: { ...repository, name: "secrets" } }, planJob("d-build")]) {
+      await expect(ask({ ...place, sealedToken: expiring(donor) })).rejects.toThrow(/not sealed for this job/);
     }
-    expect(state).toBe("failed");
-    expect((await triage.getJob("t-d-2"))?.failedReason).toMatch(/another repository/);
+    // A job that no intake signed, running under the worker's lock.
+    await expect(ask({ ...place, id: "w-d-nothing", sealedToken: expiring(job) })).rejects.toThrow(/no job w-d-nothing/);
+    expect(mints()).toEqual([]);
   });
 });

@@ -62,6 +62,10 @@ export const REST_ROUTES: RestRoute[] = [
     if (body.body.length > MAX_BODY) return invalid("IssueComment", "body", `body is too long (maximum is ${MAX_BODY} characters)`);
     return { status: 201, body: renderComment(double, double.state.addComment(issue.number, double.state.bot, body.body, true)) };
   }),
+  route("GET", `${REPO}/issues/comments/{comment_id}`, (double, { params }) => {
+    const comment = double.state.comment(Number(params.comment_id));
+    return comment ? ok(renderComment(double, comment)) : notFound;
+  }),
   route("PATCH", `${REPO}/issues/comments/{comment_id}`, (double, { params, body }) => {
     const comment = double.state.comment(Number(params.comment_id));
     if (!comment) return notFound;
