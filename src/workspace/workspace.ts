@@ -117,6 +117,7 @@ export class Workspace {
   async changes(): Promise<string[]> {
     return changedPaths(await this.treeGit());
   }
+
   async revParse(ref: string): Promise<string | null> {
     try {
       return (await (await this.git()).raw(["rev-parse", "--verify", `${ref}^{commit}`])).trim();
