@@ -84,9 +84,12 @@ function nestedConfig(tree: string, key: string, value: string): void {
 }
 
 let bumps = 0;
-/** The step's edit: same size, a later time, so git must hash the file again (through a clean filter). */
+/**
+ * The step touches the file: a later time, the same content. git must hash it again (through a
+ * clean filter) and then writes the refreshed index (and runs post-index-change); a changed content
+ * would leave the entry stale and the index unwritten, depending on the clock.
+ */
 function touch(file: string): void {
-  writeFileSync(file, "g\n");
   const later = Date.now() / 1000 + 60 + ++bumps;
   utimesSync(file, later, later);
 }
