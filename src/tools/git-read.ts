@@ -1,3 +1,4 @@
+import { findNestedGit, NestedRepositoryError } from "../workspace/nested-git.js";
 import { excludeFileOf, recordedGitDir, untrustedGit } from "../workspace/untrusted-git.js";
 
 export interface GitOutput {
@@ -9,9 +10,13 @@ export interface GitOutput {
 /**
  * Runs a read-only git command in the workspace (untrusted-git.ts: the git directory Blueprint
  * recorded for the worktree, no hooks or drivers, no lazy fetches); never throws on a non-zero exit.
+ * In a Blueprint worktree it first looks for a nested repository (nested-git.ts): with one there
+ * no git runs, and the failure tells the agent which `.git` to delete before its step can be committed.
  */
 export async function gitRead(root: string, args: string[]): Promise<GitOutput> {
   const gitDir = recordedGitDir(root);
+  const nested = gitDir ? await findNestedGit(root) : null;
+  if (nested) return { code: 128, stdout: "", stderr: new NestedRepositoryError(nested).message };
   // A Blueprint worktree's own exclude file hides setup output (node_modules…) from the tools too.
   const git = untrustedGit(gitDir ? { gitDir, workTree: root } : { discoverFrom: root }, { lazyFetch: false, excludesFile: gitDir ? excludeFileOf(gitDir) : undefined });
   const result = await git.run(args);

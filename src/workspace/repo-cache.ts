@@ -3,6 +3,7 @@ import { promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describeGitError, WorkspaceError } from "./git.js";
+import { findNestedGit } from "./nested-git.js";
 import { excludeFileOf, forgetWorktree, NO_DRIVERS_ATTRIBUTES, recordWorktree, restoreGitPointer, untrustedGit } from "./untrusted-git.js";
 import { liveToken, Workspace, type GitToken } from "./workspace.js";
 
@@ -26,11 +27,13 @@ export function defaultWorkdir(): string {
  * Each job gets its own detached worktree, so jobs on one repository do not share a working tree.
  *
  * Worktrees are pooled per mirror: when a job is done its worktree is reset (`reset --hard`,
- * `clean -ffdx`: tracked files restored, everything untracked or ignored removed) and kept only
- * if nothing named `.git` is left below its top (git passes over those) and `git status --ignored`
- * then shows nothing at all; the next job on the same repository checks
- * out its commit there, which rewrites only the files that differ. Anything odd removes the
- * worktree instead, and a job never shares a worktree with a running job.
+ * `clean -ffdx`: tracked files restored, everything untracked or ignored removed) and kept, unless
+ * something named `.git` lies below its top: then no git runs over it at all (git would read that
+ * nested repository's config, and reset, clean and `status --ignored` pass over it anyway) and it
+ * is removed with the file system alone. The next job on the same repository checks out its
+ * commit there, which rewrites only the files that differ, and uses it only when
+ * `git status --ignored` then shows nothing at all. Anything odd removes the worktree instead,
+ * and a job never shares a worktree with a running job.
  */
 /** A worktree and the admin directory inside its mirror that Blueprint recorded when it made it. */
 interface Worktree {
@@ -123,11 +126,14 @@ export class RepoCache {
     const tree = this.idle.get(mirror)?.pop();
     if (!tree) return null;
     try {
-      // release() already reset and cleaned it; the status check proves nothing is left.
-      const location = { gitDir: tree.gitDir, workTree: tree.dir };
-      await untrustedGit(location, { auth: { token: await liveToken(token), url: cloneUrl } }).raw(["checkout", "--quiet", "--force", "--detach", sha]);
-      const left = await untrustedGit(location).raw(["status", "--porcelain", "--ignored", "--untracked-files=all", "--ignore-submodules=all"]);
-      if (left.trim() === "") return tree;
+      // release() already reset and cleaned it; the status check proves nothing is left. Nothing
+      // should have written there since, but if anything did, git must not meet a nested repository.
+      if (!(await findNestedGit(tree.dir))) {
+        const location = { gitDir: tree.gitDir, workTree: tree.dir };
+        await untrustedGit(location, { auth: { token: await liveToken(token), url: cloneUrl } }).raw(["checkout", "--quiet", "--force", "--detach", sha]);
+        const left = await untrustedGit(location).raw(["status", "--porcelain", "--ignored", "--untracked-files=all", "--ignore-submodules=all"]);
+        if (left.trim() === "") return tree;
+      }
     } catch {
       // Not reusable: removed below.
     }
@@ -140,18 +146,21 @@ export class RepoCache {
     const pool = this.idle.get(mirror) ?? [];
     if (pool.length < this.poolSize) {
       try {
-        // The next job's commands find the repository through this pointer: it must be Blueprint's.
-        await restoreGitPointer(tree.dir, tree.gitDir);
-        const git = untrustedGit({ gitDir: tree.gitDir, workTree: tree.dir });
-        await git.raw(["reset", "--quiet", "--hard"]);
-        await git.raw(["clean", "-ffdxq"]);
-        // The next job's setup output is its own to list.
-        await fs.rm(excludeFileOf(tree.gitDir), { force: true });
-        // reset, clean and `status --ignored` all pass over a nested `.git`; what is in it would reach the next job.
-        if (pool.length < this.poolSize && !(await hasNestedGit(tree.dir))) {
-          pool.push(tree);
-          this.idle.set(mirror, pool);
-          return;
+        // Before any git: git would read a nested repository's config, and reset, clean and
+        // `status --ignored` pass over it, so what is in it would reach the next job. Such a tree is removed.
+        if (!(await findNestedGit(tree.dir))) {
+          // The next job's commands find the repository through this pointer: it must be Blueprint's.
+          await restoreGitPointer(tree.dir, tree.gitDir);
+          const git = untrustedGit({ gitDir: tree.gitDir, workTree: tree.dir });
+          await git.raw(["reset", "--quiet", "--hard"]);
+          await git.raw(["clean", "-ffdxq"]);
+          // The next job's setup output is its own to list.
+          await fs.rm(excludeFileOf(tree.gitDir), { force: true });
+          if (pool.length < this.poolSize) {
+            pool.push(tree);
+            this.idle.set(mirror, pool);
+            return;
+          }
         }
       } catch {
         // Not reusable: removed below.
@@ -189,7 +198,10 @@ export class RepoCache {
     await fs.writeFile(path.join(mirror, "info", "exclude"), "");
   }
 
-  /** Deletes the tree, then lets git forget it (`worktree remove` would look inside the tree first). */
+  /**
+   * Deletes the tree with the file system, then lets the mirror's git forget it (`worktree remove`
+   * would run `status` inside the tree first, and with it a nested repository's config).
+   */
   private async remove(mirror: string, tree: Worktree): Promise<void> {
     forgetWorktree(tree.dir);
     await this.withLock(mirror, async () => {
@@ -209,26 +221,6 @@ export class RepoCache {
       if (this.locks.get(key) === settled) this.locks.delete(key);
     }
   }
-}
-
-/**
- * Whether anything named `.git` lies below the top of a tree (a directory or a file; symlinks are
- * not followed). A tree too big to walk quickly counts as having one: it is removed, not pooled.
- */
-async function hasNestedGit(root: string, maxEntries = 200_000): Promise<boolean> {
-  let seen = 0;
-  const pending = [root];
-  for (let dir = pending.pop(); dir !== undefined; dir = pending.pop()) {
-    const entries = await fs.readdir(dir, { withFileTypes: true });
-    seen += entries.length;
-    if (seen > maxEntries) return true;
-    for (const entry of entries) {
-      if (entry.name === ".git") {
-        if (dir !== root) return true;
-      } else if (entry.isDirectory()) pending.push(path.join(dir, entry.name));
-    }
-  }
-  return false;
 }
 
 /** At most `limit` tasks at once; the rest wait in order. */

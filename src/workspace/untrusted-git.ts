@@ -16,6 +16,8 @@ import path from "node:path";
  * - turns hooks, fsmonitor, credential helpers, submodule recursion and the global attributes
  *   file off; the mirror's `info/attributes` (NO_DRIVERS_ATTRIBUTES) outranks any `.gitattributes`,
  *   so no filter, textconv or merge driver runs even if a config defined one;
+ * - is never run over a tree with a nested repository in it (nested-git.ts): git would descend
+ *   into it with that repository's own config, which no setting here fully overrides;
  * - carries a token only as an HTTP header in this one process's environment, for one host.
  * The sandbox (command-runner.ts) finds a worktree's repository through the same record.
  */
@@ -78,9 +80,14 @@ const HARDENED_CONFIG = [
   "core.fsmonitor=false",
   "core.attributesFile=/dev/null",
   "credential.helper=",
+  // Never descend into a nested repository on purpose (git would run it with its own config);
+  // workspace.ts and repo-cache.ts make sure there is none before git meets the tree.
   "submodule.recurse=false",
   "diff.ignoreSubmodules=all",
+  "diff.submodule=short",
   "status.submoduleSummary=false",
+  "fetch.recurseSubmodules=false",
+  "push.recurseSubmodules=no",
   "protocol.ext.allow=never",
 ];
 

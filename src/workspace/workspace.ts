@@ -1,5 +1,6 @@
 import { promises as fs } from "node:fs";
 import { describeGitError, WorkspaceError } from "./git.js";
+import { gitlinkAddedSince, NestedRepositoryError, refuseNestedGit } from "./nested-git.js";
 import { excludeFileOf, literalIgnorePattern, restoreGitPointer, untrustedGit, type GitIdentity, type UntrustedGit } from "./untrusted-git.js";
 
 export interface CommitResult {
@@ -30,7 +31,11 @@ export interface WorktreeRepository {
 
 /**
  * One job's working tree: read, commit, push. Every git call goes through untrusted-git.ts with the
- * recorded git directory, and first puts back the `.git` pointer if the agent changed it.
+ * recorded git directory, and first puts back the `.git` pointer if the agent changed it. Every
+ * operation that reads or writes the working tree or the index (status, add, commit, diff, push,
+ * checkout, the exclude list) first makes sure no nested repository is in it (nested-git.ts) and
+ * stops with a NestedRepositoryError when one is; calls on objects alone (show, ls-tree, log,
+ * rev-parse) cannot reach one and do not look.
  */
 export class Workspace {
   constructor(
@@ -58,6 +63,19 @@ export class Workspace {
     );
   }
 
+  /**
+   * git for an operation on the working tree or the index: before any git runs, no nested `.git`
+   * below the top (the file system alone tells), then no gitlink the base commit did not have.
+   * One look per operation, however many git processes it then runs.
+   */
+  private async treeGit(options: { token?: boolean; identity?: GitIdentity } = {}): Promise<UntrustedGit> {
+    await refuseNestedGit(this.dir);
+    const git = await this.git(options);
+    const gitlink = await gitlinkAddedSince(git, this.baseSha);
+    if (gitlink !== null) throw new NestedRepositoryError({ kind: "gitlink", path: gitlink, base: this.baseSha });
+    return git;
+  }
+
   /** A file as it is on another ref (e.g. the default branch), or null when it does not exist there. */
   async readAtRef(ref: string, file: string): Promise<string | null> {
     try {
@@ -70,7 +88,7 @@ export class Workspace {
   /** `git diff --stat` from the merge base with another ref to HEAD. */
   async diffSummary(baseRef: string): Promise<string> {
     try {
-      return (await (await this.git({ token: true })).raw(["diff", "--no-ext-diff", "--no-textconv", "--stat=160", `${baseRef}...HEAD`])).trim();
+      return (await (await this.treeGit({ token: true })).raw(["diff", "--no-ext-diff", "--no-textconv", "--stat=160", `${baseRef}...HEAD`])).trim();
     } catch (error) {
       return `(the diff could not be computed: ${describeGitError(error)})`;
     }
@@ -78,7 +96,7 @@ export class Workspace {
 
   /** The whole patch from another commit to HEAD (no external diff or textconv driver runs). */
   async diffSince(baseRef: string): Promise<string> {
-    return (await this.git({ token: true })).raw(["diff", "--no-ext-diff", "--no-textconv", "--no-color", "--find-renames", baseRef, "HEAD"]);
+    return (await this.treeGit({ token: true })).raw(["diff", "--no-ext-diff", "--no-textconv", "--no-color", "--find-renames", baseRef, "HEAD"]);
   }
 
   /**
@@ -97,11 +115,7 @@ export class Workspace {
 
   /** Paths that differ from HEAD, untracked included; empty when the tree is clean. */
   async changes(): Promise<string[]> {
-    const status = await (await this.git()).raw(["status", "--porcelain", "--untracked-files=all", "--ignore-submodules=all"]);
-    return status
-      .split("\n")
-      .filter(Boolean)
-      .map((line) => line.slice(3));
+    return changedPaths(await this.treeGit());
   }
 
   /**
@@ -123,7 +137,7 @@ export class Workspace {
 
   /** Moves the detached HEAD (and the tree) to another commit. */
   async checkout(sha: string): Promise<void> {
-    await (await this.git({ token: true })).raw(["checkout", "--quiet", "--detach", sha]);
+    await (await this.treeGit({ token: true })).raw(["checkout", "--quiet", "--detach", sha]);
   }
 
   /**
@@ -153,7 +167,7 @@ export class Workspace {
    * line break cannot be listed and stays visible.
    */
   async ignoreUntracked(): Promise<void> {
-    const git = await this.git();
+    const git = await this.treeGit();
     const untracked = (await git.raw(["ls-files", "-z", "--others", "--exclude-standard", "--directory"])).split("\0").filter(Boolean);
     const patterns = untracked.map(literalIgnorePattern).filter((pattern): pattern is string => pattern !== null);
     if (patterns.length === 0) return;
@@ -161,17 +175,17 @@ export class Workspace {
   }
 
   async head(): Promise<string> {
-    return (await (await this.git()).raw(["rev-parse", "HEAD"])).trim();
+    return headOf(await this.git());
   }
 
   /** Commits everything in the tree; returns null when there was nothing to commit. */
   async commitAll(message: string, identity: GitIdentity): Promise<CommitResult | null> {
-    const changedFiles = await this.changes();
+    const repo = await this.treeGit({ identity });
+    const changedFiles = await changedPaths(repo);
     if (changedFiles.length === 0) return null;
-    const repo = await this.git({ identity });
     await repo.raw(["add", "--all"]);
     await repo.raw(["commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m", message]);
-    return { sha: await this.head(), changedFiles };
+    return { sha: await headOf(repo), changedFiles };
   }
 
   /**
@@ -179,7 +193,8 @@ export class Workspace {
    * hook takes part, and the token exists only in that one git process's environment.
    */
   async push(branch: string, token: string | null | undefined): Promise<void> {
-    const sha = await this.head();
+    // Nothing here reads the tree, but what would be pushed must not hold a nested repository either.
+    const sha = await headOf(await this.treeGit());
     try {
       // To the clone URL itself, not a remote name a changed config could point elsewhere.
       await untrustedGit({ gitDir: this.repository.mirror }, { auth: { token, url: this.cloneUrl } }).raw(["push", "--quiet", "--no-verify", this.cloneUrl, `${sha}:refs/heads/${branch}`]);
@@ -192,4 +207,17 @@ export class Workspace {
   async dispose(): Promise<void> {
     await this.cleanup();
   }
+}
+
+/** Paths that differ from HEAD, untracked included (gitlinks are never descended into). */
+async function changedPaths(git: UntrustedGit): Promise<string[]> {
+  const status = await git.raw(["status", "--porcelain", "--untracked-files=all", "--ignore-submodules=all"]);
+  return status
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => line.slice(3));
+}
+
+async function headOf(git: UntrustedGit): Promise<string> {
+  return (await git.raw(["rev-parse", "HEAD"])).trim();
 }

@@ -38,13 +38,14 @@ describe("RepoCache", () => {
     const repo = createBareRepo({ "README.md": "# one\n", ".gitignore": "build/\n", "src/a.txt": "a\n" });
     const cache = new RepoCache(tempDir("blueprint-cache-"));
     const first = await prepare(cache, repo);
-    // What a job leaves behind: edits, deletions, untracked and ignored files, a nested repository, a commit.
+    // What a job leaves behind: edits, deletions, untracked and ignored files, staged changes. (A tree
+    // with a nested repository is removed instead: worktree-leftovers and nested-repositories tests.)
     writeFileSync(path.join(first.dir, "README.md"), "changed\n");
     writeFileSync(path.join(first.dir, "secret.env"), "TOKEN=x\n");
     mkdirSync(path.join(first.dir, "build"));
     writeFileSync(path.join(first.dir, "build", "out.js"), "built\n");
-    mkdirSync(path.join(first.dir, "nested"));
-    gitIn(path.join(first.dir, "nested"), ["init", "-q"]);
+    mkdirSync(path.join(first.dir, "untracked-dir"));
+    writeFileSync(path.join(first.dir, "untracked-dir", "x.txt"), "x\n");
     gitIn(first.dir, ["rm", "-q", "src/a.txt"]);
     writeFileSync(path.join(first.dir, "staged.txt"), "staged\n");
     gitIn(first.dir, ["add", "staged.txt"]);
@@ -60,7 +61,7 @@ describe("RepoCache", () => {
     expect(await next.changes()).toEqual([]);
     expect(readFileSync(path.join(next.dir, "README.md"), "utf8")).toBe("# two\n");
     expect(readFileSync(path.join(next.dir, "src/a.txt"), "utf8")).toBe("a\n");
-    for (const gone of ["secret.env", "build", "nested", "staged.txt"]) expect(existsSync(path.join(next.dir, gone))).toBe(false);
+    for (const gone of ["secret.env", "build", "untracked-dir", "staged.txt"]) expect(existsSync(path.join(next.dir, gone))).toBe(false);
     expect(gitIn(next.dir, ["status", "--porcelain", "--ignored", "--untracked-files=all"])).toBe("");
   });
 
