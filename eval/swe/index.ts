@@ -7,4 +7,4 @@ export { parseTestLog, type TestResults, type TestStatus } from "./parse-test-lo
 export { judgeInstance, reportFromResults, type JudgeReport, type JudgeOptions, type TestListReport } from "./judge.js";
 export { validateInstance, runWithAndWithoutGold, type ValidateOptions, type ValidationResult, type GoldRuns } from "./validate.js";
 export { filesOfPatch, applyPatch } from "./patch.js";
-export { loadRealSuite, readRealSuites, REAL_SUITE_DIR, defaultCacheDir, newFilePatch, trimLinks, type RealInstance, type RealSuiteOptions } from "./real-suite.js";
+export { loadRealSuite, readRealSuites, REAL_SUITE_DIR, defaultCacheDir, newFilePatch, trimLinks, issueFromGitHub, type RealInstance, type RealSuiteOptions } from "./real-suite.js";

@@ -161,7 +161,13 @@ async function fetchGitHubIssue(repo: string, issue: number): Promise<{ title: s
   if (process.env.GITHUB_TOKEN) headers.authorization = `Bearer ${process.env.GITHUB_TOKEN}`;
   const response = await fetch(`https://api.github.com/repos/${repo}/issues/${issue}`, { headers, signal: AbortSignal.timeout(20_000) });
   if (!response.ok) throw new Error(`GitHub answered ${response.status} ${response.statusText}`);
-  const parsed = z.object({ title: z.string(), body: z.string().nullable() }).parse(await response.json());
+  return issueFromGitHub(await response.json(), issue);
+}
+
+/** GitHub's issue JSON → its words. The issues API answers for pull requests too; a problem statement must be a reported issue. */
+export function issueFromGitHub(json: unknown, issue: number): { title: string; body: string } {
+  const parsed = z.object({ title: z.string(), body: z.string().nullable(), pull_request: z.unknown().optional() }).parse(json);
+  if (parsed.pull_request !== undefined) throw new Error(`#${issue} is a pull request, not an issue`);
   return { title: parsed.title, body: parsed.body ?? "" };
 }
 

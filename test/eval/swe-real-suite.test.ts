@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { filesOfPatch, loadRealSuite, readRealSuites, trimLinks } from "../../eval/swe/index.js";
+import { filesOfPatch, issueFromGitHub, loadRealSuite, readRealSuites, trimLinks } from "../../eval/swe/index.js";
 
 const temp = mkdtempSync(path.join(os.tmpdir(), "swe-real-suite-"));
 afterAll(() => rmSync(temp, { recursive: true, force: true }));
@@ -76,6 +76,11 @@ describe("the real suite loader", () => {
     const [inst] = await loadRealSuite({ root, reposDir, cacheDir: path.join(temp, "empty-cache"), problemStatements: false });
     expect(inst?.problem_statement).toBe("(issue text not loaded: https://github.com/example/lib/issues/7)");
     await expect(loadRealSuite({ root, reposDir, problemStatements: false, only: ["nope"] })).rejects.toThrow("unknown real task: nope");
+  });
+
+  it("takes an issue's title and body from GitHub's answer, and refuses a pull request", () => {
+    expect(issueFromGitHub({ title: "Broken", body: null, number: 7 }, 7)).toEqual({ title: "Broken", body: "" });
+    expect(() => issueFromGitHub({ title: "Fix it", body: "fixes #6", pull_request: { url: "x" } }, 7)).toThrow("#7 is a pull request, not an issue");
   });
 
   it("trims only links from an issue", () => {
