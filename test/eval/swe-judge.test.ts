@@ -139,6 +139,15 @@ describe("judgeInstance", () => {
     expect(report.FAIL_TO_PASS.failure).toEqual([F2P]);
     expect(report.PASS_TO_PASS.failure).toEqual([P2P]);
   });
+  it("stops tests that run past the time limit, or when asked to, and says so", async () => {
+    const slow = { ...base, test_cmd: "sleep 20" };
+    const timedOut = await judgeInstance(slow, await checkout(), { timeoutMs: 1_000 });
+    expect(timedOut).toMatchObject({ resolved: false, error: "the tests timed out after 1000 ms" });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 300);
+    const stopped = await judgeInstance(slow, await checkout(), { timeoutMs: 60_000, signal: controller.signal });
+    expect(stopped).toMatchObject({ resolved: false, error: "the tests stopped" });
+  });
 });
 
 describe("validateInstance", () => {
