@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkoutInstance, filesOfPatch, judgeInstance, parseInstances, parseTestLog, validateInstance, applyPatch, type SweInstance } from "../../eval/swe/index.js";
+import { checkoutInstance, filesOfPatch, judgeInstance, loadInstances, parseInstances, parseTestLog, validateInstance, applyPatch, type SweInstance } from "../../eval/swe/index.js";
 
 // A tiny repository whose "issue" is a subtraction where an addition belongs: node:test, no dependencies.
 const temp = mkdtempSync(path.join(os.tmpdir(), "swe-judge-"));
@@ -219,6 +219,17 @@ describe("parseInstances", () => {
       expect.stringMatching(/^tasks\.jsonl:5 \(a-4\): problem_statement: /),
       "tasks.jsonl:6: instance_id a-1 is already used on line 1",
     ]);
+  });
+
+  it("reads a JSONL file in SWE-bench's own shape (lists as JSON strings, no extensions but the test command) that then judges like any instance", async () => {
+    const file = path.join(temp, "tasks.jsonl");
+    const { patch: _gold, install: _install, ...plain } = base;
+    writeFileSync(file, `${JSON.stringify({ ...plain, FAIL_TO_PASS: JSON.stringify([F2P]), PASS_TO_PASS: JSON.stringify([P2P]), version: "1.0" })}\n`);
+    const [inst] = loadInstances(file);
+    if (!inst) throw new Error("no instance read");
+    const dir = path.join(temp, "from-jsonl");
+    await checkoutInstance(inst, { bundle }, dir);
+    expect(await judgeInstance(inst, dir, opts)).toMatchObject({ resolved: false, FAIL_TO_PASS: { failure: [F2P] }, PASS_TO_PASS: { success: [P2P] } });
   });
 
   it("refuses an empty file", () => {
