@@ -19,14 +19,14 @@ export class EvalUsageError extends Error {}
 
 export const EVAL_USAGE = `npm run eval -- [options]
 
-Runs every task in eval/tasks/ through \`blueprint plan\` then \`blueprint build\` on a fresh
+Runs every task in eval/suites/smoke/ through \`blueprint plan\` then \`blueprint build\` on a fresh
 repository, then the task's hidden check, and reports plan and build quality.
 
 Options:
   --base-url URL        OpenAI-compatible endpoint   (env OPENAI_BASE_URL; default https://api.openai.com/v1)
   --api-key KEY         its API key                  (env OPENAI_API_KEY)
   --model NAME          model name                   (env BLUEPRINT_MODEL; default: the CLI's)
-  --tasks a,b           only these tasks (folder names in eval/tasks/)
+  --tasks a,b           only these tasks (folder names in eval/suites/smoke/)
   --runs N              run each task N times and report the spread (default 1)
   --concurrency N       tasks at once (default 1)
   --feedback TEXT       one scripted revise round between plan and build

@@ -3,7 +3,7 @@ import path from "node:path";
 import { EVAL_USAGE, EvalUsageError, parseEvalArgs } from "./args.js";
 import { renderMarkdown } from "./report.js";
 import { runEval, type EvalReport } from "./runner.js";
-import { loadTasks, TASKS_DIR } from "./task-suite.js";
+import { loadTasks, SMOKE_DIR } from "./task-suite.js";
 
 export interface EvalIo {
   stdout(text: string): void;
@@ -13,7 +13,7 @@ export interface EvalIo {
 export const DEFAULT_OUT_DIR = path.resolve(import.meta.dirname, "results");
 
 /** `npm run eval`: arguments → runs → report files; returns the exit status and, when it ran, the report. */
-export async function main(argv: string[], env: NodeJS.ProcessEnv, io: EvalIo, tasksDir: string = TASKS_DIR): Promise<{ exitCode: number; report: EvalReport | null }> {
+export async function main(argv: string[], env: NodeJS.ProcessEnv, io: EvalIo, tasksDir: string = SMOKE_DIR): Promise<{ exitCode: number; report: EvalReport | null }> {
   // 1. What was asked, and which tasks.
   let args;
   let tasks;
