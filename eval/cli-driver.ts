@@ -14,11 +14,25 @@ export interface CliRun {
   seconds: number;
 }
 
-/** Runs `node bin/blueprint.js …` in `cwd` as a person would, its output appended to `logFile`. */
-export async function runBlueprint(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; logFile: string }): Promise<CliRun> {
+/**
+ * Runs `node bin/blueprint.js …` in `cwd` as a person would, its output appended to `logFile`. The CLI
+ * leads its own process group: when `signal` aborts (the task's time limit), the whole group is killed,
+ * the commands the agent started included.
+ */
+export async function runBlueprint(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; logFile: string; signal?: AbortSignal | undefined }): Promise<CliRun> {
   const started = performance.now();
   appendFileSync(options.logFile, `$ blueprint ${args.map((arg) => (arg.length > 60 ? `${JSON.stringify(arg.slice(0, 57))}…` : arg)).join(" ")}\n`);
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
+  if (options.signal?.aborted) return { exitCode: null, seconds: 0 };
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const killGroup = () => {
+    appendFileSync(options.logFile, "[time limit: killing the CLI's process group]\n");
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  };
+  options.signal?.addEventListener("abort", killGroup, { once: true });
   child.stdout.on("data", (chunk: Buffer) => appendFileSync(options.logFile, chunk));
   child.stderr.on("data", (chunk: Buffer) => appendFileSync(options.logFile, chunk));
   const exitCode = await new Promise<number | null>((resolve) => {
@@ -28,6 +42,7 @@ export async function runBlueprint(args: string[], options: { cwd: string; env: 
     });
     child.on("close", (code) => resolve(code));
   });
+  options.signal?.removeEventListener("abort", killGroup);
   appendFileSync(options.logFile, `[exit ${exitCode ?? "killed"}]\n\n`);
   return { exitCode, seconds: (performance.now() - started) / 1000 };
 }

@@ -6,7 +6,7 @@ export const COLUMNS = [
   "plan valid",
   "files recall",
   "files precision",
-  "hidden check",
+  "passed",
   "steps done",
   "steps blocked",
   "steps failed",
@@ -20,6 +20,13 @@ export const COLUMNS = [
   "revise s",
   "build s",
   "check s",
+  "first try",
+  "in plan",
+  "plan turns",
+  "build turns",
+  "plan $",
+  "build $",
+  "setup s",
 ] as const;
 
 /** The report as a markdown table: one row per task, then all runs together. */
@@ -27,7 +34,7 @@ export function renderMarkdown(report: EvalReport): string {
   const lines = [
     `# Blueprint eval — ${report.startedAt}`,
     "",
-    `Endpoint ${report.endpoint}, model ${report.model ?? "(the CLI's default)"}, ${report.runsPerTask} run${report.runsPerTask === 1 ? "" : "s"} per task${report.feedback ? `, one revise round: "${report.feedback}"` : ""}.`,
+    `Suite ${report.suite}. Endpoint ${report.endpoint}, model ${report.model ?? "(the CLI's default)"}, ${report.runsPerTask} run${report.runsPerTask === 1 ? "" : "s"} per task, ${report.taskTimeoutS} s per run at most${report.feedback ? `, one revise round: "${report.feedback}"` : ""}.`,
     report.runsPerTask > 1 ? "Figures over several runs read median (min–max); counts read passed/runs." : "",
     "",
     `| ${COLUMNS.join(" | ")} |`,
@@ -36,7 +43,11 @@ export function renderMarkdown(report: EvalReport): string {
     row("**all**", report.overall),
     "",
     totalsLine(report.overall),
+    report.passAt.k1 === null ? "" : `pass@1 ${percent(report.passAt.k1)}${report.runsPerTask > 1 && report.passAt.kN !== null ? `, pass@${report.runsPerTask} ${percent(report.passAt.kN)}` : ""} (mean over the tasks of the unbiased estimator, as in the Codex paper).`,
   ];
+  if (report.unscored.length > 0) lines.push("", `Not scored (failed validation): ${report.unscored.map((id) => `${id} (${report.validation[id]?.problems.join("; ") ?? "?"})`).join(", ")}.`);
+  const failed = report.runs.filter((run) => run.failure !== null);
+  if (failed.length > 0) lines.push("", "Runs that failed for a stated reason:", ...failed.map((run) => `- ${run.task} run ${run.run}: ${run.failure}`));
   const isolation = new Set(report.runs.map((run) => run.check.isolation).filter((value) => value !== null));
   if (isolation.size > 0) lines.push("", isolation.has("plain") ? "Hidden checks ran without a sandbox (bubblewrap unavailable or BLUEPRINT_SANDBOX=none)." : "Hidden checks ran inside bubblewrap.");
   const failures = report.runs.filter((run) => run.error !== null);
@@ -64,6 +75,13 @@ function row(name: string, summary: RunsSummary): string {
     figure(summary.seconds.revise, 1),
     figure(summary.seconds.build, 1),
     figure(summary.seconds.check, 1),
+    count(summary.planFirstTry, summary.runs),
+    summary.buildInPlan.of === 0 ? "–" : count(summary.buildInPlan.yes, summary.buildInPlan.of),
+    figure(summary.turns.plan, 0),
+    figure(summary.turns.build, 0),
+    figure(summary.costByPhase.plan, 4),
+    figure(summary.costByPhase.build, 4),
+    figure(summary.seconds.setup, 1),
   ];
   return `| ${cells.join(" | ")} |`;
 }
@@ -91,4 +109,20 @@ function totalsLine(summary: RunsSummary): string {
     totals.cost === null ? "cost not computed (no prices given)," : `$${totals.cost.toFixed(4)},`,
     `${totals.seconds.toFixed(1)} s of run time.`,
   ].join(" ");
+}
+
+function percent(share: number): string {
+  return `${(share * 100).toFixed(1)}%`;
+}
+
+/** --validate's table: one row per task. */
+export function renderValidation(results: Array<{ id: string; ok: boolean; problems: string[]; durationMs: number }>): string {
+  const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\s+/g, " ");
+  return [
+    "| task | ok | problems | s |",
+    "| --- | --- | --- | ---: |",
+    ...results.map((result) => `| ${result.id} | ${result.ok ? "yes" : "no"} | ${cell(result.problems.join("; ")) || "–"} | ${(result.durationMs / 1000).toFixed(1)} |`),
+    "",
+    `${results.filter((result) => result.ok).length} of ${results.length} valid.`,
+  ].join("\n");
 }

@@ -31,7 +31,7 @@ describe("npm run eval against a scripted model", () => {
     ]);
     const out = outDir();
     const stdout: string[] = [];
-    const argv = ["--base-url", model.url, "--model", "scripted", "--tasks", "statuses-1.5.0,encodeurl-1.0.2,bytes-3.1.1", "--out", out, "--price-in", "2", "--price-out", "8", "--price-cached", "0.5"];
+    const argv = ["--suite", "smoke", "--base-url", model.url, "--model", "scripted", "--tasks", "statuses-1.5.0,encodeurl-1.0.2,bytes-3.1.1", "--out", out, "--price-in", "2", "--price-out", "8", "--price-cached", "0.5"];
     const { exitCode, report } = await main(argv, { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: (text) => stdout.push(text), stderr: () => {} });
 
     expect(exitCode).toBe(0);
@@ -80,7 +80,7 @@ describe("npm run eval against a scripted model", () => {
     expect(markdown).toContain("| encodeurl-1.0.2 | yes | 1.00 | 1.00 | yes | 1 | 0 | 0 | 0 | 4 | 6,000 | 3,800 | 800 |");
     expect(markdown).toContain("| **all** | 3/3 | 1.00 | 1.00 (0.50–1.00) | 2/3 | 1 (1–2) | 0 (0–1) | 0 | 0 | 4 (4–5) |");
     const written = readdirSync(out).filter((name) => name.startsWith("eval-")).sort();
-    expect(written).toHaveLength(2);
+    expect(written.map((name) => path.extname(name))).toEqual([".json", ".md", ".svg"]);
     const json = JSON.parse(readFileSync(path.join(out, written[0] ?? ""), "utf8")) as { overall: { checkPassed: number } };
     expect(json.overall.checkPassed).toBe(2);
     expect(readFileSync(path.join(out, written[1] ?? ""), "utf8")).toBe(markdown);
