@@ -40,7 +40,8 @@ What to run:
   --suite real|smoke    real: eval/suites/real/ (real repositories, judged by their own tests; default);
                         smoke: eval/suites/smoke/ (16 small tasks with hidden checks, quick)
   --dataset FILE.jsonl  SWE-bench-format instances instead of a suite …
-  --repos DIR           … with each repository under DIR (DIR/<owner>__<name>, DIR/<owner>/<name> or DIR/<name>)
+  --repos DIR           … with each repository under DIR (DIR/<owner>__<name>, DIR/<owner>/<name> or DIR/<name>);
+                        with the real suite: take its repositories from DIR instead of fetching them
   --tasks a,b           only these tasks (folder names, or instance ids)
   --validate            only validate the chosen tasks (gold patch: FAIL_TO_PASS fails before, all pass after);
                         prints a table, exits 1 if any fails
@@ -112,11 +113,12 @@ export function parseEvalArgs(argv: string[], env: NodeJS.ProcessEnv, defaultOut
     ?.split(",")
     .map((id) => id.trim())
     .filter((id) => id !== "");
-  if ((values.dataset === undefined) !== (values.repos === undefined)) throw new EvalUsageError("give --dataset FILE.jsonl and --repos DIR together.");
+  if (values.dataset !== undefined && values.repos === undefined) throw new EvalUsageError("--dataset FILE.jsonl needs --repos DIR, where its repositories are.");
   if (values.dataset !== undefined && values.suite !== undefined) throw new EvalUsageError("give --suite or --dataset, not both.");
   const suite = values.suite ?? "real";
   if (suite !== "real" && suite !== "smoke") throw new EvalUsageError(`--suite is real or smoke, not "${suite}".`);
-  const choice: SuiteChoice = values.dataset !== undefined && values.repos !== undefined ? { dataset: values.dataset, reposDir: values.repos } : { suite };
+  if (suite === "smoke" && values.repos !== undefined) throw new EvalUsageError("--repos is for --dataset or the real suite, not the smoke suite.");
+  const choice: SuiteChoice = values.dataset !== undefined && values.repos !== undefined ? { dataset: values.dataset, reposDir: values.repos } : { suite, reposDir: values.repos };
   return {
     help: values.help ?? false,
     choice,

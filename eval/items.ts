@@ -7,10 +7,11 @@ import { loadTasks, type EvalTask } from "./task-suite.js";
  */
 export type EvalItem = { kind: "smoke"; id: string; task: EvalTask } | { kind: "swe"; id: string; instance: SweInstance; source: InstanceSource };
 
-export type SuiteChoice = { suite: "smoke" | "real" } | { dataset: string; reposDir: string };
+/** A shipped suite (the real one may take its repositories from a folder instead of fetching them), or an external dataset. */
+export type SuiteChoice = { suite: "smoke" | "real"; reposDir?: string | undefined } | { dataset: string; reposDir: string };
 
 /** The items a run covers; `only` picks some by id, and an unknown id is an error, not a silent skip. */
-export function chooseItems(choice: SuiteChoice, only: string[] | undefined, deps: { smokeDir: string; realRoot?: string | undefined; judge: () => Judge }): EvalItem[] {
+export async function chooseItems(choice: SuiteChoice, only: string[] | undefined, deps: { smokeDir: string; realRoot?: string | undefined; judge: () => Judge }): Promise<EvalItem[]> {
   if ("suite" in choice && choice.suite === "smoke") return loadTasks(deps.smokeDir, only).map((task) => ({ kind: "smoke", id: task.id, task }));
   const items: EvalItem[] =
     "dataset" in choice
@@ -18,10 +19,12 @@ export function chooseItems(choice: SuiteChoice, only: string[] | undefined, dep
           .judge()
           .loadInstances(choice.dataset)
           .map((instance) => ({ kind: "swe", id: instance.instance_id, instance, source: { reposDir: choice.reposDir } }))
-      : deps
-          .judge()
-          .loadRealSuite(deps.realRoot)
-          .map((instance) => ({ kind: "swe", id: instance.instance_id, instance, source: { bundle: instance.bundle } }));
+      : (await deps.judge().loadRealSuite({ ...(deps.realRoot ? { root: deps.realRoot } : {}), ...(choice.reposDir ? { reposDir: choice.reposDir } : {}) })).map((instance) => ({
+          kind: "swe",
+          id: instance.instance_id,
+          instance,
+          source: "source" in instance ? instance.source : { bundle: instance.bundle },
+        }));
   if (items.length === 0) throw new Error("dataset" in choice ? `${choice.dataset} holds no instances` : "the real suite (eval/suites/real/*/instances.jsonl) holds no instances");
   const ids = items.map((item) => item.id);
   const unknown = (only ?? []).filter((id) => !ids.includes(id));

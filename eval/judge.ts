@@ -19,6 +19,8 @@ export interface SweInstance {
 
 export type InstanceSource = { bundle: string } | { reposDir: string };
 
+export type RealSuiteInstance = SweInstance & ({ source: InstanceSource } | { bundle: string });
+
 export interface JudgeReport {
   resolved: boolean;
   FAIL_TO_PASS: { success: string[]; failure: string[] };
@@ -40,7 +42,8 @@ interface TimedOptions {
 
 export interface Judge {
   loadInstances(file: string): SweInstance[];
-  loadRealSuite(root?: string): Array<SweInstance & { bundle: string }>;
+  /** The shipped real suite: each instance with where its repository comes from (`source`; `bundle` in the contract's first draft). */
+  loadRealSuite(options?: { root?: string; reposDir?: string }): RealSuiteInstance[] | Promise<RealSuiteInstance[]>;
   checkoutInstance(inst: SweInstance, source: InstanceSource, into: string): Promise<void>;
   installDependencies(inst: SweInstance, dir: string, opts: TimedOptions): Promise<{ ok: boolean; log: string }>;
   judgeInstance(inst: SweInstance, dir: string, opts: TimedOptions): Promise<JudgeReport>;

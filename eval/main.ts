@@ -55,7 +55,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: EvalIo, d
     }
     if (!judge && !("suite" in args.choice && args.choice.suite === "smoke")) judge = await loadJudge();
     const loaded = judge;
-    items = chooseItems(args.choice, args.tasks, {
+    items = await chooseItems(args.choice, args.tasks, {
       smokeDir: deps.smokeDir ?? SMOKE_DIR,
       realRoot: deps.realRoot,
       judge: () => {
@@ -84,6 +84,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: EvalIo, d
   let previous = null;
   try {
     previous = args.resume ? readResults(args.resume) : null;
+    // Resuming rewrites the file with the chosen runs only: refuse rather than drop runs it holds.
+    const chosen = new Set(items.map((item) => item.id));
+    const dropped = (previous?.runs ?? []).filter((run) => !chosen.has(run.task) || run.run > args.runs).map((run) => `${run.task} run ${run.run}`);
+    if (dropped.length > 0) throw new Error(`--resume ${args.resume ?? ""} holds runs this selection would drop (${dropped.join(", ")}): choose the same tasks and --runs, or resume a copy.`);
   } catch (error) {
     return fail(error);
   }
