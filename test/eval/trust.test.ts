@@ -1,11 +1,9 @@
 import { copyFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import type { AddressInfo } from "node:net";
-import net from "node:net";
 import { describe, expect, it } from "vitest";
 import { main } from "../../eval/main.js";
 import { buildReply, done, plan, planReply, realEdit, step } from "./script.js";
-import { useEvalRun } from "./support.js";
+import { closedPort, useEvalRun } from "./support.js";
 
 const quiet = { stdout: () => {}, stderr: () => {} };
 
@@ -86,12 +84,3 @@ describe("an eval people can trust: time limit, resume, exit codes", () => {
     expect(readdirSync(out)).toEqual([]);
   });
 });
-
-/** A port on 127.0.0.1 that nothing listens on (bound, then closed). */
-export async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
