@@ -54,7 +54,9 @@ describe("npm run eval on SWE-bench-format instances (--dataset FILE --repos DIR
     expect(report?.passAt).toEqual({ k1: 1, kN: 1 });
     // The model never saw the test the judge added.
     expect(JSON.stringify(model.requests)).not.toContain("sums an empty list");
-    expect(stdout.join("\n")).toContain(`| ${FIXED} | yes | 1.00 | 1.00 | yes | 1 | 0 | 0 | 0 | 4 | 6,000 | 3,800 | 800 |`);
+    const markdown = stdout.join("\n");
+    expect(markdown).toContain(`| ${FIXED} | yes | yes | no | 1.00 | 1.00 | yes | 1 | 0 | 0 | 0 |`);
+    expect(markdown).toContain(`| ${FIXED} | 2 | 2 | 6,000 | 3,800 | 800 | 0.0056 | 0.0128 | 0.0184 |`);
   }, 60_000);
 
   it("scores a build that leaves the bug as unresolved, naming the failing FAIL_TO_PASS test, and exits 1", async () => {
