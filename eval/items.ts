@@ -19,7 +19,7 @@ export async function chooseItems(choice: SuiteChoice, only: string[] | undefine
           .judge()
           .loadInstances(choice.dataset)
           .map((instance) => ({ kind: "swe", id: instance.instance_id, instance, source: { reposDir: choice.reposDir } }))
-      : (await deps.judge().loadRealSuite({ ...(deps.realRoot ? { root: deps.realRoot } : {}), ...(choice.reposDir ? { reposDir: choice.reposDir } : {}) })).map((instance) => ({
+      : (await deps.judge().loadRealSuite({ ...(deps.realRoot ? { root: deps.realRoot } : {}), ...(choice.reposDir ? { reposDir: choice.reposDir } : {}), ...(only ? { only } : {}) })).map((instance) => ({
           kind: "swe",
           id: instance.instance_id,
           instance,

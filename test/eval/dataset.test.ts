@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { chooseItems } from "../../eval/items.js";
+import type { Judge } from "../../eval/judge.js";
 import { main } from "../../eval/main.js";
 import { gitIn } from "../helpers/git-repo.js";
 import { BUILD_USAGE, buildReply, done, plan, planReply, PLAN_USAGE, step } from "./script.js";
@@ -95,4 +97,26 @@ describe("npm run eval on SWE-bench-format instances (--dataset FILE --repos DIR
     expect(model.requests).toHaveLength(0);
     expect(run.exitCode).toBe(1);
   }, 60_000);
+
+  it("takes the real suite from the judge's loadRealSuite, with each instance's source, asking only for the chosen tasks", async () => {
+    const asked: unknown[] = [];
+    const [tiny] = scriptedJudge().loadInstances(FIXTURE);
+    if (!tiny) throw new Error("fixture empty");
+    const judge: Judge = {
+      ...scriptedJudge(),
+      loadRealSuite: async (options) => {
+        asked.push(options);
+        return [{ ...tiny, source: { reposDir: "/repos" } }, { ...tiny, instance_id: "other", bundle: "/b.bundle" }];
+      },
+    };
+    const items = await chooseItems({ suite: "real" }, undefined, { smokeDir: "/unused", realRoot: "/suites/real", judge: () => judge });
+    expect(items.map((item) => (item.kind === "swe" ? [item.id, item.source] : item.id))).toEqual([
+      [FIXED, { reposDir: "/repos" }],
+      ["other", { bundle: "/b.bundle" }],
+    ]);
+    await chooseItems({ suite: "real", reposDir: "/mine" }, [FIXED], { smokeDir: "/unused", judge: () => judge });
+    expect(asked).toEqual([{ root: "/suites/real" }, { reposDir: "/mine", only: [FIXED] }]);
+    await expect(chooseItems({ suite: "real" }, ["nope"], { smokeDir: "/unused", judge: () => judge })).rejects.toThrow(/unknown task: nope/);
+    await expect(chooseItems({ suite: "real" }, undefined, { smokeDir: "/unused", judge: () => ({ ...judge, loadRealSuite: () => [] }) })).rejects.toThrow(/the real suite .* holds no instances/);
+  });
 });
