@@ -28,7 +28,7 @@ export interface EvalArgs {
 
 export class EvalUsageError extends Error {}
 
-export const DEFAULT_TASK_TIMEOUT_S = 1_800;
+const DEFAULT_TASK_TIMEOUT_S = 1_800;
 
 export const EVAL_USAGE = `npm run eval -- [options]
 npm run eval -- compare A.json B.json

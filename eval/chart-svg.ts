@@ -67,6 +67,6 @@ function tickLabel(value: number, max: number): string {
 
 const round = (value: number) => Math.round(value * 10) / 10;
 
-export function escapeXml(text: string): string {
+function escapeXml(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&apos;");
 }

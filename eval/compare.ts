@@ -24,7 +24,7 @@ interface Side {
   seconds: number;
 }
 
-export function readReport(file: string): z.output<typeof reportSchema> {
+function readReport(file: string): z.output<typeof reportSchema> {
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(file, "utf8"));

@@ -7,7 +7,7 @@ import { chooseItems, type EvalItem } from "./items.js";
 import { loadJudge, type Judge } from "./judge.js";
 import { preflight } from "./preflight.js";
 import { renderMarkdown, renderValidation } from "./report.js";
-import { readResults } from "./results-store.js";
+import { readResults, type StoredResults } from "./results-store.js";
 import { runEval, type EvalReport } from "./runner.js";
 import { SMOKE_DIR } from "./task-suite.js";
 import { validateItem } from "./validate.js";
@@ -43,35 +43,20 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: EvalIo, d
     }
   }
 
-  // 1. What was asked, and which items.
+  // 1. What was asked.
   let args: EvalArgs;
-  let items: EvalItem[];
-  let judge: Judge | null = deps.judge ?? null;
   try {
     args = parseEvalArgs(argv, env, DEFAULT_OUT_DIR);
-    if (args.help) {
-      io.stdout(EVAL_USAGE);
-      return { exitCode: 0, report: null };
-    }
-    if (!judge && !("suite" in args.choice && args.choice.suite === "smoke")) judge = await loadJudge();
-    const loaded = judge;
-    items = await chooseItems(args.choice, args.tasks, {
-      smokeDir: deps.smokeDir ?? SMOKE_DIR,
-      realRoot: deps.realRoot,
-      judge: () => {
-        if (!loaded) throw new Error("SWE-format instances need the judge (eval/swe/)");
-        return loaded;
-      },
-    });
   } catch (error) {
     return fail(error);
   }
+  if (args.help) {
+    io.stdout(EVAL_USAGE);
+    return { exitCode: 0, report: null };
+  }
 
-  // 2. --validate: only the validation table.
-  if (args.validate) return validateOnly(items, judge, args, io);
-
-  // 3. The endpoint and key, checked before any task starts.
-  if (args.preflight) {
+  // 2. The endpoint and key, checked before anything slow (the real suite may fetch its repositories).
+  if (args.preflight && !args.validate) {
     const checked = await preflight(args.baseUrl, args.apiKey, args.model);
     if (!checked.ok) {
       io.stderr(`eval: the model endpoint does not work, so no task was started: ${checked.problem}\n(--no-preflight skips this check.)`);
@@ -80,17 +65,21 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: EvalIo, d
     if (checked.note) io.stderr(`eval: note: ${checked.note}`);
   }
 
-  // 4. The runs, each logged to its own file; the results file is rewritten as each ends.
-  let previous = null;
+  // 3. Which items, and what an earlier run being resumed already did.
+  let items: EvalItem[];
+  let judge: Judge | null;
+  let previous: StoredResults | null;
   try {
-    previous = args.resume ? readResults(args.resume) : null;
-    // Resuming rewrites the file with the chosen runs only: refuse rather than drop runs it holds.
-    const chosen = new Set(items.map((item) => item.id));
-    const dropped = (previous?.runs ?? []).filter((run) => !chosen.has(run.task) || run.run > args.runs).map((run) => `${run.task} run ${run.run}`);
-    if (dropped.length > 0) throw new Error(`--resume ${args.resume ?? ""} holds runs this selection would drop (${dropped.join(", ")}): choose the same tasks and --runs, or resume a copy.`);
+    ({ items, judge } = await loadItems(args, deps));
+    previous = args.resume ? resumable(args.resume, items, args.runs) : null;
   } catch (error) {
     return fail(error);
   }
+
+  // 4. --validate: only the validation table.
+  if (args.validate) return validateOnly(items, judge, args, io);
+
+  // 5. The runs, each logged to its own file; the results file is rewritten as each ends.
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   const logDir = path.join(args.outDir, stamp);
   mkdirSync(args.outDir, { recursive: true });
@@ -110,7 +99,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: EvalIo, d
     (id, validation) => io.stderr(`eval: ${id}: ${validation.ok ? "valid" : `fails validation, not scored: ${validation.problems.join("; ")}`}`),
   );
 
-  // 5. The report: printed, and written as JSON (already), Markdown and an SVG chart.
+  // 6. The report: printed, and written as JSON (already), Markdown and an SVG chart.
   const markdown = renderMarkdown(report);
   writeFileSync(`${base}.md`, markdown);
   writeFileSync(`${base}.svg`, renderChart(report));
@@ -131,6 +120,29 @@ function exitCodeOf(report: EvalReport, args: EvalArgs, io: EvalIo): number {
   const below = args.failUnder === undefined ? checkPassed === 0 : rate < args.failUnder;
   if (below) io.stderr(`eval: ${checkPassed} of ${runs} runs passed (${(rate * 100).toFixed(1)}%), ${args.failUnder === undefined ? "none did" : `below --fail-under ${(args.failUnder * 100).toFixed(1)}%`}: exit 1.`);
   return broken || below ? 1 : 0;
+}
+
+async function loadItems(args: EvalArgs, deps: EvalDeps): Promise<{ items: EvalItem[]; judge: Judge | null }> {
+  const smoke = "suite" in args.choice && args.choice.suite === "smoke";
+  const judge = deps.judge ?? (smoke ? null : await loadJudge());
+  const items = await chooseItems(args.choice, args.tasks, {
+    smokeDir: deps.smokeDir ?? SMOKE_DIR,
+    realRoot: deps.realRoot,
+    judge: () => {
+      if (!judge) throw new Error("SWE-format instances need the judge (eval/swe/)");
+      return judge;
+    },
+  });
+  return { items, judge };
+}
+
+/** The earlier results to resume; resuming rewrites the file with the chosen runs only, so it refuses a selection that would drop some. */
+function resumable(file: string, items: EvalItem[], runs: number): StoredResults {
+  const previous = readResults(file);
+  const chosen = new Set(items.map((item) => item.id));
+  const dropped = previous.runs.filter((run) => !chosen.has(run.task) || run.run > runs).map((run) => `${run.task} run ${run.run}`);
+  if (dropped.length > 0) throw new Error(`--resume ${file} holds runs this selection would drop (${dropped.join(", ")}): choose the same tasks and --runs, or resume a copy.`);
+  return previous;
 }
 
 async function validateOnly(items: EvalItem[], judge: Judge | null, args: EvalArgs, io: EvalIo): Promise<{ exitCode: number; report: null }> {

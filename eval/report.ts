@@ -2,9 +2,9 @@ import type { EvalReport, RunsSummary } from "./runner.js";
 import type { Spread } from "./scoring.js";
 
 /** What happened: the verdict, and the plan's and the build's quality. */
-export const QUALITY_COLUMNS = ["task", "passed", "plan valid", "first try", "files recall", "files precision", "in plan", "steps done", "steps blocked", "steps failed", "questions"] as const;
+const QUALITY_COLUMNS = ["task", "passed", "plan valid", "first try", "files recall", "files precision", "in plan", "steps done", "steps blocked", "steps failed", "questions"] as const;
 /** What it took: model turns, tokens, dollars and seconds, per phase where it matters. */
-export const SPEND_COLUMNS = ["task", "plan turns", "build turns", "prompt tokens", "cached tokens", "completion tokens", "plan $", "build $", "cost ($)", "setup s", "plan s", "revise s", "build s", "check s"] as const;
+const SPEND_COLUMNS = ["task", "plan turns", "build turns", "prompt tokens", "cached tokens", "completion tokens", "plan $", "build $", "cost ($)", "setup s", "plan s", "revise s", "build s", "check s"] as const;
 
 /** The report as two markdown tables (quality, then spend): one row per task, then all runs together. */
 export function renderMarkdown(report: EvalReport): string {

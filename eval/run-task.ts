@@ -112,55 +112,11 @@ export async function runTask(item: EvalItem, run: number, settings: RunSettings
       return score(item, run, facts, settings);
     }
 
-    // 2. The CLI as a user runs it, with the model behind a proxy that counts tokens.
+    // 2. and 3. The CLI as a user runs it, with the model behind a proxy that counts tokens.
     const meter = await startMeteringProxy(settings.baseUrl);
     proxy = meter;
-    facts.usage = (phase) => meter.usage(phase);
-    appendFileSync(log, `# ${item.id} run ${run}: model endpoint ${settings.baseUrl}, reached through the eval's metering proxy ${meter.url}\n\n`);
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH ?? "",
-      HOME: path.join(scratch, "home"),
-      BLUEPRINT_WORKDIR: path.join(scratch, "work"),
-      ...settings.env,
-      OPENAI_BASE_URL: meter.url,
-      OPENAI_API_KEY: settings.apiKey ?? "not-set",
-      ...(settings.model ? { BLUEPRINT_MODEL: settings.model } : {}),
-    };
-    const cli = (phase: string, args: string[]) => {
-      meter.setPhase(phase);
-      return runBlueprint(args, { cwd: checkout, env, logFile: log, signal });
-    };
-    const { seconds, exitCodes, questions } = facts;
-    // Nobody is at the terminal: a question gets one scripted answer, at most MAX_ANSWERS times per phase.
-    const answerQuestions = async (phase: "plan" | "revise" | "build"): Promise<number> => {
-      let asked = 0;
-      while (!signal.aborted && asked < MAX_ANSWERS && (await latestThreadState(checkout))?.status === "awaiting_answer") {
-        asked += 1;
-        const answer = await cli(phase, ["answer", NO_ONE_TO_ASK]);
-        seconds[phase] += answer.seconds;
-      }
-      return asked;
-    };
-    const planRun = await cli("plan", ["plan", issueOf(item)]);
-    seconds.plan = planRun.seconds;
-    exitCodes.plan = planRun.exitCode;
-    questions.plan = await answerQuestions("plan");
-    facts.rejected = meter.rejectedPlans("plan");
-    if (settings.feedback && (await latestThreadState(checkout))?.plan && !signal.aborted) {
-      const revise = await cli("revise", ["revise", settings.feedback]);
-      seconds.revise = revise.seconds;
-      exitCodes.revise = revise.exitCode;
-      questions.plan += await answerQuestions("revise");
-    }
-    // 3. Build only a plan that is ready for approval.
-    facts.planned = await latestThreadState(checkout);
-    if (facts.planned?.plan && facts.planned.status === "pending" && !signal.aborted) {
-      facts.buildRan = true;
-      const build = await cli("build", ["build"]);
-      seconds.build = build.seconds;
-      exitCodes.build = build.exitCode;
-      questions.build = await answerQuestions("build");
-    }
+    await planAndBuild(item, run, meter, facts, { checkout, scratch, log, signal, settings });
+
     // 4. The verdict on what the build committed (whatever it got to).
     facts.built = await latestThreadState(checkout);
     const branch = facts.built?.branch;
@@ -170,7 +126,7 @@ export async function runTask(item: EvalItem, run: number, settings: RunSettings
       facts.check = judged.check;
       facts.tests = judged.tests;
       facts.failure = judged.failure;
-      seconds.check = judged.check.seconds;
+      facts.seconds.check = judged.check.seconds;
     }
     if (signal.aborted) facts.failure = timeLimit(settings);
     return score(item, run, facts, settings);
@@ -183,6 +139,68 @@ export async function runTask(item: EvalItem, run: number, settings: RunSettings
     await proxy?.close();
     if (settings.keep) appendFileSync(log, `scratch repository kept: ${checkout}\n`);
     else rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+interface CliContext {
+  checkout: string;
+  scratch: string;
+  log: string;
+  signal: AbortSignal;
+  settings: RunSettings;
+}
+
+/**
+ * `blueprint plan` (answering its questions, then one `revise` round with --feedback), then
+ * `blueprint build` when planning left a plan ready for approval; what happened goes into `facts`.
+ */
+async function planAndBuild(item: EvalItem, run: number, meter: MeteringProxy, facts: RunFacts, { checkout, scratch, log, signal, settings }: CliContext): Promise<void> {
+  // 2. Planning.
+  facts.usage = (phase) => meter.usage(phase);
+  appendFileSync(log, `# ${item.id} run ${run}: model endpoint ${settings.baseUrl}, reached through the eval's metering proxy ${meter.url}\n\n`);
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH ?? "",
+    HOME: path.join(scratch, "home"),
+    BLUEPRINT_WORKDIR: path.join(scratch, "work"),
+    ...settings.env,
+    OPENAI_BASE_URL: meter.url,
+    OPENAI_API_KEY: settings.apiKey ?? "not-set",
+    ...(settings.model ? { BLUEPRINT_MODEL: settings.model } : {}),
+  };
+  const cli = (phase: string, args: string[]) => {
+    meter.setPhase(phase);
+    return runBlueprint(args, { cwd: checkout, env, logFile: log, signal });
+  };
+  const { seconds, exitCodes, questions } = facts;
+  // Nobody is at the terminal: a question gets one scripted answer, at most MAX_ANSWERS times per phase.
+  const answerQuestions = async (phase: "plan" | "revise" | "build"): Promise<number> => {
+    let asked = 0;
+    while (!signal.aborted && asked < MAX_ANSWERS && (await latestThreadState(checkout))?.status === "awaiting_answer") {
+      asked += 1;
+      const answer = await cli(phase, ["answer", NO_ONE_TO_ASK]);
+      seconds[phase] += answer.seconds;
+    }
+    return asked;
+  };
+  const planRun = await cli("plan", ["plan", issueOf(item)]);
+  seconds.plan = planRun.seconds;
+  exitCodes.plan = planRun.exitCode;
+  questions.plan = await answerQuestions("plan");
+  facts.rejected = meter.rejectedPlans("plan");
+  if (settings.feedback && (await latestThreadState(checkout))?.plan && !signal.aborted) {
+    const revise = await cli("revise", ["revise", settings.feedback]);
+    seconds.revise = revise.seconds;
+    exitCodes.revise = revise.exitCode;
+    questions.plan += await answerQuestions("revise");
+  }
+  // 3. Build only a plan that is ready for approval.
+  facts.planned = await latestThreadState(checkout);
+  if (facts.planned?.plan && facts.planned.status === "pending" && !signal.aborted) {
+    facts.buildRan = true;
+    const build = await cli("build", ["build"]);
+    seconds.build = build.seconds;
+    exitCodes.build = build.exitCode;
+    questions.build = await answerQuestions("build");
   }
 }
 
