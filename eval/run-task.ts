@@ -69,6 +69,14 @@ export interface TaskRun {
 }
 
 const MAX_ANSWERS = 2;
+
+/** Scratch repositories of the runs in progress, removed if the eval is interrupted (unless --keep). */
+const scratches = new Set<string>();
+
+export function removeScratchRepositories(): void {
+  for (const dir of scratches) rmSync(dir, { recursive: true, force: true });
+  scratches.clear();
+}
 export const NO_ONE_TO_ASK = "No one can answer questions during this evaluation. Make the most reasonable assumption, say which in your summary, and continue.";
 
 /**
@@ -83,6 +91,7 @@ export async function runTask(item: EvalItem, run: number, settings: RunSettings
   const { signal } = limit;
   const remainingMs = () => Math.max(1_000, settings.taskTimeoutMs - (performance.now() - started));
   const scratch = mkdtempSync(path.join(os.tmpdir(), `blueprint-eval-${item.id.replace(/[^\w.-]/g, "_")}-`));
+  if (!settings.keep) scratches.add(scratch);
   const checkout = path.join(scratch, "repo");
   mkdirSync(settings.logDir, { recursive: true });
   const log = path.join(settings.logDir, `${item.id.replace(/[^\w.-]/g, "_")}-run${run}.log`);
@@ -139,6 +148,7 @@ export async function runTask(item: EvalItem, run: number, settings: RunSettings
     await proxy?.close();
     if (settings.keep) appendFileSync(log, `scratch repository kept: ${checkout}\n`);
     else rmSync(scratch, { recursive: true, force: true });
+    scratches.delete(scratch);
   }
 }
 
