@@ -32,7 +32,7 @@ describe("npm run eval on SWE-bench-format instances (--dataset FILE --repos DIR
     ]);
     const calls: string[] = [];
     const stdout: string[] = [];
-    const argv = ["--dataset", FIXTURE, "--repos", repos, "--tasks", FIXED, "--base-url", model.url, "--model", "scripted", "--price-in", "2", "--price-out", "8", "--out", outDir()];
+    const argv = ["--dataset", FIXTURE, "--repos", repos, "--tasks", FIXED, "--base-url", model.url, "--model", "scripted", "--price-in", "2", "--price-out", "8", "--price-cached", "0.5", "--out", outDir()];
     const { exitCode, report } = await main(argv, { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: (text) => stdout.push(text), stderr: () => {} }, { judge: scriptedJudge(calls) });
 
     expect(exitCode).toBe(0);
@@ -48,17 +48,17 @@ describe("npm run eval on SWE-bench-format instances (--dataset FILE --repos DIR
       error: null,
     });
     expect(calls).toEqual([`checkout ${FIXED}`, `install ${FIXED}`, `judge ${FIXED}`]);
-    // Two plan turns and two build turns, each with the script's usage; cost per phase at $2 in / $8 out.
+    // Two plan turns and two build turns, each with the script's usage; cost per phase at $2 in / $0.50 cached / $8 out.
     expect(run?.usage.plan).toEqual({ requests: 2, errors: 0, prompt: 2 * PLAN_USAGE.prompt, cached: 2 * PLAN_USAGE.cached, completion: 2 * PLAN_USAGE.completion });
     expect(run?.usage.build).toEqual({ requests: 2, errors: 0, prompt: 2 * BUILD_USAGE.prompt, cached: 2 * BUILD_USAGE.cached, completion: 2 * BUILD_USAGE.completion });
-    expect(run?.costByPhase.plan).toBeCloseTo((2_000 * 2 + 200 * 8) / 1e6, 12);
-    expect(run?.costByPhase.build).toBeCloseTo((4_000 * 2 + 600 * 8) / 1e6, 12);
+    expect(run?.costByPhase.plan).toBeCloseTo((1_200 * 2 + 800 * 0.5 + 200 * 8) / 1e6, 12);
+    expect(run?.costByPhase.build).toBeCloseTo((1_000 * 2 + 3_000 * 0.5 + 600 * 8) / 1e6, 12);
     expect(report?.passAt).toEqual({ k1: 1, kN: 1 });
     // The model never saw the test the judge added.
     expect(JSON.stringify(model.requests)).not.toContain("sums an empty list");
     const markdown = stdout.join("\n");
     expect(markdown).toContain(`| ${FIXED} | yes | yes | no | 1.00 | 1.00 | yes | 1 | 0 | 0 | 0 |`);
-    expect(markdown).toContain(`| ${FIXED} | 2 | 2 | 6,000 | 3,800 | 800 | 0.0056 | 0.0128 | 0.0184 |`);
+    expect(markdown).toContain(`| ${FIXED} | 2 | 2 | 6,000 | 3,800 | 800 | 0.0044 | 0.0083 | 0.0127 |`);
   }, 60_000);
 
   it("scores a build that leaves the bug as unresolved, naming the failing FAIL_TO_PASS test, and exits 1", async () => {
