@@ -31,9 +31,10 @@ export function checkRunner(sandbox = true): CommandRunner {
 }
 
 /** Copies the task's hidden check into `tree` (as `.eval-check/`) and runs its command there. */
-export async function runHiddenCheck(task: EvalTask, tree: string, runner: CommandRunner = checkRunner()): Promise<CheckResult> {
+export async function runHiddenCheck(task: EvalTask, tree: string, runner: CommandRunner = checkRunner(), limit: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<CheckResult> {
   cpSync(task.checkDir, path.join(tree, ".eval-check"), { recursive: true });
-  const result = await runner.run(task.meta.check.command.map(shellWord).join(" "), { cwd: tree, timeoutMs: CHECK_TIMEOUT_MS });
+  const timeoutMs = Math.min(CHECK_TIMEOUT_MS, limit.timeoutMs ?? CHECK_TIMEOUT_MS);
+  const result = await runner.run(task.meta.check.command.map(shellWord).join(" "), { cwd: tree, timeoutMs, ...(limit.signal ? { signal: limit.signal } : {}) });
   return {
     passed: result.exitCode === 0 && !result.timedOut,
     exitCode: result.exitCode,

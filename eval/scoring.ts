@@ -73,3 +73,15 @@ export function spreadOf(values: Array<number | null>): Spread | null {
   const sd = n < 2 ? 0 : Math.sqrt(present.reduce((sum, value) => sum + (value - mean) ** 2, 0) / (n - 1));
   return { n, min: present[0] ?? 0, median, max: present[n - 1] ?? 0, mean, sd };
 }
+
+/**
+ * The unbiased pass@k estimator of the Codex paper (Chen et al., 2021), for n runs of which c passed:
+ * 1 − C(n−c, k) / C(n, k), computed as a product so large n does not overflow.
+ */
+export function passAtK(n: number, c: number, k: number): number {
+  if (k < 1 || k > n) throw new Error(`pass@${k} needs 1 ≤ k ≤ n (n = ${n})`);
+  if (n - c < k) return 1;
+  let allFail = 1;
+  for (let i = n - c + 1; i <= n; i += 1) allFail *= 1 - k / i;
+  return 1 - allFail;
+}

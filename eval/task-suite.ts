@@ -37,10 +37,10 @@ export interface EvalTask {
   solutionDir: string;
 }
 
-export const TASKS_DIR = path.resolve(import.meta.dirname, "tasks");
+export const SMOKE_DIR = path.resolve(import.meta.dirname, "suites/smoke");
 
 /** The suite's tasks in name order; `only` picks some by id (an unknown id is an error, not a silent skip). */
-export function loadTasks(dir: string = TASKS_DIR, only?: string[]): EvalTask[] {
+export function loadTasks(dir: string = SMOKE_DIR, only?: string[]): EvalTask[] {
   const ids = readdirSync(dir, { withFileTypes: true })
     .filter((entry) => entry.isDirectory())
     .map((entry) => entry.name)

@@ -31,7 +31,7 @@ describe("npm run eval against a scripted model", () => {
     ]);
     const out = outDir();
     const stdout: string[] = [];
-    const argv = ["--base-url", model.url, "--model", "scripted", "--tasks", "statuses-1.5.0,encodeurl-1.0.2,bytes-3.1.1", "--out", out, "--price-in", "2", "--price-out", "8", "--price-cached", "0.5"];
+    const argv = ["--suite", "smoke", "--base-url", model.url, "--model", "scripted", "--tasks", "statuses-1.5.0,encodeurl-1.0.2,bytes-3.1.1", "--out", out, "--price-in", "2", "--price-out", "8", "--price-cached", "0.5"];
     const { exitCode, report } = await main(argv, { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: (text) => stdout.push(text), stderr: () => {} });
 
     expect(exitCode).toBe(0);
@@ -76,11 +76,16 @@ describe("npm run eval against a scripted model", () => {
 
     // The same figures, printed and written as JSON and Markdown.
     const markdown = stdout.join("\n");
-    expect(markdown).toContain("| bytes-3.1.1 | yes | 1.00 | 0.50 | no | 1 | 1 | 0 | 0 | 4 | 7,000 | 4,900 | 1,000 |");
-    expect(markdown).toContain("| encodeurl-1.0.2 | yes | 1.00 | 1.00 | yes | 1 | 0 | 0 | 0 | 4 | 6,000 | 3,800 | 800 |");
-    expect(markdown).toContain("| **all** | 3/3 | 1.00 | 1.00 (0.50–1.00) | 2/3 | 1 (1–2) | 0 (0–1) | 0 | 0 | 4 (4–5) |");
+    // Quality: passed, plan valid, first try, recall, precision, build inside the plan, steps, questions.
+    expect(markdown).toContain("| bytes-3.1.1 | no | yes | yes | 1.00 | 0.50 | yes | 1 | 1 | 0 | 0 |");
+    expect(markdown).toContain("| encodeurl-1.0.2 | yes | yes | yes | 1.00 | 1.00 | yes | 1 | 0 | 0 | 0 |");
+    expect(markdown).toContain("| **all** | 2/3 | 3/3 | 3/3 | 1.00 | 1.00 (0.50–1.00) | 3/3 | 1 (1–2) | 0 (0–1) | 0 | 0 |");
+    // Spend: turns and dollars per phase, tokens.
+    expect(markdown).toContain("| bytes-3.1.1 | 1 | 3 | 7,000 | 4,900 | 1,000 |");
+    expect(markdown).toContain("| encodeurl-1.0.2 | 2 | 2 | 6,000 | 3,800 | 800 | 0.0044 | 0.0083 | 0.0127 |");
+    expect(markdown).toContain("| **all** | 1 (1–2) | 3 (2–4) | 7,000 (6,000–9,000) |");
     const written = readdirSync(out).filter((name) => name.startsWith("eval-")).sort();
-    expect(written).toHaveLength(2);
+    expect(written.map((name) => path.extname(name))).toEqual([".json", ".md", ".svg"]);
     const json = JSON.parse(readFileSync(path.join(out, written[0] ?? ""), "utf8")) as { overall: { checkPassed: number } };
     expect(json.overall.checkPassed).toBe(2);
     expect(readFileSync(path.join(out, written[1] ?? ""), "utf8")).toBe(markdown);

@@ -1,7 +1,14 @@
+import { writeFileSync } from "node:fs";
 import http from "node:http";
+import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { latestThreadState } from "../../eval/cli-driver.js";
 import { startMeteringProxy, type MeteringProxy } from "../../eval/metering-proxy.js";
+import { blueprint, assertCliBuilt } from "../cli/support.js";
+import { gitIn, tempDir } from "../helpers/git-repo.js";
+import { startModelServer } from "../helpers/model-server.js";
+import { planReply, plan, step } from "./script.js";
 
 interface Seen {
   url: string;
@@ -10,15 +17,15 @@ interface Seen {
 }
 
 /** An endpoint that answers each request with the next reply: [status, content type, body]. */
-async function upstream(replies: Array<[number, string, string]>): Promise<{ url: string; seen: Seen[]; close(): Promise<void> }> {
+async function upstream(replies: Array<[number, string, string, Record<string, string>?]>): Promise<{ url: string; seen: Seen[]; close(): Promise<void> }> {
   const seen: Seen[] = [];
   const server = http.createServer((req, res) => {
     let body = "";
     req.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
     req.on("end", () => {
       seen.push({ url: req.url ?? "", authorization: req.headers.authorization, body });
-      const [status, type, text] = replies[seen.length - 1] ?? [500, "text/plain", "no more replies"];
-      res.writeHead(status, { "content-type": type }).end(text);
+      const [status, type, text, headers] = replies[seen.length - 1] ?? [500, "text/plain", "no more replies"];
+      res.writeHead(status, { ...headers, "content-type": type }).end(text);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -70,4 +77,51 @@ describe("the eval's metering proxy", () => {
     expect(((await answer.json()) as { error: { message: string } }).error.message).toMatch(/^eval proxy: the model endpoint http:\/\/127\.0\.0\.1:9\/v1 did not answer/);
     expect(proxy.usage("plan")).toMatchObject({ requests: 0, errors: 1 });
   });
+
+  it("passes a 429 on with its status, body, Retry-After and other headers intact", async () => {
+    const endpoint = await upstream([[429, "application/json", '{"error":{"message":"slow down"}}', { "retry-after": "7", "x-ratelimit-remaining-requests": "0" }]]);
+    proxy = await startMeteringProxy(endpoint.url);
+    proxy.setPhase("plan");
+    const answer = await fetch(`${proxy.url}/chat/completions`, { method: "POST", body: "{}" });
+    expect(answer.status).toBe(429);
+    expect(answer.headers.get("retry-after")).toBe("7");
+    expect(answer.headers.get("x-ratelimit-remaining-requests")).toBe("0");
+    expect(await answer.text()).toBe('{"error":{"message":"slow down"}}');
+    expect(proxy.usage("plan")).toMatchObject({ requests: 0, errors: 1 });
+    await endpoint.close();
+  });
+
+  it("relays a slow stream chunk by chunk: a plan streamed in 8 chunks over 2 s with a 1 s silence limit works directly and through the proxy", async () => {
+    assertCliBuilt();
+    // Each chunk comes 250 ms after the last: never 1 s of silence, but 2 s for the whole answer, which a
+    // proxy that reads whole answers before passing them on turns into 2 s of silence.
+    const slowPlan = { ...planReply(plan([step("S1", ["index.js"])])), chunkDelayMs: 250, pieces: 4 };
+    const model = await startModelServer([slowPlan, slowPlan]);
+    const checkout = () => {
+      const dir = tempDir("blueprint-eval-slow-");
+      writeFileSync(path.join(dir, "index.js"), "module.exports = 1;\n");
+      gitIn(dir, ["init", "-q", "-b", "main"]);
+      gitIn(dir, ["add", "-A"]);
+      gitIn(dir, ["commit", "-q", "-m", "start"]);
+      return dir;
+    };
+    const env = { BLUEPRINT_MODEL_TIMEOUT_S: "1", OPENAI_API_KEY: "sk-test", BLUEPRINT_MODEL: "scripted" };
+    try {
+      const direct = checkout();
+      const alone = await blueprint(["plan", "Make index.js export 2."], { cwd: direct, env: { ...env, OPENAI_BASE_URL: model.url } });
+      expect(alone.code, alone.stderr).toBe(0);
+      expect((await latestThreadState(direct))?.status).toBe("pending");
+
+      proxy = await startMeteringProxy(model.url);
+      proxy.setPhase("plan");
+      const proxied = checkout();
+      const through = await blueprint(["plan", "Make index.js export 2."], { cwd: proxied, env: { ...env, OPENAI_BASE_URL: proxy.url } });
+      expect(through.code, through.stderr).toBe(0);
+      expect((await latestThreadState(proxied))?.status).toBe("pending");
+      expect(proxy.usage("plan")).toEqual({ requests: 1, errors: 0, prompt: 1_000, cached: 400, completion: 100 });
+      expect(model.requests.every((request) => request.stream === true)).toBe(true);
+    } finally {
+      await model.close();
+    }
+  }, 30_000);
 });

@@ -23,7 +23,7 @@ describe("npm run eval with --runs and --concurrency", () => {
     };
     const model = await startModel([held, ...rest]);
     const out = outDir();
-    const argv = ["--base-url", model.url, "--tasks", ids.join(","), "--runs", "2", "--concurrency", "4", "--out", out];
+    const argv = ["--suite", "smoke", "--base-url", model.url, "--tasks", ids.join(","), "--runs", "2", "--concurrency", "4", "--out", out];
     const { exitCode, report } = await main(argv, { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: () => {}, stderr: () => {} });
 
     expect(exitCode).toBe(0);

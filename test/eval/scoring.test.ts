@@ -31,20 +31,18 @@ describe("eval scoring", () => {
   });
 
   it("adds runs up per task: counts, spreads and totals, and no cost when a run has none", () => {
-    const [task] = loadTasks(undefined, ["encodeurl-1.0.2"]);
-    if (!task) throw new Error("task missing");
     const run = (n: number, passed: boolean, requests: number, cost: number | null): TaskRun => {
-      const base = harnessFailure(task, n, "unused");
+      const base = harnessFailure({ id: "encodeurl-1.0.2", kind: "smoke" }, n, "unused");
       const usage = { requests, errors: 0, prompt: requests * 100, cached: 0, completion: requests * 10 };
       return {
         ...base,
         error: null,
         plan: { ...base.plan, valid: true, recall: passed ? 1 : 0.5, precision: 1 },
-        build: { ran: true, status: passed ? "built" : "failed", stepsDone: passed ? 2 : 1, stepsBlocked: passed ? 0 : 1, stepsFailed: 0 },
+        build: { ran: true, status: passed ? "built" : "failed", stepsDone: passed ? 2 : 1, stepsBlocked: passed ? 0 : 1, stepsFailed: 0, files: ["index.js"], outsidePlan: [], inPlan: true },
         check: { ran: true, passed, exitCode: passed ? 0 : 1, output: "", isolation: "plain" },
         usage: { plan: usage, revise: usage, build: usage, total: usage },
         cost,
-        seconds: { plan: 1, revise: 0, build: 2, check: 0.1, total: 3.1 },
+        seconds: { setup: 0.2, plan: 1, revise: 0, build: 2, check: 0.1, total: 3.1 },
       };
     };
     const summary = summarise([run(1, true, 4, 0.01), run(2, false, 6, 0.03), run(3, true, 5, 0.02)]);

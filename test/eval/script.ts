@@ -4,7 +4,7 @@ import { loadTask } from "../../eval/task-suite.js";
 import type { ScriptedReply } from "../helpers/model-server.js";
 
 /** Replies for the scripted model in the eval tests: plan requests and build requests each report fixed usage. */
-export const TASKS = path.resolve("eval/tasks");
+export const TASKS = path.resolve("eval/suites/smoke");
 export const PLAN_USAGE = { prompt: 1_000, cached: 400, completion: 100 };
 export const BUILD_USAGE = { prompt: 2_000, cached: 1_500, completion: 300 };
 

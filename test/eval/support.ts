@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeAll } from "vitest";
@@ -26,4 +28,13 @@ export function useEvalRun(): { startModel(script: Script): Promise<ModelServer>
       return dir;
     },
   };
+}
+
+/** A port on 127.0.0.1 that nothing listens on (bound, then closed). */
+export async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }

@@ -59,6 +59,11 @@ export async function startModelServer(script: Script): Promise<ModelServer> {
     let raw = "";
     req.on("data", (chunk) => (raw += chunk));
     req.on("end", () => {
+      // The model list, as OpenAI-compatible servers answer it (the eval asks for it before its first task).
+      if (req.method === "GET" && req.url?.endsWith("/models")) {
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ object: "list", data: [] }));
+        return;
+      }
       if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
         res.writeHead(404).end();
         return;

@@ -1,0 +1,39 @@
+import type { InstanceSource, Judge, SweInstance } from "./judge.js";
+import { loadTasks, type EvalTask } from "./task-suite.js";
+
+/**
+ * One thing to evaluate: a smoke-suite task (snapshot + hidden check) or a SWE-bench-format instance
+ * (repository at base_commit, judged by its own tests).
+ */
+export type EvalItem = { kind: "smoke"; id: string; task: EvalTask } | { kind: "swe"; id: string; instance: SweInstance; source: InstanceSource };
+
+/** A shipped suite (the real one may take its repositories from a folder instead of fetching them), or an external dataset. */
+export type SuiteChoice = { suite: "smoke" | "real"; reposDir?: string | undefined } | { dataset: string; reposDir: string };
+
+/** The items a run covers; `only` picks some by id, and an unknown id is an error, not a silent skip. */
+export async function chooseItems(choice: SuiteChoice, only: string[] | undefined, deps: { smokeDir: string; realRoot?: string | undefined; judge: () => Judge }): Promise<EvalItem[]> {
+  if ("suite" in choice && choice.suite === "smoke") return loadTasks(deps.smokeDir, only).map((task) => ({ kind: "smoke", id: task.id, task }));
+  const items: EvalItem[] =
+    "dataset" in choice
+      ? deps
+          .judge()
+          .loadInstances(choice.dataset)
+          .map((instance) => ({ kind: "swe", id: instance.instance_id, instance, source: { reposDir: choice.reposDir } }))
+      : (await deps.judge().loadRealSuite({ ...(deps.realRoot ? { root: deps.realRoot } : {}), ...(choice.reposDir ? { reposDir: choice.reposDir } : {}), ...(only ? { only } : {}) })).map((instance) => ({
+          kind: "swe",
+          id: instance.instance_id,
+          instance,
+          source: "source" in instance ? instance.source : { bundle: instance.bundle },
+        }));
+  if (items.length === 0) throw new Error("dataset" in choice ? `${choice.dataset} holds no instances` : "the real suite (eval/suites/real/*/instances.jsonl) holds no instances");
+  const ids = items.map((item) => item.id);
+  const unknown = (only ?? []).filter((id) => !ids.includes(id));
+  if (unknown.length > 0) throw new Error(`unknown task${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")} (the suite has: ${ids.join(", ")})`);
+  return items.filter((item) => !only || only.includes(item.id));
+}
+
+/** The files the real change touched: what the plan is measured against. */
+export function goldFiles(item: EvalItem, judge: Judge | null): string[] | null {
+  if (item.kind === "smoke") return item.task.meta.changedFiles;
+  return item.instance.patch && judge ? judge.filesOfPatch(item.instance.patch) : null;
+}
