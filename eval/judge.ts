@@ -1,5 +1,3 @@
-import path from "node:path";
-
 /**
  * The harness's view of the SWE judge (eval/swe/, see the eval contract): the functions it calls, and
  * nothing else. Runs take a `Judge`, so tests can put a scripted one in its place; `loadJudge` brings
@@ -51,21 +49,8 @@ export interface Judge {
   filesOfPatch(patch: string): string[];
 }
 
-const FUNCTIONS = ["loadInstances", "loadRealSuite", "checkoutInstance", "installDependencies", "judgeInstance", "validateInstance", "filesOfPatch"] as const;
-
-/**
- * The judge module, loaded when a run needs it (the smoke suite does not): the specifier is a variable
- * so the harness type-checks and runs its smoke suite while eval/swe/ is written in parallel.
- */
+/** The judge module (eval/swe/): loaded when a run needs it, so the smoke suite never loads it. */
 export async function loadJudge(): Promise<Judge> {
-  const specifier = path.join(import.meta.dirname, "swe", "index.js");
-  let loaded: unknown;
-  try {
-    loaded = await import(specifier);
-  } catch (error) {
-    throw new Error(`the SWE judge (eval/swe/index.ts) could not be loaded: ${error instanceof Error ? error.message : String(error)}`);
-  }
-  const missing = FUNCTIONS.filter((name) => typeof (loaded as Record<string, unknown> | null)?.[name] !== "function");
-  if (missing.length > 0) throw new Error(`the SWE judge (eval/swe/index.ts) lacks ${missing.join(", ")}`);
-  return loaded as Judge;
+  const judge: Judge = await import("./swe/index.js");
+  return judge;
 }

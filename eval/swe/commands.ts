@@ -40,7 +40,7 @@ export function installCommand(inst: SweInstance, dir: string): string {
 
 export async function installDependencies(inst: SweInstance, dir: string, opts: CommandOptions): Promise<{ ok: boolean; log: string }> {
   const command = installCommand(inst, dir);
-  const result = await installRunner.run(command, { cwd: dir, timeoutMs: opts.timeoutMs, network: true, signal: opts.signal });
+  const result = await installRunner.run(command, { cwd: dir, timeoutMs: opts.timeoutMs, signal: opts.signal });
   const verdict = result.timedOut ? `timed out after ${opts.timeoutMs} ms` : opts.signal?.aborted ? "stopped" : `exit ${result.exitCode}`;
   return { ok: result.exitCode === 0 && !result.timedOut && !opts.signal?.aborted, log: `$ ${command}\n${result.output}\n[${verdict}, ${result.durationMs} ms]` };
 }

@@ -50,7 +50,7 @@ async function lockfileFor(id: string, base: string): Promise<string | undefined
   try {
     await checkoutInstance({ instance_id: id, repo: suite.repo, base_commit: base, problem_statement: "-", test_patch: "-", FAIL_TO_PASS: [], PASS_TO_PASS: [] }, { reposDir: reposDir ?? "" }, dir);
     if (existsSync(path.join(dir, "package-lock.json"))) return undefined;
-    const result = await createCommandRunner({ maxTimeoutMs: 600_000 }).run("npm install --package-lock-only --ignore-scripts --no-audit --no-fund", { cwd: dir, timeoutMs: 300_000, network: true });
+    const result = await createCommandRunner({ maxTimeoutMs: 600_000 }).run("npm install --package-lock-only --ignore-scripts --no-audit --no-fund", { cwd: dir, timeoutMs: 300_000 });
     if (result.exitCode !== 0) throw new Error(`npm install --package-lock-only failed for ${id}:\n${result.output}`);
     const name = `lockfiles/${base.slice(0, 12)}.package-lock.json`;
     writeFileSync(path.join(suiteDir, name), readFileSync(path.join(dir, "package-lock.json")));
