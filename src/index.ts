@@ -21,6 +21,7 @@ import { startRedisBackend } from "./jobs/redis-backend.js";
 import { LocalWorkerBackend, withoutIntakeSecrets } from "./jobs/local-worker.js";
 import { serveOperatorPages, type WorkerMetricsSource } from "./jobs/operator-pages.js";
 import { createWorkflowDeps, stateKeyOf } from "./workflow/create-deps.js";
+import { requireSandboxOrExit } from "./workflow/sandbox-choice.js";
 import type { WorkflowDeps } from "./workflow/deps.js";
 
 export interface BlueprintApp {
@@ -38,7 +39,9 @@ export default function blueprint(app: Probot, options: ApplicationFunctionOptio
   // parallel scavenge waited for helper threads to get a core (11–34 ms pauses against 4–6 ms).
   // Set here, not in npm start's flags, so the workers it forks (big parses, idle cores) keep it.
   v8.setFlagsFromString("--no-parallel-scavenge");
-  const { shutdown } = createBlueprintApp(app, options, { jobs: "local-worker" });
+  // Before Probot listens and the worker is forked (`npm start` has checked already; `probot run` straight has not).
+  const env = requireSandboxOrExit(loadEnv());
+  const { shutdown } = createBlueprintApp(app, options, { jobs: "local-worker", env });
   // Graceful shutdown: running jobs stop at a safe point and leave their state resumable.
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.once(signal, () => {

@@ -10,6 +10,7 @@ import { tokenPorts } from "./github/token-port.js";
 import { jobSealer } from "./jobs/redis-backend.js";
 import { startRedisWorkers, type RedisWorkers } from "./jobs/redis-worker.js";
 import { createWorkflowDeps, stateKeyOf } from "./workflow/create-deps.js";
+import { requireSandboxOrExit } from "./workflow/sandbox-choice.js";
 
 /**
  * `npm run worker`: works jobs from the Redis queue, with no webhook server and no App key — each
@@ -31,7 +32,8 @@ let started: (value: unknown) => void = () => {};
 if (typeof process.send === "function") answerIntake({ started: new Promise((resolve) => (started = resolve)), metrics, stop });
 
 try {
-  const env = loadEnv();
+  // Before Redis is reached, anything listens or a job runner is forked: without the sandbox, one message and exit 1.
+  const env = requireSandboxOrExit(loadEnv());
   if (!env.REDIS_URL) throw new ConfigError("`npm run worker` takes its jobs from Redis: set REDIS_URL (the same as the intake's)");
   if (env.PRIVATE_KEY || env.WEBHOOK_SECRET) log.warn({}, "a worker needs neither PRIVATE_KEY nor WEBHOOK_SECRET; remove them from its environment");
   const jobRunner = new JobRunner({

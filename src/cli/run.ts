@@ -109,6 +109,8 @@ async function runCommand(cli: CliContext, args: CliArgs, command: JobCommand, c
   if (!thread) throw new CliError('there is no plan yet. Run `blueprint plan "what you want done"` first.');
   if (checkout.dirty) cli.stderr(`note: uncommitted changes are not seen; Blueprint works on the committed state of \`${thread.baseBranch}\`.`);
   const engine = createWorkflowDeps(engineEnv, cliLogger(cli.stderr, args.verbose));
+  // Your machine, your call (README): without bubblewrap the CLI goes on, but never without saying so.
+  if (engine.runner.isolation === "plain") cli.stderr("note: the agent's commands run WITHOUT a sandbox here (no working bubblewrap, or BLUEPRINT_SANDBOX=none): as you, with a scrubbed environment, a timeout and an output cap. Install bubblewrap (Linux), or set BLUEPRINT_SANDBOX=bwrap to refuse instead.");
   // A retried model request is printed the moment it starts, while planning and while building.
   const deps: WorkflowDeps = {
     ...engine,

@@ -38,7 +38,8 @@ export const envSchema = z.object({
   BLUEPRINT_PROGRESS_INTERVAL_MS: z.coerce.number().int().min(0).default(5000),
   /**
    * Where agent commands run: always inside bubblewrap, refusing to start without it (bwrap, the
-   * App's default); inside it when it works here (auto, the Action's and CLI's default); never (none).
+   * default; the App and the worker treat auto so too); inside it when it works here, else with a
+   * warning (auto, the Action's and CLI's default); never (none).
    */
   BLUEPRINT_SANDBOX: z.enum(["auto", "bwrap", "none"]).default("bwrap"),
   /**
@@ -84,13 +85,19 @@ export const envSchema = z.object({
   PRIVATE_KEY_PATH: z.string().optional(),
 });
 
-export type BlueprintEnv = z.output<typeof envSchema>;
+/** Not settings: what `npm start` and `npm run worker` hand to the processes they fork. */
+const handedOverSchema = z.object({
+  /** The bubblewrap checked at start (workflow/sandbox-choice.ts): used as it is, never probed or given up again. */
+  BLUEPRINT_SANDBOX_CHECKED: z.string().min(1).optional(),
+});
+
+export type BlueprintEnv = z.output<typeof envSchema> & z.output<typeof handedOverSchema>;
 
 export class ConfigError extends Error {}
 
 export function loadEnv(source: NodeJS.ProcessEnv = process.env): BlueprintEnv {
   const cleaned = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== undefined && value !== ""));
-  const parsed = envSchema.safeParse(cleaned);
+  const parsed = envSchema.extend(handedOverSchema.shape).safeParse(cleaned);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ");
     throw new ConfigError(`invalid Blueprint environment: ${problems}`);

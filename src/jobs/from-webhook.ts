@@ -21,6 +21,9 @@ export interface Accepted {
   keys: string[];
 }
 
+/** An App's account: typed Bot, or named `…[bot]` (a name no person's account can have). */
+const isBot = (user: PayloadUser): boolean => user.type === "Bot" || user.login.endsWith("[bot]");
+
 const repositoryOf = (repository: PayloadRepository) => ({
   owner: repository.owner.login,
   name: repository.name,
@@ -43,8 +46,8 @@ export function commentJob(
 ): Accepted | null {
   const author = payload.comment.user;
   const installationId = payload.installation?.id;
-  // Bots (Blueprint included) never command.
-  if (!installationId || !author || author.type === "Bot" || payload.sender.type === "Bot") return null;
+  // Bots (Blueprint included) never command: neither as the comment's author nor as the one who sent the event.
+  if (!installationId || !author || isBot(author) || isBot(payload.sender)) return null;
   const job = commandJob(
     { deliveryId, installationId, repository: repositoryOf(payload.repository), number: payload.issue.number, actor: author.login, receivedAt, commentId: payload.comment.id },
     payload.comment.body,
@@ -100,7 +103,7 @@ export function reviewJob(
 ): Accepted | null {
   const reviewer = payload.review.user;
   const installationId = payload.installation?.id;
-  if (!installationId || !reviewer || reviewer.type === "Bot" || payload.sender.type === "Bot") return null;
+  if (!installationId || !reviewer || isBot(reviewer) || isBot(payload.sender)) return null;
   const base = { deliveryId, installationId, repository: repositoryOf(payload.repository), number: payload.pull_request.number, actor: reviewer.login, receivedAt, reviewId: payload.review.id };
   const keys = [`delivery:${deliveryId}`, `review:${payload.review.id}`];
   const state = payload.review.state.toLowerCase();

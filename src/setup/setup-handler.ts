@@ -4,6 +4,8 @@ import { parsePublicUrl, unreachableWebhookWarning, webhookUrlOf, type WebhookTa
 export interface SetupState {
   target: WebhookTarget;
   webhookPath: string | undefined;
+  /** Why the App, once registered, would refuse to start here (no working bubblewrap), or null. */
+  sandboxProblem: string | null;
 }
 
 /**
@@ -42,10 +44,10 @@ export function setupHandler(state: SetupState, useTarget: (target: WebhookTarge
 
 function sendPage(res: ServerResponse, status: number, state: SetupState, error?: string): void {
   res.writeHead(status, { "content-type": "text/html; charset=utf-8" });
-  res.end(setupPage(state.target, error));
+  res.end(setupPage(state.target, state.sandboxProblem, error));
 }
 
-export function setupPage(target: WebhookTarget, error?: string): string {
+export function setupPage(target: WebhookTarget, sandboxProblem: string | null, error?: string): string {
   const where =
     target.kind === "local"
       ? `<p class="warn"><strong>⚠️ GitHub cannot reach this server yet.</strong> ${escapeHtml(unreachableWebhookWarning(target.url))}</p>`
@@ -65,7 +67,7 @@ ${error ? `<p class="error">${escapeHtml(error)}</p>` : ""}
 <p>Or restart with <code>WEBHOOK_PROXY_URL</code> set to a channel from <a href="https://smee.io/new">smee.io</a> (and <code>npm install --no-save smee-client</code>), which relays webhooks to a server GitHub cannot reach.</p>
 <h2>2. Register the GitHub App</h2>
 <p><a href="/probot">Register Blueprint on GitHub →</a> GitHub then asks where to install it; the App's ID and keys are written to <code>.env</code>. Restart the server afterwards.</p>
-</body></html>
+${sandboxProblem ? `<h2>3. Before it can run jobs</h2>\n<p class="warn"><strong>⚠️ The App will not start with its credentials on this machine yet.</strong> ${escapeHtml(sandboxProblem)}</p>\n` : ""}</body></html>
 `;
 }
 

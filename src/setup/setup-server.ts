@@ -23,6 +23,8 @@ export interface SetupServerOptions {
   /** Tests: where credentials go instead of .env, and a relay client that makes no network call. */
   updateEnv?: ProbotSetupOptions["updateEnv"];
   SmeeClient?: unknown;
+  /** Why agent commands could not run here yet (bubblewrap missing or broken), or null. */
+  sandboxProblem?: string | null;
 }
 
 export interface SetupServer {
@@ -43,7 +45,7 @@ export async function startSetupServer(options: SetupServerOptions): Promise<Set
   const useTarget = (target: WebhookTarget) => {
     if (target.kind === "public") env.WEBHOOK_PROXY_URL = target.url;
   };
-  const state: SetupState = { target: webhookTarget(env, localUrl), webhookPath: env.WEBHOOK_PATH };
+  const state: SetupState = { target: webhookTarget(env, localUrl), webhookPath: env.WEBHOOK_PATH, sandboxProblem: options.sandboxProblem ?? null };
   useTarget(state.target);
 
   // 2. The server: Blueprint's routes first, then Probot's setup app.
@@ -61,6 +63,7 @@ export async function startSetupServer(options: SetupServerOptions): Promise<Set
   // 3. Say it where people look first.
   if (state.target.kind === "local") log.warn(unreachableWebhookWarning(state.target.url));
   else log.info(`The GitHub App registered from the setup page will send webhooks to ${state.target.url}`);
+  if (state.sandboxProblem) log.warn(`Registering the App works without it, but the App will not start with its credentials until this is fixed: ${state.sandboxProblem}`);
   return { http, target: () => state.target, stop: () => server.stop() };
 }
 

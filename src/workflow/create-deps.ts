@@ -2,10 +2,11 @@ import path from "node:path";
 import { createModelClient, describeRetry } from "../agent/model.js";
 import { createRedactor } from "../agent/redact.js";
 import { ConfigError, type BlueprintEnv } from "../config/env.js";
-import { checkBubblewrap, createCommandRunner } from "../workspace/command-runner.js";
+import { createCommandRunner } from "../workspace/command-runner.js";
 import { RepoCache } from "../workspace/repo-cache.js";
 import { deriveStateKey, type StateKey } from "../github/state-marker.js";
 import type { Logger, WorkflowDeps } from "./deps.js";
+import { sandboxFor } from "./sandbox-choice.js";
 
 /**
  * Wires the engine from the environment; the same for the App, the Action and the CLI. A process that
@@ -65,28 +66,4 @@ function hiddenFromCommands(env: Pick<BlueprintEnv, "BLUEPRINT_WORKDIR" | "PRIVA
     hidden.push(path.dirname(dir) === "/" ? key : dir);
   }
   return hidden;
-}
-
-/**
- * Where agent commands run. `bwrap` (the App's default): inside bubblewrap, or the App does not
- * start. `auto` (the Action's and the CLI's default): bubblewrap when it works here, else the plain
- * runner with a warning. `none`: the plain runner, because the operator said so; every build
- * report says it too (build-report.ts).
- */
-function sandboxFor(env: BlueprintEnv, log: Logger): string | null {
-  if (env.BLUEPRINT_SANDBOX === "none") {
-    log.warn({}, "BLUEPRINT_SANDBOX=none: agent commands run WITHOUT a sandbox, as this process's user, with only a scrubbed environment, a timeout and an output cap; they can read this process's files and environment");
-    return null;
-  }
-  const check = checkBubblewrap();
-  if ("problem" in check) {
-    if (env.BLUEPRINT_SANDBOX === "bwrap") {
-      // An operator who did not say otherwise must not get commands run without the sandbox.
-      throw new ConfigError(`agent commands need the bubblewrap sandbox, but ${check.problem}. Install bubblewrap (apt-get install bubblewrap); in a container, start it with the options in the Dockerfile's comments (unprivileged user namespaces and a mountable /proc). To run commands without a sandbox anyway, set BLUEPRINT_SANDBOX=none.`);
-    }
-    log.warn({}, `${check.problem}; agent commands fall back to the plain runner (scrubbed environment, timeout, output cap; no isolation)`);
-    return null;
-  }
-  log.info({ bwrap: check.path }, "agent commands run inside bubblewrap: system directories read-only, their own worktree writable, private /tmp, HOME and /proc, a network of their own whose only way out is the job's allow-list proxy");
-  return check.path;
 }

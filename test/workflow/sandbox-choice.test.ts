@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -6,8 +6,10 @@ import { readInputs } from "../../src/action/inputs.js";
 import { ConfigError, loadEnv } from "../../src/config/env.js";
 import { createWorkflowDeps } from "../../src/workflow/create-deps.js";
 import type { Logger } from "../../src/workflow/deps.js";
+import { requireSandbox, SandboxUnavailable } from "../../src/workflow/sandbox-choice.js";
 import type { CommandRunner } from "../../src/workspace/command-runner.js";
 import { checkBubblewrap } from "../../src/workspace/command-runner.js";
+import { pathWithout } from "../helpers/no-bubblewrap.js";
 
 const sandboxCheck = checkBubblewrap();
 const bwrap = "path" in sandboxCheck ? sandboxCheck.path : null;
@@ -48,16 +50,6 @@ async function writesThrough(runner: CommandRunner): Promise<{ inside: boolean; 
   return { inside: existsSync(path.join(workspace, "inside.txt")), outside: existsSync(path.join(outside, "escaped.txt")) };
 }
 
-/** A directory to use as PATH: empty, or holding a `bwrap` that cannot start (as where user namespaces are off). */
-function pathWithout(kind: "missing" | "broken"): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "sandbox-choice-path-"));
-  if (kind === "broken") {
-    writeFileSync(path.join(dir, "bwrap"), "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n");
-    chmodSync(path.join(dir, "bwrap"), 0o755);
-  }
-  return dir;
-}
-
 describe("where agent commands run (BLUEPRINT_SANDBOX)", () => {
   it("none: the plain runner, with a warning at start, even where bubblewrap works", async () => {
     const { deps, log } = depsFor("none");
@@ -91,6 +83,29 @@ describe("where agent commands run (BLUEPRINT_SANDBOX)", () => {
     expect(deps.runner.isolation).toBe("bwrap");
     expect(log.lines).toEqual([{ level: "info", object: { bwrap }, message: expect.stringMatching(/inside bubblewrap/) }]);
     expect(await writesThrough(deps.runner)).toEqual({ inside: true, outside: false });
+  });
+
+  it.each(["auto", "bwrap", undefined])("a service (npm start, npm run worker) with %s: refuses without a working bubblewrap, auto included", (sandbox) => {
+    process.env.PATH = pathWithout("broken");
+    const handedOver: NodeJS.ProcessEnv = {};
+    expect(() => requireSandbox(envFor(sandbox), handedOver)).toThrow(SandboxUnavailable);
+    expect(() => requireSandbox(envFor(sandbox), handedOver)).toThrow(/agent commands need the bubblewrap sandbox, but bubblewrap cannot build the sandbox here .*apt-get install bubblewrap.*set BLUEPRINT_SANDBOX=none: they then run as this process's user/);
+    expect(handedOver).toEqual({});
+    expect(requireSandbox(envFor("none"), handedOver).BLUEPRINT_SANDBOX).toBe("none");
+  });
+
+  it("the bubblewrap a service checked is handed to what it forks: used there without probing again, and never given up for the plain runner", async () => {
+    const handedOver: NodeJS.ProcessEnv = {};
+    const checked = requireSandbox(envFor("auto"), handedOver);
+    expect(handedOver).toEqual({ BLUEPRINT_SANDBOX_CHECKED: bwrap });
+    expect(checked.BLUEPRINT_SANDBOX_CHECKED).toBe(bwrap);
+    // A forked child: its PATH has no bubblewrap, so a probe there would fall back (auto); the handed-over one holds.
+    process.env.PATH = pathWithout("missing");
+    const log = recordingLogger();
+    const child = createWorkflowDeps(loadEnv({ ...handedOver, BLUEPRINT_SANDBOX: "auto", BLUEPRINT_STATE_SECRET: "sandbox-choice-state-secret", BLUEPRINT_WORKDIR: mkdtempSync(path.join(os.tmpdir(), "sandbox-choice-workdir-")) }), log);
+    expect(child.runner.isolation).toBe("bwrap");
+    expect(log.lines).toEqual([{ level: "info", object: { bwrap }, message: expect.stringMatching(/inside bubblewrap/) }]);
+    expect(await writesThrough(child.runner)).toEqual({ inside: true, outside: false });
   });
 
   it("the Action defaults to auto (a throwaway runner holding only its job's token); the job's env can still require bwrap", () => {
