@@ -73,6 +73,8 @@ const stepProgress = fc.record(
     commitUrl: anyText,
     reason: anyText,
     tickedByHand: fc.boolean(),
+    held: fc.record({ commit: sha, ref: anyText }),
+    outsidePlan: fc.record({ files: fc.array(anyText, { maxLength: 3 }), total: fc.nat() }),
   },
   { requiredKeys: ["status"] },
 );
@@ -104,6 +106,7 @@ const threadState: fc.Arbitrary<ThreadState> = fc
       questionMode: fc.constantFrom(null, "plan", "build"),
       questionStep: nullable(anyText),
       approvedBy: nullable(anyText),
+      approvals: fc.array(fc.record({ login: anyText, via: fc.constantFrom("build", "review"), at: nullable(anyText) }), { maxLength: 3 }),
       buildNotes: fc.array(fc.record({ author: anyText, source: fc.constantFrom("build", "review"), text: anyText }), { maxLength: 2 }),
       changes: nullable(anyText),
       postedAt: nullable(fc.date({ noInvalidDate: true }).map((date) => date.toISOString())),
