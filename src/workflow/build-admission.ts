@@ -2,7 +2,7 @@ import type { RepoConfig } from "../config/repo-config.js";
 import type { ThreadStateRecord } from "../github/plan-comment.js";
 import { commentSeal, threadSeal, type ThreadSeal } from "../github/state-marker.js";
 import type { Plan } from "../plan/schema.js";
-import type { Mirror } from "../workspace/repo-cache.js";
+import type { Mirror } from "../workspace/mirror.js";
 import { checkApproval, editedAfterApproval } from "./approval.js";
 import type { BuildRequest } from "./build.js";
 import { buildNoteLines, recordBuildNote } from "./build-notes.js";

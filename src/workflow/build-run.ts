@@ -2,7 +2,7 @@ import type { RepoConfig } from "../config/repo-config.js";
 import { withDependencies, buildOrder } from "../plan/order.js";
 import type { Plan } from "../plan/schema.js";
 import type { JobNetwork } from "../workspace/egress-proxy.js";
-import type { Mirror } from "../workspace/repo-cache.js";
+import type { Mirror } from "../workspace/mirror.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { BuildRequest } from "./build.js";
 import { openBuildLedger, type BuildLedger } from "./build-ledger.js";

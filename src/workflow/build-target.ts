@@ -1,6 +1,6 @@
 import type { RepoConfig } from "../config/repo-config.js";
 import type { Plan } from "../plan/schema.js";
-import type { Mirror } from "../workspace/repo-cache.js";
+import type { Mirror } from "../workspace/mirror.js";
 import type { ThreadInfo } from "./ports.js";
 import type { ThreadState } from "./state.js";
 
