@@ -82,7 +82,10 @@ async function buildOneStep(run: BuildRun, ledger: BuildLedger, steps: StepsInPr
   state.steps[step.id] = { status: "building", ...(earlier ? { usage: earlier } : {}) };
   await run.status.save(statusLine);
   // 2. The agent run (skipped for a held commit), counted into the build's usage and the step's.
-  const result = reused ? { ok: true as const, summary: "", usage: { prompt: 0, completion: 0, cached: 0, requests: 0 } } : await runStepAgent(run, ledger, steps, step);
+  const started = Date.now();
+  const result: StepResult = reused ? { ok: true, summary: "", usage: { prompt: 0, completion: 0, cached: 0, requests: 0 } } : await runStepAgent(run, ledger, steps, step);
+  run.deps.telemetry?.stepSeconds((Date.now() - started) / 1000);
+  run.deps.telemetry?.modelUsage("build", result.usage);
   addUsage(ledger.usage, result.usage);
   const stepUsage = { prompt: 0, completion: 0, cached: 0, requests: 0, ...earlier };
   addUsage(stepUsage, result.usage);
@@ -101,16 +104,13 @@ async function buildOneStep(run: BuildRun, ledger: BuildLedger, steps: StepsInPr
   return pushStep(run, ledger, steps, step, commit, stepUsage);
 }
 
-async function runStepAgent(run: BuildRun, ledger: BuildLedger, steps: StepsInProgress, step: PlanStep): Promise<StepResult> {
+/** What is left of the build's cost cap goes with the step's agent run. */
+function runStepAgent(run: BuildRun, ledger: BuildLedger, steps: StepsInProgress, step: PlanStep): Promise<StepResult> {
   const { deps, job, plan, state, config, request } = run;
   const { budget } = ledger;
   const spent = budget ? costOf(ledger.usage, budget.price) : 0;
   const costCap = budget ? { dollars: budget.dollars - spent, price: budget.price, reason: `the build reached its cost cap of ${formatDollars(budget.dollars)}` } : undefined;
-  const started = Date.now();
-  const result = await buildStep(deps, job, { plan, step, tree: steps.tree, state, config, fresh: request.fresh, audit: ledger.audit, allowWorkflowWrites: steps.allowWorkflowWrites, network: steps.network, costCap, showRetry: run.status.showRetry });
-  deps.telemetry?.stepSeconds((Date.now() - started) / 1000);
-  deps.telemetry?.modelUsage("build", result.usage);
-  return result;
+  return buildStep(deps, job, { plan, step, tree: steps.tree, state, config, fresh: request.fresh, audit: ledger.audit, allowWorkflowWrites: steps.allowWorkflowWrites, network: steps.network, costCap, showRetry: run.status.showRetry });
 }
 
 type UnfinishedResult = Exclude<StepResult, { ok: true }>;
