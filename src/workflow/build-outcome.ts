@@ -5,7 +5,7 @@ import type { Workspace } from "../workspace/workspace.js";
 import type { Redactor } from "../agent/redact.js";
 import { failedChecks, renderPullRequestBody, type VerificationResult } from "./build-report.js";
 import type { WorkflowDeps } from "./deps.js";
-import { plainError } from "./plan.js";
+import { plainError } from "./plain-error.js";
 import type { ThreadInfo, ThreadPort } from "./ports.js";
 import type { ThreadState } from "./state.js";
 

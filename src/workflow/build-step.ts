@@ -10,7 +10,7 @@ import type { Workspace } from "../workspace/workspace.js";
 import type { JobNetwork } from "../workspace/egress-proxy.js";
 import type { VerificationResult } from "./build-report.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
-import { limitsFor } from "./plan.js";
+import { limitsFor } from "./limits.js";
 import { showingRetries } from "./tracking-comment.js";
 import type { ThreadState } from "./state.js";
 

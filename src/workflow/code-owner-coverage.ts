@@ -1,6 +1,6 @@
 import { CODEOWNERS_LOCATIONS, ownerLabel, ownersOf, parseCodeOwners, type CodeOwner, type CodeOwners } from "../github/codeowners.js";
 import { inlineCode } from "../plan/render.js";
-import { plainError } from "./plan.js";
+import { plainError } from "./plain-error.js";
 import type { GitHubAccount, ThreadPort } from "./ports.js";
 import type { RecordedApproval, ThreadState } from "./state.js";
 

@@ -9,7 +9,7 @@ import { Cancelled } from "./build-step.js";
 import { failedChecks, type VerificationResult } from "./build-report.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { diffForModel } from "./diff-for-model.js";
-import { plainError } from "./plan.js";
+import { plainError } from "./plain-error.js";
 import { lostHeadings, quietReferences, untickNewCheckboxes, withTextUnderFirstHeading } from "./template-sections.js";
 
 /**

@@ -2,7 +2,7 @@ import type { TokenUsage } from "../agent/model.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import { inlineCode } from "../plan/render.js";
 import type { Plan, PlanStep } from "../plan/schema.js";
-import type { Mirror } from "../workspace/repo-cache.js";
+import type { Mirror } from "../workspace/mirror.js";
 import type { CommitResult, Workspace } from "../workspace/workspace.js";
 import { approverLogins, describeApprovals, describeOwnedFiles, ownedFiles, ownerMatcher, readCodeOwners, uncovered, type FoundCodeOwners, type OwnedFile } from "./code-owner-coverage.js";
 import { outsidePlan } from "./outside-plan.js";

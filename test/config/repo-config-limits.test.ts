@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import { REPO_CONFIG_PATH, parseRepoConfig } from "../../src/config/repo-config.js";
-import { limitsFor } from "../../src/workflow/plan.js";
+import { limitsFor } from "../../src/workflow/limits.js";
 
 function problem(text: string): string {
   const read = parseRepoConfig(text);
