@@ -4,6 +4,8 @@
  * invalid; GitHub skips such lines, and so does this parser (it lists them in `errors`).
  */
 
+import picomatch from "picomatch";
+
 /** Where GitHub looks, in its order; the first file found is the one that counts. */
 export const CODEOWNERS_LOCATIONS = [".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS"] as const;
 
@@ -14,7 +16,7 @@ export interface CodeOwnersRule {
   /** Empty: the files matched have no owner (a later rule can clear an earlier one's owners). */
   owners: CodeOwner[];
   line: number;
-  regex: RegExp;
+  matches(path: string): boolean;
 }
 
 export interface CodeOwners {
@@ -41,7 +43,7 @@ export function parseCodeOwners(text: string): CodeOwners {
       errors.push({ line, message: `\`${bad}\` is not an owner (use @user, @org/team or an email address)` });
       return;
     }
-    rules.push({ pattern, owners: owners.filter((owner): owner is CodeOwner => owner !== null), line, regex: patternRegex(pattern) });
+    rules.push({ pattern, owners: owners.filter((owner): owner is CodeOwner => owner !== null), line, matches: pathMatcher(pattern) });
   });
   return { rules, errors };
 }
@@ -51,7 +53,7 @@ export function ownersOf(codeowners: CodeOwners, path: string): CodeOwner[] | nu
   const file = path.replace(/^\/+/, "");
   for (let i = codeowners.rules.length - 1; i >= 0; i--) {
     const rule = codeowners.rules[i];
-    if (rule?.regex.test(file)) return rule.owners;
+    if (rule?.matches(file)) return rule.owners;
   }
   return null;
 }
@@ -87,44 +89,23 @@ function parseOwner(entry: string): CodeOwner | null {
 }
 
 /**
- * A pattern as a regular expression over repository paths. Like gitignore: a leading `/` or a `/`
+ * A pattern's test over repository paths, by picomatch. Like gitignore: a leading `/` or a `/`
  * inside anchors the pattern at the root, otherwise it matches at any depth; a match on a directory
  * covers everything in it. Unlike gitignore (and as GitHub documents), a lone `*` segment matches
  * one level only: `docs/*` owns `docs/a.md`, not `docs/guides/b.md`. With a leading `/`, it also reads
  * a plan's `files` entries (paths from the root, see outside-plan.ts).
  */
-export function patternRegex(pattern: string): RegExp {
+export function pathMatcher(pattern: string): (path: string) => boolean {
   let segments = pattern.split("/");
   if (segments[0] === "") segments = segments.slice(1);
   else if ((segments.length === 1 || (segments.length === 2 && segments[1] === "")) && segments[0] !== "**") segments = ["**", ...segments];
   // A trailing slash means "the directory": everything inside it.
   if (segments.length > 1 && segments.at(-1) === "") segments[segments.length - 1] = "**";
-
-  const last = segments.length - 1;
-  let source = "";
-  let needSlash = false;
-  segments.forEach((segment, i) => {
-    if (segment === "**") {
-      if (i === 0 && i === last) source += ".+";
-      else if (i === 0) source += "(?:.+/)?";
-      else if (i === last) source += "/.*";
-      else source += "(?:/.+)?";
-      needSlash = i !== 0;
-      return;
-    }
-    if (needSlash) source += "/";
-    if (segment === "*") {
-      source += "[^/]+";
-    } else {
-      source += [...segment].map((char) => (char === "*" ? "[^/]*" : char === "?" ? "[^/]" : escapeRegex(char))).join("");
-      // A name (not a lone `*`) in the last place may be a directory: match what is inside it too.
-      if (i === last) source += "(?:/.*)?";
-    }
-    needSlash = true;
-  });
-  return new RegExp(`^${source}$`);
-}
-
-function escapeRegex(char: string): string {
-  return /[.*+?^${}()|[\]\\/]/.test(char) ? `\\${char}` : char;
+  // Only `*` and `?` are wildcards in CODEOWNERS: picomatch's braces, extglobs and the like are taken literally.
+  const glob = segments.map((segment) => segment.replace(/[^*?A-Za-z0-9_/-]/g, "\\$&")).join("/");
+  const last = segments.at(-1);
+  // A name (not a lone `*`) in the last place may be a directory: match what is inside it too. A trailing
+  // `**` is what is inside (`/**/*`: picomatch's `docs/**` would also take a file named `docs`).
+  const globs = last === "*" ? [glob] : last === "**" ? [`${glob}/*`] : [glob, `${glob}/**/*`];
+  return picomatch(globs, { dot: true });
 }

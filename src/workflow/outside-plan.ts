@@ -1,4 +1,4 @@
-import { patternRegex } from "../github/codeowners.js";
+import { pathMatcher } from "../github/codeowners.js";
 import { inlineCode } from "../plan/render.js";
 import type { Plan } from "../plan/schema.js";
 import type { ThreadState } from "./state.js";
@@ -16,7 +16,7 @@ const MAX_NAMED = 20;
  */
 export function outsidePlan(plan: Plan, files: string[]): { files: string[]; total: number } | undefined {
   const patterns = plan.steps.flatMap((step) => step.files).flatMap(entryPattern);
-  const outside = files.filter((file) => !patterns.some((pattern) => pattern.test(file)));
+  const outside = files.filter((file) => !patterns.some((matches) => matches(file)));
   return outside.length > 0 ? { files: outside.slice(0, MAX_NAMED), total: outside.length } : undefined;
 }
 
@@ -32,8 +32,8 @@ export function renderOutsidePlan(plan: Plan, state: ThreadState): string | null
   return ["**Changed outside the plan's files** (no step of the plan lists them):", ...lines].join("\n");
 }
 
-function entryPattern(entry: string): RegExp[] {
+function entryPattern(entry: string): Array<(path: string) => boolean> {
   const path = entry.trim().replace(/^(?:\.\/)+/, "");
-  if (path === ".") return [/^/];
-  return path === "" ? [] : [patternRegex(`/${path}`)];
+  if (path === ".") return [() => true];
+  return path === "" ? [] : [pathMatcher(`/${path}`)];
 }

@@ -60,6 +60,8 @@ describe("CODEOWNERS, as GitHub reads it", () => {
   it("covers everything inside a directory the pattern names", () => {
     expect(owners("/docs/ @doctocat\n", "docs/guides/deep/a.md")).toEqual(["@doctocat"]);
     expect(owners("/docs @doctocat\n", "docs/guides/a.md")).toEqual(["@doctocat"]);
+    expect(owners("/docs/ @doctocat\n", "docs")).toBeNull();
+    expect(owners("docs/** @doctocat\n", "docs")).toBeNull();
     expect(owners("**/logs @octocat\n", "deeply/nested/logs/today.log")).toEqual(["@octocat"]);
     expect(owners("**/logs @octocat\n", "logs/today.log")).toEqual(["@octocat"]);
   });
@@ -78,6 +80,8 @@ describe("CODEOWNERS, as GitHub reads it", () => {
   it("takes dots and other characters literally", () => {
     expect(owners("*.md @m\n", "READMEamd")).toBeNull();
     expect(owners("a+b.txt @p\n", "a+b.txt")).toEqual(["@p"]);
+    expect(owners("x{a,b}(c) @p\n", "xa")).toBeNull();
+    expect(owners("x{a,b}(c) @p\n", "x{a,b}(c)")).toEqual(["@p"]);
   });
 
   it("is case-sensitive about paths", () => {

@@ -1,165 +1,164 @@
+import { Ajv2019, type ErrorObject, type ValidateFunction } from "ajv/dist/2019.js";
+
 /**
- * The subset of JSON Schema (OpenAPI 3.0 flavour) that GitHub's request-body and parameter
- * schemas use: type, nullable, enum, properties, required, additionalProperties, items,
- * oneOf/anyOf/allOf, length, item-count and range limits, pattern. `format` is not checked.
+ * JSON Schema checks by ajv, for GitHub's OpenAPI 3.0 request-body and parameter schemas (and
+ * other standalone schemas). Read as GitHub means them: `nullable`, a `$ref`'s siblings ignored,
+ * one matching `oneOf` branch enough (GitHub's overlap in places), `format` not checked, a pattern
+ * JavaScript cannot compile not judged.
  *
- * Strict by default: a property the schema does not declare is reported, because GitHub
- * ignores unknown fields silently and an app that sends one is usually sending it by mistake.
+ * Strict: a property the schema does not declare is reported (`unevaluatedProperties: false` where
+ * the schema says nothing), because GitHub ignores unknown fields silently and an app that sends one
+ * is usually sending it by mistake. `allOf` parts are read loosely: their parent declares the whole.
  */
 export type JsonSchema = { [keyword: string]: unknown };
 
-export interface SchemaValidatorOptions {
-  /** Resolves a local `$ref` such as `#/components/schemas/app-permissions`. */
-  resolveRef: (ref: string) => JsonSchema;
-  /** Report properties an object schema does not declare (default true). */
-  strict?: boolean;
+/** Problems of `value` against a schema, each `<where>: <what>`; empty when it fits. */
+export type CheckJson = (schema: JsonSchema, value: unknown, at?: string) => string[];
+
+const ROOT = "document";
+
+/**
+ * A checker for the schemas of one document (an OpenAPI description, whose local `$ref`s they use),
+ * or for standalone schemas without one. Each schema is rewritten in place for ajv the first time it is
+ * checked, with what it refers to: the whole description would take a second.
+ */
+export function jsonSchemaChecker(document?: JsonSchema): CheckJson {
+  const ajv = new Ajv2019({ strict: false, allErrors: true, verbose: true, validateFormats: false, validateSchema: false });
+  const resolveRef = document
+    ? refResolver(document)
+    : (ref: string): JsonSchema => {
+        throw new Error(`a $ref (${ref}) needs the document it points into`);
+      };
+  if (document) ajv.addSchema(document, ROOT);
+  const prepared = new WeakSet<object>();
+  const compiled = new WeakMap<object, ValidateFunction>();
+  return (schema, value, at = "body") => {
+    let validate = compiled.get(schema);
+    if (!validate) {
+      prepare(schema, false, resolveRef, prepared);
+      validate = ajv.compile(schema);
+      compiled.set(schema, validate);
+    }
+    return validate(value) ? [] : describeErrors(validate.errors ?? [], at);
+  };
 }
 
-export function validateJson(schema: JsonSchema, value: unknown, options: SchemaValidatorOptions, at = "body"): string[] {
-  const problems: string[] = [];
-  check(schema, value, at, problems, { resolveRef: options.resolveRef, strict: options.strict ?? true });
-  return problems;
+/** A local `$ref` (`#/components/schemas/app-permissions`) of the document, also once prepared for ajv. */
+export function refResolver(document: JsonSchema): (ref: string) => JsonSchema {
+  return (ref) => {
+    const local = ref.startsWith(`${ROOT}#/`) ? ref.slice(ROOT.length) : ref;
+    if (!local.startsWith("#/")) throw new Error(`only local $refs are supported: ${ref}`);
+    let node: unknown = document;
+    for (const key of local.slice(2).split("/")) node = (node as Record<string, unknown> | undefined)?.[key.replace(/~1/g, "/").replace(/~0/g, "~")];
+    if (typeof node !== "object" || node === null) throw new Error(`unresolvable $ref ${ref}`);
+    return node as JsonSchema;
+  };
 }
 
-type Options = Required<SchemaValidatorOptions>;
-
-function check(raw: JsonSchema, value: unknown, at: string, problems: string[], options: Options): void {
-  const schema = resolve(raw, options);
-  if (value === null) {
-    const types = typesOf(schema);
-    const nullOk = schema.nullable === true || types?.includes("null") || (Array.isArray(schema.enum) && schema.enum.includes(null));
-    const viaBranches = ["oneOf", "anyOf"].some((key) => Array.isArray(schema[key]));
-    if (!nullOk && !viaBranches && (types || schema.enum || schema.properties)) {
-      problems.push(`${at}: null is not allowed`);
-      return;
-    }
-    if (nullOk) return;
-  }
-
-  if (Array.isArray(schema.allOf)) {
-    for (const part of schema.allOf as JsonSchema[]) check(part, value, at, problems, { ...options, strict: false });
-  }
-  for (const key of ["oneOf", "anyOf"] as const) {
-    const branches = schema[key];
-    if (!Array.isArray(branches)) continue;
-    const results = (branches as JsonSchema[]).map((branch) => {
-      const found: string[] = [];
-      check(branch, value, at, found, options);
-      return found;
-    });
-    // GitHub's oneOf branches overlap in places; one matching branch is enough for a request to be documented.
-    if (!results.some((found) => found.length === 0)) {
-      problems.push(`${at}: matches none of the ${key} alternatives (${results.map((found) => found[0]).join(" | ")})`);
-    }
-  }
-
-  const types = typesOf(schema);
-  if (types && !types.some((type) => hasType(value, type))) {
-    problems.push(`${at}: expected ${types.join(" or ")}, got ${describe(value)}`);
+/** Rewrites a schema, those inside it and those it refers to, into what ajv reads as GitHub means them. */
+function prepare(schema: JsonSchema, loose: boolean, resolveRef: (ref: string) => JsonSchema, prepared: WeakSet<object>): void {
+  if (prepared.has(schema)) return;
+  prepared.add(schema);
+  const inner = (child: unknown) => {
+    if (isObject(child)) prepare(child, false, resolveRef, prepared);
+  };
+  if (typeof schema.$ref === "string") {
+    for (const key of Object.keys(schema)) if (key !== "$ref") delete schema[key];
+    inner(resolveRef(schema.$ref));
+    // Compiled on its own, a schema reaches the document's components through the document's name.
+    if (schema.$ref.startsWith("#/")) schema.$ref = `${ROOT}${schema.$ref}`;
     return;
   }
-  if (Array.isArray(schema.enum) && !schema.enum.some((allowed) => allowed === value)) {
-    problems.push(`${at}: ${JSON.stringify(value)} is not one of ${JSON.stringify(schema.enum)}`);
-  }
-  if (typeof value === "string") checkString(schema, value, at, problems);
-  if (typeof value === "number") checkNumber(schema, value, at, problems);
-  if (Array.isArray(value)) checkArray(schema, value, at, problems, options);
-  else if (isObject(value)) checkObject(schema, value, at, problems, options);
-}
-
-function checkString(schema: JsonSchema, value: string, at: string, problems: string[]): void {
-  if (typeof schema.maxLength === "number" && value.length > schema.maxLength) problems.push(`${at}: longer than ${schema.maxLength} characters`);
-  if (typeof schema.minLength === "number" && value.length < schema.minLength) problems.push(`${at}: shorter than ${schema.minLength} characters`);
-  if (typeof schema.pattern === "string") {
-    let pattern: RegExp | null = null;
-    try {
-      pattern = new RegExp(schema.pattern, "u");
-    } catch {
-      // A pattern in a syntax JavaScript does not speak is not ours to judge.
-    }
-    if (pattern && !pattern.test(value)) problems.push(`${at}: does not match ${schema.pattern}`);
-  }
-}
-
-function checkNumber(schema: JsonSchema, value: number, at: string, problems: string[]): void {
-  if (typeof schema.minimum === "number" && value < schema.minimum) problems.push(`${at}: below the minimum ${schema.minimum}`);
-  if (typeof schema.maximum === "number" && value > schema.maximum) problems.push(`${at}: above the maximum ${schema.maximum}`);
-}
-
-function checkArray(schema: JsonSchema, value: unknown[], at: string, problems: string[], options: Options): void {
-  if (typeof schema.minItems === "number" && value.length < schema.minItems) problems.push(`${at}: fewer than ${schema.minItems} items`);
-  if (typeof schema.maxItems === "number" && value.length > schema.maxItems) problems.push(`${at}: more than ${schema.maxItems} items`);
-  if (isObject(schema.items)) value.forEach((item, index) => check(schema.items as JsonSchema, item, `${at}[${index}]`, problems, options));
-}
-
-function checkObject(schema: JsonSchema, value: Record<string, unknown>, at: string, problems: string[], options: Options): void {
-  const properties = isObject(schema.properties) ? (schema.properties as Record<string, JsonSchema>) : {};
-  for (const name of Array.isArray(schema.required) ? (schema.required as string[]) : []) {
-    if (!(name in value)) problems.push(`${at}: the required property "${name}" is missing`);
-  }
-  if (typeof schema.maxProperties === "number" && Object.keys(value).length > schema.maxProperties) {
-    problems.push(`${at}: more than ${schema.maxProperties} properties`);
-  }
-  const declared = declaredProperties(schema, options);
-  for (const [name, item] of Object.entries(value)) {
-    const where = `${at}.${name}`;
-    if (properties[name]) {
-      check(properties[name], item, where, problems, options);
-    } else if (schema.additionalProperties === false) {
-      problems.push(`${where}: not allowed (additionalProperties: false)`);
-    } else if (isObject(schema.additionalProperties)) {
-      check(schema.additionalProperties as JsonSchema, item, where, problems, options);
-    } else if (options.strict && declared !== null && !declared.has(name) && schema.additionalProperties !== true) {
-      problems.push(`${where}: not a documented property`);
+  if (schema.nullable === true) {
+    delete schema.nullable;
+    if (typeof schema.type === "string") {
+      schema.type = [schema.type, "null"];
+      if (Array.isArray(schema.enum)) schema.enum = [...schema.enum, null];
+    } else {
+      const rest = { ...schema };
+      for (const key of Object.keys(schema)) delete schema[key];
+      schema.anyOf = [{ type: "null" }, rest];
+      return prepare(rest, loose, resolveRef, prepared);
     }
   }
-}
-
-/** Properties declared by the schema and its allOf parts; null when the schema says nothing about properties. */
-function declaredProperties(schema: JsonSchema, options: Options): Set<string> | null {
-  const names = new Set<string>();
-  let said = false;
-  const collect = (part: JsonSchema) => {
-    const resolved = resolve(part, options);
-    if (isObject(resolved.properties)) {
-      said = true;
-      Object.keys(resolved.properties).forEach((name) => names.add(name));
-    }
-    if (Array.isArray(resolved.allOf)) (resolved.allOf as JsonSchema[]).forEach(collect);
-  };
-  collect(schema);
-  return said ? names : null;
-}
-
-function resolve(schema: JsonSchema, options: Options): JsonSchema {
-  let current = schema;
-  for (let depth = 0; typeof current.$ref === "string"; depth++) {
-    if (depth > 20) throw new Error(`$ref loop at ${String(current.$ref)}`);
-    current = options.resolveRef(current.$ref);
+  if (Array.isArray(schema.oneOf)) {
+    schema.anyOf = [...(Array.isArray(schema.anyOf) ? schema.anyOf : []), ...schema.oneOf];
+    delete schema.oneOf;
   }
-  return current;
+  if (typeof schema.pattern === "string" && !compiles(schema.pattern)) delete schema.pattern;
+  if (Array.isArray(schema.allOf)) {
+    // A part from elsewhere is copied here, loose: the same component is strict where it stands alone.
+    schema.allOf = (schema.allOf as JsonSchema[]).map((part) => {
+      const copy = typeof part.$ref === "string" ? { ...resolveRef(part.$ref) } : part;
+      prepare(copy, true, resolveRef, prepared);
+      return copy;
+    });
+  }
+  const declares = isObject(schema.properties) || (Array.isArray(schema.allOf) && (schema.allOf as JsonSchema[]).some((part) => isObject(part.properties)));
+  if (loose) delete schema.unevaluatedProperties;
+  else if (declares && schema.additionalProperties === undefined) schema.unevaluatedProperties = false;
+  for (const key of ["properties", "patternProperties"]) if (isObject(schema[key])) Object.values(schema[key] as Record<string, unknown>).forEach(inner);
+  for (const key of ["items", "additionalProperties", "not"]) inner(schema[key]);
+  if (Array.isArray(schema.anyOf)) (schema.anyOf as unknown[]).forEach(inner);
 }
 
-function typesOf(schema: JsonSchema): string[] | null {
-  if (typeof schema.type === "string") return [schema.type];
-  if (Array.isArray(schema.type)) return schema.type as string[];
-  return null;
+/** ajv's errors as `<where>: <what>`; an `anyOf` that failed in every branch is one problem, naming each branch's first. */
+function describeErrors(errors: ErrorObject[], at: string): string[] {
+  const problems: string[] = [];
+  const branchErrors: ErrorObject[] = [];
+  for (const error of errors) {
+    if (error.keyword !== "anyOf") {
+      branchErrors.push(error);
+      continue;
+    }
+    // ajv reports a failed anyOf after its branches' errors, which lie at or below its place.
+    const inside: ErrorObject[] = [];
+    while (branchErrors.length > 0 && (branchErrors.at(-1) as ErrorObject).instancePath.startsWith(error.instancePath)) inside.unshift(branchErrors.pop() as ErrorObject);
+    problems.push(...branchErrors.splice(0).map((outside) => describeError(outside, at)));
+    const firsts = inside.filter((branch, index) => index === 0 || branchOf(branch, error) !== branchOf(inside[index - 1] as ErrorObject, error));
+    problems.push(`${where(at, error.instancePath)}: matches none of the anyOf alternatives (${firsts.map((branch) => describeError(branch, at)).join(" | ")})`);
+  }
+  return [...problems, ...branchErrors.map((error) => describeError(error, at))];
 }
 
-function hasType(value: unknown, type: string): boolean {
-  switch (type) {
-    case "null":
-      return value === null;
-    case "integer":
-      return Number.isInteger(value);
-    case "number":
-      return typeof value === "number" && Number.isFinite(value);
-    case "array":
-      return Array.isArray(value);
-    case "object":
-      return isObject(value);
+function branchOf(error: ErrorObject, anyOf: ErrorObject): string {
+  return error.schemaPath.startsWith(`${anyOf.schemaPath}/`) ? (error.schemaPath.slice(anyOf.schemaPath.length + 1).split("/")[0] ?? "") : error.schemaPath;
+}
+
+function describeError(error: ErrorObject, at: string): string {
+  const here = where(at, error.instancePath);
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case "unevaluatedProperties":
+      return `${here}.${String(params.unevaluatedProperty)}: not a documented property`;
+    case "additionalProperties":
+      return `${here}.${String(params.additionalProperty)}: not allowed (additionalProperties: false)`;
+    case "required":
+      return `${here}: the required property "${String(params.missingProperty)}" is missing`;
+    case "enum":
+      return `${here}: ${JSON.stringify(error.data)} is not one of ${JSON.stringify(params.allowedValues)}`;
+    case "type":
+      return `${here}: expected ${[params.type].flat().join(" or ")}, got ${describe(error.data)}`;
     default:
-      return typeof value === type;
+      return `${here}: ${error.message ?? error.keyword}`;
+  }
+}
+
+/** `/labels/0/name` under `body` reads `body.labels[0].name`. */
+function where(at: string, instancePath: string): string {
+  return instancePath
+    .split("/")
+    .slice(1)
+    .map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : `${path}.${part}`), at);
+}
+
+function compiles(pattern: string): boolean {
+  try {
+    new RegExp(pattern, "u");
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { validateJson, type JsonSchema } from "./json-schema.js";
+import { jsonSchemaChecker, refResolver, type CheckJson, type JsonSchema } from "./json-schema.js";
 
 /**
  * Is a request a documented GitHub REST operation? Checked against GitHub's own OpenAPI
@@ -97,13 +97,8 @@ function generatedDir(): string {
 }
 
 function describeApi(name: string, document: OpenApiDocument): OpenApiDescription {
-  const resolveRef = (ref: string): JsonSchema => {
-    if (!ref.startsWith("#/")) throw new Error(`only local $refs are supported: ${ref}`);
-    let node: unknown = document;
-    for (const key of ref.slice(2).split("/")) node = (node as Record<string, unknown> | undefined)?.[key.replace(/~1/g, "/").replace(/~0/g, "~")];
-    if (typeof node !== "object" || node === null) throw new Error(`unresolvable $ref ${ref}`);
-    return node as JsonSchema;
-  };
+  const resolveRef = refResolver(document as unknown as JsonSchema);
+  const checkJson = jsonSchemaChecker(document as unknown as JsonSchema);
   const deref = <T>(value: T | { $ref: string }): T => (typeof value === "object" && value !== null && "$ref" in value ? (resolveRef(value.$ref) as T) : (value as T));
   const routes = Object.entries(document.paths)
     .map(([template, item]) => compileRoute(template, item))
@@ -140,12 +135,12 @@ function describeApi(name: string, document: OpenApiDocument): OpenApiDescriptio
       for (const route of withMethod) {
         const operation = route.operations.get(method) as Operation;
         const parameters = (operation.parameters ?? []).map((parameter) => deref<Parameter>(parameter));
-        const pathProblems = checkPathParameters(route, url.pathname, parameters, resolveRef);
+        const pathProblems = checkPathParameters(route, url.pathname, parameters, resolveRef, checkJson);
         if (pathProblems.length > 0) {
           firstProblems ??= { route, operation, problems: pathProblems };
           continue;
         }
-        const problems = [...checkQuery(url.searchParams, parameters, resolveRef), ...checkBody(call, operation, deref, resolveRef)];
+        const problems = [...checkQuery(url.searchParams, parameters, resolveRef, checkJson), ...checkBody(call, operation, deref, checkJson)];
         if (problems.length > 0) return undocumented(route.template, operation.operationId, problems);
         return { documented: true, operationId: operation.operationId, template: route.template };
       }
@@ -186,18 +181,18 @@ function compileRoute(template: string, item: Record<string, unknown>): Route {
   };
 }
 
-function checkPathParameters(route: Route, pathname: string, parameters: Parameter[], resolveRef: (ref: string) => JsonSchema): string[] {
+function checkPathParameters(route: Route, pathname: string, parameters: Parameter[], resolveRef: (ref: string) => JsonSchema, checkJson: CheckJson): string[] {
   const values = route.pattern.exec(pathname)?.slice(1) ?? [];
   const problems: string[] = [];
   route.names.forEach((name, index) => {
     const parameter = parameters.find((candidate) => candidate.in === "path" && candidate.name === name);
     const value = decodeURIComponent(values[index] ?? "");
-    if (parameter?.schema) problems.push(...validateJson(parameter.schema, coerce(value, parameter.schema, resolveRef), { resolveRef }, `path parameter ${name}`));
+    if (parameter?.schema) problems.push(...checkJson(parameter.schema, coerce(value, parameter.schema, resolveRef), `path parameter ${name}`));
   });
   return problems;
 }
 
-function checkQuery(query: URLSearchParams, parameters: Parameter[], resolveRef: (ref: string) => JsonSchema): string[] {
+function checkQuery(query: URLSearchParams, parameters: Parameter[], resolveRef: (ref: string) => JsonSchema, checkJson: CheckJson): string[] {
   const problems: string[] = [];
   const declared = parameters.filter((parameter) => parameter.in === "query");
   for (const [name, value] of query) {
@@ -206,7 +201,7 @@ function checkQuery(query: URLSearchParams, parameters: Parameter[], resolveRef:
       problems.push(`query parameter ${name} is not documented for this operation`);
       continue;
     }
-    if (parameter.schema) problems.push(...validateJson(parameter.schema, coerce(value, parameter.schema, resolveRef), { resolveRef }, `query parameter ${name}`));
+    if (parameter.schema) problems.push(...checkJson(parameter.schema, coerce(value, parameter.schema, resolveRef), `query parameter ${name}`));
   }
   for (const parameter of declared) if (parameter.required && !query.has(parameter.name)) problems.push(`the required query parameter ${parameter.name} is missing`);
   return problems;
@@ -216,7 +211,7 @@ function checkBody(
   call: RestCall,
   operation: Operation,
   deref: <T>(value: T | { $ref: string }) => T,
-  resolveRef: (ref: string) => JsonSchema,
+  checkJson: CheckJson,
 ): string[] {
   const requestBody = operation.requestBody ? deref(operation.requestBody) : null;
   const sent = call.body.trim().length > 0;
@@ -232,13 +227,14 @@ function checkBody(
   } catch {
     return ["the body is not valid JSON"];
   }
-  return validateJson(content.schema, body, { resolveRef });
+  return checkJson(content.schema, body);
 }
 
 /** Path and query values arrive as text; compare them as the type the schema names. */
 function coerce(value: string, schema: JsonSchema, resolveRef: (ref: string) => JsonSchema): unknown {
   const resolved = typeof schema.$ref === "string" ? resolveRef(schema.$ref) : schema;
-  switch (resolved.type) {
+  // A nullable schema's type is [type, "null"] once prepared for ajv.
+  switch ([resolved.type].flat().find((type) => type !== "null")) {
     case "integer":
     case "number":
       return /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
