@@ -1,4 +1,4 @@
-// Preloaded into the app by bench/load.ts (NODE_OPTIONS=--import …): the app's event-loop delay,
+// Preloaded into the app by bench/load/processes.ts (NODE_OPTIONS=--import …): the app's event-loop delay,
 // written to $BENCH_LOOP_PROBE_FILE every second and at exit, with the stalls over 50 ms (when each
 // began, wall clock, and how long it lasted), so a slow webhook can be matched to what held the loop.
 // SIGUSR2 starts afresh (the bench sends it when the first webhook goes out). Does nothing without the variable.

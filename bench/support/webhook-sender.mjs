@@ -1,4 +1,4 @@
-// The load bench's webhook sender, forked by bench/load.ts into a process of its own: GitHub's
+// The load bench's webhook sender, forked by bench/load/sender.ts into a process of its own: GitHub's
 // senders run on GitHub's machines, so ours should cost the machine under test as little as it can.
 // Each webhook is one pre-encoded HTTP/1.1 request written on one of `concurrency` keep-alive
 // sockets; its latency runs from that write to the end of the answer. Gets the deliveries in its first
