@@ -47,7 +47,8 @@ export function measureSource(fileName, text) {
   return { lines: text.split("\n").length - (text.endsWith("\n") ? 1 : 0), functions };
 }
 
-function sourceFiles(dir) {
+/** Every TypeScript source under `dir` (declaration files left out), as full paths. */
+export function sourceFiles(dir) {
   return readdirSync(dir).flatMap((entry) => {
     const path = join(dir, entry);
     if (statSync(path).isDirectory()) return sourceFiles(path);

@@ -15,8 +15,8 @@ export interface ActionIo {
   writeSummary(markdown: string): Promise<void>;
 }
 
-/** The runner's workflow commands and files, through @actions/core. */
-export function coreIo(env: NodeJS.ProcessEnv = process.env): ActionIo {
+/** The runner's workflow commands and files, through @actions/core; `env` is the step's, as the entry hands it in. */
+export function coreIo(env: NodeJS.ProcessEnv): ActionIo {
   return {
     info: (message) => core.info(message),
     warning: (message) => core.warning(message),

@@ -1,23 +1,4 @@
-import { z } from "zod";
-import type { TokenUsage } from "./model.js";
-
-/**
- * What a model's tokens cost, in dollars per million tokens. `cached_input` is the price of prompt
- * tokens the endpoint served from its cache; without it they cost as much as other input.
- */
-export const modelPriceSchema = z
-  .object({
-    input: z.number().nonnegative().describe("Dollars per million prompt tokens (not cached)."),
-    cached_input: z.number().nonnegative().optional().describe("Dollars per million cached prompt tokens; the input price when absent."),
-    output: z.number().nonnegative().describe("Dollars per million completion tokens."),
-  })
-  .strict();
-
-/** Prices per model name, as the endpoint is asked for it (`model:` / `BLUEPRINT_MODEL`), matched exactly. */
-export const priceTableSchema = z.record(z.string().min(1), modelPriceSchema);
-
-export type ModelPrice = z.output<typeof modelPriceSchema>;
-export type PriceTable = z.output<typeof priceTableSchema>;
+import type { ModelPrice, PriceTable, TokenUsage } from "../shared/model-usage.js";
 
 /**
  * The price of `model`. The App's table (the operator's own prices) wins over the repository's, so a

@@ -4,9 +4,10 @@ import type { ToolContext, ToolEnding } from "../tools/tool.js";
 import type { Redactor } from "./redact.js";
 import { repairHistory, toolCallForHistory } from "./history.js";
 import { DEFAULT_CONTEXT_POLICY, leanHistory, type ContextPolicy } from "./context.js";
-import { costOf, type ModelPrice } from "./cost.js";
-import { ModelError, type ChatMessage, type ModelClient, type TokenUsage } from "./model.js";
-import { afterGrace, describeDuration, untilAborted } from "./deadline.js";
+import { costOf } from "./cost.js";
+import type { ModelPrice, TokenUsage } from "../shared/model-usage.js";
+import { ModelError, type ChatMessage, type ModelClient } from "./model.js";
+import { afterGrace, describeDuration, untilAborted } from "../shared/deadline.js";
 import { truncateMiddle } from "../workspace/command-runner.js";
 
 export interface AgentLimits {

@@ -1,4 +1,4 @@
-import { untilAborted } from "./deadline.js";
+import { untilAborted } from "../shared/deadline.js";
 
 /**
  * The fetch the model client hands to the SDK. Each call is one attempt, and it returns only once the

@@ -1,21 +1,18 @@
 import OpenAI from "openai";
 import { Stream } from "openai/streaming";
 import type { ChatTool } from "../tools/registry.js";
-import { capAtDeadline } from "./deadline.js";
+import { capAtDeadline } from "../shared/deadline.js";
 import { MAX_ANSWER_BYTES, seconds, watchAttempts, type ModelRetry } from "./model-fetch.js";
 import { assembleStream } from "./model-stream.js";
+import type { TokenUsage } from "../shared/model-usage.js";
 
 export type { ModelRetry } from "./model-fetch.js";
 
 export type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 export type AssistantMessage = OpenAI.Chat.Completions.ChatCompletionMessage;
 
-export interface TokenUsage {
-  prompt: number;
-  completion: number;
-  cached: number;
-  requests: number;
-}
+// Kept for src/jobs/metrics.ts until the job runtime's restructure (#29) imports it from shared/.
+export type { TokenUsage } from "../shared/model-usage.js";
 
 export interface ModelReply {
   message: AssistantMessage;

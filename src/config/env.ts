@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { PERMISSION_LEVELS } from "../github/permission.js";
 import { defaultWorkdir } from "../workspace/repo-cache.js";
-import { priceTableSchema } from "../agent/cost.js";
+import { priceTableSchema } from "../shared/model-usage.js";
 import { parseNetworkCeiling } from "../workspace/egress-policy.js";
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);

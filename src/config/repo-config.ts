@@ -2,7 +2,7 @@ import { LineCounter, Parser, parseDocument, type CST } from "yaml";
 import { positionAt, positionOf, type SourcePosition } from "./yaml-position.js";
 import { z } from "zod";
 import { PERMISSION_LEVELS } from "../github/permission.js";
-import { priceTableSchema } from "../agent/cost.js";
+import { priceTableSchema } from "../shared/model-usage.js";
 import { parseEgressEntry, type NetworkSetting } from "../workspace/egress-policy.js";
 
 export const REPO_CONFIG_PATH = ".github/blueprint.yml";

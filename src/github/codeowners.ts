@@ -4,7 +4,7 @@
  * invalid; GitHub skips such lines, and so does this parser (it lists them in `errors`).
  */
 
-import picomatch from "picomatch";
+import { pathMatcher } from "../shared/path-glob.js";
 
 /** Where GitHub looks, in its order; the first file found is the one that counts. */
 export const CODEOWNERS_LOCATIONS = [".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS"] as const;
@@ -86,26 +86,4 @@ function parseOwner(entry: string): CodeOwner | null {
   if (user?.[1]) return { kind: "user", login: user[1] };
   if (/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(entry)) return { kind: "email", email: entry };
   return null;
-}
-
-/**
- * A pattern's test over repository paths, by picomatch. Like gitignore: a leading `/` or a `/`
- * inside anchors the pattern at the root, otherwise it matches at any depth; a match on a directory
- * covers everything in it. Unlike gitignore (and as GitHub documents), a lone `*` segment matches
- * one level only: `docs/*` owns `docs/a.md`, not `docs/guides/b.md`. With a leading `/`, it also reads
- * a plan's `files` entries (paths from the root, see outside-plan.ts).
- */
-export function pathMatcher(pattern: string): (path: string) => boolean {
-  let segments = pattern.split("/");
-  if (segments[0] === "") segments = segments.slice(1);
-  else if ((segments.length === 1 || (segments.length === 2 && segments[1] === "")) && segments[0] !== "**") segments = ["**", ...segments];
-  // A trailing slash means "the directory": everything inside it.
-  if (segments.length > 1 && segments.at(-1) === "") segments[segments.length - 1] = "**";
-  // Only `*` and `?` are wildcards in CODEOWNERS: picomatch's braces, extglobs and the like are taken literally.
-  const glob = segments.map((segment) => segment.replace(/[^*?A-Za-z0-9_/-]/g, "\\$&")).join("/");
-  const last = segments.at(-1);
-  // A name (not a lone `*`) in the last place may be a directory: match what is inside it too. A trailing
-  // `**` is what is inside (`/**/*`: picomatch's `docs/**` would also take a file named `docs`).
-  const globs = last === "*" ? [glob] : last === "**" ? [`${glob}/*`] : [glob, `${glob}/**/*`];
-  return picomatch(globs, { dot: true });
 }

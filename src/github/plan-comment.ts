@@ -2,7 +2,7 @@ import { renderPlanBody, escapeHtml, neutraliseComments } from "../plan/render.j
 import { commentSeal, encodeStateMarker, readStateMarker, type CommentSeal, type ThreadSeal } from "./state-marker.js";
 import type { ThreadState } from "../workflow/state.js";
 import type { ThreadComment } from "../workflow/ports.js";
-import type { TokenUsage } from "../agent/model.js";
+import type { TokenUsage } from "../shared/model-usage.js";
 
 export const APPROVAL_HELP =
   "**To approve**, comment `/build` (on a pull request, an approving review works too); `/build S2` builds S2 and the steps it needs. " +

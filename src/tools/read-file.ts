@@ -1,6 +1,6 @@
 import type { FileHandle } from "node:fs/promises";
 import { z } from "zod";
-import { timeLeft } from "../agent/deadline.js";
+import { timeLeft } from "../shared/deadline.js";
 import { defineTool, toolError, type ToolContext } from "./tool.js";
 import { resolveInWorkspace } from "./paths.js";
 import { looksBinary } from "./looks-binary.js";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MIN_COMMAND_MS, timeLeft } from "../agent/deadline.js";
+import { MIN_COMMAND_MS, timeLeft } from "../shared/deadline.js";
 import { defineTool, toolError } from "./tool.js";
 
 const DEFAULT_TIMEOUT_S = 120;

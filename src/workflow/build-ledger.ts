@@ -1,5 +1,5 @@
-import { formatDollars, type ModelPrice } from "../agent/cost.js";
-import type { TokenUsage } from "../agent/model.js";
+import { formatDollars } from "../agent/cost.js";
+import type { ModelPrice, TokenUsage } from "../shared/model-usage.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import type { Plan } from "../plan/schema.js";
 import type { AuditEntry } from "../tools/tool.js";

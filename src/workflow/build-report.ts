@@ -1,4 +1,4 @@
-import type { TokenUsage } from "../agent/model.js";
+import type { TokenUsage } from "../shared/model-usage.js";
 import { oneLine } from "../plan/render.js";
 import type { Plan } from "../plan/schema.js";
 import type { AuditEntry } from "../tools/tool.js";

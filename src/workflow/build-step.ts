@@ -1,7 +1,6 @@
 import { runAgent } from "../agent/loop.js";
-import { MIN_COMMAND_MS, timeLeft } from "../agent/deadline.js";
-import type { TokenUsage } from "../agent/model.js";
-import type { ModelPrice } from "../agent/cost.js";
+import { MIN_COMMAND_MS, timeLeft } from "../shared/deadline.js";
+import type { ModelPrice, TokenUsage } from "../shared/model-usage.js";
 import { BUILD_SYSTEM_PROMPT, stepTaskMessage } from "../agent/prompts.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import type { Plan, PlanStep } from "../plan/schema.js";

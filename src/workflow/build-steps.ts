@@ -1,5 +1,5 @@
 import { costOf, formatDollars } from "../agent/cost.js";
-import type { TokenUsage } from "../agent/model.js";
+import type { TokenUsage } from "../shared/model-usage.js";
 import type { PlanStep } from "../plan/schema.js";
 import type { JobNetwork } from "../workspace/egress-proxy.js";
 import type { CommitResult, Workspace } from "../workspace/workspace.js";

@@ -1,5 +1,5 @@
-import { costOf, formatDollars, priceFor, type ModelPrice } from "../agent/cost.js";
-import type { TokenUsage } from "../agent/model.js";
+import { costOf, formatDollars, priceFor } from "../agent/cost.js";
+import type { ModelPrice, TokenUsage } from "../shared/model-usage.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import { renderUsage } from "../github/plan-comment.js";
 import { ESTIMATE_BASIS, estimateBuild, type BuildEstimate } from "../plan/estimate.js";

@@ -1,6 +1,6 @@
 import type { AgentLimits } from "../agent/loop.js";
-import type { PriceTable } from "../agent/cost.js";
-import type { ModelClient, ModelRetry, TokenUsage } from "../agent/model.js";
+import type { PriceTable, TokenUsage } from "../shared/model-usage.js";
+import type { ModelClient, ModelRetry } from "../agent/model.js";
 import type { Redactor } from "../agent/redact.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import type { PermissionLevel } from "../github/permission.js";

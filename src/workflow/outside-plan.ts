@@ -1,4 +1,4 @@
-import { pathMatcher } from "../github/codeowners.js";
+import { pathMatcher } from "../shared/path-glob.js";
 import { inlineCode } from "../plan/render.js";
 import type { Plan } from "../plan/schema.js";
 import type { ThreadState } from "./state.js";

@@ -1,9 +1,10 @@
-import type { ChatMessage, TokenUsage } from "../agent/model.js";
+import type { ChatMessage } from "../agent/model.js";
+import type { TokenUsage } from "../shared/model-usage.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import { neutraliseComments, oneLine } from "../plan/render.js";
 import type { Plan } from "../plan/schema.js";
 import type { Workspace } from "../workspace/workspace.js";
-import { untilAborted } from "../agent/deadline.js";
+import { untilAborted } from "../shared/deadline.js";
 import { closeOpenBlocks } from "../github/comment-size.js";
 import { Cancelled } from "./build-step.js";
 import { failedChecks, type VerificationResult } from "./build-report.js";

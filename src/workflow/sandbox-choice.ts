@@ -11,6 +11,8 @@ export class SandboxUnavailable extends ConfigError {}
  * (it falls back only for a person's own CLI run or the Action's throwaway runner). The bubblewrap
  * that passed goes to every process forked from here on (`BLUEPRINT_SANDBOX_CHECKED` in
  * `processEnv`): they use it without probing again and can never fall back. Throws SandboxUnavailable.
+ * `processEnv` is written, not read: it is what the children of this process inherit, so it is this
+ * process's own environment unless a test passes another.
  */
 export function requireSandbox(env: BlueprintEnv, processEnv: NodeJS.ProcessEnv = process.env): BlueprintEnv {
   if (env.BLUEPRINT_SANDBOX === "none" || env.BLUEPRINT_SANDBOX_CHECKED) return env;

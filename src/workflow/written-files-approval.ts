@@ -1,4 +1,4 @@
-import type { TokenUsage } from "../agent/model.js";
+import type { TokenUsage } from "../shared/model-usage.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import { inlineCode } from "../plan/render.js";
 import type { Plan, PlanStep } from "../plan/schema.js";

@@ -148,6 +148,7 @@ export function supportsDisableUserns(bwrap: string): boolean {
 
 /** bubblewrap, where it can build the real sandbox here; otherwise why not, in words an operator can act on. */
 export function checkBubblewrap(explicit?: string): { path: string } | { problem: string } {
+  // PATH is a fact of this process, not configuration: `bwrap` is looked up where a shell would find it.
   const candidates = explicit ? [explicit] : (process.env.PATH ?? "").split(":").filter(Boolean).map((dir) => `${dir}/bwrap`);
   const found = candidates.filter((candidate) => lstatOrNull(candidate) !== null);
   if (found.length === 0) return { problem: "bubblewrap (`bwrap`) is not installed (not on PATH)" };

@@ -55,6 +55,10 @@ export const ENV_ALLOW_LIST = [
   "VIRTUAL_ENV",
 ];
 
+/**
+ * The allow-listed part of `source` for an agent command. Reading process.env here is a process fact
+ * handed to a child (PATH, locale, toolchain homes), not configuration: nothing of Blueprint's own passes.
+ */
 export function scrubbedEnv(source: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const name of ENV_ALLOW_LIST) {

@@ -101,6 +101,8 @@ function emptyHome(): string {
 
 function environment(location: GitLocation, options: UntrustedGitOptions): Record<string, string> {
   const env: Record<string, string> = {
+    // A fact of this process handed to its child, not configuration: git and its helpers are found
+    // where this process finds them (config/env.ts reads what an operator chooses).
     PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
     HOME: emptyHome(),
     XDG_CONFIG_HOME: emptyHome(),

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { untilAborted } from "../../agent/deadline.js";
+import { untilAborted } from "../../shared/deadline.js";
 import { gitFailure, gitRead } from "../git-read.js";
 import { hasOutline } from "../extract-symbols.js";
 import { BESIDE_DECLARATIONS_NOTE, compiledBesideDeclarations } from "./generated.js";

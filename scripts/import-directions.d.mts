@@ -1,0 +1,17 @@
+/** One import that crosses from one part of src/ to another. */
+export interface CrossImport {
+  /** The importing file's part: its first folder under src/, or "entries" for src/*.ts. */
+  from: string;
+  /** The imported file's part, or "pkg:github" / "pkg:redis" for those packages. */
+  to: string;
+  /** The importing file and what it names (a path relative to the root, or a package). */
+  file: string;
+  target: string;
+}
+
+export function partOf(file: string): string | undefined;
+export function packagePart(specifier: string): string | undefined;
+/** Every module specifier a source text names: import and export-from declarations (type-only too) and import(). */
+export function specifiersOf(fileName: string, text: string): string[];
+export function crossImports(root: string, dir?: string): CrossImport[];
+export function countDirections(imports: CrossImport[]): Record<string, number>;
