@@ -71,7 +71,6 @@ export function createBlueprintApp(
 ): BlueprintApp {
   const env = overrides.env ?? loadEnv();
   const metrics = new JobMetrics();
-  const isOwnComment = ownCommentMatcher({ appId: env.APP_ID, botLogin: env.BLUEPRINT_BOT_NAME });
   const deps = (): WorkflowDeps => ({ ...createWorkflowDeps(env, app.log), ...overrides.deps });
   // Intake mints each job's token (narrowed to its repository) with the App's key; workers never hold the key.
   // With the key in the App's environment (as `npm start` has it), on a thread of its own, signed with an App
@@ -96,52 +95,14 @@ export function createBlueprintApp(
       })
     : overrides.jobs === "local-worker"
       ? new LocalWorkerBackend({ entry: fileURLToPath(new URL("./local-worker.js", import.meta.url)), tokens, stateKey: stateKeyOf(env).export(), log: app.log })
-      : new EmbeddedBackend({
-        deps: deps(),
-        concurrency: env.BLUEPRINT_CONCURRENCY,
-        metrics,
-        // One process: the worker uses Probot's installation Octokits, one budget each for acknowledgements, quick answers and jobs.
-        portsFor: async (job) => {
-          const port = async (budget: "ack" | "reply" | "work") =>
-            createOctokitPort({ octokit: await installationOctokit(app, job.installationId, budget), repo: job.repository, number: job.number, isOwnComment });
-          const [ack, reply, work] = await Promise.all([port("ack"), port("reply"), port("work")]);
-          return { ack, reply, work };
-        },
-      });
+      : inProcessBackend(app, env, deps(), metrics);
 
-  // Workers in other processes clone and push where the configured GitHub says, never where a job
-  // says: a webhook whose repository lives elsewhere is refused here, where the reason can be logged.
-  const webUrl = githubWebUrl(env);
-  const workersDeriveUrls = Boolean(env.REDIS_URL) || overrides.jobs === "local-worker";
-  const accept = async (event: string, accepted: Accepted | null) => {
-    if (!accepted) {
-      metrics.webhooks.inc({ event, outcome: "ignored" });
-      return;
-    }
-    if (workersDeriveUrls && !cloneUrlOnHost(webUrl, accepted.job.repository)) {
-      app.log.error({ deliveryId: accepted.job.deliveryId, cloneUrl: accepted.job.repository.cloneUrl, githubUrl: webUrl }, "refused a webhook whose repository.clone_url is not on the configured GitHub: set GHE_HOST and GHE_PROTOCOL to the GitHub that sends the webhooks");
-      metrics.webhooks.inc({ event, outcome: "refused" });
-      return;
-    }
-    const fresh = await backend.submit(accepted);
-    metrics.webhooks.inc({ event, outcome: fresh ? "accepted" : "duplicate" });
-  };
+  const accept = webhookAcceptor(app, env, backend, metrics, Boolean(env.REDIS_URL) || overrides.jobs === "local-worker");
   // Deliveries handed to Probot itself (`probot.receive`).
   app.on(HANDLED_EVENTS, (context) =>
     accept(context.name, deliveryJob({ id: context.id, name: context.name, payload: context.payload })),
   );
-  // Deliveries over HTTP: Probot's server asks the app for its webhook route, and Blueprint answers it
-  // itself (Probot's signature check, then straight to the job), without the Octokit and context Probot
-  // makes for every event — about half of the intake's CPU per webhook in a burst.
-  const probotMiddleware = app.getNodeMiddleware.bind(app);
-  app.getNodeMiddleware = async (middlewareOptions = {}) =>
-    webhookIntake({
-      path: middlewareOptions.path ?? app.webhookPath,
-      verify: (body, signature) => app.webhooks.verify(body, signature),
-      receive: (delivery) => accept(delivery.name, deliveryJob(delivery)),
-      fallback: await probotMiddleware(middlewareOptions),
-      log: app.log,
-    });
+  answerWebhooksDirectly(app, accept);
 
   serveOperatorPages(options.addHandler, backend, metrics);
 
@@ -175,4 +136,58 @@ function queueWorkerEnvironment(): NodeJS.ProcessEnv {
   const env = withoutIntakeSecrets(process.env);
   delete env.PORT;
   return env;
+}
+
+/** One process: the worker uses Probot's installation Octokits, one budget each for acknowledgements, quick answers and jobs. */
+function inProcessBackend(app: Probot, env: BlueprintEnv, deps: WorkflowDeps, metrics: JobMetrics): EmbeddedBackend {
+  const isOwnComment = ownCommentMatcher({ appId: env.APP_ID, botLogin: env.BLUEPRINT_BOT_NAME });
+  return new EmbeddedBackend({
+    deps,
+    concurrency: env.BLUEPRINT_CONCURRENCY,
+    metrics,
+    portsFor: async (job) => {
+      const port = async (budget: "ack" | "reply" | "work") => createOctokitPort({ octokit: await installationOctokit(app, job.installationId, budget), repo: job.repository, number: job.number, isOwnComment });
+      const [ack, reply, work] = await Promise.all([port("ack"), port("reply"), port("work")]);
+      return { ack, reply, work };
+    },
+  });
+}
+
+/**
+ * An event made a job (or not) goes to the backend, counted. Workers in other processes
+ * (`workersDeriveUrls`) clone and push where the configured GitHub says, never where a job says: a
+ * webhook whose repository lives elsewhere is refused here, where the reason can be logged.
+ */
+function webhookAcceptor(app: Probot, env: BlueprintEnv, backend: JobBackend, metrics: JobMetrics, workersDeriveUrls: boolean) {
+  const webUrl = githubWebUrl(env);
+  return async (event: string, accepted: Accepted | null): Promise<void> => {
+    if (!accepted) {
+      metrics.webhooks.inc({ event, outcome: "ignored" });
+      return;
+    }
+    if (workersDeriveUrls && !cloneUrlOnHost(webUrl, accepted.job.repository)) {
+      app.log.error({ deliveryId: accepted.job.deliveryId, cloneUrl: accepted.job.repository.cloneUrl, githubUrl: webUrl }, "refused a webhook whose repository.clone_url is not on the configured GitHub: set GHE_HOST and GHE_PROTOCOL to the GitHub that sends the webhooks");
+      metrics.webhooks.inc({ event, outcome: "refused" });
+      return;
+    }
+    const fresh = await backend.submit(accepted);
+    metrics.webhooks.inc({ event, outcome: fresh ? "accepted" : "duplicate" });
+  };
+}
+
+/**
+ * Deliveries over HTTP: Probot's server asks the app for its webhook route, and Blueprint answers it
+ * itself (Probot's signature check, then straight to the job), without the Octokit and context Probot
+ * makes for every event — about half of the intake's CPU per webhook in a burst.
+ */
+function answerWebhooksDirectly(app: Probot, accept: (event: string, accepted: Accepted | null) => Promise<void>): void {
+  const probotMiddleware = app.getNodeMiddleware.bind(app);
+  app.getNodeMiddleware = async (middlewareOptions = {}) =>
+    webhookIntake({
+      path: middlewareOptions.path ?? app.webhookPath,
+      verify: (body, signature) => app.webhooks.verify(body, signature),
+      receive: (delivery) => accept(delivery.name, deliveryJob(delivery)),
+      fallback: await probotMiddleware(middlewareOptions),
+      log: app.log,
+    });
 }
