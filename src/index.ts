@@ -77,25 +77,7 @@ export function createBlueprintApp(
   // token reused for minutes; otherwise (an App handed a Probot instance) through Probot's own authentication.
   const tokens: JobTokenSource = ownMintThread(env, app.log) ?? new JobTokens(async (installationId) => (await installationOctokit(app, installationId, "mint")) as unknown as TokenMinter);
 
-  // With Redis, `npm start` that also works jobs forks a queue worker (`npm run worker`'s code, with
-  // its own job runner): triage never runs on the intake's event loop, and neither holds the intake's secrets.
-  const forkedWorker =
-    env.REDIS_URL && env.BLUEPRINT_WORKERS > 0 && overrides.jobs === "local-worker"
-      ? new ForkedRedisWorker({ entry: fileURLToPath(new URL("./worker.js", import.meta.url)), env: queueWorkerEnvironment(), log: app.log })
-      : null;
-  const backend: JobBackend & Partial<WorkerMetricsSource> = env.REDIS_URL
-    ? startRedisBackend({
-        env,
-        redisUrl: env.REDIS_URL,
-        log: app.log,
-        metrics,
-        tokens,
-        workerDeps: env.BLUEPRINT_WORKERS > 0 && !forkedWorker ? deps() : null,
-        ...(forkedWorker ? { workerMetrics: () => forkedWorker.workerMetrics() } : {}),
-      })
-    : overrides.jobs === "local-worker"
-      ? new LocalWorkerBackend({ entry: fileURLToPath(new URL("./local-worker.js", import.meta.url)), tokens, stateKey: stateKeyOf(env).export(), log: app.log })
-      : inProcessBackend(app, env, deps(), metrics);
+  const { backend, forkedWorker } = chooseBackend({ app, env, metrics, tokens, deps, jobs: overrides.jobs ?? "in-process" });
 
   const accept = webhookAcceptor(app, env, backend, metrics, Boolean(env.REDIS_URL) || overrides.jobs === "local-worker");
   // Deliveries handed to Probot itself (`probot.receive`).
@@ -136,6 +118,37 @@ function queueWorkerEnvironment(): NodeJS.ProcessEnv {
   const env = withoutIntakeSecrets(process.env);
   delete env.PORT;
   return env;
+}
+
+/**
+ * Where jobs run. With Redis: BullMQ, shared by every intake and worker; `npm start` that also works
+ * jobs forks a queue worker (`npm run worker`'s code, with its own job runner), so triage never runs on
+ * the intake's event loop and neither holds the intake's secrets. Without Redis: a forked local worker
+ * (`npm start`), or this process (tests that replace parts of the engine).
+ */
+function chooseBackend(options: { app: Probot; env: BlueprintEnv; metrics: JobMetrics; tokens: JobTokenSource; deps: () => WorkflowDeps; jobs: "local-worker" | "in-process" }): {
+  backend: JobBackend & Partial<WorkerMetricsSource>;
+  forkedWorker: ForkedRedisWorker | null;
+} {
+  const { app, env, metrics, tokens } = options;
+  if (env.REDIS_URL) {
+    const forkedWorker =
+      env.BLUEPRINT_WORKERS > 0 && options.jobs === "local-worker" ? new ForkedRedisWorker({ entry: fileURLToPath(new URL("./worker.js", import.meta.url)), env: queueWorkerEnvironment(), log: app.log }) : null;
+    const backend = startRedisBackend({
+      env,
+      redisUrl: env.REDIS_URL,
+      log: app.log,
+      metrics,
+      tokens,
+      workerDeps: env.BLUEPRINT_WORKERS > 0 && !forkedWorker ? options.deps() : null,
+      ...(forkedWorker ? { workerMetrics: () => forkedWorker.workerMetrics() } : {}),
+    });
+    return { backend, forkedWorker };
+  }
+  if (options.jobs === "local-worker") {
+    return { backend: new LocalWorkerBackend({ entry: fileURLToPath(new URL("./local-worker.js", import.meta.url)), tokens, stateKey: stateKeyOf(env).export(), log: app.log }), forkedWorker: null };
+  }
+  return { backend: inProcessBackend(app, env, options.deps(), metrics), forkedWorker: null };
 }
 
 /** One process: the worker uses Probot's installation Octokits, one budget each for acknowledgements, quick answers and jobs. */
@@ -179,6 +192,9 @@ function webhookAcceptor(app: Probot, env: BlueprintEnv, backend: JobBackend, me
  * Deliveries over HTTP: Probot's server asks the app for its webhook route, and Blueprint answers it
  * itself (Probot's signature check, then straight to the job), without the Octokit and context Probot
  * makes for every event — about half of the intake's CPU per webhook in a burst.
+ * Replaced on the instance because Probot 14 offers no public way to: `Server.start()` always puts
+ * `probot.getNodeMiddleware()` first among its handlers (before any `addHandler` one), and neither
+ * `ServerOptions` nor `run()` takes another webhook handler.
  */
 function answerWebhooksDirectly(app: Probot, accept: (event: string, accepted: Accepted | null) => Promise<void>): void {
   const probotMiddleware = app.getNodeMiddleware.bind(app);
