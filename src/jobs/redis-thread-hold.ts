@@ -1,5 +1,5 @@
-import type { Logger } from "../workflow/deps.js";
 import type { RedisLanes } from "./redis-lanes.js";
+import type { WorkerLog } from "./redis-worker-context.js";
 
 /**
  * How long a job handed back at shutdown keeps its thread: the next worker resumes it before the
@@ -19,7 +19,7 @@ export interface HeldThread {
  * the job over), and a `/cancel` sent to another process heard, every third of the lock's life.
  * Returns the function that stops both.
  */
-export function keepThread(lanes: RedisLanes, log: Logger, held: HeldThread, lockMs: number, controller: AbortController): () => void {
+export function keepThread(lanes: RedisLanes, log: WorkerLog, held: HeldThread, lockMs: number, controller: AbortController): () => void {
   const { thread, workId, deliveryId } = held;
   const beat = () => {
     // A missed renewal is retried at the next beat; several in a row and another worker takes the job over.
@@ -38,7 +38,7 @@ export function keepThread(lanes: RedisLanes, log: Logger, held: HeldThread, loc
  * resumes before the commands queued behind it), else freed for the next command. Either failing
  * leaves the lock to lapse by itself: logged, not thrown.
  */
-export async function leaveThread(lanes: RedisLanes, log: Logger, held: HeldThread, handedBack: boolean): Promise<void> {
+export async function leaveThread(lanes: RedisLanes, log: WorkerLog, held: HeldThread, handedBack: boolean): Promise<void> {
   const { thread, workId, deliveryId } = held;
   if (handedBack) {
     await lanes.renew(thread, workId, HANDED_OVER_HOLD_MS).catch((error: unknown) => log.warn({ err: error, deliveryId }, "could not keep a handed-back job's thread; commands queued behind it may run before it resumes"));

@@ -1,42 +1,17 @@
-import { DelayedError, UnrecoverableError, WaitingError, type Job as BullJob, type Queue } from "bullmq";
+import { DelayedError, UnrecoverableError, WaitingError, type Job as BullJob } from "bullmq";
 import { RenewableToken, warnUnrenewed, type JobToken } from "../github/job-token.js";
-import type { TokenPorts } from "../github/token-port.js";
 import { approvalMismatch, type ApprovingJob } from "../workflow/approval-on-github.js";
-import type { WorkflowDeps } from "../workflow/deps.js";
 import { HandOver, handedOver, handOverTaken } from "../workflow/hand-over.js";
 import type { ThreadPort } from "../workflow/ports.js";
 import { PermissionUnknown, reportFailedJob, triageJob, workJob, workerPorts, type ThreadLanes } from "../workflow/run-job.js";
 import { jobLabel, threadOf, type Job } from "./job.js";
-import type { RenewToken } from "./job-runner.js";
 import { bullId, JOB_OPTIONS, openToken, signWire, WORK_QUEUE } from "./job-wire.js";
-import type { JobMetrics } from "./metrics.js";
-import type { PermissionCache } from "./permission-cache.js";
-import type { RedisLanes } from "./redis-lanes.js";
+import type { RedisWorkerContext } from "./redis-worker-context.js";
 import { keepThread, leaveThread } from "./redis-thread-hold.js";
-import { renewal, withFreshToken, type Ready, type Running, type TokenKeeper } from "./redis-worker-tokens.js";
+import { renewal, withFreshToken, type Ready, type Running } from "./redis-worker-tokens.js";
 
 /** How soon a job whose thread is busy looks again. */
 const BUSY_RETRY_MS = 500;
-
-/** Lane work run elsewhere (a job runner process): resolves when the use case returns. */
-export type RunWork = (job: Job, token: JobToken, signal: AbortSignal, renew: RenewToken) => Promise<void>;
-
-/** What one worker process's processors share: made once by `startRedisWorkers`. */
-export interface RedisWorkerContext extends TokenKeeper {
-  /** The engine, reporting to this process's metrics. */
-  deps: WorkflowDeps;
-  ports: TokenPorts;
-  metrics: JobMetrics;
-  lockMs: number;
-  concurrency: number;
-  lanes: RedisLanes;
-  workQueue: Queue;
-  permissions: PermissionCache;
-  /** The lane work running here, by BullMQ id: `/cancel` and a hand-over abort it. */
-  controllers: Map<string, AbortController>;
-  stopping(): boolean;
-  runWork?: RunWork | undefined;
-}
 
 /** The job's ports, with its token unsealed (or the one given: already unsealed, or renewed as the job works). */
 function jobPorts(ctx: RedisWorkerContext, wire: Ready, token: JobToken | RenewableToken = openToken(ctx.sealer, wire.sealedToken, wire.job)) {
@@ -155,6 +130,11 @@ async function confirmApproval(ctx: RedisWorkerContext, port: ThreadPort, job: A
   ctx.log.error({ deliveryId: job.deliveryId, job: jobLabel(job), reason: mismatch }, "refused a build job: its approval is not on GitHub as the job says");
   ctx.metrics.jobs.inc({ kind: job.kind, outcome: "refused" });
   throw new UnrecoverableError(`the approval is not on GitHub as the job says: ${mismatch}`);
+}
+
+/** At shutdown: every job running here stops at its next safe point and is handed back (step 5). */
+export function handOverAll(controllers: Map<string, AbortController>): void {
+  for (const controller of controllers.values()) controller.abort(new HandOver());
 }
 
 /** Step 5: the job back in the queue at a safe point, for the next worker to resume. */

@@ -1,9 +1,8 @@
 import { DelayedError, UnrecoverableError, WaitingError, type Job as BullJob } from "bullmq";
-import type { Logger } from "../workflow/deps.js";
 import type { RenewToken } from "./job-runner.js";
 import { claimedDeliveryId, openToken, QUEUE_LIFE_MS, verifiedWire, withoutToken, type Wire, type WirePlace } from "./job-wire.js";
-import type { Sealer } from "./sealed.js";
-import { RefreshRefused, TokenUnavailable, type TokenRefresher } from "./token-refresh.js";
+import type { TokenKeeper, WorkerLog } from "./redis-worker-context.js";
+import { RefreshRefused, TokenUnavailable } from "./token-refresh.js";
 
 /** A job with no fresh token yet (no intake answered) looks again this soon, and is given up after QUEUE_LIFE_MS in the queue. */
 const TOKEN_RETRY_MS = 30_000;
@@ -12,13 +11,6 @@ const TOKEN_RETRY_MS = 30_000;
 export type Ready = Wire & { sealedToken: string };
 /** Where a job sits, and the lock this worker holds on it: what a token request names. */
 export type Running = WirePlace & { lockToken: string };
-
-/** What a queue worker needs to read a job's token from Redis and have it renewed by the intakes. */
-export interface TokenKeeper {
-  log: Logger;
-  sealer: Sealer;
-  refresher: TokenRefresher;
-}
 
 /** The job at `place`, as an intake or worker signed it there; anything else is logged and failed without running. */
 export function verified({ log, sealer }: TokenKeeper, place: WirePlace, data: unknown): Wire {
@@ -71,7 +63,7 @@ export async function withFreshToken(keeper: TokenKeeper, bullJob: BullJob, runn
 }
 
 /** Once a job has run (done or failed, not sent back to wait), its data in Redis keeps no token. */
-export function droppingToken(log: Logger, queue: string, processor: (bullJob: BullJob, running: Running) => Promise<void>) {
+export function droppingToken(log: WorkerLog, queue: string, processor: (bullJob: BullJob, running: Running) => Promise<void>) {
   return async (bullJob: BullJob, lockToken?: string): Promise<void> => {
     const running: Running = { queue, id: bullJob.id ?? "", lockToken: lockToken ?? bullJob.token ?? "" };
     try {
@@ -84,7 +76,7 @@ export function droppingToken(log: Logger, queue: string, processor: (bullJob: B
   };
 }
 
-export function dropToken(log: Logger, bullJob: BullJob): Promise<void> {
+export function dropToken(log: WorkerLog, bullJob: BullJob): Promise<void> {
   return withoutToken(bullJob.data) === bullJob.data
     ? Promise.resolve()
     : bullJob.updateData(withoutToken(bullJob.data)).catch((error: unknown) => log.warn({ err: error, jobId: bullJob.id }, "could not remove a finished job's token from Redis"));

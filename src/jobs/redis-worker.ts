@@ -1,14 +1,12 @@
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
-import type { TokenPorts } from "../github/token-port.js";
-import type { WorkflowDeps } from "../workflow/deps.js";
-import { HandOver } from "../workflow/hand-over.js";
 import { TRIAGE_QUEUE, WORK_QUEUE } from "./job-wire.js";
 import type { QueueStats } from "./backend.js";
 import { telemetryFor, type JobMetrics } from "./metrics.js";
 import { PermissionCache } from "./permission-cache.js";
 import { RedisLanes } from "./redis-lanes.js";
-import { triageProcessor, workProcessor, type RedisWorkerContext, type RunWork } from "./redis-work.js";
+import { handOverAll, triageProcessor, workProcessor } from "./redis-work.js";
+import type { RedisWorkerContext, RunWork } from "./redis-worker-context.js";
 import { dropToken, droppingToken } from "./redis-worker-tokens.js";
 import type { Sealer } from "./sealed.js";
 import { TokenRefresher } from "./token-refresh.js";
@@ -20,8 +18,8 @@ const TRIAGE_CONCURRENCY = 200;
 
 export interface RedisWorkersOptions {
   redisUrl: string;
-  deps: WorkflowDeps;
-  ports: TokenPorts;
+  deps: RedisWorkerContext["deps"];
+  ports: RedisWorkerContext["ports"];
   sealer: Sealer;
   concurrency: number;
   lockMs: number;
@@ -51,7 +49,7 @@ export interface RedisWorkers {
 export async function startRedisWorkers(options: RedisWorkersOptions): Promise<RedisWorkers> {
   const { metrics, sealer, lockMs } = options;
   // The engine reports model tokens and step durations through WorkflowDeps' `telemetry`.
-  const deps: WorkflowDeps = { ...options.deps, telemetry: telemetryFor(metrics) };
+  const deps: RedisWorkerContext["deps"] = { ...options.deps, telemetry: telemetryFor(metrics) };
   const log = deps.log;
   const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   const subscriber = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
@@ -92,7 +90,7 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
     stats: async () => ({ backend: "redis", waiting: 0, running: controllers.size, workers: 1, concurrency: options.concurrency, ready: true }),
     async close() {
       stopping = true;
-      for (const controller of controllers.values()) controller.abort(new HandOver());
+      handOverAll(controllers);
       await Promise.all([triage.close(), work.close()]);
       await Promise.all([workQueue.close(), refresher.close()]);
       subscriber.disconnect();
