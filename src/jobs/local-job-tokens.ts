@@ -1,8 +1,9 @@
 import { expiresSoon, type JobToken } from "../github/job-token.js";
-import type { Logger } from "../workflow/deps.js";
 import { trimOldest } from "./bounded-map.js";
 import type { Job } from "./job.js";
 import type { FromWorker } from "./local-protocol.js";
+import type { LocalWorkerServerOptions } from "./local-worker-server.js";
+import { PendingAnswers } from "./supervised-child.js";
 
 /** How long the local worker waits for the intake's fresh token before working with the one it has. */
 const ANSWER_WAIT_MS = 60_000;
@@ -16,12 +17,12 @@ const KEPT_TOKENS = 20_000;
  */
 export class LocalJobTokens {
   private readonly tokens = new Map<string, JobToken>();
-  private readonly answers = new Map<number, { deliveryId: string; answer: (token: JobToken | null) => void }>();
-  private nextRequest = 0;
+  /** Asked about the job's delivery id: see `answer`. */
+  private readonly answers = new PendingAnswers<JobToken>();
 
   constructor(
     private readonly send: (message: FromWorker) => void,
-    private readonly log: Logger,
+    private readonly log: LocalWorkerServerOptions["log"],
   ) {}
 
   keep(deliveryId: string, token: JobToken): void {
@@ -39,13 +40,9 @@ export class LocalJobTokens {
   async fresh(job: Job): Promise<JobToken> {
     const token = this.tokenFor(job);
     if (!expiresSoon(token)) return token;
-    const id = this.nextRequest++;
-    const fresh = await new Promise<JobToken | null>((resolve) => {
-      this.answers.set(id, { deliveryId: job.deliveryId, answer: resolve });
-      this.send({ type: "token-request", id, job });
-      setTimeout(() => resolve(null), ANSWER_WAIT_MS).unref();
-    });
-    this.answers.delete(id);
+    const { id, answer } = this.answers.ask(ANSWER_WAIT_MS, job.deliveryId);
+    this.send({ type: "token-request", id, job });
+    const fresh = await answer;
     if (!fresh) {
       this.log.warn({ deliveryId: job.deliveryId, expiresAt: token.expiresAt }, "no fresh token for a job that waited long; it works with the one it has");
       return token;
@@ -57,7 +54,6 @@ export class LocalJobTokens {
 
   /** The intake's answer to request `id`, taken only if it is for the same delivery (see local-protocol.ts). */
   answer(id: number, deliveryId: string, token: JobToken | null): void {
-    const waiting = this.answers.get(id);
-    if (waiting?.deliveryId === deliveryId) waiting.answer(token);
+    this.answers.answer(id, token, deliveryId);
   }
 }
