@@ -1,7 +1,7 @@
 import http from "node:http";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
-import { ConfigError, loadEnv } from "./config/env.js";
+import { ConfigError, loadEnv, logLevelOf } from "./config/env.js";
 import { answerIntake } from "./jobs/forked-redis-worker.js";
 import { JobRunner } from "./jobs/job-runner.js";
 import { JobMetrics, telemetryFor } from "./jobs/metrics.js";
@@ -19,7 +19,7 @@ import { requireSandboxOrExit } from "./workflow/sandbox-choice.js";
  * priority, so a job's git and prompt building never hold back an acknowledgement. `npm start` with
  * Redis forks one too, over an IPC channel (src/jobs/forked-redis-worker.ts). Wiring only.
  */
-const log = pino({ name: "blueprint-worker", level: process.env.LOG_LEVEL ?? "info" });
+const log = pino({ name: "blueprint-worker", level: logLevelOf() });
 const metrics = new JobMetrics();
 let workers: RedisWorkers | undefined;
 let runner: JobRunner | undefined;
@@ -54,11 +54,11 @@ try {
     runWork: (job, token, signal, renew) => jobRunner.run(job, token, signal, renew),
   });
   // With PORT set: /healthz (what this worker runs) and /metrics (its jobs), for probes and Prometheus.
-  if (process.env.PORT) {
+  if (env.PORT !== undefined) {
     const handlers: Array<Parameters<Parameters<typeof serveOperatorPages>[0]>[0]> = [];
     serveOperatorPages((handler) => handlers.push(handler), workers, metrics);
     const server = http.createServer((req, res) => void Promise.all(handlers.map((handle) => handle(req, res))).then((handled) => handled.some(Boolean) || res.writeHead(404).end()));
-    server.listen(Number(process.env.PORT), process.env.HOST ?? "127.0.0.1");
+    server.listen(env.PORT, env.HOST);
   }
   log.info({ concurrency: env.BLUEPRINT_CONCURRENCY }, "worker ready: taking jobs from Redis");
   started(undefined);
