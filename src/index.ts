@@ -16,6 +16,7 @@ import { EmbeddedBackend } from "./jobs/embedded.js";
 import { deliveryJob, HANDLED_EVENTS, type Accepted } from "./jobs/from-webhook.js";
 import { webhookIntake } from "./github/webhook-intake.js";
 import { ForkedRedisWorker } from "./jobs/forked-redis-worker.js";
+import { stopOnSignal } from "./jobs/stop-on-signal.js";
 import { JobMetrics } from "./jobs/metrics.js";
 import { startRedisBackend } from "./jobs/redis-backend.js";
 import { LocalWorkerBackend, withoutIntakeSecrets } from "./jobs/local-worker.js";
@@ -43,12 +44,7 @@ export default function blueprint(app: Probot, options: ApplicationFunctionOptio
   const env = requireSandboxOrExit(loadEnv());
   const { shutdown } = createBlueprintApp(app, options, { jobs: "local-worker", env });
   // Graceful shutdown: running jobs stop at a safe point and leave their state resumable.
-  for (const signal of ["SIGTERM", "SIGINT"] as const) {
-    process.once(signal, () => {
-      app.log.info({ signal }, "stopping: asking running jobs to stop at a safe point");
-      void shutdown(25_000).finally(() => process.exit(0));
-    });
-  }
+  stopOnSignal(app.log, "stopping: asking running jobs to stop at a safe point", () => shutdown(25_000));
 }
 
 /**
