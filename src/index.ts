@@ -16,6 +16,7 @@ import { EmbeddedBackend } from "./jobs/embedded.js";
 import { deliveryJob, HANDLED_EVENTS, type Accepted } from "./jobs/from-webhook.js";
 import { webhookIntake } from "./github/webhook-intake.js";
 import { ForkedRedisWorker } from "./jobs/forked-redis-worker.js";
+import { stopOnSignal } from "./jobs/stop-on-signal.js";
 import { JobMetrics } from "./jobs/metrics.js";
 import { startRedisBackend } from "./jobs/redis-backend.js";
 import { LocalWorkerBackend, withoutIntakeSecrets } from "./jobs/local-worker.js";
@@ -43,12 +44,7 @@ export default function blueprint(app: Probot, options: ApplicationFunctionOptio
   const env = requireSandboxOrExit(loadEnv());
   const { shutdown } = createBlueprintApp(app, options, { jobs: "local-worker", env });
   // Graceful shutdown: running jobs stop at a safe point and leave their state resumable.
-  for (const signal of ["SIGTERM", "SIGINT"] as const) {
-    process.once(signal, () => {
-      app.log.info({ signal }, "stopping: asking running jobs to stop at a safe point");
-      void shutdown(25_000).finally(() => process.exit(0));
-    });
-  }
+  stopOnSignal(app.log, "stopping: asking running jobs to stop at a safe point", () => shutdown(25_000));
 }
 
 /**
@@ -71,77 +67,20 @@ export function createBlueprintApp(
 ): BlueprintApp {
   const env = overrides.env ?? loadEnv();
   const metrics = new JobMetrics();
-  const isOwnComment = ownCommentMatcher({ appId: env.APP_ID, botLogin: env.BLUEPRINT_BOT_NAME });
   const deps = (): WorkflowDeps => ({ ...createWorkflowDeps(env, app.log), ...overrides.deps });
   // Intake mints each job's token (narrowed to its repository) with the App's key; workers never hold the key.
   // With the key in the App's environment (as `npm start` has it), on a thread of its own, signed with an App
   // token reused for minutes; otherwise (an App handed a Probot instance) through Probot's own authentication.
   const tokens: JobTokenSource = ownMintThread(env, app.log) ?? new JobTokens(async (installationId) => (await installationOctokit(app, installationId, "mint")) as unknown as TokenMinter);
 
-  // With Redis, `npm start` that also works jobs forks a queue worker (`npm run worker`'s code, with
-  // its own job runner): triage never runs on the intake's event loop, and neither holds the intake's secrets.
-  const forkedWorker =
-    env.REDIS_URL && env.BLUEPRINT_WORKERS > 0 && overrides.jobs === "local-worker"
-      ? new ForkedRedisWorker({ entry: fileURLToPath(new URL("./worker.js", import.meta.url)), env: queueWorkerEnvironment(), log: app.log })
-      : null;
-  const backend: JobBackend & Partial<WorkerMetricsSource> = env.REDIS_URL
-    ? startRedisBackend({
-        env,
-        redisUrl: env.REDIS_URL,
-        log: app.log,
-        metrics,
-        tokens,
-        workerDeps: env.BLUEPRINT_WORKERS > 0 && !forkedWorker ? deps() : null,
-        ...(forkedWorker ? { workerMetrics: () => forkedWorker.workerMetrics() } : {}),
-      })
-    : overrides.jobs === "local-worker"
-      ? new LocalWorkerBackend({ entry: fileURLToPath(new URL("./local-worker.js", import.meta.url)), tokens, stateKey: stateKeyOf(env).export(), log: app.log })
-      : new EmbeddedBackend({
-        deps: deps(),
-        concurrency: env.BLUEPRINT_CONCURRENCY,
-        metrics,
-        // One process: the worker uses Probot's installation Octokits, one budget each for acknowledgements, quick answers and jobs.
-        portsFor: async (job) => {
-          const port = async (budget: "ack" | "reply" | "work") =>
-            createOctokitPort({ octokit: await installationOctokit(app, job.installationId, budget), repo: job.repository, number: job.number, isOwnComment });
-          const [ack, reply, work] = await Promise.all([port("ack"), port("reply"), port("work")]);
-          return { ack, reply, work };
-        },
-      });
+  const { backend, forkedWorker } = chooseBackend({ app, env, metrics, tokens, deps, jobs: overrides.jobs ?? "in-process" });
 
-  // Workers in other processes clone and push where the configured GitHub says, never where a job
-  // says: a webhook whose repository lives elsewhere is refused here, where the reason can be logged.
-  const webUrl = githubWebUrl(env);
-  const workersDeriveUrls = Boolean(env.REDIS_URL) || overrides.jobs === "local-worker";
-  const accept = async (event: string, accepted: Accepted | null) => {
-    if (!accepted) {
-      metrics.webhooks.inc({ event, outcome: "ignored" });
-      return;
-    }
-    if (workersDeriveUrls && !cloneUrlOnHost(webUrl, accepted.job.repository)) {
-      app.log.error({ deliveryId: accepted.job.deliveryId, cloneUrl: accepted.job.repository.cloneUrl, githubUrl: webUrl }, "refused a webhook whose repository.clone_url is not on the configured GitHub: set GHE_HOST and GHE_PROTOCOL to the GitHub that sends the webhooks");
-      metrics.webhooks.inc({ event, outcome: "refused" });
-      return;
-    }
-    const fresh = await backend.submit(accepted);
-    metrics.webhooks.inc({ event, outcome: fresh ? "accepted" : "duplicate" });
-  };
+  const accept = webhookAcceptor(app, env, backend, metrics, Boolean(env.REDIS_URL) || overrides.jobs === "local-worker");
   // Deliveries handed to Probot itself (`probot.receive`).
   app.on(HANDLED_EVENTS, (context) =>
     accept(context.name, deliveryJob({ id: context.id, name: context.name, payload: context.payload })),
   );
-  // Deliveries over HTTP: Probot's server asks the app for its webhook route, and Blueprint answers it
-  // itself (Probot's signature check, then straight to the job), without the Octokit and context Probot
-  // makes for every event — about half of the intake's CPU per webhook in a burst.
-  const probotMiddleware = app.getNodeMiddleware.bind(app);
-  app.getNodeMiddleware = async (middlewareOptions = {}) =>
-    webhookIntake({
-      path: middlewareOptions.path ?? app.webhookPath,
-      verify: (body, signature) => app.webhooks.verify(body, signature),
-      receive: (delivery) => accept(delivery.name, deliveryJob(delivery)),
-      fallback: await probotMiddleware(middlewareOptions),
-      log: app.log,
-    });
+  answerWebhooksDirectly(app, accept);
 
   serveOperatorPages(options.addHandler, backend, metrics);
 
@@ -175,4 +114,92 @@ function queueWorkerEnvironment(): NodeJS.ProcessEnv {
   const env = withoutIntakeSecrets(process.env);
   delete env.PORT;
   return env;
+}
+
+/**
+ * Where jobs run. With Redis: BullMQ, shared by every intake and worker; `npm start` that also works
+ * jobs forks a queue worker (`npm run worker`'s code, with its own job runner), so triage never runs on
+ * the intake's event loop and neither holds the intake's secrets. Without Redis: a forked local worker
+ * (`npm start`), or this process (tests that replace parts of the engine).
+ */
+function chooseBackend(options: { app: Probot; env: BlueprintEnv; metrics: JobMetrics; tokens: JobTokenSource; deps: () => WorkflowDeps; jobs: "local-worker" | "in-process" }): {
+  backend: JobBackend & Partial<WorkerMetricsSource>;
+  forkedWorker: ForkedRedisWorker | null;
+} {
+  const { app, env, metrics, tokens } = options;
+  if (env.REDIS_URL) {
+    const forkedWorker =
+      env.BLUEPRINT_WORKERS > 0 && options.jobs === "local-worker" ? new ForkedRedisWorker({ entry: fileURLToPath(new URL("./worker.js", import.meta.url)), env: queueWorkerEnvironment(), log: app.log }) : null;
+    const backend = startRedisBackend({
+      env,
+      redisUrl: env.REDIS_URL,
+      log: app.log,
+      metrics,
+      tokens,
+      workerDeps: env.BLUEPRINT_WORKERS > 0 && !forkedWorker ? options.deps() : null,
+      ...(forkedWorker ? { workerMetrics: () => forkedWorker.workerMetrics() } : {}),
+    });
+    return { backend, forkedWorker };
+  }
+  if (options.jobs === "local-worker") {
+    return { backend: new LocalWorkerBackend({ entry: fileURLToPath(new URL("./local-worker.js", import.meta.url)), tokens, stateKey: stateKeyOf(env).export(), log: app.log }), forkedWorker: null };
+  }
+  return { backend: inProcessBackend(app, env, options.deps(), metrics), forkedWorker: null };
+}
+
+/** One process: the worker uses Probot's installation Octokits, one budget each for acknowledgements, quick answers and jobs. */
+function inProcessBackend(app: Probot, env: BlueprintEnv, deps: WorkflowDeps, metrics: JobMetrics): EmbeddedBackend {
+  const isOwnComment = ownCommentMatcher({ appId: env.APP_ID, botLogin: env.BLUEPRINT_BOT_NAME });
+  return new EmbeddedBackend({
+    deps,
+    concurrency: env.BLUEPRINT_CONCURRENCY,
+    metrics,
+    portsFor: async (job) => {
+      const port = async (budget: "ack" | "reply" | "work") => createOctokitPort({ octokit: await installationOctokit(app, job.installationId, budget), repo: job.repository, number: job.number, isOwnComment });
+      const [ack, reply, work] = await Promise.all([port("ack"), port("reply"), port("work")]);
+      return { ack, reply, work };
+    },
+  });
+}
+
+/**
+ * An event made a job (or not) goes to the backend, counted. Workers in other processes
+ * (`workersDeriveUrls`) clone and push where the configured GitHub says, never where a job says: a
+ * webhook whose repository lives elsewhere is refused here, where the reason can be logged.
+ */
+function webhookAcceptor(app: Probot, env: BlueprintEnv, backend: JobBackend, metrics: JobMetrics, workersDeriveUrls: boolean) {
+  const webUrl = githubWebUrl(env);
+  return async (event: string, accepted: Accepted | null): Promise<void> => {
+    if (!accepted) {
+      metrics.webhooks.inc({ event, outcome: "ignored" });
+      return;
+    }
+    if (workersDeriveUrls && !cloneUrlOnHost(webUrl, accepted.job.repository)) {
+      app.log.error({ deliveryId: accepted.job.deliveryId, cloneUrl: accepted.job.repository.cloneUrl, githubUrl: webUrl }, "refused a webhook whose repository.clone_url is not on the configured GitHub: set GHE_HOST and GHE_PROTOCOL to the GitHub that sends the webhooks");
+      metrics.webhooks.inc({ event, outcome: "refused" });
+      return;
+    }
+    const fresh = await backend.submit(accepted);
+    metrics.webhooks.inc({ event, outcome: fresh ? "accepted" : "duplicate" });
+  };
+}
+
+/**
+ * Deliveries over HTTP: Probot's server asks the app for its webhook route, and Blueprint answers it
+ * itself (Probot's signature check, then straight to the job), without the Octokit and context Probot
+ * makes for every event — about half of the intake's CPU per webhook in a burst.
+ * Replaced on the instance because Probot 14 offers no public way to: `Server.start()` always puts
+ * `probot.getNodeMiddleware()` first among its handlers (before any `addHandler` one), and neither
+ * `ServerOptions` nor `run()` takes another webhook handler.
+ */
+function answerWebhooksDirectly(app: Probot, accept: (event: string, accepted: Accepted | null) => Promise<void>): void {
+  const probotMiddleware = app.getNodeMiddleware.bind(app);
+  app.getNodeMiddleware = async (middlewareOptions = {}) =>
+    webhookIntake({
+      path: middlewareOptions.path ?? app.webhookPath,
+      verify: (body, signature) => app.webhooks.verify(body, signature),
+      receive: (delivery) => accept(delivery.name, deliveryJob(delivery)),
+      fallback: await probotMiddleware(middlewareOptions),
+      log: app.log,
+    });
 }

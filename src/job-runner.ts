@@ -9,5 +9,5 @@ import { createWorkflowDeps } from "./workflow/create-deps.js";
  * Like its worker, its environment holds neither the App's private key nor the webhook secret. Wiring only.
  */
 const env = loadEnv();
-const log = pino({ name: "blueprint-job-runner", level: process.env.LOG_LEVEL ?? "info" });
+const log = pino({ name: "blueprint-job-runner", level: env.LOG_LEVEL });
 serveJobRunner({ makeDeps: (stateKey) => createWorkflowDeps(env, log, [], stateKey), ports: tokenPorts(env, log), log });

@@ -13,7 +13,7 @@ import { createWorkflowDeps } from "./workflow/create-deps.js";
  * secret. Wiring only.
  */
 const env = loadEnv();
-const log = pino({ name: "blueprint-local-worker", level: process.env.LOG_LEVEL ?? "info" });
+const log = pino({ name: "blueprint-local-worker", level: env.LOG_LEVEL });
 serveLocalJobs({
   makeDeps: (stateKey) => createWorkflowDeps(env, log, [], stateKey),
   ports: tokenPorts(env, log),

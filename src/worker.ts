@@ -1,11 +1,11 @@
-import http from "node:http";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
-import { ConfigError, loadEnv } from "./config/env.js";
+import { ConfigError, loadEnv, logLevelOf } from "./config/env.js";
 import { answerIntake } from "./jobs/forked-redis-worker.js";
+import { stopOnSignal } from "./jobs/stop-on-signal.js";
 import { JobRunner } from "./jobs/job-runner.js";
 import { JobMetrics, telemetryFor } from "./jobs/metrics.js";
-import { serveOperatorPages } from "./jobs/operator-pages.js";
+import { listenWithOperatorPages } from "./jobs/operator-pages.js";
 import { tokenPorts } from "./github/token-port.js";
 import { jobSealer } from "./jobs/redis-backend.js";
 import { startRedisWorkers, type RedisWorkers } from "./jobs/redis-worker.js";
@@ -19,7 +19,7 @@ import { requireSandboxOrExit } from "./workflow/sandbox-choice.js";
  * priority, so a job's git and prompt building never hold back an acknowledgement. `npm start` with
  * Redis forks one too, over an IPC channel (src/jobs/forked-redis-worker.ts). Wiring only.
  */
-const log = pino({ name: "blueprint-worker", level: process.env.LOG_LEVEL ?? "info" });
+const log = pino({ name: "blueprint-worker", level: logLevelOf() });
 const metrics = new JobMetrics();
 let workers: RedisWorkers | undefined;
 let runner: JobRunner | undefined;
@@ -36,13 +36,8 @@ try {
   const env = requireSandboxOrExit(loadEnv());
   if (!env.REDIS_URL) throw new ConfigError("`npm run worker` takes its jobs from Redis: set REDIS_URL (the same as the intake's)");
   if (env.PRIVATE_KEY || env.WEBHOOK_SECRET) log.warn({}, "a worker needs neither PRIVATE_KEY nor WEBHOOK_SECRET; remove them from its environment");
-  const jobRunner = new JobRunner({
-    entry: fileURLToPath(new URL("./job-runner.js", import.meta.url)),
-    stateKey: stateKeyOf(env).export().toString("base64"),
-    log,
-    telemetry: telemetryFor(metrics),
-  });
-  runner = jobRunner;
+  const entry = fileURLToPath(new URL("./job-runner.js", import.meta.url));
+  const jobRunner = (runner = new JobRunner({ entry, stateKey: stateKeyOf(env).export().toString("base64"), log, telemetry: telemetryFor(metrics) }));
   workers = await startRedisWorkers({
     redisUrl: env.REDIS_URL,
     deps: createWorkflowDeps(env, log),
@@ -54,22 +49,11 @@ try {
     runWork: (job, token, signal, renew) => jobRunner.run(job, token, signal, renew),
   });
   // With PORT set: /healthz (what this worker runs) and /metrics (its jobs), for probes and Prometheus.
-  if (process.env.PORT) {
-    const handlers: Array<Parameters<Parameters<typeof serveOperatorPages>[0]>[0]> = [];
-    serveOperatorPages((handler) => handlers.push(handler), workers, metrics);
-    const server = http.createServer((req, res) => void Promise.all(handlers.map((handle) => handle(req, res))).then((handled) => handled.some(Boolean) || res.writeHead(404).end()));
-    server.listen(Number(process.env.PORT), process.env.HOST ?? "127.0.0.1");
-  }
+  if (env.PORT !== undefined) listenWithOperatorPages(env.PORT, env.HOST, workers, metrics);
   log.info({ concurrency: env.BLUEPRINT_CONCURRENCY }, "worker ready: taking jobs from Redis");
   started(undefined);
-  if (typeof process.send !== "function") {
-    for (const signal of ["SIGTERM", "SIGINT"] as const) {
-      process.once(signal, () => {
-        log.info({ signal }, "stopping: running jobs stop at a safe point and go back to the queue for other workers");
-        void stop().finally(() => process.exit(0));
-      });
-    }
-  }
+  // Run on its own (not forked by `npm start`): a signal stops it, running jobs going back to the queue.
+  if (typeof process.send !== "function") stopOnSignal(log, "stopping: running jobs stop at a safe point and go back to the queue for other workers", stop);
 } catch (error) {
   log.error({ err: error }, error instanceof ConfigError ? error.message : "the worker could not start");
   process.exit(1);

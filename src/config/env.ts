@@ -5,6 +5,8 @@ import { priceTableSchema } from "../shared/model-usage.js";
 import { parseNetworkCeiling } from "../workspace/egress-policy.js";
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+/** pino's levels; each process logs at this one (Probot reads LOG_LEVEL itself for the intake's). */
+const logLevelSchema = z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info");
 
 /** Blueprint's own environment variables (Probot reads its own). */
 export const envSchema = z.object({
@@ -83,6 +85,10 @@ export const envSchema = z.object({
   PRIVATE_KEY: z.string().optional(),
   /** Probot reads the key from here; Blueprint only hides it (and its directory) from agent commands. */
   PRIVATE_KEY_PATH: z.string().optional(),
+  LOG_LEVEL: logLevelSchema,
+  /** Where `npm run worker` serves /healthz and /metrics (none without PORT); Probot reads both itself for the intake. */
+  PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  HOST: z.string().min(1).default("127.0.0.1"),
 });
 
 /** Not settings: what `npm start` and `npm run worker` hand to the processes they fork. */
@@ -94,6 +100,12 @@ const handedOverSchema = z.object({
 export type BlueprintEnv = z.output<typeof envSchema> & z.output<typeof handedOverSchema>;
 
 export class ConfigError extends Error {}
+
+/** LOG_LEVEL alone, for a logger made before the rest is read (so that a ConfigError can be logged); "info" if unset or unknown. */
+export function logLevelOf(source: NodeJS.ProcessEnv = process.env): z.output<typeof logLevelSchema> {
+  const parsed = logLevelSchema.safeParse(source.LOG_LEVEL || undefined);
+  return parsed.success ? parsed.data : "info";
+}
 
 export function loadEnv(source: NodeJS.ProcessEnv = process.env): BlueprintEnv {
   const cleaned = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== undefined && value !== ""));

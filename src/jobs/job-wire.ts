@@ -17,6 +17,13 @@ import type { Sealer } from "./sealed.js";
 export const TRIAGE_QUEUE = "blueprint-triage";
 export const WORK_QUEUE = "blueprint-work";
 
+/** A BullMQ job id from a delivery id (custom ids may not hold ':' and must not look like numbers). */
+export function bullId(phase: "m" | "t" | "w", deliveryId: string): string {
+  return `${phase}-${deliveryId.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+}
+
+export const JOB_OPTIONS = { attempts: 1, removeOnComplete: { age: 24 * 3600, count: 10_000 }, removeOnFail: { age: 7 * 24 * 3600 } };
+
 export const wireSchema = z.object({
   job: jobSchema,
   keys: z.array(z.string()),

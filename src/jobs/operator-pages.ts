@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { AggregatorRegistry, type Registry } from "prom-client";
 import type { JobBackend } from "./backend.js";
@@ -38,4 +38,12 @@ export function serveOperatorPages(addHandler: (handler: Handler) => void, backe
     res.end(JSON.stringify({ status: "ok", queue, eventLoopDelayMs }));
     return true;
   });
+}
+
+/** The same pages on a server of their own (`npm run worker` with PORT set: for probes and Prometheus); 404 for anything else. */
+export function listenWithOperatorPages(port: number, host: string, backend: Pick<JobBackend, "stats"> & Partial<WorkerMetricsSource>, metrics: JobMetrics): http.Server {
+  const handlers: Handler[] = [];
+  serveOperatorPages((handler) => handlers.push(handler), backend, metrics);
+  const server = http.createServer((req, res) => void Promise.all(handlers.map((handle) => handle(req, res))).then((handled) => handled.some(Boolean) || res.writeHead(404).end()));
+  return server.listen(port, host);
 }

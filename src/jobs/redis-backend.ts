@@ -6,11 +6,11 @@ import { tokenPorts } from "../github/token-port.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
 import type { JobBackend, QueueStats } from "./backend.js";
 import type { Accepted } from "./from-webhook.js";
-import { claimedDeliveryId, sealToken, signWire, TRIAGE_QUEUE, verifiedWire, wireSchema, WORK_QUEUE } from "./job-wire.js";
+import { bullId, claimedDeliveryId, JOB_OPTIONS, sealToken, signWire, TRIAGE_QUEUE, verifiedWire, wireSchema, WORK_QUEUE } from "./job-wire.js";
 import type { JobMetrics } from "./metrics.js";
 import type { WorkerMetricsSource } from "./operator-pages.js";
 import { RedisLanes } from "./redis-lanes.js";
-import { bullId, JOB_OPTIONS, startRedisWorkers, type RedisWorkers } from "./redis-worker.js";
+import { startRedisWorkers, type RedisWorkers } from "./redis-worker.js";
 import { Sealer } from "./sealed.js";
 import { answerTokenRequests } from "./token-refresh.js";
 
@@ -55,35 +55,7 @@ export function startRedisBackend(options: RedisBackendOptions): JobBackend & Pa
   const triage = new Queue(TRIAGE_QUEUE, { connection });
   const work = new Queue(WORK_QUEUE, { connection });
   const mint = new Queue(MINT_QUEUE, { connection });
-  const minter = new Worker(
-    MINT_QUEUE,
-    async (bullJob: BullJob) => {
-      // Intakes mint with the App's key: only for a job an intake signed, never for one written into Redis.
-      const { job, keys } = mintable(bullJob);
-      const token = await options.tokens.forJob(job);
-      const id = bullId("t", job.deliveryId);
-      await triage.add(job.kind, signWire(sealer, { queue: TRIAGE_QUEUE, id }, { job, keys, sealedToken: sealToken(sealer, token, job) }), { ...JOB_OPTIONS, jobId: id });
-    },
-    { connection, concurrency: MINT_CONCURRENCY, lockDuration: env.BLUEPRINT_JOB_LOCK_MS, stalledInterval: env.BLUEPRINT_JOB_LOCK_MS },
-  );
-  minter.on("failed", (bullJob, error) => {
-    if (!bullJob || bullJob.attemptsMade < (bullJob.opts.attempts ?? 1)) return;
-    if (error instanceof UnrecoverableError) return;
-    // No token after every retry: forget the claim, so GitHub's redelivery of this webhook is handled.
-    const parsed = wireSchema.safeParse(bullJob.data);
-    log.error({ err: error, deliveryId: parsed.success ? parsed.data.job.deliveryId : bullJob.id }, "could not get an installation token for a job");
-    if (parsed.success) void lanes.release(parsed.data.keys).catch(() => undefined);
-  });
-  /** The accepted webhook, as an intake signed it for the mint queue; a job that does not verify fails at once, logged. */
-  const mintable = (bullJob: BullJob) => {
-    try {
-      return verifiedWire(sealer, { queue: MINT_QUEUE, id: bullJob.id ?? "" }, bullJob.data);
-    } catch (error) {
-      log.error({ err: error, deliveryId: claimedDeliveryId(bullJob.data) }, "refused a job in Redis that no intake signed: no token minted");
-      throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
-    }
-  };
-  minter.on("error", (error) => log.error({ err: error }, "queue worker error"));
+  const minter = startMinter({ connection, lanes, triage, sealer, log, tokens: options.tokens, lockMs: env.BLUEPRINT_JOB_LOCK_MS });
   // Workers hold no App key: a job that waited past its token's life gets a fresh one from an intake.
   const tokenDesk = answerTokenRequests({ connection, tokens: options.tokens, sealer, log, concurrency: MINT_CONCURRENCY, maxWallTimeMs: env.BLUEPRINT_MAX_MINUTES * 60_000 });
   const workers: Promise<RedisWorkers> | null = options.workerDeps
@@ -106,23 +78,11 @@ export function startRedisBackend(options: RedisBackendOptions): JobBackend & Pa
         return true;
       } catch (error) {
         // Not enqueued: forget the claim, so GitHub's redelivery of this webhook is handled.
-        await lanes.release(keys).catch(() => undefined);
+        await releaseClaim(lanes, log, keys, job.deliveryId);
         throw error;
       }
     },
-    async stats(): Promise<QueueStats> {
-      const counts = (queue: Queue) => queue.getJobCounts("waiting", "active", "delayed");
-      const [m, t, w, workerCount] = await Promise.all([counts(mint), counts(triage), counts(work), work.getWorkersCount()]);
-      const all = (counts: Record<string, number>) => (counts.waiting ?? 0) + (counts.active ?? 0) + (counts.delayed ?? 0);
-      return {
-        backend: "redis",
-        waiting: all(m) + all(t) + (w.waiting ?? 0) + (w.delayed ?? 0),
-        running: w.active ?? 0,
-        workers: workerCount,
-        concurrency: env.BLUEPRINT_CONCURRENCY,
-        ready: true,
-      };
-    },
+    stats: () => queueStats({ mint, triage, work }, env.BLUEPRINT_CONCURRENCY),
     async idle() {
       while (!(await quiet())) await new Promise((resolve) => setTimeout(resolve, 50));
     },
@@ -137,4 +97,55 @@ export function startRedisBackend(options: RedisBackendOptions): JobBackend & Pa
       await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
     },
   };
+}
+
+/**
+ * Intakes' minting worker: each accepted webhook gets its installation token (minted with the App's
+ * key, only for a job an intake signed) and goes on to the workers' triage queue.
+ */
+function startMinter(options: { connection: Redis; lanes: RedisLanes; triage: Queue; sealer: Sealer; log: Logger; tokens: JobTokenSource; lockMs: number }): Worker {
+  const { connection, lanes, triage, sealer, log, lockMs } = options;
+  const minter = new Worker(
+    MINT_QUEUE,
+    async (bullJob: BullJob) => {
+      const { job, keys } = mintable(sealer, log, bullJob);
+      const token = await options.tokens.forJob(job);
+      const id = bullId("t", job.deliveryId);
+      await triage.add(job.kind, signWire(sealer, { queue: TRIAGE_QUEUE, id }, { job, keys, sealedToken: sealToken(sealer, token, job) }), { ...JOB_OPTIONS, jobId: id });
+    },
+    { connection, concurrency: MINT_CONCURRENCY, lockDuration: lockMs, stalledInterval: lockMs },
+  );
+  minter.on("failed", (bullJob, error) => {
+    if (!bullJob || bullJob.attemptsMade < (bullJob.opts.attempts ?? 1)) return;
+    if (error instanceof UnrecoverableError) return;
+    // No token after every retry: forget the claim, so GitHub's redelivery of this webhook is handled.
+    const parsed = wireSchema.safeParse(bullJob.data);
+    log.error({ err: error, deliveryId: parsed.success ? parsed.data.job.deliveryId : bullJob.id }, "could not get an installation token for a job");
+    if (parsed.success) void releaseClaim(lanes, log, parsed.data.keys, parsed.data.job.deliveryId);
+  });
+  minter.on("error", (error) => log.error({ err: error }, "queue worker error"));
+  return minter;
+}
+
+/** The accepted webhook, as an intake signed it for the mint queue; a job that does not verify fails at once, logged. */
+function mintable(sealer: Sealer, log: Logger, bullJob: BullJob) {
+  try {
+    return verifiedWire(sealer, { queue: MINT_QUEUE, id: bullJob.id ?? "" }, bullJob.data);
+  } catch (error) {
+    log.error({ err: error, deliveryId: claimedDeliveryId(bullJob.data) }, "refused a job in Redis that no intake signed: no token minted");
+    throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** Forgets a delivery's claim; if Redis will not, GitHub's redelivery of it is taken for a duplicate until the claim expires: logged. */
+async function releaseClaim(lanes: RedisLanes, log: Logger, keys: readonly string[], deliveryId: string): Promise<void> {
+  await lanes.release(keys).catch((error: unknown) => log.warn({ err: error, deliveryId }, "could not forget a delivery's claim in Redis; a redelivery of it may be taken for a duplicate"));
+}
+
+/** The queues at /healthz: everything not yet lane work counts as waiting; running is lane work. */
+async function queueStats(queues: { mint: Queue; triage: Queue; work: Queue }, concurrency: number): Promise<QueueStats> {
+  const counts = (queue: Queue) => queue.getJobCounts("waiting", "active", "delayed");
+  const [m, t, w, workerCount] = await Promise.all([counts(queues.mint), counts(queues.triage), counts(queues.work), queues.work.getWorkersCount()]);
+  const all = (counts: Record<string, number>) => (counts.waiting ?? 0) + (counts.active ?? 0) + (counts.delayed ?? 0);
+  return { backend: "redis", waiting: all(m) + all(t) + (w.waiting ?? 0) + (w.delayed ?? 0), running: w.active ?? 0, workers: workerCount, concurrency, ready: true };
 }

@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { expect, it } from "vitest";
 import { z } from "zod";
-import { restartDelay, SupervisedChild } from "../../src/jobs/supervised-child.js";
+import { PendingAnswers, restartDelay, SupervisedChild } from "../../src/jobs/supervised-child.js";
 import { tempDir } from "../helpers/git-repo.js";
 
 const messages = z.discriminatedUnion("type", [z.object({ type: z.literal("ready") }), z.object({ type: z.literal("echo"), text: z.string() })]);
@@ -103,4 +103,17 @@ it("forks a child that keeps stopping before it is ready again later and later, 
 
 it("waits from a quarter of a second to at most 30 s between starts that fail", () => {
   expect([0, 1, 2, 3, 7, 8, 20].map(restartDelay)).toEqual([0, 250, 500, 1_000, 16_000, 30_000, 30_000]);
+});
+
+it("takes an answer for a question asked about something only if it names the same (a fresh process numbers its questions from 0 again)", async () => {
+  const answers = new PendingAnswers<string>();
+  const about = answers.ask(undefined, "delivery-b");
+  const plain = answers.ask();
+  answers.answer(about.id, "delivery-a's token", "delivery-a");
+  answers.answer(about.id, "no delivery named");
+  answers.answer(plain.id, "plain", "anything");
+  answers.answer(about.id, "delivery-b's token", "delivery-b");
+  expect(await Promise.all([about.answer, plain.answer])).toEqual(["delivery-b's token", "plain"]);
+  const late = answers.ask(1, "delivery-c");
+  expect(await late.answer).toBeNull();
 });

@@ -1,0 +1,83 @@
+import { DelayedError, UnrecoverableError, WaitingError, type Job as BullJob } from "bullmq";
+import type { RenewToken } from "./job-runner.js";
+import { claimedDeliveryId, openToken, QUEUE_LIFE_MS, verifiedWire, withoutToken, type Wire, type WirePlace } from "./job-wire.js";
+import type { TokenKeeper, WorkerLog } from "./redis-worker-context.js";
+import { RefreshRefused, TokenUnavailable } from "./token-refresh.js";
+
+/** A job with no fresh token yet (no intake answered) looks again this soon, and is given up after QUEUE_LIFE_MS in the queue. */
+const TOKEN_RETRY_MS = 30_000;
+
+/** A verified job that still carries its token (every job does until it has run). */
+export type Ready = Wire & { sealedToken: string };
+/** Where a job sits, and the lock this worker holds on it: what a token request names. */
+export type Running = WirePlace & { lockToken: string };
+
+/** The job at `place`, as an intake or worker signed it there; anything else is logged and failed without running. */
+export function verified({ log, sealer }: TokenKeeper, place: WirePlace, data: unknown): Wire {
+  try {
+    return verifiedWire(sealer, place, data);
+  } catch (error) {
+    log.error({ err: error, deliveryId: claimedDeliveryId(data), queue: place.queue, jobId: place.id }, "refused a job in Redis that no intake signed: it does not run");
+    throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/**
+ * A running job's token renewed through the intakes (a long build outlasts its hour): kept in the job,
+ * sealed, so a worker taking the job over starts with it. Throws TokenUnavailable when none came.
+ */
+export function renewal(keeper: TokenKeeper, bullJob: BullJob, wire: Ready, running: Running): RenewToken {
+  const { log, sealer, refresher } = keeper;
+  let sealed = wire.sealedToken;
+  return async () => {
+    const { sealedToken, refreshed } = await refresher.fresh(wire.job, sealed, running);
+    if (refreshed) {
+      sealed = sealedToken;
+      await bullJob.updateData({ ...wire, sealedToken }).catch((error: unknown) => log.warn({ err: error, deliveryId: wire.job.deliveryId }, "the job's fresh token could not be kept in the queue"));
+      log.info({ deliveryId: wire.job.deliveryId }, "the running job's token was about to expire: an intake sent a fresh one");
+    }
+    return openToken(sealer, sealed, wire.job);
+  };
+}
+
+/** The job as queued, verified, with a token that outlasts its work: a fresh one is kept in the job, for its next phase or a takeover. */
+export async function withFreshToken(keeper: TokenKeeper, bullJob: BullJob, running: Running): Promise<Ready> {
+  const { log, refresher } = keeper;
+  const queued = verified(keeper, running, bullJob.data);
+  const { sealedToken } = queued;
+  if (sealedToken === undefined) throw new UnrecoverableError(`job ${running.id} carries no token: it has already run`);
+  try {
+    const fresh = await refresher.fresh(queued.job, sealedToken, running);
+    if (!fresh.refreshed) return { ...queued, sealedToken };
+    const wire = { ...queued, sealedToken: fresh.sealedToken };
+    await bullJob.updateData(wire);
+    log.info({ deliveryId: wire.job.deliveryId }, "the job's token was about to expire: an intake sent a fresh one");
+    return wire;
+  } catch (error) {
+    // Only a token no intake could renew yet is worth waiting for; one that is not this job's, or refused, never will be.
+    if (error instanceof RefreshRefused || !(error instanceof TokenUnavailable) || Date.now() - queued.job.receivedAt > QUEUE_LIFE_MS) throw error;
+    log.warn({ err: error, deliveryId: queued.job.deliveryId }, "no fresh token for the job yet: it waits and asks again");
+    await bullJob.moveToDelayed(Date.now() + TOKEN_RETRY_MS, running.lockToken);
+    throw new DelayedError();
+  }
+}
+
+/** Once a job has run (done or failed, not sent back to wait), its data in Redis keeps no token. */
+export function droppingToken(log: WorkerLog, queue: string, processor: (bullJob: BullJob, running: Running) => Promise<void>) {
+  return async (bullJob: BullJob, lockToken?: string): Promise<void> => {
+    const running: Running = { queue, id: bullJob.id ?? "", lockToken: lockToken ?? bullJob.token ?? "" };
+    try {
+      await processor(bullJob, running);
+    } catch (error) {
+      if (!(error instanceof DelayedError || error instanceof WaitingError)) await dropToken(log, bullJob);
+      throw error;
+    }
+    await dropToken(log, bullJob);
+  };
+}
+
+export function dropToken(log: WorkerLog, bullJob: BullJob): Promise<void> {
+  return withoutToken(bullJob.data) === bullJob.data
+    ? Promise.resolve()
+    : bullJob.updateData(withoutToken(bullJob.data)).catch((error: unknown) => log.warn({ err: error, jobId: bullJob.id }, "could not remove a finished job's token from Redis"));
+}
