@@ -211,6 +211,11 @@ export function forbiddenAddress(address: string): string | null {
   if ((g0 & 0xffc0) === 0xfec0 || (g0 & 0xfe00) === 0xfc00) return "private";
   if ((g0 & 0xff00) === 0xff00) return "multicast";
   if (g0 === 0x100 && g1 === 0 && g2 === 0 && g3 === 0) return "reserved";
+  // Teredo and documentation addresses carry or stand for other hosts.
+  if (g0 === 0x2001 && (g1 === 0 || g1 === 0xdb8)) return "reserved";
+  // Past the forms above, only global unicast (2000::/3) is public: an allow-list, so that a form not
+  // named here (IPv4-translated ::ffff:0:0/96, local-use NAT64 64:ff9b:1::/48, …) is refused, not let through.
+  if ((g0 & 0xe000) !== 0x2000) return "not a global unicast address";
   return null;
 }
 

@@ -144,6 +144,11 @@ describe("addresses the proxy never connects to", () => {
     ["64:ff9b::a9fe:a9fe", "link-local"],
     ["2002:7f00:1::", "loopback"],
     ["2002:c0a8:101::1", "private"],
+    ["2001::a9fe:a9fe", "reserved"],
+    ["2001:db8::1", "reserved"],
+    ["::ffff:0:7f00:1", "not a global unicast address"],
+    ["64:ff9b:1::a9fe:a9fe", "not a global unicast address"],
+    ["4000::1", "not a global unicast address"],
   ])("%s is %s", (address, reason) => {
     expect(forbiddenAddress(address)).toBe(reason);
   });
