@@ -29,7 +29,7 @@ const stop = async () => {
 };
 let started: (value: unknown) => void = () => {};
 // Forked by `npm start`: the channel is heard from the first moment (its "start" may come before we are up).
-if (typeof process.send === "function") answerIntake({ started: new Promise((resolve) => (started = resolve)), metrics, stop });
+if (typeof process.send === "function") answerIntake({ started: new Promise((resolve) => (started = resolve)), metrics, stop, log });
 
 try {
   // Before Redis is reached, anything listens or a job runner is forked: without the sandbox, one message and exit 1.
