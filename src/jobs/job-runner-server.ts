@@ -4,7 +4,7 @@ import { RenewableToken, warnUnrenewed, type JobToken } from "../github/job-toke
 import type { TokenPorts } from "../github/token-port.js";
 import type { Logger } from "../shared/logger.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
-import { HandOver, handOverTaken } from "../workflow/hand-over.js";
+import { HandOver, handOverTaken } from "../shared/hand-over.js";
 import { workerPorts, workJob } from "../workflow/run-job.js";
 import { PermissionCache } from "./permission-cache.js";
 import { parentChannel } from "./ipc-batch.js";

@@ -1,8 +1,8 @@
 import { fresherThan, type JobToken } from "../github/job-token.js";
 import type { Logger } from "../shared/logger.js";
-import type { WorkflowDeps } from "../workflow/deps.js";
-import { HandOver, handedOver } from "../workflow/hand-over.js";
+import { HandOver, handedOver } from "../shared/hand-over.js";
 import type { Job } from "./job.js";
+import type { JobTelemetry } from "./metrics.js";
 import { fromJobRunnerSchema, type FromJobRunner, type ToJobRunner } from "./protocol.js";
 import { SupervisedChild } from "./supervised-child.js";
 
@@ -15,7 +15,7 @@ export interface JobRunnerOptions {
   /** How much lower the runner's CPU priority is than ours (nice), so acknowledgements win the CPU. */
   niceness?: number;
   /** Hears the runner's model tokens and step durations (for /metrics). */
-  telemetry?: WorkflowDeps["telemetry"];
+  telemetry?: JobTelemetry;
 }
 
 /** A fresh token for a running job (asked of the intake), or null when none could be had. */

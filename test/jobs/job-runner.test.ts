@@ -4,7 +4,7 @@ import { afterEach, expect, it } from "vitest";
 import type { JobToken } from "../../src/github/job-token.js";
 import { JobRunner, type RenewToken } from "../../src/jobs/job-runner.js";
 import type { Job } from "../../src/jobs/job.js";
-import { HandOver, handOverTaken } from "../../src/workflow/hand-over.js";
+import { HandOver, handOverTaken } from "../../src/shared/hand-over.js";
 import { tempDir } from "../helpers/git-repo.js";
 
 const log = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
