@@ -8,7 +8,7 @@ import { HandOver, handOverTaken } from "../shared/hand-over.js";
 import { workerPorts, workJob } from "../workflow/run-job.js";
 import { PermissionCache } from "./permission-cache.js";
 import { parentChannel } from "./ipc-batch.js";
-import { PendingAnswers } from "./supervised-child.js";
+import { PendingAnswers } from "./pending-answers.js";
 import type { Job } from "./job.js";
 import { toJobRunnerSchema, type FromJobRunner, type ToJobRunner } from "./protocol.js";
 

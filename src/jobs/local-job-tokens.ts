@@ -3,7 +3,7 @@ import { trimOldest } from "./bounded-map.js";
 import type { Job } from "./job.js";
 import type { FromLocalWorker as FromWorker } from "./protocol.js";
 import type { LocalWorkerServerOptions } from "./local-worker-server.js";
-import { PendingAnswers } from "./supervised-child.js";
+import { PendingAnswers } from "./pending-answers.js";
 
 /** How long the local worker waits for the intake's fresh token before working with the one it has. */
 const ANSWER_WAIT_MS = 60_000;

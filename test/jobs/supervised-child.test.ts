@@ -2,7 +2,8 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { expect, it } from "vitest";
 import { z } from "zod";
-import { PendingAnswers, restartDelay, SupervisedChild } from "../../src/jobs/supervised-child.js";
+import { PendingAnswers } from "../../src/jobs/pending-answers.js";
+import { restartDelay, SupervisedChild } from "../../src/jobs/supervised-child.js";
 import { tempDir } from "../helpers/git-repo.js";
 
 const log = { info: () => {}, warn: () => {}, error: () => {} };
