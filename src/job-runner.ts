@@ -1,13 +1,7 @@
-import { pino } from "pino";
-import { loadEnv } from "./config/env.js";
-import { tokenPorts } from "./github/token-port.js";
-import { serveJobRunner } from "./jobs/job-runner-server.js";
-import { createWorkflowDeps } from "./workflow/create-deps.js";
+import { startJobRunner } from "./app/job-runner.js";
 
 /**
  * A worker's job runner (the local worker's, or a Redis queue worker's): lane work only, at a lower CPU priority, in its own process.
  * Like its worker, its environment holds neither the App's private key nor the webhook secret. Wiring only.
  */
-const env = loadEnv();
-const log = pino({ name: "blueprint-job-runner", level: env.LOG_LEVEL });
-serveJobRunner({ makeDeps: (stateKey) => createWorkflowDeps(env, log, [], stateKey), ports: tokenPorts(env, log), log });
+startJobRunner();

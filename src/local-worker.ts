@@ -1,10 +1,4 @@
-import { fileURLToPath } from "node:url";
-import { pino } from "pino";
-import { loadEnv } from "./config/env.js";
-import { JobMetrics } from "./jobs/metrics.js";
-import { serveLocalJobs } from "./jobs/local-worker-server.js";
-import { tokenPorts } from "./github/token-port.js";
-import { createWorkflowDeps } from "./workflow/create-deps.js";
+import { startLocalWorker } from "./app/local-worker.js";
 
 /**
  * The embedded queue's worker: `npm start` forks it, so jobs never share the intake's event loop.
@@ -12,13 +6,4 @@ import { createWorkflowDeps } from "./workflow/create-deps.js";
  * priority, for the lane work. Its environment holds neither the App's private key nor the webhook
  * secret. Wiring only.
  */
-const env = loadEnv();
-const log = pino({ name: "blueprint-local-worker", level: env.LOG_LEVEL });
-serveLocalJobs({
-  makeDeps: (stateKey) => createWorkflowDeps(env, log, [], stateKey),
-  ports: tokenPorts(env, log),
-  concurrency: env.BLUEPRINT_CONCURRENCY,
-  metrics: new JobMetrics({ processMetrics: false }),
-  log,
-  runnerEntry: fileURLToPath(new URL("./job-runner.js", import.meta.url)),
-});
+startLocalWorker();

@@ -2,13 +2,15 @@ import { createSecretKey } from "node:crypto";
 import type { StateKey } from "../github/state-marker.js";
 import { RenewableToken, warnUnrenewed, type JobToken } from "../github/job-token.js";
 import type { TokenPorts } from "../github/token-port.js";
-import type { Logger, WorkflowDeps } from "../workflow/deps.js";
-import { HandOver, handOverTaken } from "../workflow/hand-over.js";
+import type { Logger } from "../shared/logger.js";
+import type { WorkflowDeps } from "../workflow/deps.js";
+import { HandOver, handOverTaken } from "../shared/hand-over.js";
 import { workerPorts, workJob } from "../workflow/run-job.js";
 import { PermissionCache } from "./permission-cache.js";
 import { parentChannel } from "./ipc-batch.js";
-import { PendingAnswers } from "./supervised-child.js";
-import { toRunnerSchema, type FromRunner } from "./runner-protocol.js";
+import { PendingAnswers } from "./pending-answers.js";
+import type { Job } from "./job.js";
+import { toJobRunnerSchema, type FromJobRunner, type ToJobRunner } from "./protocol.js";
 
 /** How long a job waits for its worker to bring a fresh token before it works on with the one it has. */
 const TOKEN_ANSWER_MS = 90_000;
@@ -21,22 +23,25 @@ export interface JobRunnerServerOptions {
 
 /** The job runner's side: lane work for the worker that forked it (local or Redis), each job with its own token. */
 export function serveJobRunner(options: JobRunnerServerOptions): void {
-  // Checked on arrival by the worker (fromRunnerSchema); typed here.
-  const outbox = parentChannel<FromRunner>(receive);
-  const send = (message: FromRunner) => outbox.send(message);
+  const outbox = parentChannel<ToJobRunner, FromJobRunner>({
+    messages: toJobRunnerSchema,
+    receive,
+    log: options.log,
+    name: "the job runner",
+    // The worker gone: it stopped us after its jobs returned, or it died and its jobs go to a fresh worker
+    // (the intake hands a local worker's on; a Redis worker's are taken over from the queue), which
+    // resumes them from what was pushed. Either way, at once: two runners must never work one job.
+    onParentGone: () => process.exit(0),
+  });
+  // Checked on arrival by the worker (fromJobRunnerSchema); typed here.
+  const send = (message: FromJobRunner) => outbox.send(message);
   const running = new Map<number, AbortController>();
-  /** Questions for a fresh token, awaiting the worker's answer. */
-  const tokenAnswers = new PendingAnswers();
+  /** Questions for a fresh token, awaiting the worker's answer (about the job's delivery). */
+  const tokenAnswers = new PendingAnswers<JobToken>();
   const permissions = new PermissionCache();
   let deps: WorkflowDeps | null = null;
 
-  function receive(raw: unknown): void {
-    const parsed = toRunnerSchema.safeParse(raw);
-    if (!parsed.success) {
-      options.log.error({ issues: parsed.error.issues }, "the job runner got a message that is not one");
-      return;
-    }
-    const message = parsed.data;
+  function receive(message: ToJobRunner): void {
     if (message.type === "start") {
       // Model tokens and step durations go to the worker, whose metrics /metrics serves.
       deps ??= {
@@ -55,13 +60,13 @@ export function serveJobRunner(options: JobRunnerServerOptions): void {
       return;
     }
     if (message.type === "token") {
-      tokenAnswers.answer(message.id, message.token);
+      tokenAnswers.answer(message.id, message.token, message.deliveryId);
       return;
     }
     const { id, job } = message;
     const controller = new AbortController();
     // The worker holds no App key either: a fresh token comes from the intake through it.
-    const token = new RenewableToken(message.token, () => askForToken(id), warnUnrenewed(options.log, job));
+    const token = new RenewableToken(message.token, () => askForToken(job), warnUnrenewed(options.log, job));
     const ports = workerPorts(deps, options.ports.portsFor(job, token), permissions);
     running.set(id, controller);
     void workJob(deps, ports.work, job, controller.signal).finally(() => {
@@ -70,17 +75,10 @@ export function serveJobRunner(options: JobRunnerServerOptions): void {
     });
   }
 
-  /** A fresh token for run `run`, from its worker; null when none came in time. */
-  function askForToken(run: number): Promise<JobToken | null> {
-    const { id, answer } = tokenAnswers.ask(TOKEN_ANSWER_MS);
-    send({ type: "token-request", id, run });
-    // Checked on arrival (toRunnerSchema: a job token or null).
-    return answer as Promise<JobToken | null>;
+  /** A fresh token for `job`, from its worker; null when none came in time. */
+  function askForToken(job: Job): Promise<JobToken | null> {
+    const { id, answer } = tokenAnswers.ask(TOKEN_ANSWER_MS, job.deliveryId);
+    send({ type: "token-request", id, deliveryId: job.deliveryId });
+    return answer;
   }
-  // The worker decides when jobs stop (it aborts them); a signal to the process group is not that.
-  for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => undefined);
-  // The worker gone: it stopped us after its jobs returned, or it died and its jobs go to a fresh worker
-  // (the intake hands a local worker's on; a Redis worker's are taken over from the queue), which
-  // resumes them from what was pushed. Either way, at once: two runners must never work one job.
-  process.on("disconnect", () => process.exit(0));
 }

@@ -1,9 +1,10 @@
 import { fresherThan, type JobToken } from "../github/job-token.js";
-import type { Logger, WorkflowDeps } from "../workflow/deps.js";
-import { HandOver, handedOver } from "../workflow/hand-over.js";
+import type { Logger } from "../shared/logger.js";
+import { HandOver, handedOver } from "../shared/hand-over.js";
 import type { Job } from "./job.js";
-import { fromRunnerSchema, type FromRunner, type ToRunner } from "./runner-protocol.js";
-import { lowerPriority, SupervisedChild } from "./supervised-child.js";
+import type { JobTelemetry } from "./metrics.js";
+import { fromJobRunnerSchema, type FromJobRunner, type ToJobRunner } from "./protocol.js";
+import { SupervisedChild } from "./supervised-child.js";
 
 export interface JobRunnerOptions {
   /** The compiled runner entry (lib/job-runner.js). */
@@ -14,20 +15,20 @@ export interface JobRunnerOptions {
   /** How much lower the runner's CPU priority is than ours (nice), so acknowledgements win the CPU. */
   niceness?: number;
   /** Hears the runner's model tokens and step durations (for /metrics). */
-  telemetry?: WorkflowDeps["telemetry"];
+  telemetry?: JobTelemetry;
 }
 
 /** A fresh token for a running job (asked of the intake), or null when none could be had. */
 export type RenewToken = () => Promise<JobToken | null>;
 
 interface Pending {
+  /** Its id in the runner's messages. */
+  id: number;
   job: Job;
   /** The job's token as last handed to the runner: a fresh runner taking the job over starts with it. */
   token: JobToken;
   renew: RenewToken | undefined;
   signal: AbortSignal;
-  /** Runner processes that stopped while they ran this job. */
-  crashes: number;
   resolve(): void;
   reject(error: Error): void;
 }
@@ -43,8 +44,7 @@ const MAX_CRASHES = 2;
  * what was pushed; if the worker dies, the runner exits with it (its jobs are the worker's to hand on).
  */
 export class JobRunner {
-  private readonly runner: SupervisedChild<ToRunner, FromRunner>;
-  private readonly pending = new Map<number, Pending>();
+  private readonly runner: SupervisedChild<ToJobRunner, FromJobRunner, Pending>;
   private nextId = 0;
 
   /** Whether the runner process has started (jobs handed to it before then wait). */
@@ -53,26 +53,27 @@ export class JobRunner {
   }
 
   constructor(private readonly options: JobRunnerOptions) {
-    this.runner = new SupervisedChild<ToRunner, FromRunner>({
+    this.runner = new SupervisedChild<ToJobRunner, FromJobRunner, Pending>({
       entry: options.entry,
       // Ours: a worker's environment holds none of the intake's secrets.
       env: process.env,
-      messages: fromRunnerSchema,
+      name: "the job runner",
+      log: options.log,
+      messages: fromJobRunnerSchema,
       hello: { type: "start", stateKey: options.stateKey },
-      forked: (child) => lowerPriority(child, options.niceness ?? 10, options.log, "the job runner"),
+      niceness: options.niceness ?? 10,
       onMessage: (message) => {
         if (message.type === "usage") options.telemetry?.modelUsage(message.kind, message.usage);
         else if (message.type === "step") options.telemetry?.stepSeconds(message.seconds);
-        else if (message.type === "token-request") void this.renew(message.run, message.id);
-        else {
-          const pending = this.pending.get(message.id);
-          this.pending.delete(message.id);
-          // Stopped for a hand-over there: recorded on the signal here, as a use case in this process would.
-          if (pending && message.handedOver) handedOver(pending.signal);
-          pending?.resolve();
-        }
+        else if (message.type === "token-request") void this.renew(message.deliveryId, message.id);
+        else this.done(message.id, message.handedOver === true);
       },
-      onRestart: (stopped) => this.takeOver(stopped),
+      work: {
+        maxCrashes: MAX_CRASHES,
+        // A fresh runner replaced one that died: it takes the jobs over, resumed from what they pushed.
+        onHandOver: (runs) => runs.forEach((pending) => this.dispatch(pending)),
+        onDrop: (pending, crashes, { code, signal }) => pending.reject(new Error(`the process running it stopped unexpectedly ${crashes} times (${signal ?? `exit code ${code}`})`)),
+      },
     });
   }
 
@@ -83,9 +84,12 @@ export class JobRunner {
   run(job: Job, token: JobToken, signal: AbortSignal, renew?: RenewToken): Promise<void> {
     const id = this.nextId++;
     return new Promise<void>((resolve, reject) => {
-      this.pending.set(id, { job, token, renew, signal, crashes: 0, resolve, reject });
+      const pending: Pending = { id, job, token, renew, signal, resolve, reject };
+      this.runner.track(id, pending);
       signal.addEventListener("abort", () => this.abort(id, signal), { once: true });
-      void this.runner.ready.then(() => this.dispatch(id));
+      void this.runner.ready.then(() => {
+        if (this.runner.tracked(id)) this.dispatch(pending);
+      });
     });
   }
 
@@ -96,51 +100,39 @@ export class JobRunner {
     if (this.runner.process?.connected) this.runner.process.disconnect();
   }
 
-  private dispatch(id: number): void {
-    const pending = this.pending.get(id);
-    if (!pending) return;
-    this.send({ type: "run", id, job: pending.job, token: pending.token });
-    if (pending.signal.aborted) this.abort(id, pending.signal);
+  private dispatch(pending: Pending): void {
+    this.runner.send({ type: "run", id: pending.id, job: pending.job, token: pending.token });
+    if (pending.signal.aborted) this.abort(pending.id, pending.signal);
   }
 
-  /** The runner asks (question `question`) for a fresh token for run `id`: it gets one, or null (it then works on with the one it has). */
-  private async renew(id: number, question: number): Promise<void> {
-    const pending = this.pending.get(id);
+  private done(id: number, wasHandedOver: boolean): void {
+    const pending = this.runner.tracked(id);
+    this.runner.settle(id);
+    // Stopped for a hand-over there: recorded on the signal here, as a use case in this process would.
+    if (pending && wasHandedOver) handedOver(pending.signal);
+    pending?.resolve();
+  }
+
+  /**
+   * The runner asks (question `question`) for a fresh token for the job of `deliveryId`: it gets one, or
+   * null (it then works on with the one it has). Only for a job it runs, with the renewal it came with.
+   */
+  private async renew(deliveryId: string, question: number): Promise<void> {
+    const pending = this.runner.trackedWhere((run) => run.job.deliveryId === deliveryId);
     const fresh = await (pending?.renew?.() ?? Promise.resolve(null)).catch((error: unknown) => {
-      this.options.log.warn({ err: error, deliveryId: pending?.job.deliveryId }, "could not get a fresh token for a running job");
+      this.options.log.warn({ err: error, deliveryId }, "could not get a fresh token for a running job");
       return null;
     });
     // Kept for a fresh runner taking the job over, if it is fresher than the one the job has.
     if (pending && fresh && fresherThan(fresh, pending.token)) {
       pending.token = fresh;
-      this.options.log.info({ deliveryId: pending.job.deliveryId }, "a running job's token was about to expire: its job runner has a fresh one");
+      this.options.log.info({ deliveryId }, "a running job's token was about to expire: its job runner has a fresh one");
     }
-    this.send({ type: "token", id: question, token: fresh });
+    this.runner.send({ type: "token", id: question, deliveryId, token: fresh });
   }
 
   private abort(id: number, signal: AbortSignal): void {
-    this.send({ type: "abort", id, reason: abortReason(signal), handOver: signal.reason instanceof HandOver });
-  }
-
-  /** A fresh runner replaced one that died: it takes the jobs over, resumed from what they pushed. */
-  private takeOver({ code, signal, restartInMs, wasReady }: { code: number | null; signal: NodeJS.Signals | null; restartInMs: number; wasReady: boolean }): void {
-    this.options.log.error({ code, signal, restartInMs, wasReady, jobs: this.pending.size }, "the job runner stopped; starting another to take its jobs over");
-    // One that stopped before it was ready had been sent none of them: they wait for its replacement already.
-    if (!wasReady) return;
-    for (const [id, pending] of this.pending) {
-      pending.crashes++;
-      if (pending.crashes >= MAX_CRASHES) {
-        this.pending.delete(id);
-        pending.reject(new Error(`the process running it stopped unexpectedly ${pending.crashes} times (${signal ?? `exit code ${code}`})`));
-      }
-    }
-    const again = [...this.pending.keys()];
-    void this.runner.ready.then(() => again.forEach((id) => this.dispatch(id)));
-  }
-
-  private send(message: ToRunner): void {
-    // Checked on arrival by the runner (toRunnerSchema); typed here.
-    this.runner.send(message);
+    this.runner.send({ type: "abort", id, reason: abortReason(signal), handOver: signal.reason instanceof HandOver });
   }
 }
 

@@ -1,9 +1,9 @@
 import { expiresSoon, type JobToken } from "../github/job-token.js";
 import { trimOldest } from "./bounded-map.js";
 import type { Job } from "./job.js";
-import type { FromWorker } from "./local-protocol.js";
+import type { FromLocalWorker as FromWorker } from "./protocol.js";
 import type { LocalWorkerServerOptions } from "./local-worker-server.js";
-import { PendingAnswers } from "./supervised-child.js";
+import { PendingAnswers } from "./pending-answers.js";
 
 /** How long the local worker waits for the intake's fresh token before working with the one it has. */
 const ANSWER_WAIT_MS = 60_000;
@@ -41,7 +41,7 @@ export class LocalJobTokens {
     const token = this.tokenFor(job);
     if (!expiresSoon(token)) return token;
     const { id, answer } = this.answers.ask(ANSWER_WAIT_MS, job.deliveryId);
-    this.send({ type: "token-request", id, job });
+    this.send({ type: "token-request", id, deliveryId: job.deliveryId });
     const fresh = await answer;
     if (!fresh) {
       this.log.warn({ deliveryId: job.deliveryId, expiresAt: token.expiresAt }, "no fresh token for a job that waited long; it works with the one it has");
@@ -52,7 +52,7 @@ export class LocalJobTokens {
     return fresh;
   }
 
-  /** The intake's answer to request `id`, taken only if it is for the same delivery (see local-protocol.ts). */
+  /** The intake's answer to request `id`, taken only if it is for the same delivery (see protocol.ts). */
   answer(id: number, deliveryId: string, token: JobToken | null): void {
     this.answers.answer(id, token, deliveryId);
   }

@@ -2,13 +2,14 @@ import { createSecretKey } from "node:crypto";
 import { reportFailedJob } from "../workflow/run-job.js";
 import type { StateKey } from "../github/state-marker.js";
 import type { TokenPorts } from "../github/token-port.js";
-import type { Logger, WorkflowDeps } from "../workflow/deps.js";
+import type { Logger } from "../shared/logger.js";
+import type { WorkflowDeps } from "../workflow/deps.js";
 import { SHUTDOWN_REASON } from "./backend.js";
 import { EmbeddedBackend } from "./embedded.js";
 import type { Job } from "./job.js";
 import { JobRunner } from "./job-runner.js";
 import { LocalJobTokens } from "./local-job-tokens.js";
-import { toWorkerSchema, type FromWorker, type ToWorker } from "./local-protocol.js";
+import { toLocalWorkerSchema, type FromLocalWorker, type ToLocalWorker } from "./protocol.js";
 import { telemetryFor, type JobMetrics } from "./metrics.js";
 import { parentChannel } from "./ipc-batch.js";
 
@@ -34,19 +35,20 @@ interface Started {
  * the embedded backend (thread lanes, BLUEPRINT_CONCURRENCY), with each job's own token.
  */
 export function serveLocalJobs(options: LocalWorkerServerOptions): void {
-  // Checked on arrival by the intake (fromWorkerSchema); typed here.
-  const outbox = parentChannel<FromWorker>(receive);
-  const send = (message: FromWorker) => outbox.send(message);
-  const tokens = new LocalJobTokens(send, options.log);
   let started: Started | null = null;
+  const outbox = parentChannel<ToLocalWorker, FromLocalWorker>({
+    messages: toLocalWorkerSchema,
+    receive,
+    log: options.log,
+    name: "the local worker",
+    // The parent gone (crashed or killed) means no one can hand us jobs or hear us: stop.
+    onParentGone: () => void (started?.backend.shutdown(SHUTDOWN_REASON, 20_000) ?? Promise.resolve()).finally(() => process.exit(0)),
+  });
+  // Checked on arrival by the intake (fromLocalWorkerSchema); typed here.
+  const send = (message: FromLocalWorker) => outbox.send(message);
+  const tokens = new LocalJobTokens(send, options.log);
 
-  function receive(raw: unknown): void {
-    const parsed = toWorkerSchema.safeParse(raw);
-    if (!parsed.success) {
-      options.log.error({ issues: parsed.error.issues }, "the local worker got a message that is not one");
-      return;
-    }
-    const message = parsed.data;
+  function receive(message: ToLocalWorker): void {
     if (message.type === "start") {
       started ??= start(options, send, tokens, createSecretKey(Buffer.from(message.stateKey, "base64")), message.stateKey);
       send({ type: "ready" });
@@ -60,15 +62,10 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
       });
     } else handle(started.backend, message, { send, tokens, metrics: options.metrics });
   }
-  // Ctrl-C or a SIGTERM to the process group reaches us too: the intake decides when we stop (its
-  // "shutdown" message), so running jobs stop at a safe point instead of dying mid-step.
-  for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => undefined);
-  // The parent gone (crashed or killed) means no one can hand us jobs or hear us: stop.
-  process.on("disconnect", () => void (started?.backend.shutdown(SHUTDOWN_REASON, 20_000) ?? Promise.resolve()).finally(() => process.exit(0)));
 }
 
 /** The intake's jobs, questions and token answers, once the worker has started. */
-function handle(backend: EmbeddedBackend, message: Exclude<ToWorker, { type: "start" | "shutdown" }>, to: { send: (message: FromWorker) => void; tokens: LocalJobTokens; metrics: JobMetrics }): void {
+function handle(backend: EmbeddedBackend, message: Exclude<ToLocalWorker, { type: "start" | "shutdown" }>, to: { send: (message: FromLocalWorker) => void; tokens: LocalJobTokens; metrics: JobMetrics }): void {
   switch (message.type) {
     case "job":
     case "resume":
@@ -88,7 +85,7 @@ function handle(backend: EmbeddedBackend, message: Exclude<ToWorker, { type: "st
 }
 
 /** The embedded backend on the hidden-state key the intake sent, with lane work in a job runner when there is one. */
-function start(options: LocalWorkerServerOptions, send: (message: FromWorker) => void, tokens: LocalJobTokens, stateKey: StateKey, stateKeyText: string): Started {
+function start(options: LocalWorkerServerOptions, send: (message: FromLocalWorker) => void, tokens: LocalJobTokens, stateKey: StateKey, stateKeyText: string): Started {
   const deps = options.makeDeps(stateKey);
   const runner = options.runnerEntry ? new JobRunner({ entry: options.runnerEntry, stateKey: stateKeyText, log: options.log, telemetry: telemetryFor(options.metrics) }) : null;
   const backend = new EmbeddedBackend({

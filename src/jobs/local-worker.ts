@@ -1,21 +1,19 @@
 import type { JobToken, JobTokenSource } from "../github/job-token.js";
-import type { Logger } from "../workflow/deps.js";
+import type { Logger } from "../shared/logger.js";
 import type { JobBackend, QueueStats } from "./backend.js";
-import { trimOldest } from "./bounded-map.js";
 import { RecentKeys } from "./dedupe.js";
 import type { Accepted } from "./from-webhook.js";
 import type { Job } from "./job.js";
-import { fromWorkerSchema, type FromWorker, type ToWorker } from "./local-protocol.js";
-import { lowerPriority, PendingAnswers, SupervisedChild, WORKER_NICENESS } from "./supervised-child.js";
+import { fromLocalWorkerSchema, type FromLocalWorker, type ToLocalWorker } from "./protocol.js";
+import { SupervisedChild, WORKER_NICENESS } from "./supervised-child.js";
 
+/** A job handed to the local worker and not finished: a fresh worker takes it over if this one dies. */
 interface InFlight {
   job: Job;
   keys: string[];
   token: JobToken;
   /** The worker acknowledged it and queued it on its thread. */
   triaged: boolean;
-  /** Workers that stopped while they held it. */
-  crashes: number;
 }
 
 /** A job that outlives this many local workers is dropped instead of handed to another. */
@@ -58,28 +56,29 @@ export interface LocalWorkerOptions {
  */
 export class LocalWorkerBackend implements JobBackend {
   private readonly recent = new RecentKeys();
-  private readonly worker: SupervisedChild<ToWorker, FromWorker>;
-  private readonly answers = new PendingAnswers();
+  private readonly worker: SupervisedChild<ToLocalWorker, FromLocalWorker, InFlight>;
   private readonly handing = new Set<Promise<void>>();
-  /** Jobs handed over and not finished: a fresh worker takes them over if this one dies. */
-  private readonly inFlight = new Map<string, InFlight>();
 
   constructor(private readonly options: LocalWorkerOptions) {
-    const env = withoutIntakeSecrets(options.env ?? process.env);
-    this.worker = new SupervisedChild<ToWorker, FromWorker>({
+    this.worker = new SupervisedChild<ToLocalWorker, FromLocalWorker, InFlight>({
       entry: options.entry,
-      env,
-      messages: fromWorkerSchema,
+      env: withoutIntakeSecrets(options.env ?? process.env),
+      name: "the local worker",
+      log: options.log,
+      messages: fromLocalWorkerSchema,
       // The worker signs and checks the hidden plan state with the key the App derives (from
       // BLUEPRINT_STATE_SECRET or the webhook secret), handed over in memory: never the secret itself.
       hello: { type: "start", stateKey: options.stateKey.toString("base64") },
+      niceness: options.niceness ?? WORKER_NICENESS,
       onMessage: (message) => this.receive(message),
-      forked: (child) => lowerPriority(child, options.niceness ?? WORKER_NICENESS, options.log, "the local worker"),
-      onRestart: ({ code, signal, restartInMs, wasReady }) => {
-        options.log.error({ code, signal, restartInMs, wasReady, jobs: this.inFlight.size }, "the local worker stopped; starting another to take its jobs over");
-        if (!wasReady) return;
-        this.answers.dropAll();
-        this.handOver();
+      work: {
+        maxCrashes: MAX_CRASHES,
+        limit: 20_000,
+        onHandOver: (jobs) => this.handOver(jobs),
+        onDrop: ({ job, keys }, crashes) => {
+          this.recent.release(keys);
+          options.log.error({ deliveryId: job.deliveryId, crashes }, "dropping a job whose local workers keep stopping; a redelivery of its webhook starts it again");
+        },
       },
     });
   }
@@ -91,9 +90,8 @@ export class LocalWorkerBackend implements JobBackend {
       .forJob(job)
       .then(async (token) => {
         await this.worker.ready;
-        this.inFlight.set(job.deliveryId, { job, keys, token, triaged: false, crashes: 0 });
-        trimOldest(this.inFlight, 20_000);
-        this.send({ type: "job", job, keys, token });
+        this.worker.track(job.deliveryId, { job, keys, token, triaged: false });
+        this.worker.send({ type: "job", job, keys, token });
       })
       .catch((error: unknown) => {
         this.recent.release(keys);
@@ -124,58 +122,48 @@ export class LocalWorkerBackend implements JobBackend {
     await this.worker.stop({ type: "shutdown", reason, timeoutMs: Math.max(0, timeoutMs - 1_000) }, timeoutMs);
   }
 
-  private receive(message: Exclude<FromWorker, { type: "ready" }>): void {
+  private receive(message: Exclude<FromLocalWorker, { type: "ready" | "answer" }>): void {
     if (message.type === "release") this.recent.release(message.keys);
-    else if (message.type === "token-request") this.refresh(message.id, message.job);
-    else if (message.type === "settled") {
-      if (message.phase === "finished") this.inFlight.delete(message.deliveryId);
-      else if (this.inFlight.has(message.deliveryId)) this.inFlight.get(message.deliveryId)!.triaged = true;
-    } else this.answers.answer(message.id, message.value);
+    else if (message.type === "token-request") this.refresh(message.id, message.deliveryId);
+    else if (message.phase === "finished") this.worker.settle(message.deliveryId);
+    else {
+      const entry = this.worker.tracked(message.deliveryId);
+      if (entry) entry.triaged = true;
+    }
   }
 
-  /** A fresh token for a job that waited long (reused from the cache only while it has 40 minutes left). */
-  private refresh(id: number, job: Job): void {
-    this.options.tokens.forJob(job).then(
+  /**
+   * A fresh token for a job that waited long (reused from the cache only while it has 40 minutes left):
+   * only for a job handed to the worker and not finished.
+   */
+  private refresh(id: number, deliveryId: string): void {
+    const entry = this.worker.tracked(deliveryId);
+    const minting = entry ? this.options.tokens.forJob(entry.job) : Promise.reject(new Error("the local worker asked for the token of a job it does not hold"));
+    minting.then(
       (token) => {
-        const entry = this.inFlight.get(job.deliveryId);
         if (entry) entry.token = token;
-        this.send({ type: "token", id, deliveryId: job.deliveryId, token });
+        this.worker.send({ type: "token", id, deliveryId, token });
       },
       (error: unknown) => {
-        this.options.log.error({ err: error, deliveryId: job.deliveryId }, "could not mint a fresh token for a job that waited long");
-        this.send({ type: "token", id, deliveryId: job.deliveryId, token: null });
+        this.options.log.error({ err: error, deliveryId }, "could not mint a fresh token for a job that waited long");
+        this.worker.send({ type: "token", id, deliveryId, token: null });
       },
     );
   }
 
   /**
    * After a worker died: its unfinished jobs go to the fresh one, in arrival order — triaged ones
-   * straight onto their lanes (resumed from what was pushed), the others triaged again. A job whose
-   * workers keep dying is dropped, its claim released so a redelivery of its webhook is handled.
+   * straight onto their lanes (resumed from what was pushed), the others triaged again. (A job whose
+   * workers keep dying was dropped, its claim released so a redelivery of its webhook is handled.)
    */
-  private handOver(): void {
-    for (const [deliveryId, entry] of [...this.inFlight].sort((a, b) => a[1].job.receivedAt - b[1].job.receivedAt)) {
-      entry.crashes++;
-      if (entry.crashes >= MAX_CRASHES) {
-        this.inFlight.delete(deliveryId);
-        this.recent.release(entry.keys);
-        this.options.log.error({ deliveryId, crashes: entry.crashes }, "dropping a job whose local workers keep stopping; a redelivery of its webhook starts it again");
-        continue;
-      }
-      void this.worker.ready.then(() => this.send({ type: entry.triaged ? "resume" : "job", job: entry.job, keys: entry.keys, token: entry.token }));
+  private handOver(jobs: InFlight[]): void {
+    for (const { job, keys, token, triaged } of jobs.sort((a, b) => a.job.receivedAt - b.job.receivedAt)) {
+      this.worker.send({ type: triaged ? "resume" : "job", job, keys, token });
     }
   }
 
-  private send(message: ToWorker): void {
-    // Checked on arrival by the worker (toWorkerSchema); typed here.
-    this.worker.send(message);
-  }
-
-  private async ask(what: "stats" | "idle" | "metrics"): Promise<unknown> {
-    await this.worker.ready;
-    const { id, answer } = this.answers.ask();
-    this.send({ type: "ask", id, what });
-    return answer;
+  private ask(what: "stats" | "idle" | "metrics"): Promise<unknown> {
+    // Checked on arrival by the worker (toLocalWorkerSchema); typed here.
+    return this.worker.ask((id) => ({ type: "ask", id, what }));
   }
 }
-

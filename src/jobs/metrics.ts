@@ -1,5 +1,5 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type { TokenUsage } from "../agent/model.js";
+import type { TokenUsage } from "../shared/model-usage.js";
 
 /** Prometheus metrics for one process: what /metrics serves. */
 export class JobMetrics {

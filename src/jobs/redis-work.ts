@@ -1,7 +1,7 @@
 import { DelayedError, UnrecoverableError, WaitingError, type Job as BullJob } from "bullmq";
 import { RenewableToken, warnUnrenewed, type JobToken } from "../github/job-token.js";
 import { approvalMismatch, type ApprovingJob } from "../workflow/approval-on-github.js";
-import { HandOver, handedOver, handOverTaken } from "../workflow/hand-over.js";
+import { HandOver, handedOver, handOverTaken } from "../shared/hand-over.js";
 import type { ThreadPort } from "../workflow/ports.js";
 import { PermissionUnknown, reportFailedJob, triageJob, workJob, workerPorts, type ThreadLanes } from "../workflow/run-job.js";
 import { jobLabel, threadOf, type Job } from "./job.js";

@@ -1,35 +1,67 @@
 import { fork, type ChildProcess, type Serializable } from "node:child_process";
 import os from "node:os";
 import type { z } from "zod";
-import type { Logger } from "../workflow/deps.js";
+import type { Logger } from "../shared/logger.js";
+import { trimOldest } from "./bounded-map.js";
 import { IpcBatcher, unbatch } from "./ipc-batch.js";
+import { PendingAnswers } from "./pending-answers.js";
+import type { ChildAnswer } from "./protocol.js";
 
-export interface SupervisedChildOptions<In, Out extends { type: string }> {
+/** How a child stopped, as its supervisor saw it. */
+export interface Stopped {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** A fresh child replaces it after this long (0 unless children keep stopping before they are ready). */
+  restartInMs: number;
+  /** Whether it had said ready: only then was it sent anything but its hello, so only then is there work to take over. */
+  wasReady: boolean;
+}
+
+/**
+ * Work handed to a child that a fresh child takes over if it dies (jobs, runs). Tracked from when it
+ * is sent until the child says it is done with it (`track`, `settle`).
+ */
+export interface TrackedWork<Work> {
+  /** Work that outlives this many children is dropped instead of handed to another. */
+  maxCrashes: number;
+  /** At most this many are tracked (the oldest dropped first, silently): work long gone does not pile up. */
+  limit?: number;
+  /** Once a fresh child is ready: what the dead one held and is not dropped, in the order it was tracked. */
+  onHandOver(work: Work[]): void;
+  /** Work whose children kept dying: no longer tracked, and not handed over. */
+  onDrop(work: Work, crashes: number, stopped: Stopped): void;
+}
+
+export interface SupervisedChildOptions<In, Out extends { type: string }, Work> {
   /** The compiled entry to fork. */
   entry: string;
   env: NodeJS.ProcessEnv;
-  /** The child's messages, checked on arrival; anything else is dropped. */
+  /** What the child is, for the log ("the local worker"). */
+  name: string;
+  log: Logger;
+  /** The child's messages (protocol.ts), checked on arrival; anything else is dropped. */
   messages: z.ZodType<Out>;
   /** The first message every fresh child gets; it answers `{ type: "ready" }`. */
   hello: In;
-  onMessage(message: Exclude<Out, { type: "ready" }>): void;
-  /**
-   * A child stopped unexpectedly; a fresh one replaces it after `restartInMs` (0 unless children keep
-   * stopping before they are ready). `wasReady`: whether it had said ready. Only then was it sent
-   * anything but its hello (callers wait for `ready`), so only then is there work to take over;
-   * what waits for `ready` goes to the replacement by itself.
-   */
-  onRestart(stopped: { code: number | null; signal: NodeJS.Signals | null; restartInMs: number; wasReady: boolean }): void;
-  /** Each forked child, before anything is sent to it (e.g. to lower its CPU priority). */
-  forked?(child: ChildProcess): void;
+  /** Every message but "ready" and the answers to `ask`, which the supervisor hears itself. */
+  onMessage(message: Exclude<Out, { type: "ready" } | ChildAnswer>): void;
+  /** How much lower than ours each child's CPU priority is (nice); none by default. */
+  niceness?: number;
+  /** How the log goes on after "<name> stopped; starting another": what becomes of its work. */
+  afterStop?: string;
+  /** Hears each unexpected stop (after the supervisor has logged it and taken the work over). */
+  onRestart?(stopped: Stopped): void;
+  /** The work a dead child held, handed to its replacement; none tracked without it. */
+  work?: TrackedWork<Work>;
 }
 
 /**
  * A forked child process on an IPC channel, forked again whenever it stops unexpectedly: the local
- * worker under the intake, a job runner under its worker. Messages are plain data, checked
- * by whoever receives them.
+ * worker and the Redis queue worker under the intake, a job runner under its worker. The one
+ * supervisor of every kind of child: it restarts a child, answers questions asked of it (`ask`), and
+ * hands the work a dead child held to the fresh one, dropping work whose children keep dying.
  */
-export class SupervisedChild<In, Out extends { type: string }> {
+export class SupervisedChild<In, Out extends { type: string }, Work = never> {
   private current: ChildProcess | null = null;
   /** The current child's outgoing messages, a turn's worth at a time. */
   private outbox: IpcBatcher<In> | null = null;
@@ -40,8 +72,11 @@ export class SupervisedChild<In, Out extends { type: string }> {
   /** Children in a row that stopped before saying they were ready: the next waits longer (see `restartDelay`). */
   private failedStarts = 0;
   private restartTimer: NodeJS.Timeout | null = null;
+  private readonly answers = new PendingAnswers();
+  /** Work sent and not done, in the order it was tracked, with how many children died holding it. */
+  private readonly held = new Map<string | number, { work: Work; crashes: number }>();
 
-  constructor(private readonly options: SupervisedChildOptions<In, Out>) {
+  constructor(private readonly options: SupervisedChildOptions<In, Out, Work>) {
     this.start();
   }
 
@@ -62,8 +97,45 @@ export class SupervisedChild<In, Out extends { type: string }> {
     return this.current;
   }
 
+  /** How much work the child holds. */
+  get heldCount(): number {
+    return this.held.size;
+  }
+
   send(message: In): void {
     this.outbox?.send(message);
+  }
+
+  /**
+   * Asks the ready child `question(id)`: its answer, or null when none can come (the child died, or
+   * `timeoutMs` passed). Asked now, sent once a child is ready.
+   */
+  ask(question: (id: number) => In, timeoutMs?: number): Promise<unknown> {
+    const { id, answer } = this.answers.ask(timeoutMs);
+    void this.ready.then(() => this.send(question(id)));
+    return answer;
+  }
+
+  /** `work` (sent to the child under `key`) is taken over by a fresh child if this one dies before `settle(key)`. */
+  track(key: string | number, work: Work): void {
+    this.held.set(key, { work, crashes: 0 });
+    if (this.options.work?.limit !== undefined) trimOldest(this.held, this.options.work.limit);
+  }
+
+  /** The work tracked under `key` (to update, as a renewed token), if it still is. */
+  tracked(key: string | number): Work | undefined {
+    return this.held.get(key)?.work;
+  }
+
+  /** The first work tracked that `matches`, if any. */
+  trackedWhere(matches: (work: Work) => boolean): Work | undefined {
+    for (const { work } of this.held.values()) if (matches(work)) return work;
+    return undefined;
+  }
+
+  /** The child is done with the work under `key`. */
+  settle(key: string | number): void {
+    this.held.delete(key);
   }
 
   /** From now on a child that stops is not replaced (a deliberate shutdown). */
@@ -94,20 +166,9 @@ export class SupervisedChild<In, Out extends { type: string }> {
     // A child replaced before its outbox left gets nothing more: the fresh one starts from its hello.
     this.outbox = new IpcBatcher<In>((batch) => (child.connected ? child.send(batch as Serializable) : undefined));
     this.started = false;
-    this.options.forked?.(child);
+    lowerPriority(child, this.options.niceness ?? 0, this.options.log, this.options.name);
     this.send(this.options.hello);
-    child.on("message", (raw: unknown) => {
-      for (const one of unbatch(raw)) {
-        const parsed = this.options.messages.safeParse(one);
-        if (!parsed.success) continue;
-        if (parsed.data.type === "ready") {
-          if (this.current !== child) continue;
-          this.started = true;
-          this.failedStarts = 0;
-          this.readyNow.resolve();
-        } else this.options.onMessage(parsed.data as Exclude<Out, { type: "ready" }>);
-      }
-    });
+    child.on("message", (raw: unknown) => unbatch(raw).forEach((one) => this.receive(child, one)));
     child.once("exit", (code, signal) => {
       if (!this.supervising) return;
       const wasReady = this.started;
@@ -116,8 +177,50 @@ export class SupervisedChild<In, Out extends { type: string }> {
       const delay = restartDelay(this.failedStarts);
       if (delay === 0) this.start();
       else this.restartTimer = setTimeout(() => this.start(), delay);
-      this.options.onRestart({ code, signal, restartInMs: delay, wasReady });
+      this.restarted({ code, signal, restartInMs: delay, wasReady });
     });
+  }
+
+  private receive(child: ChildProcess, raw: unknown): void {
+    const parsed = this.options.messages.safeParse(raw);
+    if (!parsed.success) return;
+    const message = parsed.data;
+    if (message.type === "ready") {
+      if (this.current !== child) return;
+      this.started = true;
+      this.failedStarts = 0;
+      this.readyNow.resolve();
+    } else if (message.type === "answer") {
+      // Its protocol's "answer" (protocol.ts): checked on arrival above.
+      const { id, value } = message as unknown as ChildAnswer;
+      this.answers.answer(id, value);
+    } else this.options.onMessage(message as Exclude<Out, { type: "ready" } | ChildAnswer>);
+  }
+
+  /** After an unexpected stop: logged, questions to the dead child answered null, its work to the fresh one. */
+  private restarted(stopped: Stopped): void {
+    const { name, log, afterStop = "to take its jobs over" } = this.options;
+    log.error({ ...stopped, jobs: this.held.size }, `${name} stopped; starting another ${afterStop}`);
+    // One that stopped before it was ready had been sent nothing but its hello: what waits for ready goes to its replacement.
+    if (stopped.wasReady) {
+      this.answers.dropAll();
+      this.handOver(stopped);
+    }
+    this.options.onRestart?.(stopped);
+  }
+
+  private handOver(stopped: Stopped): void {
+    const work = this.options.work;
+    if (!work) return;
+    for (const [key, held] of this.held) {
+      held.crashes++;
+      if (held.crashes < work.maxCrashes) continue;
+      this.held.delete(key);
+      work.onDrop(held.work, held.crashes, stopped);
+    }
+    // As they are once the fresh child is ready (a token renewed meanwhile), and only those still held.
+    const kept = [...this.held.keys()];
+    void this.ready.then(() => work.onHandOver(kept.flatMap((key) => this.held.get(key)?.work ?? [])));
   }
 }
 
@@ -130,43 +233,6 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve = () => {};
   const promise = new Promise<void>((settle) => (resolve = settle));
   return { promise, resolve };
-}
-
-/**
- * Questions to a child (or a parent) awaiting their answers by id: each answered once, or with null
- * when none can come (the child was replaced, or the question's time ran out). A question may name
- * what it is `about`: then only an answer naming the same is taken (ids alone start again from 0 in a
- * fresh process, so an answer meant for a predecessor's question could carry the same id).
- */
-export class PendingAnswers<T = unknown> {
-  private readonly waiting = new Map<number, { resolve: (value: T | null) => void; about: string | undefined }>();
-  private nextId = 0;
-
-  /** A fresh question: its id (to send) and its answer. */
-  ask(timeoutMs?: number, about?: string): { id: number; answer: Promise<T | null> } {
-    const id = this.nextId++;
-    const answer = new Promise<T | null>((resolve) => this.waiting.set(id, { resolve, about }));
-    if (timeoutMs !== undefined) setTimeout(() => this.settle(id, null), timeoutMs).unref();
-    return { id, answer };
-  }
-
-  /** Answers question `id`, unless it was asked `about` something other than `about`. */
-  answer(id: number, value: T | null, about?: string): void {
-    const waiting = this.waiting.get(id);
-    if (waiting?.about !== undefined && waiting.about !== about) return;
-    this.settle(id, value);
-  }
-
-  /** The child that was asked is gone: every open question gets null. */
-  dropAll(): void {
-    for (const { resolve } of this.waiting.values()) resolve(null);
-    this.waiting.clear();
-  }
-
-  private settle(id: number, value: T | null): void {
-    this.waiting.get(id)?.resolve(value);
-    this.waiting.delete(id);
-  }
 }
 
 /** How much lower a forked worker's CPU priority is than the intake's (nice): webhooks win the CPU. */

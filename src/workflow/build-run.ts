@@ -14,7 +14,7 @@ import type { BuildStatus } from "./build-status.js";
 import { planRevisionTrailer, PLAN_TRAILER, recoverPushedSteps, type BuildTarget } from "./build-target.js";
 import { addUsage } from "./cost.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
-import { handedOver } from "./hand-over.js";
+import { handedOver } from "../shared/hand-over.js";
 import { plainError } from "./plain-error.js";
 import type { ThreadComment, ThreadInfo } from "./ports.js";
 import { fillPullRequestTemplate } from "./pr-template.js";

@@ -9,13 +9,10 @@ import type { CommandRunner } from "../workspace/command-runner.js";
 import type { EgressEntry } from "../workspace/egress-policy.js";
 import type { GitIdentity } from "../workspace/untrusted-git.js";
 import type { RepoCache } from "../workspace/repo-cache.js";
+import type { Logger } from "../shared/logger.js";
 import type { ThreadPort } from "./ports.js";
 
-export interface Logger {
-  info(object: object, message?: string): void;
-  warn(object: object, message?: string): void;
-  error(object: object, message?: string): void;
-}
+export type { Logger } from "../shared/logger.js";
 
 /** Everything a use case needs besides the thread; built once per process. */
 export interface WorkflowDeps {

@@ -4,7 +4,7 @@ import { prefetchRepoMap } from "../tools/repo-map/build-map.js";
 import type { Workspace } from "../workspace/workspace.js";
 import { costCapFor, pricingFor } from "./cost.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
-import { handedOver } from "./hand-over.js";
+import { handedOver } from "../shared/hand-over.js";
 import { withExplored } from "./memory.js";
 import { plainError } from "./plain-error.js";
 import { explore, type Explored } from "./plan-explore.js";

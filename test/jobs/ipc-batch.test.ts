@@ -1,6 +1,11 @@
+import { fork } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
+import { pathToFileURL } from "node:url";
 import { expect, it } from "vitest";
 import { IpcBatcher, unbatch } from "../../src/jobs/ipc-batch.js";
+import { tempDir } from "../helpers/git-repo.js";
 
 it("sends the messages of one turn as one batch, in order, and a lone message as itself", async () => {
   const written: unknown[] = [];
@@ -27,4 +32,39 @@ it("flushes what is queued at once when asked (before an exit), and never sends 
   expect(written).toEqual([["a", "b"]]);
   await nextTurn();
   expect(written).toEqual([["a", "b"]]);
+});
+
+/**
+ * A child on parentChannel with the job runner's part of the protocol (src/ run through tsx): it says
+ * which messages reached it and which were refused, in the order they came.
+ */
+function childOnParentChannel(): string {
+  const source = (file: string) => JSON.stringify(pathToFileURL(path.resolve(file)).href);
+  const entry = path.join(tempDir("parent-channel-"), "child.ts");
+  writeFileSync(
+    entry,
+    `import { parentChannel } from ${source("src/jobs/ipc-batch.ts")};
+    import { toJobRunnerSchema } from ${source("src/jobs/protocol.ts")};
+    const log = { info: () => {}, warn: () => {}, error: (_fields: object, message?: string) => void process.send?.({ refused: message }) };
+    parentChannel({ messages: toJobRunnerSchema, log, name: "the test child", receive: (message) => process.send?.({ received: message.type }), onParentGone: () => process.exit(0) });`,
+  );
+  return entry;
+}
+
+it("checks every message a child gets against its protocol on arrival, batches undone in order, and refuses what is not one", async () => {
+  const child = fork(childOnParentChannel(), [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "ignore", "inherit", "ipc"] });
+  const heard: unknown[] = [];
+  child.on("message", (message) => heard.push(message));
+  try {
+    child.send([
+      { type: "start", stateKey: "c3RhdGU=" },
+      // A run without its job and token: not a message of the protocol.
+      { type: "run", id: 1 },
+      { type: "abort", id: 1, reason: "stopped" },
+    ]);
+    await expect.poll(() => heard, { timeout: 10_000 }).toHaveLength(3);
+    expect(heard).toEqual([{ received: "start" }, { refused: "the test child got a message that is not one" }, { received: "abort" }]);
+  } finally {
+    child.kill("SIGKILL");
+  }
 });

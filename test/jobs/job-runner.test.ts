@@ -4,7 +4,7 @@ import { afterEach, expect, it } from "vitest";
 import type { JobToken } from "../../src/github/job-token.js";
 import { JobRunner, type RenewToken } from "../../src/jobs/job-runner.js";
 import type { Job } from "../../src/jobs/job.js";
-import { HandOver, handOverTaken } from "../../src/workflow/hand-over.js";
+import { HandOver, handOverTaken } from "../../src/shared/hand-over.js";
 import { tempDir } from "../helpers/git-repo.js";
 
 const log = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
@@ -12,7 +12,7 @@ const job = { kind: "plan", deliveryId: "delivery-1" } as unknown as Job;
 const token: JobToken = { token: "ghs_job-runner-test", expiresAt: new Date(Date.now() + 3_600_000).toISOString(), permissions: {} };
 
 /**
- * A stand-in job runner speaking runner-protocol: it records every message it gets, starts nothing,
+ * A stand-in job runner speaking its part of protocol.ts: it records every message it gets, starts nothing,
  * and on an abort answers `done`, stopped for a hand-over exactly when the abort said it was one
  * (as the real runner's use case stops at its next safe point for a `HandOver`).
  */
@@ -33,7 +33,7 @@ function fakeRunner(options: { failFirstStart?: boolean; askForToken?: boolean; 
         }
         appendFileSync(${JSON.stringify(record)}, JSON.stringify(message) + "\\n");
         if (message.type === "start") process.send({ type: "ready" });
-        else if (message.type === "run" && ${options.askForToken === true}) process.send({ type: "token-request", id: message.id, run: message.id });
+        else if (message.type === "run" && ${options.askForToken === true}) process.send({ type: "token-request", id: message.id, deliveryId: message.job.deliveryId });
         else if (message.type === "token" && ${options.dieAfterFirstToken === true} && !existsSync(${JSON.stringify(failed)})) {
           writeFileSync(${JSON.stringify(failed)}, "");
           process.exit(1);
@@ -67,13 +67,13 @@ async function jobInRunner(options: { failFirstStart?: boolean; askForToken?: bo
 it("a running job's request for a fresh token is answered by the worker's renewal, or with null when none came", async () => {
   const fresh: JobToken = { ...token, token: "ghs_renewed", expiresAt: new Date(Date.now() + 7_200_000).toISOString() };
   const renewed = await jobInRunner({ askForToken: true, renew: async () => fresh });
-  await expect.poll(() => renewed.fake.seen().find((message) => message.type === "token"), { timeout: 5_000 }).toEqual({ type: "token", id: 0, token: fresh });
+  await expect.poll(() => renewed.fake.seen().find((message) => message.type === "token"), { timeout: 5_000 }).toEqual({ type: "token", id: 0, deliveryId: "delivery-1", token: fresh });
   renewed.controller.abort("stopped");
   await renewed.running;
   runner?.stop();
 
   const refused = await jobInRunner({ askForToken: true, renew: async () => Promise.reject(new Error("no intake answered")) });
-  await expect.poll(() => refused.fake.seen().find((message) => message.type === "token"), { timeout: 5_000 }).toEqual({ type: "token", id: 0, token: null });
+  await expect.poll(() => refused.fake.seen().find((message) => message.type === "token"), { timeout: 5_000 }).toEqual({ type: "token", id: 0, deliveryId: "delivery-1", token: null });
   refused.controller.abort("stopped");
   await refused.running;
 });

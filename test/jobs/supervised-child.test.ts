@@ -2,9 +2,11 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { expect, it } from "vitest";
 import { z } from "zod";
-import { PendingAnswers, restartDelay, SupervisedChild } from "../../src/jobs/supervised-child.js";
+import { PendingAnswers } from "../../src/jobs/pending-answers.js";
+import { restartDelay, SupervisedChild } from "../../src/jobs/supervised-child.js";
 import { tempDir } from "../helpers/git-repo.js";
 
+const log = { info: () => {}, warn: () => {}, error: () => {} };
 const messages = z.discriminatedUnion("type", [z.object({ type: z.literal("ready") }), z.object({ type: z.literal("echo"), text: z.string() })]);
 
 /** A child that says it is ready only when told to, and echoes what it gets twice, in one batch. */
@@ -31,6 +33,8 @@ it("is ready only once its child says so, and again not while a replacement star
   const child = new SupervisedChild<{ type: string; text?: string }, z.output<typeof messages>>({
     entry: childEntry(),
     env: process.env,
+    name: "the test child",
+    log,
     messages,
     hello: { type: "start" },
     onMessage: (message) => void (message.type === "echo" && heard.push(message.text)),
@@ -82,6 +86,8 @@ it("forks a child that keeps stopping before it is ready again later and later, 
   const child = new SupervisedChild<{ type: string }, z.output<typeof messages>>({
     entry: failingEntry(3),
     env: process.env,
+    name: "the test child",
+    log,
     messages,
     hello: { type: "start" },
     onMessage: () => {},
@@ -116,4 +122,67 @@ it("takes an answer for a question asked about something only if it names the sa
   expect(await Promise.all([about.answer, plain.answer])).toEqual(["delivery-b's token", "plain"]);
   const late = answers.ask(1, "delivery-c");
   expect(await late.answer).toBeNull();
+});
+
+/** A child that is ready at its hello and dies on "die", so its parent sees what it held taken over. */
+function mortalEntry(): string {
+  const entry = path.join(tempDir("supervised-child-mortal-"), "child.mjs");
+  writeFileSync(entry, `process.on("message", (raw) => { for (const message of Array.isArray(raw) ? raw : [raw]) { if (message.type === "start") process.send({ type: "ready" }); else if (message.type === "die") process.exit(3); } });`);
+  return entry;
+}
+
+it("hands the work a dead child held to the fresh one in the order it was tracked, and drops what outlived too many children", async () => {
+  const handedOver: string[][] = [];
+  const dropped: Array<{ work: string; crashes: number; code: number | null }> = [];
+  const child = new SupervisedChild<{ type: string }, z.output<typeof messages>, string>({
+    entry: mortalEntry(),
+    env: process.env,
+    name: "the test child",
+    log,
+    messages,
+    hello: { type: "start" },
+    onMessage: () => {},
+    work: { maxCrashes: 2, onHandOver: (work) => void handedOver.push(work), onDrop: (work, crashes, { code }) => void dropped.push({ work, crashes, code }) },
+  });
+  try {
+    await child.ready;
+    child.track("b", "job b");
+    child.track(1, "run 1");
+    child.track("a", "job a");
+    child.settle(1);
+    child.send({ type: "die" });
+    await expect.poll(() => handedOver).toEqual([["job b", "job a"]]);
+    expect(child.heldCount).toBe(2);
+
+    child.settle("b");
+    child.track("c", "job c");
+    child.send({ type: "die" });
+    // "a" died with two children: dropped; "c" with one: handed over.
+    await expect.poll(() => handedOver).toEqual([["job b", "job a"], ["job c"]]);
+    expect(dropped).toEqual([{ work: "job a", crashes: 2, code: 3 }]);
+    expect(child.tracked("a")).toBeUndefined();
+    expect(child.tracked("c")).toBe("job c");
+  } finally {
+    child.stopSupervising();
+    child.process?.kill("SIGKILL");
+  }
+});
+
+it("answers a question asked of a child that dies before answering with null", async () => {
+  const child = new SupervisedChild<{ type: string; id?: number }, z.output<typeof messages>>({
+    entry: mortalEntry(),
+    env: process.env,
+    name: "the test child",
+    log,
+    messages,
+    hello: { type: "start" },
+    onMessage: () => {},
+  });
+  try {
+    const answer = child.ask((id) => ({ type: "die", id }));
+    expect(await answer).toBeNull();
+  } finally {
+    child.stopSupervising();
+    child.process?.kill("SIGKILL");
+  }
 });

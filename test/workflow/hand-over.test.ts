@@ -6,7 +6,7 @@ import { createOctokitPort, type PortOctokit } from "../../src/github/octokit-po
 import { MARKER_PREFIX } from "../../src/github/state-marker.js";
 import { createWorkflowDeps } from "../../src/workflow/create-deps.js";
 import type { Logger } from "../../src/workflow/deps.js";
-import { HandOver, handOverTaken } from "../../src/workflow/hand-over.js";
+import { HandOver, handOverTaken } from "../../src/shared/hand-over.js";
 import { planThread } from "../../src/workflow/plan.js";
 import type { ThreadPort } from "../../src/workflow/ports.js";
 import { createBareRepo, tempDir } from "../helpers/git-repo.js";

@@ -1,0 +1,12 @@
+import { pino } from "pino";
+import { loadEnv } from "../config/env.js";
+import { tokenPorts } from "../github/token-port.js";
+import { serveJobRunner } from "../jobs/job-runner-server.js";
+import { createWorkflowDeps } from "../workflow/create-deps.js";
+
+/** A worker's job runner (src/job-runner.ts): the engine, once its worker has handed over the hidden-state key. */
+export function startJobRunner(): void {
+  const env = loadEnv();
+  const log = pino({ name: "blueprint-job-runner", level: env.LOG_LEVEL });
+  serveJobRunner({ makeDeps: (stateKey) => createWorkflowDeps(env, log, [], stateKey), ports: tokenPorts(env, log), log });
+}
