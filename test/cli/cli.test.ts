@@ -123,6 +123,48 @@ describe("the blueprint CLI", () => {
     expect(model?.requests).toHaveLength(3);
   });
 
+  it("prints what planning cost and the build estimate, then the cost per step and in total, when the model has a price; no cost lines without one", async () => {
+    // $2 per million prompt tokens, $0.50 cached, $10 completion.
+    const prices = { BLUEPRINT_MODEL: "test-model", BLUEPRINT_PRICES: JSON.stringify({ "test-model": { input: 2, cached_input: 0.5, output: 10 } }) };
+    const usage = { prompt: 10_000, completion: 1_000 };
+    const cli = await withModel(
+      [{ ...submit(), usage: { prompt: 100_000, completion: 5_000, cached: 40_000 } }, { ...write("src/retry.js", "x\n"), usage }, { ...complete("S1"), usage }, { ...write("src/client.js", "y\n"), usage }, { ...complete("S2"), usage }],
+      prices,
+    );
+    const planned = await cli(["plan", "add retry"]);
+    expect(planned.code).toBe(0);
+    // (60,000 · $2 + 40,000 · $0.50 + 5,000 · $10) / 1M = $0.19
+    expect(planned.stdout).toContain("Planning cost: 100,000 prompt tokens (40,000 cached) + 5,000 completion tokens over 1 answered model request — $0.19 at `test-model`'s configured prices\n");
+    // The App's estimate (S1 low with a file, S2 unrated with a file), in the App's words.
+    expect(planned.stdout).toContain("Estimated build cost: about 250,000 tokens for 2 steps (S1 ~80k, S2 ~170k), ≈ $0.60 at `test-model`'s configured prices. (an estimate, not a measurement; --markdown shows its basis)");
+    expect(planned.stdout).not.toMatch(/<sub>|\*\*|\| Step/);
+
+    const built = await cli(["build"]);
+    expect(built.code).toBe(0);
+    // Each request: (10,000 · $2 + 1,000 · $10) / 1M = $0.03; two per step.
+    expect(built.stdout).toContain(
+      [
+        "Cost per step",
+        "  Step    Tokens              Prompt   Completion    Cost",
+        "  S1      22,000   20,000 (0 cached)        2,000   $0.06",
+        "  S2      22,000   20,000 (0 cached)        2,000   $0.06",
+        "  Total   44,000   40,000 (0 cached)        4,000   $0.12",
+        "This build: 40,000 prompt tokens (0 cached) + 4,000 completion tokens over 4 answered model requests — $0.12 at `test-model`'s configured prices",
+      ].join("\n"),
+    );
+    expect((await cli(["status"])).stdout).toContain("  Total   44,000   40,000 (0 cached)        4,000   $0.12");
+
+    // The same run without a price: tokens only in --markdown, and no cost lines at the terminal.
+    const unpriced = createBareRepo(FILES);
+    checkout = unpriced.seed;
+    await model?.close();
+    const plain = await withModel([submit(), write("src/retry.js", "x\n"), complete("S1"), write("src/client.js", "y\n"), complete("S2")]);
+    const plainPlan = await plain(["plan", "add retry"]);
+    const plainBuild = await plain(["build"]);
+    expect(plainPlan.code + plainBuild.code).toBe(0);
+    expect(plainPlan.stdout + plainBuild.stdout).not.toMatch(/Planning cost|Estimated build cost|Cost per step|This build|\$/);
+  });
+
   it("revises the plan into v2", async () => {
     const cli = await withModel([submit(), submit({ title: "Add retry with jitter" })]);
     expect((await cli(["plan", "add retry"])).code).toBe(0);
