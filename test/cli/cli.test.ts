@@ -1,3 +1,5 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { decodeState } from "../helpers/plan-state.js";
 import { createBareRepo, gitIn, tempDir, type BareRepo } from "../helpers/git-repo.js";
@@ -218,6 +220,31 @@ describe("the blueprint CLI", () => {
     const noModel = await blueprint(["plan", "x"], { cwd: fresh.seed });
     expect(noModel.code).toBe(1);
     expect(noModel.stderr).toContain("no model endpoint");
+  });
+
+  it("tells an unknown model from a base URL without /v1 when the endpoint answers 404", async () => {
+    // Like Ollama: the API under /v1 (which does not serve the model asked for), plain-text 404s elsewhere.
+    const endpoint = http.createServer((req, res) => {
+      req.resume();
+      if (req.url === "/v1/chat/completions") res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: 'model "llama9" not found, try pulling it first', type: "api_error" } }));
+      else res.writeHead(404, { "content-type": "text/plain" }).end("404 page not found");
+    });
+    await new Promise<void>((resolve) => endpoint.listen(0, "127.0.0.1", resolve));
+    const root = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}`;
+    try {
+      const noV1 = await blueprint(["plan", "add retry", "--base-url", root, "--model", "llama9"], { cwd: checkout });
+      expect(noV1.code).toBe(1);
+      expect(noV1.stdout).toContain(`nothing answers at ${root}/chat/completions (HTTP 404: "404 page not found")`);
+      expect(noV1.stdout).toContain(`so try ${root}/v1.`);
+      expect(noV1.stdout).not.toContain("does not know the model");
+
+      const unknown = await blueprint(["plan", "add retry", "--base-url", `${root}/v1`, "--model", "llama9"], { cwd: checkout });
+      expect(unknown.code).toBe(1);
+      expect(unknown.stdout).toContain(`the model endpoint at ${root}/v1 does not know the model \`llama9\` (HTTP 404: "{"error":{"message":"model \\"llama9\\" not found, try pulling it first"`);
+      expect(unknown.stdout).toContain("the CLI's `--model`");
+    } finally {
+      await new Promise((resolve) => endpoint.close(resolve));
+    }
   });
 
   it("refuses to plan on a detached HEAD", async () => {
