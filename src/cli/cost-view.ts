@@ -14,7 +14,7 @@ export function costText(commentBody: string): string {
   const planning = /<sub>Planning: ([^\n]*?)\.?<\/sub>/.exec(commentBody)?.[1];
   if (planning && PRICED.test(planning)) lines.push(`Planning cost: ${markdownToText(planning)}`);
   const estimate = /\*\*Estimated build cost:\*\* ([^\n]*)/.exec(commentBody)?.[1];
-  if (estimate && PRICED.test(estimate)) lines.push(`Estimated build cost: ${markdownToText(estimate)} (an estimate, not a measurement; --markdown shows its basis)`);
+  if (estimate && PRICED.test(estimate)) lines.push(`Estimated build cost: ${markdownToText(estimate)}`, "  (a guess from the plan's steps, not a measurement: `blueprint status --markdown` shows what it assumes)");
   const table = costTable(commentBody);
   if (table) lines.push(table);
   const thisBuild = /<sub>This build: ([^\n]*?)\.?<\/sub>/.exec(commentBody)?.[1];

@@ -39,6 +39,7 @@ export async function statusReply(port: ThreadPort, running: string | null, stat
       const done = Object.values(state.steps).filter((step) => step.status === "done").length;
       lines.push(`- Steps done: ${done} of ${state.plan.steps.length}`);
     }
+    if (state.model) lines.push(`- Model: \`${state.model}\` (picked with \`/plan --model\`)`);
     if (state.branch) lines.push(`- Branch: \`${state.branch}\``);
     if (state.pullRequest) lines.push(`- Pull request: #${state.pullRequest}`);
     if (state.error) lines.push(`- Last error: ${state.error}`);

@@ -31,6 +31,9 @@ describe("/plan --model", () => {
     expect(fx.stateOf(v1)).toMatchObject({ status: "pending", model: "big-model", instructions: "add retries\nKeep it small." });
     expect(fx.visible(v1)).toContain("model `big-model` (`/plan --model`)");
 
+    await comment("/status");
+    expect(lastBot()).toContain("- Model: `big-model` (picked with `/plan --model`)");
+
     await comment("/revise smaller steps");
     await comment("the fetch wrapper");
     expect(fx.stateOf(lastBot())).toMatchObject({ revision: 2, status: "pending", model: "big-model" });

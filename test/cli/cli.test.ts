@@ -138,7 +138,10 @@ describe("the blueprint CLI", () => {
     // (60,000 · $2 + 40,000 · $0.50 + 5,000 · $10) / 1M = $0.19
     expect(planned.stdout).toContain("Planning cost: 100,000 prompt tokens (40,000 cached) + 5,000 completion tokens over 1 answered model request — $0.19 at `test-model`'s configured prices\n");
     // The App's estimate (S1 low with a file, S2 unrated with a file), in the App's words.
-    expect(planned.stdout).toContain("Estimated build cost: about 250,000 tokens for 2 steps (S1 ~80k, S2 ~170k), ≈ $0.60 at `test-model`'s configured prices. (an estimate, not a measurement; --markdown shows its basis)");
+    expect(planned.stdout).toContain(
+      "Estimated build cost: about 250,000 tokens for 2 steps (S1 ~80k, S2 ~170k), ≈ $0.60 at `test-model`'s configured prices.\n  (a guess from the plan's steps, not a measurement: `blueprint status --markdown` shows what it assumes)",
+    );
+    expect((await cli(["status", "--markdown"])).stdout).toContain("Estimate, not a measurement: it assumes 60,000 tokens for a low-complexity step");
     expect(planned.stdout).not.toMatch(/<sub>|\*\*|\| Step/);
 
     const built = await cli(["build"]);
