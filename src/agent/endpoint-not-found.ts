@@ -6,12 +6,12 @@ const BASE_URL_SETTING = "the endpoint's base URL (`OPENAI_BASE_URL`; the Action
 
 /**
  * How endpoints say that they do not serve a model, in their error bodies: OpenAI's `model_not_found`
- * code and "The model `x` does not exist", vLLM's same words, Ollama's `model "x" not found, try
+ * code and "The model `x` does not exist", Azure's `DeploymentNotFound`, vLLM's same words, Ollama's `model "x" not found, try
  * pulling it first`, LiteLLM's "Invalid model name passed in model=x", OpenRouter's "x is not a valid
  * model ID". A 404 that says none of this is a path nothing answers at.
  */
 const UNKNOWN_MODEL = [
-  /"code"\s*:\s*"model_not_found"/,
+  /"code"\s*:\s*"(model_not_found|DeploymentNotFound)"/,
   /\bmodel\b[^\n]{0,120}?\b(does not exist|not found)\b/i,
   /\b(invalid|unknown|no such) model( name| id)?\b/i,
   /\bnot a valid model\b/i,

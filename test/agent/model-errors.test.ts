@@ -64,6 +64,7 @@ async function failureAt(baseURL: string, model = "qwen9-coder"): Promise<string
 describe("a 404 from the model endpoint", () => {
   const unknownModel = [
     ["OpenAI", 404, { error: { message: "The model `qwen9-coder` does not exist or you do not have access to it.", type: "invalid_request_error", param: null, code: "model_not_found" } }],
+    ["Azure OpenAI", 404, { error: { code: "DeploymentNotFound", message: "The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again." } }],
     ["vLLM", 404, { object: "error", message: "The model `qwen9-coder` does not exist.", type: "NotFoundError", param: null, code: 404 }],
     ["Ollama", 404, { error: { message: 'model "qwen9-coder" not found, try pulling it first', type: "api_error", param: null, code: null } }],
     ["LiteLLM (a 400)", 400, { error: { message: "litellm.BadRequestError: Invalid model name passed in model=qwen9-coder. Call `/v1/models` to view available models for your key.", type: "invalid_request_error", param: "model", code: "400" } }],
