@@ -1,3 +1,5 @@
+import { saysModelUnknown } from "../src/agent/endpoint-not-found.js";
+
 export type Preflight = { ok: true; note: string | null } | { ok: false; problem: string };
 
 const OPENAI = /^https:\/\/api\.openai\.com(\/|$)/;
@@ -28,6 +30,8 @@ export async function preflight(baseUrl: string, apiKey: string | undefined, mod
   }
   const said = await answer.text().catch(() => "");
   if (answer.status === 401 || answer.status === 403) return { ok: false, problem: `${answer.status}: key rejected by ${base}${apiKey ? "" : " (no key was given: set OPENAI_API_KEY or --api-key)"}${detail(said)}` };
+  // A chat API that answered "no such model" is there: the model name is what is wrong.
+  if ((answer.status === 404 || answer.status === 400) && saysModelUnknown(said)) return { ok: false, problem: `${answer.status}: ${base} does not know the model "${model ?? "gpt-4.1-mini"}": check --model${detail(said)}` };
   if (answer.status === 404 || answer.status === 405) return { ok: false, problem: `404: no OpenAI-compatible API at ${base} (missing /v1?)${detail(said)}` };
   if (!answer.ok) return { ok: false, problem: `${answer.status}: ${base} answered with an error before any task started${detail(said)}` };
   return { ok: true, note: model ? modelNote(said, model, base) : null };

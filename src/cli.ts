@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { runCli } from "./cli/run.js";
 
 /** The local CLI on a git checkout. Wiring only. */

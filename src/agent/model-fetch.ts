@@ -38,7 +38,19 @@ export interface WatchedFetch {
   fetch: typeof fetch;
   /** Why the last attempt failed (after "The model endpoint"), for the final error; null if it did not. */
   lastFailure(): string | null;
+  /** The last attempt's answer when it was an HTTP error: where it was asked, and the start of what it said. */
+  lastRefusal(): EndpointRefusal | null;
 }
+
+/** An HTTP error answer, kept whole enough to tell "no such model" from "no such path" (the SDK keeps only OpenAI's error shape). */
+export interface EndpointRefusal {
+  status: number;
+  url: string;
+  body: string;
+}
+
+/** Enough of an error body to read what it says; the rest is never needed. */
+const MAX_REFUSAL_CHARS = 2000;
 
 /** An attempt that broke a time limit or broke off: the SDK retries it as a failed connection. */
 class AttemptFailure extends Error {
@@ -54,6 +66,7 @@ class AttemptFailure extends Error {
 export function watchAttempts(base: typeof fetch, limits: AttemptLimits): WatchedFetch {
   let failed: { reason: string; at: number } | null = null;
   let last: string | null = null;
+  let refusal: EndpointRefusal | null = null;
   const watched: typeof fetch = async (input, init) => {
     // The SDK retries inside one call and says nothing; each attempt carries its retry count.
     const retryCount = Number(new Headers(init?.headers).get("x-stainless-retry-count") ?? "0");
@@ -62,9 +75,14 @@ export function watchAttempts(base: typeof fetch, limits: AttemptLimits): Watche
     }
     failed = null;
     last = null;
+    refusal = null;
     try {
       const response = await wholeAnswer(base, input, init, limits);
-      if (!response.ok) failed = { reason: `answered HTTP ${response.status}`, at: Date.now() };
+      if (!response.ok) {
+        failed = { reason: `answered HTTP ${response.status}`, at: Date.now() };
+        const body = await response.clone().text().catch(() => "");
+        refusal = { status: response.status, url: input instanceof Request ? input.url : String(input), body: body.slice(0, MAX_REFUSAL_CHARS) };
+      }
       return response;
     } catch (error) {
       const reason = error instanceof AttemptFailure ? error.reason : "could not be reached";
@@ -73,7 +91,7 @@ export function watchAttempts(base: typeof fetch, limits: AttemptLimits): Watche
       throw error;
     }
   };
-  return { fetch: watched, lastFailure: () => last };
+  return { fetch: watched, lastFailure: () => last, lastRefusal: () => refusal };
 }
 
 /** One attempt, read to its end within the first-chunk and idle limits; the body is handed on whole. */

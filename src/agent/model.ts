@@ -2,8 +2,9 @@ import OpenAI from "openai";
 import { Stream } from "openai/streaming";
 import type { ChatTool } from "../tools/registry.js";
 import { capAtDeadline } from "../shared/deadline.js";
-import { MAX_ANSWER_BYTES, seconds, watchAttempts, type ModelRetry } from "./model-fetch.js";
+import { MAX_ANSWER_BYTES, seconds, watchAttempts, type ModelRetry, type WatchedFetch } from "./model-fetch.js";
 import { assembleStream } from "./model-stream.js";
+import { describeNotFound, describeUnknownModel, saysModelUnknown } from "./endpoint-not-found.js";
 import type { TokenUsage } from "../shared/model-usage.js";
 
 export type { ModelRetry } from "./model-fetch.js";
@@ -100,7 +101,7 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
         }
         return fromCompletion(await client.chat.completions.create(body, requestOptions), where);
       } catch (error) {
-        throw toModelError(error, where, attempts, watched.lastFailure());
+        throw toModelError(error, { where, model: options.model, attempts }, watched);
       }
     },
   };
@@ -156,12 +157,13 @@ function requestTimeout(deadline: number | undefined): number {
 
 /** Where each front end takes the model settings, for messages that tell people what to check. */
 const KEY_SETTING = "the model API key (`OPENAI_API_KEY`; the Action's `openai-api-key` input; the CLI's `--api-key`)";
-const MODEL_SETTING = "the model name (`BLUEPRINT_MODEL` or `model:` in `.github/blueprint.yml`; the Action's `model` input; the CLI's `--model`)";
 
 /** The statuses the SDK retries (with backoff); others fail at the first attempt. */
 const retried = (status: number | undefined) => status === 408 || status === 409 || status === 429 || (status !== undefined && status >= 500);
 
-function toModelError(error: unknown, where: string, attempts: number, lastFailure: string | null): Error {
+function toModelError(error: unknown, request: { where: string; model: string; attempts: number }, watched: Pick<WatchedFetch, "lastFailure" | "lastRefusal">): Error {
+  const { where, attempts } = request;
+  const lastFailure = watched.lastFailure();
   if (error instanceof OpenAI.APIUserAbortError || error instanceof ModelError) return error;
   const last = attempts > 1 ? ` on the last of ${attempts} attempts` : "";
   if (error instanceof OpenAI.APIConnectionTimeoutError) {
@@ -175,7 +177,10 @@ function toModelError(error: unknown, where: string, attempts: number, lastFailu
     if (error.status === 401 || error.status === 403) {
       return new ModelError(`the model endpoint at ${where} refused the API key (HTTP ${status}); check ${KEY_SETTING}`);
     }
-    if (error.status === 404) return new ModelError(`the model endpoint at ${where} does not know the model (HTTP 404); check ${MODEL_SETTING}`);
+    const refusal = watched.lastRefusal();
+    if (error.status === 404) return new ModelError(describeNotFound(where, request.model, refusal));
+    // Some servers (LiteLLM, OpenRouter) refuse an unknown model with a 400.
+    if (error.status === 400 && refusal && saysModelUnknown(refusal.body)) return new ModelError(describeUnknownModel(where, request.model, refusal));
     return new ModelError(`the model endpoint at ${where} answered HTTP ${status}${attempts > 1 && retried(error.status) ? ` after ${attempts} attempts` : ""}`);
   }
   return new ModelError(`the model request failed: ${error instanceof Error ? error.message : String(error)}`);

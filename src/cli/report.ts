@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import type { RunOutcome } from "../github/run-outcome.js";
+import { costText } from "./cost-view.js";
 import { storedThreadState } from "./local-port.js";
 import { markdownToText, nextSteps, renderPlanText, verificationLines } from "./text-view.js";
 import type { StoredThread, ThreadStore } from "./thread-store.js";
@@ -20,6 +21,8 @@ export function printOutcome(write: (text: string) => void, outcome: RunOutcome,
     write(renderPlanText(state));
     const checks = verificationLines(latest.comment.body);
     if (checks.length > 0) write(["", "Verification results", ...checks].join("\n"));
+    const cost = costText(latest.comment.body);
+    if (cost) write(`\n${cost}`);
   }
   if (state.status === "built" && existsSync(options.pullRequestFile)) write(`\nPull-request text for this branch: ${options.pullRequestFile}`);
   const next = nextSteps(state);
@@ -48,6 +51,8 @@ export function printStatus(write: (text: string) => void, thread: StoredThread 
     return;
   }
   write(state.plan ? renderPlanText(state) : markdownToText(comment.body));
+  const cost = state.plan ? costText(comment.body) : "";
+  if (cost) write(`\n${cost}`);
   if (state.branch) write(`\nBranch: ${state.branch}`);
   const next = nextSteps(state);
   if (next) write(`\n${next}`);

@@ -17,6 +17,12 @@ export const APPROVERS = ["write", "codeowners"] as const;
 export const repoConfigSchema = z
   .object({
     model: z.string().min(1).optional().describe("The model for this repository, instead of the App's BLUEPRINT_MODEL."),
+    models: z
+      .array(z.string().min(1).max(200).regex(/^\S+$/, "a model name has no spaces"))
+      .min(1)
+      .max(50)
+      .optional()
+      .describe("The models `/plan --model NAME` may pick, exactly as the endpoint names them; that plan's revisions and its build use the model picked. Without this list `/plan --model` is refused."),
     min_permission: z.enum(PERMISSION_LEVELS).optional().describe("The least permission that may command Blueprint here; it can raise the App's minimum, never lower it."),
     require_other_approver: z.boolean().default(false).describe("The plan's requester may not approve their own plan."),
     approvers: z

@@ -1,4 +1,8 @@
 export type Command =
+  /**
+   * `instructions`: the argument as written, a leading `--model NAME` included (a job carries it whole);
+   * `parsePlanArgument` splits it where the plan is made.
+   */
   | { name: "plan"; instructions: string }
   /** `notes`: the approver's words after the ids and flags (and on the lines after), for every step; "" when none. */
   | { name: "build"; steps: string[]; fresh: boolean; force: boolean; revision: number | null; notes: string }
@@ -37,8 +41,11 @@ export function parseComment(body: string | null | undefined): ParsedComment {
   const argument = [inline, rest].filter(Boolean).join("\n");
 
   switch (word) {
-    case "plan":
+    case "plan": {
+      const plan = parsePlanArgument(argument);
+      if (!plan.ok) return { kind: "invalid", name: "plan", message: plan.message };
       return { kind: "command", command: { name: "plan", instructions: argument } };
+    }
     case "revise":
       if (!argument) return { kind: "invalid", name: "revise", message: "`/revise` needs feedback, e.g. `/revise use the existing retry helper`." };
       return { kind: "command", command: { name: "revise", feedback: argument } };
@@ -53,6 +60,20 @@ export function parseComment(body: string | null | undefined): ParsedComment {
       return suggestion ? { kind: "typo", word, suggestion } : { kind: "none" };
     }
   }
+}
+
+export type PlanArgument = { ok: true; model: string | null; instructions: string } | { ok: false; message: string };
+
+/**
+ * `/plan [--model NAME] [instructions]`: a model picked for this plan (only before the instructions,
+ * so that instructions that mention a `--model` flag stay instructions), and the instructions.
+ */
+export function parsePlanArgument(argument: string): PlanArgument {
+  const match = /^--model(?:=(\S*)|(?=\s|$)[ \t]*(\S*))[ \t]*/i.exec(argument);
+  if (!match) return { ok: true, model: null, instructions: argument };
+  const model = match[1] ?? match[2] ?? "";
+  if (!model || model.startsWith("--")) return { ok: false, message: "`/plan --model` needs a model name, e.g. `/plan --model gpt-4.1 add retries`; the names this repository allows are its `models:` in `.github/blueprint.yml`." };
+  return { ok: true, model, instructions: argument.slice(match[0].length).replace(/^\n+/, "") };
 }
 
 /**

@@ -49,6 +49,7 @@ function footer(state: ThreadState): string {
   const bits = [`revision ${state.revision}`, `base \`${state.base.branch}\` @ \`${state.base.sha.slice(0, 7)}\``];
   if (state.head) bits.push(`head \`${state.head.ref}\` @ \`${state.head.sha.slice(0, 7)}\``);
   bits.push(`requested by @${state.requestedBy}`);
+  if (state.model) bits.push(`model \`${state.model}\` (\`/plan --model\`)`);
   if (state.planHash) bits.push(`plan \`${state.planHash}\``);
   return `<sub>Blueprint · ${bits.join(" · ")}</sub>`;
 }

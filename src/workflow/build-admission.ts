@@ -13,6 +13,7 @@ import { describeApprovals } from "./code-owner-coverage.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { applyHandEdits } from "./hand-edits.js";
 import { memoryOf, withAnswer } from "./memory.js";
+import { pickAdvice, withPickedModel } from "./model-choice.js";
 import type { ThreadComment, ThreadInfo } from "./ports.js";
 import { dropApprovalsBefore, recordApproval } from "./recorded-approvals.js";
 import { repoMinimumRefusal } from "./repo-permission.js";
@@ -68,7 +69,13 @@ export async function buildSource(deps: WorkflowDeps, job: JobContext, request: 
     await port.postComment(`This repository requires someone other than the plan's requester (@${requestedBy}) to approve it.`);
     return null;
   }
-  return { mirror, config };
+  // The plan is built with the model it was made with, if the repository still allows it.
+  const choice = withPickedModel(deps, config, approved.record.state.model);
+  if (!choice.ok) {
+    await port.postComment(`${choice.message} This plan was made with it, so it is not built. ${pickAdvice(deps, config)}`);
+    return null;
+  }
+  return { mirror, config: choice.config };
 }
 
 export interface PlanToBuild {

@@ -5,7 +5,7 @@ import type { ThreadPort } from "./ports.js";
 export const HELP_TEXT = `### Blueprint commands
 | command | what it does |
 |---|---|
-| \`/plan [instructions]\` | explore the repository read-only and post a plan (extra lines are more instructions) |
+| \`/plan [--model NAME] [instructions]\` | explore the repository read-only and post a plan (extra lines are more instructions); \`--model\` picks one of the models \`.github/blueprint.yml\` lists under \`models:\`, for this plan, its revisions and its build |
 | \`/build [S1 S2…] [--fresh] [--force] [notes]\` | approve the latest plan and build it: one commit per step on Blueprint's branch, then a pull request; any words after the step ids and flags are notes every step follows |
 | \`/revise <feedback>\` | ask for a revised plan |
 | \`/cancel\` | stop the running job; everything already pushed stays |
@@ -39,6 +39,7 @@ export async function statusReply(port: ThreadPort, running: string | null, stat
       const done = Object.values(state.steps).filter((step) => step.status === "done").length;
       lines.push(`- Steps done: ${done} of ${state.plan.steps.length}`);
     }
+    if (state.model) lines.push(`- Model: \`${state.model}\` (picked with \`/plan --model\`)`);
     if (state.branch) lines.push(`- Branch: \`${state.branch}\``);
     if (state.pullRequest) lines.push(`- Pull request: #${state.pullRequest}`);
     if (state.error) lines.push(`- Last error: ${state.error}`);

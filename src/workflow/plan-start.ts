@@ -62,6 +62,7 @@ export function initialState(info: ThreadInfo, defaultBranch: string, memory: Th
     approvedBy: null,
     approvals: [],
     buildNotes: [],
+    model: null,
     changes: null,
     postedAt: null,
     error: null,

@@ -9,7 +9,8 @@ import { withExplored } from "./memory.js";
 import { plainError } from "./plain-error.js";
 import { explore, type Explored } from "./plan-explore.js";
 import { failedComment, resultComment, warnAboutWorkflows } from "./plan-result.js";
-import { initialState, planStanding } from "./plan-start.js";
+import { withPickedModel, pickAdvice } from "./model-choice.js";
+import { initialState, planStanding, type PlanStanding } from "./plan-start.js";
 import { openPlanStatus, type PlanStatus } from "./plan-status.js";
 import type { ThreadInfo } from "./ports.js";
 import { repoMinimumRefusal } from "./repo-permission.js";
@@ -25,8 +26,8 @@ import type { RepoConfig } from "../config/repo-config.js";
 const HANDED_OVER = "⏸ Blueprint restarted while planning: another worker starts this plan over and posts it below. Nothing was changed.";
 
 export type PlanTrigger =
-  /** `/plan [instructions]`; with a plan already there it becomes a revision. */
-  | { kind: "plan"; instructions: string }
+  /** `/plan [--model NAME] [instructions]`; with a plan already there it becomes a revision. */
+  | { kind: "plan"; instructions: string; model?: string | null }
   /** `/revise`, a "request changes" review, or a plain comment on a pending plan. */
   | { kind: "feedback"; feedback: Omit<FeedbackEntry, "onRevision"> }
   /** The answer to a question planning asked. */
@@ -55,6 +56,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
   // 2. The thread and the state this run writes.
   const info = await port.info();
   const state = initialState(info, port.repo.defaultBranch, memory, standing.revision, job.deliveryId);
+  state.model = pickedModel(request.trigger, standing);
 
   // 3. One status comment, kept up to date (plan-status.ts).
   const status = await openPlanStatus(deps, job, { comments, seal, state, reuse: resumed ?? standing.takenOver });
@@ -68,7 +70,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
     const tree = await planningTree(deps, job, info);
     workspace = tree;
     await recordBaseAndHead(tree, info, state);
-    const config = await planningConfig(job, status, state, (at, file) => tree.readAtRef(at, file));
+    const config = await planningConfig(deps, job, { status, state }, (at, file) => tree.readAtRef(at, file));
     if (!config) return;
     // The model is told to call repo_map first: its tags are collected while the thread is read and the model answers.
     stopPrefetch = prefetchRepoMap(tree.dir, tree.tagCacheDir, job.signal);
@@ -108,8 +110,18 @@ async function recordBaseAndHead(tree: Workspace, info: ThreadInfo, state: Threa
   if (state.head) state.head.sha = tree.baseSha;
 }
 
-/** The configuration from the default branch, if it reads and the requester may plan under it; else the run ends in the status comment. */
-async function planningConfig(job: JobContext, status: PlanStatus, state: ThreadState, readAtRef: (ref: string, file: string) => Promise<string | null>): Promise<RepoConfig | null> {
+/** A new `/plan` says its model (or none: the configured one); revisions and answers keep the plan's. */
+function pickedModel(trigger: PlanTrigger, standing: PlanStanding): string | null {
+  if (trigger.kind === "plan") return trigger.model ?? null;
+  return (standing.takenOver ?? standing.resumed ?? standing.current)?.state.model ?? null;
+}
+
+/**
+ * The configuration from the default branch, if it reads, the requester may plan under it and it allows
+ * the model picked (with that model); else the run ends in the status comment.
+ */
+async function planningConfig(deps: WorkflowDeps, job: JobContext, run: { status: PlanStatus; state: ThreadState }, readAtRef: (ref: string, file: string) => Promise<string | null>): Promise<RepoConfig | null> {
+  const { status, state } = run;
   const configRead = await loadRepoConfig(readAtRef, job.port.repo.defaultBranch);
   if (!configRead.ok) {
     await status.tracking.final(failedComment(state, status.sealed, configRead.message, "Fix the file on the default branch, then comment `/plan` again."));
@@ -120,7 +132,12 @@ async function planningConfig(job: JobContext, status: PlanStatus, state: Thread
     await status.tracking.final(failedComment(state, status.sealed, refusal, "Ask someone with that access to comment `/plan`."));
     return null;
   }
-  return configRead.config;
+  const choice = withPickedModel(deps, configRead.config, state.model);
+  if (!choice.ok) {
+    await status.tracking.final(failedComment({ ...state, model: null }, status.sealed, choice.message, pickAdvice(deps, configRead.config)));
+    return null;
+  }
+  return choice.config;
 }
 
 /** True (and the plan discarded) when the read-only run changed the working tree. */

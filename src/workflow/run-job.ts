@@ -1,4 +1,5 @@
 import { atLeast } from "../github/permission.js";
+import { parsePlanArgument } from "../github/command.js";
 import { GATED_KINDS, jobLabel, LANE_KINDS, threadOf, type Job } from "../jobs/job.js";
 import type { PermissionCache } from "../jobs/permission-cache.js";
 import { buildThread } from "./build.js";
@@ -121,8 +122,15 @@ export async function workJob(deps: WorkflowDeps, port: ThreadPort, job: Job, si
   const minimumPermission = deps.minPermission;
   try {
     switch (job.kind) {
-      case "plan":
-        return await planThread(deps, context, { trigger: { kind: "plan", instructions: job.instructions }, commandCommentId: job.commentId });
+      case "plan": {
+        // The job carries `/plan`'s argument as written; intake refused a malformed `--model` already.
+        const argument = parsePlanArgument(job.instructions);
+        if (!argument.ok) {
+          await port.postComment(argument.message);
+          return;
+        }
+        return await planThread(deps, context, { trigger: { kind: "plan", instructions: argument.instructions, model: argument.model }, commandCommentId: job.commentId });
+      }
       case "revise":
         return await planThread(deps, context, { trigger: { kind: "feedback", feedback: { author: job.actor, source: "revise", text: job.feedback } }, commandCommentId: job.commentId });
       case "review-changes": {

@@ -91,6 +91,8 @@ export const threadStateSchema = z.object({
   approvals: z.array(recordedApprovalSchema).default([]),
   /** The approvers' notes for building this revision, oldest first; every step is given them. */
   buildNotes: z.array(buildNoteSchema).default([]),
+  /** The model `/plan --model` picked from the repository's `models:`; its revisions and its build use it. Null: the configured model. */
+  model: z.string().nullable().default(null),
   /** "What changed since the previous revision", computed when the revision was made. */
   changes: z.string().nullable().default(null),
   /** When this revision's plan was posted: an approval given before then did not see it. */

@@ -144,7 +144,7 @@ describe("/plan on an issue", () => {
     await fx.app.deliver("issue_comment", commentPayload({ body: "/help", cloneUrl: fx.repo.url }));
     await fx.app.deliver("issue_comment", commentPayload({ body: "/status", cloneUrl: fx.repo.url }));
     const [help, status] = fx.github.botComments();
-    expect(help!.body).toContain("/plan [instructions]");
+    expect(help!.body).toContain("/plan [--model NAME] [instructions]");
     expect(status!.body).toContain("No plan yet");
     expect(fx.model.requests).toHaveLength(0);
   });

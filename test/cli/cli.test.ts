@@ -1,3 +1,5 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { decodeState } from "../helpers/plan-state.js";
 import { createBareRepo, gitIn, tempDir, type BareRepo } from "../helpers/git-repo.js";
@@ -123,6 +125,50 @@ describe("the blueprint CLI", () => {
     expect(model?.requests).toHaveLength(3);
   });
 
+  it("prints what planning cost and the build estimate, then the cost per step and in total, when the model has a price", async () => {
+    // $2 per million prompt tokens, $0.50 cached, $10 completion.
+    const prices = { BLUEPRINT_MODEL: "test-model", BLUEPRINT_PRICES: JSON.stringify({ "test-model": { input: 2, cached_input: 0.5, output: 10 } }) };
+    const usage = { prompt: 10_000, completion: 1_000 };
+    const cli = await withModel(
+      [{ ...submit(), usage: { prompt: 100_000, completion: 5_000, cached: 40_000 } }, { ...write("src/retry.js", "x\n"), usage }, { ...complete("S1"), usage }, { ...write("src/client.js", "y\n"), usage }, { ...complete("S2"), usage }],
+      prices,
+    );
+    const planned = await cli(["plan", "add retry"]);
+    expect(planned.code).toBe(0);
+    // (60,000 · $2 + 40,000 · $0.50 + 5,000 · $10) / 1M = $0.19
+    expect(planned.stdout).toContain("Planning cost: 100,000 prompt tokens (40,000 cached) + 5,000 completion tokens over 1 answered model request — $0.19 at `test-model`'s configured prices\n");
+    // The App's estimate (S1 low with a file, S2 unrated with a file), in the App's words.
+    expect(planned.stdout).toContain(
+      "Estimated build cost: about 250,000 tokens for 2 steps (S1 ~80k, S2 ~170k), ≈ $0.60 at `test-model`'s configured prices.\n  (a guess from the plan's steps, not a measurement: `blueprint status --markdown` shows what it assumes)",
+    );
+    expect((await cli(["status", "--markdown"])).stdout).toContain("Estimate, not a measurement: it assumes 60,000 tokens for a low-complexity step");
+    expect(planned.stdout).not.toMatch(/<sub>|\*\*|\| Step/);
+
+    const built = await cli(["build"]);
+    expect(built.code).toBe(0);
+    // Each request: (10,000 · $2 + 1,000 · $10) / 1M = $0.03; two per step.
+    expect(built.stdout).toContain(
+      [
+        "Cost per step",
+        "  Step    Tokens              Prompt   Completion    Cost",
+        "  S1      22,000   20,000 (0 cached)        2,000   $0.06",
+        "  S2      22,000   20,000 (0 cached)        2,000   $0.06",
+        "  Total   44,000   40,000 (0 cached)        4,000   $0.12",
+        "This build: 40,000 prompt tokens (0 cached) + 4,000 completion tokens over 4 answered model requests — $0.12 at `test-model`'s configured prices",
+      ].join("\n"),
+    );
+    expect((await cli(["status"])).stdout).toContain("  Total   44,000   40,000 (0 cached)        4,000   $0.12");
+  });
+
+  it("prints no cost lines when the model has no price (--markdown still shows the tokens)", async () => {
+    const plain = await withModel([submit(), write("src/retry.js", "x\n"), complete("S1"), write("src/client.js", "y\n"), complete("S2")]);
+    const plainPlan = await plain(["plan", "add retry"]);
+    const plainBuild = await plain(["build"]);
+    expect(plainPlan.code + plainBuild.code).toBe(0);
+    expect(plainPlan.stdout + plainBuild.stdout).not.toMatch(/Planning cost|Estimated build cost|Cost per step|This build|\$/);
+    expect((await plain(["status", "--markdown"])).stdout).toContain("| Step | Tokens | Prompt | Completion |\n");
+  });
+
   it("revises the plan into v2", async () => {
     const cli = await withModel([submit(), submit({ title: "Add retry with jitter" })]);
     expect((await cli(["plan", "add retry"])).code).toBe(0);
@@ -176,6 +222,31 @@ describe("the blueprint CLI", () => {
     const noModel = await blueprint(["plan", "x"], { cwd: fresh.seed });
     expect(noModel.code).toBe(1);
     expect(noModel.stderr).toContain("no model endpoint");
+  });
+
+  it("tells an unknown model from a base URL without /v1 when the endpoint answers 404", async () => {
+    // Like Ollama: the API under /v1 (which does not serve the model asked for), plain-text 404s elsewhere.
+    const endpoint = http.createServer((req, res) => {
+      req.resume();
+      if (req.url === "/v1/chat/completions") res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: 'model "llama9" not found, try pulling it first', type: "api_error" } }));
+      else res.writeHead(404, { "content-type": "text/plain" }).end("404 page not found");
+    });
+    await new Promise<void>((resolve) => endpoint.listen(0, "127.0.0.1", resolve));
+    const root = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}`;
+    try {
+      const noV1 = await blueprint(["plan", "add retry", "--base-url", root, "--model", "llama9"], { cwd: checkout });
+      expect(noV1.code).toBe(1);
+      expect(noV1.stdout).toContain(`nothing answers at ${root}/chat/completions (HTTP 404: "404 page not found")`);
+      expect(noV1.stdout).toContain(`so try ${root}/v1.`);
+      expect(noV1.stdout).not.toContain("does not know the model");
+
+      const unknown = await blueprint(["plan", "add retry", "--base-url", `${root}/v1`, "--model", "llama9"], { cwd: checkout });
+      expect(unknown.code).toBe(1);
+      expect(unknown.stdout).toContain(`the model endpoint at ${root}/v1 does not know the model \`llama9\` (HTTP 404: "{"error":{"message":"model \\"llama9\\" not found, try pulling it first"`);
+      expect(unknown.stdout).toContain("the CLI's `--model`");
+    } finally {
+      await new Promise((resolve) => endpoint.close(resolve));
+    }
   });
 
   it("refuses to plan on a detached HEAD", async () => {

@@ -53,6 +53,11 @@ describe("the eval's preflight", () => {
     expect(nothing.seen).toEqual(["GET /models Bearer sk-test", "POST /chat/completions Bearer sk-test"]);
     await nothing.close();
 
+    // A chat API without a model list that does not serve the model: the model is named, not the URL.
+    const unknownModel = await endpoint(404, { object: "error", message: "The model `m` does not exist.", type: "NotFoundError", code: 404 }, (url) => url.endsWith("/chat/completions"));
+    expect(await preflight(unknownModel.url, "sk-test", "m")).toEqual({ ok: false, problem: `404: ${unknownModel.url} does not know the model "m": check --model — it said: {"object":"error","message":"The model \`m\` does not exist.","type":"NotFoundError","code":404}` });
+    await unknownModel.close();
+
     expect(await preflight("https://api.openai.com/v1", undefined, undefined)).toEqual({ ok: false, problem: "no API key for https://api.openai.com/v1: set OPENAI_API_KEY or give --api-key." });
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseComment } from "../../src/github/command.js";
+import { parseComment, parsePlanArgument } from "../../src/github/command.js";
 
 describe("parseComment", () => {
   it("takes /plan instructions from the first line and the lines after it", () => {
@@ -110,5 +110,25 @@ describe("parseComment", () => {
   it("only looks at the first non-blank line", () => {
     expect(parseComment("Thanks!\n/plan add retry")).toEqual({ kind: "none" });
     expect(parseComment("\n\nLooks good\n\n/build")).toEqual({ kind: "none" });
+  });
+});
+
+describe("/plan --model", () => {
+  it("keeps the argument whole for the job, and splits it into the model and the instructions where the plan is made", () => {
+    expect(parseComment("/plan --model gpt-5 add retry\nand log it")).toEqual({ kind: "command", command: { name: "plan", instructions: "--model gpt-5 add retry\nand log it" } });
+    expect(parsePlanArgument("--model gpt-5 add retry\nand log it")).toEqual({ ok: true, model: "gpt-5", instructions: "add retry\nand log it" });
+    expect(parsePlanArgument("--MODEL=qwen2.5-coder:14b")).toEqual({ ok: true, model: "qwen2.5-coder:14b", instructions: "" });
+    expect(parsePlanArgument("--model gpt-5\nadd retry")).toEqual({ ok: true, model: "gpt-5", instructions: "add retry" });
+  });
+
+  it("reads --model only before the instructions: later it is part of them", () => {
+    expect(parsePlanArgument("add a --model flag to the CLI")).toEqual({ ok: true, model: null, instructions: "add a --model flag to the CLI" });
+    expect(parsePlanArgument("--models-list cleanup")).toEqual({ ok: true, model: null, instructions: "--models-list cleanup" });
+  });
+
+  it("refuses --model without a name, saying what to type", () => {
+    for (const body of ["/plan --model", "/plan --model\nadd retry", "/plan --model= add retry", "/plan --model --fresh"]) {
+      expect(parseComment(body), body).toEqual({ kind: "invalid", name: "plan", message: expect.stringContaining("`/plan --model` needs a model name, e.g. `/plan --model gpt-4.1 add retries`") });
+    }
   });
 });

@@ -52,6 +52,7 @@ function makeState(overrides: Partial<ThreadState> = {}): ThreadState {
     approvedBy: null,
     approvals: [],
     buildNotes: [],
+    model: null,
     changes: null,
     postedAt: "2024-05-01T11:00:00.000Z",
     updatedAt: "2024-05-01T12:00:00.000Z",
