@@ -6,7 +6,7 @@ import { stopOnSignal } from "./jobs/stop-on-signal.js";
 import { JobRunner } from "./jobs/job-runner.js";
 import { JobMetrics, telemetryFor } from "./jobs/metrics.js";
 import { listenWithOperatorPages } from "./jobs/operator-pages.js";
-import { tokenPorts } from "./github/token-port.js";
+import { tokenPorts } from "./jobs/token-ports.js";
 import { jobSealer } from "./jobs/redis-backend.js";
 import { startRedisWorkers, type RedisWorkers } from "./jobs/redis-worker.js";
 import { createWorkflowDeps, stateKeyOf } from "./workflow/create-deps.js";

@@ -1,4 +1,4 @@
-import { fresherThan, type JobToken } from "../github/job-token.js";
+import { fresherThan, type JobToken } from "../credentials/index.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
 import { HandOver, handedOver } from "../workflow/hand-over.js";
 import type { Job } from "./job.js";

@@ -1,11 +1,12 @@
 import { DelayedError, UnrecoverableError, WaitingError, type Job as BullJob } from "bullmq";
-import { RenewableToken, warnUnrenewed, type JobToken } from "../github/job-token.js";
+import { openToken, renewingToken, type JobToken } from "../credentials/index.js";
+import type { TokenGetter } from "../shared/token-getter.js";
 import { approvalMismatch, type ApprovingJob } from "../workflow/approval-on-github.js";
 import { HandOver, handedOver, handOverTaken } from "../workflow/hand-over.js";
 import type { ThreadPort } from "../workflow/ports.js";
 import { PermissionUnknown, reportFailedJob, triageJob, workJob, workerPorts, type ThreadLanes } from "../workflow/run-job.js";
 import { jobLabel, threadOf, type Job } from "./job.js";
-import { bullId, JOB_OPTIONS, openToken, signWire, WORK_QUEUE } from "./job-wire.js";
+import { bullId, JOB_OPTIONS, signWire, WORK_QUEUE } from "./job-wire.js";
 import type { RedisWorkerContext } from "./redis-worker-context.js";
 import { keepThread, leaveThread } from "./redis-thread-hold.js";
 import { renewal, withFreshToken, type Ready, type Running } from "./redis-worker-tokens.js";
@@ -14,7 +15,7 @@ import { renewal, withFreshToken, type Ready, type Running } from "./redis-worke
 const BUSY_RETRY_MS = 500;
 
 /** The job's ports, with its token unsealed (or the one given: already unsealed, or renewed as the job works). */
-function jobPorts(ctx: RedisWorkerContext, wire: Ready, token: JobToken | RenewableToken = openToken(ctx.sealer, wire.sealedToken, wire.job)) {
+function jobPorts(ctx: RedisWorkerContext, wire: Ready, token: JobToken | TokenGetter = openToken(ctx.sealer, wire.sealedToken, wire.job)) {
   return workerPorts(ctx.deps, ctx.ports.portsFor(wire.job, token), ctx.permissions);
 }
 
@@ -102,7 +103,7 @@ async function runUseCase(ctx: RedisWorkerContext, bullJob: BullJob, wire: Ready
   const token = openToken(ctx.sealer, wire.sealedToken, job);
   const renew = renewal(ctx, bullJob, wire, running);
   // The token as renewed while the job works: it may outlive the one it started with.
-  const live = () => jobPorts(ctx, wire, new RenewableToken(token, renew, warnUnrenewed(ctx.log, job))).work;
+  const live = () => jobPorts(ctx, wire, renewingToken(token, renew, ctx.log, job)).work;
   if (job.kind === "build" || job.kind === "review-approval") await confirmApproval(ctx, live(), job);
   // A job that starts as its worker stops goes straight back.
   if (handedOver(signal)) return;

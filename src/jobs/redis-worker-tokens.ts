@@ -1,8 +1,8 @@
 import { DelayedError, UnrecoverableError, WaitingError, type Job as BullJob } from "bullmq";
 import type { RenewToken } from "./job-runner.js";
-import { claimedDeliveryId, openToken, QUEUE_LIFE_MS, verifiedWire, withoutToken, type Wire, type WirePlace } from "./job-wire.js";
+import { openToken, QUEUE_LIFE_MS, RefreshRefused, TokenUnavailable } from "../credentials/index.js";
+import { claimedDeliveryId, verifiedWire, withoutToken, type Wire, type WirePlace } from "./job-wire.js";
 import type { TokenKeeper, WorkerLog } from "./redis-worker-context.js";
-import { RefreshRefused, TokenUnavailable } from "./token-refresh.js";
 
 /** A job with no fresh token yet (no intake answered) looks again this soon, and is given up after QUEUE_LIFE_MS in the queue. */
 const TOKEN_RETRY_MS = 30_000;

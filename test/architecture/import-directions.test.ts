@@ -22,11 +22,14 @@ const ALLOWED: Record<string, readonly string[]> = {
   // CODEOWNERS, permission words) from github/, which in turn implements their ports (ports.ts, deps.ts).
   workflow: ["agent", "tools", "plan", "workspace", "config", "github", "shared"],
   github: ["workflow", "plan", "config", "shared", "pkg:github"],
-  jobs: ["config", "shared", "pkg:redis"],
+  // A job's GitHub credentials (#29 point 2): minted with the GitHub adapter's App calls, sealed and
+  // renewed for Redis; the job runtime and the intake's entry use them, nothing below does.
+  credentials: ["github", "config", "plan", "shared", "pkg:github", "pkg:redis"],
+  jobs: ["credentials", "config", "shared", "pkg:redis"],
   setup: ["config", "shared", "pkg:github"],
   action: ["jobs", "workflow", "github", "config", "shared", "pkg:github"],
   cli: ["jobs", "workflow", "github", "config", "shared"],
-  entries: ["jobs", "action", "cli", "setup", "config", "shared"],
+  entries: ["jobs", "credentials", "action", "cli", "setup", "config", "shared"],
 };
 
 /**
@@ -37,16 +40,16 @@ const ALLOWED: Record<string, readonly string[]> = {
 const EXCEPTIONS: Record<string, number> = {
   // The job runtime runs the use cases and the GitHub adapter itself; the restructure hands it one getter instead.
   "jobs -> workflow": 23,
-  "jobs -> github": 19,
-  "jobs -> plan": 1, // job-wire.ts validates a plan crossing a process hop
+  "jobs -> github": 9,
   "jobs -> agent": 1, // metrics.ts: the TokenUsage type, now in shared/model-usage.ts
-  // The GitHub adapter reaches into the job runtime (Job, slots, turns) and Redis (token-port.ts).
-  "github -> jobs": 7,
-  "github -> pkg:redis": 1,
+  // The GitHub adapter reaches into the job runtime (Job, slots, turns).
+  "github -> jobs": 6,
+  // The job's shape and each kind's permissions (jobs/job.ts), which a token is minted and sealed for.
+  "credentials -> jobs": 1,
   // The use cases know the job's shape (Job, the permission cache).
   "workflow -> jobs": 3,
   // The entries wire the adapter and the use cases themselves, where the restructure gives each process one entry of 60 lines.
-  "entries -> github": 11,
+  "entries -> github": 5,
   "entries -> workflow": 8,
   "entries -> pkg:github": 2,
   // The CLI and the Action build a job inline: a checkout, a repository map, secret masking.
