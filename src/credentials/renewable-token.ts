@@ -1,6 +1,9 @@
 import type { GrantedToken, TokenGetter } from "../shared/token-getter.js";
 import { expiresSoon, fresherThan, type JobToken, type TokenHolder } from "./job-token.js";
 
+/** A fresh token for a running job (asked of whoever holds the App's key, directly or not), or null when none could be had. */
+export type RenewToken = () => Promise<JobToken | null>;
+
 /** After a renewal that gave nothing (no intake answered, GitHub refused), how long the job works on before asking again. */
 const RENEW_RETRY_MS = 60_000;
 /** A renewal that has not settled by then counts as none (the intake's own waits are shorter). */
@@ -25,7 +28,7 @@ export class RenewableToken {
 
   constructor(
     private token: JobToken,
-    private readonly renew: () => Promise<JobToken | null>,
+    private readonly renew: RenewToken,
     private readonly onRenewFailed: (error: unknown) => void = () => {},
     private readonly clock: () => number = Date.now,
   ) {}
@@ -79,7 +82,7 @@ export function warnUnrenewed(log: { warn(fields: object, message: string): void
  * What the job's work holds: a getter for its token, renewed through `renew` as the job goes (a
  * build may outlast the token's hour); a renewal that does not come is logged and the job works on.
  */
-export function renewingToken(token: JobToken, renew: () => Promise<JobToken | null>, log: { warn(fields: object, message: string): void }, job: Pick<TokenHolder, "deliveryId">): TokenGetter {
+export function renewingToken(token: JobToken, renew: RenewToken, log: { warn(fields: object, message: string): void }, job: Pick<TokenHolder, "deliveryId">): TokenGetter {
   const renewable = new RenewableToken(token, renew, warnUnrenewed(log, job));
   return async (): Promise<GrantedToken> => renewable.current();
 }

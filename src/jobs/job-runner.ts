@@ -1,4 +1,4 @@
-import { fresherThan, type JobToken } from "../credentials/index.js";
+import { fresherThan, type JobToken, type RenewToken } from "../credentials/index.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
 import { HandOver, handedOver } from "../workflow/hand-over.js";
 import type { Job } from "./job.js";
@@ -16,9 +16,6 @@ export interface JobRunnerOptions {
   /** Hears the runner's model tokens and step durations (for /metrics). */
   telemetry?: WorkflowDeps["telemetry"];
 }
-
-/** A fresh token for a running job (asked of the intake), or null when none could be had. */
-export type RenewToken = () => Promise<JobToken | null>;
 
 interface Pending {
   job: Job;

@@ -1,7 +1,8 @@
 import { Queue, UnrecoverableError, Worker, type Job as BullJob } from "bullmq";
 import { Redis } from "ioredis";
 import { ConfigError, type BlueprintEnv } from "../config/env.js";
-import { answerTokenRequests, sealToken, Sealer, type JobTokenSource } from "../credentials/index.js";
+import { sealToken, Sealer, type JobTokenSource } from "../credentials/index.js";
+import { answerTokenRequests } from "../credentials/redis.js";
 import { tokenPorts } from "./token-ports.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
 import type { JobBackend, QueueStats } from "./backend.js";

@@ -1,5 +1,6 @@
 import type { Queue } from "bullmq";
-import type { Sealer, TokenRefresher } from "../credentials/index.js";
+import type { Sealer } from "../credentials/index.js";
+import type { TokenRefresher } from "../credentials/redis.js";
 import type { TokenPorts } from "../github/token-port.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
 import type { JobRunner } from "./job-runner.js";

@@ -1,6 +1,6 @@
 import { DelayedError, UnrecoverableError, WaitingError, type Job as BullJob } from "bullmq";
-import type { RenewToken } from "./job-runner.js";
-import { openToken, QUEUE_LIFE_MS, RefreshRefused, TokenUnavailable } from "../credentials/index.js";
+import { openToken, QUEUE_LIFE_MS, type RenewToken } from "../credentials/index.js";
+import { RefreshRefused, TokenUnavailable } from "../credentials/redis.js";
 import { claimedDeliveryId, verifiedWire, withoutToken, type Wire, type WirePlace } from "./job-wire.js";
 import type { TokenKeeper, WorkerLog } from "./redis-worker-context.js";
 

@@ -1,6 +1,7 @@
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
-import { TokenRefresher, type Sealer } from "../credentials/index.js";
+import type { Sealer } from "../credentials/index.js";
+import { TokenRefresher } from "../credentials/redis.js";
 import { TRIAGE_QUEUE, WORK_QUEUE } from "./job-wire.js";
 import type { QueueStats } from "./backend.js";
 import { telemetryFor, type JobMetrics } from "./metrics.js";

@@ -108,6 +108,13 @@ describe("import directions in src/", () => {
     expect(unexpected).toEqual([]);
   });
 
+  it("reaches a job's credentials only through their doors: index (every process), intake (minting), redis (renewal through Redis)", () => {
+    const doors = ["src/credentials/index.ts", "src/credentials/intake.ts", "src/credentials/redis.ts"];
+    const past = imports.filter(({ from, to, target }) => from !== "credentials" && to === "credentials" && !doors.includes(target));
+    expect(past.map(({ file, target }) => `${file} -> ${target}`)).toEqual([]);
+    expect(imports.filter(({ to }) => to === "credentials").length).toBeGreaterThan(0);
+  });
+
   it("keeps the exception list honest: each is still taken and not allowed (else it comes off the list)", () => {
     const stale = Object.keys(EXCEPTIONS).filter((direction) => {
       const [from = "", to = ""] = direction.split(" -> ");
