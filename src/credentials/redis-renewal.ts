@@ -97,6 +97,8 @@ export function answerTokenRequests(options: TokenDeskOptions): { close(): Promi
     TOKEN_QUEUE,
     async (request: BullJob) => {
       const parsed = requestSchema.parse(request.data);
+      // As malformed as a request of another shape: only the queues of running jobs are asked about.
+      if (!queues.has(parsed.queue)) throw new Error(`a token request named queue ${parsed.queue}, not one of ${options.queues.join(", ")}`);
       const job = await runningJob(parsed);
       // Sealed for this job, or it is not this job's token to renew.
       refusing(() => openToken(sealer, parsed.sealedToken, job));
