@@ -7,7 +7,7 @@ import { JobRunner } from "./jobs/job-runner.js";
 import { JobMetrics, telemetryFor } from "./jobs/metrics.js";
 import { listenWithOperatorPages } from "./jobs/operator-pages.js";
 import { tokenPorts } from "./jobs/token-ports.js";
-import { jobSealer } from "./jobs/redis-backend.js";
+import { jobSealer } from "./credentials/index.js";
 import { startRedisWorkers, type RedisWorkers } from "./jobs/redis-worker.js";
 import { createWorkflowDeps, stateKeyOf } from "./workflow/create-deps.js";
 import { requireSandboxOrExit } from "./workflow/sandbox-choice.js";

@@ -11,5 +11,5 @@
  */
 export { jobTokenSchema, expiresSoon, fresherThan, TOKEN_MARGIN_MS, type JobToken, type JobTokenSource, type TokenFor } from "./job-token.js";
 export { renewingToken, type RenewToken } from "./renewable-token.js";
-export { Sealer } from "./sealed.js";
+export { jobSealer, Sealer } from "./sealed.js";
 export { openToken, QUEUE_LIFE_MS, sealToken } from "./sealed-token.js";

@@ -1,7 +1,7 @@
 import { Queue, UnrecoverableError, Worker, type Job as BullJob } from "bullmq";
 import { Redis } from "ioredis";
-import { ConfigError, type BlueprintEnv } from "../config/env.js";
-import { sealToken, Sealer, type JobTokenSource } from "../credentials/index.js";
+import type { BlueprintEnv } from "../config/env.js";
+import { jobSealer, sealToken, type JobTokenSource, type Sealer } from "../credentials/index.js";
 import { answerTokenRequests } from "../credentials/redis.js";
 import { tokenPorts } from "./token-ports.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
@@ -12,14 +12,6 @@ import type { JobMetrics } from "./metrics.js";
 import type { WorkerMetricsSource } from "./operator-pages.js";
 import { RedisLanes } from "./redis-lanes.js";
 import { startRedisWorkers, type RedisWorkers } from "./redis-worker.js";
-
-/** The secret intake and workers share to sign jobs and seal their tokens; required with Redis (workers hold no App key to fall back on). */
-export function jobSealer(env: BlueprintEnv): Sealer {
-  if (!env.BLUEPRINT_STATE_SECRET) {
-    throw new ConfigError("REDIS_URL is set, so jobs cross processes: set BLUEPRINT_STATE_SECRET (16+ characters, the same on every intake and worker) so jobs travel signed, and their tokens sealed, through Redis");
-  }
-  return new Sealer(env.BLUEPRINT_STATE_SECRET);
-}
 
 export interface RedisBackendOptions {
   env: BlueprintEnv;
