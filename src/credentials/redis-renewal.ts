@@ -46,7 +46,7 @@ function refusing<T>(read: () => T): T {
 }
 
 /** Where a job sits in Redis: its queue and BullMQ id. */
-export interface QueuePlace {
+interface QueuePlace {
   queue: string;
   id: string;
 }

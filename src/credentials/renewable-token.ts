@@ -74,7 +74,7 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** What a job whose token could not be renewed logs (it works on with the token it has). */
-export function warnUnrenewed(log: { warn(fields: object, message: string): void }, job: Pick<TokenHolder, "deliveryId">): (error: unknown) => void {
+function warnUnrenewed(log: { warn(fields: object, message: string): void }, job: Pick<TokenHolder, "deliveryId">): (error: unknown) => void {
   return (error) => log.warn({ err: error, deliveryId: job.deliveryId }, "the job's token expires soon and no fresh one came; it works on with the one it has");
 }
 
