@@ -17,10 +17,13 @@ export function partOf(file) {
   return /^src\/[^/]+\.ts$/.test(file) ? "entries" : undefined;
 }
 
-/** Packages that count as a part of their own: GitHub's (only src/github and the process code may hold them) and Redis's. */
+/**
+ * Packages that count as a part of their own: GitHub's (only src/github and the process code may hold them) and
+ * Redis's (Bottleneck among them: here it is only ever plugin-throttling's pacing shared through Redis).
+ */
 export function packagePart(specifier) {
   if (specifier === "probot" || specifier.startsWith("probot/") || specifier.startsWith("@octokit/")) return "pkg:github";
-  if (["ioredis", "bullmq"].includes(specifier)) return "pkg:redis";
+  if (["ioredis", "bullmq", "bottleneck"].includes(specifier)) return "pkg:redis";
   return undefined;
 }
 

@@ -1,6 +1,6 @@
 import type { Probot } from "probot";
 import type { BlueprintEnv } from "../config/env.js";
-import type { JobTokenSource } from "../github/job-token.js";
+import type { JobTokenSource } from "../credentials/index.js";
 import { createOctokitPort } from "../github/octokit-port.js";
 import { installationOctokit } from "../github/installation-octokit.js";
 import { ownCommentMatcher } from "../github/own-comment.js";

@@ -1,12 +1,7 @@
-import { createPrivateKey } from "node:crypto";
 import v8 from "node:v8";
-import { getPrivateKey } from "@probot/get-private-key";
 import type { ApplicationFunctionOptions, Probot } from "probot";
 import { loadEnv, type BlueprintEnv } from "../config/env.js";
-import { JobTokens, type JobTokenSource, type TokenMinter } from "../github/job-token.js";
-import { MintThread } from "../github/mint-thread.js";
-import { githubApiUrl } from "../github/token-port.js";
-import { installationOctokit } from "../github/installation-octokit.js";
+import { intakeTokens } from "../credentials/intake.js";
 import { SHUTDOWN_REASON, type JobBackend } from "../jobs/backend.js";
 import { deliveryJob, HANDLED_EVENTS } from "../jobs/from-webhook.js";
 import { JobMetrics } from "../jobs/metrics.js";
@@ -50,9 +45,7 @@ export function createBlueprintApp(app: Probot, options: ApplicationFunctionOpti
   const metrics = new JobMetrics();
   const deps = (): WorkflowDeps => ({ ...createWorkflowDeps(env, app.log), ...overrides.deps });
   // Intake mints each job's token (narrowed to its repository) with the App's key; workers never hold the key.
-  // With the key in the App's environment (as `npm start` has it), on a thread of its own, signed with an App
-  // token reused for minutes; otherwise (an App handed a Probot instance) through Probot's own authentication.
-  const tokens: JobTokenSource = ownMintThread(env, app.log) ?? new JobTokens(async (installationId) => (await installationOctokit(app, installationId, "mint")) as unknown as TokenMinter);
+  const tokens = intakeTokens(app, env);
 
   const { backend, forkedWorker } = chooseBackend({ app, env, metrics, tokens, deps, jobs: overrides.jobs ?? "in-process" });
 
@@ -69,21 +62,8 @@ export function createBlueprintApp(app: Probot, options: ApplicationFunctionOpti
     idle: () => backend.idle(),
     shutdown: async (timeoutMs) => {
       await Promise.all([backend.shutdown(SHUTDOWN_REASON, timeoutMs), forkedWorker?.stop(timeoutMs)]);
-      if (tokens instanceof MintThread) await tokens.close();
+      await tokens.close();
     },
   };
 }
 
-/** The token thread, minting with the App's key from its environment; null without a usable key. */
-function ownMintThread(env: BlueprintEnv, log: Probot["log"]): MintThread | null {
-  const privateKey = getPrivateKey({ env: { PRIVATE_KEY: env.PRIVATE_KEY, PRIVATE_KEY_PATH: env.PRIVATE_KEY_PATH } });
-  if (!env.APP_ID || !privateKey) return null;
-  try {
-    // Read here, so a key that does not parse falls back at once rather than failing every mint.
-    createPrivateKey(privateKey);
-    return new MintThread({ appId: env.APP_ID, privateKey, baseUrl: githubApiUrl(env), log });
-  } catch (error) {
-    log.warn({ err: error }, "the App's private key could not be read here; job tokens are requested through Probot's authentication");
-    return null;
-  }
-}

@@ -1,6 +1,6 @@
 import { pino } from "pino";
 import { loadEnv } from "../config/env.js";
-import { tokenPorts } from "../github/token-port.js";
+import { tokenPorts } from "../jobs/token-ports.js";
 import { serveLocalJobs } from "../jobs/local-worker-server.js";
 import { JobMetrics } from "../jobs/metrics.js";
 import { createWorkflowDeps } from "../workflow/create-deps.js";

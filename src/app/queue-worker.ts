@@ -1,11 +1,11 @@
 import { pino } from "pino";
 import { ConfigError, loadEnv, logLevelOf } from "../config/env.js";
-import { tokenPorts } from "../github/token-port.js";
+import { tokenPorts } from "../jobs/token-ports.js";
 import { answerIntake } from "../jobs/forked-redis-worker.js";
 import { JobRunner } from "../jobs/job-runner.js";
 import { JobMetrics, telemetryFor } from "../jobs/metrics.js";
 import { listenWithOperatorPages } from "../jobs/operator-pages.js";
-import { jobSealer } from "../jobs/redis-backend.js";
+import { jobSealer } from "../credentials/index.js";
 import { startRedisWorkers, type RedisWorkers } from "../jobs/redis-worker.js";
 import { stopOnSignal } from "../jobs/stop-on-signal.js";
 import { createWorkflowDeps, stateKeyOf } from "../workflow/create-deps.js";

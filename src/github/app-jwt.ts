@@ -4,8 +4,20 @@ import type { Logger } from "../workflow/deps.js";
 import { keepAliveFetch, type LightResponse } from "./keep-alive-fetch.js";
 import { Slots } from "../jobs/slots.js";
 import { Turns } from "../jobs/turns.js";
-import type { TokenMinter } from "./job-token.js";
 import { backoffWait, rateLimitWait } from "./pacing.js";
+
+/** The one App call minting a job's token makes (with the App's JWT): what `credentials/` needs of GitHub to mint. */
+export interface TokenMinter {
+  rest: {
+    apps: {
+      createInstallationAccessToken(request: {
+        installation_id: number;
+        repositories: string[];
+        permissions?: Record<string, "read" | "write">;
+      }): Promise<{ data: { token: string; expires_at: string; permissions?: Record<string, string | undefined> } }>;
+    };
+  };
+}
 
 /** GitHub accepts an App's token for at most 10 minutes; one is reused for 5 and signed to last 9. */
 const REUSE_MS = 5 * 60_000;

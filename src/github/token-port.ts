@@ -1,13 +1,11 @@
 import { retry } from "@octokit/plugin-retry";
 import { throttling } from "@octokit/plugin-throttling";
 import { Octokit } from "@octokit/rest";
-import Bottleneck from "bottleneck";
-import { Redis } from "ioredis";
 import type { Job } from "../jobs/job.js";
 import { trimOldest } from "../jobs/bounded-map.js";
 import type { Logger } from "../workflow/deps.js";
 import type { JobPorts } from "../workflow/run-job.js";
-import { RenewableToken, type JobToken } from "./job-token.js";
+import type { GrantedToken, TokenGetter } from "../shared/token-getter.js";
 import { githubWebUrl, repositoryOnHost } from "./github-host.js";
 import { createOctokitPort, type PortOctokit } from "./octokit-port.js";
 import { keepAliveFetch } from "./keep-alive-fetch.js";
@@ -16,6 +14,13 @@ import { ownCommentMatcher, type CommentAuthorship } from "./own-comment.js";
 
 /** Across processes (Redis): the plugins, whose Bottleneck shares pacing through Redis. */
 const ClusteredOctokit = Octokit.plugin(retry, throttling);
+type ThrottleOptions = NonNullable<ConstructorParameters<typeof ClusteredOctokit>[0]>["throttle"];
+/**
+ * Bottleneck and its connection to Redis (`jobs/`, which owns Redis, makes them), so that every
+ * process shares an installation's pacing: typed from plugin-throttling's own options, so this
+ * adapter imports neither Bottleneck nor a Redis client.
+ */
+export type SharedPacing = Required<Pick<NonNullable<ThrottleOptions>, "Bottleneck" | "connection">>;
 /** In one process: the same pacing and retries without Bottleneck's timer turns. */
 const PacedOctokit = Octokit.plugin(pacing);
 const RATE_LIMIT_RETRIES = 3;
@@ -30,7 +35,7 @@ export interface TokenPortOptions {
   log: Logger;
   isOwnComment(comment: CommentAuthorship): boolean;
   /** With Redis: GitHub's pacing per installation is shared by every process (plugin-throttling's clustering). */
-  redisUrl?: string | undefined;
+  sharedPacing?: SharedPacing | null;
 }
 
 /** REST base URL from Probot's own variables, so GitHub Enterprise (and a local double) work. */
@@ -45,26 +50,22 @@ export function githubApiUrl(env: { GHE_HOST?: string | undefined; GHE_PROTOCOL:
  */
 export class TokenPorts {
   private readonly octokits = new Map<string, PortOctokit>();
-  private readonly cluster: { Bottleneck: typeof Bottleneck; connection: Bottleneck.IORedisConnection } | null;
+  private readonly cluster: SharedPacing | null;
 
   constructor(private readonly options: TokenPortOptions) {
-    if (options.redisUrl) {
-      const connection = new Bottleneck.IORedisConnection({ client: new Redis(options.redisUrl) });
-      connection.on("error", (error: unknown) => options.log.warn({ err: error }, "GitHub pacing through Redis failed"));
-      this.cluster = { Bottleneck, connection };
-    } else this.cluster = null;
+    this.cluster = options.sharedPacing ?? null;
   }
 
   /**
-   * `token` as handed over, or renewed as the job goes (a `RenewableToken`: lane work, which may
-   * outlast the token's hour): every request and git's `gitToken()` then use the token as it is at that moment.
+   * `token` as handed over, or a getter for it renewed as the job goes (lane work, which may outlast
+   * the token's hour): every request and git's `gitToken()` then use the token as it is at that moment.
    * The job came from another process: its repository's URLs are the configured GitHub's, not the job's.
    */
-  portsFor(job: Job, token: JobToken | RenewableToken): JobPorts {
+  portsFor(job: Job, token: GrantedToken | TokenGetter): JobPorts {
     const repo = repositoryOnHost(this.options.webUrl, job.repository);
     const port = (budget: "ack" | "reply" | "work") =>
       createOctokitPort({
-        octokit: token instanceof RenewableToken ? this.renewingOctokit(job.installationId, token, budget) : this.octokit(job.installationId, token, budget),
+        octokit: typeof token === "function" ? this.renewingOctokit(job.installationId, token, budget) : this.octokit(job.installationId, token, budget),
         repo,
         number: job.number,
         isOwnComment: this.options.isOwnComment,
@@ -73,19 +74,19 @@ export class TokenPorts {
   }
 
   /** One job's Octokit whose every request carries the token as it is when the request goes out. */
-  private renewingOctokit(installationId: number, token: RenewableToken, budget: string): PortOctokit {
+  private renewingOctokit(installationId: number, token: TokenGetter, budget: string): PortOctokit {
     const rest = pacedOctokit({ baseUrl: this.options.baseUrl, log: this.options.log, installationId, budget, cluster: this.cluster });
     rest.hook.before("request", async (request) => {
-      request.headers.authorization = `token ${(await token.current()).token}`;
+      request.headers.authorization = `token ${(await token()).token}`;
     });
     const auth = async () => {
-      const { token: current, permissions } = await token.current();
+      const { token: current, permissions } = await token();
       return { token: current, permissions };
     };
     return { rest: rest.rest, paginate: rest.paginate, graphql: rest.graphql, auth: auth as PortOctokit["auth"] };
   }
 
-  private octokit(installationId: number, granted: JobToken, budget: string): PortOctokit {
+  private octokit(installationId: number, granted: GrantedToken, budget: string): PortOctokit {
     const key = `${installationId}/${budget}/${granted.token}`;
     let octokit = this.octokits.get(key);
     if (!octokit) {
@@ -110,7 +111,7 @@ export function pacedOctokit(options: {
   installationId: number;
   budget: string;
   auth?: string;
-  cluster?: { Bottleneck: typeof Bottleneck; connection: Bottleneck.IORedisConnection } | null;
+  cluster?: SharedPacing | null;
 }): Octokit {
   const { log, installationId } = options;
   const limited = (kind: string, retryAfter: number, request: { method: string; url: string }, retryCount: number) => {
@@ -132,7 +133,10 @@ export function pacedOctokit(options: {
   });
 }
 
-/** The worker's side of a job's token, from the environment: ports from the token alone, for the repository's GitHub. */
-export function tokenPorts(env: { GHE_HOST?: string | undefined; GHE_PROTOCOL: string; APP_ID?: number | undefined; BLUEPRINT_BOT_NAME: string; REDIS_URL?: string | undefined }, log: Logger): TokenPorts {
-  return new TokenPorts({ baseUrl: githubApiUrl(env), webUrl: githubWebUrl(env), log, redisUrl: env.REDIS_URL, isOwnComment: ownCommentMatcher({ appId: env.APP_ID, botLogin: env.BLUEPRINT_BOT_NAME }) });
+/**
+ * The worker's side of a job's token, from the environment: ports from the token alone, for the
+ * repository's GitHub, paced with `sharedPacing` when Redis shares it (`jobs/github-pacing.ts`).
+ */
+export function tokenPorts(env: { GHE_HOST?: string | undefined; GHE_PROTOCOL: string; APP_ID?: number | undefined; BLUEPRINT_BOT_NAME: string }, log: Logger, sharedPacing: SharedPacing | null = null): TokenPorts {
+  return new TokenPorts({ baseUrl: githubApiUrl(env), webUrl: githubWebUrl(env), log, sharedPacing, isOwnComment: ownCommentMatcher({ appId: env.APP_ID, botLogin: env.BLUEPRINT_BOT_NAME }) });
 }

@@ -1,6 +1,6 @@
 import { createSecretKey } from "node:crypto";
 import type { StateKey } from "../github/state-marker.js";
-import { RenewableToken, warnUnrenewed, type JobToken } from "../github/job-token.js";
+import { renewingToken, type JobToken } from "../credentials/index.js";
 import type { TokenPorts } from "../github/token-port.js";
 import type { Logger } from "../shared/logger.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
@@ -66,7 +66,7 @@ export function serveJobRunner(options: JobRunnerServerOptions): void {
     const { id, job } = message;
     const controller = new AbortController();
     // The worker holds no App key either: a fresh token comes from the intake through it.
-    const token = new RenewableToken(message.token, () => askForToken(job), warnUnrenewed(options.log, job));
+    const token = renewingToken(message.token, () => askForToken(job), options.log, job);
     const ports = workerPorts(deps, options.ports.portsFor(job, token), permissions);
     running.set(id, controller);
     void workJob(deps, ports.work, job, controller.signal).finally(() => {

@@ -1,4 +1,4 @@
-import { fresherThan, type JobToken } from "../github/job-token.js";
+import { fresherThan, type JobToken, type RenewToken } from "../credentials/index.js";
 import type { Logger } from "../shared/logger.js";
 import { HandOver, handedOver } from "../shared/hand-over.js";
 import type { Job } from "./job.js";
@@ -17,9 +17,6 @@ export interface JobRunnerOptions {
   /** Hears the runner's model tokens and step durations (for /metrics). */
   telemetry?: JobTelemetry;
 }
-
-/** A fresh token for a running job (asked of the intake), or null when none could be had. */
-export type RenewToken = () => Promise<JobToken | null>;
 
 interface Pending {
   /** Its id in the runner's messages. */

@@ -1,16 +1,14 @@
 import { z } from "zod";
-import { jobTokenSchema, type JobToken } from "../github/job-token.js";
-import { MAX_STEPS } from "../plan/validate.js";
+import type { Sealer } from "../credentials/index.js";
 import { jobSchema, type Job } from "./job.js";
-import type { Sealer } from "./sealed.js";
 
 /**
  * What a job carries through Redis, and why a worker may trust it (SPEC §10: nothing in the queue is
  * trusted that the intake did not sign). Redis is shared with whoever can reach it, so:
  * - the job and its dedupe keys are signed for the queue and the BullMQ id they were added under (a
  *   job copied into another queue, for example past triage's permission check, does not verify);
- * - its installation token is sealed, bound to the job (delivery id, repository, kind) as the
- *   cipher's associated data, and removed from the job once it has run (`withoutToken`).
+ * - its installation token is sealed, bound to the job (`credentials/sealed-token.ts`), and removed
+ *   from the job once it has run (`withoutToken`).
  * Intake and workers hold the secret; the signature says "one of them wrote this".
  */
 /** Workers' queues: triage (👀, permission, quick answers), then lane work. */
@@ -70,56 +68,4 @@ export function withoutToken(data: unknown): unknown {
   if (data === null || typeof data !== "object" || !("sealedToken" in data)) return data;
   const { sealedToken: _dropped, ...rest } = data as Record<string, unknown>;
   return rest;
-}
-
-/**
- * What a sealed job token is for: the installation, repository and job kind it was minted for.
- * Sealed with the token, so only an intake sets it; a refresh mints for this scope alone, never for
- * whatever repository a request in Redis names.
- */
-export const tokenScopeSchema = z.object({ installationId: z.number().int(), repository: z.string().min(1), kind: z.string() });
-export type TokenScope = z.output<typeof tokenScopeSchema>;
-const scopedTokenSchema = jobTokenSchema.extend({ scope: tokenScopeSchema });
-
-export function scopeOf(job: Job): TokenScope {
-  return { installationId: job.installationId, repository: job.repository.name, kind: job.kind };
-}
-
-/** The cipher's associated data: a token sealed for one job does not open for any other. */
-function boundTo(job: Job): string {
-  return JSON.stringify([job.deliveryId, `${job.repository.owner}/${job.repository.name}`, job.kind]);
-}
-
-/** `token` sealed for `job`, with the scope it was minted for. */
-export function sealToken(sealer: Sealer, token: JobToken, job: Job): string {
-  return sealer.seal(JSON.stringify({ ...token, scope: scopeOf(job) }), boundTo(job));
-}
-
-/** A sealed token opened for `job`: throws when it was sealed for another job (moved in Redis), with another secret, or changed. */
-export function openToken(sealer: Sealer, sealedToken: string | undefined, job: Job): JobToken & { scope: TokenScope } {
-  if (sealedToken === undefined) throw new Error(`job ${job.deliveryId} carries no token: it has already run`);
-  let plain: string;
-  try {
-    plain = sealer.open(sealedToken, boundTo(job));
-  } catch {
-    throw new Error(`the token in job ${job.deliveryId} was not sealed for this job (${job.kind} on ${job.repository.owner}/${job.repository.name}): it was moved from another job, changed, or sealed with another secret`);
-  }
-  return scopedTokenSchema.parse(JSON.parse(plain));
-}
-
-/** How long a job may wait in the queue for its token before it is given up. */
-export const QUEUE_LIFE_MS = 24 * 3600_000;
-/** Per build step, beyond the agent's wall time: setup, verification, commit and push. */
-const STEP_MARGIN_MS = 10 * 60_000;
-/** Per job, beyond its runs: clone, acknowledgements, the report. */
-const JOB_MARGIN_MS = 30 * 60_000;
-
-/**
- * How long a job may run, from when a worker last started it, and so how long its token may be
- * renewed: a build, MAX_STEPS steps of the agent's wall time plus STEP_MARGIN_MS each; anything
- * else, one run. JOB_MARGIN_MS on top of either.
- */
-export function jobLifetimeMs(kind: Job["kind"], maxWallTimeMs: number): number {
-  const runs = kind === "build" || kind === "review-approval" ? MAX_STEPS : 1;
-  return runs * (maxWallTimeMs + STEP_MARGIN_MS) + JOB_MARGIN_MS;
 }

@@ -1,4 +1,4 @@
-import { expiresSoon, type JobToken } from "../github/job-token.js";
+import { expiresSoon, type JobToken } from "../credentials/index.js";
 import { trimOldest } from "./bounded-map.js";
 import type { Job } from "./job.js";
 import type { FromLocalWorker as FromWorker } from "./protocol.js";

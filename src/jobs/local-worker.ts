@@ -1,4 +1,4 @@
-import type { JobToken, JobTokenSource } from "../github/job-token.js";
+import type { JobToken, JobTokenSource } from "../credentials/index.js";
 import type { Logger } from "../shared/logger.js";
 import type { JobBackend, QueueStats } from "./backend.js";
 import { RecentKeys } from "./dedupe.js";

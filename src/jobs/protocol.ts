@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { jobTokenSchema } from "../github/job-token.js";
+import { jobTokenSchema } from "../credentials/index.js";
 import { jobSchema } from "./job.js";
 
 /**

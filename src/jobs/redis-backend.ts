@@ -1,26 +1,17 @@
 import { Queue, UnrecoverableError, Worker, type Job as BullJob } from "bullmq";
 import { Redis } from "ioredis";
-import { ConfigError, type BlueprintEnv } from "../config/env.js";
-import type { JobTokenSource } from "../github/job-token.js";
-import { tokenPorts } from "../github/token-port.js";
+import type { BlueprintEnv } from "../config/env.js";
+import { jobSealer, sealToken, type JobTokenSource, type Sealer } from "../credentials/index.js";
+import { answerTokenRequests } from "../credentials/redis.js";
+import { tokenPorts } from "./token-ports.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
 import type { JobBackend, QueueStats } from "./backend.js";
 import type { Accepted } from "./from-webhook.js";
-import { bullId, claimedDeliveryId, JOB_OPTIONS, sealToken, signWire, TRIAGE_QUEUE, verifiedWire, wireSchema, WORK_QUEUE } from "./job-wire.js";
+import { bullId, claimedDeliveryId, JOB_OPTIONS, signWire, TRIAGE_QUEUE, verifiedWire, wireSchema, WORK_QUEUE } from "./job-wire.js";
 import type { JobMetrics } from "./metrics.js";
 import type { WorkerMetricsSource } from "./operator-pages.js";
 import { RedisLanes } from "./redis-lanes.js";
 import { startRedisWorkers, type RedisWorkers } from "./redis-worker.js";
-import { Sealer } from "./sealed.js";
-import { answerTokenRequests } from "./token-refresh.js";
-
-/** The secret intake and workers share to sign jobs and seal their tokens; required with Redis (workers hold no App key to fall back on). */
-export function jobSealer(env: BlueprintEnv): Sealer {
-  if (!env.BLUEPRINT_STATE_SECRET) {
-    throw new ConfigError("REDIS_URL is set, so jobs cross processes: set BLUEPRINT_STATE_SECRET (16+ characters, the same on every intake and worker) so jobs travel signed, and their tokens sealed, through Redis");
-  }
-  return new Sealer(env.BLUEPRINT_STATE_SECRET);
-}
 
 export interface RedisBackendOptions {
   env: BlueprintEnv;
@@ -57,7 +48,16 @@ export function startRedisBackend(options: RedisBackendOptions): JobBackend & Pa
   const mint = new Queue(MINT_QUEUE, { connection });
   const minter = startMinter({ connection, lanes, triage, sealer, log, tokens: options.tokens, lockMs: env.BLUEPRINT_JOB_LOCK_MS });
   // Workers hold no App key: a job that waited past its token's life gets a fresh one from an intake.
-  const tokenDesk = answerTokenRequests({ connection, tokens: options.tokens, sealer, log, concurrency: MINT_CONCURRENCY, maxWallTimeMs: env.BLUEPRINT_MAX_MINUTES * 60_000 });
+  const tokenDesk = answerTokenRequests({
+    connection,
+    tokens: options.tokens,
+    sealer,
+    log,
+    concurrency: MINT_CONCURRENCY,
+    maxWallTimeMs: env.BLUEPRINT_MAX_MINUTES * 60_000,
+    queues: [TRIAGE_QUEUE, WORK_QUEUE],
+    verifiedJob: (place, data) => verifiedWire(sealer, place, data).job,
+  });
   const workers: Promise<RedisWorkers> | null = options.workerDeps
     ? startRedisWorkers({ redisUrl: options.redisUrl, deps: options.workerDeps, ports: tokenPorts(env, log), sealer, concurrency: env.BLUEPRINT_CONCURRENCY, lockMs: env.BLUEPRINT_JOB_LOCK_MS, metrics: options.metrics })
     : null;

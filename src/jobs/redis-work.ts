@@ -1,21 +1,20 @@
 import { DelayedError, UnrecoverableError, WaitingError, type Job as BullJob } from "bullmq";
-import { RenewableToken, warnUnrenewed, type JobToken } from "../github/job-token.js";
 import { approvalMismatch, type ApprovingJob } from "../workflow/approval-on-github.js";
 import { HandOver, handedOver, handOverTaken } from "../shared/hand-over.js";
 import type { ThreadPort } from "../workflow/ports.js";
 import { PermissionUnknown, reportFailedJob, triageJob, workJob, workerPorts, type ThreadLanes } from "../workflow/run-job.js";
 import { jobLabel, threadOf, type Job } from "./job.js";
-import { bullId, JOB_OPTIONS, openToken, signWire, WORK_QUEUE } from "./job-wire.js";
+import { bullId, JOB_OPTIONS, signWire, WORK_QUEUE } from "./job-wire.js";
 import type { RedisWorkerContext } from "./redis-worker-context.js";
 import { keepThread, leaveThread } from "./redis-thread-hold.js";
-import { renewal, withFreshToken, type Ready, type Running } from "./redis-worker-tokens.js";
+import { heldToken, liveToken, withFreshToken, type Ready, type Running } from "./redis-worker-tokens.js";
 
 /** How soon a job whose thread is busy looks again. */
 const BUSY_RETRY_MS = 500;
 
-/** The job's ports, with its token unsealed (or the one given: already unsealed, or renewed as the job works). */
-function jobPorts(ctx: RedisWorkerContext, wire: Ready, token: JobToken | RenewableToken = openToken(ctx.sealer, wire.sealedToken, wire.job)) {
-  return workerPorts(ctx.deps, ctx.ports.portsFor(wire.job, token), ctx.permissions);
+/** The job's ports, with its token unsealed (or renewed as the job works, `live`). */
+function jobPorts(ctx: RedisWorkerContext, wire: Ready, live?: ReturnType<typeof liveToken>) {
+  return workerPorts(ctx.deps, ctx.ports.portsFor(wire.job, live?.current ?? heldToken(ctx, wire)), ctx.permissions);
 }
 
 /** Triage's way onto a thread's lane: lane work queued in Redis, signed, with the job's sealed token. */
@@ -99,10 +98,9 @@ async function startOnThread(ctx: RedisWorkerContext, job: Job, workId: string, 
 async function runUseCase(ctx: RedisWorkerContext, bullJob: BullJob, wire: Ready, running: Running, signal: AbortSignal): Promise<void> {
   const { job } = wire;
   ctx.metrics.queueWaitSeconds.observe({ phase: "work" }, (Date.now() - job.receivedAt) / 1000);
-  const token = openToken(ctx.sealer, wire.sealedToken, job);
-  const renew = renewal(ctx, bullJob, wire, running);
+  const token = liveToken(ctx, bullJob, wire, running);
   // The token as renewed while the job works: it may outlive the one it started with.
-  const live = () => jobPorts(ctx, wire, new RenewableToken(token, renew, warnUnrenewed(ctx.log, job))).work;
+  const live = () => jobPorts(ctx, wire, token).work;
   if (job.kind === "build" || job.kind === "review-approval") await confirmApproval(ctx, live(), job);
   // A job that starts as its worker stops goes straight back.
   if (handedOver(signal)) return;
@@ -111,7 +109,7 @@ async function runUseCase(ctx: RedisWorkerContext, bullJob: BullJob, wire: Ready
     if (runWork) {
       // The use case could not report this itself: the runner died under it, more than once.
       // Reported on the thread, then failed as a job (BullMQ keeps it as failed; /metrics counts it so).
-      await runWork(job, token, signal, renew).catch(async (error: unknown) => {
+      await runWork(job, token.held, signal, token.renew).catch(async (error: unknown) => {
         await reportFailedJob(ctx.log, live(), job, error);
         throw error;
       });

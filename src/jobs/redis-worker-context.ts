@@ -1,12 +1,12 @@
 import type { Queue } from "bullmq";
+import type { Sealer } from "../credentials/index.js";
+import type { TokenRefresher } from "../credentials/redis.js";
 import type { TokenPorts } from "../github/token-port.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
 import type { JobRunner } from "./job-runner.js";
 import type { JobMetrics } from "./metrics.js";
 import type { PermissionCache } from "./permission-cache.js";
 import type { RedisLanes } from "./redis-lanes.js";
-import type { Sealer } from "./sealed.js";
-import type { TokenRefresher } from "./token-refresh.js";
 
 /** Lane work run elsewhere (a job runner process, as JobRunner.run does it): resolves when the use case returns. */
 export type RunWork = (...args: Parameters<JobRunner["run"]>) => Promise<void>;

@@ -1,8 +1,9 @@
 import { DelayedError, UnrecoverableError, WaitingError, type Job as BullJob } from "bullmq";
-import type { RenewToken } from "./job-runner.js";
-import { claimedDeliveryId, openToken, QUEUE_LIFE_MS, verifiedWire, withoutToken, type Wire, type WirePlace } from "./job-wire.js";
+import { openToken, QUEUE_LIFE_MS, renewingToken, type JobToken, type RenewToken } from "../credentials/index.js";
+import type { TokenGetter } from "../shared/token-getter.js";
+import { RefreshRefused, TokenUnavailable } from "../credentials/redis.js";
+import { claimedDeliveryId, verifiedWire, withoutToken, type Wire, type WirePlace } from "./job-wire.js";
 import type { TokenKeeper, WorkerLog } from "./redis-worker-context.js";
-import { RefreshRefused, TokenUnavailable } from "./token-refresh.js";
 
 /** A job with no fresh token yet (no intake answered) looks again this soon, and is given up after QUEUE_LIFE_MS in the queue. */
 const TOKEN_RETRY_MS = 30_000;
@@ -22,11 +23,26 @@ export function verified({ log, sealer }: TokenKeeper, place: WirePlace, data: u
   }
 }
 
+/** The job's token as sealed in it, opened (triage: minutes old at most, or renewed by `withFreshToken`). */
+export function heldToken({ sealer }: TokenKeeper, wire: Ready): JobToken {
+  return openToken(sealer, wire.sealedToken, wire.job);
+}
+
+/**
+ * Lane work's token: as the job brought it (`held`, what a job runner starts with), how to renew it
+ * (`renew`, what the runner asks), and the token as it is at each use, renewed as the job goes (`current`).
+ */
+export function liveToken(keeper: TokenKeeper, bullJob: BullJob, wire: Ready, running: Running): { held: JobToken; renew: RenewToken; current: TokenGetter } {
+  const held = heldToken(keeper, wire);
+  const renew = renewal(keeper, bullJob, wire, running);
+  return { held, renew, current: renewingToken(held, renew, keeper.log, wire.job) };
+}
+
 /**
  * A running job's token renewed through the intakes (a long build outlasts its hour): kept in the job,
  * sealed, so a worker taking the job over starts with it. Throws TokenUnavailable when none came.
  */
-export function renewal(keeper: TokenKeeper, bullJob: BullJob, wire: Ready, running: Running): RenewToken {
+function renewal(keeper: TokenKeeper, bullJob: BullJob, wire: Ready, running: Running): RenewToken {
   const { log, sealer, refresher } = keeper;
   let sealed = wire.sealedToken;
   return async () => {

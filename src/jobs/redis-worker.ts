@@ -1,5 +1,7 @@
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
+import type { Sealer } from "../credentials/index.js";
+import { TokenRefresher } from "../credentials/redis.js";
 import { TRIAGE_QUEUE, WORK_QUEUE } from "./job-wire.js";
 import type { QueueStats } from "./backend.js";
 import { telemetryFor, type JobMetrics } from "./metrics.js";
@@ -8,8 +10,6 @@ import { RedisLanes } from "./redis-lanes.js";
 import { handOverAll, triageProcessor, workProcessor } from "./redis-work.js";
 import type { RedisWorkerContext, RunWork } from "./redis-worker-context.js";
 import { dropToken, droppingToken } from "./redis-worker-tokens.js";
-import type { Sealer } from "./sealed.js";
-import { TokenRefresher } from "./token-refresh.js";
 /**
  * Acknowledgements are a few GitHub calls each, mostly waiting for GitHub's pacing of one
  * installation's writes: many at once, so one busy installation's 👀 never hold back another's.

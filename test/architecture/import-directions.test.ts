@@ -8,7 +8,7 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
 
 /**
  * What each part of src/ may import. A part is a folder of src/ ("entries" = the process entry files
- * in src/ itself); "pkg:github" is probot and @octokit/*, "pkg:redis" is ioredis and bullmq. Keep this
+ * in src/ itself); "pkg:github" is probot and @octokit/*, "pkg:redis" is ioredis, bullmq and bottleneck. Keep this
  * table and the diagram in docs/ARCHITECTURE.md the same.
  */
 const ALLOWED: Record<string, readonly string[]> = {
@@ -22,12 +22,15 @@ const ALLOWED: Record<string, readonly string[]> = {
   // CODEOWNERS, permission words) from github/, which in turn implements their ports (ports.ts, deps.ts).
   workflow: ["agent", "tools", "plan", "workspace", "config", "github", "shared"],
   github: ["workflow", "plan", "config", "shared", "pkg:github"],
-  jobs: ["config", "shared", "pkg:redis"],
+  // A job's GitHub credentials (#29 point 2): minted with the GitHub adapter's App calls, sealed and
+  // renewed for Redis; the job runtime and the intake's entry use them, nothing below does.
+  credentials: ["github", "config", "plan", "shared", "pkg:github", "pkg:redis"],
+  jobs: ["credentials", "config", "shared", "pkg:redis"],
   setup: ["config", "shared", "pkg:github"],
   action: ["jobs", "workflow", "github", "config", "shared", "pkg:github"],
   cli: ["jobs", "workflow", "github", "config", "shared"],
   // What each process runs, composed: the job runtime wired to the use cases and the GitHub adapter.
-  app: ["jobs", "workflow", "github", "config", "shared", "pkg:github"],
+  app: ["jobs", "credentials", "workflow", "github", "config", "shared", "pkg:github"],
   entries: ["app", "action", "cli", "setup", "config", "shared"],
 };
 
@@ -39,11 +42,11 @@ const ALLOWED: Record<string, readonly string[]> = {
 const EXCEPTIONS: Record<string, number> = {
   // The job runtime runs the use cases and the GitHub adapter itself; the restructure hands it one getter instead.
   "jobs -> workflow": 16,
-  "jobs -> github": 18,
-  "jobs -> plan": 1, // job-wire.ts validates a plan crossing a process hop
-  // The GitHub adapter reaches into the job runtime (Job, slots, turns) and Redis (token-port.ts).
-  "github -> jobs": 7,
-  "github -> pkg:redis": 1,
+  "jobs -> github": 9,
+  // The GitHub adapter reaches into the job runtime (Job, slots, turns).
+  "github -> jobs": 6,
+  // The job's shape and each kind's permissions (jobs/job.ts), which a token is minted and sealed for.
+  "credentials -> jobs": 1,
   // The use cases know the job's shape (Job, the permission cache).
   "workflow -> jobs": 3,
   // index.ts takes Probot's types for its default export; start.ts runs Probot, and checks the sandbox before it does.
@@ -103,6 +106,13 @@ describe("import directions in src/", () => {
         return `${direction}: ${count} (allowed ${EXCEPTIONS[direction] ?? 0}): ${files.join(", ")}`;
       });
     expect(unexpected).toEqual([]);
+  });
+
+  it("reaches a job's credentials only through their doors: index (every process), intake (minting), redis (renewal through Redis)", () => {
+    const doors = ["src/credentials/index.ts", "src/credentials/intake.ts", "src/credentials/redis.ts"];
+    const past = imports.filter(({ from, to, target }) => from !== "credentials" && to === "credentials" && !doors.includes(target));
+    expect(past.map(({ file, target }) => `${file} -> ${target}`)).toEqual([]);
+    expect(imports.filter(({ to }) => to === "credentials").length).toBeGreaterThan(0);
   });
 
   it("keeps the exception list honest: each is still taken and not allowed (else it comes off the list)", () => {

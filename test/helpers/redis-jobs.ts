@@ -1,8 +1,8 @@
 import { Job as BullJob, Queue } from "bullmq";
 import { Redis } from "ioredis";
 import type { Job } from "../../src/jobs/job.js";
-import { sealToken, signWire } from "../../src/jobs/job-wire.js";
-import { Sealer } from "../../src/jobs/sealed.js";
+import { sealToken, Sealer } from "../../src/credentials/index.js";
+import { signWire } from "../../src/jobs/job-wire.js";
 import type { Logger } from "../../src/workflow/deps.js";
 import { INSTALLATION_ID, INSTALLATION_TOKEN } from "./github-double.js";
 import { TEST_STATE_SECRET } from "./plan-state.js";

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, expect, it } from "vitest";
-import type { JobToken } from "../../src/github/job-token.js";
+import type { JobToken } from "../../src/credentials/index.js";
 import type { Job } from "../../src/jobs/job.js";
 import { LocalWorkerBackend } from "../../src/jobs/local-worker.js";
 import { tempDir } from "../helpers/git-repo.js";

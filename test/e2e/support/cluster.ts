@@ -9,7 +9,7 @@ import type { CommentRecord } from "../double/state.js";
 import { deliverWebhook, issueCommentCreated, type WebhookEvent } from "../double/webhooks.js";
 import { startAppProcess, type AppProcess } from "./app-process.js";
 import { FILES, greeterModelReply, STEP_COMMITS, stepOf } from "./greeter-scenario.js";
-import { TOKEN_MARGIN_MS } from "../../../src/github/job-token.js";
+import { TOKEN_MARGIN_MS } from "../../../src/credentials/index.js";
 import { startWorkerProcess, type WorkerProcess } from "./worker-process.js";
 
 export const WEBHOOK_SECRET = "redis-e2e-webhook-secret-7c1d";

@@ -3,10 +3,12 @@ import { Queue, QueueEvents, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import nock from "nock";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { JobTokens, type TokenMinter } from "../../src/github/job-token.js";
+import { openToken } from "../../src/credentials/index.js";
+import { answerTokenRequests, RefreshRefused, TokenRefresher } from "../../src/credentials/redis.js";
+import { JobTokens } from "../../src/credentials/job-token.js";
+import type { TokenMinter } from "../../src/github/app-jwt.js";
 import type { Job } from "../../src/jobs/job.js";
-import { openToken, WORK_QUEUE } from "../../src/jobs/job-wire.js";
-import { answerTokenRequests, RefreshRefused, TokenRefresher } from "../../src/jobs/token-refresh.js";
+import { TRIAGE_QUEUE, verifiedWire, WORK_QUEUE } from "../../src/jobs/job-wire.js";
 import { githubDouble, INSTALLATION_TOKEN } from "../helpers/github-double.js";
 import { startRedisServer, type RedisServer } from "../helpers/redis-server.js";
 import { buildJob, planJob, recordingLog, repository, sealedFor, sealer, signedWire } from "../helpers/redis-jobs.js";
@@ -42,7 +44,16 @@ async function intakeAndWorker() {
   const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
   await connection.flushall();
   const tokens = new JobTokens(async () => new Octokit({ auth: "app-jwt", request: { retries: 0 } }) as unknown as TokenMinter);
-  const desk = answerTokenRequests({ connection, tokens, sealer, log: recordingLog(), concurrency: 2, maxWallTimeMs: MAX_WALL_TIME_MS });
+  const desk = answerTokenRequests({
+    connection,
+    tokens,
+    sealer,
+    log: recordingLog(),
+    concurrency: 2,
+    maxWallTimeMs: MAX_WALL_TIME_MS,
+    queues: [TRIAGE_QUEUE, WORK_QUEUE],
+    verifiedJob: (place, data) => verifiedWire(sealer, place, data).job,
+  });
   const refresher = await TokenRefresher.start(redis.url, connection, sealer);
   const work = new Queue(WORK_QUEUE, { connection });
   // A worker taking jobs by hand: each stays active, its lock held with the token it was given.

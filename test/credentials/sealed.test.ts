@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Sealer } from "../../src/jobs/sealed.js";
+import { Sealer } from "../../src/credentials/index.js";
 
 describe("a job's token sealed for Redis", () => {
   const token = JSON.stringify({ token: "ghs_0123456789abcdefghijklmnopqrstuvwxyz", expiresAt: "2030-01-01T00:00:00Z", permissions: { issues: "write" } });

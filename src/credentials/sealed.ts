@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
+import { ConfigError, type BlueprintEnv } from "../config/env.js";
 
 /**
  * What intake and workers share to trust what crosses Redis, from the one secret they hold
@@ -43,6 +44,14 @@ export class Sealer {
     const given = Buffer.from(signature, "base64url");
     return given.length === expected.length && timingSafeEqual(given, expected);
   }
+}
+
+/** The secret intake and workers share to sign jobs and seal their tokens; required with Redis (workers hold no App key to fall back on). */
+export function jobSealer(env: BlueprintEnv): Sealer {
+  if (!env.BLUEPRINT_STATE_SECRET) {
+    throw new ConfigError("REDIS_URL is set, so jobs cross processes: set BLUEPRINT_STATE_SECRET (16+ characters, the same on every intake and worker) so jobs travel signed, and their tokens sealed, through Redis");
+  }
+  return new Sealer(env.BLUEPRINT_STATE_SECRET);
 }
 
 /** JSON with every object's keys in order, and `undefined` members left out (as JSON.stringify and Redis do). */

@@ -1,11 +1,11 @@
 import { generateKeyPairSync } from "node:crypto";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MintThread } from "../../src/github/mint-thread.js";
+import { MintThread } from "../../src/credentials/mint-thread.js";
 import { startGitHubDouble, type GitHubDouble } from "../e2e/double/github-server.js";
 import { PROJECT_ROOT, requireBuiltApp } from "../e2e/support/app-process.js";
 
-const ENTRY = path.join(PROJECT_ROOT, "lib/github/mint-thread-main.js");
+const ENTRY = path.join(PROJECT_ROOT, "lib/credentials/mint-thread-main.js");
 
 function recordingLog() {
   const lines: { level: string; fields: unknown; message?: string }[] = [];
@@ -70,7 +70,7 @@ describe("job tokens minted on the token thread", () => {
     await stopped;
 
     // A thread that cannot start (here: no such entry): its job is asked once more, then refused (its claim is released).
-    const broken = new MintThread({ appId: github.appId, privateKey: github.privateKey ?? "", baseUrl: github.apiUrl, log, entry: path.join(PROJECT_ROOT, "lib/github/no-such-thread.js") });
+    const broken = new MintThread({ appId: github.appId, privateKey: github.privateKey ?? "", baseUrl: github.apiUrl, log, entry: path.join(PROJECT_ROOT, "lib/credentials/no-such-thread.js") });
     await expect(broken.forJob(job(github.installationIds[0] ?? 0))).rejects.toThrow();
     await broken.close();
   });

@@ -1,8 +1,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { z } from "zod";
-import type { Logger } from "../workflow/deps.js";
-import { appTokenMinter } from "./app-jwt.js";
-import { mintJobToken, type TokenFor } from "./job-token.js";
+import { appTokenMinter } from "../github/app-jwt.js";
+import { mintJobToken, type CredentialsLog, type TokenFor } from "./job-token.js";
 import type { FromMintThread } from "./mint-thread.js";
 
 /** The token thread (see mint-thread.ts): mints job tokens with the App's key, one message per answer. */
@@ -20,7 +19,7 @@ const line =
   (level: "info" | "warn" | "error") =>
   (fields: unknown, message?: string): void =>
     post({ type: "log", level, fields: typeof fields === "object" && fields !== null ? plain(fields) : {}, message: message ?? String(fields) });
-const log = { debug: () => {}, info: line("info"), warn: line("warn"), error: line("error") } as unknown as Logger;
+const log = { info: line("info"), warn: line("warn"), error: line("error") } satisfies CredentialsLog;
 // Every request here is one the intake's thread could not answer from its reused tokens: mint it.
 const minter = appTokenMinter({ ...settings, log });
 

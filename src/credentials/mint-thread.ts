@@ -1,15 +1,14 @@
 import { Worker } from "node:worker_threads";
 import { z } from "zod";
-import type { Logger } from "../workflow/deps.js";
-import { jobTokenSchema, ReusedTokens, type JobToken, type JobTokenSource, type TokenFor } from "./job-token.js";
+import { jobTokenSchema, ReusedTokens, type CredentialsLog, type JobToken, type JobTokenSource, type TokenFor } from "./job-token.js";
 
 export interface MintThreadOptions {
   appId: number;
   privateKey: string;
   /** api.github.com, or a GitHub Enterprise `/api/v3`. */
   baseUrl: string;
-  log: Logger;
-  /** The compiled thread entry (lib/github/mint-thread-main.js, next to this file once built). */
+  log: CredentialsLog;
+  /** The compiled thread entry (lib/credentials/mint-thread-main.js, next to this file once built). */
   entry?: string | URL;
 }
 

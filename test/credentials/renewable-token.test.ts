@@ -1,7 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { RenewableToken, TOKEN_MARGIN_MS, type JobToken } from "../../src/github/job-token.js";
+import { TOKEN_MARGIN_MS, type JobToken } from "../../src/credentials/index.js";
+import { RenewableToken } from "../../src/credentials/renewable-token.js";
 import { TokenPorts } from "../../src/github/token-port.js";
 import type { Job } from "../../src/jobs/job.js";
 import type { Logger } from "../../src/workflow/deps.js";
@@ -121,7 +122,7 @@ describe("a job's GitHub ports on a renewable token", () => {
     const clock = testClock();
     // Enough left to start with; a minute later it is inside the margin.
     const token = new RenewableToken(tokenLeft("ghs_first", TOKEN_MARGIN_MS + 30_000), async () => (asked++, tokenLeft("ghs_second", HOUR)), () => {}, clock.now);
-    const ports = new TokenPorts({ baseUrl, webUrl: "https://github.com", log: quiet, isOwnComment: () => false }).portsFor(job, token);
+    const ports = new TokenPorts({ baseUrl, webUrl: "https://github.com", log: quiet, isOwnComment: () => false }).portsFor(job, () => token.current());
 
     await ports.work.info();
     expect(await ports.work.gitToken()).toBe("ghs_first");

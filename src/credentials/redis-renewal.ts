@@ -1,11 +1,9 @@
 import { Job as BullJob, Queue, QueueEvents, UnrecoverableError, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { z } from "zod";
-import { expiresSoon, type JobTokenSource } from "../github/job-token.js";
-import type { Logger } from "../workflow/deps.js";
-import type { Job } from "./job.js";
-import { jobLifetimeMs, openToken, QUEUE_LIFE_MS, sealToken, TRIAGE_QUEUE, verifiedWire, WORK_QUEUE, type WirePlace } from "./job-wire.js";
+import { expiresSoon, type CredentialsLog, type JobTokenSource, type TokenHolder } from "./job-token.js";
 import type { Sealer } from "./sealed.js";
+import { jobLifetimeMs, openToken, QUEUE_LIFE_MS, sealToken } from "./sealed-token.js";
 
 /** Workers' requests for a fresh job token; only intakes (which hold the App's key) answer them. */
 const TOKEN_QUEUE = "blueprint-token";
@@ -16,7 +14,7 @@ const ANSWER_WAIT_MS = 60_000;
  * and carries the job's sealed token. The intake reads the job itself from Redis: nothing in the
  * request says what a fresh token is for.
  */
-const requestSchema = z.object({ queue: z.enum([TRIAGE_QUEUE, WORK_QUEUE]), id: z.string().min(1), lockToken: z.string().min(1), sealedToken: z.string() });
+const requestSchema = z.object({ queue: z.string().min(1), id: z.string().min(1), lockToken: z.string().min(1), sealedToken: z.string() });
 export type TokenRequest = z.output<typeof requestSchema>;
 
 /** No intake answered (none running, or GitHub refused the token): the job waits and asks again later. */
@@ -47,11 +45,21 @@ function refusing<T>(read: () => T): T {
   }
 }
 
+/** Where a job sits in Redis: its queue and BullMQ id. */
+interface QueuePlace {
+  queue: string;
+  id: string;
+}
+
 export interface TokenDeskOptions {
   connection: Redis;
   tokens: JobTokenSource;
   sealer: Sealer;
-  log: Logger;
+  log: CredentialsLog;
+  /** The queues whose running jobs may ask (triage and lane work); a request naming another is refused. */
+  queues: readonly string[];
+  /** The job at `place` as an intake or worker signed it there (jobs/job-wire.ts); throws for anything else. */
+  verifiedJob(place: QueuePlace, data: unknown): TokenHolder;
   concurrency: number;
   /** The agent's wall time per run (BLUEPRINT_MAX_MINUTES): a job's lifetime is measured in it (`jobLifetimeMs`). */
   maxWallTimeMs: number;
@@ -66,17 +74,17 @@ export interface TokenDeskOptions {
  */
 export function answerTokenRequests(options: TokenDeskOptions): { close(): Promise<void> } {
   const { connection, sealer } = options;
-  const queues = new Map([TRIAGE_QUEUE, WORK_QUEUE].map((name) => [name, new Queue(name, { connection })]));
+  const queues = new Map(options.queues.map((name) => [name, new Queue(name, { connection })]));
 
-  const runningJob = async (request: TokenRequest): Promise<Job> => {
-    const place: WirePlace = { queue: request.queue, id: request.id };
+  const runningJob = async (request: TokenRequest): Promise<TokenHolder> => {
+    const place: QueuePlace = { queue: request.queue, id: request.id };
     const queue = queues.get(request.queue);
     const queued = queue ? await BullJob.fromId(queue, request.id) : undefined;
     if (!queue || !queued) throw new RefreshRefused(`no job ${request.id} in ${request.queue}`);
     const state = await queued.getState();
     if (state !== "active") throw new RefreshRefused(`job ${request.id} is ${state}, not running: its token is not renewed`);
     if ((await connection.get(queue.toKey(`${request.id}:lock`))) !== request.lockToken) throw new RefreshRefused(`job ${request.id} is not held by the worker that asked`);
-    const { job } = refusing(() => verifiedWire(sealer, place, queued.data));
+    const job = refusing(() => options.verifiedJob(place, queued.data));
     const lifetime = jobLifetimeMs(job.kind, options.maxWallTimeMs);
     const now = Date.now();
     if (now - (queued.processedOn ?? 0) > lifetime || now - job.receivedAt > QUEUE_LIFE_MS + lifetime) {
@@ -89,6 +97,8 @@ export function answerTokenRequests(options: TokenDeskOptions): { close(): Promi
     TOKEN_QUEUE,
     async (request: BullJob) => {
       const parsed = requestSchema.parse(request.data);
+      // As malformed as a request of another shape: only the queues of running jobs are asked about.
+      if (!queues.has(parsed.queue)) throw new Error(`a token request named queue ${parsed.queue}, not one of ${options.queues.join(", ")}`);
       const job = await runningJob(parsed);
       // Sealed for this job, or it is not this job's token to renew.
       refusing(() => openToken(sealer, parsed.sealedToken, job));
@@ -131,11 +141,11 @@ export class TokenRefresher {
    * The running `job`'s `sealedToken` as it is if it has TOKEN_MARGIN_MS left, else a fresh one sealed;
    * throws TokenUnavailable. `running`: where the job is and the lock this worker holds on it.
    */
-  async fresh(job: Job, sealedToken: string, running: WirePlace & { lockToken: string }): Promise<{ sealedToken: string; refreshed: boolean }> {
+  async fresh(job: Omit<TokenHolder, "receivedAt">, sealedToken: string, running: QueuePlace & { lockToken: string }): Promise<{ sealedToken: string; refreshed: boolean }> {
     const token = openToken(this.sealer, sealedToken, job);
     if (!expiresSoon(token)) return { sealedToken, refreshed: false };
     try {
-      const request: TokenRequest = { queue: requestSchema.shape.queue.parse(running.queue), id: running.id, lockToken: running.lockToken, sealedToken };
+      const request: TokenRequest = { queue: running.queue, id: running.id, lockToken: running.lockToken, sealedToken };
       const asked = await this.requests.add("refresh", request, { attempts: 3, backoff: { type: "exponential", delay: 1_000 }, removeOnComplete: { age: 300 }, removeOnFail: { age: 300 } });
       const answer = z.string().parse(await asked.waitUntilFinished(this.answers, ANSWER_WAIT_MS));
       openToken(this.sealer, answer, job);
