@@ -92,6 +92,14 @@ export function createLocalThread(checkout: Checkout, store: ThreadStore, thread
     // No reviews locally.
     review: async () => null,
     minimizeComment: async () => {},
+    // No labels and no merges locally: the thread file records the state, the branch is the result.
+    threadLabels: async () => [],
+    repositoryLabels: async () => [],
+    createLabel: async () => false,
+    addThreadLabel: async () => {},
+    removeThreadLabel: async () => {},
+    deletesMergedBranches: async () => false,
+    deleteBranch: async () => false,
   };
   return {
     port,
