@@ -61,11 +61,16 @@ async function mergedBranch(deps: WorkflowDeps, job: JobContext, input: { record
   const branch = `\`${closed.headRef}\``;
   const tip = await mirror.resolve(`refs/heads/${closed.headRef}`);
   if (!tip) return `The branch ${branch} is deleted already.`;
+  if (await job.port.deletesMergedBranches()) return `The repository deletes merged branches, so GitHub removes ${branch}.`;
   if (tip !== closed.headSha) return `The branch ${branch} is kept: it has moved since the merge (to \`${tip.slice(0, 7)}\`).`;
   const others = await othersOnBranch(deps, input.mirror, input.record.state.base.sha, tip, config).catch((error: unknown) => `(Blueprint could not read who made its commits: ${plainError(error)})`);
   if (others) return `The branch ${branch} is kept: it carries commits by others than Blueprint ${others}.`;
-  if (await job.port.deletesMergedBranches()) return `The repository deletes merged branches, so GitHub removes ${branch}.`;
-  return (await job.port.deleteBranch(closed.headRef)) ? `Its branch ${branch} is deleted.` : `The branch ${branch} is deleted already.`;
+  try {
+    return (await job.port.deleteBranch(closed.headRef)) ? `Its branch ${branch} is deleted.` : `The branch ${branch} is deleted already.`;
+  } catch (error) {
+    deps.log.warn({ err: error, deliveryId: job.deliveryId }, "could not delete a merged branch");
+    return `The branch ${branch} could not be deleted: ${plainError(error)}`;
+  }
 }
 
 /**

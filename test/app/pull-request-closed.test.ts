@@ -67,6 +67,15 @@ describe("Blueprint's pull request merged or closed", () => {
     expect(planBody()).toContain(`The branch \`${BRANCH}\` is kept: it carries commits by others than Blueprint (Test Author).`);
   });
 
+  it("merged, but GitHub refuses to delete the branch: the plan comment says so", async () => {
+    const { pull, head } = await builtPlan([], { refDeletesRefused: true });
+    await closed(pull, head, true);
+    expect(deletes()).toHaveLength(1);
+    expect(branchExists()).toBe(true);
+    expect(planBody()).toContain(`merged in #${pull}** by @maintainer. The branch \`${BRANCH}\` could not be deleted: Resource not accessible by integration`);
+    expect(stateOf(planBody()).status).toBe("built");
+  });
+
   it("merged at another head than the branch now has: the branch is kept", async () => {
     const { pull, head } = await builtPlan();
     fx.repo.commit({ "late.txt": "pushed after the merge\n" }, "Late commit", BRANCH);

@@ -54,6 +54,8 @@ export interface GitHubDoubleOptions {
   deleteBranchOnMerge?: boolean;
   /** The bare repository behind the double: `DELETE …/git/refs/heads/…` deletes the branch there. */
   gitDir?: string;
+  /** GitHub refuses to delete refs (403), as it does a token without `contents: write`. */
+  refDeletesRefused?: boolean;
 }
 
 export interface DoubleLabel {
@@ -308,6 +310,7 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       record("DELETE", uri, null);
       const ref = `refs/${decodeURIComponent(uri.slice(`${base}/git/refs/`.length))}`;
       if (!options.gitDir) return [500, { message: "the double was given no gitDir to delete refs in" }];
+      if (options.refDeletesRefused) return [403, { message: "Resource not accessible by integration" }];
       try {
         execFileSync("git", ["--git-dir", options.gitDir, "rev-parse", "--verify", "--quiet", ref], { stdio: "ignore" });
       } catch {

@@ -5,16 +5,23 @@ import type { ThreadScope } from "./scope.js";
 export function branches({ octokit, where }: ThreadScope): Pick<ThreadPort, "deletesMergedBranches" | "deleteBranch"> {
   return {
     async deletesMergedBranches() {
-      const { data } = await octokit.rest.repos.get(where);
-      return data.delete_branch_on_merge === true;
+      try {
+        const { data } = await octokit.rest.repos.get(where);
+        return data.delete_branch_on_merge === true;
+      } catch (error) {
+        // Cannot tell (the token may not read the repository's settings): Blueprint then deletes the branch itself, which is harmless twice.
+        if ([403, 404].includes((error as { status?: number }).status ?? 0)) return false;
+        throw error;
+      }
     },
     async deleteBranch(branch) {
       try {
         await octokit.rest.git.deleteRef({ ...where, ref: `heads/${branch}` });
         return true;
       } catch (error) {
-        // GitHub answers 422 "Reference does not exist" for a branch that is gone (deleted on merge, say).
-        if ((error as { status?: number }).status === 422) return false;
+        // GitHub answers 422 "Reference does not exist" for a branch that is gone (deleted on merge, say); other refusals (a protected branch) are errors.
+        const { status, message } = error as { status?: number; message?: string };
+        if (status === 422 && /does not exist/i.test(message ?? "")) return false;
         throw error;
       }
     },
