@@ -52,7 +52,9 @@ async function merged(
   // Closed, then reopened and merged: built after all.
   const state: ThreadState = record.state.status === "cancelled" ? { ...record.state, status: "built", error: null, updatedAt: new Date().toISOString() } : record.state;
   const branch = await mergedBranch(deps, job, input);
-  return { state, statusLine: `> 🎉 **Built, merged in #${closed.pullRequest}** by @${job.actor}. ${branch}` };
+  // A build of some steps only (`/build S2`) opens a pull request too: the line does not call the plan built.
+  const headline = state.status === "built" ? `🎉 **Built, merged in #${closed.pullRequest}**` : `🔀 **Steps built so far merged in #${closed.pullRequest}**`;
+  return { state, statusLine: `> ${headline} by @${job.actor}. ${branch}` };
 }
 
 /** The merged branch deleted, or why it stays. */
@@ -62,6 +64,9 @@ async function mergedBranch(deps: WorkflowDeps, job: JobContext, input: { record
   const tip = await mirror.resolve(`refs/heads/${closed.headRef}`);
   if (!tip) return `The branch ${branch} is deleted already.`;
   if (await job.port.deletesMergedBranches()) return `The repository deletes merged branches, so GitHub removes ${branch}.`;
+  const notBuilt = (input.record.state.plan?.steps ?? []).filter((step) => input.record.state.steps[step.id]?.status !== "done").map((step) => step.id);
+  // The next /build goes on from this branch.
+  if (notBuilt.length > 0) return `The branch ${branch} is kept: ${notBuilt.join(", ")} ${notBuilt.length === 1 ? "is" : "are"} not built yet, and \`/build\` builds on it.`;
   if (tip !== closed.headSha) return `The branch ${branch} is kept: it has moved since the merge (to \`${tip.slice(0, 7)}\`).`;
   const others = await othersOnBranch(deps, input.mirror, input.record.state.base.sha, tip, config).catch((error: unknown) => `(Blueprint could not read who made its commits: ${plainError(error)})`);
   if (others) return `The branch ${branch} is kept: it carries commits by others than Blueprint ${others}.`;

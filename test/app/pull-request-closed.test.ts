@@ -108,6 +108,19 @@ describe("Blueprint's pull request merged or closed", () => {
     expect(fx.github.threadLabels).toEqual(["blueprint: built"]);
   });
 
+  it("merged after a build of some steps only: the plan is not called built, and the branch stays for the rest", async () => {
+    const twoSteps = samplePlan({ verification: [], steps: [...oneStep.steps, { id: "S2", title: "Document it", details: "README", files: ["README.md"], deps: [] }] });
+    await fx.start(build, {}, { github: { gitDir: fx.repo.bare } });
+    fx.seedPlan(twoSteps);
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/build S1", cloneUrl: fx.repo.url }));
+    const pull = fx.github.pulls[0]!.number;
+    expect(stateOf(planBody())).toMatchObject({ status: "pending", pullRequest: pull });
+    await closed(pull, fx.repo.head(BRANCH), true);
+    expect(planBody()).toContain(`Steps built so far merged in #${pull}** by @maintainer. The branch \`${BRANCH}\` is kept: S2 is not built yet, and \`/build\` builds on it.`);
+    expect(branchExists()).toBe(true);
+    expect(stateOf(planBody()).status).toBe("pending");
+  });
+
   it("ignores pull requests that are not this plan's build", async () => {
     const { pull, head } = await builtPlan();
     const before = planBody();
