@@ -129,8 +129,8 @@ export function synchronizeJob(
   };
 }
 
-/** The branch name Blueprint builds an issue on, whatever the repository's prefix: `<prefix>issue-<n>`. */
-const ISSUE_BRANCH = /(?:^|\/)issue-([1-9][0-9]*)$/;
+/** The branch name Blueprint builds an issue on, whatever the repository's prefix (`blueprint/`, `bp-`): `<prefix>issue-<n>`. */
+const ISSUE_BRANCH = /issue-([1-9][0-9]*)$/;
 
 /**
  * `pull_request.closed` for a pull request a bot opened from a branch of this repository named like

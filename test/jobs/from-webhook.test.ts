@@ -72,6 +72,7 @@ describe("a webhook becomes a job: plain data, no I/O", () => {
     expect(accepted?.job).toMatchObject({ kind: "pull-closed", number: 7, pullRequest: 12, merged: true, headRef: "bots/issue-7", headSha: "abc123", actor: "maintainer" });
     expect(threadOf(parseJob(JSON.parse(JSON.stringify(accepted?.job))))).toBe("Codertocat/Hello-World#7");
     expect(closedJob("d", payload({ merged: false }))?.job).toMatchObject({ kind: "pull-closed", merged: false });
+    expect(closedJob("d", payload({ headRef: "bp-issue-12" }))?.job.number).toBe(12);
     // Not Blueprint's: opened by a person, from a branch not named for an issue, or from a fork.
     expect(closedJob("d", payload({ author: { login: "octocat", type: "User" } }))).toBeNull();
     expect(closedJob("d", payload({ headRef: "feature/retries" }))).toBeNull();
