@@ -19,6 +19,17 @@ export interface LocalThread {
   pullRequestFile: string;
 }
 
+/** No labels and no merges locally: the thread file records the state, and the branch is the result. */
+const NO_LABELS_OR_MERGES: Pick<ThreadPort, "threadLabels" | "repositoryLabels" | "createLabel" | "addThreadLabel" | "removeThreadLabel" | "deletesMergedBranches" | "deleteBranch"> = {
+  threadLabels: async () => [],
+  repositoryLabels: async () => [],
+  createLabel: async () => false,
+  addThreadLabel: async () => {},
+  removeThreadLabel: async () => {},
+  deletesMergedBranches: async () => false,
+  deleteBranch: async () => false,
+};
+
 /**
  * A ThreadPort over a local thread file: the comments live in .git/blueprint, the "remote" is the
  * checkout itself (file://), the user at the terminal is admin, and a pull request is just its branch.
@@ -92,6 +103,7 @@ export function createLocalThread(checkout: Checkout, store: ThreadStore, thread
     // No reviews locally.
     review: async () => null,
     minimizeComment: async () => {},
+    ...NO_LABELS_OR_MERGES,
   };
   return {
     port,

@@ -10,6 +10,10 @@ export const REPO_CONFIG_PATH = ".github/blueprint.yml";
 /** Who may approve a plan: anyone allowed to command Blueprint, or only the code owners of the files it changes. */
 export const APPROVERS = ["write", "codeowners"] as const;
 
+/** The thread states a label can show (`blueprint: planned` …); workflow/labels.ts gives their default names and colours. */
+export const LABELED_STATES = ["planned", "approved", "building", "built", "failed"] as const;
+export type LabeledState = (typeof LABELED_STATES)[number];
+
 /**
  * `.github/blueprint.yml`, read from the default branch only. The descriptions are what editors show
  * through schema/blueprint.schema.json (`npm run schema` writes it from this schema).
@@ -58,6 +62,7 @@ export const repoConfigSchema = z
       .describe("Dollars per million tokens, per model name (exactly as in `model:`): `input`, `cached_input`, `output`. Plan comments and build reports show costs with them; the App's own prices (BLUEPRINT_PRICES) win for the models they name."),
     instructions: z.string().max(20_000).optional().describe("Extra instructions for the agent, e.g. the project's conventions."),
     network: networkSchema(),
+    labels: labelsSchema(),
   })
   .strict();
 
@@ -86,6 +91,30 @@ function networkSchema() {
     .default("none")
     .describe(
       "What the agent's commands may reach, only through Blueprint's allow-list proxy and within the App's BLUEPRINT_NETWORK_ALLOW: `none` (default), `registries` (the common package registries; `true` is the same), or `{ allow: [...] }`. Never the host's own network.",
+    );
+}
+
+/**
+ * `labels:`: the one label a thread carries for its state. Absent or `true`: the default names;
+ * `false`: none at all; a map renames a state's label (`built: "done by bot"`) or switches it off (`failed: false`).
+ */
+function labelsSchema() {
+  // GitHub's limit on a label's name.
+  const name = z.union([z.string().trim().min(1).max(50), z.literal(false)]).optional();
+  const renamed = z
+    .object(Object.fromEntries(LABELED_STATES.map((state) => [state, name.describe(`The label for "${state}", or false for none.`)])) as Record<LabeledState, typeof name>)
+    .strict()
+    .superRefine((names, context) => {
+      const given = Object.values(names).filter((value): value is string => typeof value === "string").map((value) => value.toLowerCase());
+      // GitHub's label names ignore case: two states under one label could never be told apart.
+      const twice = given.find((value, index) => given.indexOf(value) !== index);
+      if (twice) context.addIssue({ code: "custom", message: `"${twice}" names two states; each state needs a label of its own` });
+    });
+  return z
+    .union([z.boolean(), renamed], { error: () => "use `true` (the default names), `false` (no labels) or a map such as `{ built: \"shipped\", failed: false }`" })
+    .optional()
+    .describe(
+      "The label that shows a thread's state (one at a time): `blueprint: planned`, `blueprint: approved`, `blueprint: building`, `blueprint: built`, `blueprint: failed`. `false` switches labels off; a map renames a state's label or switches it off (`failed: false`).",
     );
 }
 

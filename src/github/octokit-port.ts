@@ -1,7 +1,9 @@
 import type { Octokit as RestOctokit } from "@octokit/rest";
 import type { RepositoryInfo, ThreadPort } from "../workflow/ports.js";
+import { branches } from "./octokit-port/branches.js";
 import { commentWrites } from "./octokit-port/comment-writes.js";
 import { installation } from "./octokit-port/installation.js";
+import { labels } from "./octokit-port/labels.js";
 import { people } from "./octokit-port/people.js";
 import { pullRequests } from "./octokit-port/pull-requests.js";
 import { threadReads } from "./octokit-port/thread-reads.js";
@@ -32,5 +34,7 @@ export function createOctokitPort(options: OctokitPortOptions): ThreadPort {
     ...people(scope),
     ...pullRequests(scope),
     ...installation(scope),
+    ...labels(scope),
+    ...branches(scope),
   };
 }

@@ -1,5 +1,5 @@
 import { renderPlanBody, escapeHtml, neutraliseComments } from "../plan/render.js";
-import { commentSeal, encodeStateMarker, readStateMarker, type CommentSeal, type ThreadSeal } from "./state-marker.js";
+import { commentSeal, encodeStateMarker, MARKER_PREFIX, readStateMarker, type CommentSeal, type ThreadSeal } from "./state-marker.js";
 import type { ThreadState } from "../workflow/state.js";
 import type { ThreadComment } from "../workflow/ports.js";
 import type { TokenUsage } from "../shared/model-usage.js";
@@ -21,6 +21,21 @@ export function renderPlanComment(state: ThreadState, seal: CommentSeal, extras:
   if (state.status === "pending" || state.status === "failed") parts.push(`---\n${APPROVAL_HELP}`);
   parts.push(footer(state), encodeStateMarker(state, seal));
   return parts.join("\n\n");
+}
+
+/**
+ * A plan comment as it stands, with another status line and state: everything else in it (the
+ * build report below the plan, a person's edits) stays as it reads. The status line is the first
+ * quoted paragraph after the heading and the revision's changes; without one, it goes under the heading.
+ */
+export function withStatusLine(body: string, statusLine: string, state: ThreadState, seal: CommentSeal): string {
+  const marker = body.lastIndexOf(MARKER_PREFIX);
+  const paragraphs = (marker === -1 ? body : body.slice(0, marker)).split("\n\n");
+  const at = paragraphs.findIndex((paragraph, index) => index > 0 && index <= 2 && paragraph.startsWith("> "));
+  const line = neutraliseComments(statusLine);
+  if (at === -1) paragraphs.splice(1, 0, line);
+  else paragraphs[at] = line;
+  return `${paragraphs.join("\n\n")}${marker === -1 ? "\n\n" : ""}${encodeStateMarker(state, seal)}`;
 }
 
 export function defaultStatusLine(state: ThreadState): string {

@@ -129,6 +129,46 @@ export function synchronizeJob(
   };
 }
 
+/** The branch name Blueprint builds an issue on, whatever the repository's prefix (`blueprint/`, `bp-`): `<prefix>issue-<n>`. */
+const ISSUE_BRANCH = /issue-([1-9][0-9]*)$/;
+
+/**
+ * `pull_request.closed` for a pull request a bot opened from a branch of this repository named like
+ * Blueprint's (`…issue-<n>`): a job on issue n, whose plan's state decides whether the pull request is
+ * really Blueprint's. Anything else is not for Blueprint.
+ */
+export function closedJob(
+  deliveryId: string,
+  payload: {
+    installation?: { id: number } | undefined;
+    repository: PayloadRepository;
+    pull_request: { number: number; merged?: boolean | null; user: PayloadUser | null; head: { ref: string; sha: string; repo: { full_name: string } | null }; base: { repo: { full_name: string } } };
+    sender: PayloadUser;
+  },
+  receivedAt = Date.now(),
+): Accepted | null {
+  const pull = payload.pull_request;
+  const installationId = payload.installation?.id;
+  const issue = ISSUE_BRANCH.exec(pull.head.ref)?.[1];
+  if (!installationId || !issue || !pull.user || !isBot(pull.user) || pull.head.repo?.full_name !== pull.base.repo.full_name) return null;
+  return {
+    job: {
+      kind: "pull-closed",
+      deliveryId,
+      installationId,
+      repository: repositoryOf(payload.repository),
+      number: Number(issue),
+      actor: payload.sender.login,
+      receivedAt,
+      pullRequest: pull.number,
+      merged: pull.merged === true,
+      headRef: pull.head.ref,
+      headSha: pull.head.sha,
+    },
+    keys: [`delivery:${deliveryId}`],
+  };
+}
+
 /**
  * A verified delivery as a job, by event and action (the App's webhook route): null when it is not
  * for Blueprint. The payload's shape is GitHub's, checked by its signature.
@@ -144,6 +184,7 @@ const HANDLERS = {
   "issue_comment.created": commentJob,
   "pull_request_review.submitted": reviewJob,
   "pull_request.synchronize": synchronizeJob,
+  "pull_request.closed": closedJob,
 };
 export type HandledEvent = keyof typeof HANDLERS;
 export const HANDLED_EVENTS = Object.keys(HANDLERS) as HandledEvent[];

@@ -51,13 +51,15 @@ export const jobSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("review-approval"), ...common, reviewId: z.number().int(), commitId: z.string(), submittedAt: z.string(), body: z.string() }),
   z.object({ kind: z.literal("review-changes"), ...common, reviewId: z.number().int(), body: z.string() }),
   z.object({ kind: z.literal("stale"), ...common, headSha: z.string() }),
+  /** Blueprint's pull request was merged or closed; `number` is the issue its plan lives on. */
+  z.object({ kind: z.literal("pull-closed"), ...common, pullRequest: z.number().int().positive(), merged: z.boolean(), headRef: z.string().min(1), headSha: z.string().min(1) }),
 ]);
 
 export type Job = z.output<typeof jobSchema>;
 export type JobKind = Job["kind"];
 
 /** Kinds that run as work in the thread's lane (one at a time per thread, capped per process). */
-export const LANE_KINDS: ReadonlySet<JobKind> = new Set(["plan", "revise", "build", "respond", "review-approval", "review-changes", "stale"]);
+export const LANE_KINDS: ReadonlySet<JobKind> = new Set(["plan", "revise", "build", "respond", "review-approval", "review-changes", "stale", "pull-closed"]);
 
 /** The kinds whose actor's permission decides whether they run at all (SPEC §3). */
 export const GATED_KINDS: ReadonlySet<JobKind> = new Set(["plan", "revise", "build", "cancel", "reply", "review-approval", "review-changes"]);
@@ -89,6 +91,8 @@ export function jobLabel(job: Job): string {
       return "checking the plan against new commits";
     case "cancel":
       return "withdrawing a question";
+    case "pull-closed":
+      return `following up on pull request #${job.pullRequest}`;
     default:
       return `answering @${job.actor}`;
   }
@@ -100,5 +104,7 @@ export function jobLabel(job: Job): string {
  */
 export function tokenPermissionsFor(kind: JobKind): Record<string, "read" | "write"> | null {
   if (kind === "build" || kind === "review-approval") return null;
+  // Deleting a merged branch writes to the repository's refs.
+  if (kind === "pull-closed") return { contents: "write", issues: "write", pull_requests: "read", metadata: "read" };
   return { contents: "read", issues: "write", pull_requests: "write", metadata: "read" };
 }

@@ -21,15 +21,17 @@ export interface BuildStatus {
   showRetry(retryLine: string | null): void;
 }
 
-export function buildStatus(deps: WorkflowDeps, job: JobContext, planComment: ThreadComment, render: PlanCommentRenderer): BuildStatus {
+/** `afterSave` hears each save once it is on GitHub (the thread's label follows the saved state). */
+export function buildStatus(deps: WorkflowDeps, job: JobContext, planComment: ThreadComment, render: PlanCommentRenderer, afterSave: () => Promise<void> = async () => {}): BuildStatus {
   const tracking = new TrackingComment(job.port, planComment.id, planComment.url, deps.progressIntervalMs, (error) =>
     deps.log.warn({ err: error, deliveryId: job.deliveryId }, "could not update the plan comment"),
   );
   let statusNow: string | undefined;
   return {
-    save(statusLine, report) {
+    async save(statusLine, report) {
       statusNow = statusLine;
-      return tracking.write(render(statusLine, report));
+      await tracking.write(render(statusLine, report));
+      await afterSave();
     },
     showRetry: (retryLine) => tracking.progress(render(retryLine && statusNow ? `${statusNow}\n>\n> ${retryLine}` : statusNow)),
   };

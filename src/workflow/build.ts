@@ -4,6 +4,7 @@ import { runBuild } from "./build-run.js";
 import { buildStatus } from "./build-status.js";
 import { baseMovedUnderPlan, branchMoved, buildTarget } from "./build-target.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
+import { ThreadLabels } from "./labels.js";
 import type { BuildNote, QuestionAnswer } from "./state.js";
 
 export interface BuildRequest {
@@ -34,7 +35,8 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   takeApproval(request, toBuild);
   // The plan comment is the build's status comment: saves go out at once and in order; a model
   // retry shows under the status line (a throttled edit) until the model answers again.
-  const status = buildStatus(deps, job, toBuild.planComment, toBuild.render);
+  const labels = new ThreadLabels(port, source.config, deps.log, job.deliveryId);
+  const status = buildStatus(deps, job, toBuild.planComment, toBuild.render, () => labels.follow(toBuild.state));
 
   // 4. A plan is stale when the base moved under the files it names.
   const stale = await baseMovedUnderPlan(source.mirror, toBuild.state);
@@ -58,5 +60,6 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   }
 
   // 6. The steps built, verified and handed over (build-run.ts).
+  await labels.show("approved");
   await runBuild({ deps, job, request, info: approved.info, ...source, ...toBuild, status, target });
 }

@@ -5,6 +5,7 @@ import type { Workspace } from "../workspace/workspace.js";
 import { costCapFor, pricingFor } from "./cost.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { handedOver } from "../shared/hand-over.js";
+import { ThreadLabels } from "./labels.js";
 import { withExplored } from "./memory.js";
 import { plainError } from "./plain-error.js";
 import { explore, type Explored } from "./plan-explore.js";
@@ -158,6 +159,8 @@ async function postResult(
   const { outcome, model } = explored;
   const result = outcome.kind === "plan_submitted" && !explored.workflowsAllowed ? { ...outcome, plan: warnAboutWorkflows(outcome.plan) } : outcome;
   await status.tracking.final(deps.redact(resultComment(state, status.sealed, result, current, { pricing: pricingFor(deps, config, model.model), cap: costCapFor(deps, config, model.model) })));
+  // A question leaves the thread's label as it was: the plan is not made yet.
+  if (outcome.kind !== "question") await new ThreadLabels(job.port, config, deps.log, job.deliveryId).show(outcome.kind === "plan_submitted" ? "planned" : "failed");
   if (outcome.kind === "plan_submitted" && current && current.comment.id !== status.id) {
     await supersede(job.port, input.seal, current, state.revision, deps.redact).catch((error) => deps.log.warn({ err: error }, "could not mark the previous plan superseded"));
   }

@@ -81,6 +81,26 @@ export interface ThreadPort {
   review(id: number): Promise<PullRequestReview | null>;
   /** Collapses an outdated comment (GitHub's "minimize as outdated"); best effort. */
   minimizeComment(comment: ThreadComment): Promise<void>;
+  /** The names of the labels this issue or pull request carries. */
+  threadLabels(): Promise<string[]>;
+  /** The names of the repository's labels. */
+  repositoryLabels(): Promise<string[]>;
+  /** Creates a label in the repository; false when it has one by that name already. */
+  createLabel(label: LabelSpec): Promise<boolean>;
+  addThreadLabel(name: string): Promise<void>;
+  /** Takes a label off this thread (nothing happens when it does not carry it). */
+  removeThreadLabel(name: string): Promise<void>;
+  /** Whether GitHub deletes a pull request's head branch once it is merged (the repository's setting); false when it cannot tell. */
+  deletesMergedBranches(): Promise<boolean>;
+  /** Deletes a branch of this repository; false when there was none by that name. */
+  deleteBranch(branch: string): Promise<boolean>;
+}
+
+export interface LabelSpec {
+  name: string;
+  /** Six hex digits, no `#`. */
+  color: string;
+  description: string;
 }
 
 export interface GitHubAccount {

@@ -11,6 +11,7 @@ import { planThread } from "./plan.js";
 import type { ReviewComment, ThreadPort } from "./ports.js";
 import { respondToComment } from "./respond.js";
 import { safePort } from "./safe-port.js";
+import { followClosedPullRequest } from "./pull-request-closed.js";
 import { markStaleOnPush } from "./stale.js";
 
 /** A thread's lane, wherever the queue keeps it (in this process, or in Redis for every worker). */
@@ -105,7 +106,7 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
   }
   if (!LANE_KINDS.has(job.kind)) return;
   const queued = await lanes.enqueue(job);
-  if (job.kind === "respond" || job.kind === "stale") return;
+  if (job.kind === "respond" || job.kind === "stale" || job.kind === "pull-closed") return;
   const notice =
     queued.ahead > 0
       ? `Queued: Blueprint is busy on this thread (${queued.running ?? "a job"}); this starts when it is done.`
@@ -150,6 +151,8 @@ export async function workJob(deps: WorkflowDeps, port: ThreadPort, job: Job, si
         return await respondToComment(deps, context, { commentId: job.commentId, body: job.body });
       case "stale":
         return await markStaleOnPush(deps, context, job.headSha);
+      case "pull-closed":
+        return await followClosedPullRequest(deps, context, job);
       default:
         throw new Error(`a ${job.kind} job is answered at triage, not queued`);
     }

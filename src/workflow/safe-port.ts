@@ -38,6 +38,13 @@ export function safePort(port: ThreadPort, redact: Redactor, stateKey: StateKey)
     comment: (id) => port.comment(id),
     review: (id) => port.review(id),
     minimizeComment: (comment) => port.minimizeComment(comment),
+    threadLabels: () => port.threadLabels(),
+    repositoryLabels: () => port.repositoryLabels(),
+    createLabel: (label) => port.createLabel(label),
+    addThreadLabel: (name) => port.addThreadLabel(name),
+    removeThreadLabel: (name) => port.removeThreadLabel(name),
+    deletesMergedBranches: () => port.deletesMergedBranches(),
+    deleteBranch: (branch) => port.deleteBranch(branch),
   };
 }
 

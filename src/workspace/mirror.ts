@@ -1,6 +1,11 @@
 import { untrustedGit } from "./untrusted-git.js";
 import { liveToken, type GitToken, type Workspace } from "./workspace.js";
 
+export interface GitPerson {
+  name: string;
+  email: string;
+}
+
 /** Where a mirror's worktrees come from (the repository cache, which pools them). */
 export interface WorktreeSource {
   addWorktree(mirror: string, cloneUrl: string, sha: string, token: GitToken): Promise<Workspace>;
@@ -40,6 +45,19 @@ export class Mirror {
   async changedFiles(from: string, to: string): Promise<string[]> {
     const out = await (await this.git()).raw(["diff", "--no-ext-diff", "--name-only", "--no-renames", from, to]);
     return out.split("\n").filter(Boolean);
+  }
+
+  /** Who made each commit between two points (oldest first): its author's and committer's name and e-mail. */
+  async commitPeople(from: string, to: string): Promise<Array<{ sha: string; author: GitPerson; committer: GitPerson }>> {
+    const out = await (await this.git()).raw(["log", "--reverse", "--format=%H%x1f%an%x1f%ae%x1f%cn%x1f%ce%x1e", `${from}..${to}`]);
+    return out
+      .split("\x1e")
+      .map((record) => record.trim())
+      .filter(Boolean)
+      .map((record) => {
+        const [sha = "", authorName = "", authorEmail = "", committerName = "", committerEmail = ""] = record.split("\x1f");
+        return { sha, author: { name: authorName, email: authorEmail }, committer: { name: committerName, email: committerEmail } };
+      });
   }
 
   /**

@@ -118,6 +118,9 @@ describe("the Action runner", () => {
     expect(github.pulls).toHaveLength(1);
     expect(step.outputs()).toMatchObject({ status: "built", branch: "blueprint/issue-1", "pr-url": only(github.pulls).html_url });
     expect(step.summary()).toContain(only(github.pulls).html_url);
+    // With the job's token the Action labels the issue as the App does: `npm test` fails here (no package.json), so not "built".
+    expect(github.threadLabels).toEqual(["blueprint: failed"]);
+    expect(github.labels).toEqual(["blueprint: approved", "blueprint: building", "blueprint: failed"]);
   });
 
   it("stops a build at the max-cost input, with what was built pushed and the step failed saying so", async () => {

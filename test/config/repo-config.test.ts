@@ -156,4 +156,18 @@ describe("parseRepoConfig", () => {
     const message = problem("feedback: sometimes\nmin_permission: owner\n");
     expect(message.split("\n- ")).toHaveLength(3);
   });
+
+  it("reads `labels:` as absent (the default names), true, false, or a map that renames a state's label or switches it off", () => {
+    expect(ok(null).labels).toBeUndefined();
+    expect(ok("labels: false\n").labels).toBe(false);
+    expect(ok("labels: true\n").labels).toBe(true);
+    expect(ok('labels: { built: "  shipped  ", failed: false }\n').labels).toEqual({ built: "shipped", failed: false });
+  });
+
+  it("refuses a bad `labels:` in plain words", () => {
+    expect(problem("labels: { done: x }\n")).toContain("`labels.done` (line 1, column 11): unknown key");
+    expect(problem('labels: { built: "Ship", failed: "ship" }\n')).toContain('"ship" names two states; each state needs a label of its own');
+    expect(problem(`labels: { built: "${"x".repeat(51)}" }\n`)).toContain("`labels.built`");
+    expect(problem("labels: some\n")).toContain("use `true` (the default names), `false` (no labels) or a map");
+  });
 });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest"
 import { startModelServer, type ModelServer } from "../helpers/model-server.js";
 import { startGitHubDouble, type GitHubDouble } from "./double/github-server.js";
 import type { CommentRecord } from "./double/state.js";
-import { deliverWebhook, issueCommentCreated } from "./double/webhooks.js";
+import { deliverWebhook, issueCommentCreated, pullRequestClosed } from "./double/webhooks.js";
 import { requireBuiltApp, startAppProcess, type AppProcess } from "./support/app-process.js";
 import { FILES, GREET_JS, greeterScript, INDEX_JS, PLAN, STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
 
@@ -199,6 +199,30 @@ describe("the GitHub App, run as `probot run ./lib/index.js` against a local Git
     const published = [...github.state.comments.flatMap((c) => c.history), ...github.state.pulls.map((p) => p.body)].join("\n");
     for (const secret of [...secrets, MODEL_KEY, WEBHOOK_SECRET]) expect(published).not.toContain(secret);
   }, 20_000);
+
+  it("labels the issue by state, and merging the pull request deletes Blueprint's branch and says so in the plan comment", async () => {
+    onTestFailed(() => console.error(diagnostics()));
+    expect(planComment, "the /plan walk must have produced a plan comment").toBeDefined();
+    const issue = github.state.issues.get(1);
+    expect(issue?.labels).toEqual(["blueprint: built"]);
+    expect(github.state.labels.map((label) => label.name)).toEqual(["blueprint: planned", "blueprint: approved", "blueprint: building", "blueprint: built"]);
+    expect(github.state.label("blueprint: built")).toMatchObject({ color: "0e8a16", description: expect.stringContaining("built") });
+
+    const pull = github.state.pulls[0]!;
+    expect(github.repository.head(BRANCH)).not.toBeNull();
+    const delivery = await deliverWebhook(app.webhookUrl, WEBHOOK_SECRET, pullRequestClosed(github, pull, { merged: true, sender: "maintainer" }));
+    expect(delivery.status, `webhook answered ${delivery.status}: ${delivery.body}`).toBe(200);
+
+    await waitFor("the branch to be deleted", () => github.repository.head(BRANCH) === null || failedVisibly());
+    await waitFor("the plan comment to say it was merged", () => github.state.comment(planComment.id)?.body.includes(`merged in #${pull.number}`) === true);
+    await waitForQuiet();
+    expect(github.state.comment(planComment.id)?.body).toContain(`Its branch \`${BRANCH}\` is deleted.`);
+    expect(github.repository.head("main")).toBe(baseSha);
+    expect(issue?.labels).toEqual(["blueprint: built"]);
+    expect(github.violations).toEqual([]);
+    expect(github.unimplemented.map((r) => `${r.method} ${r.path}`)).toEqual([]);
+    expect(github.requests.filter((r) => r.kind === "rest" && r.status >= 400).map((r) => `${r.status} ${r.method} ${r.path}`)).toEqual([]);
+  }, 30_000);
 });
 
 function filesUnder(dir: string): string[] {

@@ -36,6 +36,9 @@ export function actionsGitHubDouble(options: ActionsDoubleOptions = {}) {
   const reactions: Array<{ commentId: number; content: string }> = [];
   const pulls: Array<{ number: number; head: string; base: string; title: string; body: string; html_url: string }> = [];
   const requests: Array<{ method: string; path: string; authorization: string }> = [];
+  /** The repository's label names, and the thread's. */
+  const labels: string[] = [];
+  const threadLabels: string[] = [];
   let nextId = 5000;
 
   const addComment = (body: string, user: { login: string; type: string }): ActionsComment => {
@@ -112,6 +115,38 @@ export function actionsGitHubDouble(options: ActionsDoubleOptions = {}) {
       const pull = { number: 200 + pulls.length, ...draft, html_url: `${html}/pull/${200 + pulls.length}` };
       pulls.push(pull);
       return [201, pull];
+    })
+    .get(new RegExp(`^${escape(base)}/labels(\\?.*)?$`))
+    .reply(function () {
+      track.call(this);
+      return [200, labels.map((name) => ({ name }))];
+    })
+    .post(`${base}/labels`)
+    .reply(function (_uri, body) {
+      track.call(this);
+      const { name } = body as { name: string };
+      if (labels.includes(name)) return [422, { message: "Validation Failed", errors: [{ resource: "Label", code: "already_exists", field: "name" }] }];
+      labels.push(name);
+      return [201, body];
+    })
+    .get(new RegExp(`^${escape(base)}/issues/${number}/labels(\\?.*)?$`))
+    .reply(function () {
+      track.call(this);
+      return [200, threadLabels.map((name) => ({ name }))];
+    })
+    .post(`${base}/issues/${number}/labels`)
+    .reply(function (_uri, body) {
+      track.call(this);
+      for (const name of (body as { labels: string[] }).labels) if (!threadLabels.includes(name)) threadLabels.push(name);
+      return [200, threadLabels.map((name) => ({ name }))];
+    })
+    .delete(new RegExp(`^${escape(base)}/issues/${number}/labels/[^/]+$`))
+    .reply(function (uri) {
+      track.call(this);
+      const at = threadLabels.indexOf(decodeURIComponent(uri.split("/").at(-1) ?? ""));
+      if (at === -1) return [404, { message: "Label does not exist" }];
+      threadLabels.splice(at, 1);
+      return [200, threadLabels.map((name) => ({ name }))];
     });
 
   return {
@@ -124,6 +159,8 @@ export function actionsGitHubDouble(options: ActionsDoubleOptions = {}) {
     reactions,
     pulls,
     requests,
+    labels,
+    threadLabels,
     addUserComment: (login: string, body: string) => addComment(body, { login, type: "User" }),
     /** A comment as if an earlier run of the Action had written it. */
     addBotComment: (body: string | ((id: number) => string)) => {

@@ -139,3 +139,20 @@ export function reviewPayload(options: { state: string; commitId: string; login:
   payload.installation = { id: INSTALLATION_ID, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI=" };
   return payload;
 }
+
+/** pull_request.closed from the examples, edited into Blueprint's pull request from `headRef` (merged or not) on our repository. */
+export function closedPullPayload(options: { number: number; headRef: string; headSha: string; merged: boolean; cloneUrl: string; login?: string; author?: { login: string; type: string } }) {
+  const payload = webhookExample("pull_request", (e) => e.action === "closed");
+  const login = options.login ?? "maintainer";
+  payload.number = options.number;
+  payload.pull_request.number = options.number;
+  payload.pull_request.merged = options.merged;
+  payload.pull_request.merged_at = options.merged ? new Date().toISOString() : null;
+  payload.pull_request.user = { ...payload.pull_request.user, ...(options.author ?? { login: "blueprint[bot]", type: "Bot" }) };
+  payload.pull_request.head = { ...payload.pull_request.head, ref: options.headRef, sha: options.headSha, label: `Codertocat:${options.headRef}` };
+  payload.sender = { ...payload.sender, login, type: "User" };
+  payload.repository.clone_url = options.cloneUrl;
+  payload.repository.default_branch = "main";
+  payload.installation = { id: INSTALLATION_ID, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI=" };
+  return payload;
+}

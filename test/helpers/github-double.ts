@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import nock from "nock";
 
 export const APP_ID = 1;
@@ -45,6 +46,22 @@ export interface GitHubDoubleOptions {
   reviewComments?: Array<{ path: string; line: number; body: string }>;
   /** The pull request's reviews, by id (others are 404). */
   reviews?: DoubleReview[];
+  /** The repository's labels before the test (name → colour); none unless given. */
+  labels?: Record<string, string>;
+  /** GitHub refuses every label write (403), as it does a token without `issues: write`. */
+  labelWritesRefused?: boolean;
+  /** The repository's "automatically delete head branches" setting. */
+  deleteBranchOnMerge?: boolean;
+  /** The bare repository behind the double: `DELETE …/git/refs/heads/…` deletes the branch there. */
+  gitDir?: string;
+  /** GitHub refuses to delete refs (403), as it does a token without `contents: write`. */
+  refDeletesRefused?: boolean;
+}
+
+export interface DoubleLabel {
+  name: string;
+  color: string;
+  description: string | null;
 }
 
 export interface RecordedRequest {
@@ -65,7 +82,11 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
   const comments: DoubleComment[] = [];
   const reactions: Array<{ commentId: number; content: string }> = [];
   const requests: RecordedRequest[] = [];
-  const pulls: Array<{ number: number; node_id: string; head: string; base: string; title: string; body: string; draft: boolean; html_url: string }> = [];
+  const pulls: Array<{ number: number; node_id: string; head: string; base: string; title: string; body: string; draft: boolean; html_url: string; state: "open" | "closed" }> = [];
+  const labels: DoubleLabel[] = Object.entries(options.labels ?? {}).map(([name, color]) => ({ name, color, description: null }));
+  /** The thread's labels, by name, in the order they were added. */
+  const threadLabels: string[] = [];
+  const labelNamed = (name: string) => labels.find((label) => label.name.toLowerCase() === name.toLowerCase());
   const commentHistory = new Map<number, string[]>();
   let nextId = 1000;
 
@@ -217,15 +238,17 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     .get(new RegExp(`^${escape(base)}/pulls(\\?.*)?$`))
     .reply((uri) => {
       record("GET", uri, null);
-      const head = new URL(`https://x${uri}`).searchParams.get("head")?.split(":")[1];
-      return [200, pulls.filter((pull) => pull.head === head)];
+      const query = new URL(`https://x${uri}`).searchParams;
+      const head = query.get("head")?.split(":")[1];
+      const state = query.get("state") ?? "open";
+      return [200, pulls.filter((pull) => pull.head === head && (state === "all" || pull.state === state))];
     })
     .post(`${base}/pulls`)
     .reply((uri, body) => {
       record("POST", uri, body);
       const draft = body as { head: string; base: string; title: string; body: string; draft?: boolean };
       const number = 100 + pulls.length;
-      const pull = { number, node_id: `PR_${number}`, ...draft, draft: draft.draft === true, html_url: `https://github.com/${owner}/${repo}/pull/${number}` };
+      const pull = { number, node_id: `PR_${number}`, ...draft, draft: draft.draft === true, html_url: `https://github.com/${owner}/${repo}/pull/${number}`, state: "open" as const };
       pulls.push(pull);
       return [201, pull];
     })
@@ -236,6 +259,65 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       if (!pull) return [404, { message: "Not Found" }];
       Object.assign(pull, body);
       return [200, pull];
+    })
+    .get(new RegExp(`^${escape(base)}/labels(\\?.*)?$`))
+    .reply((uri) => {
+      record("GET", uri, null);
+      return [200, labels];
+    })
+    .post(`${base}/labels`)
+    .reply((uri, body) => {
+      record("POST", uri, body);
+      if (options.labelWritesRefused) return [403, { message: "Resource not accessible by integration" }];
+      const wanted = body as DoubleLabel;
+      if (labelNamed(wanted.name)) return [422, { message: "Validation Failed", errors: [{ resource: "Label", code: "already_exists", field: "name" }] }];
+      const label = { name: wanted.name, color: wanted.color, description: wanted.description ?? null };
+      labels.push(label);
+      return [201, label];
+    })
+    .get(new RegExp(`^${escape(base)}/issues/${number}/labels(\\?.*)?$`))
+    .reply((uri) => {
+      record("GET", uri, null);
+      return [200, threadLabels.map((name) => labelNamed(name))];
+    })
+    .post(`${base}/issues/${number}/labels`)
+    .reply((uri, body) => {
+      record("POST", uri, body);
+      if (options.labelWritesRefused) return [403, { message: "Resource not accessible by integration" }];
+      for (const name of (body as { labels: string[] }).labels) {
+        // As GitHub does: a label the repository lacks is made, plain grey.
+        if (!labelNamed(name)) labels.push({ name, color: "ededed", description: null });
+        if (!threadLabels.some((carried) => carried.toLowerCase() === name.toLowerCase())) threadLabels.push(name);
+      }
+      return [200, threadLabels.map((name) => labelNamed(name))];
+    })
+    .delete(new RegExp(`^${escape(base)}/issues/${number}/labels/[^/]+$`))
+    .reply((uri) => {
+      record("DELETE", uri, null);
+      const name = decodeURIComponent(uri.split("/").at(-1) ?? "");
+      const at = threadLabels.findIndex((carried) => carried.toLowerCase() === name.toLowerCase());
+      if (at === -1) return [404, { message: "Label does not exist" }];
+      threadLabels.splice(at, 1);
+      return [200, threadLabels.map((carried) => labelNamed(carried))];
+    })
+    .get(base)
+    .reply((uri) => {
+      record("GET", uri, null);
+      return [200, { name: repo, full_name: `${owner}/${repo}`, owner: { login: owner }, default_branch: "main", delete_branch_on_merge: options.deleteBranchOnMerge ?? false }];
+    })
+    .delete(new RegExp(`^${escape(base)}/git/refs/.+$`))
+    .reply((uri) => {
+      record("DELETE", uri, null);
+      const ref = `refs/${decodeURIComponent(uri.slice(`${base}/git/refs/`.length))}`;
+      if (!options.gitDir) return [500, { message: "the double was given no gitDir to delete refs in" }];
+      if (options.refDeletesRefused) return [403, { message: "Resource not accessible by integration" }];
+      try {
+        execFileSync("git", ["--git-dir", options.gitDir, "rev-parse", "--verify", "--quiet", ref], { stdio: "ignore" });
+      } catch {
+        return [422, { message: "Reference does not exist" }];
+      }
+      execFileSync("git", ["--git-dir", options.gitDir, "update-ref", "-d", ref]);
+      return [204, ""];
     });
 
   return {
@@ -248,6 +330,8 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     minimized,
     requests,
     pulls,
+    labels,
+    threadLabels,
     commentHistory,
     /** A comment by a person, as if typed on GitHub (so it shows up in the listing). */
     addUserComment: (login: string, body: string) => addComment(body, { login, type: "User" }, false),

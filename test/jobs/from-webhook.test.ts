@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { commandJob, commentJob, reviewJob, synchronizeJob } from "../../src/jobs/from-webhook.js";
+import { closedJob, commandJob, commentJob, deliveryJob, reviewJob, synchronizeJob } from "../../src/jobs/from-webhook.js";
 import { parseJob, threadOf } from "../../src/jobs/job.js";
-import { commentPayload, webhookExample } from "../helpers/app.js";
+import { closedPullPayload, commentPayload, webhookExample } from "../helpers/app.js";
 
 const comment = (body: string, userType = "User") => commentPayload({ body, cloneUrl: "https://github.com/Codertocat/Hello-World.git", commentId: 7, number: 3, userType });
 
@@ -62,5 +62,23 @@ describe("a webhook becomes a job: plain data, no I/O", () => {
     const accepted = synchronizeJob("d-3", payload as Parameters<typeof synchronizeJob>[1]);
     expect(accepted?.keys).toEqual(["delivery:d-3"]);
     expect(accepted?.job).toMatchObject({ kind: "stale", headSha: payload.pull_request.head.sha });
+  });
+
+  it("Blueprint's pull request merged or closed is a job on the issue its branch is named for, claimed by its delivery only", () => {
+    const payload = (edit: Partial<Parameters<typeof closedPullPayload>[0]> = {}) =>
+      closedPullPayload({ number: 12, headRef: "bots/issue-7", headSha: "abc123", merged: true, cloneUrl: "https://github.com/Codertocat/Hello-World.git", ...edit }) as Parameters<typeof closedJob>[1];
+    const accepted = deliveryJob({ id: "d-4", name: "pull_request", payload: payload() });
+    expect(accepted?.keys).toEqual(["delivery:d-4"]);
+    expect(accepted?.job).toMatchObject({ kind: "pull-closed", number: 7, pullRequest: 12, merged: true, headRef: "bots/issue-7", headSha: "abc123", actor: "maintainer" });
+    expect(threadOf(parseJob(JSON.parse(JSON.stringify(accepted?.job))))).toBe("Codertocat/Hello-World#7");
+    expect(closedJob("d", payload({ merged: false }))?.job).toMatchObject({ kind: "pull-closed", merged: false });
+    expect(closedJob("d", payload({ headRef: "bp-issue-12" }))?.job.number).toBe(12);
+    // Not Blueprint's: opened by a person, from a branch not named for an issue, or from a fork.
+    expect(closedJob("d", payload({ author: { login: "octocat", type: "User" } }))).toBeNull();
+    expect(closedJob("d", payload({ headRef: "feature/retries" }))).toBeNull();
+    expect(closedJob("d", payload({ headRef: "blueprint/issue-0" }))).toBeNull();
+    const fork = payload();
+    fork.pull_request.head.repo = { full_name: "someone/Hello-World" };
+    expect(closedJob("d", fork)).toBeNull();
   });
 });

@@ -1,5 +1,5 @@
 import type { ServedRepository } from "./git-http.js";
-import type { Account, CommentRecord, IssueRecord, PullRecord, RepositoryState } from "./state.js";
+import type { Account, CommentRecord, IssueRecord, LabelRecord, PullRecord, RepositoryState } from "./state.js";
 
 /** What the REST handlers see of the double. */
 export interface DoubleContext {
@@ -43,6 +43,49 @@ const invalid = (resource: string, field: string, message: string): RestReply =>
 });
 /** GitHub's limit on issue, comment and pull-request bodies. */
 const MAX_BODY = 65_536;
+
+/** Labels and branches: what Blueprint's thread labels and its clean-up after a merge use. */
+const LABEL_AND_BRANCH_ROUTES: RestRoute[] = [
+  route("GET", REPO, (double) => ok(renderRepository(double))),
+  route("GET", `${REPO}/labels`, (double, request) => paginate(double, request, double.state.labels.map((label) => renderLabel(double, label)))),
+  route("POST", `${REPO}/labels`, (double, { body }) => {
+    if (typeof body.name !== "string" || body.name.trim() === "") return invalid("Label", "name", "name is missing");
+    if (double.state.label(body.name)) return { status: 422, body: { message: "Validation Failed", errors: [{ resource: "Label", code: "already_exists", field: "name" }] } };
+    if (typeof body.color === "string" && !/^[0-9a-fA-F]{6}$/.test(body.color)) return invalid("Label", "color", "color is invalid");
+    if (typeof body.description === "string" && body.description.length > 100) return invalid("Label", "description", "description is too long (maximum is 100 characters)");
+    const label = double.state.addLabel({ name: body.name, color: typeof body.color === "string" ? body.color.toLowerCase() : "ededed", description: typeof body.description === "string" ? body.description : null });
+    return { status: 201, body: renderLabel(double, label) };
+  }),
+  route("GET", `${REPO}/issues/{issue_number}/labels`, (double, request) => {
+    const issue = double.state.issues.get(Number(request.params.issue_number));
+    return issue ? paginate(double, request, issueLabels(double, issue)) : notFound;
+  }),
+  route("POST", `${REPO}/issues/{issue_number}/labels`, (double, { params, body }) => {
+    const issue = double.state.issues.get(Number(params.issue_number));
+    if (!issue) return notFound;
+    if (!Array.isArray(body.labels) || !body.labels.every((name): name is string => typeof name === "string")) return invalid("Label", "labels", "labels must be a list of names");
+    for (const name of body.labels) {
+      // As GitHub does: a name the repository has no label for gets a new, plain grey one.
+      const label = double.state.label(name) ?? double.state.addLabel({ name, color: "ededed", description: null });
+      if (!issue.labels.some((carried) => carried.toLowerCase() === label.name.toLowerCase())) issue.labels.push(label.name);
+    }
+    return ok(issueLabels(double, issue));
+  }),
+  route("DELETE", `${REPO}/issues/{issue_number}/labels/{name}`, (double, { params }) => {
+    const issue = double.state.issues.get(Number(params.issue_number));
+    const at = issue ? issue.labels.findIndex((carried) => carried.toLowerCase() === (params.name ?? "").toLowerCase()) : -1;
+    if (!issue || at === -1) return { status: 404, body: { message: "Label does not exist", documentation_url: "https://docs.github.com/enterprise-server@3.19/rest" } };
+    issue.labels.splice(at, 1);
+    return ok(issueLabels(double, issue));
+  }),
+  route("DELETE", `${REPO}/git/refs/{ref}`, (double, { params }) => {
+    const ref = `refs/${params.ref ?? ""}`;
+    if (!/^refs\/heads\/./.test(ref) || ref.includes("..")) return invalid("Reference", "ref", "Reference update failed");
+    if (!double.repository.head(ref.slice("refs/heads/".length))) return { status: 422, body: { message: "Reference does not exist", documentation_url: "https://docs.github.com/enterprise-server@3.19/rest" } };
+    double.repository.git(["update-ref", "-d", ref]);
+    return { status: 204 };
+  }),
+];
 
 /** The REST operations the double implements — the ones Blueprint's ThreadPort uses. */
 export const REST_ROUTES: RestRoute[] = [
@@ -145,6 +188,7 @@ export const REST_ROUTES: RestRoute[] = [
       comments.map((comment) => ({ id: comment.id, path: comment.path, line: comment.line, original_line: comment.line, body: comment.body, user: renderAccount(double, comment.user) })),
     );
   }),
+  ...LABEL_AND_BRANCH_ROUTES,
 ];
 
 /** The route for a method and path below `/api/v3`, with its path parameters; null when the double has none. */
@@ -231,7 +275,7 @@ function renderIssue(double: DoubleContext, issue: IssueRecord) {
     user: renderAccount(double, issue.user),
     state: issue.state,
     locked: false,
-    labels: [],
+    labels: issueLabels(double, issue),
     comments: double.state.commentsOn(issue.number).length,
     url: `${apiBase}/issues/${issue.number}`,
     html_url: `${double.webUrl}/${repoPath(double)}/${issue.isPullRequest ? "pull" : "issues"}/${issue.number}`,
@@ -242,6 +286,42 @@ function renderIssue(double: DoubleContext, issue: IssueRecord) {
       ? { pull_request: { url: `${apiBase}/pulls/${issue.number}`, html_url: `${double.webUrl}/${repoPath(double)}/pull/${issue.number}` } }
       : {}),
   };
+}
+
+function renderRepository(double: DoubleContext) {
+  const fullName = repoPath(double);
+  return {
+    id: 1296269,
+    node_id: "R_kgDOdouble",
+    name: double.repository.name,
+    full_name: fullName,
+    owner: renderAccount(double, { login: double.repository.owner, type: "User" }),
+    private: true,
+    html_url: `${double.webUrl}/${fullName}`,
+    url: `${double.apiUrl}/repos/${fullName}`,
+    clone_url: `${double.webUrl}/${fullName}.git`,
+    default_branch: double.repository.defaultBranch,
+    delete_branch_on_merge: double.state.deleteBranchOnMerge,
+  };
+}
+
+function renderLabel(double: DoubleContext, label: LabelRecord) {
+  return {
+    id: label.id,
+    node_id: `LA_kwDO${label.id}`,
+    url: `${double.apiUrl}/repos/${repoPath(double)}/labels/${encodeURIComponent(label.name)}`,
+    name: label.name,
+    color: label.color,
+    description: label.description,
+    default: false,
+  };
+}
+
+function issueLabels(double: DoubleContext, issue: IssueRecord) {
+  return issue.labels.flatMap((name) => {
+    const label = double.state.label(name);
+    return label ? [renderLabel(double, label)] : [];
+  });
 }
 
 function renderComment(double: DoubleContext, comment: CommentRecord) {
@@ -272,7 +352,7 @@ function renderPull(double: DoubleContext, pull: PullRecord) {
     title: pull.title,
     body: pull.body,
     draft: pull.draft,
-    merged: false,
+    merged: pull.merged,
     user: renderAccount(double, pull.user),
     head: side(pull.head),
     base: side(pull.base),

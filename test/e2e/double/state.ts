@@ -15,8 +15,18 @@ export interface IssueRecord {
   user: Account;
   state: "open" | "closed";
   isPullRequest: boolean;
+  /** The names of the labels it carries, in the order they were added. */
+  labels: string[];
   createdAt: string;
   updatedAt: string;
+}
+
+export interface LabelRecord {
+  id: number;
+  name: string;
+  /** Six hex digits, no `#`. */
+  color: string;
+  description: string | null;
 }
 
 export interface CommentRecord {
@@ -49,6 +59,7 @@ export interface PullRecord {
   title: string;
   body: string;
   state: "open" | "closed";
+  merged: boolean;
   draft: boolean;
   user: Account;
   createdAt: string;
@@ -77,6 +88,9 @@ export class RepositoryState {
   readonly reactions: ReactionRecord[] = [];
   readonly pulls: PullRecord[] = [];
   readonly reviewComments: ReviewCommentRecord[] = [];
+  readonly labels: LabelRecord[] = [];
+  /** The repository's "automatically delete head branches" setting. */
+  deleteBranchOnMerge = false;
   private nextNumber = 1;
   /** Comment and reaction ids: GitHub's are unique across repositories, so repositories of one double share this. */
   private readonly allocateId: () => number;
@@ -102,6 +116,7 @@ export class RepositoryState {
       user: { login: draft.author ?? "octocat", type: "User" },
       state: "open",
       isPullRequest,
+      labels: [],
       createdAt: now,
       updatedAt: now,
     };
@@ -134,9 +149,20 @@ export class RepositoryState {
   addPull(draft: { head: string; base: string; title: string; body: string; draft: boolean; user: Account }): PullRecord {
     const issue = this.addIssue({ title: draft.title, body: draft.body, author: draft.user.login }, true);
     issue.user = draft.user;
-    const pull: PullRecord = { number: issue.number, ...draft, state: "open", createdAt: issue.createdAt, updatedAt: issue.updatedAt };
+    const pull: PullRecord = { number: issue.number, ...draft, state: "open", merged: false, createdAt: issue.createdAt, updatedAt: issue.updatedAt };
     this.pulls.push(pull);
     return pull;
+  }
+
+  /** A repository label by name (GitHub's names ignore case). */
+  label(name: string): LabelRecord | undefined {
+    return this.labels.find((label) => label.name.toLowerCase() === name.toLowerCase());
+  }
+
+  addLabel(draft: Omit<LabelRecord, "id">): LabelRecord {
+    const label = { id: this.allocateId(), ...draft };
+    this.labels.push(label);
+    return label;
   }
 
   comment(id: number): CommentRecord | undefined {

@@ -4,7 +4,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import type { GitHubDouble } from "./github-server.js";
 import { renderAccount } from "./rest-routes.js";
-import type { CommentRecord } from "./state.js";
+import type { CommentRecord, PullRecord } from "./state.js";
 
 export interface WebhookEvent {
   /** The `X-GitHub-Event` name, e.g. `issue_comment`. */
@@ -66,6 +66,39 @@ export function issueCommentCreated(double: GitHubDouble, comment: CommentRecord
   };
   payload.sender = account(comment.user);
   return { name: "issue_comment", payload };
+}
+
+/**
+ * `pull_request.closed` for a pull request the double holds, merged or not, closed by `sender`: the
+ * double's pull request is closed (and marked merged) first, as GitHub does before it sends the event.
+ */
+export function pullRequestClosed(double: GitHubDouble, pull: PullRecord, options: { merged: boolean; sender: string }): WebhookEvent {
+  const payload = repoint(double, example("pull_request", (candidate) => candidate.action === "closed"));
+  pull.state = "closed";
+  pull.merged = options.merged;
+  const web = { apiUrl: double.apiUrl, webUrl: double.url };
+  const fullName = `${double.repository.owner}/${double.repository.name}`;
+  const side = (ref: string) => ({ ...object(object(payload.pull_request).head), label: `${double.repository.owner}:${ref}`, ref, sha: double.repository.head(ref) ?? "", repo: payload.repository, user: renderAccount(web, { login: double.repository.owner, type: "User" }) });
+  const now = new Date().toISOString();
+  payload.number = pull.number;
+  payload.pull_request = {
+    ...object(payload.pull_request),
+    number: pull.number,
+    state: "closed",
+    title: pull.title,
+    body: pull.body,
+    draft: pull.draft,
+    merged: options.merged,
+    merged_at: options.merged ? now : null,
+    closed_at: now,
+    user: renderAccount(web, pull.user),
+    head: side(pull.head),
+    base: side(pull.base),
+    url: `${double.apiUrl}/repos/${fullName}/pulls/${pull.number}`,
+    html_url: `${double.htmlUrl}/pull/${pull.number}`,
+  };
+  payload.sender = { ...object(payload.sender), ...renderAccount(web, { login: options.sender, type: "User" }) };
+  return { name: "pull_request", payload };
 }
 
 /** Points an example's repository, URLs and installation at the double. */
