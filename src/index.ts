@@ -2,7 +2,8 @@ import { createPrivateKey } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import v8 from "node:v8";
 import type { ApplicationFunctionOptions, Probot } from "probot";
-import { loadEnv, type BlueprintEnv } from "./config/env.js";
+import { loadEnv, workdirLimitBytes, type BlueprintEnv } from "./config/env.js";
+import { readDiskUse } from "./shared/disk-usage.js";
 import { getPrivateKey } from "@probot/get-private-key";
 import { JobTokens, type JobTokenSource, type TokenMinter } from "./github/job-token.js";
 import { MintThread } from "./github/mint-thread.js";
@@ -13,7 +14,7 @@ import { installationOctokit } from "./github/installation-octokit.js";
 import { ownCommentMatcher } from "./github/own-comment.js";
 import { SHUTDOWN_REASON, type JobBackend } from "./jobs/backend.js";
 import { EmbeddedBackend } from "./jobs/embedded.js";
-import { deliveryJob, HANDLED_EVENTS, type Accepted } from "./jobs/from-webhook.js";
+import { deliveryJob, deliveryRemoval, HANDLED_EVENTS, REMOVAL_EVENTS, type Accepted } from "./jobs/from-webhook.js";
 import { webhookIntake } from "./github/webhook-intake.js";
 import { ForkedRedisWorker } from "./jobs/forked-redis-worker.js";
 import { stopOnSignal } from "./jobs/stop-on-signal.js";
@@ -76,13 +77,18 @@ export function createBlueprintApp(
   const { backend, forkedWorker } = chooseBackend({ app, env, metrics, tokens, deps, jobs: overrides.jobs ?? "in-process" });
 
   const accept = webhookAcceptor(app, env, backend, metrics, Boolean(env.REDIS_URL) || overrides.jobs === "local-worker");
+  // An uninstall or repositories removed: no job (no token to mint), straight to the backend.
+  const receive = async (delivery: { id: string; name: string; payload: unknown }): Promise<void> => {
+    const removal = deliveryRemoval(delivery);
+    if (!removal) return accept(delivery.name, deliveryJob(delivery));
+    metrics.webhooks.inc({ event: delivery.name, outcome: "accepted" });
+    await backend.removeRepositories(removal);
+  };
   // Deliveries handed to Probot itself (`probot.receive`).
-  app.on(HANDLED_EVENTS, (context) =>
-    accept(context.name, deliveryJob({ id: context.id, name: context.name, payload: context.payload })),
-  );
-  answerWebhooksDirectly(app, accept);
+  app.on([...HANDLED_EVENTS, ...REMOVAL_EVENTS], (context) => receive({ id: context.id, name: context.name, payload: context.payload }));
+  answerWebhooksDirectly(app, receive);
 
-  serveOperatorPages(options.addHandler, backend, metrics);
+  serveOperatorPages(options.addHandler, backend, metrics, () => readDiskUse(env.BLUEPRINT_WORKDIR, workdirLimitBytes(env)));
 
   return {
     backend,
@@ -192,13 +198,13 @@ function webhookAcceptor(app: Probot, env: BlueprintEnv, backend: JobBackend, me
  * `probot.getNodeMiddleware()` first among its handlers (before any `addHandler` one), and neither
  * `ServerOptions` nor `run()` takes another webhook handler.
  */
-function answerWebhooksDirectly(app: Probot, accept: (event: string, accepted: Accepted | null) => Promise<void>): void {
+function answerWebhooksDirectly(app: Probot, receive: (delivery: { id: string; name: string; payload: unknown }) => Promise<void>): void {
   const probotMiddleware = app.getNodeMiddleware.bind(app);
   app.getNodeMiddleware = async (middlewareOptions = {}) =>
     webhookIntake({
       path: middlewareOptions.path ?? app.webhookPath,
       verify: (body, signature) => app.webhooks.verify(body, signature),
-      receive: (delivery) => accept(delivery.name, deliveryJob(delivery)),
+      receive,
       fallback: await probotMiddleware(middlewareOptions),
       log: app.log,
     });

@@ -1,7 +1,7 @@
 import { fresherThan, type JobToken } from "../github/job-token.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
 import { HandOver, handedOver } from "../workflow/hand-over.js";
-import type { Job } from "./job.js";
+import type { Job, Removal } from "./job.js";
 import { fromRunnerSchema, type FromRunner, type ToRunner } from "./runner-protocol.js";
 import { lowerPriority, SupervisedChild } from "./supervised-child.js";
 
@@ -87,6 +87,11 @@ export class JobRunner {
       signal.addEventListener("abort", () => this.abort(id, signal), { once: true });
       void this.runner.ready.then(() => this.dispatch(id));
     });
+  }
+
+  /** The removal's files go from the runner's work directory (a running job's once it ends). */
+  removeRepositories(removal: Removal): void {
+    void this.runner.ready.then(() => this.send({ type: "remove", removal }));
   }
 
   /** Stops the runner (after the jobs have been asked to stop and have returned). */

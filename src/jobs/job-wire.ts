@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { jobTokenSchema, type JobToken } from "../github/job-token.js";
 import { MAX_STEPS } from "../plan/validate.js";
-import { jobSchema, type Job } from "./job.js";
+import { jobSchema, removalSchema, type Job, type Removal } from "./job.js";
 import type { Sealer } from "./sealed.js";
 
 /**
@@ -122,4 +122,23 @@ const JOB_MARGIN_MS = 30 * 60_000;
 export function jobLifetimeMs(kind: Job["kind"], maxWallTimeMs: number): number {
   const runs = kind === "build" || kind === "review-approval" ? MAX_STEPS : 1;
   return runs * (maxWallTimeMs + STEP_MARGIN_MS) + JOB_MARGIN_MS;
+}
+
+const removalMessageSchema = z.object({ removal: removalSchema, signature: z.string() });
+
+/** A removal as an intake publishes it to every worker: signed, since each worker removes files and stops jobs on it. */
+export function signRemoval(sealer: Sealer, removal: Removal): string {
+  return JSON.stringify({ removal, signature: sealer.sign({ channel: "remove", removal }) });
+}
+
+/** The removal in a published message, or null when it is not one an intake signed. */
+export function verifiedRemoval(sealer: Sealer, message: string): Removal | null {
+  let data: unknown;
+  try {
+    data = JSON.parse(message);
+  } catch {
+    return null;
+  }
+  const parsed = removalMessageSchema.safeParse(data);
+  return parsed.success && sealer.verify({ channel: "remove", removal: parsed.data.removal }, parsed.data.signature) ? parsed.data.removal : null;
 }

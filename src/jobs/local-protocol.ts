@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { jobTokenSchema } from "../github/job-token.js";
-import { jobSchema } from "./job.js";
+import { jobSchema, removalSchema } from "./job.js";
 
 /** Intake → local worker, over the child process's IPC channel: plain data, validated on arrival. */
 export const toWorkerSchema = z.discriminatedUnion("type", [
@@ -12,6 +12,8 @@ export const toWorkerSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("resume"), job: jobSchema, keys: z.array(z.string()), token: jobTokenSchema }),
   z.object({ type: z.literal("ask"), id: z.number(), what: z.enum(["stats", "idle", "metrics"]) }),
   z.object({ type: z.literal("shutdown"), reason: z.string(), timeoutMs: z.number() }),
+  /** An uninstall or repositories removed: their jobs dropped or stopped, their files removed. */
+  z.object({ type: z.literal("remove"), removal: removalSchema }),
   /**
    * The answer to a "token-request": a fresh token, or null when none could be minted. With the job's
    * delivery: a worker started after one died numbers its requests from 0 again, and must not take

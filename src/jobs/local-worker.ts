@@ -4,7 +4,7 @@ import type { JobBackend, QueueStats } from "./backend.js";
 import { trimOldest } from "./bounded-map.js";
 import { RecentKeys } from "./dedupe.js";
 import type { Accepted } from "./from-webhook.js";
-import type { Job } from "./job.js";
+import { removalCovers, type Job, type Removal } from "./job.js";
 import { fromWorkerSchema, type FromWorker, type ToWorker } from "./local-protocol.js";
 import { lowerPriority, PendingAnswers, SupervisedChild, WORKER_NICENESS } from "./supervised-child.js";
 
@@ -102,6 +102,13 @@ export class LocalWorkerBackend implements JobBackend {
     this.handing.add(handing);
     void handing.finally(() => this.handing.delete(handing));
     return true;
+  }
+
+  async removeRepositories(removal: Removal): Promise<void> {
+    // Not handed to a fresh worker should this one die: they are dropped.
+    for (const [deliveryId, entry] of this.inFlight) if (removalCovers(removal, entry.job)) this.inFlight.delete(deliveryId);
+    // Not awaited: the webhook is answered while a restarting worker comes up.
+    void this.worker.ready.then(() => this.send({ type: "remove", removal }));
   }
 
   async stats(): Promise<QueueStats> {

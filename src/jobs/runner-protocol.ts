@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { jobTokenSchema } from "../github/job-token.js";
-import { jobSchema } from "./job.js";
+import { jobSchema, removalSchema } from "./job.js";
 
 /**
  * Worker (local or Redis) → its job runner, over the child process's IPC channel: plain data, validated on
@@ -17,6 +17,8 @@ export const toRunnerSchema = z.discriminatedUnion("type", [
    * `handOver`: its worker is handing it back to the queue (a `HandOver`), not stopping it for good.
    */
   z.object({ type: z.literal("abort"), id: z.number().int(), reason: z.string(), handOver: z.boolean().optional() }),
+  /** An uninstall or repositories removed: their files go from the work directory (a running job's once it ends). */
+  z.object({ type: z.literal("remove"), removal: removalSchema }),
   /** The answer to a "token-request": the job's token renewed, or null when none could be had. */
   z.object({ type: z.literal("token"), id: z.number().int(), token: jobTokenSchema.nullable() }),
 ]);

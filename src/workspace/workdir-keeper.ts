@@ -51,6 +51,8 @@ export class WorkdirKeeper {
   private readonly removing = new Map<string, Promise<void>>();
   /** Bytes per mirror, as last measured; a mirror not here is measured at the next check. */
   private readonly sizes = new Map<string, number>();
+  /** The start's tidying, which a job waits for (it would remove the job's fresh worktree). */
+  private started: Promise<unknown> = Promise.resolve();
   /** Housekeeping runs one at a time, so two checks never evict for the same excess. */
   private housekeeping: Promise<unknown> = Promise.resolve();
 
@@ -63,12 +65,20 @@ export class WorkdirKeeper {
     return this.options.maxBytes ?? null;
   }
 
-  /** Before this process's first job: trees earlier processes left go, then the bound is checked. */
+  /**
+   * Before this process's first job: trees earlier processes left go, then the bound is checked; jobs
+   * wait for it. Returns the mirrors evicted; a failure is logged, never thrown (the jobs run anyway).
+   */
   start(): Promise<string[]> {
-    return this.serially(async () => {
+    const started = this.serially(async () => {
       await this.cache.removeLeftoverWorktrees();
       return this.evictOverLimit();
+    }).catch((error: unknown) => {
+      this.options.log?.warn({ err: error }, "could not tidy the work directory at start");
+      return [];
     });
+    this.started = started;
+    return started;
   }
 
   /**
@@ -80,6 +90,7 @@ export class WorkdirKeeper {
     this.using.set(mirror, (this.using.get(mirror) ?? 0) + 1);
     this.users.set(mirror, repository);
     try {
+      await this.started;
       await this.removing.get(mirror);
       return await work();
     } finally {
