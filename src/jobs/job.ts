@@ -72,7 +72,7 @@ export type Removal = z.output<typeof removalSchema>;
 export const REMOVED_REASON = "Blueprint no longer has access to this repository (the App was uninstalled, or the repository removed from it)";
 
 /** Whether a removal covers a job: same installation, one of its repositories (names are case-insensitive), received before it. */
-export function removalCovers(removal: Removal, job: Pick<Job, "installationId" | "repository" | "receivedAt">): boolean {
+export function removalCovers(removal: Removal, job: Pick<Job, "installationId" | "receivedAt"> & { repository: Pick<Job["repository"], "owner" | "name"> }): boolean {
   if (job.installationId !== removal.installationId || job.receivedAt > removal.receivedAt) return false;
   const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
   return removal.repositories === null || removal.repositories.some((repository) => same(repository.owner, job.repository.owner) && same(repository.name, job.repository.name));

@@ -126,7 +126,7 @@ export class RedisLanes {
   }
 
   /** Whether a removal recorded since the job was received covers it (see `remove`). */
-  async removed(job: Pick<Job, "installationId" | "repository" | "receivedAt">): Promise<boolean> {
+  async removed(job: Pick<Job, "installationId" | "receivedAt"> & { repository: Pick<Job["repository"], "owner" | "name"> }): Promise<boolean> {
     const at = await this.redis.hmget(this.removedKey(job.installationId), "*", `${job.repository.owner}/${job.repository.name}`.toLowerCase());
     return at.some((value) => value !== null && Number(value) >= job.receivedAt);
   }

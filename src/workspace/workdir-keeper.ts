@@ -53,6 +53,8 @@ export class WorkdirKeeper {
   private readonly sizes = new Map<string, number>();
   /** The start's tidying, which a job waits for (it would remove the job's fresh worktree). */
   private started: Promise<unknown> = Promise.resolve();
+  /** Whether this process keeps the directory (see `keepsDirectory`), once asked. */
+  private claim: Promise<boolean> | null = null;
   /** Housekeeping runs one at a time, so two checks never evict for the same excess. */
   private housekeeping: Promise<unknown> = Promise.resolve();
 
@@ -71,7 +73,7 @@ export class WorkdirKeeper {
    */
   start(): Promise<string[]> {
     const started = this.serially(async () => {
-      await this.cache.removeLeftoverWorktrees();
+      if (await this.keepsDirectory()) await this.cache.removeLeftoverWorktrees();
       return this.evictOverLimit();
     }).catch((error: unknown) => {
       this.options.log?.warn({ err: error }, "could not tidy the work directory at start");
@@ -153,7 +155,7 @@ export class WorkdirKeeper {
     for (const mirror of mirrors) total += await this.sizeOf(mirror);
     const evicted: string[] = [];
     const limit = this.maxBytes;
-    if (limit !== null && total > limit) {
+    if (limit !== null && total > limit && (await this.keepsDirectory())) {
       for (const mirror of await leastRecentlyUsedFirst(mirrors)) {
         if (total <= limit) break;
         const size = this.sizes.get(mirror) ?? 0;
@@ -183,6 +185,19 @@ export class WorkdirKeeper {
     }
   }
 
+  /**
+   * Whether this process keeps the directory: it claims it (`keeper.pid`) unless another live process
+   * has. Another process's running jobs are unknown here, so a second keeper on one directory (two
+   * workers given the same BLUEPRINT_WORKDIR) neither evicts nor sweeps: it says so, once.
+   */
+  private async keepsDirectory(): Promise<boolean> {
+    this.claim ??= claimDirectory(this.cache.workdir).then((holder) => {
+      if (holder !== null) this.options.log?.warn({ workdir: this.cache.workdir, pid: holder }, "another process keeps this work directory (give each worker its own BLUEPRINT_WORKDIR): this one neither evicts nor removes leftover worktrees there");
+      return holder === null;
+    });
+    return this.claim;
+  }
+
   private async record(): Promise<void> {
     let total = 0;
     for (const mirror of await this.cache.mirrors()) total += await this.sizeOf(mirror);
@@ -202,6 +217,26 @@ export class WorkdirKeeper {
     const next = this.housekeeping.then(work, work);
     this.housekeeping = next.catch(() => undefined);
     return next;
+  }
+}
+
+/** Claims the directory for this process; returns the pid of another live process that holds it, or null. */
+async function claimDirectory(workdir: string): Promise<number | null> {
+  const file = path.join(workdir, "keeper.pid");
+  const holder = Number((await fs.readFile(file, "utf8").catch(() => "")).trim());
+  if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) return holder;
+  await fs.mkdir(workdir, { recursive: true, mode: 0o700 });
+  await fs.writeFile(file, String(process.pid), { mode: 0o600 });
+  return null;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, as another user's.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -166,6 +166,23 @@ describe("WorkdirKeeper: BLUEPRINT_WORKDIR_MAX_GB", () => {
   });
 });
 
+describe("WorkdirKeeper: one keeper per directory", () => {
+  it("neither evicts nor sweeps a directory another live process keeps, and says so", async () => {
+    const workdir = tempDir("blueprint-keeper-");
+    const cache = new RepoCache(workdir);
+    const repo = repository(1, "octo-org", "shared");
+    const theirs = await cache.prepare({ cloneUrl: repo.bare.url, ref: "refs/heads/main" }); // another process's running job
+    writeFileSync(path.join(workdir, "keeper.pid"), String(process.ppid)); // that process: alive, not this one
+    const warnings: string[] = [];
+    const keeper = new WorkdirKeeper(new RepoCache(workdir), { maxBytes: 1, log: { info: () => undefined, warn: (_fields, message = "") => void warnings.push(message) } });
+
+    expect(await keeper.start()).toEqual([]);
+    expect(existsSync(path.join(theirs.dir, "README.md"))).toBe(true);
+    expect(existsSync(cache.mirrorPath(repo.bare.url))).toBe(true);
+    expect(warnings).toEqual([expect.stringContaining("another process keeps this work directory")]);
+  });
+});
+
 describe("sizeOnDisk", () => {
   it("counts what du counts: allocated blocks, a hard-linked file once, links not followed", async () => {
     const dir = tempDir("blueprint-du-");
