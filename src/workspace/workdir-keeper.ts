@@ -3,6 +3,7 @@ import path from "node:path";
 import { z } from "zod";
 import { recordWorkdirBytes, sizeOnDisk } from "../shared/disk-usage.js";
 import type { RepoCache } from "./repo-cache.js";
+import { isProcessAlive } from "../shared/process-alive.js";
 
 /** Whose a repository's files are: recorded in its mirror at each job, so an uninstall finds them without GitHub. */
 export interface RepositoryOwner {
@@ -224,21 +225,12 @@ export class WorkdirKeeper {
 async function claimDirectory(workdir: string): Promise<number | null> {
   const file = path.join(workdir, "keeper.pid");
   const holder = Number((await fs.readFile(file, "utf8").catch(() => "")).trim());
-  if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) return holder;
+  if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isProcessAlive(holder)) return holder;
   await fs.mkdir(workdir, { recursive: true, mode: 0o700 });
   await fs.writeFile(file, String(process.pid), { mode: 0o600 });
   return null;
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, as another user's.
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 async function readOwner(mirror: string): Promise<z.output<typeof ownerSchema> | null> {
   const text = await fs.readFile(path.join(mirror, OWNER_FILE), "utf8").catch(() => null);
