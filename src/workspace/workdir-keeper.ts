@@ -2,8 +2,8 @@ import { promises as fs } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { recordWorkdirBytes, sizeOnDisk } from "../shared/disk-usage.js";
-import type { RepoCache } from "./repo-cache.js";
 import { isProcessAlive } from "../shared/process-alive.js";
+import type { RepoCache } from "./repo-cache.js";
 
 /** Whose a repository's files are: recorded in its mirror at each job, so an uninstall finds them without GitHub. */
 export interface RepositoryOwner {
