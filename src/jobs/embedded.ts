@@ -172,7 +172,7 @@ export class EmbeddedBackend implements JobBackend {
   };
 
   private work(job: Job, queueSignal: AbortSignal): Promise<void> {
-    const { deps, metrics } = this.options;
+    const { metrics } = this.options;
     return this.slots.run(async () => {
       // Its repository removed while it waited: dropped without running.
       if (this.removals.some((removal) => removalCovers(removal, job))) {
@@ -196,14 +196,14 @@ export class EmbeddedBackend implements JobBackend {
   private timedWork(job: Job, signal: AbortSignal): Promise<void> {
     const { deps, metrics } = this.options;
     return metrics.time(job.kind, async () => {
-        metrics.queueWaitSeconds.observe({ phase: "work" }, (Date.now() - job.receivedAt) / 1000);
-        if (this.options.runWork) {
-          if ((await this.options.runWork(job, signal)) === "failed") return "failed";
-          return signal.aborted ? "cancelled" : "done";
-        }
-        const ports = workerPorts(deps, await this.options.portsFor(job), this.permissions);
-        await workJob(deps, ports.work, job, signal);
+      metrics.queueWaitSeconds.observe({ phase: "work" }, (Date.now() - job.receivedAt) / 1000);
+      if (this.options.runWork) {
+        if ((await this.options.runWork(job, signal)) === "failed") return "failed";
         return signal.aborted ? "cancelled" : "done";
+      }
+      const ports = workerPorts(deps, await this.options.portsFor(job), this.permissions);
+      await workJob(deps, ports.work, job, signal);
+      return signal.aborted ? "cancelled" : "done";
     });
   }
 }

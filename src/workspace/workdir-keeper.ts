@@ -231,7 +231,6 @@ async function claimDirectory(workdir: string): Promise<number | null> {
   return null;
 }
 
-
 async function readOwner(mirror: string): Promise<z.output<typeof ownerSchema> | null> {
   const text = await fs.readFile(path.join(mirror, OWNER_FILE), "utf8").catch(() => null);
   if (text === null) return null;
