@@ -69,6 +69,8 @@ export async function freeBytesAt(dir: string): Promise<number | null> {
 export async function recordWorkdirBytes(workdir: string, bytes: number, now = new Date()): Promise<void> {
   const file = path.join(workdir, MEASUREMENT_FILE);
   const partial = `${file}.${process.pid}.tmp`;
+  // Before the first job the directory may not exist yet (made as the work directory is: the App user's alone).
+  await fs.mkdir(workdir, { recursive: true, mode: 0o700 });
   await fs.writeFile(partial, JSON.stringify({ bytes, measuredAt: now.toISOString() }), { mode: 0o600 });
   await fs.rename(partial, file);
 }

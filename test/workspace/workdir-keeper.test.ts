@@ -166,6 +166,17 @@ describe("WorkdirKeeper: BLUEPRINT_WORKDIR_MAX_GB", () => {
   });
 });
 
+describe("WorkdirKeeper: a first start", () => {
+  it("starts on a work directory that does not exist yet, quietly, and records it empty", async () => {
+    const workdir = path.join(tempDir("blueprint-keeper-"), "not-yet");
+    const warnings: string[] = [];
+    const keeper = new WorkdirKeeper(new RepoCache(workdir), { maxBytes: 1, log: { info: () => undefined, warn: (_fields, message = "") => void warnings.push(message) } });
+    expect(await keeper.start()).toEqual([]);
+    expect(warnings).toEqual([]);
+    expect((await readDiskUse(workdir, 1)).workdirBytes).toBe(0);
+  });
+});
+
 describe("WorkdirKeeper: one keeper per directory", () => {
   it("neither evicts nor sweeps a directory another live process keeps, and says so", async () => {
     const workdir = tempDir("blueprint-keeper-");
