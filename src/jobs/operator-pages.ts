@@ -14,7 +14,8 @@ export interface WorkerMetricsSource {
 
 /**
  * `GET /healthz`: 200 with the queue's depth, its workers, this process's event-loop delay since the
- * last look, and (`disk`) the work directory's size, bound and free space, as JSON. `GET /metrics`: Prometheus text (this process's and its local worker's).
+ * last look, and (`disk`) the work directory's size, bound and free space, as JSON. `GET /metrics`:
+ * Prometheus text (this process's and its local worker's).
  */
 export function serveOperatorPages(addHandler: (handler: Handler) => void, backend: Pick<JobBackend, "stats"> & Partial<WorkerMetricsSource>, metrics: JobMetrics, disk?: () => Promise<DiskUse>): void {
   const loop = monitorEventLoopDelay({ resolution: 10 });
