@@ -1,17 +1,18 @@
 import v8 from "node:v8";
 import type { ApplicationFunctionOptions, Probot } from "probot";
-import { loadEnv, type BlueprintEnv } from "../config/env.js";
+import { loadEnv, workdirLimitBytes, type BlueprintEnv } from "../config/env.js";
 import { intakeTokens } from "../credentials/intake.js";
 import { SHUTDOWN_REASON, type JobBackend } from "../jobs/backend.js";
-import { deliveryJob, HANDLED_EVENTS } from "../jobs/from-webhook.js";
+import { HANDLED_EVENTS, REMOVAL_EVENTS } from "../jobs/from-webhook.js";
 import { JobMetrics } from "../jobs/metrics.js";
 import { serveOperatorPages } from "../jobs/operator-pages.js";
 import { stopOnSignal } from "../jobs/stop-on-signal.js";
+import { readDiskUse } from "../shared/disk-usage.js";
 import { createWorkflowDeps } from "../workflow/create-deps.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
 import { requireSandboxOrExit } from "../workflow/sandbox-choice.js";
 import { chooseBackend, type JobsWhere } from "./backends.js";
-import { answerWebhooksDirectly, webhookAcceptor } from "./webhook-route.js";
+import { answerWebhooksDirectly, webhookAcceptor, webhookReceiver } from "./webhook-route.js";
 
 export interface BlueprintApp {
   backend: JobBackend;
@@ -51,10 +52,11 @@ export function createBlueprintApp(app: Probot, options: ApplicationFunctionOpti
 
   const accept = webhookAcceptor(app, env, backend, metrics, Boolean(env.REDIS_URL) || overrides.jobs === "local-worker");
   // Deliveries handed to Probot itself (`probot.receive`).
-  app.on(HANDLED_EVENTS, (context) => accept(context.name, deliveryJob({ id: context.id, name: context.name, payload: context.payload })));
-  answerWebhooksDirectly(app, accept);
+  const receive = webhookReceiver(backend, metrics, accept);
+  app.on([...HANDLED_EVENTS, ...REMOVAL_EVENTS], (context) => receive({ id: context.id, name: context.name, payload: context.payload }));
+  answerWebhooksDirectly(app, receive);
 
-  serveOperatorPages(options.addHandler, backend, metrics);
+  serveOperatorPages(options.addHandler, backend, metrics, () => readDiskUse(env.BLUEPRINT_WORKDIR, workdirLimitBytes(env)));
 
   return {
     backend,

@@ -1,5 +1,6 @@
 import { pino } from "pino";
-import { ConfigError, loadEnv, logLevelOf } from "../config/env.js";
+import { ConfigError, loadEnv, logLevelOf, workdirLimitBytes } from "../config/env.js";
+import { readDiskUse } from "../shared/disk-usage.js";
 import { tokenPorts } from "../jobs/token-ports.js";
 import { answerIntake } from "../jobs/forked-redis-worker.js";
 import { JobRunner } from "../jobs/job-runner.js";
@@ -45,9 +46,10 @@ export async function startQueueWorker(): Promise<void> {
       lockMs: env.BLUEPRINT_JOB_LOCK_MS,
       metrics,
       runWork: (job, token, signal, renew) => jobRunner.run(job, token, signal, renew),
+      removeFiles: (removal) => jobRunner.removeRepositories(removal),
     });
     // With PORT set: /healthz (what this worker runs) and /metrics (its jobs), for probes and Prometheus.
-    if (env.PORT !== undefined) listenWithOperatorPages(env.PORT, env.HOST, workers, metrics);
+    if (env.PORT !== undefined) listenWithOperatorPages(env.PORT, env.HOST, workers, metrics, () => readDiskUse(env.BLUEPRINT_WORKDIR, workdirLimitBytes(env)));
     log.info({ concurrency: env.BLUEPRINT_CONCURRENCY }, "worker ready: taking jobs from Redis");
     started(undefined);
     // Run on its own (not forked by `npm start`): a signal stops it, running jobs going back to the queue.

@@ -3,11 +3,27 @@ import type { BlueprintEnv } from "../config/env.js";
 import { cloneUrlOnHost, githubWebUrl } from "../github/github-host.js";
 import { webhookIntake } from "../github/webhook-intake.js";
 import type { JobBackend } from "../jobs/backend.js";
-import { deliveryJob, type Accepted } from "../jobs/from-webhook.js";
+import { deliveryJob, deliveryRemoval, type Accepted } from "../jobs/from-webhook.js";
 import type { JobMetrics } from "../jobs/metrics.js";
 
 /** An event made a job (or not, `null`), on its way to the backend. */
 export type AcceptWebhook = (event: string, accepted: Accepted | null) => Promise<void>;
+
+/** A verified delivery, as Probot or the lean route hands it over. */
+export type WebhookDelivery = { id: string; name: string; payload: unknown };
+
+/**
+ * Every verified delivery: an uninstall or repositories removed is no job (there is no token to
+ * mint) and goes straight to the backend; anything else is made a job (or not) and accepted.
+ */
+export function webhookReceiver(backend: JobBackend, metrics: JobMetrics, accept: AcceptWebhook): (delivery: WebhookDelivery) => Promise<void> {
+  return async (delivery) => {
+    const removal = deliveryRemoval(delivery);
+    if (!removal) return accept(delivery.name, deliveryJob(delivery));
+    metrics.webhooks.inc({ event: delivery.name, outcome: "accepted" });
+    await backend.removeRepositories(removal);
+  };
+}
 
 /**
  * An event made a job (or not) goes to the backend, counted. Workers in other processes
@@ -39,13 +55,13 @@ export function webhookAcceptor(app: Probot, env: BlueprintEnv, backend: JobBack
  * `probot.getNodeMiddleware()` first among its handlers (before any `addHandler` one), and neither
  * `ServerOptions` nor `run()` takes another webhook handler.
  */
-export function answerWebhooksDirectly(app: Probot, accept: AcceptWebhook): void {
+export function answerWebhooksDirectly(app: Probot, receive: (delivery: WebhookDelivery) => Promise<void>): void {
   const probotMiddleware = app.getNodeMiddleware.bind(app);
   app.getNodeMiddleware = async (middlewareOptions = {}) =>
     webhookIntake({
       path: middlewareOptions.path ?? app.webhookPath,
       verify: (body, signature) => app.webhooks.verify(body, signature),
-      receive: (delivery) => accept(delivery.name, deliveryJob(delivery)),
+      receive,
       fallback: await probotMiddleware(middlewareOptions),
       log: app.log,
     });

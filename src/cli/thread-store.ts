@@ -4,6 +4,7 @@ import path from "node:path";
 import { z } from "zod";
 import { CliError } from "./checkout.js";
 import { deriveStateKey, type ThreadSeal } from "../github/state-marker.js";
+import { isProcessAlive } from "../shared/process-alive.js";
 
 /**
  * What the local port calls the repository. The hidden state is bound to it; a fixed name keeps
@@ -116,7 +117,7 @@ export class ThreadStore {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
         const holder = Number(await fs.readFile(file, "utf8").catch(() => ""));
-        if (holder && isAlive(holder)) throw new CliError(`another blueprint command (pid ${holder}) is running on this checkout; wait for it or stop it.`);
+        if (holder && isProcessAlive(holder)) throw new CliError(`another blueprint command (pid ${holder}) is running on this checkout; wait for it or stop it.`);
         await fs.rm(file, { force: true });
       }
     }
@@ -142,11 +143,3 @@ export class ThreadStore {
   }
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}

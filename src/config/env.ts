@@ -14,6 +14,8 @@ export const envSchema = z.object({
   OPENAI_API_KEY: z.string().optional(),
   BLUEPRINT_MODEL: z.string().min(1).default("gpt-4.1"),
   BLUEPRINT_WORKDIR: z.string().min(1).default(defaultWorkdir()),
+  /** Bound on the work directory in GiB (2^30 bytes; fractions allowed): least recently used repositories are evicted past it. Unset: no bound. */
+  BLUEPRINT_WORKDIR_MAX_GB: z.coerce.number().positive().optional(),
   BLUEPRINT_MIN_PERMISSION: z.enum(PERMISSION_LEVELS).default("write"),
   BLUEPRINT_MAX_ITERATIONS: positiveInt(50),
   BLUEPRINT_MAX_MINUTES: positiveInt(20),
@@ -100,6 +102,11 @@ const handedOverSchema = z.object({
 export type BlueprintEnv = z.output<typeof envSchema> & z.output<typeof handedOverSchema>;
 
 export class ConfigError extends Error {}
+
+/** BLUEPRINT_WORKDIR_MAX_GB in bytes, or null without a bound. */
+export function workdirLimitBytes(env: Pick<BlueprintEnv, "BLUEPRINT_WORKDIR_MAX_GB">): number | null {
+  return env.BLUEPRINT_WORKDIR_MAX_GB === undefined ? null : Math.floor(env.BLUEPRINT_WORKDIR_MAX_GB * 2 ** 30);
+}
 
 /** LOG_LEVEL alone, for a logger made before the rest is read (so that a ConfigError can be logged); "info" if unset or unknown. */
 export function logLevelOf(source: NodeJS.ProcessEnv = process.env): z.output<typeof logLevelSchema> {

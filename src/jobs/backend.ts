@@ -1,4 +1,5 @@
 import type { Accepted } from "./from-webhook.js";
+import type { Removal } from "./job.js";
 
 /** What a job stopped by a restart or deploy says on its thread (the embedded queue cannot hand it on). */
 export const SHUTDOWN_REASON = "Blueprint was shut down (a restart or deploy); comment `/build` or `/plan` again to resume";
@@ -28,6 +29,12 @@ export interface JobBackend {
    */
   submit(accepted: Accepted): Promise<boolean>;
   stats(): Promise<QueueStats>;
+  /**
+   * An uninstall or repositories removed from an installation: their jobs received before it are
+   * dropped if waiting and stopped at their next safe point if running, and their files in the work
+   * directory removed (a running job's once it ends). Needs nothing from GitHub.
+   */
+  removeRepositories(removal: Removal): Promise<void>;
   /** Resolves when nothing this process accepted or works is left (tests, graceful shutdown). */
   idle(): Promise<void>;
   /**

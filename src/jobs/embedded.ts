@@ -3,7 +3,7 @@ import { PermissionUnknown, triageJob, workJob, workerPorts, type JobPorts, type
 import type { JobBackend, QueueStats } from "./backend.js";
 import { RecentKeys } from "./dedupe.js";
 import type { Accepted } from "./from-webhook.js";
-import { jobLabel, threadOf, type Job } from "./job.js";
+import { jobLabel, removalCovers, REMOVED_REASON, threadOf, type Job, type Removal } from "./job.js";
 import { telemetryFor, type JobMetrics } from "./metrics.js";
 import { PermissionCache } from "./permission-cache.js";
 import { JobQueue } from "./queue.js";
@@ -31,6 +31,11 @@ export interface EmbeddedOptions {
    * tells the intake, which hands unfinished jobs to a fresh worker if this one dies.
    */
   onSettled?: (job: Job, phase: "triaged" | "finished") => void;
+  /**
+   * Where a removal's files are removed when lane work runs elsewhere (the job runner, which knows
+   * which of them its running jobs use); without it, this process's work directory keeper.
+   */
+  removeFiles?: (removal: Removal) => Promise<void>;
   /** How long one command's triage may hold back its installation's next (tests shorten it). */
   triageTurnMs?: number;
 }
@@ -54,6 +59,12 @@ export class EmbeddedBackend implements JobBackend {
   private readonly triaging = new Set<Promise<void>>();
   /** Jobs triage put on their thread's lane (the others were answered at triage). */
   private readonly queued = new WeakSet<Job>();
+  /** Lane work running now: a removal of its repository stops it. */
+  private readonly running = new Map<Job, AbortController>();
+  /** Recent removals: a job of theirs that reaches its turn afterwards is dropped. */
+  private readonly removals: Removal[] = [];
+  /** The work directory's tidying at start (lane work in this process). */
+  private readonly tidying: Promise<unknown> | undefined;
 
   constructor(private readonly options: EmbeddedOptions) {
     // The engine reports model tokens and step durations through `telemetry`, for /metrics.
@@ -61,6 +72,8 @@ export class EmbeddedBackend implements JobBackend {
     this.slots = new Slots(options.concurrency);
     this.turns = new Turns(options.triageTurnMs);
     this.queue = new JobQueue((error, job) => options.deps.log.error({ err: error, job: job.label }, "job failed"));
+    // Lane work in this process: trees an earlier process left go, and the work directory's bound is checked, before the first job.
+    this.tidying = options.runWork ? Promise.resolve() : options.deps.workdir?.start();
   }
 
   async submit({ job, keys }: Accepted): Promise<boolean> {
@@ -82,6 +95,14 @@ export class EmbeddedBackend implements JobBackend {
     void this.lanes.enqueue(job).then(() => this.options.onSettled?.(job, "triaged"));
   }
 
+  async removeRepositories(removal: Removal): Promise<void> {
+    this.removals.push(removal);
+    if (this.removals.length > 1_000) this.removals.shift();
+    for (const [job, controller] of this.running) if (removalCovers(removal, job)) controller.abort(REMOVED_REASON);
+    const removeFiles = this.options.removeFiles ?? (async (covered: Removal) => void (await this.options.deps.workdir?.remove(covered)));
+    await removeFiles(removal);
+  }
+
   async stats(): Promise<QueueStats> {
     return {
       backend: "embedded",
@@ -94,6 +115,7 @@ export class EmbeddedBackend implements JobBackend {
   }
 
   async idle(): Promise<void> {
+    await this.tidying;
     while (this.triaging.size > 0) {
       await Promise.allSettled([...this.triaging]);
       await this.queue.idle();
@@ -149,20 +171,40 @@ export class EmbeddedBackend implements JobBackend {
     runningLabel: async (thread) => this.queue.runningLabel(thread),
   };
 
-  private work(job: Job, signal: AbortSignal): Promise<void> {
+  private work(job: Job, queueSignal: AbortSignal): Promise<void> {
+    const { metrics } = this.options;
+    return this.slots.run(async () => {
+      // Its repository removed while it waited: dropped without running.
+      if (this.removals.some((removal) => removalCovers(removal, job))) {
+        metrics.jobs.inc({ kind: job.kind, outcome: "dropped" });
+        return;
+      }
+      const controller = new AbortController();
+      const stop = () => controller.abort(queueSignal.reason);
+      if (queueSignal.aborted) stop();
+      else queueSignal.addEventListener("abort", stop, { once: true });
+      this.running.set(job, controller);
+      try {
+        await this.timedWork(job, controller.signal);
+      } finally {
+        this.running.delete(job);
+        queueSignal.removeEventListener("abort", stop);
+      }
+    });
+  }
+
+  private timedWork(job: Job, signal: AbortSignal): Promise<void> {
     const { deps, metrics } = this.options;
-    return this.slots.run(() =>
-      metrics.time(job.kind, async () => {
-        metrics.queueWaitSeconds.observe({ phase: "work" }, (Date.now() - job.receivedAt) / 1000);
-        if (this.options.runWork) {
-          if ((await this.options.runWork(job, signal)) === "failed") return "failed";
-          return signal.aborted ? "cancelled" : "done";
-        }
-        const ports = workerPorts(deps, await this.options.portsFor(job), this.permissions);
-        await workJob(deps, ports.work, job, signal);
+    return metrics.time(job.kind, async () => {
+      metrics.queueWaitSeconds.observe({ phase: "work" }, (Date.now() - job.receivedAt) / 1000);
+      if (this.options.runWork) {
+        if ((await this.options.runWork(job, signal)) === "failed") return "failed";
         return signal.aborted ? "cancelled" : "done";
-      }),
-    );
+      }
+      const ports = workerPorts(deps, await this.options.portsFor(job), this.permissions);
+      await workJob(deps, ports.work, job, signal);
+      return signal.aborted ? "cancelled" : "done";
+    });
   }
 }
 

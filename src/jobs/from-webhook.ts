@@ -1,6 +1,7 @@
+import { z } from "zod";
 import { parseComment } from "../github/command.js";
 import { typoReply } from "../workflow/help.js";
-import type { Job } from "./job.js";
+import type { Job, Removal } from "./job.js";
 
 interface PayloadRepository {
   name: string;
@@ -188,3 +189,36 @@ const HANDLERS = {
 };
 export type HandledEvent = keyof typeof HANDLERS;
 export const HANDLED_EVENTS = Object.keys(HANDLERS) as HandledEvent[];
+
+const fullName = z.string().regex(/^[^/]+\/[^/]+$/);
+const removalPayloads = {
+  "installation.deleted": z.object({ installation: z.object({ id: z.number().int().positive() }) }),
+  "installation_repositories.removed": z.object({ installation: z.object({ id: z.number().int().positive() }), repositories_removed: z.array(z.object({ full_name: fullName })) }),
+};
+
+/**
+ * `installation.deleted` and `installation_repositories.removed` as a removal, or null for any other
+ * delivery. GitHub sends both to every App unasked: app.yml cannot (and need not) subscribe to them.
+ * An uninstall covers every repository Blueprint has files of for the installation, listed or not.
+ */
+export function deliveryRemoval(delivery: { id: string; name: string; payload: unknown }, receivedAt = Date.now()): Removal | null {
+  const action = (delivery.payload as { action?: unknown } | null)?.action;
+  const event = `${delivery.name}.${String(action)}`;
+  if (event === "installation.deleted") {
+    const payload = removalPayloads[event].safeParse(delivery.payload);
+    return payload.success ? { deliveryId: delivery.id, installationId: payload.data.installation.id, repositories: null, receivedAt } : null;
+  }
+  if (event === "installation_repositories.removed") {
+    const payload = removalPayloads[event].safeParse(delivery.payload);
+    if (!payload.success || payload.data.repositories_removed.length === 0) return null;
+    const repositories = payload.data.repositories_removed.map((repository) => {
+      const [owner = "", name = ""] = repository.full_name.split("/");
+      return { owner, name };
+    });
+    return { deliveryId: delivery.id, installationId: payload.data.installation.id, repositories, receivedAt };
+  }
+  return null;
+}
+
+/** The events whose deliveries `deliveryRemoval` reads (Probot's `app.on` names). */
+export const REMOVAL_EVENTS = ["installation.deleted", "installation_repositories.removed"] as const;

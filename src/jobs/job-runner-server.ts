@@ -49,6 +49,8 @@ export function serveJobRunner(options: JobRunnerServerOptions): void {
         telemetry: { modelUsage: (kind, usage) => send({ type: "usage", kind, usage }), stepSeconds: (seconds) => send({ type: "step", seconds }) },
       };
       send({ type: "ready" });
+      // Before its first job: trees an earlier runner left go, and the work directory's bound is checked.
+      void deps.workdir?.start();
       return;
     }
     if (!deps) {
@@ -61,6 +63,13 @@ export function serveJobRunner(options: JobRunnerServerOptions): void {
     }
     if (message.type === "token") {
       tokenAnswers.answer(message.id, message.token, message.deliveryId);
+      return;
+    }
+    if (message.type === "remove") {
+      void (deps.workdir?.remove(message.removal) ?? Promise.resolve(null)).then(
+        (files) => files && options.log.info({ deliveryId: message.removal.deliveryId, ...files }, "removed the files of repositories Blueprint no longer has access to"),
+        (error: unknown) => options.log.error({ err: error, deliveryId: message.removal.deliveryId }, "could not remove the files of repositories Blueprint no longer has access to"),
+      );
       return;
     }
     const { id, job } = message;

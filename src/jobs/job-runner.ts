@@ -1,7 +1,7 @@
 import { fresherThan, type JobToken, type RenewToken } from "../credentials/index.js";
 import type { Logger } from "../shared/logger.js";
 import { HandOver, handedOver } from "../shared/hand-over.js";
-import type { Job } from "./job.js";
+import type { Job, Removal } from "./job.js";
 import type { JobTelemetry } from "./metrics.js";
 import { fromJobRunnerSchema, type FromJobRunner, type ToJobRunner } from "./protocol.js";
 import { SupervisedChild } from "./supervised-child.js";
@@ -88,6 +88,11 @@ export class JobRunner {
         if (this.runner.tracked(id)) this.dispatch(pending);
       });
     });
+  }
+
+  /** The removal's files go from the runner's work directory (a running job's once it ends). */
+  removeRepositories(removal: Removal): void {
+    void this.runner.ready.then(() => this.runner.send({ type: "remove", removal }));
   }
 
   /** Stops the runner (after the jobs have been asked to stop and have returned). */

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Sealer } from "../credentials/index.js";
-import { jobSchema, type Job } from "./job.js";
+import { jobSchema, removalSchema, type Job, type Removal } from "./job.js";
 
 /**
  * What a job carries through Redis, and why a worker may trust it (SPEC §10: nothing in the queue is
@@ -68,4 +68,23 @@ export function withoutToken(data: unknown): unknown {
   if (data === null || typeof data !== "object" || !("sealedToken" in data)) return data;
   const { sealedToken: _dropped, ...rest } = data as Record<string, unknown>;
   return rest;
+}
+
+const removalMessageSchema = z.object({ removal: removalSchema, signature: z.string() });
+
+/** A removal as an intake publishes it to every worker: signed, since each worker removes files and stops jobs on it. */
+export function signRemoval(sealer: Sealer, removal: Removal): string {
+  return JSON.stringify({ removal, signature: sealer.sign({ channel: "remove", removal }) });
+}
+
+/** The removal in a published message, or null when it is not one an intake signed. */
+export function verifiedRemoval(sealer: Sealer, message: string): Removal | null {
+  let data: unknown;
+  try {
+    data = JSON.parse(message);
+  } catch {
+    return null;
+  }
+  const parsed = removalMessageSchema.safeParse(data);
+  return parsed.success && sealer.verify({ channel: "remove", removal: parsed.data.removal }, parsed.data.signature) ? parsed.data.removal : null;
 }

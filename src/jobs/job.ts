@@ -56,6 +56,29 @@ export const jobSchema = z.discriminatedUnion("kind", [
 ]);
 
 export type Job = z.output<typeof jobSchema>;
+
+/**
+ * The App uninstalled (`repositories` null: every repository of the installation) or repositories
+ * removed from it. Not a job: no thread, and no token (the installation is gone). Jobs of those
+ * repositories received before it are dropped, and their files removed from the work directory.
+ */
+export const removalSchema = z.object({
+  deliveryId: z.string().min(1),
+  installationId: z.number().int().positive(),
+  repositories: z.array(z.object({ owner: z.string().min(1), name: z.string().min(1) })).nullable(),
+  receivedAt: z.number(),
+});
+export type Removal = z.output<typeof removalSchema>;
+
+/** What a job stopped by a removal says (its thread will rarely hear it: the App has no access any more). */
+export const REMOVED_REASON = "Blueprint no longer has access to this repository (the App was uninstalled, or the repository removed from it)";
+
+/** Whether a removal covers a job: same installation, one of its repositories (names are case-insensitive), received before it. */
+export function removalCovers(removal: Removal, job: Pick<Job, "installationId" | "receivedAt"> & { repository: Pick<Job["repository"], "owner" | "name"> }): boolean {
+  if (job.installationId !== removal.installationId || job.receivedAt > removal.receivedAt) return false;
+  const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+  return removal.repositories === null || removal.repositories.some((repository) => same(repository.owner, job.repository.owner) && same(repository.name, job.repository.name));
+}
 export type JobKind = Job["kind"];
 
 /** Kinds that run as work in the thread's lane (one at a time per thread, capped per process). */

@@ -73,6 +73,9 @@ function handle(backend: EmbeddedBackend, message: Exclude<ToLocalWorker, { type
       if (message.type === "job") void backend.submit({ job: message.job, keys: message.keys });
       else backend.resume({ job: message.job, keys: message.keys });
       return;
+    case "remove":
+      void backend.removeRepositories(message.removal);
+      return;
     case "ask": {
       const answer = message.what === "stats" ? backend.stats() : message.what === "idle" ? backend.idle() : to.metrics.registry.getMetricsAsJSON();
       void answer.then((value) => to.send({ type: "answer", id: message.id, value: value ?? null }));
@@ -95,7 +98,7 @@ function start(options: LocalWorkerServerOptions, send: (message: FromLocalWorke
     onRelease: (keys) => send({ type: "release", keys }),
     onSettled: (job, phase) => send({ type: "settled", deliveryId: job.deliveryId, phase }),
     portsFor: async (job) => options.ports.portsFor(job, tokens.tokenFor(job)),
-    ...(runner ? { workReady: () => runner.isReady, runWork: inRunner(runner, tokens, options) } : {}),
+    ...(runner ? { workReady: () => runner.isReady, runWork: inRunner(runner, tokens, options), removeFiles: async (removal) => runner.removeRepositories(removal) } : {}),
   });
   return { backend, runner };
 }

@@ -3,7 +3,7 @@ import type { Logger } from "../shared/logger.js";
 import type { JobBackend, QueueStats } from "./backend.js";
 import { RecentKeys } from "./dedupe.js";
 import type { Accepted } from "./from-webhook.js";
-import type { Job } from "./job.js";
+import { removalCovers, type Job, type Removal } from "./job.js";
 import { fromLocalWorkerSchema, type FromLocalWorker, type ToLocalWorker } from "./protocol.js";
 import { SupervisedChild, WORKER_NICENESS } from "./supervised-child.js";
 
@@ -100,6 +100,13 @@ export class LocalWorkerBackend implements JobBackend {
     this.handing.add(handing);
     void handing.finally(() => this.handing.delete(handing));
     return true;
+  }
+
+  async removeRepositories(removal: Removal): Promise<void> {
+    // Not handed to a fresh worker should this one die: they are dropped.
+    this.worker.settleWhere((entry) => removalCovers(removal, entry.job));
+    // Not awaited: the webhook is answered while a restarting worker comes up.
+    void this.worker.ready.then(() => this.worker.send({ type: "remove", removal }));
   }
 
   async stats(): Promise<QueueStats> {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { jobTokenSchema } from "../credentials/index.js";
-import { jobSchema } from "./job.js";
+import { jobSchema, removalSchema } from "./job.js";
 
 /**
  * Every message between Blueprint's processes, over a forked child's IPC channel: plain data, checked
@@ -34,6 +34,8 @@ const tokenRequest = z.object({ type: z.literal("token-request"), id: z.number()
  * answer meant for its predecessor's request of the same number (another job's token).
  */
 const token = z.object({ type: z.literal("token"), id: z.number().int(), deliveryId: z.string(), token: jobTokenSchema.nullable() });
+/** An uninstall or repositories removed: their jobs dropped or stopped, their files removed (a running job's once it ends). */
+const remove = z.object({ type: z.literal("remove"), removal: removalSchema });
 
 /** A job and its claim keys with its token, intake → local worker. */
 const handedJob = { job: jobSchema, keys: z.array(z.string()), token: jobTokenSchema };
@@ -46,6 +48,7 @@ export const toLocalWorkerSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("resume"), ...handedJob }),
   ask(["stats", "idle", "metrics"]),
   shutdown,
+  remove,
   token,
 ]);
 export type ToLocalWorker = z.output<typeof toLocalWorkerSchema>;
@@ -76,6 +79,7 @@ export const toJobRunnerSchema = z.discriminatedUnion("type", [
    * `handOver`: its worker is handing it back to the queue (a `HandOver`), not stopping it for good.
    */
   z.object({ type: z.literal("abort"), id: z.number().int(), reason: z.string(), handOver: z.boolean().optional() }),
+  remove,
   token,
 ]);
 export type ToJobRunner = z.output<typeof toJobRunnerSchema>;

@@ -7,7 +7,7 @@ import { tokenPorts } from "./token-ports.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
 import type { JobBackend, QueueStats } from "./backend.js";
 import type { Accepted } from "./from-webhook.js";
-import { bullId, claimedDeliveryId, JOB_OPTIONS, signWire, TRIAGE_QUEUE, verifiedWire, wireSchema, WORK_QUEUE } from "./job-wire.js";
+import { bullId, claimedDeliveryId, JOB_OPTIONS, signRemoval, signWire, TRIAGE_QUEUE, verifiedWire, wireSchema, WORK_QUEUE } from "./job-wire.js";
 import type { JobMetrics } from "./metrics.js";
 import type { WorkerMetricsSource } from "./operator-pages.js";
 import { RedisLanes } from "./redis-lanes.js";
@@ -82,6 +82,8 @@ export function startRedisBackend(options: RedisBackendOptions): JobBackend & Pa
         throw error;
       }
     },
+    // Every worker hears it (each keeps its own work directory); waiting jobs find it recorded.
+    removeRepositories: (removal) => lanes.remove(removal, signRemoval(sealer, removal)),
     stats: () => queueStats({ mint, triage, work }, env.BLUEPRINT_CONCURRENCY),
     async idle() {
       while (!(await quiet())) await new Promise((resolve) => setTimeout(resolve, 50));

@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import type { Job, Removal } from "./job.js";
 
 const PREFIX = "blueprint";
 /** How long a delivery, comment or review id is remembered: GitHub redelivers within days, not weeks. */
@@ -41,6 +42,8 @@ return 1`;
  */
 export class RedisLanes {
   static readonly CANCEL_CHANNEL = `${PREFIX}:cancel`;
+  /** Where an intake tells every worker of an uninstall (signed: each worker then removes files). */
+  static readonly REMOVE_CHANNEL = `${PREFIX}:remove`;
 
   constructor(private readonly redis: Redis) {}
 
@@ -107,6 +110,27 @@ export class RedisLanes {
     return { running: labelOf(held), dropped: Number(dropped) };
   }
 
+  /**
+   * Records a removal for every worker (a job of its repositories received before it is dropped when
+   * it reaches its turn) and tells the workers running one; `message` is the signed removal.
+   */
+  async remove(removal: Removal, message: string): Promise<void> {
+    const key = this.removedKey(removal.installationId);
+    const fields = removal.repositories === null ? ["*"] : removal.repositories.map((repository) => `${repository.owner}/${repository.name}`.toLowerCase());
+    await this.redis
+      .multi()
+      .hset(key, Object.fromEntries(fields.map((field) => [field, String(removal.receivedAt)])))
+      .expire(key, SEEN_TTL_S)
+      .exec();
+    await this.redis.publish(RedisLanes.REMOVE_CHANNEL, message);
+  }
+
+  /** Whether a removal recorded since the job was received covers it (see `remove`). */
+  async removed(job: Pick<Job, "installationId" | "receivedAt"> & { repository: Pick<Job["repository"], "owner" | "name"> }): Promise<boolean> {
+    const at = await this.redis.hmget(this.removedKey(job.installationId), "*", `${job.repository.owner}/${job.repository.name}`.toLowerCase());
+    return at.some((value) => value !== null && Number(value) >= job.receivedAt);
+  }
+
   async cancelled(workId: string): Promise<boolean> {
     return (await this.redis.exists(this.cancelKey(workId))) === 1;
   }
@@ -117,6 +141,10 @@ export class RedisLanes {
 
   private lockKey(thread: string) {
     return `${PREFIX}:thread:${thread}`;
+  }
+
+  private removedKey(installationId: number) {
+    return `${PREFIX}:removed:${installationId}`;
   }
 
   private cancelKey(workId: string) {

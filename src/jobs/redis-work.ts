@@ -86,6 +86,11 @@ async function startOnThread(ctx: RedisWorkerContext, job: Job, workId: string, 
     ctx.metrics.jobs.inc({ kind: job.kind, outcome: "dropped" });
     return false;
   }
+  // Its repository removed from the App since (an uninstall): dropped, run or resumed.
+  if (await ctx.lanes.removed(job)) {
+    ctx.metrics.jobs.inc({ kind: job.kind, outcome: "dropped" });
+    return false;
+  }
   if (start === "resume") ctx.log.warn({ deliveryId: job.deliveryId, job: jobLabel(job) }, "taking over a job whose worker stopped; resuming from what was pushed");
   else ctx.log.info({ deliveryId: job.deliveryId, job: jobLabel(job) }, "job started");
   if (await ctx.lanes.cancelled(workId)) controller.abort("cancelled with /cancel");

@@ -8,6 +8,8 @@ import { telemetryFor, type JobMetrics } from "./metrics.js";
 import { PermissionCache } from "./permission-cache.js";
 import { RedisLanes } from "./redis-lanes.js";
 import { handOverAll, triageProcessor, workProcessor } from "./redis-work.js";
+import { hearRemoval } from "./redis-removal.js";
+import type { Removal } from "./job.js";
 import type { RedisWorkerContext, RunWork } from "./redis-worker-context.js";
 import { dropToken, droppingToken } from "./redis-worker-tokens.js";
 /**
@@ -29,6 +31,8 @@ export interface RedisWorkersOptions {
    * `npm run worker` has it): resolves when the use case returns. Triage stays here either way.
    */
   runWork?: RunWork;
+  /** With `runWork`: where a removal's files go (the job runner's work directory). */
+  removeFiles?: (removal: Removal) => void;
 }
 
 export interface RedisWorkers {
@@ -57,9 +61,15 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
   const controllers = new Map<string, AbortController>();
   let stopping = false;
   const refresher = await TokenRefresher.start(options.redisUrl, connection, sealer);
-  // A /cancel on any intake or worker reaches the worker running the job.
-  await subscriber.subscribe(RedisLanes.CANCEL_CHANNEL);
-  subscriber.on("message", (_channel: string, workId: string) => controllers.get(workId)?.abort("cancelled with /cancel"));
+  // A /cancel on any intake or worker reaches the worker running the job; an uninstall reaches every worker.
+  await subscriber.subscribe(RedisLanes.CANCEL_CHANNEL, RedisLanes.REMOVE_CHANNEL);
+  const hearing = { deps, sealer, workQueue, controllers, removeFiles: options.removeFiles };
+  subscriber.on("message", (channel: string, message: string) => {
+    if (channel === RedisLanes.REMOVE_CHANNEL) void hearRemoval(hearing, message);
+    else controllers.get(message)?.abort("cancelled with /cancel");
+  });
+  // Lane work in this process: trees an earlier process left go, and the work directory's bound is checked, before the first job.
+  if (!options.runWork) void deps.workdir?.start();
 
   const ctx: RedisWorkerContext = {
     deps,

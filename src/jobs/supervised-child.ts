@@ -138,6 +138,11 @@ export class SupervisedChild<In, Out extends { type: string }, Work = never> {
     this.held.delete(key);
   }
 
+  /** No longer tracks any work that `matches` (a removed repository's jobs): a fresh child is not handed it. */
+  settleWhere(matches: (work: Work) => boolean): void {
+    for (const [key, { work }] of this.held) if (matches(work)) this.held.delete(key);
+  }
+
   /** From now on a child that stops is not replaced (a deliberate shutdown). */
   stopSupervising(): void {
     this.supervising = false;

@@ -1,9 +1,10 @@
 import path from "node:path";
 import { createModelClient, describeRetry } from "../agent/model.js";
 import { createRedactor } from "../agent/redact.js";
-import { ConfigError, type BlueprintEnv } from "../config/env.js";
+import { ConfigError, workdirLimitBytes, type BlueprintEnv } from "../config/env.js";
 import { createCommandRunner } from "../workspace/command-runner.js";
 import { RepoCache } from "../workspace/repo-cache.js";
+import { WorkdirKeeper } from "../workspace/workdir-keeper.js";
 import { deriveStateKey, type StateKey } from "../github/state-marker.js";
 import type { Logger, WorkflowDeps } from "./deps.js";
 import { sandboxFor } from "./sandbox-choice.js";
@@ -13,6 +14,7 @@ import { sandboxFor } from "./sandbox-choice.js";
  * must not hold the secret the key comes from (a worker) passes the derived key itself.
  */
 export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets: string[] = [], stateKey?: StateKey): WorkflowDeps {
+  const repoCache = new RepoCache(env.BLUEPRINT_WORKDIR, { poolSize: env.BLUEPRINT_WORKTREE_POOL, maxFetches: env.BLUEPRINT_MAX_FETCHES });
   return {
     modelFor: (config, onRetry) =>
       createModelClient({
@@ -26,7 +28,8 @@ export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets:
           onRetry?.(retry);
         },
       }),
-    repoCache: new RepoCache(env.BLUEPRINT_WORKDIR, { poolSize: env.BLUEPRINT_WORKTREE_POOL, maxFetches: env.BLUEPRINT_MAX_FETCHES }),
+    repoCache,
+    workdir: new WorkdirKeeper(repoCache, { maxBytes: workdirLimitBytes(env), log }),
     runner: createCommandRunner({ bwrapPath: sandboxFor(env, log), hide: hiddenFromCommands(env) }),
     networkCeiling: env.BLUEPRINT_NETWORK_ALLOW,
     limits: {

@@ -10,6 +10,7 @@ import type { EgressEntry } from "../workspace/egress-policy.js";
 import type { GitIdentity } from "../workspace/untrusted-git.js";
 import type { RepoCache } from "../workspace/repo-cache.js";
 import type { Logger } from "../shared/logger.js";
+import type { WorkdirKeeper } from "../workspace/workdir-keeper.js";
 import type { ThreadPort } from "./ports.js";
 
 export type { Logger } from "../shared/logger.js";
@@ -19,6 +20,8 @@ export interface WorkflowDeps {
   /** `onRetry` hears each retry of a model request (they are logged as warnings either way). */
   modelFor(config: RepoConfig, onRetry?: (retry: ModelRetry) => void): ModelClient;
   repoCache: RepoCache;
+  /** Keeps `repoCache`'s directory: a running job's repository is never removed, uninstalled ones go, and BLUEPRINT_WORKDIR_MAX_GB holds. */
+  workdir?: WorkdirKeeper;
   runner: CommandRunner;
   /** The most a repository's `network:` may allow (BLUEPRINT_NETWORK_ALLOW); default the built-in registries. */
   networkCeiling?: readonly EgressEntry[];

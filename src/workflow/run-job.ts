@@ -119,6 +119,12 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
 
 /** Lane work: the use case behind a job. Anything that escapes gets a short message on the thread, never silence. */
 export async function workJob(deps: WorkflowDeps, port: ThreadPort, job: Job, signal: AbortSignal): Promise<void> {
+  // While it runs, nothing removes or evicts its repository's files (the clone URL the use cases sync).
+  const repository = { installationId: job.installationId, owner: port.repo.owner, name: port.repo.name, cloneUrl: port.repo.cloneUrl };
+  await (deps.workdir ? deps.workdir.use(repository, () => useCase(deps, port, job, signal)) : useCase(deps, port, job, signal));
+}
+
+async function useCase(deps: WorkflowDeps, port: ThreadPort, job: Job, signal: AbortSignal): Promise<void> {
   const context: JobContext = { port, actor: job.actor, signal, deliveryId: job.deliveryId };
   const minimumPermission = deps.minPermission;
   try {

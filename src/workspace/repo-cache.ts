@@ -6,7 +6,7 @@ import { describeGitError, WorkspaceError } from "./git.js";
 import { findNestedGit } from "./nested-git.js";
 import { excludeFileOf, forgetWorktree, NO_DRIVERS_ATTRIBUTES, recordWorktree, restoreGitPointer, untrustedGit } from "./untrusted-git.js";
 import { Mirror } from "./mirror.js";
-import { liveToken, Workspace, type GitToken } from "./workspace.js";
+import { liveToken, tagCacheDirOf, Workspace, type GitToken } from "./workspace.js";
 
 export interface WorkspaceRequest {
   /** From the webhook payload (`repository.clone_url`), never hard-coded. */
@@ -174,6 +174,61 @@ export class RepoCache {
     const id = createHash("sha256").update(cloneUrl).digest("hex").slice(0, 16);
     const name = path.basename(cloneUrl).replace(/\.git$/, "").replace(/[^A-Za-z0-9._-]/g, "_") || "repo";
     return path.join(this.workdir, "mirrors", `${name}-${id}.git`);
+  }
+
+  /** Every mirror in the work directory (one per repository), whatever process made it. */
+  async mirrors(): Promise<string[]> {
+    const names = await fs.readdir(path.join(this.workdir, "mirrors")).catch(() => [] as string[]);
+    return names.filter((name) => name.endsWith(".git")).map((name) => path.join(this.workdir, "mirrors", name));
+  }
+
+  /**
+   * A repository's files, and what they take on disk: its mirror, its repo_map cache, and the worktrees
+   * git recorded in the mirror (pooled or left by an earlier process) — only those under jobs/.
+   */
+  async repositoryFiles(mirror: string): Promise<string[]> {
+    const jobs = path.join(this.workdir, "jobs");
+    const records = await fs.readdir(path.join(mirror, "worktrees")).catch(() => [] as string[]);
+    const worktrees = await Promise.all(
+      records.map(async (name) => {
+        // `<mirror>/worktrees/<name>/gitdir` names the worktree's `.git` file; out of the agent's reach.
+        const pointer = (await fs.readFile(path.join(mirror, "worktrees", name, "gitdir"), "utf8").catch(() => "")).trim();
+        const dir = path.dirname(pointer);
+        return pointer && path.dirname(dir) === jobs ? [dir] : [];
+      }),
+    );
+    return [mirror, tagCacheDirOf(mirror), ...worktrees.flat()];
+  }
+
+  /**
+   * Removes a repository's files (repositoryFiles) and forgets its pooled worktrees. The caller makes
+   * sure no job uses it: a job that starts after this syncs a fresh mirror.
+   */
+  async removeRepository(mirror: string): Promise<void> {
+    const pooled = this.idle.get(mirror) ?? [];
+    this.idle.delete(mirror);
+    await this.withLock(mirror, async () => {
+      for (const tree of pooled) forgetWorktree(tree.dir);
+      const files = await this.repositoryFiles(mirror);
+      // Worktrees first, the mirror last: a removal cut short leaves a mirror that still lists what is left.
+      for (const file of files.reverse()) await fs.rm(file, { recursive: true, force: true });
+    });
+  }
+
+  /**
+   * Worktrees an earlier process left under jobs/ (its pool lived in its memory, and a crash leaves a
+   * running job's tree): removed, and each mirror's record of them pruned. Only before this process's
+   * first job, when no tree there can be one of its own.
+   */
+  async removeLeftoverWorktrees(): Promise<void> {
+    const jobs = path.join(this.workdir, "jobs");
+    const pooled = new Set([...this.idle.values()].flat().map((tree) => tree.dir));
+    for (const name of await fs.readdir(jobs).catch(() => [] as string[])) {
+      if (!pooled.has(path.join(jobs, name))) await fs.rm(path.join(jobs, name), { recursive: true, force: true });
+    }
+    for (const mirror of await this.mirrors()) {
+      await this.withLock(mirror, () => untrustedGit({ gitDir: mirror }).raw(["worktree", "prune"]).catch(() => undefined));
+    }
   }
 
   private async syncMirror(mirror: string, request: WorkspaceRequest): Promise<void> {

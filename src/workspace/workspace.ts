@@ -52,7 +52,7 @@ export class Workspace {
    * workdir's mirrors area, which the agent's sandbox cannot see, let alone write.
    */
   get tagCacheDir(): string {
-    return `${this.repository.mirror.replace(/\.git$/, "")}.repo-map`;
+    return tagCacheDirOf(this.repository.mirror);
   }
 
   private async git(options: { token?: boolean; identity?: GitIdentity } = {}): Promise<UntrustedGit> {
@@ -207,6 +207,11 @@ export class Workspace {
   async dispose(): Promise<void> {
     await this.cleanup();
   }
+}
+
+/** Where repo_map keeps a mirror's parsed tags: beside it, `<name>-<id>.repo-map`. */
+export function tagCacheDirOf(mirror: string): string {
+  return `${mirror.replace(/\.git$/, "")}.repo-map`;
 }
 
 /** Paths that differ from HEAD, untracked included (gitlinks are never descended into). */

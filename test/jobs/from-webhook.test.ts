@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { closedJob, commandJob, commentJob, deliveryJob, reviewJob, synchronizeJob } from "../../src/jobs/from-webhook.js";
-import { parseJob, threadOf } from "../../src/jobs/job.js";
+import { closedJob, commandJob, commentJob, deliveryJob, deliveryRemoval, reviewJob, synchronizeJob } from "../../src/jobs/from-webhook.js";
+import { parseJob, removalCovers, threadOf } from "../../src/jobs/job.js";
 import { closedPullPayload, commentPayload, webhookExample } from "../helpers/app.js";
 
 const comment = (body: string, userType = "User") => commentPayload({ body, cloneUrl: "https://github.com/Codertocat/Hello-World.git", commentId: 7, number: 3, userType });
@@ -80,5 +80,25 @@ describe("a webhook becomes a job: plain data, no I/O", () => {
     const fork = payload();
     fork.pull_request.head.repo = { full_name: "someone/Hello-World" };
     expect(closedJob("d", fork)).toBeNull();
+  });
+
+  it("an uninstall or removed repositories become a removal, not a job: whole installation or the named repositories, covering jobs received before it", () => {
+    const deleted = webhookExample("installation", (e) => e.action === "deleted");
+    expect(deliveryRemoval({ id: "d-4", name: "installation", payload: deleted }, 2000)).toEqual({ deliveryId: "d-4", installationId: deleted.installation.id, repositories: null, receivedAt: 2000 });
+    const removed = webhookExample("installation_repositories", (e) => e.action === "removed");
+    const removal = deliveryRemoval({ id: "d-5", name: "installation_repositories", payload: removed }, 2000);
+    const [owner, name] = String(removed.repositories_removed[0].full_name).split("/");
+    expect(removal).toEqual({ deliveryId: "d-5", installationId: removed.installation.id, repositories: [{ owner, name }], receivedAt: 2000 });
+
+    const job = { installationId: removed.installation.id, repository: { owner: String(owner).toUpperCase(), name: String(name) }, receivedAt: 1999 };
+    expect(removal && removalCovers(removal, job)).toBe(true);
+    // A job received after the removal (the repository added back) runs; another repository's or installation's too.
+    expect(removal && removalCovers(removal, { ...job, receivedAt: 2001 })).toBe(false);
+    expect(removal && removalCovers(removal, { ...job, repository: { owner: String(owner), name: "other" } })).toBe(false);
+    expect(removal && removalCovers(removal, { ...job, installationId: job.installationId + 1 })).toBe(false);
+
+    expect(deliveryRemoval({ id: "d-6", name: "installation", payload: webhookExample("installation", (e) => e.action === "created") })).toBeNull();
+    expect(deliveryRemoval({ id: "d-7", name: "installation_repositories", payload: { ...removed, repositories_removed: [] } })).toBeNull();
+    expect(deliveryRemoval({ id: "d-8", name: "issue_comment", payload: comment("/plan") })).toBeNull();
   });
 });

@@ -1,0 +1,125 @@
+import { existsSync } from "node:fs";
+import { Queue } from "bullmq";
+import { Redis } from "ioredis";
+import nock from "nock";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { loadEnv } from "../../src/config/env.js";
+import { tokenPorts } from "../../src/github/token-port.js";
+import { REMOVED_REASON, threadOf, type Job, type Removal } from "../../src/jobs/job.js";
+import { signRemoval, WORK_QUEUE } from "../../src/jobs/job-wire.js";
+import { JobMetrics } from "../../src/jobs/metrics.js";
+import { RedisLanes } from "../../src/jobs/redis-lanes.js";
+import { startRedisWorkers } from "../../src/jobs/redis-worker.js";
+import { Sealer } from "../../src/jobs/sealed.js";
+import { createWorkflowDeps } from "../../src/workflow/create-deps.js";
+import { RepoCache } from "../../src/workspace/repo-cache.js";
+import { WorkdirKeeper } from "../../src/workspace/workdir-keeper.js";
+import { createBareRepo, tempDir } from "../helpers/git-repo.js";
+import { INSTALLATION_ID } from "../helpers/github-double.js";
+import { startRedisServer, type RedisServer } from "../helpers/redis-server.js";
+import { eventually, finished, JOB_SECRET, planJob, recordingLog, sealer, signedWire } from "../helpers/redis-jobs.js";
+
+/** An uninstall with Redis: every worker hears it, signed; waiting jobs find it recorded. */
+
+let redis: RedisServer;
+let connection: Redis;
+let work: Queue;
+beforeAll(async () => {
+  redis = await startRedisServer();
+  connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+  work = new Queue(WORK_QUEUE, { connection });
+  nock.disableNetConnect();
+  nock.enableNetConnect("127.0.0.1");
+});
+afterAll(async () => {
+  await work.close();
+  await connection.quit();
+  nock.enableNetConnect();
+  await redis.stop();
+});
+const closers: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+  await connection.flushall();
+});
+
+/**
+ * A queue worker whose job runner is this test: lane work holds its repository in the worker's work
+ * directory (as the runner's use case would) until it is stopped.
+ */
+async function worker() {
+  const log = recordingLog();
+  const workdir = tempDir("blueprint-workdir-");
+  const cache = new RepoCache(workdir);
+  const keeper = new WorkdirKeeper(cache);
+  const bare = createBareRepo({ "README.md": "# Hello\n" });
+  const stopped: Array<{ deliveryId: string; reason: unknown; treeThere: boolean }> = [];
+  const ran: string[] = [];
+  /** Jobs whose worktree is checked out. */
+  const holding: string[] = [];
+  const env = loadEnv({ BLUEPRINT_WORKDIR: workdir, BLUEPRINT_STATE_SECRET: JOB_SECRET, PATH: process.env.PATH ?? "" });
+  const workers = await startRedisWorkers({
+    redisUrl: redis.url,
+    deps: createWorkflowDeps(env, log),
+    ports: tokenPorts(env, log),
+    sealer,
+    concurrency: 2,
+    lockMs: 30_000,
+    metrics: new JobMetrics({ processMetrics: false }),
+    runWork: (job, _token, signal) => {
+      ran.push(job.deliveryId);
+      const owner = { installationId: job.installationId, owner: job.repository.owner, name: job.repository.name, cloneUrl: bare.url };
+      return keeper.use(owner, async () => {
+        const tree = await cache.prepare({ cloneUrl: bare.url, ref: "refs/heads/main" });
+        holding.push(job.deliveryId);
+        if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+        stopped.push({ deliveryId: job.deliveryId, reason: signal.reason, treeThere: existsSync(tree.dir) && existsSync(cache.mirrorPath(bare.url)) });
+        await tree.dispose();
+      });
+    },
+    removeFiles: (removal) => void keeper.remove(removal),
+  });
+  closers.push(() => workers.close());
+  return { log, cache, keeper, bare, stopped, ran, holding };
+}
+
+/** Lane work as triage queues it: waiting on its thread, signed, in the work queue. */
+async function queueWork(job: Job): Promise<string> {
+  const id = `w-${job.deliveryId}`;
+  await new RedisLanes(connection).wait(threadOf(job), id);
+  await work.add(job.kind, signedWire(WORK_QUEUE, id, job), { jobId: id });
+  return id;
+}
+
+describe("a removal with Redis", () => {
+  it("stops the running job of the removed repository, removes its files once it ended, and drops a waiting one when its turn comes", async () => {
+    const { cache, bare, stopped, ran, holding } = await worker();
+    const running = planJob("d-running");
+    await queueWork(running);
+    await eventually(async () => (holding.includes("d-running") ? true : undefined), "the job to check its tree out");
+
+    const removal: Removal = { deliveryId: "d-removed", installationId: INSTALLATION_ID, repositories: [{ owner: "codertocat", name: "hello-world" }], receivedAt: Date.now() };
+    await new RedisLanes(connection).remove(removal, signRemoval(sealer, removal));
+
+    await eventually(async () => (stopped.length > 0 ? true : undefined), "the running job to stop");
+    expect(stopped).toEqual([{ deliveryId: "d-running", reason: REMOVED_REASON, treeThere: true }]);
+    await eventually(async () => (existsSync(cache.mirrorPath(bare.url)) ? undefined : true), "the repository's files to go");
+
+    // Received before the removal, its turn after it: dropped without running. One received after it (the repository added back) runs.
+    const waiting = await queueWork(planJob("d-waiting", { receivedAt: removal.receivedAt - 1, number: 2 }));
+    expect(await (await finished(work, waiting)).getState()).toBe("completed");
+    await queueWork(planJob("d-after", { receivedAt: removal.receivedAt + 1, number: 3 }));
+    await eventually(async () => (ran.includes("d-after") ? true : undefined), "the later job to run");
+    expect(ran).toEqual(["d-running", "d-after"]);
+  });
+
+  it("ignores a removal that no intake signed", async () => {
+    const { cache, bare, keeper, log } = await worker();
+    await keeper.use({ installationId: INSTALLATION_ID, owner: "Codertocat", name: "Hello-World", cloneUrl: bare.url }, async () => (await cache.prepare({ cloneUrl: bare.url, ref: "refs/heads/main" })).dispose());
+    const removal: Removal = { deliveryId: "d-forged", installationId: INSTALLATION_ID, repositories: null, receivedAt: Date.now() };
+    await connection.publish(RedisLanes.REMOVE_CHANNEL, signRemoval(new Sealer("another-secret-of-some-length-000"), removal));
+    await connection.publish(RedisLanes.REMOVE_CHANNEL, JSON.stringify({ removal }));
+    await eventually(async () => (log.lines.filter((line) => line.message.includes("no intake signed")).length === 2 ? true : undefined), "both to be refused");
+    expect(existsSync(cache.mirrorPath(bare.url))).toBe(true);
+  });
+});
