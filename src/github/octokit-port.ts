@@ -1,5 +1,6 @@
 import type { Octokit as RestOctokit } from "@octokit/rest";
 import type { RepositoryInfo, ThreadPort } from "../workflow/ports.js";
+import { checkRuns } from "./octokit-port/check-runs.js";
 import { commentWrites } from "./octokit-port/comment-writes.js";
 import { installation } from "./octokit-port/installation.js";
 import { people } from "./octokit-port/people.js";
@@ -18,6 +19,8 @@ export interface OctokitPortOptions {
   number: number;
   /** Comments made by this app: matched by the app id GitHub records on them, or by the bot login (and, in the Action, the state marker). */
   isOwnComment: (comment: { user: { login: string; type: string } | null; performed_via_github_app?: { id: number } | null; body: string }) => boolean;
+  /** Check runs made by this app: by default, as its comments are recognised (its app id, or its bot login `<slug>[bot]`). */
+  isOwnCheckApp?: ((app: { id: number; slug: string }) => boolean) | undefined;
 }
 
 /** The ThreadPort over GitHub's REST API, for one issue or pull request: one small factory per concern (octokit-port/). */
@@ -32,5 +35,6 @@ export function createOctokitPort(options: OctokitPortOptions): ThreadPort {
     ...people(scope),
     ...pullRequests(scope),
     ...installation(scope),
+    checks: checkRuns(scope, options.isOwnCheckApp ?? ((app) => options.isOwnComment({ user: { login: `${app.slug}[bot]`, type: "Bot" }, performed_via_github_app: { id: app.id }, body: "" }))),
   };
 }

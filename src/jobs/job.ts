@@ -51,16 +51,30 @@ export const jobSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("review-approval"), ...common, reviewId: z.number().int(), commitId: z.string(), submittedAt: z.string(), body: z.string() }),
   z.object({ kind: z.literal("review-changes"), ...common, reviewId: z.number().int(), body: z.string() }),
   z.object({ kind: z.literal("stale"), ...common, headSha: z.string() }),
+  /**
+   * A button on a "Blueprint plan" check run: `/build` or `/revise` by whoever clicked, bound to the
+   * check's plan revision and head commit; `app` made the check (only Blueprint's own count).
+   */
+  z.object({
+    kind: z.literal("check-action"),
+    ...common,
+    action: z.enum(["build", "revise"]),
+    revision: z.number().int().min(1),
+    headSha: z.string(),
+    checkRunId: z.number().int(),
+    app: z.object({ id: z.number().int(), slug: z.string() }),
+    clickedAt: z.string(),
+  }),
 ]);
 
 export type Job = z.output<typeof jobSchema>;
 export type JobKind = Job["kind"];
 
 /** Kinds that run as work in the thread's lane (one at a time per thread, capped per process). */
-export const LANE_KINDS: ReadonlySet<JobKind> = new Set(["plan", "revise", "build", "respond", "review-approval", "review-changes", "stale"]);
+export const LANE_KINDS: ReadonlySet<JobKind> = new Set(["plan", "revise", "build", "respond", "review-approval", "review-changes", "stale", "check-action"]);
 
 /** The kinds whose actor's permission decides whether they run at all (SPEC §3). */
-export const GATED_KINDS: ReadonlySet<JobKind> = new Set(["plan", "revise", "build", "cancel", "reply", "review-approval", "review-changes"]);
+export const GATED_KINDS: ReadonlySet<JobKind> = new Set(["plan", "revise", "build", "cancel", "reply", "review-approval", "review-changes", "check-action"]);
 
 /** Reads a job that crossed a process boundary; throws on anything that is not one. */
 export function parseJob(data: unknown): Job {
@@ -87,6 +101,8 @@ export function jobLabel(job: Job): string {
       return `reading a comment by @${job.actor}`;
     case "stale":
       return "checking the plan against new commits";
+    case "check-action":
+      return `${job.action === "build" ? "building" : "revising"} for @${job.actor}`;
     case "cancel":
       return "withdrawing a question";
     default:
@@ -99,6 +115,7 @@ export function jobLabel(job: Job): string {
  * has (workflows included, when granted) but only on its own repository; everything else cannot push.
  */
 export function tokenPermissionsFor(kind: JobKind): Record<string, "read" | "write"> | null {
-  if (kind === "build" || kind === "review-approval") return null;
-  return { contents: "read", issues: "write", pull_requests: "write", metadata: "read" };
+  if (kind === "build" || kind === "review-approval" || kind === "check-action") return null;
+  // `checks`: a new plan revision gets its check run (a token minted without it, where the installation lacks it, skips them).
+  return { contents: "read", issues: "write", pull_requests: "write", metadata: "read", checks: "write" };
 }

@@ -3,6 +3,7 @@ import { GATED_KINDS, jobLabel, LANE_KINDS, threadOf, type Job } from "../jobs/j
 import type { PermissionCache } from "../jobs/permission-cache.js";
 import { buildThread } from "./build.js";
 import { cancelWaiting } from "./cancel.js";
+import { handleCheckClick } from "./check-action.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { HELP_TEXT, refusalReply, statusReply } from "./help.js";
 import { plainError } from "./plain-error.js";
@@ -142,6 +143,8 @@ export async function workJob(deps: WorkflowDeps, port: ThreadPort, job: Job, si
         return await respondToComment(deps, context, { commentId: job.commentId, body: job.body });
       case "stale":
         return await markStaleOnPush(deps, context, job.headSha);
+      case "check-action":
+        return await handleCheckClick(deps, context, job);
       default:
         throw new Error(`a ${job.kind} job is answered at triage, not queued`);
     }

@@ -65,6 +65,28 @@ export interface ReviewCommentRecord {
   user: Account;
 }
 
+/** A check run on one of the repository's commits, as the Checks API keeps it. */
+export interface CheckRunRecord {
+  id: number;
+  name: string;
+  headSha: string;
+  externalId: string | null;
+  status: "queued" | "in_progress" | "completed";
+  conclusion: string | null;
+  title: string | null;
+  summary: string | null;
+  text: string | null;
+  /** Appended by every request that sends some, as GitHub does. */
+  annotations: Array<{ path: string; start_line: number; end_line: number; annotation_level: string; message: string; title?: string }>;
+  actions: Array<{ label: string; identifier: string; description: string }>;
+  /** The app whose token made it (another app's check runs are added by tests). */
+  app: { id: number; slug: string };
+  startedAt: string;
+  completedAt: string | null;
+  /** Every state it was written in, first to last: `status/conclusion`. */
+  history: string[];
+}
+
 export interface IssueDraft {
   title: string;
   body?: string;
@@ -77,6 +99,7 @@ export class RepositoryState {
   readonly reactions: ReactionRecord[] = [];
   readonly pulls: PullRecord[] = [];
   readonly reviewComments: ReviewCommentRecord[] = [];
+  readonly checkRuns: CheckRunRecord[] = [];
   private nextNumber = 1;
   /** Comment and reaction ids: GitHub's are unique across repositories, so repositories of one double share this. */
   private readonly allocateId: () => number;
@@ -137,6 +160,12 @@ export class RepositoryState {
     const pull: PullRecord = { number: issue.number, ...draft, state: "open", createdAt: issue.createdAt, updatedAt: issue.updatedAt };
     this.pulls.push(pull);
     return pull;
+  }
+
+  addCheckRun(draft: Omit<CheckRunRecord, "id" | "startedAt" | "history">): CheckRunRecord {
+    const run: CheckRunRecord = { ...draft, id: this.allocateId(), startedAt: new Date().toISOString(), history: [`${draft.status}/${draft.conclusion ?? "-"}`] };
+    this.checkRuns.push(run);
+    return run;
   }
 
   comment(id: number): CommentRecord | undefined {
