@@ -31,7 +31,9 @@ export function annotationsFrom(output: string, command: string, root: string, e
     const key = `${file}:${lineNumber}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    found.push({ path: file, line: lineNumber, level: "failure", title: `\`${command}\` failed`.slice(0, 255), message: (groups.message?.replace(/^[\s:-]+/, "") || line).slice(0, 1000) });
+    // The words after the location, or the whole line when there are none (a stack frame, a bare location).
+    const after = groups.message?.replace(/^[\s:-]+/, "") ?? "";
+    found.push({ path: file, line: lineNumber, level: "failure", title: `\`${command}\` failed`.slice(0, 255), message: (/\w/.test(after) ? after : line).slice(0, 1000) });
   }
   return found;
 }

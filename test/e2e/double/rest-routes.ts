@@ -32,6 +32,8 @@ export interface RestRoute {
   template: string;
   /** `app`: a JWT signed with the App's key; `installation`: an installation token. */
   auth: "app" | "installation";
+  /** The permission the token needs (others are answered 403). */
+  needs?: [string, "read" | "write"];
   handle(double: DoubleContext, request: RestRequest): RestReply;
 }
 
@@ -138,7 +140,7 @@ export const REST_ROUTES: RestRoute[] = [
     pull.updatedAt = new Date().toISOString();
     return ok(renderPull(double, pull));
   }),
-  route("POST", `${REPO}/check-runs`, (double, { body }) => {
+  needs(["checks", "write"], route("POST", `${REPO}/check-runs`, (double, { body }) => {
     if (typeof body.name !== "string" || body.name === "") return invalid("CheckRun", "name", "name is missing");
     if (typeof body.head_sha !== "string" || !commitExists(double, body.head_sha)) return invalid("CheckRun", "head_sha", "No commit found for SHA");
     const problem = checkRunProblem(body);
@@ -160,8 +162,8 @@ export const REST_ROUTES: RestRoute[] = [
       completedAt: conclusion ? new Date().toISOString() : null,
     });
     return { status: 201, body: renderCheckRun(double, run) };
-  }),
-  route("PATCH", `${REPO}/check-runs/{check_run_id}`, (double, { params, body }) => {
+  })),
+  needs(["checks", "write"], route("PATCH", `${REPO}/check-runs/{check_run_id}`, (double, { params, body }) => {
     const run = double.state.checkRuns.find((candidate) => candidate.id === Number(params.check_run_id));
     if (!run) return notFound;
     // An app may only change its own check runs.
@@ -181,7 +183,7 @@ export const REST_ROUTES: RestRoute[] = [
     if (Array.isArray(body.actions)) run.actions = body.actions as CheckRunRecord["actions"];
     run.history.push(`${run.status}/${run.conclusion ?? "-"}`);
     return ok(renderCheckRun(double, run));
-  }),
+  })),
   route("GET", `${REPO}/check-runs/{check_run_id}`, (double, { params }) => {
     const run = double.state.checkRuns.find((candidate) => candidate.id === Number(params.check_run_id));
     return run ? ok(renderCheckRun(double, run)) : notFound;
@@ -244,6 +246,10 @@ function route(method: string, template: string, handle: RestRoute["handle"]): R
     handle: (double, request) =>
       request.params.owner === double.repository.owner && request.params.repo === double.repository.name ? handle(double, request) : notFound,
   };
+}
+
+function needs(permission: [string, "read" | "write"], served: RestRoute): RestRoute {
+  return { ...served, needs: permission };
 }
 
 function ok(body: unknown): RestReply {
