@@ -21,6 +21,8 @@ export interface OctokitPortOptions {
   isOwnComment: (comment: { user: { login: string; type: string } | null; performed_via_github_app?: { id: number } | null; body: string }) => boolean;
   /** Check runs made by this app: by default, as its comments are recognised (its app id, or its bot login `<slug>[bot]`). */
   isOwnCheckApp?: ((app: { id: number; slug: string }) => boolean) | undefined;
+  /** Whether check runs carry buttons: only where their clicks come back as webhooks (the App, not the Action). */
+  checkButtons?: boolean | undefined;
 }
 
 /** The ThreadPort over GitHub's REST API, for one issue or pull request: one small factory per concern (octokit-port/). */
@@ -35,6 +37,9 @@ export function createOctokitPort(options: OctokitPortOptions): ThreadPort {
     ...people(scope),
     ...pullRequests(scope),
     ...installation(scope),
-    checks: checkRuns(scope, options.isOwnCheckApp ?? ((app) => options.isOwnComment({ user: { login: `${app.slug}[bot]`, type: "Bot" }, performed_via_github_app: { id: app.id }, body: "" }))),
+    checks: checkRuns(scope, {
+      isOwnApp: options.isOwnCheckApp ?? ((app) => options.isOwnComment({ user: { login: `${app.slug}[bot]`, type: "Bot" }, performed_via_github_app: { id: app.id }, body: "" })),
+      buttons: options.checkButtons ?? true,
+    }),
   };
 }

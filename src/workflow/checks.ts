@@ -68,7 +68,9 @@ export async function postPlanCheck(
     `#### Steps\n${steps}`,
     input.estimate,
     `**Who may approve:** ${whoMayApprove(deps, input.config, state.requestedBy)}`,
-    `**Build plan v${revision}** approves and builds it, as \`/build\` would; **Revise** asks for changes, as \`/revise\` would. The plan comment on the pull request has the details.`,
+    port.checks?.buttons
+      ? `**Build plan v${revision}** approves and builds it, as \`/build\` would; **Revise** asks for changes, as \`/revise\` would. The plan comment on the pull request has the details.`
+      : `Comment \`/build\` on the pull request to approve and build it, or \`/revise\` with what should change. The plan comment there has the details.`,
   ].join("\n\n");
   await writeCheckRun(port, deps.log, {
     name: PLAN_CHECK_NAME,
@@ -78,7 +80,7 @@ export async function postPlanCheck(
     conclusion: "neutral",
     title: `Plan v${revision} waits for approval`,
     summary,
-    actions: planCheckButtons(revision),
+    ...(port.checks?.buttons ? { actions: planCheckButtons(revision) } : {}),
   });
   if (previous?.head && previous.revision !== revision) await settlePlanCheck(deps, port, { revision: previous.revision, headSha: previous.head.sha }, { conclusion: "cancelled", title: `Superseded by plan v${revision}` });
 }

@@ -116,6 +116,8 @@ export interface CheckRunPort {
   update(id: number, run: CheckRunOutput): Promise<void>;
   /** Whether a check run's app (from a webhook's `check_run.app`) is this one. */
   isOwnApp(app: { id: number; slug: string }): boolean;
+  /** Whether clicks on buttons reach Blueprint (the App's `check_run` webhook; not an Action's token). */
+  readonly buttons: boolean;
 }
 
 export interface GitHubAccount {

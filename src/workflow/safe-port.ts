@@ -56,6 +56,7 @@ function redactedChecks(checks: CheckRunPort, redact: Redactor): CheckRunPort {
     create: (run) => checks.create(clean(run)),
     update: (id, run) => checks.update(id, clean(run)),
     isOwnApp: (app) => checks.isOwnApp(app),
+    buttons: checks.buttons,
   };
 }
 

@@ -7,7 +7,7 @@ const ANNOTATIONS_PER_REQUEST = 50;
 const MAX_OUTPUT_CHARS = 65_535;
 
 /** Check runs on the repository's commits: found by name and external id, created, updated. */
-export function checkRuns({ octokit, where }: ThreadScope, isOwnApp: CheckRunPort["isOwnApp"]): CheckRunPort {
+export function checkRuns({ octokit, where }: ThreadScope, { isOwnApp, buttons }: Pick<CheckRunPort, "isOwnApp" | "buttons">): CheckRunPort {
   const output = (run: CheckRunOutput, annotations: CheckAnnotation[]) => ({
     title: run.title,
     summary: clip(run.summary),
@@ -51,6 +51,7 @@ export function checkRuns({ octokit, where }: ThreadScope, isOwnApp: CheckRunPor
       await addRest(id, run, annotations.slice(ANNOTATIONS_PER_REQUEST));
     },
     isOwnApp,
+    buttons,
   };
 }
 
