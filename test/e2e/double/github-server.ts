@@ -361,8 +361,8 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
   return double;
 }
 
-/** What an installation is granted unless a test says otherwise (no `checks`, as an App installed before it asked for them). */
-const DEFAULT_PERMISSIONS: Record<string, string> = { contents: "write", issues: "write", pull_requests: "write", metadata: "read" };
+/** What an installation is granted unless a test says otherwise: what app.yml asks for. */
+const DEFAULT_PERMISSIONS: Record<string, string> = { contents: "write", issues: "write", pull_requests: "write", checks: "write", metadata: "read" };
 
 function grants(permissions: Record<string, string>, [name, level]: [string, "read" | "write"]): boolean {
   return permissions[name] === "write" || (level === "read" && permissions[name] === "read");
