@@ -31,8 +31,9 @@ export class BuildCheck {
   ) {
     this.externalId = checkRunExternalId({ kind: "build", number: port.number, revision: state.revision });
     for (const progress of Object.values(state.steps)) if (progress.commit) this.seen.add(progress.commit);
-    // A pull request's head is the branch the build pushes to; an issue's branch shows itself with the first push.
-    this.sha = state.head?.sha ?? null;
+    // A pull request's head is the branch the build pushes to; an issue's branch is at its last step pushed (a
+    // resumed build), or shows itself with the first push.
+    this.sha = state.head?.sha ?? [...this.seen].at(-1) ?? null;
   }
 
   /** The build starts: in progress on the branch's head, where there is one yet. */

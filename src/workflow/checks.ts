@@ -82,7 +82,8 @@ export async function postPlanCheck(
     summary,
     ...(port.checks?.buttons ? { actions: planCheckButtons(revision) } : {}),
   });
-  if (previous?.head && previous.revision !== revision) await settlePlanCheck(deps, port, { revision: previous.revision, headSha: previous.head.sha }, { conclusion: "cancelled", title: `Superseded by plan v${revision}` });
+  // A built revision's check keeps its success; one that waited is cancelled.
+  if (previous?.head && previous.revision !== revision && previous.status !== "built") await settlePlanCheck(deps, port, { revision: previous.revision, headSha: previous.head.sha }, { conclusion: "cancelled", title: `Superseded by plan v${revision}` });
 }
 
 /**

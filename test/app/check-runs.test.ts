@@ -5,7 +5,7 @@ import nock from "nock";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startGitHubDouble, type GitHubDouble } from "../e2e/double/github-server.js";
 import type { CheckRunRecord } from "../e2e/double/state.js";
-import { checkActionPayload, commentPayload, startTestApp, testPrivateKey, type TestApp } from "../helpers/app.js";
+import { checkActionPayload, commentPayload, settle, startTestApp, testPrivateKey, type TestApp } from "../helpers/app.js";
 import { gitIn, tempDir } from "../helpers/git-repo.js";
 import { APP_ID, INSTALLATION_ID } from "../helpers/github-double.js";
 import { samplePlan, startModelServer, type ModelServer, type Script } from "../helpers/model-server.js";
@@ -46,15 +46,15 @@ describe("check runs", () => {
   });
 
   /** The double with pull request #1 from `feature` (same repository), a model answering `script`, and the App. */
-  async function start(script: Script): Promise<void> {
+  async function start(script: Script, more: Record<string, string> = {}): Promise<void> {
     github = await startGitHubDouble({
       owner: "Codertocat",
       repo: "Hello-World",
-      files: FILES,
+      files: { ...FILES, ...more },
       appId: APP_ID,
       installationId: INSTALLATION_ID,
       appPublicKey: createPublicKey(testPrivateKey()),
-      permissions: { maintainer: "write", reader: "read" },
+      permissions: { maintainer: "write", reader: "read", alice: "write" },
       installationPermissions: { contents: "write", issues: "write", pull_requests: "write", checks: "write", metadata: "read" },
     });
     // A local clone of the served repository (git on a path, not over the double's HTTP: the double answers on this event loop).
@@ -132,6 +132,34 @@ describe("check runs", () => {
     expect(github.violations).toEqual([]);
   });
 
+  it("cancels the build check when the build is cancelled, keeping it on the head the build pushed", async () => {
+    let commandStarted: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => (commandStarted = resolve));
+    await start([
+      submit(),
+      write("src/retry.js", "export const retry = (fn) => fn();\n"),
+      complete("S1"),
+      () => {
+        setTimeout(commandStarted, 300);
+        return { toolCalls: [{ name: "run_command", arguments: { command: "sleep 60", timeout_s: 120 } }] };
+      },
+    ]);
+    await comment("maintainer", "/plan add retries");
+    const run = planCheck(1) as CheckRunRecord;
+    const payload = checkActionPayload({ identifier: "build", login: "maintainer", cloneUrl: github.cloneUrl, check: { id: run.id, name: run.name, externalId: run.externalId, headSha: run.headSha, app: run.app } });
+    await app.probot.receive({ id: "click-1", name: "check_run", payload } as never);
+    await started;
+    await comment("maintainer", "/cancel");
+    await settle(app.blueprint);
+
+    const pushed = github.repository.head("feature");
+    expect(github.repository.log("feature")[0]).toBe("S1: Add a retry helper");
+    expect(checks("Blueprint build").find((check) => check.headSha === pushed)).toMatchObject({ status: "completed", conclusion: "cancelled" });
+    // The one left behind on the head the build started from says where the check went.
+    expect(checks("Blueprint build").find((check) => check.headSha === run.headSha)).toMatchObject({ conclusion: "neutral", title: `Continued on ${pushed?.slice(0, 7)}` });
+    expect(planCheck(1)?.conclusion).toBe("neutral");
+  });
+
   it("refuses a click by someone who may not command Blueprint, on the thread, and builds nothing", async () => {
     await start([submit(), ...BUILD_STEPS]);
     await comment("maintainer", "/plan add retries");
@@ -142,6 +170,40 @@ describe("check runs", () => {
     expect(model.requests).toHaveLength(1);
     expect(github.repository.head("feature")).toBe(head);
     expect(checks("Blueprint build")).toEqual([]);
+  });
+
+  it("holds a click to the approvers rule: with `approvers: codeowners`, a non-owner's click is refused and an owner's builds", async () => {
+    await start([submit(), ...BUILD_STEPS], { ".github/blueprint.yml": "approvers: codeowners\n", ".github/CODEOWNERS": "/src/ @alice\n" });
+    await comment("maintainer", "/plan add retries");
+    const plan = planCheck(1) as CheckRunRecord;
+    expect(plan.summary).toContain("**Who may approve:** code owners (per the default branch's CODEOWNERS) of the files each step changes");
+    const head = github.repository.head("feature");
+
+    await click(plan, "build", { login: "maintainer" });
+    expect(github.state.botComments(1).at(-1)?.body).toContain("@maintainer's approval does not count here");
+    expect(github.repository.head("feature")).toBe(head);
+
+    await click(plan, "build", { login: "alice" });
+    expect(github.repository.log("feature").slice(0, 2)).toEqual(["S2: Use the helper in the client", "S1: Add a retry helper"]);
+  });
+
+  it("binds a click to the commit its check is on: a check on another commit, or a head that moved since, builds nothing", async () => {
+    await start([submit(), ...BUILD_STEPS]);
+    await comment("maintainer", "/plan add retries");
+    const plan = planCheck(1) as CheckRunRecord;
+    const main = github.repository.head("main") ?? "";
+
+    await click({ ...plan, headSha: main }, "build", { login: "maintainer" });
+    expect(github.state.botComments(1).at(-1)?.body).toContain(`The check @maintainer clicked is on commit \`${main.slice(0, 7)}\`, but plan v1 was made on \`${plan.headSha.slice(0, 7)}\``);
+
+    writeFileSync(path.join(work, "README.md"), "# Hello again\n");
+    gitIn(work, ["commit", "-qam", "Another change"]);
+    gitIn(work, ["push", "-q", "origin", "HEAD:refs/heads/feature"]);
+    const moved = github.repository.head("feature");
+    await click(plan, "build", { login: "maintainer" });
+    expect(github.state.botComments(1).at(-1)?.body).toContain("The pull request's head moved");
+    expect(model.requests).toHaveLength(1);
+    expect(github.repository.head("feature")).toBe(moved);
   });
 
   it("cancels the superseded revision's check and refuses a click on it with a plain reason", async () => {
