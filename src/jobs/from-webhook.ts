@@ -1,5 +1,5 @@
-import { parseCheckRunExternalId, PLAN_CHECK_NAME } from "../github/check-run.js";
 import { parseComment } from "../github/command.js";
+import { parseCheckRunExternalId, PLAN_CHECK_NAME } from "../shared/check-run.js";
 import { typoReply } from "../workflow/help.js";
 import type { Job } from "./job.js";
 

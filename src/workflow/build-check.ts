@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { BUILD_CHECK_NAME, checkRunExternalId } from "../github/check-run.js";
+import { BUILD_CHECK_NAME, checkRunExternalId } from "../shared/check-run.js";
 import { oneLine } from "../plan/render.js";
 import type { Plan } from "../plan/schema.js";
 import { describeChecks } from "./build-outcome.js";

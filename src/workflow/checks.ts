@@ -1,5 +1,5 @@
 import type { RepoConfig } from "../config/repo-config.js";
-import { checkRunExternalId, PLAN_CHECK_NAME, planCheckButtons } from "../github/check-run.js";
+import { checkRunExternalId, PLAN_CHECK_NAME, planCheckButtons } from "../shared/check-run.js";
 import { oneLine } from "../plan/render.js";
 import type { Plan } from "../plan/schema.js";
 import type { Logger, WorkflowDeps } from "./deps.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ACTION_LIMITS, checkRunExternalId, parseCheckRunExternalId, planCheckButtons } from "../../src/github/check-run.js";
+import { ACTION_LIMITS, checkRunExternalId, parseCheckRunExternalId, planCheckButtons } from "../../src/shared/check-run.js";
 
 describe("Blueprint's check runs as GitHub shows them", () => {
   it("binds a check run to its thread and plan revision in the external id, and reads only that form back", () => {
