@@ -69,30 +69,30 @@ export class BuildCheck {
     await this.follow();
     if (handedOver || !this.sha) return;
     const outcome = this.outcome();
-    if (!outcome) return;
     await this.write(this.sha, { status: "completed", conclusion: outcome.conclusion, title: outcome.title, summary: `${outcome.summary}\n\n#### Steps\n${this.stepList()}`, annotations: this.verification?.annotations ?? [] });
     if (planHead && this.state.status === "built" && outcome.conclusion === "success") {
       await settlePlanCheck({ log: this.log }, this.port, { revision: this.state.revision, headSha: planHead }, { conclusion: "success", title: `Plan v${this.state.revision} is built` });
     }
   }
 
-  private outcome(): { conclusion: CheckConclusion; title: string; summary: string } | null {
+  private outcome(): { conclusion: CheckConclusion; title: string; summary: string } {
     const { state } = this;
     const failed = this.verification?.failed ?? [];
     switch (state.status) {
       case "built":
       case "pending":
         if (failed.length > 0) return { conclusion: "failure", title: `Verification failed: ${failed.length} of ${this.verification?.total ?? failed.length} checks`, summary: `Failed: ${describeChecks(failed)}.` };
-        return this.verification ? { conclusion: "success", title: state.status === "built" ? "Built and verified" : "The steps asked for are built and verified", summary: "Every verification command passed." } : null;
+        if (this.verification) return { conclusion: "success", title: state.status === "built" ? "Built and verified" : "The steps asked for are built and verified", summary: "Every verification command passed." };
+        break;
       case "cancelled":
         return { conclusion: "cancelled", title: "Cancelled", summary: oneLine(state.error ?? "The build was cancelled.") };
       case "failed":
         return { conclusion: "failure", title: "The build failed", summary: oneLine(state.error ?? "The build stopped.") };
       case "awaiting_answer":
         return { conclusion: "neutral", title: "Waiting for an answer", summary: "The build asked a question on the thread; answering it resumes the build." };
-      default:
-        return null;
     }
+    // Never left in progress: whatever else stopped the build, the thread says why.
+    return { conclusion: "neutral", title: "Stopped", summary: "The build stopped; the issue or pull request it was asked on says why." };
   }
 
   private stepList(): string {
