@@ -50,6 +50,7 @@ export function recordWrites(port: ThreadPort): { port: ThreadPort; writes: Thre
     comment: (id) => port.comment(id),
     review: (id) => port.review(id),
     minimizeComment: (comment) => port.minimizeComment(comment),
+    checks: port.checks,
   };
   return { port: recorded, writes };
 }

@@ -81,8 +81,8 @@ export interface ThreadPort {
   review(id: number): Promise<PullRequestReview | null>;
   /** Collapses an outdated comment (GitHub's "minimize as outdated"); best effort. */
   minimizeComment(comment: ThreadComment): Promise<void>;
-  /** Check runs on the repository's commits; absent where there are none (the CLI). */
-  checks?: CheckRunPort | undefined;
+  /** Check runs on the repository's commits; null where there are none (the CLI). Required, so no wrapper drops it. */
+  readonly checks: CheckRunPort | null;
 }
 
 export type CheckConclusion = "success" | "failure" | "neutral" | "cancelled";

@@ -38,7 +38,7 @@ export function safePort(port: ThreadPort, redact: Redactor, stateKey: StateKey)
     comment: (id) => port.comment(id),
     review: (id) => port.review(id),
     minimizeComment: (comment) => port.minimizeComment(comment),
-    checks: port.checks ? redactedChecks(port.checks, redact) : undefined,
+    checks: port.checks ? redactedChecks(port.checks, redact) : null,
   };
 }
 
