@@ -95,6 +95,8 @@ export function createLocalThread(checkout: Checkout, store: ThreadStore, thread
       return { number: 0, url: `branch ${draft.head}`, created: true };
     },
     canWriteWorkflows: async () => true,
+    // A local checkout has no check runs.
+    checks: null,
     reviewComments: async () => [],
     async comment(id) {
       const comment = thread.comments.find((c) => c.id === id);

@@ -85,10 +85,17 @@ export type MinterFor = (installationId: number) => Promise<TokenMinter>;
 /** One fresh token for a job: its repository only, the permissions its kind needs. */
 export async function mintJobToken(minter: MinterFor, job: TokenFor): Promise<JobToken> {
   const permissions = tokenPermissionsFor(job.kind);
-  const { data } = await (await minter(job.installationId)).rest.apps.createInstallationAccessToken({
-    installation_id: job.installationId,
-    repositories: [job.repository.name],
-    ...(permissions ? { permissions } : {}),
+  const mint = async (asked: Record<string, "read" | "write"> | null) =>
+    (await minter(job.installationId)).rest.apps.createInstallationAccessToken({
+      installation_id: job.installationId,
+      repositories: [job.repository.name],
+      ...(asked ? { permissions: asked } : {}),
+    });
+  const { data } = await mint(permissions).catch(async (error: unknown) => {
+    // An installation that has not accepted `checks` yet (GitHub: 422, not granted): the job runs without its check runs.
+    if ((error as { status?: number }).status !== 422 || !permissions?.checks) throw error;
+    const { checks: _withoutChecks, ...others } = permissions;
+    return mint(others);
   });
   const granted = Object.fromEntries(Object.entries(data.permissions ?? {}).filter((entry): entry is [string, string] => typeof entry[1] === "string"));
   return { token: data.token, expiresAt: data.expires_at, permissions: granted };

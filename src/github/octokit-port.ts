@@ -1,6 +1,7 @@
 import type { Octokit as RestOctokit } from "@octokit/rest";
 import type { RepositoryInfo, ThreadPort } from "../workflow/ports.js";
 import { branches } from "./octokit-port/branches.js";
+import { checkRuns } from "./octokit-port/check-runs.js";
 import { commentWrites } from "./octokit-port/comment-writes.js";
 import { installation } from "./octokit-port/installation.js";
 import { labels } from "./octokit-port/labels.js";
@@ -20,6 +21,10 @@ export interface OctokitPortOptions {
   number: number;
   /** Comments made by this app: matched by the app id GitHub records on them, or by the bot login (and, in the Action, the state marker). */
   isOwnComment: (comment: { user: { login: string; type: string } | null; performed_via_github_app?: { id: number } | null; body: string }) => boolean;
+  /** Check runs made by this app: by default, as its comments are recognised (its app id, or its bot login `<slug>[bot]`). */
+  isOwnCheckApp?: ((app: { id: number; slug: string }) => boolean) | undefined;
+  /** Whether check runs carry buttons: only where their clicks come back as webhooks (the App, not the Action). */
+  checkButtons?: boolean | undefined;
 }
 
 /** The ThreadPort over GitHub's REST API, for one issue or pull request: one small factory per concern (octokit-port/). */
@@ -36,5 +41,9 @@ export function createOctokitPort(options: OctokitPortOptions): ThreadPort {
     ...installation(scope),
     ...labels(scope),
     ...branches(scope),
+    checks: checkRuns(scope, {
+      isOwnApp: options.isOwnCheckApp ?? ((app) => options.isOwnComment({ user: { login: `${app.slug}[bot]`, type: "Bot" }, performed_via_github_app: { id: app.id }, body: "" })),
+      buttons: options.checkButtons ?? true,
+    }),
   };
 }

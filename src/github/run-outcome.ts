@@ -57,6 +57,7 @@ export function recordWrites(port: ThreadPort): { port: ThreadPort; writes: Thre
     removeThreadLabel: (name) => port.removeThreadLabel(name),
     deletesMergedBranches: () => port.deletesMergedBranches(),
     deleteBranch: (branch) => port.deleteBranch(branch),
+    checks: port.checks,
   };
   return { port: recorded, writes };
 }

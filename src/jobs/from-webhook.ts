@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { parseComment } from "../github/command.js";
+import { parseCheckRunExternalId, PLAN_CHECK_NAME } from "../shared/check-run.js";
 import { typoReply } from "../workflow/help.js";
 import type { Job, Removal } from "./job.js";
 
@@ -171,6 +172,48 @@ export function closedJob(
 }
 
 /**
+ * `check_run.requested_action`: a button on a "Blueprint plan" check run, as `/build` or `/revise` by
+ * whoever clicked, bound to the revision and commit of that check. Bots' clicks, other checks and
+ * unknown buttons are not for us; whether the check is Blueprint's own (its app) is checked by the worker.
+ */
+export function checkActionJob(
+  deliveryId: string,
+  payload: {
+    installation?: { id: number } | undefined;
+    repository: PayloadRepository;
+    check_run: { id: number; name: string; external_id: string | null; head_sha: string; app: { id: number; slug?: string | undefined } | null };
+    requested_action?: { identifier: string } | null | undefined;
+    sender: PayloadUser;
+  },
+  receivedAt = Date.now(),
+): Accepted | null {
+  const installationId = payload.installation?.id;
+  const run = payload.check_run;
+  const action = payload.requested_action?.identifier;
+  const binding = parseCheckRunExternalId(run.external_id);
+  if (!installationId || isBot(payload.sender) || run.name !== PLAN_CHECK_NAME || !run.app || !binding || binding.kind !== "plan") return null;
+  if (action !== "build" && action !== "revise") return null;
+  return {
+    job: {
+      kind: "check-action",
+      deliveryId,
+      installationId,
+      repository: repositoryOf(payload.repository),
+      number: binding.number,
+      actor: payload.sender.login,
+      receivedAt,
+      action,
+      revision: binding.revision,
+      headSha: run.head_sha,
+      checkRunId: run.id,
+      app: { id: run.app.id, slug: run.app.slug ?? "" },
+      clickedAt: new Date(receivedAt).toISOString(),
+    },
+    keys: [`delivery:${deliveryId}`],
+  };
+}
+
+/**
  * A verified delivery as a job, by event and action (the App's webhook route): null when it is not
  * for Blueprint. The payload's shape is GitHub's, checked by its signature.
  */
@@ -186,6 +229,7 @@ const HANDLERS = {
   "pull_request_review.submitted": reviewJob,
   "pull_request.synchronize": synchronizeJob,
   "pull_request.closed": closedJob,
+  "check_run.requested_action": checkActionJob,
 };
 export type HandledEvent = keyof typeof HANDLERS;
 export const HANDLED_EVENTS = Object.keys(HANDLERS) as HandledEvent[];

@@ -53,6 +53,20 @@ export const jobSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("stale"), ...common, headSha: z.string() }),
   /** Blueprint's pull request was merged or closed; `number` is the issue its plan lives on. */
   z.object({ kind: z.literal("pull-closed"), ...common, pullRequest: z.number().int().positive(), merged: z.boolean(), headRef: z.string().min(1), headSha: z.string().min(1) }),
+  /**
+   * A button on a "Blueprint plan" check run: `/build` or `/revise` by whoever clicked, bound to the
+   * check's plan revision and head commit; `app` made the check (only Blueprint's own count).
+   */
+  z.object({
+    kind: z.literal("check-action"),
+    ...common,
+    action: z.enum(["build", "revise"]),
+    revision: z.number().int().min(1),
+    headSha: z.string(),
+    checkRunId: z.number().int(),
+    app: z.object({ id: z.number().int(), slug: z.string() }),
+    clickedAt: z.string(),
+  }),
 ]);
 
 export type Job = z.output<typeof jobSchema>;
@@ -82,10 +96,10 @@ export function removalCovers(removal: Removal, job: Pick<Job, "installationId" 
 export type JobKind = Job["kind"];
 
 /** Kinds that run as work in the thread's lane (one at a time per thread, capped per process). */
-export const LANE_KINDS: ReadonlySet<JobKind> = new Set(["plan", "revise", "build", "respond", "review-approval", "review-changes", "stale", "pull-closed"]);
+export const LANE_KINDS: ReadonlySet<JobKind> = new Set(["plan", "revise", "build", "respond", "review-approval", "review-changes", "stale", "pull-closed", "check-action"]);
 
 /** The kinds whose actor's permission decides whether they run at all (SPEC §3). */
-export const GATED_KINDS: ReadonlySet<JobKind> = new Set(["plan", "revise", "build", "cancel", "reply", "review-approval", "review-changes"]);
+export const GATED_KINDS: ReadonlySet<JobKind> = new Set(["plan", "revise", "build", "cancel", "reply", "review-approval", "review-changes", "check-action"]);
 
 /** Reads a job that crossed a process boundary; throws on anything that is not one. */
 export function parseJob(data: unknown): Job {
@@ -112,6 +126,8 @@ export function jobLabel(job: Job): string {
       return `reading a comment by @${job.actor}`;
     case "stale":
       return "checking the plan against new commits";
+    case "check-action":
+      return `${job.action === "build" ? "building" : "revising"} for @${job.actor}`;
     case "cancel":
       return "withdrawing a question";
     case "pull-closed":
@@ -126,8 +142,9 @@ export function jobLabel(job: Job): string {
  * has (workflows included, when granted) but only on its own repository; everything else cannot push.
  */
 export function tokenPermissionsFor(kind: JobKind): Record<string, "read" | "write"> | null {
-  if (kind === "build" || kind === "review-approval") return null;
+  if (kind === "build" || kind === "review-approval" || kind === "check-action") return null;
   // Deleting a merged branch writes to the repository's refs.
   if (kind === "pull-closed") return { contents: "write", issues: "write", pull_requests: "read", metadata: "read" };
-  return { contents: "read", issues: "write", pull_requests: "write", metadata: "read" };
+  // `checks`: a new plan revision gets its check run (a token minted without it, where the installation lacks it, skips them).
+  return { contents: "read", issues: "write", pull_requests: "write", metadata: "read", checks: "write" };
 }

@@ -16,6 +16,8 @@ export interface Approval {
   commandCommentId?: number | undefined;
   /** The `/build` comment's time from the webhook, for when the comment is gone by the time the job runs. */
   commandCreatedAt?: string | undefined;
+  /** For a click on a plan check's Build button: the commit that check was on, and when the click came. */
+  checkClick?: { headSha: string; clickedAt: string } | undefined;
   /** Whether the approver has the permission to command Blueprint. */
   permitted: boolean;
   minimumPermission: string;
@@ -47,7 +49,11 @@ export function checkApproval(comments: ThreadComment[], info: ThreadInfo, appro
     if (newer.status === "awaiting_answer") return { ok: false, reason: `Blueprint is waiting for an answer before it can finish plan v${newer.revision}; answer it first (or \`/cancel\`).` };
   }
   if (approval.revision !== null && approval.revision !== state.revision) {
-    return { ok: false, reason: `Plan v${approval.revision} was superseded by v${state.revision}; only the latest revision can be built. Comment \`/build\` to build v${state.revision}.` };
+    const what = approval.checkClick ? `@${approval.approver} clicked **Build plan v${approval.revision}** on an outdated check: plan v${approval.revision}` : `Plan v${approval.revision}`;
+    return { ok: false, reason: `${what} was superseded by v${state.revision}; only the latest revision can be built. Comment \`/build\` (or use v${state.revision}'s check) to build v${state.revision}.` };
+  }
+  if (approval.checkClick && state.head && approval.checkClick.headSha !== state.head.sha) {
+    return { ok: false, reason: `The check @${approval.approver} clicked is on commit \`${approval.checkClick.headSha.slice(0, 7)}\`, but plan v${state.revision} was made on \`${state.head.sha.slice(0, 7)}\`, so the click does not approve it. Comment \`/build\` to build v${state.revision}.` };
   }
   if (!approval.permitted) {
     return { ok: false, reason: `@${approval.approver}'s approval does not count: only people with ${approval.minimumPermission} access (or higher) can approve Blueprint's plans.` };
@@ -122,6 +128,9 @@ export function editedAfterApproval(comments: ThreadComment[], planComment: Thre
   }
   if (approval.submittedAt !== undefined && edited > Date.parse(approval.submittedAt)) {
     return `The plan was edited after @${approval.approver}'s review was submitted, so the review does not approve the edit. ${again}`;
+  }
+  if (approval.checkClick && edited > Date.parse(approval.checkClick.clickedAt)) {
+    return `The plan was edited after @${approval.approver} clicked the plan check's Build button, so that click does not approve the edit. ${again}`;
   }
   return null;
 }

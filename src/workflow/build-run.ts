@@ -5,6 +5,7 @@ import type { JobNetwork } from "../workspace/egress-proxy.js";
 import type { Mirror } from "../workspace/mirror.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { BuildRequest } from "./build.js";
+import type { BuildCheck } from "./build-check.js";
 import { openBuildLedger, type BuildLedger } from "./build-ledger.js";
 import { describeChecks, handOver } from "./build-outcome.js";
 import { failedChecks } from "./build-report.js";
@@ -35,6 +36,8 @@ export interface BuildRun {
   unticked: string[];
   status: BuildStatus;
   target: BuildTarget;
+  /** The "Blueprint build" check run, told what verification found. */
+  check?: BuildCheck | undefined;
 }
 
 /** Builds the wanted steps on a worktree, verifies them and hands the work over; every ending is saved in the plan comment. */
@@ -90,6 +93,7 @@ async function verifyAndHandOver(run: BuildRun, ledger: BuildLedger, tree: Works
   const allDone = plan.steps.every((step) => state.steps[step.id]?.status === "done");
   state.status = allDone ? "built" : "pending";
   const failed = failedChecks(verification);
+  run.check?.verified(verification, tree.dir);
   state.error = failed.length > 0 ? `verification failed: ${describeChecks(failed)}` : null;
   // The pull request's description follows the repository's template when it has one.
   const description = target.kind === "issue-branch" ? await fillPullRequestTemplate(deps, job, { tree, plan, config, baseSha: state.base.sha, verification }) : null;

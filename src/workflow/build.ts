@@ -1,9 +1,11 @@
 import type { Approval } from "./approval.js";
 import { approvedPlan, buildSource, planAsItNowReads, takeApproval, waitingForCodeOwners } from "./build-admission.js";
 import { runBuild } from "./build-run.js";
-import { buildStatus } from "./build-status.js";
+import { BuildCheck } from "./build-check.js";
+import { buildStatus, type BuildStatus } from "./build-status.js";
 import { baseMovedUnderPlan, branchMoved, buildTarget } from "./build-target.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
+import { handedOver } from "../shared/hand-over.js";
 import { ThreadLabels } from "./labels.js";
 import type { BuildNote, QuestionAnswer } from "./state.js";
 
@@ -59,7 +61,22 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
     return;
   }
 
-  // 6. The steps built, verified and handed over (build-run.ts).
+  // 6. The steps built, verified and handed over (build-run.ts), followed by the "Blueprint build" check run.
   await labels.show("approved");
-  await runBuild({ deps, job, request, info: approved.info, ...source, ...toBuild, status, target });
+  const planHead = toBuild.state.head?.sha ?? null;
+  const check = new BuildCheck(port, deps.log, toBuild.plan, toBuild.state);
+  await check.start();
+  await runBuild({ deps, job, request, info: approved.info, ...source, ...toBuild, status: followedBy(status, check), target, check });
+  await check.finish(planHead, handedOver(job.signal));
+}
+
+/** Each save of the plan comment lets the build check follow the branch's head. */
+function followedBy(status: BuildStatus, check: BuildCheck): BuildStatus {
+  return {
+    save: async (statusLine, report) => {
+      await status.save(statusLine, report);
+      await check.follow();
+    },
+    showRetry: (retryLine) => status.showRetry(retryLine),
+  };
 }

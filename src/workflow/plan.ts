@@ -2,7 +2,8 @@ import { findThreadState, type ThreadStateRecord } from "../github/plan-comment.
 import { threadSeal, type ThreadSeal } from "../github/state-marker.js";
 import { prefetchRepoMap } from "../tools/repo-map/build-map.js";
 import type { Workspace } from "../workspace/workspace.js";
-import { costCapFor, pricingFor } from "./cost.js";
+import { postPlanCheck } from "./checks.js";
+import { costCapFor, pricingFor, renderPlanCost } from "./cost.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { handedOver } from "../shared/hand-over.js";
 import { ThreadLabels } from "./labels.js";
@@ -158,10 +159,15 @@ async function postResult(
   const { status, state, config, current, explored } = input;
   const { outcome, model } = explored;
   const result = outcome.kind === "plan_submitted" && !explored.workflowsAllowed ? { ...outcome, plan: warnAboutWorkflows(outcome.plan) } : outcome;
-  await status.tracking.final(deps.redact(resultComment(state, status.sealed, result, current, { pricing: pricingFor(deps, config, model.model), cap: costCapFor(deps, config, model.model) })));
+  const cost = { pricing: pricingFor(deps, config, model.model), cap: costCapFor(deps, config, model.model) };
+  await status.tracking.final(deps.redact(resultComment(state, status.sealed, result, current, cost)));
   // A question leaves the thread's label as it was: the plan is not made yet.
   if (outcome.kind !== "question") await new ThreadLabels(job.port, config, deps.log, job.deliveryId).show(outcome.kind === "plan_submitted" ? "planned" : "failed");
   if (outcome.kind === "plan_submitted" && current && current.comment.id !== status.id) {
     await supersede(job.port, input.seal, current, state.revision, deps.redact).catch((error) => deps.log.warn({ err: error }, "could not mark the previous plan superseded"));
+  }
+  if (result.kind === "plan_submitted") {
+    const estimate = renderPlanCost(result.plan, outcome.usage, cost.pricing, cost.cap);
+    await postPlanCheck(deps, job.port, { plan: result.plan, state, config, estimate, previous: current?.state ?? null });
   }
 }

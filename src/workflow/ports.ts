@@ -94,6 +94,8 @@ export interface ThreadPort {
   deletesMergedBranches(): Promise<boolean>;
   /** Deletes a branch of this repository; false when there was none by that name. */
   deleteBranch(branch: string): Promise<boolean>;
+  /** Check runs on the repository's commits; null where there are none (the CLI). Required, so no wrapper drops it. */
+  readonly checks: CheckRunPort | null;
 }
 
 export interface LabelSpec {
@@ -101,6 +103,41 @@ export interface LabelSpec {
   /** Six hex digits, no `#`. */
   color: string;
   description: string;
+}
+
+export type CheckConclusion = "success" | "failure" | "neutral" | "cancelled";
+
+/** A line of a file a check run points at (GitHub shows it in the diff). */
+export interface CheckAnnotation {
+  path: string;
+  line: number;
+  level: "failure" | "warning" | "notice";
+  title?: string | undefined;
+  message: string;
+}
+
+/** A check run as Blueprint writes it: in progress, or completed with a conclusion. */
+export interface CheckRunOutput {
+  status: "in_progress" | "completed";
+  conclusion?: CheckConclusion | undefined;
+  title: string;
+  summary: string;
+  text?: string | undefined;
+  /** Sent 50 to a request, as GitHub allows; an update adds to those already there. */
+  annotations?: CheckAnnotation[] | undefined;
+  /** Buttons (`requested_action`); an empty list removes them. */
+  actions?: Array<{ label: string; identifier: string; description: string }> | undefined;
+}
+
+export interface CheckRunPort {
+  /** This app's check run with that name and external id on the commit, or null when there is none. */
+  find(headSha: string, name: string, externalId: string): Promise<number | null>;
+  create(run: CheckRunOutput & { name: string; headSha: string; externalId: string }): Promise<number>;
+  update(id: number, run: CheckRunOutput): Promise<void>;
+  /** Whether a check run's app (from a webhook's `check_run.app`) is this one. */
+  isOwnApp(app: { id: number; slug: string }): boolean;
+  /** Whether clicks on buttons reach Blueprint (the App's `check_run` webhook; not an Action's token). */
+  readonly buttons: boolean;
 }
 
 export interface GitHubAccount {

@@ -4,6 +4,7 @@ import { GATED_KINDS, jobLabel, LANE_KINDS, threadOf, type Job } from "../jobs/j
 import type { PermissionCache } from "../jobs/permission-cache.js";
 import { buildThread } from "./build.js";
 import { cancelWaiting } from "./cancel.js";
+import { handleCheckClick } from "./check-action.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { HELP_TEXT, refusalReply, statusReply } from "./help.js";
 import { plainError } from "./plain-error.js";
@@ -159,6 +160,8 @@ async function useCase(deps: WorkflowDeps, port: ThreadPort, job: Job, signal: A
         return await markStaleOnPush(deps, context, job.headSha);
       case "pull-closed":
         return await followClosedPullRequest(deps, context, job);
+      case "check-action":
+        return await handleCheckClick(deps, context, job);
       default:
         throw new Error(`a ${job.kind} job is answered at triage, not queued`);
     }

@@ -2,7 +2,7 @@ import type { Redactor } from "../agent/redact.js";
 import { fitComment } from "../github/comment-size.js";
 import { commentSeal, encodeStateMarker, MARKER_PREFIX, readStateMarker, threadSeal, type CommentSeal, type StateKey } from "../github/state-marker.js";
 import { planHash } from "../plan/hash.js";
-import type { ThreadPort } from "./ports.js";
+import type { CheckRunOutput, CheckRunPort, ThreadPort } from "./ports.js";
 
 
 /**
@@ -45,6 +45,25 @@ export function safePort(port: ThreadPort, redact: Redactor, stateKey: StateKey)
     removeThreadLabel: (name) => port.removeThreadLabel(name),
     deletesMergedBranches: () => port.deletesMergedBranches(),
     deleteBranch: (branch) => port.deleteBranch(branch),
+    checks: port.checks ? redactedChecks(port.checks, redact) : null,
+  };
+}
+
+/** A check run's words reach GitHub redacted like any comment: title, summary, text and each annotation. */
+function redactedChecks(checks: CheckRunPort, redact: Redactor): CheckRunPort {
+  const clean = <T extends CheckRunOutput>(run: T): T => ({
+    ...run,
+    title: redact(run.title),
+    summary: redact(run.summary),
+    ...(run.text ? { text: redact(run.text) } : {}),
+    ...(run.annotations ? { annotations: run.annotations.map((note) => ({ ...note, message: redact(note.message), ...(note.title ? { title: redact(note.title) } : {}) })) } : {}),
+  });
+  return {
+    find: (headSha, name, externalId) => checks.find(headSha, name, externalId),
+    create: (run) => checks.create(clean(run)),
+    update: (id, run) => checks.update(id, clean(run)),
+    isOwnApp: (app) => checks.isOwnApp(app),
+    buttons: checks.buttons,
   };
 }
 

@@ -195,6 +195,35 @@ describe("the Action runner", () => {
     expect(step.outputs()).toEqual({ status: "built", "plan-url": github.comments[0]?.html_url, "pr-url": `${github.htmlUrl}/pull/2`, branch: "feature" });
   });
 
+  /** An approving review of a plan on pull request #2 from `feature`, built by the Action with a token that may or may not write checks. */
+  async function buildPullRequest(checks: "write" | "none") {
+    const headSha = repo.commit({ "docs/feature.md": "feature\n" }, "feature work", "feature");
+    gitIn(repo.bare, ["update-ref", "refs/pull/2/head", headSha]);
+    nock.cleanAll();
+    github = actionsGitHubDouble({ number: 2, permissions: { maintainer: "write" }, pullRequest: { headRef: "feature", headSha, baseRef: "main" }, checks });
+    github.addBotComment((id) => planCommentBody(pendingState(samplePlan({ verification: ["test -f src/retry.js"] }), { base: { branch: "main", sha: repo.head() }, head: { ref: "feature", sha: headSha, sameRepo: true } }), testSeal(id, 2)));
+    const event = reviewEvent({ cloneUrl: repo.url, state: "approved" });
+    event.review.commit_id = headSha;
+    const script = [write("src/retry.js", "export const retry = (fn) => fn();\n"), complete("S1"), write("src/client.js", "// uses retry\n"), complete("S2")];
+    return run(script, event, false, "pull_request_review");
+  }
+
+  it("writes the build check with its token, as the GitHub Actions app, on the branch's head", async () => {
+    const { result } = await buildPullRequest("write");
+    expect(result).toEqual({ status: "built", failed: false });
+    const head = repo.head("feature");
+    expect(github.checkRuns.find((check) => check.head_sha === head)).toMatchObject({ name: "Blueprint build", status: "completed", conclusion: "success", app: { slug: "github-actions" } });
+    expect(github.checkRuns.filter((check) => check.status !== "completed")).toEqual([]);
+  });
+
+  it("builds all the same with a token that may not write checks, saying so once", async () => {
+    const { result } = await buildPullRequest("none");
+    expect(result).toEqual({ status: "built", failed: false });
+    expect(repo.log("feature")[0]).toBe("S2: Use the helper in the client");
+    expect(github.requests.filter((request) => request.path.includes("/check-runs"))).toHaveLength(1);
+    expect(stdout.filter((line) => line.startsWith("::warning::") && line.includes("may not write check runs"))).toHaveLength(1);
+  });
+
   it("runs an approval with no plan as a build job, which finds it is not addressed to Blueprint", async () => {
     nock.cleanAll();
     github = actionsGitHubDouble({ number: 2, permissions: { maintainer: "write" }, pullRequest: { headRef: "feature", headSha: repo.head(), baseRef: "main" } });

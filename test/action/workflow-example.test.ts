@@ -30,8 +30,8 @@ describe("the example workflow (docs/workflow-example.yml)", () => {
     expect(workflow.on.pull_request_review.types).toEqual(["submitted"]);
   });
 
-  it("grants what Blueprint needs: push, comment, open pull requests", () => {
-    expect(workflow.permissions).toEqual({ contents: "write", issues: "write", "pull-requests": "write" });
+  it("grants what Blueprint needs: push, comment, open pull requests, write its check runs", () => {
+    expect(workflow.permissions).toEqual({ contents: "write", issues: "write", "pull-requests": "write", checks: "write" });
   });
 
   it("skips bots and runs one job at a time per issue or pull request, never cancelling a build", () => {

@@ -79,7 +79,7 @@ async function intakeAndWorker() {
 
 /** A token an intake sealed for `job` that expires in a minute. */
 const expiring = (job: Job) => sealedFor(job, 60_000);
-const PLAN_PERMISSIONS = { contents: "read", issues: "write", pull_requests: "write", metadata: "read" };
+const PLAN_PERMISSIONS = { contents: "read", issues: "write", pull_requests: "write", metadata: "read", checks: "write" };
 
 describe("fresh job tokens through an intake", () => {
   it("renews the token of a running job, held by the worker that asks, for its repository and kind", async () => {

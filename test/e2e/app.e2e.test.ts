@@ -161,6 +161,9 @@ describe("the GitHub App, run as `probot run ./lib/index.js` against a local Git
     expect(plan.body).not.toContain("❌");
     // Ticked as each step was pushed, not only at the end.
     expect(plan.history.some((body) => body.includes("- [x] **S1**") && body.includes("- [ ] **S2**"))).toBe(true);
+    // The "Blueprint build" check run, written with the job's own token, completed on the pull request's head.
+    const headSha = github.repository.head(BRANCH);
+    expect(github.state.checkRuns.find((run) => run.name === "Blueprint build" && run.headSha === headSha)).toMatchObject({ status: "completed", conclusion: "success" });
     // Each step was its own conversation, in dependency order.
     expect(model.requests.map(stepOf).filter(Boolean)).toEqual(["S1", "S1", "S2", "S2"]);
   }, 60_000);

@@ -23,6 +23,8 @@ export interface ActionsDoubleOptions {
   permissions?: Record<string, string>;
   /** Makes the thread a pull request from a branch of the same repository. */
   pullRequest?: { headRef: string; headSha: string; baseRef: string };
+  /** Whether the job's token may write check runs (the workflow's `checks: write`); without it GitHub answers 403. */
+  checks?: "write" | "none";
 }
 
 /** GitHub at the HTTP boundary for the Action's tests, with memory; records every request and its Authorization header. */
@@ -39,6 +41,8 @@ export function actionsGitHubDouble(options: ActionsDoubleOptions = {}) {
   /** The repository's label names, and the thread's. */
   const labels: string[] = [];
   const threadLabels: string[] = [];
+  const checkRuns: Array<{ id: number; name: string; head_sha: string; external_id: string | null; status: string; conclusion: string | null; actions: unknown[]; app: { id: number; slug: string } }> = [];
+  const noChecks = [403, { message: "Resource not accessible by integration" }] as const;
   let nextId = 5000;
 
   const addComment = (body: string, user: { login: string; type: string }): ActionsComment => {
@@ -147,6 +151,35 @@ export function actionsGitHubDouble(options: ActionsDoubleOptions = {}) {
       if (at === -1) return [404, { message: "Label does not exist" }];
       threadLabels.splice(at, 1);
       return [200, threadLabels.map((name) => ({ name }))];
+    })
+    .get(new RegExp(`^${escape(base)}/commits/[0-9a-f]+/check-runs(\\?.*)?$`))
+    .reply(function (uri) {
+      track.call(this);
+      if (options.checks === "none") return noChecks;
+      const runs = checkRuns.filter((run) => run.head_sha === uri.split("/").at(-2));
+      return [200, { total_count: runs.length, check_runs: runs }];
+    })
+    .post(`${base}/check-runs`)
+    .reply(function (_uri, body) {
+      track.call(this);
+      if (options.checks === "none") return noChecks;
+      const draft = body as { name: string; head_sha: string; external_id?: string; status?: string; conclusion?: string; actions?: unknown[] };
+      // Check runs made with a workflow's token are the GitHub Actions app's.
+      const run = { id: nextId++, name: draft.name, head_sha: draft.head_sha, external_id: draft.external_id ?? null, status: draft.conclusion ? "completed" : (draft.status ?? "queued"), conclusion: draft.conclusion ?? null, actions: draft.actions ?? [], app: { id: 15368, slug: "github-actions" } };
+      checkRuns.push(run);
+      return [201, run];
+    })
+    .patch(new RegExp(`^${escape(base)}/check-runs/\\d+$`))
+    .reply(function (uri, body) {
+      track.call(this);
+      if (options.checks === "none") return noChecks;
+      const run = checkRuns.find((candidate) => candidate.id === Number(uri.split("/").at(-1)));
+      if (!run) return [404, { message: "Not Found" }];
+      const update = body as { status?: string; conclusion?: string; actions?: unknown[] };
+      if (update.conclusion) Object.assign(run, { conclusion: update.conclusion, status: "completed" });
+      else if (update.status) run.status = update.status;
+      if (update.actions) run.actions = update.actions;
+      return [200, run];
     });
 
   return {
@@ -158,6 +191,7 @@ export function actionsGitHubDouble(options: ActionsDoubleOptions = {}) {
     comments,
     reactions,
     pulls,
+    checkRuns,
     requests,
     labels,
     threadLabels,

@@ -29,10 +29,13 @@ export interface TestApp {
 /**
  * `githubRetries: true` keeps Octokit's retry and throttling on, as in production.
  * `deps` replaces parts of the engine (e.g. a command runner that records what it was asked).
+ * `baseUrl`: the REST API to use (a test/e2e/double server) instead of api.github.com.
  */
-export async function startTestApp(env: Record<string, string> = {}, options: { githubRetries?: boolean; deps?: Partial<WorkflowDeps> } = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, options: { githubRetries?: boolean; deps?: Partial<WorkflowDeps>; baseUrl?: string } = {}): Promise<TestApp> {
   const workdir = tempDir("blueprint-workdir-");
   const probot = new Probot({
+    // Another GitHub than nock's api.github.com (the e2e double), when given.
+    ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
     appId: APP_ID,
     privateKey: testPrivateKey(),
     secret: TEST_STATE_SECRET,
@@ -153,6 +156,27 @@ export function closedPullPayload(options: { number: number; headRef: string; he
   payload.sender = { ...payload.sender, login, type: "User" };
   payload.repository.clone_url = options.cloneUrl;
   payload.repository.default_branch = "main";
+  payload.installation = { id: INSTALLATION_ID, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI=" };
+  return payload;
+}
+
+/**
+ * check_run.requested_action from the examples, edited: a click by `login` on the button `identifier`
+ * of a check run (its id, name, external id, head commit and app), in our repository and installation.
+ */
+export function checkActionPayload(options: {
+  identifier: string;
+  login: string;
+  userType?: string;
+  cloneUrl: string;
+  check: { id: number; name: string; externalId: string | null; headSha: string; app: { id: number; slug: string } };
+}) {
+  const payload = webhookExample("check_run", (e) => e.action === "requested_action");
+  payload.requested_action = { identifier: options.identifier };
+  payload.check_run = { ...payload.check_run, id: options.check.id, name: options.check.name, external_id: options.check.externalId, head_sha: options.check.headSha, app: { ...payload.check_run.app, id: options.check.app.id, slug: options.check.app.slug } };
+  payload.sender = { ...payload.sender, login: options.login, type: options.userType ?? "User" };
+  // The example's repository is another one: the same repository as the comment payloads'.
+  payload.repository = { ...webhookExample("issue_comment", (e) => e.action === "created").repository, clone_url: options.cloneUrl, default_branch: "main" };
   payload.installation = { id: INSTALLATION_ID, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI=" };
   return payload;
 }

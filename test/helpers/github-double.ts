@@ -88,6 +88,8 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
   const threadLabels: string[] = [];
   const labelNamed = (name: string) => labels.find((label) => label.name.toLowerCase() === name.toLowerCase());
   const commentHistory = new Map<number, string[]>();
+  /** Check runs as the Checks API keeps them (each update merged in; annotations appended). */
+  const checkRuns: Array<{ id: number; name: string; head_sha: string; external_id: string | null; status: string; conclusion: string | null; output: Record<string, unknown>; actions: unknown[]; app: { id: number; slug: string } }> = [];
   let nextId = 1000;
 
   const record = (method: string, path: string, body: unknown) => requests.push({ method, path, body });
@@ -252,6 +254,35 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       pulls.push(pull);
       return [201, pull];
     })
+    .get(new RegExp(`^${escape(base)}/commits/[0-9a-f]+/check-runs(\\?.*)?$`))
+    .reply((uri) => {
+      record("GET", uri, null);
+      const sha = uri.split("/").at(-2);
+      const name = new URL(`https://x${uri}`).searchParams.get("check_name");
+      const runs = checkRuns.filter((run) => run.head_sha === sha && (!name || run.name === name));
+      return [200, { total_count: runs.length, check_runs: runs }];
+    })
+    .post(`${base}/check-runs`)
+    .reply((uri, body) => {
+      record("POST", uri, body);
+      const draft = body as { name: string; head_sha: string; external_id?: string; status?: string; conclusion?: string; output?: Record<string, unknown>; actions?: unknown[] };
+      const run = { id: nextId++, name: draft.name, head_sha: draft.head_sha, external_id: draft.external_id ?? null, status: draft.conclusion ? "completed" : (draft.status ?? "queued"), conclusion: draft.conclusion ?? null, output: draft.output ?? {}, actions: draft.actions ?? [], app: { id: APP_ID, slug: "blueprint" } };
+      checkRuns.push(run);
+      return [201, run];
+    })
+    .patch(new RegExp(`^${escape(base)}/check-runs/\\d+$`))
+    .reply((uri, body) => {
+      record("PATCH", uri, body);
+      const run = checkRuns.find((candidate) => candidate.id === Number(uri.split("/").at(-1)));
+      if (!run) return [404, { message: "Not Found" }];
+      const update = body as { status?: string; conclusion?: string; output?: Record<string, unknown>; actions?: unknown[] };
+      if (update.conclusion) Object.assign(run, { conclusion: update.conclusion, status: "completed" });
+      else if (update.status) run.status = update.status;
+      const annotations = [...((run.output.annotations as unknown[] | undefined) ?? []), ...((update.output?.annotations as unknown[] | undefined) ?? [])];
+      run.output = { ...run.output, ...update.output, annotations };
+      if (update.actions) run.actions = update.actions;
+      return [200, run];
+    })
     .patch(new RegExp(`^${escape(base)}/pulls/\\d+$`))
     .reply((uri, body) => {
       record("PATCH", uri, body);
@@ -332,6 +363,7 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     pulls,
     labels,
     threadLabels,
+    checkRuns,
     commentHistory,
     /** A comment by a person, as if typed on GitHub (so it shows up in the listing). */
     addUserComment: (login: string, body: string) => addComment(body, { login, type: "User" }, false),

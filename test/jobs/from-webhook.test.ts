@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { closedJob, commandJob, commentJob, deliveryJob, deliveryRemoval, reviewJob, synchronizeJob } from "../../src/jobs/from-webhook.js";
+import { checkActionJob, closedJob, commandJob, commentJob, deliveryJob, deliveryRemoval, reviewJob, synchronizeJob } from "../../src/jobs/from-webhook.js";
 import { parseJob, removalCovers, threadOf } from "../../src/jobs/job.js";
-import { closedPullPayload, commentPayload, webhookExample } from "../helpers/app.js";
+import { checkActionPayload, closedPullPayload, commentPayload, webhookExample } from "../helpers/app.js";
 
 const comment = (body: string, userType = "User") => commentPayload({ body, cloneUrl: "https://github.com/Codertocat/Hello-World.git", commentId: 7, number: 3, userType });
 
@@ -100,5 +100,27 @@ describe("a webhook becomes a job: plain data, no I/O", () => {
     expect(deliveryRemoval({ id: "d-6", name: "installation", payload: webhookExample("installation", (e) => e.action === "created") })).toBeNull();
     expect(deliveryRemoval({ id: "d-7", name: "installation_repositories", payload: { ...removed, repositories_removed: [] } })).toBeNull();
     expect(deliveryRemoval({ id: "d-8", name: "issue_comment", payload: comment("/plan") })).toBeNull();
+  });
+
+  it("a click on a Blueprint plan check's button is /build or /revise by the clicker, bound to the check's revision and commit", () => {
+    const click = (edit: { identifier?: string; userType?: string; name?: string; externalId?: string | null } = {}) =>
+      checkActionPayload({
+        identifier: edit.identifier ?? "build",
+        login: "maintainer",
+        userType: edit.userType,
+        cloneUrl: "https://github.com/Codertocat/Hello-World.git",
+        check: { id: 77, name: edit.name ?? "Blueprint plan", externalId: edit.externalId === undefined ? "blueprint-plan:#3:v2" : edit.externalId, headSha: "abc123", app: { id: 1, slug: "blueprint" } },
+      }) as Parameters<typeof checkActionJob>[1];
+    const accepted = deliveryJob({ id: "d-4", name: "check_run", payload: click() });
+    expect(accepted?.keys).toEqual(["delivery:d-4"]);
+    expect(accepted?.job).toMatchObject({ kind: "check-action", action: "build", number: 3, revision: 2, headSha: "abc123", checkRunId: 77, actor: "maintainer", app: { id: 1, slug: "blueprint" } });
+    expect(parseJob(JSON.parse(JSON.stringify(accepted?.job)))).toEqual(accepted?.job);
+    expect(checkActionJob("d", click({ identifier: "revise" }))?.job).toMatchObject({ kind: "check-action", action: "revise" });
+    // Not for us: a bot's click, another check, a check without our binding, a button we never made.
+    expect(checkActionJob("d", click({ userType: "Bot" }))).toBeNull();
+    expect(checkActionJob("d", click({ name: "CI" }))).toBeNull();
+    expect(checkActionJob("d", click({ externalId: "" }))).toBeNull();
+    expect(checkActionJob("d", click({ externalId: "blueprint-build:#3:v2" }))).toBeNull();
+    expect(checkActionJob("d", click({ identifier: "lgtm|26764" }))).toBeNull();
   });
 });

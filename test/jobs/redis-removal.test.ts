@@ -10,7 +10,7 @@ import { signRemoval, WORK_QUEUE } from "../../src/jobs/job-wire.js";
 import { JobMetrics } from "../../src/jobs/metrics.js";
 import { RedisLanes } from "../../src/jobs/redis-lanes.js";
 import { startRedisWorkers } from "../../src/jobs/redis-worker.js";
-import { Sealer } from "../../src/jobs/sealed.js";
+import { Sealer } from "../../src/credentials/index.js";
 import { createWorkflowDeps } from "../../src/workflow/create-deps.js";
 import { RepoCache } from "../../src/workspace/repo-cache.js";
 import { WorkdirKeeper } from "../../src/workspace/workdir-keeper.js";

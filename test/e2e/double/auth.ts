@@ -12,7 +12,7 @@ export interface TokenLifetime {
  */
 export class AppAuthority {
   private readonly publicKey: KeyObject;
-  private readonly tokens = new Map<string, { installationId: number; expiresAt: number }>();
+  private readonly tokens = new Map<string, { installationId: number; expiresAt: number; permissions: Record<string, string> | null }>();
 
   constructor(
     readonly appId: number,
@@ -52,12 +52,12 @@ export class AppAuthority {
   nextLifetimesMs: Array<number | TokenLifetime> = [];
 
   /** A fresh installation token, valid for `tokenLifetimeMs`. */
-  issue(installationId: number): { token: string; expiresAt: string } {
+  issue(installationId: number, permissions: Record<string, string> | null = null): { token: string; expiresAt: string } {
     const token = `ghs_${randomBytes(27).toString("base64url").replace(/[-_]/g, "x").slice(0, 36)}`;
     const next = this.nextLifetimesMs.shift() ?? this.tokenLifetimeMs;
     const { declaredMs, validMs } = typeof next === "number" ? { declaredMs: next, validMs: next } : next;
     const now = Date.now();
-    this.tokens.set(token, { installationId, expiresAt: now + validMs });
+    this.tokens.set(token, { installationId, expiresAt: now + validMs, permissions });
     return { token, expiresAt: new Date(now + declaredMs).toISOString().replace(/\.\d{3}Z$/, "Z") };
   }
 
@@ -81,6 +81,12 @@ export class AppAuthority {
     const decoded = Buffer.from(encoded, "base64").toString("utf8");
     const colon = decoded.indexOf(":");
     return colon >= 0 && decoded.slice(0, colon) === "x-access-token" ? this.installationOf(decoded.slice(colon + 1)) : null;
+  }
+
+  /** What the token behind `Authorization: token <t>` was granted; null when it was minted without a list (everything the installation has). */
+  permissionsOfHeader(authorization: string | undefined): Record<string, string> | null {
+    const token = /^(?:token|bearer)\s+(\S+)$/i.exec(authorization ?? "")?.[1];
+    return (token ? this.tokens.get(token)?.permissions : null) ?? null;
   }
 
   /** `Authorization: token <t>` (or `Bearer <t>`) on REST and GraphQL. */

@@ -198,14 +198,21 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
     if (tokenGrant && method === "POST") {
       const granted = Number(tokenGrant[1]);
       if (!byInstallation.has(granted)) return send(res, record, { status: 404, body: { message: "Not Found" } });
-      const { token, expiresAt } = authority.issue(granted);
-      const permissions = options.installationPermissions ?? { contents: "write", issues: "write", pull_requests: "write", metadata: "read" };
-      return send(res, record, { status: 201, body: { token, expires_at: expiresAt, permissions, repository_selection: "selected" } });
+      const installed = options.installationPermissions ?? DEFAULT_PERMISSIONS;
+      // As GitHub: a token may be narrowed to fewer permissions, never widened past what the installation was granted.
+      const asked = (safeJson(raw) as { permissions?: Record<string, string> } | null)?.permissions;
+      const beyond = Object.entries(asked ?? {}).filter(([name, level]) => !grants(installed, [name, level === "write" ? "write" : "read"]));
+      if (beyond.length > 0) return send(res, record, { status: 422, body: { message: "The permissions requested are not granted to this installation.", documentation_url: "https://docs.github.com/rest/apps/apps#create-an-installation-access-token-for-an-app" } });
+      const { token, expiresAt } = authority.issue(granted, asked ?? installed);
+      return send(res, record, { status: 201, body: { token, expires_at: expiresAt, permissions: asked ?? installed, repository_selection: "selected" } });
     }
     if (!found) {
       unimplemented.push(record);
       return send(res, record, { status: 404, body: { message: "Not Found (the GitHub double does not serve this operation)" } });
     }
+    // A permission the token lacks (e.g. `checks: write`) answers 403, as on GitHub.
+    const lacking = found.route.needs && !grants(authority.permissionsOfHeader(authorization) ?? options.installationPermissions ?? DEFAULT_PERMISSIONS, found.route.needs);
+    if (lacking) return send(res, record, { status: 403, body: { message: "Resource not accessible by integration", documentation_url: "https://docs.github.com/rest" } });
     // A repository of another installation is invisible to this token, as on GitHub.
     const tenant = url.pathname.startsWith("/repos/") ? tenantOf(url.pathname) : undefined;
     if (tenant && tenant.installationId !== caller) return send(res, record, { status: 404, body: { message: "Not Found" } });
@@ -318,7 +325,7 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
     requests,
     violations,
     unimplemented,
-    issueInstallationToken: () => authority.issue(installationId).token,
+    issueInstallationToken: () => authority.issue(installationId, options.installationPermissions ?? DEFAULT_PERMISSIONS).token,
     issuedTokens: () => authority.issuedTokens(),
     setTokenLifetime: (ms) => {
       authority.tokenLifetimeMs = ms;
@@ -352,6 +359,13 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
       }),
   };
   return double;
+}
+
+/** What an installation is granted unless a test says otherwise: what app.yml asks for. */
+const DEFAULT_PERMISSIONS: Record<string, string> = { contents: "write", issues: "write", pull_requests: "write", checks: "write", metadata: "read" };
+
+function grants(permissions: Record<string, string>, [name, level]: [string, "read" | "write"]): boolean {
+  return permissions[name] === "write" || (level === "read" && permissions[name] === "read");
 }
 
 function send(res: http.ServerResponse, record: RecordedRequest, reply: RestReply): RecordedRequest {

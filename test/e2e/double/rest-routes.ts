@@ -1,5 +1,5 @@
 import type { ServedRepository } from "./git-http.js";
-import type { Account, CommentRecord, IssueRecord, LabelRecord, PullRecord, RepositoryState } from "./state.js";
+import type { Account, CheckRunRecord, CommentRecord, IssueRecord, LabelRecord, PullRecord, RepositoryState } from "./state.js";
 
 /** What the REST handlers see of the double. */
 export interface DoubleContext {
@@ -32,6 +32,8 @@ export interface RestRoute {
   template: string;
   /** `app`: a JWT signed with the App's key; `installation`: an installation token. */
   auth: "app" | "installation";
+  /** The permission the token needs (others are answered 403). */
+  needs?: [string, "read" | "write"];
   handle(double: DoubleContext, request: RestRequest): RestReply;
 }
 
@@ -43,6 +45,9 @@ const invalid = (resource: string, field: string, message: string): RestReply =>
 });
 /** GitHub's limit on issue, comment and pull-request bodies. */
 const MAX_BODY = 65_536;
+/** The Checks API's limits: annotations per request, and a button's label, identifier and description. */
+const ANNOTATIONS_PER_REQUEST = 50;
+const ACTION_LIMITS = { label: 20, identifier: 20, description: 40, count: 3 };
 
 /** Labels and branches: what Blueprint's thread labels and its clean-up after a merge use. */
 const LABEL_AND_BRANCH_ROUTES: RestRoute[] = [
@@ -178,6 +183,64 @@ export const REST_ROUTES: RestRoute[] = [
     pull.updatedAt = new Date().toISOString();
     return ok(renderPull(double, pull));
   }),
+  needs(["checks", "write"], route("POST", `${REPO}/check-runs`, (double, { body }) => {
+    if (typeof body.name !== "string" || body.name === "") return invalid("CheckRun", "name", "name is missing");
+    if (typeof body.head_sha !== "string" || !commitExists(double, body.head_sha)) return invalid("CheckRun", "head_sha", "No commit found for SHA");
+    const problem = checkRunProblem(body);
+    if (problem) return invalid("CheckRun", problem.field, problem.message);
+    const output = objectOf(body.output);
+    const conclusion = typeof body.conclusion === "string" ? body.conclusion : null;
+    const run = double.state.addCheckRun({
+      name: body.name,
+      headSha: body.head_sha,
+      externalId: typeof body.external_id === "string" ? body.external_id : null,
+      status: conclusion ? "completed" : ((body.status as CheckRunRecord["status"] | undefined) ?? "queued"),
+      conclusion,
+      title: typeof output.title === "string" ? output.title : null,
+      summary: typeof output.summary === "string" ? output.summary : null,
+      text: typeof output.text === "string" ? output.text : null,
+      annotations: (output.annotations as CheckRunRecord["annotations"] | undefined) ?? [],
+      actions: (body.actions as CheckRunRecord["actions"] | undefined) ?? [],
+      app: { id: double.appId, slug: double.appSlug },
+      completedAt: conclusion ? new Date().toISOString() : null,
+    });
+    return { status: 201, body: renderCheckRun(double, run) };
+  })),
+  needs(["checks", "write"], route("PATCH", `${REPO}/check-runs/{check_run_id}`, (double, { params, body }) => {
+    const run = double.state.checkRuns.find((candidate) => candidate.id === Number(params.check_run_id));
+    if (!run) return notFound;
+    // An app may only change its own check runs.
+    if (run.app.id !== double.appId) return { status: 403, body: { message: "Invalid app_id `" + double.appId + "` - check run can only be modified by the GitHub App that created it." } };
+    const problem = checkRunProblem(body);
+    if (problem) return invalid("CheckRun", problem.field, problem.message);
+    const output = objectOf(body.output);
+    if (typeof body.conclusion === "string") {
+      run.conclusion = body.conclusion;
+      run.status = "completed";
+      run.completedAt = new Date().toISOString();
+    } else if (typeof body.status === "string") run.status = body.status as CheckRunRecord["status"];
+    if (typeof output.title === "string") run.title = output.title;
+    if (typeof output.summary === "string") run.summary = output.summary;
+    if (typeof output.text === "string") run.text = output.text;
+    run.annotations.push(...((output.annotations as CheckRunRecord["annotations"] | undefined) ?? []));
+    if (Array.isArray(body.actions)) run.actions = body.actions as CheckRunRecord["actions"];
+    run.history.push(`${run.status}/${run.conclusion ?? "-"}`);
+    return ok(renderCheckRun(double, run));
+  })),
+  route("GET", `${REPO}/check-runs/{check_run_id}`, (double, { params }) => {
+    const run = double.state.checkRuns.find((candidate) => candidate.id === Number(params.check_run_id));
+    return run ? ok(renderCheckRun(double, run)) : notFound;
+  }),
+  route("GET", `${REPO}/commits/{ref}/check-runs`, (double, request) => {
+    const sha = commitExists(double, request.params.ref ?? "") ? double.repository.git(["rev-parse", `${request.params.ref}^{commit}`]).trim() : null;
+    if (!sha) return invalid("CheckRun", "ref", "No commit found for ref");
+    const name = request.query.get("check_name");
+    const runs = double.state.checkRuns.filter((run) => run.headSha === sha && (!name || run.name === name));
+    // `filter=latest` (the default): the newest run of each name only.
+    const latest = (request.query.get("filter") ?? "latest") === "latest" ? runs.filter((run) => !runs.some((other) => other.name === run.name && other.id > run.id)) : runs;
+    const page = paginate(double, request, [...latest].reverse().map((run) => renderCheckRun(double, run)));
+    return { ...page, body: { total_count: latest.length, check_runs: page.body } };
+  }),
   route("GET", `${REPO}/pulls/{pull_number}/reviews/{review_id}/comments`, (double, request) => {
     const comments = double.state.reviewComments.filter(
       (comment) => comment.pullNumber === Number(request.params.pull_number) && comment.reviewId === Number(request.params.review_id),
@@ -229,6 +292,10 @@ function route(method: string, template: string, handle: RestRoute["handle"]): R
   };
 }
 
+function needs(permission: [string, "read" | "write"], served: RestRoute): RestRoute {
+  return { ...served, needs: permission };
+}
+
 function ok(body: unknown): RestReply {
   return { status: 200, body };
 }
@@ -247,6 +314,59 @@ function paginate(double: DoubleContext, request: RestRequest, items: unknown[])
   if (page < last) links.push(`${link(page + 1)}; rel="next"`, `${link(last)}; rel="last"`);
   if (page > 1) links.push(`${link(1)}; rel="first"`, `${link(page - 1)}; rel="prev"`);
   return { status: 200, body: items.slice((page - 1) * perPage, page * perPage), headers: links.length > 0 ? { link: links.join(", ") } : {} };
+}
+
+function commitExists(double: DoubleContext, ref: string): boolean {
+  if (!/^[0-9a-f]{7,40}$/.test(ref)) return false;
+  try {
+    double.repository.git(["cat-file", "-e", `${ref}^{commit}`]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function objectOf(value: unknown): Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+/** What GitHub refuses in a check run's create or update beyond its schema: a completed run without a conclusion, too many annotations, buttons past their limits. */
+function checkRunProblem(body: Record<string, unknown>): { field: string; message: string } | null {
+  if (body.status === "completed" && typeof body.conclusion !== "string") return { field: "conclusion", message: "conclusion is required when status is completed" };
+  const annotations = objectOf(body.output).annotations;
+  if (Array.isArray(annotations) && annotations.length > ANNOTATIONS_PER_REQUEST) return { field: "annotations", message: `at most ${ANNOTATIONS_PER_REQUEST} annotations per request` };
+  if (Array.isArray(body.actions)) {
+    if (body.actions.length > ACTION_LIMITS.count) return { field: "actions", message: `at most ${ACTION_LIMITS.count} actions` };
+    for (const action of body.actions.map(objectOf)) {
+      for (const field of ["label", "identifier", "description"] as const) {
+        const value = action[field];
+        if (typeof value !== "string" || value.length === 0 || value.length > ACTION_LIMITS[field]) return { field: `actions.${field}`, message: `${field} must be 1–${ACTION_LIMITS[field]} characters` };
+      }
+    }
+  }
+  return null;
+}
+
+function renderCheckRun(double: DoubleContext, run: CheckRunRecord) {
+  const fullName = repoPath(double);
+  return {
+    id: run.id,
+    node_id: `CR_kwDO${run.id}`,
+    head_sha: run.headSha,
+    external_id: run.externalId,
+    name: run.name,
+    status: run.status,
+    conclusion: run.conclusion,
+    started_at: run.startedAt,
+    completed_at: run.completedAt,
+    url: `${double.apiUrl}/repos/${fullName}/check-runs/${run.id}`,
+    html_url: `${double.webUrl}/${fullName}/runs/${run.id}`,
+    details_url: `${double.webUrl}/apps/${run.app.slug}`,
+    output: { title: run.title, summary: run.summary, text: run.text, annotations_count: run.annotations.length, annotations_url: `${double.apiUrl}/repos/${fullName}/check-runs/${run.id}/annotations` },
+    check_suite: { id: run.id + 500_000 },
+    app: { id: run.app.id, slug: run.app.slug, node_id: `A_${run.app.id}`, name: run.app.slug, owner: null },
+    pull_requests: [],
+  };
 }
 
 export function renderAccount(double: Pick<DoubleContext, "apiUrl" | "webUrl">, account: Account) {

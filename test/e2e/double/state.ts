@@ -76,6 +76,28 @@ export interface ReviewCommentRecord {
   user: Account;
 }
 
+/** A check run on one of the repository's commits, as the Checks API keeps it. */
+export interface CheckRunRecord {
+  id: number;
+  name: string;
+  headSha: string;
+  externalId: string | null;
+  status: "queued" | "in_progress" | "completed";
+  conclusion: string | null;
+  title: string | null;
+  summary: string | null;
+  text: string | null;
+  /** Appended by every request that sends some, as GitHub does. */
+  annotations: Array<{ path: string; start_line: number; end_line: number; annotation_level: string; message: string; title?: string }>;
+  actions: Array<{ label: string; identifier: string; description: string }>;
+  /** The app whose token made it (another app's check runs are added by tests). */
+  app: { id: number; slug: string };
+  startedAt: string;
+  completedAt: string | null;
+  /** Every state it was written in, first to last: `status/conclusion`. */
+  history: string[];
+}
+
 export interface IssueDraft {
   title: string;
   body?: string;
@@ -91,6 +113,7 @@ export class RepositoryState {
   readonly labels: LabelRecord[] = [];
   /** The repository's "automatically delete head branches" setting. */
   deleteBranchOnMerge = false;
+  readonly checkRuns: CheckRunRecord[] = [];
   private nextNumber = 1;
   /** Comment and reaction ids: GitHub's are unique across repositories, so repositories of one double share this. */
   private readonly allocateId: () => number;
@@ -163,6 +186,12 @@ export class RepositoryState {
     const label = { id: this.allocateId(), ...draft };
     this.labels.push(label);
     return label;
+  }
+
+  addCheckRun(draft: Omit<CheckRunRecord, "id" | "startedAt" | "history">): CheckRunRecord {
+    const run: CheckRunRecord = { ...draft, id: this.allocateId(), startedAt: new Date().toISOString(), history: [`${draft.status}/${draft.conclusion ?? "-"}`] };
+    this.checkRuns.push(run);
+    return run;
   }
 
   comment(id: number): CommentRecord | undefined {

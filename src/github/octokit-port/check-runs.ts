@@ -1,0 +1,60 @@
+import type { CheckAnnotation, CheckRunOutput, CheckRunPort } from "../../workflow/ports.js";
+import type { ThreadScope } from "./scope.js";
+
+/** GitHub takes at most 50 annotations per create or update request; more go in further updates. */
+const ANNOTATIONS_PER_REQUEST = 50;
+/** GitHub's limit on a check run's summary and text. */
+const MAX_OUTPUT_CHARS = 65_535;
+
+/** Check runs on the repository's commits: found by name and external id, created, updated. */
+export function checkRuns({ octokit, where }: ThreadScope, { isOwnApp, buttons }: Pick<CheckRunPort, "isOwnApp" | "buttons">): CheckRunPort {
+  const output = (run: CheckRunOutput, annotations: CheckAnnotation[]) => ({
+    title: run.title,
+    summary: clip(run.summary),
+    ...(run.text ? { text: clip(run.text) } : {}),
+    ...(annotations.length > 0
+      ? { annotations: annotations.map((note) => ({ path: note.path, start_line: note.line, end_line: note.line, annotation_level: note.level, message: note.message, ...(note.title ? { title: note.title } : {}) })) }
+      : {}),
+  });
+  const fields = (run: CheckRunOutput) => ({
+    status: run.status,
+    ...(run.conclusion ? { conclusion: run.conclusion, completed_at: new Date().toISOString() } : {}),
+    ...(run.actions ? { actions: run.actions } : {}),
+  });
+  const addRest = async (id: number, run: CheckRunOutput, rest: CheckAnnotation[]) => {
+    for (let at = 0; at < rest.length; at += ANNOTATIONS_PER_REQUEST) {
+      await octokit.rest.checks.update({ ...where, check_run_id: id, output: output(run, rest.slice(at, at + ANNOTATIONS_PER_REQUEST)) });
+    }
+  };
+  return {
+    async find(headSha, name, externalId) {
+      const runs = await octokit.paginate(octokit.rest.checks.listForRef, { ...where, ref: headSha, check_name: name, filter: "all", per_page: 100 });
+      const own = runs.find((run) => run.external_id === externalId && run.app !== null && isOwnApp({ id: run.app.id, slug: run.app.slug ?? "" }));
+      return own?.id ?? null;
+    },
+    async create(run) {
+      const annotations = run.annotations ?? [];
+      const { data } = await octokit.rest.checks.create({
+        ...where,
+        name: run.name,
+        head_sha: run.headSha,
+        external_id: run.externalId,
+        ...fields(run),
+        output: output(run, annotations.slice(0, ANNOTATIONS_PER_REQUEST)),
+      });
+      await addRest(data.id, run, annotations.slice(ANNOTATIONS_PER_REQUEST));
+      return data.id;
+    },
+    async update(id, run) {
+      const annotations = run.annotations ?? [];
+      await octokit.rest.checks.update({ ...where, check_run_id: id, ...fields(run), output: output(run, annotations.slice(0, ANNOTATIONS_PER_REQUEST)) });
+      await addRest(id, run, annotations.slice(ANNOTATIONS_PER_REQUEST));
+    },
+    isOwnApp,
+    buttons,
+  };
+}
+
+function clip(text: string): string {
+  return text.length <= MAX_OUTPUT_CHARS ? text : `${text.slice(0, MAX_OUTPUT_CHARS - 40)}\n\n… (cut to GitHub's limit)`;
+}

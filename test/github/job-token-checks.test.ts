@@ -1,0 +1,31 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { appTokenMinter } from "../../src/github/app-jwt.js";
+import { mintJobToken } from "../../src/github/job-token.js";
+import { startGitHubDouble, type GitHubDouble } from "../e2e/double/github-server.js";
+
+const quiet = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {}, child: () => quiet } as never;
+
+describe("a planning job's token and the checks permission", () => {
+  let github: GitHubDouble | undefined;
+  afterEach(async () => github?.stop());
+
+  async function mintPlanToken(installationPermissions: Record<string, string>) {
+    github = await startGitHubDouble({ files: { "README.md": "hi\n" }, installationPermissions });
+    const minter = appTokenMinter({ appId: github.appId, privateKey: github.privateKey ?? "", baseUrl: github.apiUrl, log: quiet });
+    const token = await mintJobToken(minter, { installationId: github.installationId, kind: "plan", repository: { name: github.repository.name } });
+    const asked = github.requests.filter((request) => request.path.endsWith("/access_tokens")).map((request) => [request.status, (JSON.parse(request.body) as { permissions?: Record<string, string> }).permissions?.checks ?? null]);
+    return { token, asked };
+  }
+
+  it("asks for checks: write, so a new plan revision gets its check run", async () => {
+    const { token, asked } = await mintPlanToken({ contents: "write", issues: "write", pull_requests: "write", checks: "write", metadata: "read" });
+    expect(token.permissions.checks).toBe("write");
+    expect(asked).toEqual([[201, "write"]]);
+  });
+
+  it("is minted without it where the installation has not accepted the permission yet (GitHub: 422), so the job still runs", async () => {
+    const { token, asked } = await mintPlanToken({ contents: "write", issues: "write", pull_requests: "write", metadata: "read" });
+    expect(token.permissions).toEqual({ contents: "read", issues: "write", pull_requests: "write", metadata: "read" });
+    expect(asked).toEqual([[422, "write"], [201, null]]);
+  });
+});
