@@ -39,7 +39,7 @@ describe("intakeTokens", () => {
     try {
       const token = await tokens.forJob(planJob);
       expect(token).toMatchObject({ token: INSTALLATION_TOKEN, permissions: { contents: "write" } });
-      expect(grants(github)).toEqual([{ repositories: ["Hello-World"], permissions: { contents: "read", issues: "write", pull_requests: "write", metadata: "read" } }]);
+      expect(grants(github)).toEqual([{ repositories: ["Hello-World"], permissions: { contents: "read", issues: "write", pull_requests: "write", metadata: "read", checks: "write" } }]);
       // Reused while it has 40 minutes left: a second job on the repository costs no mint.
       expect(await tokens.forJob(planJob)).toEqual(token);
       expect(grants(github)).toHaveLength(1);

@@ -109,6 +109,7 @@ const threadState: fc.Arbitrary<ThreadState> = fc
       approvals: fc.array(fc.record({ login: anyText, via: fc.constantFrom("build", "review"), at: nullable(anyText) }), { maxLength: 3 }),
       buildNotes: fc.array(fc.record({ author: anyText, source: fc.constantFrom("build", "review"), text: anyText }), { maxLength: 2 }),
       changes: nullable(anyText),
+      model: nullable(anyText),
       postedAt: nullable(fc.date({ noInvalidDate: true }).map((date) => date.toISOString())),
       updatedAt: fc.date({ noInvalidDate: true }).map((date) => date.toISOString()),
     }),

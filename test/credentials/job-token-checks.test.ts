@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { appTokenMinter } from "../../src/github/app-jwt.js";
-import { mintJobToken } from "../../src/github/job-token.js";
+import { mintJobToken } from "../../src/credentials/job-token.js";
 import { startGitHubDouble, type GitHubDouble } from "../e2e/double/github-server.js";
 
 const quiet = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {}, child: () => quiet } as never;
