@@ -1,7 +1,9 @@
 import { z } from "zod";
 import type { TokenMinter } from "../github/app-jwt.js";
 // The job's shape and each kind's permissions: the one import credentials/ makes of jobs/.
-import { tokenPermissionsFor, type Job } from "../jobs/job.js";
+import { buildsOnItsToken, tokenPermissionsFor, type Job } from "../jobs/job.js";
+
+export { buildsOnItsToken };
 
 /** How credentials/ logs (the workers' and the intake's pino loggers fit). */
 export interface CredentialsLog {
@@ -19,10 +21,10 @@ export const jobTokenSchema = z.object({
 export type JobToken = z.output<typeof jobTokenSchema>;
 
 /** What a token is minted for: a job's installation, repository and kind. */
-export type TokenFor = Pick<Job, "installationId" | "kind"> & { repository: Pick<Job["repository"], "name"> };
+export type TokenFor = Pick<Job, "installationId" | "kind"> & { repository: Pick<Job["repository"], "name"> } & { action?: string };
 
 /** What a sealed token is bound to, and what a renewal is measured against: the job's identity, kind and arrival. */
-export type TokenHolder = Pick<Job, "deliveryId" | "installationId" | "kind" | "receivedAt"> & { repository: Pick<Job["repository"], "owner" | "name"> };
+export type TokenHolder = Pick<Job, "deliveryId" | "installationId" | "kind" | "receivedAt"> & { repository: Pick<Job["repository"], "owner" | "name"> } & { action?: string };
 
 /** A job's token with less than this left is replaced before the job's work uses it (a step may run for many minutes). */
 export const TOKEN_MARGIN_MS = 10 * 60_000;
@@ -55,7 +57,7 @@ export class ReusedTokens implements JobTokenSource {
   constructor(private readonly mint: (job: TokenFor) => Promise<JobToken>) {}
 
   async forJob(job: TokenFor): Promise<JobToken> {
-    const key = `${job.installationId}/${job.repository.name}/${JSON.stringify(tokenPermissionsFor(job.kind))}`;
+    const key = `${job.installationId}/${job.repository.name}/${JSON.stringify(tokenPermissionsFor(job))}`;
     const cached = this.minted.get(key);
     if (cached) {
       const token = await cached.catch(() => null);
@@ -84,7 +86,7 @@ export type MinterFor = (installationId: number) => Promise<TokenMinter>;
 
 /** One fresh token for a job: its repository only, the permissions its kind needs. */
 export async function mintJobToken(minter: MinterFor, job: TokenFor): Promise<JobToken> {
-  const permissions = tokenPermissionsFor(job.kind);
+  const permissions = tokenPermissionsFor(job);
   const mint = async (asked: Record<string, "read" | "write"> | null) =>
     (await minter(job.installationId)).rest.apps.createInstallationAccessToken({
       installation_id: job.installationId,

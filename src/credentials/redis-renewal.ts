@@ -85,7 +85,7 @@ export function answerTokenRequests(options: TokenDeskOptions): { close(): Promi
     if (state !== "active") throw new RefreshRefused(`job ${request.id} is ${state}, not running: its token is not renewed`);
     if ((await connection.get(queue.toKey(`${request.id}:lock`))) !== request.lockToken) throw new RefreshRefused(`job ${request.id} is not held by the worker that asked`);
     const job = refusing(() => options.verifiedJob(place, queued.data));
-    const lifetime = jobLifetimeMs(job.kind, options.maxWallTimeMs);
+    const lifetime = jobLifetimeMs(job, options.maxWallTimeMs);
     const now = Date.now();
     if (now - (queued.processedOn ?? 0) > lifetime || now - job.receivedAt > QUEUE_LIFE_MS + lifetime) {
       throw new RefreshRefused(`job ${request.id} has run past its lifetime (${Math.round(lifetime / 60_000)} min): its token is not renewed`);

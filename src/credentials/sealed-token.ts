@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { MAX_STEPS } from "../plan/validate.js";
-import { jobTokenSchema, type JobToken, type TokenHolder } from "./job-token.js";
+import { buildsOnItsToken, jobTokenSchema, type JobToken, type TokenHolder } from "./job-token.js";
 import type { Sealer } from "./sealed.js";
 
 /** What a token is sealed for: the job it travels with through Redis. */
@@ -50,10 +50,10 @@ const JOB_MARGIN_MS = 30 * 60_000;
 
 /**
  * How long a job may run, from when a worker last started it, and so how long its token may be
- * renewed: a build, MAX_STEPS steps of the agent's wall time plus STEP_MARGIN_MS each; anything
+ * renewed: a build (`buildsOnItsToken`, the "Build plan vN" button too), MAX_STEPS steps of the agent's wall time plus STEP_MARGIN_MS each; anything
  * else, one run. JOB_MARGIN_MS on top of either.
  */
-export function jobLifetimeMs(kind: TokenHolder["kind"], maxWallTimeMs: number): number {
-  const runs = kind === "build" || kind === "review-approval" ? MAX_STEPS : 1;
+export function jobLifetimeMs(job: Pick<TokenHolder, "kind" | "action">, maxWallTimeMs: number): number {
+  const runs = buildsOnItsToken(job) ? MAX_STEPS : 1;
   return runs * (maxWallTimeMs + STEP_MARGIN_MS) + JOB_MARGIN_MS;
 }

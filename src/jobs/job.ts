@@ -138,13 +138,21 @@ export function jobLabel(job: Job): string {
 }
 
 /**
+ * Whether a job builds (pushes, runs the plan's steps) on its own token: `/build`, an approving review,
+ * and the "Build plan vN" button. A "Revise" click only comments, like `/revise`.
+ */
+export function buildsOnItsToken(job: { kind: JobKind; action?: string }): boolean {
+  return job.kind === "build" || job.kind === "review-approval" || (job.kind === "check-action" && job.action === "build");
+}
+
+/**
  * The installation permissions a job's token is narrowed to. A build gets what the installation
  * has (workflows included, when granted) but only on its own repository; everything else cannot push.
  */
-export function tokenPermissionsFor(kind: JobKind): Record<string, "read" | "write"> | null {
-  if (kind === "build" || kind === "review-approval" || kind === "check-action") return null;
+export function tokenPermissionsFor(job: { kind: JobKind; action?: string }): Record<string, "read" | "write"> | null {
+  if (buildsOnItsToken(job)) return null;
   // Deleting a merged branch writes to the repository's refs.
-  if (kind === "pull-closed") return { contents: "write", issues: "write", pull_requests: "read", metadata: "read" };
+  if (job.kind === "pull-closed") return { contents: "write", issues: "write", pull_requests: "read", metadata: "read" };
   // `checks`: a new plan revision gets its check run (a token minted without it, where the installation lacks it, skips them).
   return { contents: "read", issues: "write", pull_requests: "write", metadata: "read", checks: "write" };
 }
