@@ -1,5 +1,5 @@
 import { DelayedError, UnrecoverableError, WaitingError, type Job as BullJob } from "bullmq";
-import { approvalMismatch, type ApprovingJob } from "../workflow/approval-on-github.js";
+import { approvalMismatch, isApprovingJob, type ApprovingJob } from "../workflow/approval-on-github.js";
 import { HandOver, handedOver, handOverTaken } from "../shared/hand-over.js";
 import type { ThreadPort } from "../workflow/ports.js";
 import { PermissionUnknown, reportFailedJob, triageJob, workJob, workerPorts, type ThreadLanes } from "../workflow/run-job.js";
@@ -106,7 +106,7 @@ async function runUseCase(ctx: RedisWorkerContext, bullJob: BullJob, wire: Ready
   const token = liveToken(ctx, bullJob, wire, running);
   // The token as renewed while the job works: it may outlive the one it started with.
   const live = () => jobPorts(ctx, wire, token).work;
-  if (job.kind === "build" || job.kind === "review-approval") await confirmApproval(ctx, live(), job);
+  if (isApprovingJob(job)) await confirmApproval(ctx, live(), job);
   // A job that starts as its worker stops goes straight back.
   if (handedOver(signal)) return;
   const { runWork } = ctx;

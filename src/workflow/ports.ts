@@ -129,9 +129,20 @@ export interface CheckRunOutput {
   actions?: Array<{ label: string; identifier: string; description: string }> | undefined;
 }
 
+/** A check run as GitHub has it now: what binds it to a thread, a plan revision and a commit. */
+export interface CheckRunFacts {
+  name: string;
+  headSha: string;
+  externalId: string | null;
+  /** Made by this app (its `app` as GitHub says, not as a webhook or a job says). */
+  own: boolean;
+}
+
 export interface CheckRunPort {
   /** This app's check run with that name and external id on the commit, or null when there is none. */
   find(headSha: string, name: string, externalId: string): Promise<number | null>;
+  /** One check run of this repository, by id, as GitHub has it now; null when there is none. */
+  get(id: number): Promise<CheckRunFacts | null>;
   create(run: CheckRunOutput & { name: string; headSha: string; externalId: string }): Promise<number>;
   update(id: number, run: CheckRunOutput): Promise<void>;
   /** Whether a check run's app (from a webhook's `check_run.app`) is this one. */

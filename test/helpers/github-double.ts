@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import nock from "nock";
+import { PLAN_CHECK_NAME } from "../../src/shared/check-run.js";
 
 export const APP_ID = 1;
 export const INSTALLATION_ID = 42;
@@ -90,6 +91,8 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
   const commentHistory = new Map<number, string[]>();
   /** Check runs as the Checks API keeps them (each update merged in; annotations appended). */
   const checkRuns: Array<{ id: number; name: string; head_sha: string; external_id: string | null; status: string; conclusion: string | null; output: Record<string, unknown>; actions: unknown[]; app: { id: number; slug: string } }> = [];
+  /** The app behind Blueprint's check runs (the bot's login is its slug with `[bot]`). */
+  const ownApp = { id: APP_ID, slug: "blueprint" };
   let nextId = 1000;
 
   const record = (method: string, path: string, body: unknown) => requests.push({ method, path, body });
@@ -266,9 +269,15 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     .reply((uri, body) => {
       record("POST", uri, body);
       const draft = body as { name: string; head_sha: string; external_id?: string; status?: string; conclusion?: string; output?: Record<string, unknown>; actions?: unknown[] };
-      const run = { id: nextId++, name: draft.name, head_sha: draft.head_sha, external_id: draft.external_id ?? null, status: draft.conclusion ? "completed" : (draft.status ?? "queued"), conclusion: draft.conclusion ?? null, output: draft.output ?? {}, actions: draft.actions ?? [], app: { id: APP_ID, slug: "blueprint" } };
+      const run = { id: nextId++, name: draft.name, head_sha: draft.head_sha, external_id: draft.external_id ?? null, status: draft.conclusion ? "completed" : (draft.status ?? "queued"), conclusion: draft.conclusion ?? null, output: draft.output ?? {}, actions: draft.actions ?? [], app: ownApp };
       checkRuns.push(run);
       return [201, run];
+    })
+    .get(new RegExp(`^${escape(base)}/check-runs/\\d+$`))
+    .reply((uri) => {
+      record("GET", uri, null);
+      const run = checkRuns.find((candidate) => candidate.id === Number(uri.split("/").at(-1)));
+      return run ? [200, run] : [404, { message: "Not Found" }];
     })
     .patch(new RegExp(`^${escape(base)}/check-runs/\\d+$`))
     .reply((uri, body) => {
@@ -365,6 +374,12 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     threadLabels,
     checkRuns,
     commentHistory,
+    /** A check run already on GitHub (Blueprint's plan check unless told otherwise), as if made before the test. */
+    addCheckRun: (run: { name?: string; head_sha: string; external_id: string | null; app?: { id: number; slug: string } }) => {
+      const made = { id: nextId++, name: PLAN_CHECK_NAME, status: "completed", conclusion: "neutral", output: {}, actions: [], app: ownApp, ...run };
+      checkRuns.push(made);
+      return made;
+    },
     /** A comment by a person, as if typed on GitHub (so it shows up in the listing). */
     addUserComment: (login: string, body: string) => addComment(body, { login, type: "User" }, false),
     /** A comment as if Blueprint had written it earlier (e.g. a plan from a previous run). */

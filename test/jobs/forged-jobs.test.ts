@@ -13,7 +13,7 @@ import { createWorkflowDeps } from "../../src/workflow/create-deps.js";
 import { TRIAGE_QUEUE, verifiedWire, WORK_QUEUE } from "../../src/jobs/job-wire.js";
 import { commentPayload, startTestApp } from "../helpers/app.js";
 import { tempDir } from "../helpers/git-repo.js";
-import { githubDouble, INSTALLATION_TOKEN, type GitHubDouble } from "../helpers/github-double.js";
+import { APP_ID, githubDouble, INSTALLATION_TOKEN, type GitHubDouble } from "../helpers/github-double.js";
 import { startRedisServer, type RedisServer } from "../helpers/redis-server.js";
 import { buildJob, eventually, finished, helpJob, JOB_SECRET, planJob, rawData, recordingLog, repository, sealedFor, sealer, signedWire } from "../helpers/redis-jobs.js";
 
@@ -177,6 +177,51 @@ describe("a build job checked against GitHub before it builds", () => {
       expect([name, await done.getState(), done.failedReason]).toEqual([name, "failed", expect.stringMatching(reason)]);
     }
     expect(log.lines.filter((line) => line.message.startsWith("refused a build job")).map((line) => line.fields.deliveryId)).toEqual(cases.map(([name]) => name));
+  });
+
+  it("refuses a Build plan click whose check run is not Blueprint's plan check for that thread, revision and commit; builds on the one GitHub confirms", async () => {
+    const { github, log } = await worker();
+    const sha = "c".repeat(40);
+    const plan = github.addCheckRun({ head_sha: sha, external_id: "blueprint-plan:#1:v1" });
+    const impostor = github.addCheckRun({ head_sha: sha, external_id: "blueprint-plan:#1:v1", app: { id: 99, slug: "impostor" } });
+    const buildCheck = github.addCheckRun({ name: "Blueprint build", head_sha: sha, external_id: "blueprint-plan:#1:v1" });
+    const otherThread = github.addCheckRun({ head_sha: sha, external_id: "blueprint-plan:#2:v1" });
+    // As the intake makes it from a click; `app` is what the webhook said, so a forger names Blueprint's.
+    const click = (deliveryId: string, changes: Partial<Extract<Job, { kind: "check-action" }>>): Job => ({
+      kind: "check-action",
+      deliveryId,
+      installationId: planJob("x").installationId,
+      repository,
+      number: 1,
+      actor: "maintainer",
+      receivedAt: Date.now(),
+      action: "build",
+      revision: 1,
+      headSha: sha,
+      checkRunId: plan.id,
+      app: { id: APP_ID, slug: "blueprint" },
+      clickedAt: new Date().toISOString(),
+      ...changes,
+    });
+    const cases: Array<[string, Partial<Extract<Job, { kind: "check-action" }>>, RegExp]> = [
+      ["d-c-missing", { checkRunId: 424242 }, /check run 424242 does not exist/],
+      ["d-c-app", { checkRunId: impostor.id }, /was made by another app/],
+      ["d-c-name", { checkRunId: buildCheck.id }, /is "Blueprint build", not "Blueprint plan"/],
+      ["d-c-thread", { checkRunId: otherThread.id }, /is for blueprint-plan:#2:v1, not blueprint-plan:#1:v1/],
+      ["d-c-revision", { revision: 2 }, /is for blueprint-plan:#1:v1, not blueprint-plan:#1:v2/],
+      ["d-c-commit", { headSha: "d".repeat(40) }, /is on commit c+, not d+/],
+    ];
+    for (const [name, changes, reason] of cases) {
+      const done = await build(name, click(name, changes));
+      expect([name, await done.getState(), done.failedReason]).toEqual([name, "failed", expect.stringMatching(reason)]);
+    }
+    expect(log.lines.filter((line) => line.message.startsWith("refused a build job")).map((line) => line.fields.deliveryId)).toEqual(cases.map(([name]) => name));
+    expect(github.botComments()).toEqual([]);
+
+    // The click GitHub confirms goes on to the build (which finds no plan to build, and says so).
+    const confirmed = await build("d-c-confirmed", click("d-c-confirmed", {}));
+    expect(await confirmed.getState()).toBe("completed");
+    expect(github.botComments().map((comment) => comment.body)).toEqual(["There is no plan to build here yet. Comment `/plan` first."]);
   });
 });
 

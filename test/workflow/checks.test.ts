@@ -41,6 +41,19 @@ describe("writing a check run through the port, on the GitHub double", () => {
     expect(double.violations).toEqual([]);
   });
 
+  it("reads a check run back by id as GitHub has it: its name, commit, external id and whether this app made it; null when there is none", async () => {
+    const port = await portFor({ contents: "write", issues: "write", checks: "write", metadata: "read" });
+    const double = github as GitHubDouble;
+    const sha = double.repository.head("main") ?? "";
+    const created = await writeCheckRun(port, recordingLog().log, { ...run(sha), name: "Blueprint plan", externalId: "blueprint-plan:#1:v2" });
+    const other = double.state.addCheckRun({ ...run(sha), externalId: "blueprint-plan:#1:v2", conclusion: null, text: null, annotations: [], actions: [], app: { id: 999, slug: "impostor" }, completedAt: null });
+
+    expect(await port.checks?.get(created ?? 0)).toEqual({ name: "Blueprint plan", headSha: sha, externalId: "blueprint-plan:#1:v2", own: true });
+    expect(await port.checks?.get(other.id)).toEqual({ name: "Blueprint build", headSha: sha, externalId: "blueprint-plan:#1:v2", own: false });
+    expect(await port.checks?.get(424242)).toBeNull();
+    expect(double.violations).toEqual([]);
+  });
+
   it("skips check runs for a token that may not write them: told once, never failing the job", async () => {
     const port = await portFor({ contents: "write", issues: "write", metadata: "read" });
     const double = github as GitHubDouble;

@@ -1,12 +1,12 @@
 import type { CheckAnnotation, CheckRunOutput, CheckRunPort } from "../../workflow/ports.js";
-import type { ThreadScope } from "./scope.js";
+import { unlessNotFound, type ThreadScope } from "./scope.js";
 
 /** GitHub takes at most 50 annotations per create or update request; more go in further updates. */
 const ANNOTATIONS_PER_REQUEST = 50;
 /** GitHub's limit on a check run's summary and text. */
 const MAX_OUTPUT_CHARS = 65_535;
 
-/** Check runs on the repository's commits: found by name and external id, created, updated. */
+/** Check runs on the repository's commits: found by name and external id, read by id, created, updated. */
 export function checkRuns({ octokit, where }: ThreadScope, { isOwnApp, buttons }: Pick<CheckRunPort, "isOwnApp" | "buttons">): CheckRunPort {
   const output = (run: CheckRunOutput, annotations: CheckAnnotation[]) => ({
     title: run.title,
@@ -21,6 +21,8 @@ export function checkRuns({ octokit, where }: ThreadScope, { isOwnApp, buttons }
     ...(run.conclusion ? { conclusion: run.conclusion, completed_at: new Date().toISOString() } : {}),
     ...(run.actions ? { actions: run.actions } : {}),
   });
+  /** Whether GitHub says this app made the run (a run's `app` is null when no app did). */
+  const ownRun = (run: { app: { id: number; slug?: string | undefined } | null }) => run.app !== null && isOwnApp({ id: run.app.id, slug: run.app.slug ?? "" });
   const addRest = async (id: number, run: CheckRunOutput, rest: CheckAnnotation[]) => {
     for (let at = 0; at < rest.length; at += ANNOTATIONS_PER_REQUEST) {
       await octokit.rest.checks.update({ ...where, check_run_id: id, output: output(run, rest.slice(at, at + ANNOTATIONS_PER_REQUEST)) });
@@ -29,8 +31,14 @@ export function checkRuns({ octokit, where }: ThreadScope, { isOwnApp, buttons }
   return {
     async find(headSha, name, externalId) {
       const runs = await octokit.paginate(octokit.rest.checks.listForRef, { ...where, ref: headSha, check_name: name, filter: "all", per_page: 100 });
-      const own = runs.find((run) => run.external_id === externalId && run.app !== null && isOwnApp({ id: run.app.id, slug: run.app.slug ?? "" }));
+      const own = runs.find((run) => run.external_id === externalId && ownRun(run));
       return own?.id ?? null;
+    },
+    async get(id) {
+      const found = await unlessNotFound(octokit.rest.checks.get({ ...where, check_run_id: id }), null);
+      if (!found) return null;
+      const run = found.data;
+      return { name: run.name, headSha: run.head_sha, externalId: run.external_id ?? null, own: ownRun(run) };
     },
     async create(run) {
       const annotations = run.annotations ?? [];
