@@ -49,8 +49,10 @@ async function merged(
   input: { record: ThreadStateRecord; closed: ClosedPullRequest; mirror: Mirror; config: RepoConfig | null },
 ): Promise<{ state: ThreadState; statusLine: string }> {
   const { record, closed } = input;
-  // Closed, then reopened and merged: built after all.
-  const state: ThreadState = record.state.status === "cancelled" ? { ...record.state, status: "built", error: null, updatedAt: new Date().toISOString() } : record.state;
+  // Closed, then reopened and merged: built after all, but only when every step is done. A plan is also
+  // cancelled by `/cancel` mid-build, and merging what was built by then does not build the rest.
+  const state: ThreadState =
+    record.state.status === "cancelled" && notBuiltSteps(record.state).length === 0 ? { ...record.state, status: "built", error: null, updatedAt: new Date().toISOString() } : record.state;
   const branch = await mergedBranch(deps, job, input);
   // A build of some steps only (`/build S2`) opens a pull request too: the line does not call the plan built.
   const headline = state.status === "built" ? `🎉 **Built, merged in #${closed.pullRequest}**` : `🔀 **Steps built so far merged in #${closed.pullRequest}**`;
@@ -64,7 +66,7 @@ async function mergedBranch(deps: WorkflowDeps, job: JobContext, input: { record
   const tip = await mirror.resolve(`refs/heads/${closed.headRef}`);
   if (!tip) return `The branch ${branch} is deleted already.`;
   if (await job.port.deletesMergedBranches()) return `The repository deletes merged branches, so GitHub removes ${branch}.`;
-  const notBuilt = (input.record.state.plan?.steps ?? []).filter((step) => input.record.state.steps[step.id]?.status !== "done").map((step) => step.id);
+  const notBuilt = notBuiltSteps(input.record.state);
   // The next /build goes on from this branch.
   if (notBuilt.length > 0) return `The branch ${branch} is kept: ${notBuilt.join(", ")} ${notBuilt.length === 1 ? "is" : "are"} not built yet, and \`/build\` builds on it.`;
   if (tip !== closed.headSha) return `The branch ${branch} is kept: it has moved since the merge (to \`${tip.slice(0, 7)}\`).`;
@@ -76,6 +78,11 @@ async function mergedBranch(deps: WorkflowDeps, job: JobContext, input: { record
     deps.log.warn({ err: error, deliveryId: job.deliveryId }, "could not delete a merged branch");
     return `The branch ${branch} could not be deleted: ${plainError(error)}`;
   }
+}
+
+/** The plan's steps not done yet, by id. */
+function notBuiltSteps(state: ThreadState): string[] {
+  return (state.plan?.steps ?? []).filter((step) => state.steps[step.id]?.status !== "done").map((step) => step.id);
 }
 
 /**

@@ -108,6 +108,16 @@ describe("Blueprint's pull request merged or closed", () => {
     expect(fx.github.threadLabels).toEqual(["blueprint: built"]);
   });
 
+  it("closed unmerged, then reopened and merged: the plan is built after all and the branch goes", async () => {
+    const { pull, head } = await builtPlan();
+    await closed(pull, head, false);
+    expect(stateOf(planBody()).status).toBe("cancelled");
+    await closed(pull, head, true);
+    expect(stateOf(planBody())).toMatchObject({ status: "built", error: null });
+    expect(planBody()).toContain(`🎉 **Built, merged in #${pull}** by @maintainer. Its branch \`${BRANCH}\` is deleted.`);
+    expect(branchExists()).toBe(false);
+  });
+
   it("merged after a build of some steps only: the plan is not called built, and the branch stays for the rest", async () => {
     const twoSteps = samplePlan({ verification: [], steps: [...oneStep.steps, { id: "S2", title: "Document it", details: "README", files: ["README.md"], deps: [] }] });
     await fx.start(build, {}, { github: { gitDir: fx.repo.bare } });
@@ -119,6 +129,45 @@ describe("Blueprint's pull request merged or closed", () => {
     expect(planBody()).toContain(`Steps built so far merged in #${pull}** by @maintainer. The branch \`${BRANCH}\` is kept: S2 is not built yet, and \`/build\` builds on it.`);
     expect(branchExists()).toBe(true);
     expect(stateOf(planBody()).status).toBe("pending");
+  });
+
+  it("merged after /cancel stopped the rest of the build: the plan stays cancelled, says what is not built, and /build builds it", async () => {
+    const twoSteps = samplePlan({ verification: [], steps: [...oneStep.steps, { id: "S2", title: "Document it", details: "README", files: ["README.md"], deps: [] }] });
+    let askedForS2: () => void = () => undefined;
+    const s2Asked = new Promise<void>((resolve) => (askedForS2 = resolve));
+    let cancelDelivered: () => void = () => undefined;
+    const cancelled = new Promise<void>((resolve) => (cancelDelivered = resolve));
+    const writeReadme = { toolCalls: [{ name: "write_file", arguments: { path: "README.md", content: "# Hello\n\nUse retry.\n" } }] };
+    await fx.start([
+      ...build,
+      // The second /build's first request for S2 is answered only once /cancel has been delivered.
+      () => {
+        askedForS2();
+        return cancelled.then(() => writeReadme);
+      },
+      writeReadme,
+      { toolCalls: [{ name: "complete_step", arguments: { step_id: "S2", summary: "Documented it." } }] },
+    ]);
+    fx.seedPlan(twoSteps);
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/build S1", cloneUrl: fx.repo.url }));
+    const pull = fx.github.pulls[0]!.number;
+
+    await fx.app.probot.receive({ id: "build-rest", name: "issue_comment", payload: commentPayload({ body: "/build", cloneUrl: fx.repo.url }) } as never);
+    await s2Asked;
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/cancel", cloneUrl: fx.repo.url }));
+    cancelDelivered();
+    await fx.app.blueprint.idle();
+    expect(stateOf(planBody())).toMatchObject({ status: "cancelled", pullRequest: pull, steps: { S1: { status: "done" }, S2: { status: "pending" } } });
+
+    await closed(pull, fx.repo.head(BRANCH), true);
+    expect(planBody()).toContain(`Steps built so far merged in #${pull}** by @maintainer. The branch \`${BRANCH}\` is kept: S2 is not built yet, and \`/build\` builds on it.`);
+    expect(stateOf(planBody()).status).toBe("cancelled");
+    expect(branchExists()).toBe(true);
+
+    fx.github.pulls[0]!.state = "closed";
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
+    expect(stateOf(planBody())).toMatchObject({ status: "built", pullRequest: pull + 1, steps: { S1: { status: "done" }, S2: { status: "done" } } });
+    expect(fx.repo.show(BRANCH, "README.md")).toBe("# Hello\n\nUse retry.\n");
   });
 
   it("ignores pull requests that are not this plan's build", async () => {
