@@ -20,14 +20,13 @@ export interface LocalThread {
 }
 
 /** No labels and no merges locally: the thread file records the state, and the branch is the result. */
-const NO_LABELS_OR_MERGES: Pick<ThreadPort, "threadLabels" | "repositoryLabels" | "createLabel" | "addThreadLabel" | "removeThreadLabel" | "deletesMergedBranches" | "deleteBranch"> = {
+const NO_LABELS_OR_MERGES: Pick<ThreadPort, "threadLabels" | "repositoryLabels" | "createLabel" | "addThreadLabel" | "removeThreadLabel" | "deletesMergedBranches"> = {
   threadLabels: async () => [],
   repositoryLabels: async () => [],
   createLabel: async () => false,
   addThreadLabel: async () => {},
   removeThreadLabel: async () => {},
   deletesMergedBranches: async () => false,
-  deleteBranch: async () => false,
 };
 
 /**

@@ -56,7 +56,6 @@ export function recordWrites(port: ThreadPort): { port: ThreadPort; writes: Thre
     addThreadLabel: (name) => port.addThreadLabel(name),
     removeThreadLabel: (name) => port.removeThreadLabel(name),
     deletesMergedBranches: () => port.deletesMergedBranches(),
-    deleteBranch: (branch) => port.deleteBranch(branch),
     checks: port.checks,
   };
   return { port: recorded, writes };

@@ -90,10 +90,12 @@ export interface ThreadPort {
   addThreadLabel(name: string): Promise<void>;
   /** Takes a label off this thread (nothing happens when it does not carry it). */
   removeThreadLabel(name: string): Promise<void>;
-  /** Whether GitHub deletes a pull request's head branch once it is merged (the repository's setting); false when it cannot tell. */
-  deletesMergedBranches(): Promise<boolean>;
-  /** Deletes a branch of this repository; false when there was none by that name. */
-  deleteBranch(branch: string): Promise<boolean>;
+  /**
+   * Whether GitHub deletes a pull request's head branch once it is merged (the repository's setting);
+   * null when it cannot tell (GitHub leaves the field out for a token without `administration: read`).
+   * Blueprint deletes a branch through git (Mirror.deleteBranch), at the commit it checked.
+   */
+  deletesMergedBranches(): Promise<boolean | null>;
   /** Check runs on the repository's commits; null where there are none (the CLI). Required, so no wrapper drops it. */
   readonly checks: CheckRunPort | null;
 }

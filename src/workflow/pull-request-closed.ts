@@ -1,7 +1,7 @@
 import type { RepoConfig } from "../config/repo-config.js";
 import { findThreadState, withStatusLine, type ThreadStateRecord } from "../github/plan-comment.js";
 import { commentSeal, threadSeal } from "../github/state-marker.js";
-import type { Mirror } from "../workspace/mirror.js";
+import type { BranchDeletion, Mirror } from "../workspace/mirror.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { ThreadLabels } from "./labels.js";
 import { plainError } from "./plain-error.js";
@@ -49,8 +49,10 @@ async function merged(
   input: { record: ThreadStateRecord; closed: ClosedPullRequest; mirror: Mirror; config: RepoConfig | null },
 ): Promise<{ state: ThreadState; statusLine: string }> {
   const { record, closed } = input;
-  // Closed, then reopened and merged: built after all.
-  const state: ThreadState = record.state.status === "cancelled" ? { ...record.state, status: "built", error: null, updatedAt: new Date().toISOString() } : record.state;
+  // Closed, then reopened and merged: built after all, but only when every step is done. A plan is also
+  // cancelled by `/cancel` mid-build, and merging what was built by then does not build the rest.
+  const state: ThreadState =
+    record.state.status === "cancelled" && notBuiltSteps(record.state).length === 0 ? { ...record.state, status: "built", error: null, updatedAt: new Date().toISOString() } : record.state;
   const branch = await mergedBranch(deps, job, input);
   // A build of some steps only (`/build S2`) opens a pull request too: the line does not call the plan built.
   const headline = state.status === "built" ? `🎉 **Built, merged in #${closed.pullRequest}**` : `🔀 **Steps built so far merged in #${closed.pullRequest}**`;
@@ -61,21 +63,36 @@ async function merged(
 async function mergedBranch(deps: WorkflowDeps, job: JobContext, input: { record: ThreadStateRecord; closed: ClosedPullRequest; mirror: Mirror; config: RepoConfig | null }): Promise<string> {
   const { closed, mirror, config } = input;
   const branch = `\`${closed.headRef}\``;
+  const gone = `The branch ${branch} is deleted already.`;
+  const moved = (sha: string) => `The branch ${branch} is kept: it has moved since the merge (to \`${sha.slice(0, 7)}\`).`;
   const tip = await mirror.resolve(`refs/heads/${closed.headRef}`);
-  if (!tip) return `The branch ${branch} is deleted already.`;
-  if (await job.port.deletesMergedBranches()) return `The repository deletes merged branches, so GitHub removes ${branch}.`;
-  const notBuilt = (input.record.state.plan?.steps ?? []).filter((step) => input.record.state.steps[step.id]?.status !== "done").map((step) => step.id);
+  if (!tip) return gone;
+  // Unknown (the job's token may not read the setting) counts as no: deleting it twice is harmless.
+  if ((await job.port.deletesMergedBranches()) === true) return `The repository deletes merged branches, so GitHub removes ${branch}.`;
+  const notBuilt = notBuiltSteps(input.record.state);
   // The next /build goes on from this branch.
   if (notBuilt.length > 0) return `The branch ${branch} is kept: ${notBuilt.join(", ")} ${notBuilt.length === 1 ? "is" : "are"} not built yet, and \`/build\` builds on it.`;
-  if (tip !== closed.headSha) return `The branch ${branch} is kept: it has moved since the merge (to \`${tip.slice(0, 7)}\`).`;
+  if (tip !== closed.headSha) return moved(tip);
   const others = await othersOnBranch(deps, input.mirror, input.record.state.base.sha, tip, config).catch((error: unknown) => `(Blueprint could not read who made its commits: ${plainError(error)})`);
   if (others) return `The branch ${branch} is kept: it carries commits by others than Blueprint ${others}.`;
-  try {
-    return (await job.port.deleteBranch(closed.headRef)) ? `Its branch ${branch} is deleted.` : `The branch ${branch} is deleted already.`;
-  } catch (error) {
-    deps.log.warn({ err: error, deliveryId: job.deliveryId }, "could not delete a merged branch");
-    return `The branch ${branch} could not be deleted: ${plainError(error)}`;
+  // Only at the tip looked at above: a commit pushed since then keeps the branch (the remote checks, atomically).
+  const deletion = await mirror.deleteBranch(closed.headRef, tip).catch((error: unknown): BranchDeletion => ({ kind: "refused", reason: plainError(error) }));
+  switch (deletion.kind) {
+    case "deleted":
+      return `Its branch ${branch} is deleted.`;
+    case "gone":
+      return gone;
+    case "moved":
+      return moved(deletion.tip);
+    case "refused":
+      deps.log.warn({ reason: deletion.reason, deliveryId: job.deliveryId }, "could not delete a merged branch");
+      return `The branch ${branch} could not be deleted: ${deletion.reason}`;
   }
+}
+
+/** The plan's steps not done yet, by id. */
+function notBuiltSteps(state: ThreadState): string[] {
+  return (state.plan?.steps ?? []).filter((step) => state.steps[step.id]?.status !== "done").map((step) => step.id);
 }
 
 /**

@@ -44,7 +44,6 @@ export function safePort(port: ThreadPort, redact: Redactor, stateKey: StateKey)
     addThreadLabel: (name) => port.addThreadLabel(name),
     removeThreadLabel: (name) => port.removeThreadLabel(name),
     deletesMergedBranches: () => port.deletesMergedBranches(),
-    deleteBranch: (branch) => port.deleteBranch(branch),
     checks: port.checks ? redactedChecks(port.checks, redact) : null,
   };
 }

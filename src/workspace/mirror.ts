@@ -1,6 +1,15 @@
 import { untrustedGit } from "./untrusted-git.js";
 import { liveToken, type GitToken, type Workspace } from "./workspace.js";
 
+/** What deleting a branch on the remote came to: only ever the commit it was expected at. */
+export type BranchDeletion =
+  | { kind: "deleted" }
+  | { kind: "gone" }
+  /** The branch is at another commit (pushed after Blueprint looked): kept. */
+  | { kind: "moved"; tip: string }
+  /** The remote refused (a protected branch, a token that may not push): git's reason. */
+  | { kind: "refused"; reason: string };
+
 export interface GitPerson {
   name: string;
   email: string;
@@ -72,9 +81,41 @@ export class Mirror {
     await (await this.git()).raw(["update-ref", "-d", ownRef(ref)]);
   }
 
+  /**
+   * Deletes a branch on the remote only while it is still at `tip`: `push --force-with-lease`
+   * sends `tip` as the expected old value, and the remote checks it under the ref's lock, so a
+   * commit pushed after Blueprint looked (even during this push) is never deleted.
+   */
+  async deleteBranch(branch: string, tip: string): Promise<BranchDeletion> {
+    const ref = `refs/heads/${branch}`;
+    if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(tip)) throw new Error(`not a commit id: ${tip}`);
+    const git = await this.git();
+    const pushed = await git.run(["push", "--porcelain", "--no-verify", `--force-with-lease=${ref}:${tip}`, this.cloneUrl, `:${ref}`]);
+    if (pushed.code === 0) return { kind: "deleted" };
+    // Rejected: "stale info" (checked before sending) or a failed ref lock (checked by the remote) both mean
+    // the branch is not at `tip`; the remote says where it is now. Anything else is the remote's refusal.
+    const listed = await git.run(["ls-remote", "--refs", this.cloneUrl, ref]);
+    const now = listed.code === 0 ? (listed.stdout.split("\t")[0] ?? "").trim() : null;
+    if (now === "") return { kind: "gone" };
+    if (now && now !== tip) return { kind: "moved", tip: now };
+    return { kind: "refused", reason: pushRefusal(pushed.stdout, pushed.stderr) };
+  }
+
   checkout(sha: string): Promise<Workspace> {
     return this.cache.addWorktree(this.path, this.cloneUrl, sha, this.token);
   }
+}
+
+/** The remote's reason from `push --porcelain` (`!\t:ref\t[remote rejected] (reason)`), else git's error. */
+function pushRefusal(stdout: string, stderr: string): string {
+  const line = stdout.split("\n").find((entry) => entry.startsWith("!"));
+  const reason = line?.split("\t")[2]?.trim();
+  const remote = stderr
+    .split("\n")
+    .filter((entry) => entry.startsWith("remote: "))
+    .map((entry) => entry.slice("remote: ".length).trim())
+    .filter(Boolean);
+  return [reason, ...remote].filter(Boolean).join(" ") || stderr.trim() || "the push was refused";
 }
 
 function ownRef(ref: string): string {

@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process";
 import nock from "nock";
 import { PLAN_CHECK_NAME } from "../../src/shared/check-run.js";
 
@@ -51,12 +50,10 @@ export interface GitHubDoubleOptions {
   labels?: Record<string, string>;
   /** GitHub refuses every label write (403), as it does a token without `issues: write`. */
   labelWritesRefused?: boolean;
-  /** The repository's "automatically delete head branches" setting. */
+  /** The repository's "automatically delete head branches" setting; unset, the field is left out, as GitHub does for a token without `administration: read`. */
   deleteBranchOnMerge?: boolean;
-  /** The bare repository behind the double: `DELETE …/git/refs/heads/…` deletes the branch there. */
-  gitDir?: string;
-  /** GitHub refuses to delete refs (403), as it does a token without `contents: write`. */
-  refDeletesRefused?: boolean;
+  /** Runs as `GET /repos/{owner}/{repo}` is answered: a test changes the remote there, between two of Blueprint's steps. */
+  onRepositoryRead?: () => void;
 }
 
 export interface DoubleLabel {
@@ -343,21 +340,9 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     .get(base)
     .reply((uri) => {
       record("GET", uri, null);
-      return [200, { name: repo, full_name: `${owner}/${repo}`, owner: { login: owner }, default_branch: "main", delete_branch_on_merge: options.deleteBranchOnMerge ?? false }];
-    })
-    .delete(new RegExp(`^${escape(base)}/git/refs/.+$`))
-    .reply((uri) => {
-      record("DELETE", uri, null);
-      const ref = `refs/${decodeURIComponent(uri.slice(`${base}/git/refs/`.length))}`;
-      if (!options.gitDir) return [500, { message: "the double was given no gitDir to delete refs in" }];
-      if (options.refDeletesRefused) return [403, { message: "Resource not accessible by integration" }];
-      try {
-        execFileSync("git", ["--git-dir", options.gitDir, "rev-parse", "--verify", "--quiet", ref], { stdio: "ignore" });
-      } catch {
-        return [422, { message: "Reference does not exist" }];
-      }
-      execFileSync("git", ["--git-dir", options.gitDir, "update-ref", "-d", ref]);
-      return [204, ""];
+      options.onRepositoryRead?.();
+      const setting = options.deleteBranchOnMerge === undefined ? {} : { delete_branch_on_merge: options.deleteBranchOnMerge };
+      return [200, { name: repo, full_name: `${owner}/${repo}`, owner: { login: owner }, default_branch: "main", ...setting }];
     });
 
   return {

@@ -421,7 +421,7 @@ function renderRepository(double: DoubleContext) {
     url: `${double.apiUrl}/repos/${fullName}`,
     clone_url: `${double.webUrl}/${fullName}.git`,
     default_branch: double.repository.defaultBranch,
-    delete_branch_on_merge: double.state.deleteBranchOnMerge,
+    ...(double.state.deleteBranchOnMerge === undefined ? {} : { delete_branch_on_merge: double.state.deleteBranchOnMerge }),
   };
 }
 

@@ -111,8 +111,8 @@ export class RepositoryState {
   readonly pulls: PullRecord[] = [];
   readonly reviewComments: ReviewCommentRecord[] = [];
   readonly labels: LabelRecord[] = [];
-  /** The repository's "automatically delete head branches" setting. */
-  deleteBranchOnMerge = false;
+  /** The repository's "automatically delete head branches" setting; undefined leaves the field out, as GitHub does for a token without `administration: read`. */
+  deleteBranchOnMerge: boolean | undefined = undefined;
   readonly checkRuns: CheckRunRecord[] = [];
   private nextNumber = 1;
   /** Comment and reaction ids: GitHub's are unique across repositories, so repositories of one double share this. */
