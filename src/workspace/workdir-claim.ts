@@ -77,15 +77,18 @@ export function register(workdir: string, identity: ProcessIdentity): Promise<vo
   const file = recordOf(workdir, identity.id);
   let done = registered.get(file);
   if (!done) {
-    done = (async () => {
-      await fs.mkdir(recordsOf(workdir), { recursive: true, mode: 0o700 });
+    const write = async (first: boolean) => {
+      // Later writes never make the work directory itself again (deleted, it is gone for good).
+      await fs.mkdir(recordsOf(workdir), { recursive: first, mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== "EEXIST") throw error;
+      });
       await fs.writeFile(file, JSON.stringify(identity), { mode: 0o600 });
-      const now = () => new Date();
-      setInterval(() => void fs.utimes(file, now(), now()).catch(() => undefined), HEARTBEAT_MS).unref();
-    })().catch((error: unknown) => {
-      registered.delete(file);
-      throw error;
+    };
+    done = write(true).then(() => {
+      // Written whole each time, not touched: a record removed meanwhile comes back, or this process's trees would look orphaned.
+      setInterval(() => void write(false).catch(() => undefined), HEARTBEAT_MS).unref();
     });
+    done.catch(() => registered.delete(file));
     registered.set(file, done);
   }
   return done;
