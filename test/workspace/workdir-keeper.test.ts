@@ -1,4 +1,7 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
 import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -65,6 +68,24 @@ function goneProcess(): ProcessIdentity {
 
 /** Another live process on this machine: this one's parent, under an identity of its own. */
 const liveProcess = () => newIdentity(process.ppid);
+
+/** A process that claims the work directory, prints its id and what it found, and lives until its stdin ends. */
+function claimant(workdir: string): { child: ChildProcess; answer: Promise<{ id: string; holder: string | null }> } {
+  const module = fileURLToPath(new URL("../../src/workspace/workdir-claim.ts", import.meta.url));
+  const script = `
+    const { claimWorkdir, currentIdentity } = await import(${JSON.stringify(module)});
+    const holder = await claimWorkdir(${JSON.stringify(workdir)}, currentIdentity());
+    console.log(JSON.stringify({ id: currentIdentity().id, holder }));
+    process.stdin.resume();
+    process.stdin.on("end", () => process.exit(0));`;
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: fileURLToPath(new URL("../..", import.meta.url)), stdio: ["pipe", "pipe", "inherit"] });
+  const answer = (async () => {
+    if (!child.stdout) throw new Error("no stdout");
+    for await (const line of createInterface({ input: child.stdout })) return JSON.parse(line) as { id: string; holder: string | null };
+    throw new Error("the claimant exited without answering");
+  })();
+  return { child, answer };
+}
 
 function collectWarnings(): { warnings: string[]; log: { info: () => void; warn: (fields: object, message?: string) => void } } {
   const warnings: string[] = [];
@@ -209,6 +230,27 @@ describe("WorkdirKeeper: one keeper per directory", () => {
     const keeper = keepers[0]?.id;
     expect(holders.filter((holder) => holder !== null)).toEqual(Array.from({ length: 7 }, () => keeper));
     expect(JSON.parse(readFileSync(path.join(workdir, "keeper.json"), "utf8"))).toEqual({ id: keeper });
+  });
+
+  it("between two processes, one keeps the directory, and another takes it over once that one has exited", async () => {
+    const workdir = tempDir("blueprint-keeper-");
+    const [first, second] = [claimant(workdir), claimant(workdir)];
+    const answers = await Promise.all([first.answer, second.answer]);
+    const keeperIndex = answers.findIndex((answer) => answer.holder === null);
+    expect(keeperIndex).toBeGreaterThanOrEqual(0);
+    const keeper = keeperIndex === 0 ? first : second;
+    const other = keeperIndex === 0 ? second : first;
+    const keeperId = answers[keeperIndex]?.id;
+    expect(answers.map((answer) => answer.holder)).toEqual(keeperIndex === 0 ? [null, keeperId] : [keeperId, null]);
+
+    // A third process stands down while the keeper lives, and takes over once it has exited.
+    const third = newIdentity(process.pid);
+    expect(await claimWorkdir(workdir, third)).toBe(keeperId);
+    keeper.child.stdin?.end();
+    await once(keeper.child, "exit");
+    expect(await claimWorkdir(workdir, third)).toBeNull();
+    other.child.stdin?.end();
+    await once(other.child, "exit");
   });
 
   it("with two live processes on one directory, neither sweeps nor evicts nor removes what the other uses", async () => {
