@@ -6,7 +6,11 @@ import { describeGitError, WorkspaceError } from "./git.js";
 import { findNestedGit } from "./nested-git.js";
 import { excludeFileOf, forgetWorktree, NO_DRIVERS_ATTRIBUTES, recordWorktree, restoreGitPointer, untrustedGit } from "./untrusted-git.js";
 import { Mirror } from "./mirror.js";
+import { Semaphore } from "./semaphore.js";
+import { currentIdentity, isAlive, madeBy, makerOf, register, type ProcessIdentity } from "./workdir-claim.js";
 import { liveToken, tagCacheDirOf, Workspace, type GitToken } from "./workspace.js";
+
+export { Semaphore } from "./semaphore.js";
 
 export interface WorkspaceRequest {
   /** From the webhook payload (`repository.clone_url`), never hard-coded. */
@@ -47,6 +51,10 @@ export class RepoCache {
   private readonly idle = new Map<string, Worktree[]>();
   private readonly poolSize: number;
   private readonly fetches: Semaphore;
+  /** The process making the worktrees (their names start with its id), so a sweep tells whose each is. */
+  readonly identity: ProcessIdentity;
+  /** Called with each mirror once it is synced, in its lock (the keeper records its owner there). */
+  onSynced: ((mirror: string) => Promise<void>) | null = null;
 
   constructor(
     readonly workdir: string = defaultWorkdir(),
@@ -55,10 +63,13 @@ export class RepoCache {
       poolSize?: number;
       /** Clones and fetches running at once across all repositories; default 4. */
       maxFetches?: number;
+      /** Tests stand in for another process; default this process's. */
+      identity?: ProcessIdentity;
     } = {},
   ) {
     this.poolSize = options.poolSize ?? 2;
     this.fetches = new Semaphore(options.maxFetches ?? 4);
+    this.identity = options.identity ?? currentIdentity();
   }
 
   private secured: Promise<void> | null = null;
@@ -74,6 +85,7 @@ export class RepoCache {
         await fs.mkdir(dir, { recursive: true, mode: 0o700 });
         await fs.chmod(dir, 0o700);
       }
+      await register(this.workdir, this.identity);
     })().catch((error: unknown) => {
       this.secured = null;
       throw error;
@@ -86,7 +98,10 @@ export class RepoCache {
     await this.secureWorkdir();
     const mirror = this.mirrorPath(request.cloneUrl);
     // A burst of jobs (many repositories at once) must not starve the process of CPU and I/O.
-    await this.withLock(mirror, () => this.fetches.run(() => this.syncMirror(mirror, request)));
+    await this.withLock(mirror, async () => {
+      await this.fetches.run(() => this.syncMirror(mirror, request));
+      await this.onSynced?.(mirror);
+    });
     return new Mirror(this, mirror, request.cloneUrl, request.token);
   }
 
@@ -106,7 +121,7 @@ export class RepoCache {
 
   private async freshWorktree(mirror: string, cloneUrl: string, sha: string, token: GitToken): Promise<Worktree> {
     await this.secureWorkdir();
-    const dir = path.join(this.workdir, "jobs", randomUUID());
+    const dir = path.join(this.workdir, "jobs", madeBy(this.identity, randomUUID()));
     const auth = { token: await liveToken(token), url: cloneUrl };
     await this.withLock(mirror, () => untrustedGit({ gitDir: mirror }, { auth }).raw(["worktree", "add", "--detach", dir, sha]));
     // Read once, now, before anything else has run in the tree; from here on this record counts.
@@ -216,15 +231,17 @@ export class RepoCache {
   }
 
   /**
-   * Worktrees an earlier process left under jobs/ (its pool lived in its memory, and a crash leaves a
-   * running job's tree): removed, and each mirror's record of them pruned. Only before this process's
-   * first job, when no tree there can be one of its own.
+   * Worktrees a gone process left under jobs/ (its pool lived in its memory, and a crash leaves a
+   * running job's tree): removed, and each mirror's record of them pruned. A tree whose maker may
+   * still run (another process on this directory) stays; so does every tree of this process's. One
+   * an earlier version made (its name says no maker) goes only with `earlierVersions`.
    */
-  async removeLeftoverWorktrees(): Promise<void> {
+  async removeLeftoverWorktrees(earlierVersions: boolean): Promise<void> {
     const jobs = path.join(this.workdir, "jobs");
-    const pooled = new Set([...this.idle.values()].flat().map((tree) => tree.dir));
     for (const name of await fs.readdir(jobs).catch(() => [] as string[])) {
-      if (!pooled.has(path.join(jobs, name))) await fs.rm(path.join(jobs, name), { recursive: true, force: true });
+      const maker = makerOf(name);
+      const gone = maker === null ? earlierVersions : !(await isAlive(this.workdir, maker, this.identity));
+      if (gone) await fs.rm(path.join(jobs, name), { recursive: true, force: true });
     }
     for (const mirror of await this.mirrors()) {
       await this.withLock(mirror, () => untrustedGit({ gitDir: mirror }).raw(["worktree", "prune"]).catch(() => undefined));
@@ -275,25 +292,6 @@ export class RepoCache {
       return await next;
     } finally {
       if (this.locks.get(key) === settled) this.locks.delete(key);
-    }
-  }
-}
-
-/** At most `limit` tasks at once; the rest wait in order. */
-export class Semaphore {
-  private active = 0;
-  private readonly waiting: Array<() => void> = [];
-
-  constructor(private readonly limit: number) {}
-
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.active++;
-    try {
-      return await task();
-    } finally {
-      this.active--;
-      this.waiting.shift()?.();
     }
   }
 }

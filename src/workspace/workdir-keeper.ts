@@ -2,10 +2,10 @@ import { promises as fs } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { recordWorkdirBytes, sizeOnDisk } from "../shared/disk-usage.js";
-import { isProcessAlive } from "../shared/process-alive.js";
 import type { RepoCache } from "./repo-cache.js";
+import { claimWorkdir, forget, isAlive, makerOf, recordedIds } from "./workdir-claim.js";
 
-/** Whose a repository's files are: recorded in its mirror at each job, so an uninstall finds them without GitHub. */
+/** Whose a repository's files are: recorded in its mirror at each sync, so an uninstall finds them without GitHub. */
 export interface RepositoryOwner {
   installationId: number;
   owner: string;
@@ -21,6 +21,8 @@ export interface RepositoryRemoval {
 
 /** A file of Blueprint's own inside each mirror (a bare repository: git ignores it). */
 const OWNER_FILE = "blueprint-repository.json";
+/** `in-use/<mirror's name>/<process id>`: which processes run jobs on a mirror, for the others on the directory to leave it be. */
+const IN_USE = "in-use";
 const ownerSchema = z.object({ installationId: z.number().int(), owner: z.string(), name: z.string(), cloneUrl: z.string() });
 
 interface Logger {
@@ -29,7 +31,7 @@ interface Logger {
 }
 
 /**
- * Keeps the work directory of the one process that runs jobs on it: a repository's files (mirror,
+ * Keeps the work directory of the processes that run jobs on it: a repository's files (mirror,
  * repo_map cache, worktrees) are removed when its installation goes (`remove`), and the least recently
  * used repositories are evicted while the directory is over BLUEPRINT_WORKDIR_MAX_GB (`enforceLimit`,
  * at start and after each job). A repository a running job uses (`use`) is never touched: its removal
@@ -42,9 +44,9 @@ interface Logger {
  * set at the end of each job, so the order survives restarts.
  */
 export class WorkdirKeeper {
-  /** Running jobs per mirror. */
+  /** Running jobs per mirror (this process's; other processes' are marked under in-use/). */
   private readonly using = new Map<string, number>();
-  /** Whose each mirror in use is (its first job has not recorded it in the mirror yet). */
+  /** Whose each mirror in use is (recorded in the mirror when it is synced). */
   private readonly users = new Map<string, RepositoryOwner>();
   /** Mirrors to remove when their last running job ends. */
   private readonly doomed = new Set<string>();
@@ -54,15 +56,17 @@ export class WorkdirKeeper {
   private readonly sizes = new Map<string, number>();
   /** The start's tidying, which a job waits for (it would remove the job's fresh worktree). */
   private started: Promise<unknown> = Promise.resolve();
-  /** Whether this process keeps the directory (see `keepsDirectory`), once asked. */
-  private claim: Promise<boolean> | null = null;
+  /** The other process that kept the directory at the last check, said once. */
+  private standingDownFor: string | null = null;
   /** Housekeeping runs one at a time, so two checks never evict for the same excess. */
   private housekeeping: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly cache: RepoCache,
     private readonly options: { maxBytes?: number | null | undefined; log?: Logger | undefined } = {},
-  ) {}
+  ) {
+    cache.onSynced = (mirror) => this.recordOwner(mirror);
+  }
 
   get maxBytes(): number | null {
     return this.options.maxBytes ?? null;
@@ -74,7 +78,10 @@ export class WorkdirKeeper {
    */
   start(): Promise<string[]> {
     const started = this.serially(async () => {
-      if (await this.keepsDirectory()) await this.cache.removeLeftoverWorktrees();
+      if (await this.keepsDirectory()) {
+        await this.cache.removeLeftoverWorktrees(true);
+        await this.forgetGoneProcesses();
+      }
       return this.evictOverLimit();
     }).catch((error: unknown) => {
       this.options.log?.warn({ err: error }, "could not tidy the work directory at start");
@@ -93,6 +100,7 @@ export class WorkdirKeeper {
     this.using.set(mirror, (this.using.get(mirror) ?? 0) + 1);
     this.users.set(mirror, repository);
     try {
+      await this.markInUse(mirror, true);
       await this.started;
       await this.removing.get(mirror);
       return await work();
@@ -101,28 +109,32 @@ export class WorkdirKeeper {
       if (left === 0) {
         this.using.delete(mirror);
         this.users.delete(mirror);
+        await this.markInUse(mirror, false).catch(() => undefined);
       } else this.using.set(mirror, left);
-      await this.afterUse(mirror, repository).catch((error: unknown) => this.options.log?.warn({ err: error, mirror }, "could not tidy the work directory after a job"));
+      await this.afterUse(mirror).catch((error: unknown) => this.options.log?.warn({ err: error, mirror }, "could not tidy the work directory after a job"));
     }
   }
 
   /**
    * Removes the repositories' files now, or, for one a running job uses, when its last job ends.
-   * Needs nothing from GitHub: the owner each mirror records says which are the installation's.
+   * Needs nothing from GitHub: the owner each mirror records says which are the installation's. One
+   * another live process on the directory uses is left to it (`left`): it hears the removal too.
    */
-  remove(removal: RepositoryRemoval): Promise<{ removed: string[]; deferred: string[] }> {
+  remove(removal: RepositoryRemoval): Promise<{ removed: string[]; deferred: string[]; left: string[] }> {
     return this.serially(async () => {
       const removed: string[] = [];
       const deferred: string[] = [];
+      const left: string[] = [];
       for (const mirror of new Set([...(await this.cache.mirrors()), ...this.users.keys()])) {
         if (!matches(this.users.get(mirror) ?? (await readOwner(mirror)), removal)) continue;
         if (this.using.has(mirror)) {
           this.doomed.add(mirror);
           deferred.push(mirror);
-        } else if (await this.removeIdle(mirror)) removed.push(mirror);
+        } else if (await this.othersUse(mirror)) left.push(mirror);
+        else if (await this.removeIdle(mirror)) removed.push(mirror);
       }
       if (removed.length > 0) await this.record();
-      return { removed, deferred };
+      return { removed, deferred, left };
     });
   }
 
@@ -131,16 +143,15 @@ export class WorkdirKeeper {
     return this.serially(() => this.evictOverLimit());
   }
 
-  private async afterUse(mirror: string, repository: RepositoryOwner): Promise<void> {
+  private async afterUse(mirror: string): Promise<void> {
     await this.serially(async () => {
       if (this.using.has(mirror)) return;
       if (this.doomed.delete(mirror)) {
-        if (await this.removeIdle(mirror)) this.options.log?.info({ mirror }, "removed the files of a repository Blueprint no longer has access to, now that its last job ended");
+        if (!(await this.othersUse(mirror)) && (await this.removeIdle(mirror))) this.options.log?.info({ mirror }, "removed the files of a repository Blueprint no longer has access to, now that its last job ended");
         await this.record();
         return;
       }
       if (await exists(mirror)) {
-        await fs.writeFile(path.join(mirror, OWNER_FILE), JSON.stringify(ownerSchema.parse(repository)));
         const now = new Date();
         await fs.utimes(mirror, now, now);
       }
@@ -160,6 +171,8 @@ export class WorkdirKeeper {
       for (const mirror of await leastRecentlyUsedFirst(mirrors)) {
         if (total <= limit) break;
         const size = this.sizes.get(mirror) ?? 0;
+        // Asked again before each: another process may have taken the directory over meanwhile.
+        if (this.using.has(mirror) || (await this.othersUse(mirror)) || !(await this.keepsDirectory())) continue;
         if (await this.removeIdle(mirror)) {
           total -= size;
           evicted.push(mirror);
@@ -187,16 +200,55 @@ export class WorkdirKeeper {
   }
 
   /**
-   * Whether this process keeps the directory: it claims it (`keeper.pid`) unless another live process
-   * has. Another process's running jobs are unknown here, so a second keeper on one directory (two
-   * workers given the same BLUEPRINT_WORKDIR) neither evicts nor sweeps: it says so, once.
+   * Whether this process keeps the directory, asked before each sweep and eviction: it claims it
+   * (workdir-claim.ts) unless another live process has. A second process on one directory (two
+   * workers given the same BLUEPRINT_WORKDIR) neither evicts nor sweeps while the keeper lives, and
+   * says so, once per keeper; it takes over when the keeper is gone.
    */
   private async keepsDirectory(): Promise<boolean> {
-    this.claim ??= claimDirectory(this.cache.workdir).then((holder) => {
-      if (holder !== null) this.options.log?.warn({ workdir: this.cache.workdir, pid: holder }, "another process keeps this work directory (give each worker its own BLUEPRINT_WORKDIR): this one neither evicts nor removes leftover worktrees there");
-      return holder === null;
-    });
-    return this.claim;
+    const holder = await claimWorkdir(this.cache.workdir, this.cache.identity);
+    if (holder !== null && holder !== this.standingDownFor) this.options.log?.warn({ workdir: this.cache.workdir, keeper: holder }, "another process keeps this work directory (give each worker its own BLUEPRINT_WORKDIR): this one neither evicts nor removes leftover worktrees there");
+    this.standingDownFor = holder;
+    return holder === null;
+  }
+
+  /** Whether another live process runs a job on the mirror or keeps a worktree of it (pooled or running). */
+  private async othersUse(mirror: string): Promise<boolean> {
+    const { workdir, identity } = this.cache;
+    const marks = path.join(workdir, IN_USE, path.basename(mirror));
+    const users = await fs.readdir(marks).catch(() => [] as string[]);
+    const trees = (await this.cache.repositoryFiles(mirror)).filter((file) => path.dirname(file) === path.join(workdir, "jobs"));
+    const makers = trees.map((tree) => makerOf(path.basename(tree)));
+    for (const id of new Set([...users, ...makers])) {
+      if (id !== null && id !== identity.id && (await isAlive(workdir, id, identity))) return true;
+    }
+    return false;
+  }
+
+  private async markInUse(mirror: string, using: boolean): Promise<void> {
+    const marks = path.join(this.cache.workdir, IN_USE, path.basename(mirror));
+    if (!using) return fs.rm(path.join(marks, this.cache.identity.id), { force: true });
+    await fs.mkdir(marks, { recursive: true, mode: 0o700 });
+    await fs.writeFile(path.join(marks, this.cache.identity.id), "", { mode: 0o600 });
+  }
+
+  /** Forgets the processes that are gone (after the sweep took their worktrees), and their in-use marks. */
+  private async forgetGoneProcesses(): Promise<void> {
+    const { workdir, identity } = this.cache;
+    const gone = new Set<string>();
+    for (const id of await recordedIds(workdir)) if (!(await isAlive(workdir, id, identity))) gone.add(id);
+    for (const mirror of await fs.readdir(path.join(workdir, IN_USE)).catch(() => [] as string[])) {
+      for (const id of await fs.readdir(path.join(workdir, IN_USE, mirror)).catch(() => [] as string[])) {
+        if (gone.has(id) || !(await isAlive(workdir, id, identity))) await fs.rm(path.join(workdir, IN_USE, mirror, id), { force: true });
+      }
+    }
+    for (const id of gone) await forget(workdir, id);
+  }
+
+  /** The owner record, written when a job's sync makes or fetches the mirror: an uninstall then finds a mirror whose job never ended. */
+  private async recordOwner(mirror: string): Promise<void> {
+    const repository = this.users.get(mirror);
+    if (repository) await fs.writeFile(path.join(mirror, OWNER_FILE), JSON.stringify(ownerSchema.parse(repository)));
   }
 
   private async record(): Promise<void> {
@@ -219,16 +271,6 @@ export class WorkdirKeeper {
     this.housekeeping = next.catch(() => undefined);
     return next;
   }
-}
-
-/** Claims the directory for this process; returns the pid of another live process that holds it, or null. */
-async function claimDirectory(workdir: string): Promise<number | null> {
-  const file = path.join(workdir, "keeper.pid");
-  const holder = Number((await fs.readFile(file, "utf8").catch(() => "")).trim());
-  if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isProcessAlive(holder)) return holder;
-  await fs.mkdir(workdir, { recursive: true, mode: 0o700 });
-  await fs.writeFile(file, String(process.pid), { mode: 0o600 });
-  return null;
 }
 
 async function readOwner(mirror: string): Promise<z.output<typeof ownerSchema> | null> {
