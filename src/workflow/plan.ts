@@ -67,12 +67,13 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
 
   let workspace: Workspace | null = null;
   let stopPrefetch: (() => Promise<void>) | undefined;
+  let config: RepoConfig | null = null;
   try {
     // 4. A workspace at the right commit; configuration from the default branch.
     const tree = await planningTree(deps, job, info);
     workspace = tree;
     await recordBaseAndHead(tree, info, state);
-    const config = await planningConfig(deps, job, { status, state }, (at, file) => tree.readAtRef(at, file));
+    config = await planningConfig(deps, job, { status, state }, (at, file) => tree.readAtRef(at, file));
     if (!config) return;
     // The model is told to call repo_map first: its tags are collected while the thread is read and the model answers.
     stopPrefetch = prefetchRepoMap(tree.dir, tree.tagCacheDir, job.signal);
@@ -84,7 +85,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
     deps.telemetry?.modelUsage("plan", explored.outcome.usage);
 
     // 6. Plan mode must leave the tree as it found it.
-    if (await changedTheTree(deps, job, status, state, tree)) return;
+    if (await changedTheTree(deps, job, status, state, tree)) return await new ThreadLabels(job.port, config, deps.log, job.deliveryId).show("failed");
 
     // 7. The result replaces the status comment; a new revision supersedes the old one.
     await postResult(deps, job, { status, state, config, current, explored, seal });
@@ -92,6 +93,8 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
     if (handedOver(job.signal)) return await status.tracking.final(handedOverBody);
     deps.log.error({ err: error, deliveryId: job.deliveryId }, "planning failed");
     await status.tracking.final(failedComment(state, status.sealed, plainError(error), "Comment `/plan` to try again; if it keeps failing, tell the app's operators."));
+    // Labelled as the repository names its labels; before its configuration was read, that is not known.
+    if (config) await new ThreadLabels(job.port, config, deps.log, job.deliveryId).show("failed");
   } finally {
     // Nothing may read the tree once it is removed.
     await stopPrefetch?.();

@@ -53,6 +53,15 @@ describe("the thread's Blueprint label", () => {
     expect(fx.github.threadLabels).toEqual(["blueprint: built"]);
   });
 
+  it("a planning run that fails is labelled failed, and the planned label of the revision before comes off", async () => {
+    await fx.start([...planned, { status: 500 }]);
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/plan add retries", cloneUrl: fx.repo.url }));
+    expect(fx.github.threadLabels).toEqual(["blueprint: planned"]);
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/plan add retries, and timeouts", cloneUrl: fx.repo.url }));
+    expect(fx.github.botComments().some((comment) => stateOf(comment.body).status === "failed")).toBe(true);
+    expect(fx.github.threadLabels).toEqual(["blueprint: failed"]);
+  });
+
   it("a build whose verification fails is not labelled built", async () => {
     const failing = samplePlan({ verification: ["test -f missing.txt"], steps: oneStep.steps });
     await fx.start(built);
