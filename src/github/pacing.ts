@@ -14,8 +14,10 @@ import { Slots } from "../jobs/slots.js";
  *
  * Why not those plugins: Bottleneck, under both, takes several timer turns per request even when
  * nothing waits. On an event loop busy with a burst of webhooks each turn costs the whole burst's
- * backlog, and a 👀 took hundreds of milliseconds to leave. Across processes (Redis) the plugins
- * stay: only they can share pacing through Redis.
+ * backlog, and a 👀 took hundreds of milliseconds to leave. Across processes (Redis) the gaps are
+ * reserved through `shared` (one round trip per write), not Bottleneck's clustering: its limiters'
+ * Redis scripts and messages took a third of a queue worker's CPU in the load bench, and each
+ * installation's first write waited for its limiters to be set up in Redis.
  */
 export interface PacingOptions {
   /**
@@ -36,6 +38,16 @@ export interface PacingOptions {
   secondMs?: number;
   /** Retries of a failed request (3). */
   retries?: number;
+  /**
+   * Gates shared with other processes (every worker on one Redis), by `id`: the gaps between writes,
+   * notifying writes and searches hold across them. Requests in flight are still counted per process.
+   */
+  shared?: SharedGates;
+}
+
+/** Start times reserved beyond this process: `reserve` takes the next start at least `gapMs` after the last one reserved under `key`, and resolves to the milliseconds to wait for it. */
+export interface SharedGates {
+  reserve(key: string, gapMs: number): Promise<number>;
 }
 
 const MAX_AT_ONCE = 10;
@@ -92,6 +104,10 @@ export function pacing(octokit: Pick<Octokit, "hook">, octokitOptions: { pacing?
   // Routes are GitHub's paths; on GitHub Enterprise the API lives under /api/v3.
   const basePath = new URL(octokitOptions.baseUrl ?? "https://api.github.com").pathname.replace(/\/$/, "");
   const { writes, notifications, searches, slots, tokenSlot } = options.id === undefined ? newPace() : sharedPace(options.id);
+  const { shared, id } = options;
+  // Shared gates when there are any (and an id to share them by); this process's own while they fail (their owner logs why).
+  const pass = (gate: Gate, lane: string, gapMs: number): Promise<void> | null =>
+    shared && id !== undefined ? shared.reserve(`${id}:${lane}`, gapMs).then((waitMs) => (waitMs > 0 ? sleep(waitMs) : undefined), () => gate.pass(gapMs) ?? undefined) : gate.pass(gapMs);
 
   type Options = { method: string; url: string };
   type Request = (options: Options) => Promise<{ data: unknown }>;
@@ -105,9 +121,9 @@ export function pacing(octokit: Pick<Octokit, "hook">, octokitOptions: { pacing?
     const isGraphql = path.startsWith("/graphql") || fullPath === "/api/graphql";
     const isWrite = !isToken && ((method !== "GET" && method !== "HEAD") || isGraphql);
     // Only the waits that are due take a timer; a request with nothing to wait for leaves at once.
-    if (isWrite) await writes.pass(gaps.write);
-    if (isWrite && !isGraphql && triggersNotification(path)) await notifications.pass(gaps.notification);
-    if (method === "GET" && path.startsWith("/search/")) await searches.pass(gaps.search);
+    if (isWrite) await pass(writes, "write", gaps.write);
+    if (isWrite && !isGraphql && triggersNotification(path)) await pass(notifications, "notification", gaps.notification);
+    if (method === "GET" && path.startsWith("/search/")) await pass(searches, "search", gaps.search);
     const response = await (isToken ? tokenSlot : slots).run(() => request(requestOptions));
     const errors = (response.data as { errors?: { type?: string; message?: string }[] } | undefined)?.errors;
     if (isGraphql && errors?.some((error) => error.type === "RATE_LIMITED")) {

@@ -1,5 +1,3 @@
-import { retry } from "@octokit/plugin-retry";
-import { throttling } from "@octokit/plugin-throttling";
 import { Octokit } from "@octokit/rest";
 import type { Job } from "../jobs/job.js";
 import { trimOldest } from "../jobs/bounded-map.js";
@@ -9,19 +7,12 @@ import type { GrantedToken, TokenGetter } from "../shared/token-getter.js";
 import { githubWebUrl, repositoryOnHost } from "./github-host.js";
 import { createOctokitPort, type PortOctokit } from "./octokit-port.js";
 import { keepAliveFetch } from "./keep-alive-fetch.js";
-import { pacing } from "./pacing.js";
+import { pacing, type SharedGates } from "./pacing.js";
+
+export type { SharedGates };
 import { ownCommentMatcher, type CommentAuthorship } from "./own-comment.js";
 
-/** Across processes (Redis): the plugins, whose Bottleneck shares pacing through Redis. */
-const ClusteredOctokit = Octokit.plugin(retry, throttling);
-type ThrottleOptions = NonNullable<ConstructorParameters<typeof ClusteredOctokit>[0]>["throttle"];
-/**
- * Bottleneck and its connection to Redis (`jobs/`, which owns Redis, makes them), so that every
- * process shares an installation's pacing: typed from plugin-throttling's own options, so this
- * adapter imports neither Bottleneck nor a Redis client.
- */
-export type SharedPacing = Required<Pick<NonNullable<ThrottleOptions>, "Bottleneck" | "connection">>;
-/** In one process: the same pacing and retries without Bottleneck's timer turns. */
+/** GitHub's pacing and retries without Bottleneck's timer turns; across processes through gates they share (Redis). */
 const PacedOctokit = Octokit.plugin(pacing);
 const RATE_LIMIT_RETRIES = 3;
 /** One pool of keep-alive connections per process, for every Octokit a worker makes. */
@@ -34,8 +25,8 @@ export interface TokenPortOptions {
   webUrl: string;
   log: Logger;
   isOwnComment(comment: CommentAuthorship): boolean;
-  /** With Redis: GitHub's pacing per installation is shared by every process (plugin-throttling's clustering). */
-  sharedPacing?: SharedPacing | null;
+  /** With Redis: GitHub's pacing per installation is shared by every process (`jobs/` makes the gates). */
+  sharedGates?: SharedGates | null;
 }
 
 /** REST base URL from Probot's own variables, so GitHub Enterprise (and a local double) work. */
@@ -50,10 +41,10 @@ export function githubApiUrl(env: { GHE_HOST?: string | undefined; GHE_PROTOCOL:
  */
 export class TokenPorts {
   private readonly octokits = new Map<string, PortOctokit>();
-  private readonly cluster: SharedPacing | null;
+  private readonly shared: SharedGates | null;
 
   constructor(private readonly options: TokenPortOptions) {
-    this.cluster = options.sharedPacing ?? null;
+    this.shared = options.sharedGates ?? null;
   }
 
   /**
@@ -75,7 +66,7 @@ export class TokenPorts {
 
   /** One job's Octokit whose every request carries the token as it is when the request goes out. */
   private renewingOctokit(installationId: number, token: TokenGetter, budget: string): PortOctokit {
-    const rest = pacedOctokit({ baseUrl: this.options.baseUrl, log: this.options.log, installationId, budget, cluster: this.cluster });
+    const rest = pacedOctokit({ baseUrl: this.options.baseUrl, log: this.options.log, installationId, budget, shared: this.shared });
     rest.hook.before("request", async (request) => {
       request.headers.authorization = `token ${(await token()).token}`;
     });
@@ -90,7 +81,7 @@ export class TokenPorts {
     const key = `${installationId}/${budget}/${granted.token}`;
     let octokit = this.octokits.get(key);
     if (!octokit) {
-      const rest = pacedOctokit({ baseUrl: this.options.baseUrl, log: this.options.log, installationId, budget, auth: granted.token, cluster: this.cluster });
+      const rest = pacedOctokit({ baseUrl: this.options.baseUrl, log: this.options.log, installationId, budget, auth: granted.token, shared: this.shared });
       // The port asks its Octokit for the token (git) and its permissions (workflows); a token Octokit knows only the token.
       octokit = { rest: rest.rest, paginate: rest.paginate, graphql: rest.graphql, auth: (async () => ({ token: granted.token, permissions: granted.permissions })) as PortOctokit["auth"] };
       this.octokits.set(key, octokit);
@@ -102,41 +93,28 @@ export class TokenPorts {
 
 /**
  * An Octokit on one installation's budget with GitHub's pacing and retries, waiting out rate limits a
- * few times: paced in this process (`pacing.ts`), or through Redis with plugin-throttling when
- * `cluster` is given, so every process shares the installation's pacing.
+ * few times (`pacing.ts`): its gaps shared with every process through `shared` when given.
  */
-export function pacedOctokit(options: {
-  baseUrl: string;
-  log: Logger;
-  installationId: number;
-  budget: string;
-  auth?: string;
-  cluster?: SharedPacing | null;
-}): Octokit {
+export function pacedOctokit(options: { baseUrl: string; log: Logger; installationId: number; budget: string; auth?: string; shared?: SharedGates | null }): Octokit {
   const { log, installationId } = options;
   const limited = (kind: string, retryAfter: number, request: { method: string; url: string }, retryCount: number) => {
     log.warn({ retryAfter, method: request.method, url: request.url, installationId }, `${kind} rate limit hit`);
     return retryCount < RATE_LIMIT_RETRIES;
   };
-  const common = {
+  return new PacedOctokit({
     ...(options.auth ? { auth: options.auth } : {}),
     baseUrl: options.baseUrl,
     userAgent: "blueprint-worker",
     request: { fetch: workerFetch },
     log: { debug: () => {}, info: () => {}, warn: (message: string) => log.warn({}, message), error: (message: string) => log.info({}, message) },
-  };
-  if (!options.cluster) return new PacedOctokit({ ...common, pacing: { id: `${installationId}-${options.budget}`, onRateLimit: limited } });
-  const onLimit = (kind: string) => (retryAfter: number, request: { method: string; url: string }, _octokit: unknown, retryCount: number) => limited(kind, retryAfter, request, retryCount);
-  return new ClusteredOctokit({
-    ...common,
-    throttle: { id: `${installationId}-${options.budget}`, onRateLimit: onLimit("primary"), onSecondaryRateLimit: onLimit("secondary"), ...options.cluster },
+    pacing: { id: `${installationId}-${options.budget}`, onRateLimit: limited, ...(options.shared ? { shared: options.shared } : {}) },
   });
 }
 
 /**
  * The worker's side of a job's token, from the environment: ports from the token alone, for the
- * repository's GitHub, paced with `sharedPacing` when Redis shares it (`jobs/github-pacing.ts`).
+ * repository's GitHub, paced through `sharedGates` when Redis shares them (`jobs/token-ports.ts`).
  */
-export function tokenPorts(env: { GHE_HOST?: string | undefined; GHE_PROTOCOL: string; APP_ID?: number | undefined; BLUEPRINT_BOT_NAME: string }, log: Logger, sharedPacing: SharedPacing | null = null): TokenPorts {
-  return new TokenPorts({ baseUrl: githubApiUrl(env), webUrl: githubWebUrl(env), log, sharedPacing, isOwnComment: ownCommentMatcher({ appId: env.APP_ID, botLogin: env.BLUEPRINT_BOT_NAME }) });
+export function tokenPorts(env: { GHE_HOST?: string | undefined; GHE_PROTOCOL: string; APP_ID?: number | undefined; BLUEPRINT_BOT_NAME: string }, log: Logger, sharedGates: SharedGates | null = null): TokenPorts {
+  return new TokenPorts({ baseUrl: githubApiUrl(env), webUrl: githubWebUrl(env), log, sharedGates, isOwnComment: ownCommentMatcher({ appId: env.APP_ID, botLogin: env.BLUEPRINT_BOT_NAME }) });
 }

@@ -1,16 +1,17 @@
-import { Queue, UnrecoverableError, Worker, type Job as BullJob } from "bullmq";
+import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import type { BlueprintEnv } from "../config/env.js";
-import { jobSealer, sealToken, type JobTokenSource, type Sealer } from "../credentials/index.js";
+import { jobSealer, type JobTokenSource } from "../credentials/index.js";
 import { answerTokenRequests } from "../credentials/redis.js";
 import { tokenPorts } from "./token-ports.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
 import type { JobBackend, QueueStats } from "./backend.js";
 import type { Accepted } from "./from-webhook.js";
-import { bullId, claimedDeliveryId, JOB_OPTIONS, signRemoval, signWire, TRIAGE_QUEUE, verifiedWire, wireSchema, WORK_QUEUE } from "./job-wire.js";
+import { signRemoval, TRIAGE_QUEUE, verifiedWire, WORK_QUEUE } from "./job-wire.js";
 import type { JobMetrics } from "./metrics.js";
 import type { WorkerMetricsSource } from "./operator-pages.js";
 import { RedisLanes } from "./redis-lanes.js";
+import { forgetClaim, MINT_CONCURRENCY, Minting } from "./redis-mint.js";
 import { startRedisWorkers, type RedisWorkers } from "./redis-worker.js";
 
 export interface RedisBackendOptions {
@@ -26,16 +27,12 @@ export interface RedisBackendOptions {
   workerMetrics?: () => Promise<unknown>;
 }
 
-/** Accepted webhooks waiting for their token: only processes that hold the App's key (intakes) work this queue. */
-const MINT_QUEUE = "blueprint-mint";
-const MINT_CONCURRENCY = 64;
-
 /**
  * BullMQ on Redis: any number of intake and worker processes share the queues, the delivery
  * claims, the thread locks and `/cancel`. Intake claims the delivery and enqueues it durably, then
- * answers; an intake (this one, or any other should this one die) then mints the job's token, seals
- * it into the job and hands it to the workers' triage queue. The token request is never on the
- * webhook's response path.
+ * answers; this intake (or any other, should this one die first) then mints the job's token, seals
+ * it into the job and hands it to the workers' triage queue (redis-mint.ts). The token request is
+ * never on the webhook's response path.
  */
 export function startRedisBackend(options: RedisBackendOptions): JobBackend & Partial<WorkerMetricsSource> {
   const { env, log } = options;
@@ -45,8 +42,7 @@ export function startRedisBackend(options: RedisBackendOptions): JobBackend & Pa
   const lanes = new RedisLanes(connection);
   const triage = new Queue(TRIAGE_QUEUE, { connection });
   const work = new Queue(WORK_QUEUE, { connection });
-  const mint = new Queue(MINT_QUEUE, { connection });
-  const minter = startMinter({ connection, lanes, triage, sealer, log, tokens: options.tokens, lockMs: env.BLUEPRINT_JOB_LOCK_MS });
+  const minting = new Minting({ connection, lanes, triage, sealer, log, tokens: options.tokens, lockMs: env.BLUEPRINT_JOB_LOCK_MS });
   // Workers hold no App key: a job that waited past its token's life gets a fresh one from an intake.
   const tokenDesk = answerTokenRequests({
     connection,
@@ -64,36 +60,36 @@ export function startRedisBackend(options: RedisBackendOptions): JobBackend & Pa
   workers?.catch((error: unknown) => log.error({ err: error }, "the queue workers did not start"));
 
   const quiet = async () => {
-    const counts = await Promise.all([mint, triage, work].map((queue) => queue.getJobCounts("waiting", "active", "delayed")));
-    return counts.every((count) => (count.waiting ?? 0) + (count.active ?? 0) + (count.delayed ?? 0) === 0);
+    const counts = await Promise.all([minting.queue, triage, work].map(unfinished));
+    return counts.every((count) => count.all === 0);
   };
 
   return {
     ...(options.workerMetrics ? { workerMetrics: options.workerMetrics } : {}),
     async submit({ job, keys }: Accepted) {
-      if (!(await lanes.claim(keys, job.deliveryId))) return false;
+      const claim = await lanes.claim(keys, job.deliveryId, job.installationId);
+      if (!claim) return false;
       try {
-        const id = bullId("m", job.deliveryId);
-        await mint.add(job.kind, signWire(sealer, { queue: MINT_QUEUE, id }, { job, keys }), { ...JOB_OPTIONS, attempts: 5, backoff: { type: "exponential", delay: 1_000 }, jobId: id });
+        await minting.accept(job, keys, claim.turn);
         return true;
       } catch (error) {
         // Not enqueued: forget the claim, so GitHub's redelivery of this webhook is handled.
-        await releaseClaim(lanes, log, keys, job.deliveryId);
+        await forgetClaim(lanes, log, keys, job);
         throw error;
       }
     },
     // Every worker hears it (each keeps its own work directory); waiting jobs find it recorded.
     removeRepositories: (removal) => lanes.remove(removal, signRemoval(sealer, removal)),
-    stats: () => queueStats({ mint, triage, work }, env.BLUEPRINT_CONCURRENCY),
+    stats: () => queueStats({ mint: minting.queue, triage, work }, env.BLUEPRINT_CONCURRENCY),
     async idle() {
       while (!(await quiet())) await new Promise((resolve) => setTimeout(resolve, 50));
     },
     // Running jobs are not stopped with `reason` here: they go back to the queue for another worker.
     async shutdown(_reason, timeoutMs) {
       const closing = (async () => {
-        await Promise.all([minter.close(), tokenDesk.close()]);
+        await Promise.all([minting.close(), tokenDesk.close()]);
         await (await workers)?.close();
-        await Promise.all([mint.close(), triage.close(), work.close()]);
+        await Promise.all([triage.close(), work.close()]);
         await connection.quit();
       })();
       await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
@@ -101,53 +97,15 @@ export function startRedisBackend(options: RedisBackendOptions): JobBackend & Pa
   };
 }
 
-/**
- * Intakes' minting worker: each accepted webhook gets its installation token (minted with the App's
- * key, only for a job an intake signed) and goes on to the workers' triage queue.
- */
-function startMinter(options: { connection: Redis; lanes: RedisLanes; triage: Queue; sealer: Sealer; log: Logger; tokens: JobTokenSource; lockMs: number }): Worker {
-  const { connection, lanes, triage, sealer, log, lockMs } = options;
-  const minter = new Worker(
-    MINT_QUEUE,
-    async (bullJob: BullJob) => {
-      const { job, keys } = mintable(sealer, log, bullJob);
-      const token = await options.tokens.forJob(job);
-      const id = bullId("t", job.deliveryId);
-      await triage.add(job.kind, signWire(sealer, { queue: TRIAGE_QUEUE, id }, { job, keys, sealedToken: sealToken(sealer, token, job) }), { ...JOB_OPTIONS, jobId: id });
-    },
-    { connection, concurrency: MINT_CONCURRENCY, lockDuration: lockMs, stalledInterval: lockMs },
-  );
-  minter.on("failed", (bullJob, error) => {
-    if (!bullJob || bullJob.attemptsMade < (bullJob.opts.attempts ?? 1)) return;
-    if (error instanceof UnrecoverableError) return;
-    // No token after every retry: forget the claim, so GitHub's redelivery of this webhook is handled.
-    const parsed = wireSchema.safeParse(bullJob.data);
-    log.error({ err: error, deliveryId: parsed.success ? parsed.data.job.deliveryId : bullJob.id }, "could not get an installation token for a job");
-    if (parsed.success) void releaseClaim(lanes, log, parsed.data.keys, parsed.data.job.deliveryId);
-  });
-  minter.on("error", (error) => log.error({ err: error }, "queue worker error"));
-  return minter;
-}
-
-/** The accepted webhook, as an intake signed it for the mint queue; a job that does not verify fails at once, logged. */
-function mintable(sealer: Sealer, log: Logger, bullJob: BullJob) {
-  try {
-    return verifiedWire(sealer, { queue: MINT_QUEUE, id: bullJob.id ?? "" }, bullJob.data);
-  } catch (error) {
-    log.error({ err: error, deliveryId: claimedDeliveryId(bullJob.data) }, "refused a job in Redis that no intake signed: no token minted");
-    throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
-  }
-}
-
-/** Forgets a delivery's claim; if Redis will not, GitHub's redelivery of it is taken for a duplicate until the claim expires: logged. */
-async function releaseClaim(lanes: RedisLanes, log: Logger, keys: readonly string[], deliveryId: string): Promise<void> {
-  await lanes.release(keys).catch((error: unknown) => log.warn({ err: error, deliveryId }, "could not forget a delivery's claim in Redis; a redelivery of it may be taken for a duplicate"));
+/** A queue's jobs not yet done, by state; an intake's and triage's jobs wait in their turn, BullMQ's "prioritized". */
+async function unfinished(queue: Queue) {
+  const counts = await queue.getJobCounts("waiting", "prioritized", "active", "delayed");
+  const waiting = (counts.waiting ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0);
+  return { waiting, active: counts.active ?? 0, all: waiting + (counts.active ?? 0) };
 }
 
 /** The queues at /healthz: everything not yet lane work counts as waiting; running is lane work. */
 async function queueStats(queues: { mint: Queue; triage: Queue; work: Queue }, concurrency: number): Promise<QueueStats> {
-  const counts = (queue: Queue) => queue.getJobCounts("waiting", "active", "delayed");
-  const [m, t, w, workerCount] = await Promise.all([counts(queues.mint), counts(queues.triage), counts(queues.work), queues.work.getWorkersCount()]);
-  const all = (counts: Record<string, number>) => (counts.waiting ?? 0) + (counts.active ?? 0) + (counts.delayed ?? 0);
-  return { backend: "redis", waiting: all(m) + all(t) + (w.waiting ?? 0) + (w.delayed ?? 0), running: w.active ?? 0, workers: workerCount, concurrency, ready: true };
+  const [m, t, w, workerCount] = await Promise.all([unfinished(queues.mint), unfinished(queues.triage), unfinished(queues.work), queues.work.getWorkersCount()]);
+  return { backend: "redis", waiting: m.all + t.all + w.waiting, running: w.active, workers: workerCount, concurrency, ready: true };
 }

@@ -5,12 +5,31 @@ const PREFIX = "blueprint";
 /** How long a delivery, comment or review id is remembered: GitHub redelivers within days, not weeks. */
 const SEEN_TTL_S = 7 * 24 * 3600;
 
-/** Claims every key or none (a redelivery, or a second delivery of one comment, claims none). */
+/**
+ * How long an installation's count of commands not yet triaged outlives its last command: a count
+ * that a crash left too high heals then.
+ */
+const PENDING_TTL_MS = 10 * 60_000;
+
+/**
+ * Claims every key after the first or none (a redelivery, or a second delivery of one comment, claims
+ * none: 0). A claim counts one more command of the installation not yet triaged (the hash KEYS[1]) and
+ * returns its turn: 1 for the first since the installation had none pending, then 2, 3, … (never
+ * lower than an earlier command's while that one is pending, so turns keep the installation's order).
+ */
 const CLAIM = `
-for _, key in ipairs(KEYS) do
-  if redis.call('EXISTS', key) == 1 then return 0 end
+for i = 2, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 1 then return 0 end
 end
-for _, key in ipairs(KEYS) do redis.call('SET', key, ARGV[1], 'EX', ARGV[2]) end
+for i = 2, #KEYS do redis.call('SET', KEYS[i], ARGV[1], 'EX', ARGV[2]) end
+redis.call('HINCRBY', KEYS[1], 'pending', 1)
+local turn = redis.call('HINCRBY', KEYS[1], 'turn', 1)
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return turn`;
+/** One command of the installation triaged: with none left pending, the next command's turn is 1 again. */
+const SETTLE = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('HINCRBY', KEYS[1], 'pending', -1) <= 0 then redis.call('DEL', KEYS[1]) end
 return 1`;
 
 /** The thread lock's value is "<job id>\\n<label>"; only its job may renew or release it, or take it over after a crash. */
@@ -47,9 +66,19 @@ export class RedisLanes {
 
   constructor(private readonly redis: Redis) {}
 
-  async claim(keys: readonly string[], deliveryId: string): Promise<boolean> {
+  /**
+   * Claims a delivery's keys: null when another delivery holds one (a duplicate), else the command's
+   * turn among its installation's commands not yet triaged (1: the only one).
+   */
+  async claim(keys: readonly string[], deliveryId: string, installationId: number): Promise<{ turn: number } | null> {
     const seen = keys.map((key) => `${PREFIX}:seen:${key}`);
-    return (await this.redis.eval(CLAIM, seen.length, ...seen, deliveryId, SEEN_TTL_S)) === 1;
+    const turn = Number(await this.redis.eval(CLAIM, seen.length + 1, this.pendingKey(installationId), ...seen, deliveryId, SEEN_TTL_S, PENDING_TTL_MS));
+    return turn === 0 ? null : { turn };
+  }
+
+  /** A claimed command has been triaged (or never will be): one fewer of its installation's commands pending. */
+  async settle(installationId: number): Promise<void> {
+    await this.redis.eval(SETTLE, 1, this.pendingKey(installationId));
   }
 
   async release(keys: readonly string[]): Promise<void> {
@@ -145,6 +174,10 @@ export class RedisLanes {
 
   private removedKey(installationId: number) {
     return `${PREFIX}:removed:${installationId}`;
+  }
+
+  private pendingKey(installationId: number) {
+    return `${PREFIX}:pending:${installationId}`;
   }
 
   private cancelKey(workId: string) {

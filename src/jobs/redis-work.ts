@@ -44,6 +44,9 @@ export function triageProcessor(ctx: RedisWorkerContext) {
       // GitHub could not tell who may command us: a redelivery of this webhook gets handled, not dropped.
       if (error instanceof PermissionUnknown) await ctx.lanes.release(wire.keys);
       ctx.log.error({ err: error, deliveryId: wire.job.deliveryId }, "handling a webhook failed");
+    } finally {
+      // Triaged: the installation's next command may take an earlier turn (a count left too high lapses by itself).
+      await ctx.lanes.settle(wire.job.installationId).catch((error: unknown) => ctx.log.warn({ err: error, deliveryId: wire.job.deliveryId }, "could not count a triaged command off its installation's pending ones in Redis"));
     }
   };
 }

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import { Octokit } from "@octokit/rest";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { pacing, type PacingOptions } from "../../src/github/pacing.js";
+import { pacing, type PacingOptions, type SharedGates } from "../../src/github/pacing.js";
 
 /**
  * GitHub, doubled at the HTTP boundary: every request's arrival is recorded, and `reply` decides the
@@ -350,6 +350,39 @@ describe("pacing: GitHub Enterprise GraphQL", () => {
     expect(seen()[0]).toBe("POST /api/graphql");
     expect(result.viewer.login).toBe("bot");
     expect(onRateLimit).toHaveBeenCalledWith("primary", expect.any(Number), { method: "POST", url: `${base}/api/graphql` }, 0);
+  });
+});
+
+describe("pacing: gates shared with other processes", () => {
+  /** Gates another process shares (Redis, in the App): what was asked of them, each answering `waitMs`, or failing. */
+  function sharedGates(answer: () => Promise<number>): SharedGates & { asked: string[] } {
+    const asked: string[] = [];
+    return { asked, reserve: (key: string, gapMs: number) => (asked.push(`${key} ${gapMs}`), answer()) };
+  }
+
+  it("reserves each write's start (and a comment's notification gap) from the shared gates under the installation's id, and waits what they say; reads ask nothing", async () => {
+    const gates = sharedGates(async () => 250);
+    const octokit = paced({ id: "7-ack", gapsMs: { write: 1_000, notification: 3_000, search: 2_000 }, shared: gates });
+    const start = performance.now();
+    await octokit.request("POST /repos/o/r/issues/comments/1/reactions", { content: "eyes" });
+    await octokit.request("POST /repos/o/r/issues/1/comments", { body: "hi" });
+    await octokit.request("GET /repos/o/r/collaborators/{username}/permission", { username: "maintainer" });
+
+    expect(gates.asked).toEqual(["7-ack:write 1000", "7-ack:write 1000", "7-ack:notification 3000"]);
+    // Three waits of 250 ms the gates asked for, and none of this process's own one-second gaps.
+    expect(sent[1]!.at - start).toBeGreaterThanOrEqual(3 * 250 - SLACK_MS);
+    expect(seen()).toContain("GET /repos/o/r/collaborators/maintainer/permission");
+  });
+
+  it("paces in this process alone while the shared gates fail", async () => {
+    const gates = sharedGates(async () => Promise.reject(new Error("Redis is down")));
+    const octokit = paced({ id: "8-ack", gapsMs: { write: 300, notification: 0, search: 0 }, shared: gates });
+    const start = performance.now();
+    await Promise.all([1, 2].map((n) => octokit.request("POST /repos/o/r/issues/comments/{id}/reactions", { id: n, content: "eyes" })));
+
+    expect(gates.asked).toHaveLength(2);
+    expect(sent).toHaveLength(2);
+    expect(sent[1]!.at - start).toBeGreaterThanOrEqual(300 - SLACK_MS);
   });
 });
 

@@ -1,0 +1,126 @@
+import { Queue, Worker, type Job as BullJob } from "bullmq";
+import { Redis } from "ioredis";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { JobToken, JobTokenSource } from "../../src/credentials/index.js";
+import type { Job } from "../../src/jobs/job.js";
+import { TRIAGE_QUEUE, verifiedWire } from "../../src/jobs/job-wire.js";
+import { RedisLanes } from "../../src/jobs/redis-lanes.js";
+import { Minting } from "../../src/jobs/redis-mint.js";
+import { INSTALLATION_TOKEN } from "../helpers/github-double.js";
+import { eventually, planJob, recordingLog, sealer } from "../helpers/redis-jobs.js";
+import { startRedisServer, type RedisServer } from "../helpers/redis-server.js";
+
+/**
+ * Issue #29: acknowledging a command must not wait behind the job queue. Intake hands each accepted
+ * webhook on to triage itself, and triage takes the installations' commands in turns.
+ */
+
+let redis: RedisServer;
+let connection: Redis;
+let triage: Queue;
+beforeAll(async () => {
+  redis = await startRedisServer();
+  connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+  triage = new Queue(TRIAGE_QUEUE, { connection });
+});
+afterAll(async () => {
+  await triage.close();
+  await connection.quit();
+  await redis.stop();
+});
+
+const closers: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+  await connection.flushall();
+});
+
+const token: JobToken = { token: INSTALLATION_TOKEN, expiresAt: new Date(Date.now() + 3600_000).toISOString(), permissions: { issues: "write" } };
+const command = (deliveryId: string, installationId: number): Job => planJob(deliveryId, { installationId });
+
+/** An intake's minting on the test Redis; `tokens` mints every job's token unless the test says otherwise. */
+function minting(tokens: JobTokenSource = { forJob: async () => token }, fallbackMs?: number) {
+  const log = recordingLog();
+  const lanes = new RedisLanes(connection);
+  const minting = new Minting({ connection, lanes, triage, sealer, log, tokens, lockMs: 30_000, ...(fallbackMs === undefined ? {} : { fallbackMs }) });
+  closers.push(() => minting.close());
+  /** What `submit` does: the claim, then the accepted webhook queued and handed on. */
+  const accept = async (job: Job) => {
+    const claim = await lanes.claim([`delivery:${job.deliveryId}`], job.deliveryId, job.installationId);
+    if (!claim) return null;
+    await minting.accept(job, [`delivery:${job.deliveryId}`], claim.turn);
+    return claim.turn;
+  };
+  return { lanes, log, minting, accept };
+}
+
+/** The triage jobs' delivery ids in the order one worker, started now, takes them. */
+async function triageOrder(count: number): Promise<string[]> {
+  const order: string[] = [];
+  const worker = new Worker(TRIAGE_QUEUE, async (bullJob: BullJob) => void order.push(verifiedWire(sealer, { queue: TRIAGE_QUEUE, id: bullJob.id ?? "" }, bullJob.data).job.deliveryId), { connection, concurrency: 1 });
+  closers.push(() => worker.close());
+  await eventually(async () => (order.length === count ? true : undefined), `${count} triage jobs taken`);
+  return order;
+}
+
+describe("an installation's turn", () => {
+  it("counts each installation's commands not yet triaged: 1, 2, 3 in the order claimed; a duplicate claims nothing; 1 again once all are triaged", async () => {
+    const { lanes, accept } = minting();
+    expect(await accept(command("a-1", 1))).toBe(1);
+    expect(await accept(command("a-2", 1))).toBe(2);
+    expect(await accept(command("b-1", 2))).toBe(1);
+    expect(await accept(command("a-2", 1))).toBeNull();
+    expect(await accept(command("a-3", 1))).toBe(3);
+
+    // a-1 triaged: a-2 and a-3 still wait, so the next command goes after them.
+    await lanes.settle(1);
+    expect(await accept(command("a-4", 1))).toBe(4);
+    for (let n = 0; n < 3; n++) await lanes.settle(1);
+    expect(await accept(command("a-5", 1))).toBe(1);
+    // Settling more than was claimed never makes a count below zero: the next is still first.
+    for (let n = 0; n < 3; n++) await lanes.settle(1);
+    expect(await accept(command("a-6", 1))).toBe(1);
+  });
+
+  it("triage takes every installation's first command before any installation's second, each installation's in the order they came (the fourth and later through the mint queue)", async () => {
+    const { accept } = minting();
+    for (const [id, installation] of [["a-1", 1], ["a-2", 1], ["a-3", 1], ["a-4", 1], ["b-1", 2], ["b-2", 2], ["c-1", 3]] as const) await accept(command(id, installation));
+    await eventually(async () => ((await triage.count()) === 7 ? true : undefined), "seven jobs in triage");
+
+    expect(await triageOrder(7)).toEqual(["a-1", "b-1", "c-1", "a-2", "b-2", "a-3", "a-4"]);
+  });
+});
+
+describe("the intake's hand-on", () => {
+  it("hands an accepted webhook on to triage itself, its token sealed in, and leaves nothing in the mint queue", async () => {
+    const { accept, minting: mint } = minting();
+    await accept(command("d-1", 5));
+
+    const queued = await eventually(() => triage.getJob("t-d-1"), "the job in triage");
+    const wire = verifiedWire(sealer, { queue: TRIAGE_QUEUE, id: "t-d-1" }, queued.data);
+    expect(wire.job.deliveryId).toBe("d-1");
+    expect(wire.sealedToken).toBeDefined();
+    // Gone from the mint queue (it waited there, delayed, only in case this intake stopped first).
+    await eventually(async () => (Object.values(await mint.queue.getJobCounts()).every((count) => count === 0) ? true : undefined), "the mint queue empty");
+  });
+
+  it("when its own hand-on fails, the queued copy is minted by an intake's minter, in its turn", async () => {
+    let asked = 0;
+    const flaky: JobTokenSource = {
+      forJob: async () => {
+        asked++;
+        if (asked === 1) throw new Error("GitHub did not answer");
+        return token;
+      },
+    };
+    const { accept, log } = minting(flaky, 200);
+    await accept(command("e-1", 6));
+    await accept(command("e-2", 6));
+
+    const second = await eventually(() => triage.getJob("t-e-2"), "e-2 in triage");
+    const first = await eventually(() => triage.getJob("t-e-1"), "e-1 in triage, from the mint queue");
+    expect(log.lines).toContainEqual(expect.objectContaining({ level: "warn", fields: expect.objectContaining({ deliveryId: "e-1" }) }));
+    expect([first.opts.priority, second.opts.priority]).toEqual([1, 2]);
+    expect(verifiedWire(sealer, { queue: TRIAGE_QUEUE, id: "t-e-1" }, first.data).sealedToken).toBeDefined();
+  });
+});
