@@ -52,5 +52,5 @@ export function parentChannel<In, Out>(options: { messages: z.ZodType<In>; recei
   );
   for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => undefined);
   process.on("disconnect", options.onParentGone);
-  return new IpcBatcher<Out>((batch) => (process.connected ? process.send?.(batch) : undefined));
+  return new IpcBatcher<Out>((batch) => (process.connected ? process.send?.(batch, undefined, undefined, () => undefined) : undefined));
 }

@@ -169,7 +169,10 @@ export class SupervisedChild<In, Out extends { type: string }, Work = never> {
     const child = fork(this.options.entry, [], { env: this.options.env, stdio: "inherit" });
     this.current = child;
     // A child replaced before its outbox left gets nothing more: the fresh one starts from its hello.
-    this.outbox = new IpcBatcher<In>((batch) => (child.connected ? child.send(batch as Serializable) : undefined));
+    // A child that dies as a batch leaves (EPIPE) loses it: its exit hands its tracked work over, so the
+    // failed write is only logged (without the callback Node would throw it in this process).
+    this.outbox = new IpcBatcher<In>((batch) => (child.connected ? child.send(batch as Serializable, (error) => error && this.options.log.warn({ err: error }, `a message to ${this.options.name} was lost: it was stopping`)) : undefined));
+    child.on("error", (error) => this.options.log.warn({ err: error }, `${this.options.name}: its process reported an error`));
     this.started = false;
     lowerPriority(child, this.options.niceness ?? 0, this.options.log, this.options.name);
     this.send(this.options.hello);
