@@ -1,6 +1,9 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import net from "node:net";
+import { Queue } from "bullmq";
+import { Redis } from "ioredis";
+import { afterAll, afterEach, beforeAll } from "vitest";
 
 const REDIS_SERVER = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"].find((candidate) => existsSync(candidate));
 
@@ -57,5 +60,44 @@ export async function startRedisServer(): Promise<RedisServer> {
       if (child.exitCode === null) child.kill("SIGTERM");
       await exited;
     },
+  };
+}
+
+/**
+ * A test file's Redis: a server started before its tests and stopped after, one connection, BullMQ
+ * queues by name, and what each test asks to close (`closers`) closed after it, with the data flushed.
+ */
+export function useRedis(options: { queues: readonly string[] }) {
+  let server: RedisServer | undefined;
+  let connection: Redis | undefined;
+  const queues = new Map<string, Queue>();
+  const closers: Array<() => Promise<unknown>> = [];
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error("useRedis: asked before its beforeAll ran");
+    return value;
+  };
+  beforeAll(async () => {
+    server = await startRedisServer();
+    connection = new Redis(server.url, { maxRetriesPerRequest: null });
+    for (const name of options.queues) queues.set(name, new Queue(name, { connection }));
+  });
+  afterAll(async () => {
+    await Promise.all([...queues.values()].map((queue) => queue.close()));
+    await connection?.quit();
+    await server?.stop();
+  });
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close();
+    await connection?.flushall();
+  });
+  return {
+    closers,
+    get url() {
+      return started(server).url;
+    },
+    get connection() {
+      return started(connection);
+    },
+    queue: (name: string) => started(queues.get(name)),
   };
 }

@@ -1,8 +1,6 @@
 import { existsSync } from "node:fs";
-import { Queue } from "bullmq";
-import { Redis } from "ioredis";
 import nock from "nock";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadEnv } from "../../src/config/env.js";
 import { tokenPorts } from "../../src/github/token-port.js";
 import { REMOVED_REASON, threadOf, type Job, type Removal } from "../../src/jobs/job.js";
@@ -16,32 +14,17 @@ import { RepoCache } from "../../src/workspace/repo-cache.js";
 import { WorkdirKeeper } from "../../src/workspace/workdir-keeper.js";
 import { createBareRepo, tempDir } from "../helpers/git-repo.js";
 import { INSTALLATION_ID } from "../helpers/github-double.js";
-import { startRedisServer, type RedisServer } from "../helpers/redis-server.js";
+import { useRedis } from "../helpers/redis-server.js";
 import { eventually, finished, JOB_SECRET, planJob, recordingLog, sealer, signedWire } from "../helpers/redis-jobs.js";
 
 /** An uninstall with Redis: every worker hears it, signed; waiting jobs find it recorded. */
 
-let redis: RedisServer;
-let connection: Redis;
-let work: Queue;
-beforeAll(async () => {
-  redis = await startRedisServer();
-  connection = new Redis(redis.url, { maxRetriesPerRequest: null });
-  work = new Queue(WORK_QUEUE, { connection });
+const redis = useRedis({ queues: [WORK_QUEUE] });
+beforeAll(() => {
   nock.disableNetConnect();
   nock.enableNetConnect("127.0.0.1");
 });
-afterAll(async () => {
-  await work.close();
-  await connection.quit();
-  nock.enableNetConnect();
-  await redis.stop();
-});
-const closers: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-  await connection.flushall();
-});
+afterAll(() => nock.enableNetConnect());
 
 /**
  * A queue worker whose job runner is this test: lane work holds its repository in the worker's work
@@ -79,15 +62,15 @@ async function worker() {
     },
     removeFiles: (removal) => void keeper.remove(removal),
   });
-  closers.push(() => workers.close());
+  redis.closers.push(() => workers.close());
   return { log, cache, keeper, bare, stopped, ran, holding };
 }
 
 /** Lane work as triage queues it: waiting on its thread, signed, in the work queue. */
 async function queueWork(job: Job): Promise<string> {
   const id = `w-${job.deliveryId}`;
-  await new RedisLanes(connection).wait(threadOf(job), id);
-  await work.add(job.kind, signedWire(WORK_QUEUE, id, job), { jobId: id });
+  await new RedisLanes(redis.connection).wait(threadOf(job), id);
+  await redis.queue(WORK_QUEUE).add(job.kind, signedWire(WORK_QUEUE, id, job), { jobId: id });
   return id;
 }
 
@@ -99,7 +82,7 @@ describe("a removal with Redis", () => {
     await eventually(async () => (holding.includes("d-running") ? true : undefined), "the job to check its tree out");
 
     const removal: Removal = { deliveryId: "d-removed", installationId: INSTALLATION_ID, repositories: [{ owner: "codertocat", name: "hello-world" }], receivedAt: Date.now() };
-    await new RedisLanes(connection).remove(removal, signRemoval(sealer, removal));
+    await new RedisLanes(redis.connection).remove(removal, signRemoval(sealer, removal));
 
     await eventually(async () => (stopped.length > 0 ? true : undefined), "the running job to stop");
     expect(stopped).toEqual([{ deliveryId: "d-running", reason: REMOVED_REASON, treeThere: true }]);
@@ -107,7 +90,7 @@ describe("a removal with Redis", () => {
 
     // Received before the removal, its turn after it: dropped without running. One received after it (the repository added back) runs.
     const waiting = await queueWork(planJob("d-waiting", { receivedAt: removal.receivedAt - 1, number: 2 }));
-    expect(await (await finished(work, waiting)).getState()).toBe("completed");
+    expect(await (await finished(redis.queue(WORK_QUEUE), waiting)).getState()).toBe("completed");
     await queueWork(planJob("d-after", { receivedAt: removal.receivedAt + 1, number: 3 }));
     await eventually(async () => (ran.includes("d-after") ? true : undefined), "the later job to run");
     expect(ran).toEqual(["d-running", "d-after"]);
@@ -117,8 +100,8 @@ describe("a removal with Redis", () => {
     const { cache, bare, keeper, log } = await worker();
     await keeper.use({ installationId: INSTALLATION_ID, owner: "Codertocat", name: "Hello-World", cloneUrl: bare.url }, async () => (await cache.prepare({ cloneUrl: bare.url, ref: "refs/heads/main" })).dispose());
     const removal: Removal = { deliveryId: "d-forged", installationId: INSTALLATION_ID, repositories: null, receivedAt: Date.now() };
-    await connection.publish(RedisLanes.REMOVE_CHANNEL, signRemoval(new Sealer("another-secret-of-some-length-000"), removal));
-    await connection.publish(RedisLanes.REMOVE_CHANNEL, JSON.stringify({ removal }));
+    await redis.connection.publish(RedisLanes.REMOVE_CHANNEL, signRemoval(new Sealer("another-secret-of-some-length-000"), removal));
+    await redis.connection.publish(RedisLanes.REMOVE_CHANNEL, JSON.stringify({ removal }));
     await eventually(async () => (log.lines.filter((line) => line.message.includes("no intake signed")).length === 2 ? true : undefined), "both to be refused");
     expect(existsSync(cache.mirrorPath(bare.url))).toBe(true);
   });

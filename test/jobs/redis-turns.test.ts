@@ -1,6 +1,5 @@
-import { Queue, Worker, type Job as BullJob } from "bullmq";
-import { Redis } from "ioredis";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { Worker, type Job as BullJob } from "bullmq";
+import { describe, expect, it } from "vitest";
 import type { JobToken, JobTokenSource } from "../../src/credentials/index.js";
 import type { Job } from "../../src/jobs/job.js";
 import { TRIAGE_QUEUE, verifiedWire } from "../../src/jobs/job-wire.js";
@@ -8,32 +7,14 @@ import { RedisLanes } from "../../src/jobs/redis-lanes.js";
 import { Minting } from "../../src/jobs/redis-mint.js";
 import { INSTALLATION_TOKEN } from "../helpers/github-double.js";
 import { eventually, planJob, recordingLog, sealer } from "../helpers/redis-jobs.js";
-import { startRedisServer, type RedisServer } from "../helpers/redis-server.js";
+import { useRedis } from "../helpers/redis-server.js";
 
 /**
  * Issue #29: acknowledging a command must not wait behind the job queue. Intake hands each accepted
  * webhook on to triage itself, and triage takes the installations' commands in turns.
  */
 
-let redis: RedisServer;
-let connection: Redis;
-let triage: Queue;
-beforeAll(async () => {
-  redis = await startRedisServer();
-  connection = new Redis(redis.url, { maxRetriesPerRequest: null });
-  triage = new Queue(TRIAGE_QUEUE, { connection });
-});
-afterAll(async () => {
-  await triage.close();
-  await connection.quit();
-  await redis.stop();
-});
-
-const closers: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-  await connection.flushall();
-});
+const redis = useRedis({ queues: [TRIAGE_QUEUE] });
 
 const token: JobToken = { token: INSTALLATION_TOKEN, expiresAt: new Date(Date.now() + 3600_000).toISOString(), permissions: { issues: "write" } };
 const command = (deliveryId: string, installationId: number): Job => planJob(deliveryId, { installationId });
@@ -41,9 +22,9 @@ const command = (deliveryId: string, installationId: number): Job => planJob(del
 /** An intake's minting on the test Redis; `tokens` mints every job's token unless the test says otherwise. */
 function minting(tokens: JobTokenSource = { forJob: async () => token }, fallbackMs?: number) {
   const log = recordingLog();
-  const lanes = new RedisLanes(connection);
-  const minting = new Minting({ connection, lanes, triage, sealer, log, tokens, lockMs: 30_000, ...(fallbackMs === undefined ? {} : { fallbackMs }) });
-  closers.push(() => minting.close());
+  const lanes = new RedisLanes(redis.connection);
+  const minting = new Minting({ connection: redis.connection, lanes, triage: redis.queue(TRIAGE_QUEUE), sealer, log, tokens, lockMs: 30_000, ...(fallbackMs === undefined ? {} : { fallbackMs }) });
+  redis.closers.push(() => minting.close());
   /** What `submit` does: the claim, then the accepted webhook queued and handed on. */
   const accept = async (job: Job) => {
     const claim = await lanes.claim([`delivery:${job.deliveryId}`], job.deliveryId, job.installationId);
@@ -57,8 +38,8 @@ function minting(tokens: JobTokenSource = { forJob: async () => token }, fallbac
 /** The triage jobs' delivery ids in the order one worker, started now, takes them. */
 async function triageOrder(count: number): Promise<string[]> {
   const order: string[] = [];
-  const worker = new Worker(TRIAGE_QUEUE, async (bullJob: BullJob) => void order.push(verifiedWire(sealer, { queue: TRIAGE_QUEUE, id: bullJob.id ?? "" }, bullJob.data).job.deliveryId), { connection, concurrency: 1 });
-  closers.push(() => worker.close());
+  const worker = new Worker(TRIAGE_QUEUE, async (bullJob: BullJob) => void order.push(verifiedWire(sealer, { queue: TRIAGE_QUEUE, id: bullJob.id ?? "" }, bullJob.data).job.deliveryId), { connection: redis.connection, concurrency: 1 });
+  redis.closers.push(() => worker.close());
   await eventually(async () => (order.length === count ? true : undefined), `${count} triage jobs taken`);
   return order;
 }
@@ -85,7 +66,7 @@ describe("an installation's turn", () => {
   it("triage takes every installation's first command before any installation's second, each installation's in the order they came (the fourth and later through the mint queue)", async () => {
     const { accept } = minting();
     for (const [id, installation] of [["a-1", 1], ["a-2", 1], ["a-3", 1], ["a-4", 1], ["b-1", 2], ["b-2", 2], ["c-1", 3]] as const) await accept(command(id, installation));
-    await eventually(async () => ((await triage.count()) === 7 ? true : undefined), "seven jobs in triage");
+    await eventually(async () => ((await redis.queue(TRIAGE_QUEUE).count()) === 7 ? true : undefined), "seven jobs in triage");
 
     expect(await triageOrder(7)).toEqual(["a-1", "b-1", "c-1", "a-2", "b-2", "a-3", "a-4"]);
   });
@@ -96,7 +77,7 @@ describe("the intake's hand-on", () => {
     const { accept, minting: mint } = minting();
     await accept(command("d-1", 5));
 
-    const queued = await eventually(() => triage.getJob("t-d-1"), "the job in triage");
+    const queued = await eventually(() => redis.queue(TRIAGE_QUEUE).getJob("t-d-1"), "the job in triage");
     const wire = verifiedWire(sealer, { queue: TRIAGE_QUEUE, id: "t-d-1" }, queued.data);
     expect(wire.job.deliveryId).toBe("d-1");
     expect(wire.sealedToken).toBeDefined();
@@ -117,8 +98,8 @@ describe("the intake's hand-on", () => {
     await accept(command("e-1", 6));
     await accept(command("e-2", 6));
 
-    const second = await eventually(() => triage.getJob("t-e-2"), "e-2 in triage");
-    const first = await eventually(() => triage.getJob("t-e-1"), "e-1 in triage, from the mint queue");
+    const second = await eventually(() => redis.queue(TRIAGE_QUEUE).getJob("t-e-2"), "e-2 in triage");
+    const first = await eventually(() => redis.queue(TRIAGE_QUEUE).getJob("t-e-1"), "e-1 in triage, from the mint queue");
     expect(log.lines).toContainEqual(expect.objectContaining({ level: "warn", fields: expect.objectContaining({ deliveryId: "e-1" }) }));
     expect([first.opts.priority, second.opts.priority]).toEqual([1, 2]);
     expect(verifiedWire(sealer, { queue: TRIAGE_QUEUE, id: "t-e-1" }, first.data).sealedToken).toBeDefined();
