@@ -25,7 +25,7 @@ function lanesFor(ctx: RedisWorkerContext, wire: Ready): ThreadLanes {
       const workId = bullId("w", job.deliveryId);
       const { ahead, running } = await lanes.wait(threadOf(job), workId);
       await workQueue.add(job.kind, signWire(ctx.sealer, { queue: WORK_QUEUE, id: workId }, { job, keys: wire.keys, sealedToken: wire.sealedToken }), { ...JOB_OPTIONS, jobId: workId });
-      const [active, workers] = await Promise.all([workQueue.getActiveCount(), workQueue.getWorkersCount()]);
+      const [active, workers] = await Promise.all([workQueue.getActiveCount(), ctx.workQueueWorkers()]);
       return { ahead, running, full: active >= Math.max(1, workers) * ctx.concurrency };
     },
     cancel: (thread) => lanes.cancel(thread),

@@ -33,6 +33,8 @@ export interface RedisWorkerContext extends TokenKeeper {
   concurrency: number;
   lanes: RedisLanes;
   workQueue: Queue;
+  /** How many processes work the work queue (BullMQ's CLIENT LIST, parsed: kept for a few seconds). */
+  workQueueWorkers(): Promise<number>;
   permissions: PermissionCache;
   /** The lane work running here, by BullMQ id: `/cancel` and a hand-over abort it. */
   controllers: Map<string, AbortController>;
