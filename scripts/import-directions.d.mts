@@ -15,3 +15,7 @@ export function packagePart(specifier: string): string | undefined;
 export function specifiersOf(fileName: string, text: string): string[];
 export function crossImports(root: string, dir?: string): CrossImport[];
 export function countDirections(imports: CrossImport[]): Record<string, number>;
+/** Every import of src/ with what it names (a relative specifier resolved to its file, relative to the root). */
+export function fileImports(root: string, dir?: string): { file: string; specifier: string; target: string }[];
+/** Files that import one another round in a circle (type-only imports included): each cycle's files, sorted. */
+export function importCycles(root: string, dir?: string): string[][];

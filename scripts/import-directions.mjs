@@ -53,17 +53,62 @@ function resolveRelative(root, fromFile, specifier) {
   return relative(root, hit ?? candidates[0]).split("\\").join("/");
 }
 
-/** Every import of src/ that crosses from one part to another: { from, to, file, target } (paths relative to `root`). */
-export function crossImports(root, dir = "src") {
+/** Every import of src/ with what it names: { file, specifier, target } (a relative specifier resolved to its file; paths relative to `root`). */
+export function fileImports(root, dir = "src") {
   return sourceFiles(join(root, dir)).flatMap((path) => {
     const file = relative(root, path).split("\\").join("/");
-    const from = partOf(file);
-    return specifiersOf(path, readFileSync(path, "utf8")).flatMap((specifier) => {
-      const target = specifier.startsWith(".") ? resolveRelative(root, file, specifier) : specifier;
-      const to = specifier.startsWith(".") ? partOf(target) : packagePart(specifier);
-      return from && to && from !== to ? [{ from, to, file, target }] : [];
-    });
+    return specifiersOf(path, readFileSync(path, "utf8")).map((specifier) => ({ file, specifier, target: specifier.startsWith(".") ? resolveRelative(root, file, specifier) : specifier }));
   });
+}
+
+/** Every import of src/ that crosses from one part to another: { from, to, file, target } (paths relative to `root`). */
+export function crossImports(root, dir = "src") {
+  return fileImports(root, dir).flatMap(({ file, specifier, target }) => {
+    const from = partOf(file);
+    const to = specifier.startsWith(".") ? partOf(target) : packagePart(specifier);
+    return from && to && from !== to ? [{ from, to, file, target }] : [];
+  });
+}
+
+/**
+ * Files of `dir` that import one another round in a circle, type-only imports included: each cycle
+ * as its files, sorted. A newcomer reading a file should find what it uses below it, never above.
+ */
+export function importCycles(root, dir = "src") {
+  const edges = new Map();
+  for (const { file, specifier, target } of fileImports(root, dir)) {
+    if (!specifier.startsWith(".")) continue;
+    edges.set(file, [...(edges.get(file) ?? []), target]);
+  }
+  // Tarjan's strongly connected components.
+  const index = new Map();
+  const low = new Map();
+  const stack = [];
+  const onStack = new Set();
+  const cycles = [];
+  const visit = (file) => {
+    index.set(file, index.size);
+    low.set(file, index.get(file));
+    stack.push(file);
+    onStack.add(file);
+    for (const next of edges.get(file) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(file, Math.min(low.get(file), low.get(next)));
+      } else if (onStack.has(next)) low.set(file, Math.min(low.get(file), index.get(next)));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component = [];
+    let member;
+    do {
+      member = stack.pop();
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== file);
+    if (component.length > 1 || (edges.get(file) ?? []).includes(file)) cycles.push(component.sort());
+  };
+  for (const file of edges.keys()) if (!index.has(file)) visit(file);
+  return cycles;
 }
 
 /** How many imports run in each direction, keyed "from -> to". */

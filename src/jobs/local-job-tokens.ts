@@ -1,8 +1,8 @@
 import { expiresSoon, type JobToken } from "../credentials/index.js";
+import type { Logger } from "../shared/logger.js";
 import { trimOldest } from "./bounded-map.js";
 import type { Job } from "./job.js";
 import type { FromLocalWorker as FromWorker } from "./protocol.js";
-import type { LocalWorkerServerOptions } from "./local-worker-server.js";
 import { PendingAnswers } from "./pending-answers.js";
 
 /** How long the local worker waits for the intake's fresh token before working with the one it has. */
@@ -22,7 +22,7 @@ export class LocalJobTokens {
 
   constructor(
     private readonly send: (message: FromWorker) => void,
-    private readonly log: LocalWorkerServerOptions["log"],
+    private readonly log: Logger,
   ) {}
 
   keep(deliveryId: string, token: JobToken): void {

@@ -4,7 +4,7 @@ import { commentSeal, threadSeal, type ThreadSeal } from "../github/state-marker
 import type { Plan } from "../plan/schema.js";
 import type { Mirror } from "../workspace/mirror.js";
 import { checkApproval, editedAfterApproval } from "./approval.js";
-import type { BuildRequest } from "./build.js";
+import type { BuildRequest } from "./build-request.js";
 import { buildNoteLines, recordBuildNote } from "./build-notes.js";
 import { sandboxNotes } from "./build-report.js";
 import { planCommentRenderer, type PlanCommentRenderer } from "./build-status.js";

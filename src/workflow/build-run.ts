@@ -1,44 +1,18 @@
-import type { RepoConfig } from "../config/repo-config.js";
 import { withDependencies, buildOrder } from "../plan/order.js";
 import type { Plan } from "../plan/schema.js";
 import type { JobNetwork } from "../workspace/egress-proxy.js";
-import type { Mirror } from "../workspace/mirror.js";
 import type { Workspace } from "../workspace/workspace.js";
-import type { BuildRequest } from "./build.js";
-import type { BuildCheck } from "./build-check.js";
+import type { BuildRun } from "./build-request.js";
 import { openBuildLedger, type BuildLedger } from "./build-ledger.js";
 import { describeChecks, handOver } from "./build-outcome.js";
 import { failedChecks } from "./build-report.js";
 import { Cancelled, verify } from "./build-step.js";
 import { buildSteps, type StepsToBuild } from "./build-steps.js";
-import type { BuildStatus } from "./build-status.js";
-import { planRevisionTrailer, PLAN_TRAILER, recoverPushedSteps, type BuildTarget } from "./build-target.js";
+import { planRevisionTrailer, PLAN_TRAILER, recoverPushedSteps } from "./build-target.js";
 import { addUsage } from "./cost.js";
-import type { JobContext, WorkflowDeps } from "./deps.js";
 import { handedOver } from "../shared/hand-over.js";
 import { plainError } from "./plain-error.js";
-import type { ThreadComment, ThreadInfo } from "./ports.js";
 import { fillPullRequestTemplate } from "./pr-template.js";
-import type { ThreadState } from "./state.js";
-
-/** An admitted build: everything its steps need, from the approval to where its commits go. */
-export interface BuildRun {
-  deps: WorkflowDeps;
-  job: JobContext;
-  request: BuildRequest;
-  info: ThreadInfo;
-  mirror: Mirror;
-  config: RepoConfig;
-  planComment: ThreadComment;
-  state: ThreadState;
-  plan: Plan;
-  notes: string[];
-  unticked: string[];
-  status: BuildStatus;
-  target: BuildTarget;
-  /** The "Blueprint build" check run, told what verification found. */
-  check?: BuildCheck | undefined;
-}
 
 /** Builds the wanted steps on a worktree, verifies them and hands the work over; every ending is saved in the plan comment. */
 export async function runBuild(run: BuildRun): Promise<void> {

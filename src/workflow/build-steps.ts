@@ -6,7 +6,7 @@ import type { CommitResult, Workspace } from "../workspace/workspace.js";
 import type { BuildLedger } from "./build-ledger.js";
 import { openBuildNetwork } from "./build-network.js";
 import { blockedStatusLine, keepUnfinishedWork } from "./build-outcome.js";
-import type { BuildRun } from "./build-run.js";
+import type { BuildRun } from "./build-request.js";
 import { buildStep, Cancelled, VERIFY_TIMEOUT_MS, type StepResult } from "./build-step.js";
 import { PLAN_TRAILER } from "./build-target.js";
 import { addUsage } from "./cost.js";

@@ -1,23 +1,14 @@
-import type { Approval } from "./approval.js";
 import { approvedPlan, buildSource, planAsItNowReads, takeApproval, waitingForCodeOwners } from "./build-admission.js";
 import { runBuild } from "./build-run.js";
+import type { BuildRequest } from "./build-request.js";
+
+export type { BuildRequest } from "./build-request.js";
 import { BuildCheck } from "./build-check.js";
 import { buildStatus, type BuildStatus } from "./build-status.js";
 import { baseMovedUnderPlan, branchMoved, buildTarget } from "./build-target.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { handedOver } from "../shared/hand-over.js";
 import { ThreadLabels } from "./labels.js";
-import type { BuildNote, QuestionAnswer } from "./state.js";
-
-export interface BuildRequest {
-  approval: Approval;
-  /** `/build --fresh`: each step starts from the approved plan alone. */
-  fresh: boolean;
-  /** What the approver wrote with the approval (after `/build`'s ids and flags, or the review's body). */
-  note?: BuildNote | undefined;
-  /** The answer to the question the build stopped on. */
-  answer?: Omit<QuestionAnswer, "question"> | undefined;
-}
 
 /** `/build` or an approving review: build the latest plan step by step on Blueprint's branch. */
 export async function buildThread(deps: WorkflowDeps, job: JobContext, request: BuildRequest): Promise<void> {

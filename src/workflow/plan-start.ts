@@ -1,9 +1,17 @@
 import type { ThreadStateLookup, ThreadStateRecord } from "../github/plan-comment.js";
 import type { JobContext } from "./deps.js";
 import { memoryOf, withAnswer, withFeedback, type ThreadMemory } from "./memory.js";
-import type { PlanTrigger } from "./plan.js";
 import type { ThreadInfo } from "./ports.js";
-import type { ThreadState } from "./state.js";
+import type { FeedbackEntry, QuestionAnswer, ThreadState } from "./state.js";
+
+/** What starts a planning run. */
+export type PlanTrigger =
+  /** `/plan [--model NAME] [instructions]`; with a plan already there it becomes a revision. */
+  | { kind: "plan"; instructions: string; model?: string | null }
+  /** `/revise`, a "request changes" review, or a plain comment on a pending plan. */
+  | { kind: "feedback"; feedback: Omit<FeedbackEntry, "onRevision"> }
+  /** The answer to a question planning asked. */
+  | { kind: "answer"; answer: Omit<QuestionAnswer, "question"> };
 
 /** Where a planning run stands: the thread's latest state, its current plan, and the run it continues. */
 export interface PlanStanding {

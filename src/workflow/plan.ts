@@ -12,11 +12,13 @@ import { plainError } from "./plain-error.js";
 import { explore, type Explored } from "./plan-explore.js";
 import { failedComment, resultComment, warnAboutWorkflows } from "./plan-result.js";
 import { withPickedModel, pickAdvice } from "./model-choice.js";
-import { initialState, planStanding, type PlanStanding } from "./plan-start.js";
+import { initialState, planStanding, type PlanStanding, type PlanTrigger } from "./plan-start.js";
+
+export type { PlanTrigger } from "./plan-start.js";
 import { openPlanStatus, type PlanStatus } from "./plan-status.js";
 import type { ThreadInfo } from "./ports.js";
 import { repoMinimumRefusal } from "./repo-permission.js";
-import type { FeedbackEntry, QuestionAnswer, ThreadState } from "./state.js";
+import type { ThreadState } from "./state.js";
 import { supersede } from "./supersede.js";
 import { loadRepoConfig } from "./thread-context.js";
 import type { RepoConfig } from "../config/repo-config.js";
@@ -26,14 +28,6 @@ import type { RepoConfig } from "../config/repo-config.js";
  * status comment: this one keeps no state marker, so the thread's state is as it was before the run.
  */
 const HANDED_OVER = "⏸ Blueprint restarted while planning: another worker starts this plan over and posts it below. Nothing was changed.";
-
-export type PlanTrigger =
-  /** `/plan [--model NAME] [instructions]`; with a plan already there it becomes a revision. */
-  | { kind: "plan"; instructions: string; model?: string | null }
-  /** `/revise`, a "request changes" review, or a plain comment on a pending plan. */
-  | { kind: "feedback"; feedback: Omit<FeedbackEntry, "onRevision"> }
-  /** The answer to a question planning asked. */
-  | { kind: "answer"; answer: Omit<QuestionAnswer, "question"> };
 
 export interface PlanRequest {
   trigger: PlanTrigger;

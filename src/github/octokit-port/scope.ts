@@ -1,6 +1,23 @@
 import type { Octokit as RestOctokit } from "@octokit/rest";
-import type { PortOctokit } from "../octokit-port.js";
 import type { RepositoryInfo } from "../../workflow/ports.js";
+
+/**
+ * The part of Octokit the port uses. Probot's installation Octokit (the App) and @octokit/rest
+ * with a token (the Action) both have it.
+ */
+export type PortOctokit = Pick<RestOctokit, "rest" | "paginate" | "graphql" | "auth">;
+
+export interface OctokitPortOptions {
+  octokit: PortOctokit;
+  repo: RepositoryInfo;
+  number: number;
+  /** Comments made by this app: matched by the app id GitHub records on them, or by the bot login (and, in the Action, the state marker). */
+  isOwnComment: (comment: { user: { login: string; type: string } | null; performed_via_github_app?: { id: number } | null; body: string }) => boolean;
+  /** Check runs made by this app: by default, as its comments are recognised (its app id, or its bot login `<slug>[bot]`). */
+  isOwnCheckApp?: ((app: { id: number; slug: string }) => boolean) | undefined;
+  /** Whether check runs carry buttons: only where their clicks come back as webhooks (the App, not the Action). */
+  checkButtons?: boolean | undefined;
+}
 
 /** What every part of the port works on: one Octokit, one repository, one issue or pull request. */
 export interface ThreadScope {

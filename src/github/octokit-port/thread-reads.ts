@@ -1,6 +1,5 @@
 import type { PullRequestReview, ThreadComment, ThreadInfo, ThreadPort } from "../../workflow/ports.js";
-import type { OctokitPortOptions } from "../octokit-port.js";
-import { unlessNotFound, type IssueComment, type ThreadScope } from "./scope.js";
+import { unlessNotFound, type IssueComment, type OctokitPortOptions, type ThreadScope } from "./scope.js";
 
 /** Reading the thread: the issue or pull request, its comments, and its reviews. */
 export function threadReads(scope: ThreadScope, isOwnComment: OctokitPortOptions["isOwnComment"]): Pick<ThreadPort, "info" | "comments" | "comment" | "review" | "reviewComments"> {
