@@ -59,6 +59,8 @@ export class JobRunner {
       messages: fromJobRunnerSchema,
       hello: { type: "start", stateKey: options.stateKey },
       niceness: options.niceness ?? 10,
+      // Gone the moment its worker is (job-runner-server.ts), so it may leave the worker's session: its nice then holds on the whole machine.
+      ownSession: true,
       onMessage: (message) => {
         if (message.type === "usage") options.telemetry?.modelUsage(message.kind, message.usage);
         else if (message.type === "step") options.telemetry?.stepSeconds(message.seconds);

@@ -1,4 +1,5 @@
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { expect, it } from "vitest";
 import { z } from "zod";
@@ -185,4 +186,70 @@ it("answers a question asked of a child that dies before answering with null", a
     child.stopSupervising();
     child.process?.kill("SIGKILL");
   }
+});
+
+/** A child that answers its hello with where it runs: its session, its nice and its autogroup (Linux's /proc). */
+function whereEntry(): string {
+  const entry = path.join(tempDir("supervised-where-"), "child.mjs");
+  writeFileSync(
+    entry,
+    `import { existsSync, readFileSync } from "node:fs";
+    import os from "node:os";
+    const stat = readFileSync("/proc/self/stat", "utf8");
+    const session = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[3]);
+    const autogroup = existsSync("/proc/self/autogroup") ? readFileSync("/proc/self/autogroup", "utf8").trim() : null;
+    process.on("message", (raw) => {
+      if ((Array.isArray(raw) ? raw : [raw]).some((message) => message.type === "shutdown")) process.exit(0);
+      process.send([{ type: "ready" }, { type: "where", pid: process.pid, session, nice: os.getPriority(), autogroup }]);
+    });`,
+  );
+  return entry;
+}
+
+type Where = { pid: number; session: number; nice: number; autogroup: string | null };
+
+async function whereChildRuns(options: { niceness: number; ownSession: boolean }): Promise<Where> {
+  let where: Where | undefined;
+  const heard = z.discriminatedUnion("type", [
+    z.object({ type: z.literal("ready") }),
+    z.object({ type: z.literal("where"), pid: z.number(), session: z.number(), nice: z.number(), autogroup: z.string().nullable() }),
+  ]);
+  const child = new SupervisedChild<{ type: string }, z.output<typeof heard>>({
+    entry: whereEntry(),
+    env: process.env,
+    name: "the test child",
+    log,
+    messages: heard,
+    hello: { type: "start" },
+    onMessage: (message) => void (message.type === "where" && (where = message)),
+    ...options,
+  });
+  try {
+    await child.ready;
+    await expect.poll(() => where).toBeDefined();
+    return where!;
+  } finally {
+    await child.stop({ type: "shutdown" }, 5_000);
+  }
+}
+
+function ownStat(): { session: number; autogroup: string | null } {
+  const stat = readFileSync("/proc/self/stat", "utf8");
+  const session = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[3]);
+  return { session, autogroup: existsSync("/proc/self/autogroup") ? readFileSync("/proc/self/autogroup", "utf8").trim() : null };
+}
+
+it.runIf(process.platform === "linux")("puts a child with ownSession in a session of its own, its autogroup as low as its nice; others stay in ours", async () => {
+  const parent = ownStat();
+  const own = await whereChildRuns({ niceness: 4, ownSession: true });
+  expect(own.session).toBe(own.pid);
+  expect(own.session).not.toBe(parent.session);
+  expect(own.nice).toBe(Math.min(19, os.getPriority() + 4));
+  // Where the kernel has autogroups, the child's session has one of its own, as low as the child.
+  if (parent.autogroup !== null) expect(own.autogroup).toMatch(new RegExp(`^/autogroup-\\d+ nice ${own.nice}$`));
+
+  const shared = await whereChildRuns({ niceness: 4, ownSession: false });
+  expect(shared.session).toBe(parent.session);
+  expect(shared.nice).toBe(Math.min(19, os.getPriority() + 4));
+  expect(shared.autogroup).toBe(parent.autogroup);
 });
