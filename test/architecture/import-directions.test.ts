@@ -8,7 +8,7 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
 
 /**
  * What each part of src/ may import. A part is a folder of src/ ("entries" = the process entry files
- * in src/ itself); "pkg:github" is probot and @octokit/*, "pkg:redis" is ioredis, bullmq and bottleneck. Keep this
+ * in src/ itself); "pkg:github" is probot and @octokit/*, "pkg:redis" is ioredis and bullmq (and bottleneck, should it come back). Keep this
  * table and the diagram in docs/ARCHITECTURE.md the same.
  */
 const ALLOWED: Record<string, readonly string[]> = {
