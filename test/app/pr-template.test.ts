@@ -62,13 +62,16 @@ const textOf = (request: ModelRequest | undefined) => (request?.messages ?? []).
 describe("the pull request follows the repository's template", () => {
   const fx = useAppFixture({ files: FILES });
   const warnings: Array<{ message: string; reason: unknown }> = [];
-  const log = { info: () => undefined, error: () => undefined, warn: (object: object, message?: string) => void warnings.push({ message: message ?? "", reason: (object as { reason?: unknown }).reason }) };
+  // Kept so that a build that fails (it did once, under CI load) says why instead of only "no pull request".
+  const errors: string[] = [];
+  const log = { info: () => undefined, error: (object: object, message?: string) => void errors.push(`${message ?? ""}: ${String((object as { err?: unknown }).err ?? JSON.stringify(object))}`), warn: (object: object, message?: string) => void warnings.push({ message: message ?? "", reason: (object as { reason?: unknown }).reason }) };
   const build = async (answer: Script[number]) => {
     warnings.length = 0;
+    errors.length = 0;
     await fx.start([...steps, answer], {}, { deps: { log } });
     fx.seedPlan(plan);
     await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
-    expect(fx.github.pulls).toHaveLength(1);
+    expect(fx.github.pulls, `the build logged: ${errors.join("; ") || "no error"}`).toHaveLength(1);
     return fx.github.pulls[0]!.body;
   };
 
