@@ -129,8 +129,10 @@ export function editedAfterApproval(comments: ThreadComment[], planComment: Thre
   if (approval.submittedAt !== undefined && edited > Date.parse(approval.submittedAt)) {
     return `The plan was edited after @${approval.approver}'s review was submitted, so the review does not approve the edit. ${again}`;
   }
-  if (approval.checkClick && edited > Date.parse(approval.checkClick.clickedAt)) {
-    return `The plan was edited after @${approval.approver} clicked the plan check's Build button, so that click does not approve the edit. ${again}`;
+  if (approval.checkClick) {
+    // The check's summary in the Checks tab shows the plan as Blueprint posted it, never a hand edit, whenever it came.
+    const when = edited > Date.parse(approval.checkClick.clickedAt) ? "after @" + approval.approver + " clicked the plan check's Build button" : "by hand, and the plan check's summary in the Checks tab still shows the plan as Blueprint posted it";
+    return `The plan was edited ${when}, so that click does not approve the edit. ${again}`;
   }
   return null;
 }

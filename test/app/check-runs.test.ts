@@ -206,6 +206,22 @@ describe("check runs", () => {
     expect(github.repository.head("feature")).toBe(moved);
   });
 
+  it("refuses a click on a plan edited by hand before it: the check's summary shows the plan as Blueprint posted it", async () => {
+    await start([submit(), ...BUILD_STEPS]);
+    await comment("maintainer", "/plan add retries");
+    const planComment = github.state.botComments(1).find((c) => c.body.includes("Use the helper in the client"));
+    if (!planComment) throw new Error("no plan comment");
+    // A maintainer rewords S2 a minute before the click; the check run still lists S2 as first planned.
+    planComment.body = planComment.body.replace("Use the helper in the client", "Use the helper in the client and the server");
+    planComment.updatedAt = new Date(Date.now() - 60_000).toISOString();
+    const head = github.repository.head("feature");
+    await click(planCheck(1) as CheckRunRecord, "build", { login: "maintainer" });
+
+    expect(github.state.botComments(1).at(-1)?.body).toContain("The plan was edited by hand, and the plan check's summary in the Checks tab still shows the plan as Blueprint posted it, so that click does not approve the edit.");
+    expect(model.requests).toHaveLength(1);
+    expect(github.repository.head("feature")).toBe(head);
+  });
+
   it("cancels the superseded revision's check and refuses a click on it with a plain reason", async () => {
     await start([submit(), submit({ title: "Add retry, with a test" }), ...BUILD_STEPS]);
     await comment("maintainer", "/plan add retries");
