@@ -28,7 +28,8 @@ export const ALL_TOOLS: readonly ToolDefinition[] = [
 
 const WRITE_TOOLS = new Set(["write_file", "edit_file", "delete_file", "run_command"]);
 
-export type ChatTool = OpenAI.Chat.Completions.ChatCompletionTool;
+/** A tool as offered to the model: always a function tool (toChatTool), so callers may read `.function`. */
+export type ChatTool = OpenAI.Chat.Completions.ChatCompletionFunctionTool;
 
 /** What the model is offered in a mode. Built once per mode so the list stays byte-identical across requests. */
 export function toolsForMode(mode: AgentMode): ChatTool[] {

@@ -54,7 +54,7 @@ describe("function and file size in src/", () => {
   });
 
   it("keeps the allow-list honest: each entry is still over the limit (else it comes off the list)", () => {
-    const sizes = new Map(measured.flatMap(({ file, functions }) => functions.map((f) => [`${file} ${f.name}`, f.lines] as const)));
+    const sizes = new Map<string, number>(measured.flatMap(({ file, functions }) => functions.map((f) => [`${file} ${f.name}`, f.lines] as const)));
     const stale = Object.keys(ALLOWED_FUNCTIONS).filter((key) => (sizes.get(key) ?? 0) <= FUNCTION_LIMIT);
     const staleFiles = Object.keys(ALLOWED_FILES).filter((file) => (measured.find((entry) => entry.file === file)?.lines ?? 0) <= FILE_LIMIT);
     expect([...stale, ...staleFiles]).toEqual([]);

@@ -3,9 +3,10 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AppJwt, appTokenMinter } from "../../src/github/app-jwt.js";
+import type { Logger } from "../../src/shared/logger.js";
 import { startGitHubDouble, type GitHubDouble } from "../e2e/double/github-server.js";
 
-const quiet = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {}, child: () => quiet } as never;
+const quiet: Logger = { info: () => {}, warn: () => {}, error: () => {} };
 
 describe("the App's token (JWT)", () => {
   const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
@@ -65,7 +66,7 @@ describe("job-token requests that GitHub does not grant at once", () => {
   const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   const pem = privateKey.export({ type: "pkcs1", format: "pem" }).toString();
   const warnings: unknown[] = [];
-  const log = { ...quiet, warn: (fields: unknown) => warnings.push(fields) } as never;
+  const log: Logger = { ...quiet, warn: (fields) => warnings.push(fields) };
 
   beforeAll(async () => {
     server = createServer((req, res) => {

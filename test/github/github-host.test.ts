@@ -23,7 +23,7 @@ describe("where a job's repository is cloned from and pushed to", () => {
   it("a worker's ports use the configured host whatever clone and web URLs the job carries", () => {
     const env = loadEnv({ GHE_HOST: "ghe.example.com", PATH: process.env.PATH ?? "" });
     const job = { kind: "help", deliveryId: "d-1", installationId: 1, number: 1, actor: "maintainer", receivedAt: 0, commentId: 1, repository: { ...repository, cloneUrl: "https://attacker.example/loot.git", htmlUrl: "https://attacker.example/loot" } } satisfies Job;
-    const ports = tokenPorts(env, quiet).portsFor(job, { token: "ghs_x", expiresAt: new Date(Date.now() + 3600_000).toISOString(), permissions: {} });
+    const ports = tokenPorts(env, quiet).portsFor(job, { token: "ghs_x", permissions: {} });
     for (const port of [ports.ack, ports.reply, ports.work]) {
       expect(port.repo.cloneUrl).toBe("https://ghe.example.com/octo-org/hello-world.git");
       expect(port.commitUrl("abc")).toBe("https://ghe.example.com/octo-org/hello-world/commit/abc");

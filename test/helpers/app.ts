@@ -3,6 +3,7 @@ import path from "node:path";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { Probot, ProbotOctokit, type ApplicationFunctionOptions } from "probot";
+import { z } from "zod";
 import { createBlueprintApp, type BlueprintApp } from "../../src/index.js";
 import { loadEnv } from "../../src/config/env.js";
 import type { WorkflowDeps } from "../../src/workflow/deps.js";
@@ -107,6 +108,17 @@ export function webhookExample(name: string, pick: (example: Example) => boolean
   return structuredClone(found);
 }
 
+const account = z.looseObject({ login: z.string(), type: z.string() });
+
+/** What commentPayload promises of its payload (what the intake reads of it), checked as it is made; the rest of the example is kept. */
+const commentPayloadSchema = z.looseObject({
+  installation: z.looseObject({ id: z.number() }),
+  repository: z.looseObject({ name: z.string(), owner: z.looseObject({ login: z.string() }), clone_url: z.string(), default_branch: z.string(), html_url: z.string() }),
+  issue: z.looseObject({ number: z.number() }),
+  comment: z.looseObject({ id: z.number(), body: z.string(), user: account, created_at: z.string() }),
+  sender: account,
+});
+
 /** issue_comment.created from the examples, edited to carry our repository, comment and installation. */
 export function commentPayload(options: { body: string; login?: string; userType?: string; cloneUrl: string; commentId?: number; number?: number; isPullRequest?: boolean }) {
   const payload = webhookExample("issue_comment", (e) => e.action === "created" && !(e.issue as { pull_request?: unknown }).pull_request);
@@ -122,7 +134,7 @@ export function commentPayload(options: { body: string; login?: string; userType
   payload.repository.clone_url = options.cloneUrl;
   payload.repository.default_branch = "main";
   payload.installation = { id: INSTALLATION_ID, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI=" };
-  return payload;
+  return commentPayloadSchema.parse(payload);
 }
 
 /** pull_request_review.submitted from the examples, edited to carry our repository, reviewer, verdict and body. */

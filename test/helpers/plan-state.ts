@@ -3,14 +3,15 @@ import { renderPlanComment } from "../../src/github/plan-comment.js";
 import { deriveStateKey, type CommentSeal } from "../../src/github/state-marker.js";
 import { planHash } from "../../src/plan/hash.js";
 import { validatePlan } from "../../src/plan/validate.js";
-import type { ThreadState } from "../../src/workflow/state.js";
+import type { z } from "zod";
+import { threadStateSchema, type ThreadState } from "../../src/workflow/state.js";
 
-/** A pending plan's state, as /plan would have left it. */
+/** A pending plan's state, as /plan would have left it (parsed, so the fields it leaves out take their defaults). */
 export function pendingState(rawPlan: unknown, overrides: Partial<ThreadState> = {}): ThreadState {
   const checked = validatePlan(rawPlan);
   if (!checked.ok) throw new Error(checked.errors.join("; "));
   const plan = checked.plan;
-  return {
+  const state: z.input<typeof threadStateSchema> = {
     v: 1,
     status: "pending",
     revision: 1,
@@ -31,6 +32,7 @@ export function pendingState(rawPlan: unknown, overrides: Partial<ThreadState> =
     updatedAt: new Date().toISOString(),
     ...overrides,
   };
+  return threadStateSchema.parse(state);
 }
 
 /** The secret the test App and Action run with, and the state key they derive from it. */

@@ -1,8 +1,8 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, expect, it } from "vitest";
-import type { JobToken } from "../../src/credentials/index.js";
-import { JobRunner, type RenewToken } from "../../src/jobs/job-runner.js";
+import type { JobToken, RenewToken } from "../../src/credentials/index.js";
+import { JobRunner } from "../../src/jobs/job-runner.js";
 import type { Job } from "../../src/jobs/job.js";
 import { HandOver, handOverTaken } from "../../src/shared/hand-over.js";
 import { tempDir } from "../helpers/git-repo.js";

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, expect, it } from "vitest";
-import type { JobToken } from "../../src/credentials/index.js";
+import type { JobToken, JobTokenSource, TokenFor } from "../../src/credentials/index.js";
 import type { Job } from "../../src/jobs/job.js";
 import { LocalWorkerBackend } from "../../src/jobs/local-worker.js";
 import { tempDir } from "../helpers/git-repo.js";
@@ -44,8 +44,8 @@ afterEach(() => backend?.shutdown("test over", 2_000));
 
 it("mints a fresh token only for a job it handed the worker, never for a delivery the worker names on its own", async () => {
   const fake = fakeWorker();
-  const minted: string[] = [];
-  const tokens = { forJob: async (job: { deliveryId?: string }) => (minted.push(String(job.deliveryId)), { ...token, token: `ghs_fresh-${minted.length}` }) };
+  const minted: TokenFor[] = [];
+  const tokens: JobTokenSource = { forJob: async (held) => (minted.push(held), { ...token, token: `ghs_fresh-${minted.length}` }) };
   backend = new LocalWorkerBackend({ entry: fake.entry, tokens, stateKey: Buffer.from("state"), log, niceness: 0 });
   const job = { kind: "plan", deliveryId: "delivery-1", receivedAt: 1 } as unknown as Job;
   expect(await backend.submit({ job, keys: ["delivery-1"] })).toBe(true);
@@ -58,5 +58,5 @@ it("mints a fresh token only for a job it handed the worker, never for a deliver
     ]),
   );
   // Once for the hand-over, once for the renewal: never for the delivery the worker made up.
-  expect(minted).toEqual(["delivery-1", "delivery-1"]);
+  expect(minted).toEqual([job, job]);
 });

@@ -3,6 +3,8 @@ import { DEFAULT_REPO_CONFIG } from "../../src/config/repo-config.js";
 import { codeOwnersRefusal } from "../../src/workflow/codeowners-approval.js";
 import { ownerMatcher } from "../../src/workflow/code-owner-coverage.js";
 import { parseCodeOwners } from "../../src/github/codeowners.js";
+import type { Plan } from "../../src/plan/schema.js";
+import type { ThreadState } from "../../src/workflow/state.js";
 import type { GitHubAccount, ThreadPort } from "../../src/workflow/ports.js";
 import { pendingState } from "../helpers/plan-state.js";
 import { samplePlan } from "../helpers/model-server.js";
@@ -15,7 +17,13 @@ const state = pendingState(
     ],
   }),
 );
-const plan = state.plan ?? samplePlan();
+/** The validated plan of a state pendingState made (it always has one). */
+function planOf(pending: ThreadState): Plan {
+  if (!pending.plan) throw new Error("pendingState made a state without a plan");
+  return pending.plan;
+}
+
+const plan = planOf(state);
 const codeowners = { ...DEFAULT_REPO_CONFIG, approvers: "codeowners" as const };
 
 /** The port's members the check uses; team members by `org/slug`, or an error to throw; accounts by login. */
@@ -93,7 +101,7 @@ describe("codeOwnersRefusal", () => {
 
   it("needs an owner's approval for each owned file a step lists, not for one of them", async () => {
     const both = pendingState(samplePlan({ steps: [{ id: "S1", title: "Both", details: "", files: ["src/retry.js", "docs/guide.md"], deps: [] }] }));
-    const refusal = await codeOwnersRefusal(portWith(), codeowners, { approver: "alice", plan: both.plan ?? plan, state: both, steps: [], readDefaultBranch: files({ CODEOWNERS: "/src/ @alice\n/docs/ @writer\n" }) });
+    const refusal = await codeOwnersRefusal(portWith(), codeowners, { approver: "alice", plan: planOf(both), state: both, steps: [], readDefaultBranch: files({ CODEOWNERS: "/src/ @alice\n/docs/ @writer\n" }) });
     expect(refusal).toContain("- **S1** Both: `docs/guide.md` (@writer)");
     expect(refusal).not.toContain("`src/retry.js` (");
   });
