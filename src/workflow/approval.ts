@@ -1,6 +1,7 @@
 import { findThreadState, type ThreadStateRecord } from "../github/plan-comment.js";
 import type { ThreadSeal } from "../github/state-marker.js";
 import type { ThreadComment, ThreadInfo } from "./ports.js";
+import { planMadeOn } from "./state.js";
 
 export interface Approval {
   approver: string;
@@ -52,8 +53,9 @@ export function checkApproval(comments: ThreadComment[], info: ThreadInfo, appro
     const what = approval.checkClick ? `@${approval.approver} clicked **Build plan v${approval.revision}** on an outdated check: plan v${approval.revision}` : `Plan v${approval.revision}`;
     return { ok: false, reason: `${what} was superseded by v${state.revision}; only the latest revision can be built. Comment \`/build\` (or use v${state.revision}'s check) to build v${state.revision}.` };
   }
-  if (approval.checkClick && state.head && approval.checkClick.headSha !== state.head.sha) {
-    return { ok: false, reason: `The check @${approval.approver} clicked is on commit \`${approval.checkClick.headSha.slice(0, 7)}\`, but plan v${state.revision} was made on \`${state.head.sha.slice(0, 7)}\`, so the click does not approve it. Comment \`/build\` to build v${state.revision}.` };
+  const madeOn = planMadeOn(state);
+  if (approval.checkClick && madeOn && approval.checkClick.headSha !== madeOn) {
+    return { ok: false, reason: `The check @${approval.approver} clicked is on commit \`${approval.checkClick.headSha.slice(0, 7)}\`, but plan v${state.revision} was made on \`${madeOn.slice(0, 7)}\`, so the click does not approve it. Comment \`/build\` to build v${state.revision}.` };
   }
   if (!approval.permitted) {
     return { ok: false, reason: `@${approval.approver}'s approval does not count: only people with ${approval.minimumPermission} access (or higher) can approve Blueprint's plans.` };

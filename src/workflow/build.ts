@@ -9,6 +9,7 @@ import { baseMovedUnderPlan, branchMoved, buildTarget } from "./build-target.js"
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { handedOver } from "../shared/hand-over.js";
 import { ThreadLabels } from "./labels.js";
+import { planMadeOn } from "./state.js";
 
 /** `/build` or an approving review: build the latest plan step by step on Blueprint's branch. */
 export async function buildThread(deps: WorkflowDeps, job: JobContext, request: BuildRequest): Promise<void> {
@@ -54,7 +55,7 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
 
   // 6. The steps built, verified and handed over (build-run.ts), followed by the "Blueprint build" check run.
   await labels.show("approved");
-  const planHead = toBuild.state.head?.sha ?? null;
+  const planHead = planMadeOn(toBuild.state);
   const check = new BuildCheck(port, deps.log, toBuild.plan, toBuild.state);
   await check.start();
   await runBuild({ deps, job, request, info: approved.info, ...source, ...toBuild, status: followedBy(status, check), target, check });

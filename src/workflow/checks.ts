@@ -5,7 +5,7 @@ import type { Plan } from "../plan/schema.js";
 import type { Logger, WorkflowDeps } from "./deps.js";
 import { plainError } from "./plain-error.js";
 import type { CheckRunOutput, CheckRunPort, ThreadPort } from "./ports.js";
-import type { ThreadState } from "./state.js";
+import { planMadeOn, type ThreadState } from "./state.js";
 
 /** Ports whose token may not write checks (GitHub answered 403): said once, then left alone. */
 const refused = new WeakSet<CheckRunPort>();
@@ -83,7 +83,8 @@ export async function postPlanCheck(
     ...(port.checks?.buttons ? { actions: planCheckButtons(revision) } : {}),
   });
   // A built revision's check keeps its success; one that waited is cancelled.
-  if (previous?.head && previous.revision !== revision && previous.status !== "built") await settlePlanCheck(deps, port, { revision: previous.revision, headSha: previous.head.sha }, { conclusion: "cancelled", title: `Superseded by plan v${revision}` });
+  const previousHead = previous && planMadeOn(previous);
+  if (previous && previousHead && previous.revision !== revision && previous.status !== "built") await settlePlanCheck(deps, port, { revision: previous.revision, headSha: previousHead }, { conclusion: "cancelled", title: `Superseded by plan v${revision}` });
 }
 
 /**

@@ -61,6 +61,7 @@ export function initialState(info: ThreadInfo, defaultBranch: string, memory: Th
     ...memory,
     base: { branch: info.pullRequest?.baseRef ?? defaultBranch, sha: "" },
     head: info.pullRequest ? { ref: info.pullRequest.headRef, sha: info.pullRequest.headSha, sameRepo: info.pullRequest.sameRepo } : null,
+    planHead: info.pullRequest?.headSha ?? null,
     branch: null,
     steps: {},
     stale: null,

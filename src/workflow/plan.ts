@@ -106,7 +106,7 @@ function planningTree(deps: WorkflowDeps, job: JobContext, info: ThreadInfo): Pr
 /** The plan is made on this base (and, on a pull request, this head). */
 async function recordBaseAndHead(tree: Workspace, info: ThreadInfo, state: ThreadState): Promise<void> {
   state.base.sha = info.pullRequest ? ((await tree.revParse(`refs/heads/${info.pullRequest.baseRef}`)) ?? "") : tree.baseSha;
-  if (state.head) state.head.sha = tree.baseSha;
+  if (state.head) state.head.sha = state.planHead = tree.baseSha;
 }
 
 /** A new `/plan` says its model (or none: the configured one); revisions and answers keep the plan's. */

@@ -72,6 +72,11 @@ export const threadStateSchema = z.object({
   base: z.object({ branch: z.string(), sha: z.string() }),
   /** For a pull request: the head the plan was made on. */
   head: z.object({ ref: z.string(), sha: z.string(), sameRepo: z.boolean() }).nullable(),
+  /**
+   * For a pull request: the commit the plan, and its "Blueprint plan" check run, were made on. A build
+   * moves `head` on to each commit it pushes; this stays (null in states saved before it existed).
+   */
+  planHead: z.string().nullable().default(null),
   branch: z.string().nullable(),
   steps: z.record(z.string(), stepProgressSchema),
   stale: z.string().nullable().default(null),
@@ -107,3 +112,8 @@ export type FeedbackEntry = z.output<typeof feedbackSchema>;
 export type QuestionAnswer = z.output<typeof questionAnswerSchema>;
 export type BuildNote = z.output<typeof buildNoteSchema>;
 export type RecordedApproval = z.output<typeof recordedApprovalSchema>;
+
+/** The commit a pull request's plan was made on (its plan check is there), however far a build has moved `head`. */
+export function planMadeOn(state: Pick<ThreadState, "planHead" | "head">): string | null {
+  return state.planHead ?? state.head?.sha ?? null;
+}

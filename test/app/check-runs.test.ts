@@ -160,6 +160,49 @@ describe("check runs", () => {
     expect(planCheck(1)?.conclusion).toBe("neutral");
   });
 
+  /** Plan v1, then a click on its Build button, cancelled once S1 is pushed and S2's command runs: the plan waits for another /build. */
+  async function buildStoppedAfterS1(more: Script): Promise<CheckRunRecord> {
+    let commandStarted: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => (commandStarted = resolve));
+    await start([
+      submit(),
+      write("src/retry.js", "export const retry = (fn) => fn();\n"),
+      complete("S1"),
+      () => {
+        setTimeout(commandStarted, 300);
+        return { toolCalls: [{ name: "run_command", arguments: { command: "sleep 60", timeout_s: 120 } }] };
+      },
+      ...more,
+    ]);
+    await comment("maintainer", "/plan add retries");
+    const run = planCheck(1) as CheckRunRecord;
+    const payload = checkActionPayload({ identifier: "build", login: "maintainer", cloneUrl: github.cloneUrl, check: { id: run.id, name: run.name, externalId: run.externalId, headSha: run.headSha, app: run.app } });
+    await app.probot.receive({ id: "click-1", name: "check_run", payload } as never);
+    await started;
+    await comment("maintainer", "/cancel");
+    await settle(app.blueprint);
+    expect(github.repository.log("feature")[0]).toBe("S1: Add a retry helper");
+    return run;
+  }
+
+  it("keeps a partly built plan's check working: its Build button resumes the build, and the check ends built on the commit the plan was made on", async () => {
+    const run = await buildStoppedAfterS1([write("src/client.js", "export const get = (url) => retry(() => fetch(url));\n"), complete("S2")]);
+
+    await click(planCheck(1) as CheckRunRecord, "build", { login: "maintainer" });
+
+    expect(github.repository.log("feature").slice(0, 3)).toEqual(["S2: Use the helper in the client", "S1: Add a retry helper", "Use keepalive"]);
+    expect(planCheck(1)).toMatchObject({ headSha: run.headSha, conclusion: "success", title: "Plan v1 is built", actions: [] });
+  });
+
+  it("supersedes a partly built plan's check when a revision comes, though the build moved the head on", async () => {
+    const run = await buildStoppedAfterS1([submit({ title: "Add retry, with a test" })]);
+
+    await comment("maintainer", "/revise add a test too");
+
+    expect(planCheck(1)).toMatchObject({ headSha: run.headSha, conclusion: "cancelled", title: "Superseded by plan v2", actions: [] });
+    expect(planCheck(2)).toMatchObject({ conclusion: "neutral", title: "Plan v2 waits for approval" });
+  });
+
   it("refuses a click by someone who may not command Blueprint, on the thread, and builds nothing", async () => {
     await start([submit(), ...BUILD_STEPS]);
     await comment("maintainer", "/plan add retries");

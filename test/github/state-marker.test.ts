@@ -38,6 +38,7 @@ function makeState(overrides: Partial<ThreadState> = {}): ThreadState {
     instructions: "add retry\nplease",
     base: { branch: "main", sha: "a".repeat(40) },
     head: null,
+    planHead: null,
     branch: "blueprint/issue-7",
     steps: { S1: { status: "done", commit: "b".repeat(40), commitUrl: "https://example.test/c/b" }, S2: { status: "pending" } },
     stale: null,

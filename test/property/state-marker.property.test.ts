@@ -90,6 +90,7 @@ const threadState: fc.Arbitrary<ThreadState> = fc
       instructions: anyText,
       base: fc.record({ branch: anyText, sha }),
       head: nullable(fc.record({ ref: anyText, sha, sameRepo: fc.boolean() })),
+      planHead: nullable(sha),
       branch: nullable(anyText),
       extraSteps: fc.dictionary(fc.string({ maxLength: 8 }), stepProgress, { maxKeys: 3 }),
       progress: fc.array(stepProgress, { minLength: 12, maxLength: 12 }),
