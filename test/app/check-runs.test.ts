@@ -132,34 +132,6 @@ describe("check runs", () => {
     expect(github.violations).toEqual([]);
   });
 
-  it("cancels the build check when the build is cancelled, keeping it on the head the build pushed", async () => {
-    let commandStarted: () => void = () => undefined;
-    const started = new Promise<void>((resolve) => (commandStarted = resolve));
-    await start([
-      submit(),
-      write("src/retry.js", "export const retry = (fn) => fn();\n"),
-      complete("S1"),
-      () => {
-        setTimeout(commandStarted, 300);
-        return { toolCalls: [{ name: "run_command", arguments: { command: "sleep 60", timeout_s: 120 } }] };
-      },
-    ]);
-    await comment("maintainer", "/plan add retries");
-    const run = planCheck(1) as CheckRunRecord;
-    const payload = checkActionPayload({ identifier: "build", login: "maintainer", cloneUrl: github.cloneUrl, check: { id: run.id, name: run.name, externalId: run.externalId, headSha: run.headSha, app: run.app } });
-    await app.probot.receive({ id: "click-1", name: "check_run", payload } as never);
-    await started;
-    await comment("maintainer", "/cancel");
-    await settle(app.blueprint);
-
-    const pushed = github.repository.head("feature");
-    expect(github.repository.log("feature")[0]).toBe("S1: Add a retry helper");
-    expect(checks("Blueprint build").find((check) => check.headSha === pushed)).toMatchObject({ status: "completed", conclusion: "cancelled" });
-    // The one left behind on the head the build started from says where the check went.
-    expect(checks("Blueprint build").find((check) => check.headSha === run.headSha)).toMatchObject({ conclusion: "neutral", title: `Continued on ${pushed?.slice(0, 7)}` });
-    expect(planCheck(1)?.conclusion).toBe("neutral");
-  });
-
   /** Plan v1, then a click on its Build button, cancelled once S1 is pushed and S2's command runs: the plan waits for another /build. */
   async function buildStoppedAfterS1(more: Script): Promise<CheckRunRecord> {
     let commandStarted: () => void = () => undefined;
@@ -184,6 +156,16 @@ describe("check runs", () => {
     expect(github.repository.log("feature")[0]).toBe("S1: Add a retry helper");
     return run;
   }
+
+  it("cancels the build check when the build is cancelled, keeping it on the head the build pushed", async () => {
+    const run = await buildStoppedAfterS1([]);
+
+    const pushed = github.repository.head("feature");
+    expect(checks("Blueprint build").find((check) => check.headSha === pushed)).toMatchObject({ status: "completed", conclusion: "cancelled" });
+    // The one left behind on the head the build started from says where the check went.
+    expect(checks("Blueprint build").find((check) => check.headSha === run.headSha)).toMatchObject({ conclusion: "neutral", title: `Continued on ${pushed?.slice(0, 7)}` });
+    expect(planCheck(1)?.conclusion).toBe("neutral");
+  });
 
   it("keeps a partly built plan's check working: its Build button resumes the build, and the check ends built on the commit the plan was made on", async () => {
     const run = await buildStoppedAfterS1([write("src/client.js", "export const get = (url) => retry(() => fetch(url));\n"), complete("S2")]);
