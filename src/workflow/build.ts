@@ -1,8 +1,6 @@
 import { approvedPlan, buildSource, planAsItNowReads, takeApproval, waitingForCodeOwners } from "./build-admission.js";
 import { runBuild } from "./build-run.js";
 import type { BuildRequest } from "./build-request.js";
-
-export type { BuildRequest } from "./build-request.js";
 import { BuildCheck } from "./build-check.js";
 import { buildStatus, type BuildStatus } from "./build-status.js";
 import { baseMovedUnderPlan, branchMoved, buildTarget } from "./build-target.js";
@@ -10,6 +8,8 @@ import type { JobContext, WorkflowDeps } from "./deps.js";
 import { handedOver } from "../shared/hand-over.js";
 import { ThreadLabels } from "./labels.js";
 import { planMadeOn } from "./state.js";
+
+export type { BuildRequest } from "./build-request.js";
 
 /** `/build` or an approving review: build the latest plan step by step on Blueprint's branch. */
 export async function buildThread(deps: WorkflowDeps, job: JobContext, request: BuildRequest): Promise<void> {

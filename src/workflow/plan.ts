@@ -13,8 +13,6 @@ import { explore, type Explored } from "./plan-explore.js";
 import { failedComment, resultComment, warnAboutWorkflows } from "./plan-result.js";
 import { withPickedModel, pickAdvice } from "./model-choice.js";
 import { initialState, planStanding, type PlanStanding, type PlanTrigger } from "./plan-start.js";
-
-export type { PlanTrigger } from "./plan-start.js";
 import { openPlanStatus, type PlanStatus } from "./plan-status.js";
 import type { ThreadInfo } from "./ports.js";
 import { repoMinimumRefusal } from "./repo-permission.js";
@@ -22,6 +20,8 @@ import type { ThreadState } from "./state.js";
 import { supersede } from "./supersede.js";
 import { loadRepoConfig } from "./thread-context.js";
 import type { RepoConfig } from "../config/repo-config.js";
+
+export type { PlanTrigger } from "./plan-start.js";
 
 /**
  * A planning run handed to another worker (this one is shutting down) starts over there in a new
