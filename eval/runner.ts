@@ -4,7 +4,7 @@ import { passAtK, spreadOf, type Spread } from "./scoring.js";
 import type { EvalItem } from "./items.js";
 import type { Validation } from "./judge.js";
 import { validateItem } from "./validate.js";
-import { Semaphore } from "../src/workspace/repo-cache.js";
+import { Slots } from "../src/shared/slots.js";
 
 export interface EvalOptions extends RunSettings {
   runs: number;
@@ -74,7 +74,7 @@ export interface EvalReport {
  */
 export async function runEval(items: EvalItem[], options: EvalOptions, onRun: (run: TaskRun) => void = () => {}, onValidated: (id: string, validation: Validation) => void = () => {}): Promise<EvalReport> {
   const startedAt = new Date().toISOString();
-  const limit = new Semaphore(Math.max(1, options.concurrency));
+  const limit = new Slots(Math.max(1, options.concurrency));
   // 1. Items that fail validation are never scored (validations in the resumed report are reused).
   const validation: Record<string, Validation> = { ...(options.previous?.validation ?? {}) };
   if (options.validateFirst) {

@@ -2,7 +2,7 @@ import { createPrivateKey, createSign, type KeyObject } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../workflow/deps.js";
 import { keepAliveFetch, type LightResponse } from "./keep-alive-fetch.js";
-import { Slots } from "../jobs/slots.js";
+import { Slots } from "../shared/slots.js";
 import { Turns } from "../jobs/turns.js";
 import { backoffWait, rateLimitWait } from "./pacing.js";
 

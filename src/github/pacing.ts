@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Octokit } from "@octokit/rest";
 import { throttling } from "@octokit/plugin-throttling";
-import { Slots } from "../jobs/slots.js";
+import { Slots } from "../shared/slots.js";
 
 /**
  * GitHub's pacing for one installation's budget, in this process, without timers when nothing has

@@ -1,6 +1,6 @@
 import { Octokit } from "@octokit/rest";
 import type { Job } from "../jobs/job.js";
-import { trimOldest } from "../jobs/bounded-map.js";
+import { trimOldest } from "../shared/bounded-map.js";
 import type { Logger } from "../workflow/deps.js";
 import type { JobPorts } from "../workflow/run-job.js";
 import type { GrantedToken, TokenGetter } from "../shared/token-getter.js";
@@ -8,9 +8,9 @@ import { githubWebUrl, repositoryOnHost } from "./github-host.js";
 import { createOctokitPort, type PortOctokit } from "./octokit-port.js";
 import { keepAliveFetch } from "./keep-alive-fetch.js";
 import { pacing, type SharedGates } from "./pacing.js";
+import { ownCommentMatcher, type CommentAuthorship } from "./own-comment.js";
 
 export type { SharedGates };
-import { ownCommentMatcher, type CommentAuthorship } from "./own-comment.js";
 
 /** GitHub's pacing and retries without Bottleneck's timer turns; across processes through gates they share (Redis). */
 const PacedOctokit = Octokit.plugin(pacing);

@@ -1,4 +1,4 @@
-import { trimOldest } from "./bounded-map.js";
+import { trimOldest } from "../shared/bounded-map.js";
 
 /** Remembers recent keys (delivery ids, comment ids) so a redelivered event never starts a second job. */
 export class RecentKeys {

@@ -7,7 +7,7 @@ import { jobLabel, removalCovers, REMOVED_REASON, threadOf, type Job, type Remov
 import { telemetryFor, type JobMetrics } from "./metrics.js";
 import { PermissionCache } from "./permission-cache.js";
 import { JobQueue } from "./queue.js";
-import { Slots } from "./slots.js";
+import { Slots } from "../shared/slots.js";
 import { Turns, type Turn } from "./turns.js";
 
 export interface EmbeddedOptions {

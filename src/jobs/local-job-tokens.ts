@@ -1,6 +1,6 @@
 import { expiresSoon, type JobToken } from "../credentials/index.js";
 import type { Logger } from "../shared/logger.js";
-import { trimOldest } from "./bounded-map.js";
+import { trimOldest } from "../shared/bounded-map.js";
 import type { Job } from "./job.js";
 import type { FromLocalWorker as FromWorker } from "./protocol.js";
 import { PendingAnswers } from "./pending-answers.js";

@@ -1,5 +1,5 @@
 import type { PermissionLevel } from "../github/permission.js";
-import { trimOldest } from "./bounded-map.js";
+import { trimOldest } from "../shared/bounded-map.js";
 
 /**
  * Collaborator permissions, remembered for a short while per repository and person, so a burst of

@@ -3,7 +3,7 @@ import os from "node:os";
 import { writeFileSync } from "node:fs";
 import type { z } from "zod";
 import type { Logger } from "../shared/logger.js";
-import { trimOldest } from "./bounded-map.js";
+import { trimOldest } from "../shared/bounded-map.js";
 import { IpcBatcher, unbatch } from "./ipc-batch.js";
 import { PendingAnswers } from "./pending-answers.js";
 import type { ChildAnswer } from "./protocol.js";

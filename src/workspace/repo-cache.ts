@@ -6,11 +6,10 @@ import { describeGitError, WorkspaceError } from "./git.js";
 import { findNestedGit } from "./nested-git.js";
 import { excludeFileOf, forgetWorktree, NO_DRIVERS_ATTRIBUTES, recordWorktree, restoreGitPointer, untrustedGit } from "./untrusted-git.js";
 import { Mirror } from "./mirror.js";
-import { Semaphore } from "./semaphore.js";
+import { Slots } from "../shared/slots.js";
 import { currentIdentity, isAlive, madeBy, makerOf, register, type ProcessIdentity } from "./workdir-claim.js";
 import { liveToken, tagCacheDirOf, Workspace, type GitToken } from "./workspace.js";
 
-export { Semaphore } from "./semaphore.js";
 
 export interface WorkspaceRequest {
   /** From the webhook payload (`repository.clone_url`), never hard-coded. */
@@ -50,7 +49,7 @@ export class RepoCache {
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly idle = new Map<string, Worktree[]>();
   private readonly poolSize: number;
-  private readonly fetches: Semaphore;
+  private readonly fetches: Slots;
   /** The process making the worktrees (their names start with its id), so a sweep tells whose each is. */
   readonly identity: ProcessIdentity;
   /** Called with each mirror once it is synced, in its lock (the keeper records its owner there). */
@@ -68,7 +67,7 @@ export class RepoCache {
     } = {},
   ) {
     this.poolSize = options.poolSize ?? 2;
-    this.fetches = new Semaphore(options.maxFetches ?? 4);
+    this.fetches = new Slots(options.maxFetches ?? 4);
     this.identity = options.identity ?? currentIdentity();
   }
 

@@ -43,8 +43,8 @@ const EXCEPTIONS: Record<string, number> = {
   // The job runtime runs the use cases and the GitHub adapter itself; the restructure hands it one getter instead.
   "jobs -> workflow": 16,
   "jobs -> github": 9,
-  // The GitHub adapter reaches into the job runtime (Job, slots, turns).
-  "github -> jobs": 6,
+  // The GitHub adapter reaches into the job runtime (the Job type, turns).
+  "github -> jobs": 3,
   // The job's shape and each kind's permissions (jobs/job.ts), which a token is minted and sealed for.
   "credentials -> jobs": 1,
   // The use cases know the job's shape (Job, the permission cache).

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { RepoCache, Semaphore } from "../../src/workspace/repo-cache.js";
+import { RepoCache } from "../../src/workspace/repo-cache.js";
 import type { Workspace } from "../../src/workspace/workspace.js";
 import { createBareRepo, gitIn, tempDir, type BareRepo } from "../helpers/git-repo.js";
 import { startGitHubDouble } from "../e2e/double/github-server.js";
@@ -98,28 +98,6 @@ describe("RepoCache", () => {
     await workspace.dispose();
     open.splice(0);
     expect(jobsIn(cache)).toEqual([]);
-  });
-});
-
-describe("Semaphore", () => {
-  it("runs at most its limit of tasks at once, the rest in the order they came, and frees a slot when a task fails", async () => {
-    const limit = new Semaphore(2);
-    let running = 0;
-    let peak = 0;
-    const started: number[] = [];
-    const task = (i: number) => async () => {
-      started.push(i);
-      running++;
-      peak = Math.max(peak, running);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      running--;
-      if (i === 1) throw new Error("boom");
-      return i;
-    };
-    const results = await Promise.allSettled([0, 1, 2, 3, 4].map((i) => limit.run(task(i))));
-    expect(peak).toBe(2);
-    expect(started).toEqual([0, 1, 2, 3, 4]);
-    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled", "fulfilled", "fulfilled"]);
   });
 });
 
