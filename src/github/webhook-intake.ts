@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { NewConnectionsFirst } from "../shared/new-connections-first.js";
 import type { Logger } from "../workflow/deps.js";
 
 /** A delivery whose signature checked out: what GitHub sent, parsed. */
@@ -34,6 +35,8 @@ const JSON_TYPE = /^\s*application\/json\s*(?:;|$)/i;
  * from the payload alone, and its CPU per webhook is what bounds how fast a burst is answered.
  */
 export function webhookIntake(options: WebhookIntakeOptions): NodeMiddleware {
+  // A burst on fresh connections is accepted before the webhook work on the open ones (why: the module's top).
+  const turns = new NewConnectionsFirst();
   return async (req, res, next) => {
     const path = (req.url ?? "").split("?")[0]?.replace(/\/+$/, "") || "/";
     if (path !== options.path.replace(/\/+$/, "")) return options.fallback(req, res, next);
@@ -45,6 +48,7 @@ export function webhookIntake(options: WebhookIntakeOptions): NodeMiddleware {
 
     const body = await readBody(req).catch(() => null);
     if (body === null) return answer(res, 413, { error: "The payload could not be read (or is over 25 MB)" });
+    await turns.turn(req.socket);
     if (!(await options.verify(body, signature).catch(() => false))) {
       return answer(res, 400, { error: "Error: [@octokit/webhooks] signature does not match event payload and secret" });
     }
