@@ -1,11 +1,11 @@
 /**
- * Why this exists: since libuv 1.45 (Node 20 and later) a server accepts one connection per turn of
+ * Why this exists: since libuv 1.45 (Node 20.3 and later) a server accepts one connection per turn of
  * the event loop (libuv pull request #3696), and each turn also runs every request that arrived on
  * the connections it has. When a burst comes on a hundred fresh connections at once, the first few
  * accepted keep the turns long and the rest wait to be accepted: in `npm run bench -- load`, a process
  * that had just started answered the burst's first webhooks after 0.7–1.1 s while its p50 was 25 ms.
- * Letting the turns that accept stay short (no webhook work in them) took the webhook p99 to about
- * 0.1 s, and with Redis from 2.7 s to 0.3–0.5 s; on connections already open nothing changes.
+ * Letting the turns that accept stay short (no webhook work in them) took the webhook p99 to 0.1–0.2
+ * s, and with Redis from 2.7 s to 0.3–0.5 s; on connections already open nothing changes.
  */
 
 /** Turns in a row that may skip the waiting webhooks while new connections keep coming in. */
