@@ -3,7 +3,7 @@ import { parsePlanArgument } from "../github/command.js";
 import { GATED_KINDS, jobLabel, LANE_KINDS, threadOf, type Job } from "../jobs/job.js";
 import type { PermissionCache } from "../jobs/permission-cache.js";
 import { buildThread } from "./build.js";
-import { cancelWaiting } from "./cancel.js";
+import { buildQuestionWaiting, cancelWaiting, withdrawBuildQuestion } from "./cancel.js";
 import { handleCheckClick } from "./check-action.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { HELP_TEXT, refusalReply, statusReply } from "./help.js";
@@ -101,7 +101,10 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
         await answer.postComment(`Stopping ${stopped.running} at the next safe point. Everything already pushed stays.${dropped}`);
         return;
       }
-      await cancelWaiting(deps, { port: ports.work, actor: job.actor, signal: new AbortController().signal, deliveryId: job.deliveryId });
+      // A build's question: withdrawing it moves the thread's label too, which needs the repository's
+      // settings (a synced mirror), so it is lane work. Any other question is withdrawn now.
+      if (await buildQuestionWaiting(deps, ports.work)) await lanes.enqueue(job);
+      else await cancelWaiting(deps, { port: ports.work, actor: job.actor, signal: new AbortController().signal, deliveryId: job.deliveryId });
       return;
     }
   }
@@ -162,6 +165,9 @@ async function useCase(deps: WorkflowDeps, port: ThreadPort, job: Job, signal: A
         return await followClosedPullRequest(deps, context, job);
       case "check-action":
         return await handleCheckClick(deps, context, job);
+      case "cancel":
+        // Queued at triage only for a build's question (see triageJob).
+        return await withdrawBuildQuestion(deps, context);
       default:
         throw new Error(`a ${job.kind} job is answered at triage, not queued`);
     }

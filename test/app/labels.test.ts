@@ -53,6 +53,22 @@ describe("the thread's Blueprint label", () => {
     expect(fx.github.threadLabels).toEqual(["blueprint: built"]);
   });
 
+  it("a build's question withdrawn with /cancel takes the building label back to planned (as the repository names it)", async () => {
+    fx.createRepo({ ...FILES, ".github/blueprint.yml": 'labels: { planned: "bot: planned" }\n' });
+    const asks: Script = [{ toolCalls: [{ name: "ask_user", arguments: { question: "Retry on 404 too?" } }] }];
+    await fx.start([...planned, ...asks]);
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/plan add retries", cloneUrl: fx.repo.url }));
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
+    const plan = fx.github.botComments()[0]!;
+    expect(stateOf(fx.github.comments.find((c) => c.id === plan.id)!.body)).toMatchObject({ status: "awaiting_answer", questionMode: "build" });
+    expect(fx.github.threadLabels).toEqual(["blueprint: building"]);
+
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/cancel", cloneUrl: fx.repo.url }));
+    expect(stateOf(fx.github.comments.find((c) => c.id === plan.id)!.body)).toMatchObject({ status: "cancelled", question: null });
+    expect(fx.github.botComments().at(-1)!.body).toContain("Withdrew Blueprint's question. Comment `/build` to resume the build.");
+    expect(fx.github.threadLabels).toEqual(["bot: planned"]);
+  });
+
   it("a planning run that fails is labelled failed, and the planned label of the revision before comes off", async () => {
     await fx.start([...planned, { status: 500 }]);
     await fx.app.deliver("issue_comment", commentPayload({ body: "/plan add retries", cloneUrl: fx.repo.url }));
