@@ -1,7 +1,6 @@
 import { collectTags } from "./collect-tags.js";
 import { focusTerms, MAX_FOCUS_TERMS, noMentions, type Mentions } from "./focus.js";
 import { rankDefinitions } from "./rank.js";
-import { fitToBudget } from "./render.js";
 
 /** The model's first look: about what the old 8,000-character map held. */
 export const DEFAULT_MAP_TOKENS = 2048;
@@ -77,6 +76,9 @@ export async function buildRepoMap(root: string, options: RepoMapOptions = {}): 
   if (collected.cacheError) head.push(`The parsed tags could not be saved for the next process (${collected.cacheError}); this map is complete.`);
   if (collected.generated > 0) head.push(`${collected.generated} file${collected.generated === 1 ? " looks" : "s look"} minified or generated (very long lines, named *.min.*, compiled output, marked generated, or tables of literal values): listed by name only, not outlined.`);
 
+  // Loaded here, not at the top: its tokenizer's tables (68 MB, 0.24 s) are for processes that build a
+  // map, not the intake and workers that only import this module's callers.
+  const { fitToBudget } = await import("./render.js");
   const rendered = fitToBudget(files, ranking.items, head, budget);
   return { text: rendered.text, tokens: rendered.tokens, budget, files: files.length, parsed: collected.parsed, parsersUnavailable: collected.parsersUnavailable };
 }
