@@ -3,6 +3,7 @@ import { loadEnv } from "../config/env.js";
 import { tokenPorts } from "../jobs/token-ports.js";
 import { serveJobRunner } from "../jobs/job-runner-server.js";
 import { createWorkflowDeps } from "../workflow/create-deps.js";
+import "../workflow/engine-tables.js";
 
 /** A worker's job runner (src/job-runner.ts): the engine, once its worker has handed over the hidden-state key. */
 export function startJobRunner(): void {

@@ -5,6 +5,7 @@ import { serveLocalJobs } from "../jobs/local-worker-server.js";
 import { JobMetrics } from "../jobs/metrics.js";
 import { createWorkflowDeps } from "../workflow/create-deps.js";
 import { CHILD_ENTRIES } from "./entries.js";
+import "../workflow/engine-tables.js";
 
 /** The local worker (src/local-worker.ts): the engine, once the intake has handed over the hidden-state key, behind the embedded backend. */
 export function startLocalWorker(): void {

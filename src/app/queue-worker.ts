@@ -12,6 +12,7 @@ import { stopOnSignal } from "../jobs/stop-on-signal.js";
 import { createWorkflowDeps, stateKeyOf } from "../workflow/create-deps.js";
 import { requireSandboxOrExit } from "../workflow/sandbox-choice.js";
 import { CHILD_ENTRIES } from "./entries.js";
+import "../workflow/engine-tables.js";
 
 /**
  * The Redis queue worker (src/worker.ts): takes jobs from Redis with the engine, lane work in a job
