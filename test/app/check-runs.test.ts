@@ -115,6 +115,21 @@ describe("check runs", () => {
     expect(github.violations).toEqual([]);
   });
 
+  it("builds once when Build is clicked twice at once: the second click, queued behind the first, says the plan is built", async () => {
+    await start([submit(), ...BUILD_STEPS]);
+    await comment("maintainer", "/plan add retries");
+    const plan = planCheck(1) as CheckRunRecord;
+    await Promise.all([click(plan, "build", { login: "maintainer" }), click(plan, "build", { login: "maintainer" })]);
+
+    expect(github.repository.log("feature").slice(0, 3)).toEqual(["S2: Use the helper in the client", "S1: Add a retry helper", "Use keepalive"]);
+    // One plan, one build of two steps (two model turns each).
+    expect(model.requests).toHaveLength(1 + 4);
+    const said = github.state.botComments(1).map((c) => c.body);
+    expect(said.filter((body) => body.startsWith("Queued: Blueprint is busy on this thread (building for @maintainer)"))).toHaveLength(1);
+    expect(said.at(-1)).toBe("This plan is already built. Comment `/plan` for new work.");
+    expect(said.filter((body) => body.startsWith("### Build report"))).toHaveLength(1);
+  });
+
   it("fails the build check when verification fails, with annotations where the output names the repository's files and lines", async () => {
     await start([submit({ verification: ["sh scripts/check.sh"] }), ...BUILD_STEPS]);
     await comment("maintainer", "/plan add retries");
