@@ -1,23 +1,29 @@
 import { commentSeal, threadSeal } from "../github/state-marker.js";
-import { findThreadState, renderPlanComment, renderStatusComment } from "../github/plan-comment.js";
+import { findThreadState, renderPlanComment, renderStatusComment, type ThreadStateRecord } from "../github/plan-comment.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { ThreadLabels } from "./labels.js";
 import type { ThreadPort } from "./ports.js";
 import type { ThreadState } from "./state.js";
 import { loadRepoConfig } from "./thread-context.js";
 
-/**
- * `/cancel` with nothing running: withdraw a waiting question, or say there is nothing to stop.
- * Returns the state saved, or null when nothing was waiting.
- */
-export async function cancelWaiting(deps: WorkflowDeps, job: JobContext): Promise<ThreadState | null> {
-  const { port } = job;
+/** The thread's waiting question (its state comment), or null when nothing waits for an answer. */
+export async function waitingQuestion(deps: Pick<WorkflowDeps, "stateKey">, port: ThreadPort): Promise<ThreadStateRecord | null> {
   const lookup = findThreadState(await port.comments(), threadSeal(deps.stateKey, port));
-  if (lookup.kind !== "found" || lookup.latest.state.status !== "awaiting_answer") {
+  return lookup.kind === "found" && lookup.latest.state.status === "awaiting_answer" ? lookup.latest : null;
+}
+
+/**
+ * `/cancel` with nothing running: withdraw a waiting question (read now unless `waiting` is given),
+ * or say there is nothing to stop. Returns the state saved, or null when nothing was waiting.
+ */
+export async function cancelWaiting(deps: WorkflowDeps, job: JobContext, waiting?: ThreadStateRecord | null): Promise<ThreadState | null> {
+  const { port } = job;
+  const latest = waiting === undefined ? await waitingQuestion(deps, port) : waiting;
+  if (!latest) {
     await port.postComment("Nothing is running or waiting on this thread.");
     return null;
   }
-  const { comment, state } = lookup.latest;
+  const { comment, state } = latest;
   const seal = commentSeal(threadSeal(deps.stateKey, port), comment.id);
   const question = state.question ?? "";
   const stopped = { ...state, question: null, questionMode: null, questionStep: null, status: "cancelled" as const, updatedAt: new Date().toISOString() };
@@ -29,12 +35,6 @@ export async function cancelWaiting(deps: WorkflowDeps, job: JobContext): Promis
   }
   await port.postComment(`Withdrew Blueprint's question. ${state.plan ? "Comment `/build` to resume the build." : "Comment `/plan` to start again."}`);
   return stopped;
-}
-
-/** Whether the thread waits on a question its build asked: the thread then carries the building label. */
-export async function buildQuestionWaiting(deps: Pick<WorkflowDeps, "stateKey">, port: ThreadPort): Promise<boolean> {
-  const lookup = findThreadState(await port.comments(), threadSeal(deps.stateKey, port));
-  return lookup.kind === "found" && lookup.latest.state.status === "awaiting_answer" && lookup.latest.state.questionMode === "build";
 }
 
 /**

@@ -3,7 +3,7 @@ import { parsePlanArgument } from "../github/command.js";
 import { GATED_KINDS, jobLabel, LANE_KINDS, threadOf, type Job } from "../jobs/job.js";
 import type { PermissionCache } from "../jobs/permission-cache.js";
 import { buildThread } from "./build.js";
-import { buildQuestionWaiting, cancelWaiting, withdrawBuildQuestion } from "./cancel.js";
+import { cancelWaiting, waitingQuestion, withdrawBuildQuestion } from "./cancel.js";
 import { handleCheckClick } from "./check-action.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { HELP_TEXT, refusalReply, statusReply } from "./help.js";
@@ -103,8 +103,9 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
       }
       // A build's question: withdrawing it moves the thread's label too, which needs the repository's
       // settings (a synced mirror), so it is lane work. Any other question is withdrawn now.
-      if (await buildQuestionWaiting(deps, ports.work)) await lanes.enqueue(job);
-      else await cancelWaiting(deps, { port: ports.work, actor: job.actor, signal: new AbortController().signal, deliveryId: job.deliveryId });
+      const waiting = await waitingQuestion(deps, ports.work);
+      if (waiting?.state.questionMode === "build") await lanes.enqueue(job);
+      else await cancelWaiting(deps, { port: ports.work, actor: job.actor, signal: new AbortController().signal, deliveryId: job.deliveryId }, waiting);
       return;
     }
   }
