@@ -48,7 +48,14 @@ export async function runAction(deps: ActionRunnerDeps): Promise<ActionResult> {
     // 3. The engine and GitHub (api.github.com, or GHES through GITHUB_API_URL).
     const log = actionLogger(io);
     const workflowDeps = createWorkflowDeps(inputs.engine, log, [inputs.githubToken]);
-    const octokit = (deps.createOctokit ?? createActionOctokit)({ token: inputs.githubToken, baseUrl: env.GITHUB_API_URL || "https://api.github.com", log, fetch: deps.fetch });
+    const octokit = (deps.createOctokit ?? createActionOctokit)({
+      token: inputs.githubToken,
+      baseUrl: env.GITHUB_API_URL || "https://api.github.com",
+      log,
+      fetch: deps.fetch,
+      // Off only where nothing is rate-limited, as for the App (BLUEPRINT_GITHUB_WRITE_GAP_MS).
+      paced: env.BLUEPRINT_GITHUB_WRITE_GAP_MS !== "0",
+    });
 
     // 4. The job, inline.
     const { outcome, jobErrors } = await runActionJob({ deps: workflowDeps, octokit, event, botLogin: inputs.botLogin });

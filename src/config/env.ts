@@ -38,6 +38,11 @@ export const envSchema = z.object({
   /** How soon the model endpoint must start answering each attempt, and its longest silence within a streamed answer. */
   BLUEPRINT_MODEL_TIMEOUT_S: positiveInt(60),
   BLUEPRINT_MODEL_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
+  /**
+   * The least time between one installation's writes to GitHub (GitHub asks for a second); writes that
+   * notify people wait three times it, searches twice. 0 only where nothing is rate-limited (a test double).
+   */
+  BLUEPRINT_GITHUB_WRITE_GAP_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   /** Minimum time between edits of the tracking comment while a job runs. */
   BLUEPRINT_PROGRESS_INTERVAL_MS: z.coerce.number().int().min(0).default(5000),
   /**

@@ -27,6 +27,8 @@ export interface TokenPortOptions {
   isOwnComment(comment: CommentAuthorship): boolean;
   /** With Redis: GitHub's pacing per installation is shared by every process (`jobs/` makes the gates). */
   sharedGates?: SharedGates | null;
+  /** The least time between an installation's writes (1000 ms); notifying writes wait 3×, searches 2×. */
+  writeGapMs?: number;
 }
 
 /** REST base URL from Probot's own variables, so GitHub Enterprise (and a local double) work. */
@@ -66,7 +68,7 @@ export class TokenPorts {
 
   /** One job's Octokit whose every request carries the token as it is when the request goes out. */
   private renewingOctokit(installationId: number, token: TokenGetter, budget: string): PortOctokit {
-    const rest = pacedOctokit({ baseUrl: this.options.baseUrl, log: this.options.log, installationId, budget, shared: this.shared });
+    const rest = pacedOctokit({ baseUrl: this.options.baseUrl, log: this.options.log, installationId, budget, shared: this.shared, writeGapMs: this.options.writeGapMs });
     rest.hook.before("request", async (request) => {
       request.headers.authorization = `token ${(await token()).token}`;
     });
@@ -81,7 +83,7 @@ export class TokenPorts {
     const key = `${installationId}/${budget}/${granted.token}`;
     let octokit = this.octokits.get(key);
     if (!octokit) {
-      const rest = pacedOctokit({ baseUrl: this.options.baseUrl, log: this.options.log, installationId, budget, auth: granted.token, shared: this.shared });
+      const rest = pacedOctokit({ baseUrl: this.options.baseUrl, log: this.options.log, installationId, budget, auth: granted.token, shared: this.shared, writeGapMs: this.options.writeGapMs });
       // The port asks its Octokit for the token (git) and its permissions (workflows); a token Octokit knows only the token.
       octokit = { rest: rest.rest, paginate: rest.paginate, graphql: rest.graphql, auth: (async () => ({ token: granted.token, permissions: granted.permissions })) as PortOctokit["auth"] };
       this.octokits.set(key, octokit);
@@ -95,8 +97,17 @@ export class TokenPorts {
  * An Octokit on one installation's budget with GitHub's pacing and retries, waiting out rate limits a
  * few times (`pacing.ts`): its gaps shared with every process through `shared` when given.
  */
-export function pacedOctokit(options: { baseUrl: string; log: Logger; installationId: number; budget: string; auth?: string; shared?: SharedGates | null }): Octokit {
+export function pacedOctokit(options: {
+  baseUrl: string;
+  log: Logger;
+  installationId: number;
+  budget: string;
+  auth?: string;
+  shared?: SharedGates | null;
+  writeGapMs?: number | undefined;
+}): Octokit {
   const { log, installationId } = options;
+  const gap = options.writeGapMs ?? 1_000;
   const limited = (kind: string, retryAfter: number, request: { method: string; url: string }, retryCount: number) => {
     log.warn({ retryAfter, method: request.method, url: request.url, installationId }, `${kind} rate limit hit`);
     return retryCount < RATE_LIMIT_RETRIES;
@@ -107,7 +118,12 @@ export function pacedOctokit(options: { baseUrl: string; log: Logger; installati
     userAgent: "blueprint-worker",
     request: { fetch: workerFetch },
     log: { debug: () => {}, info: () => {}, warn: (message: string) => log.warn({}, message), error: (message: string) => log.info({}, message) },
-    pacing: { id: `${installationId}-${options.budget}`, onRateLimit: limited, ...(options.shared ? { shared: options.shared } : {}) },
+    pacing: {
+      id: `${installationId}-${options.budget}`,
+      onRateLimit: limited,
+      gapsMs: { write: gap, notification: 3 * gap, search: 2 * gap },
+      ...(options.shared ? { shared: options.shared } : {}),
+    },
   });
 }
 
@@ -115,6 +131,17 @@ export function pacedOctokit(options: { baseUrl: string; log: Logger; installati
  * The worker's side of a job's token, from the environment: ports from the token alone, for the
  * repository's GitHub, paced through `sharedGates` when Redis shares them (`jobs/token-ports.ts`).
  */
-export function tokenPorts(env: { GHE_HOST?: string | undefined; GHE_PROTOCOL: string; APP_ID?: number | undefined; BLUEPRINT_BOT_NAME: string }, log: Logger, sharedGates: SharedGates | null = null): TokenPorts {
-  return new TokenPorts({ baseUrl: githubApiUrl(env), webUrl: githubWebUrl(env), log, sharedGates, isOwnComment: ownCommentMatcher({ appId: env.APP_ID, botLogin: env.BLUEPRINT_BOT_NAME }) });
+export function tokenPorts(
+  env: { GHE_HOST?: string | undefined; GHE_PROTOCOL: string; APP_ID?: number | undefined; BLUEPRINT_BOT_NAME: string; BLUEPRINT_GITHUB_WRITE_GAP_MS?: number },
+  log: Logger,
+  sharedGates: SharedGates | null = null,
+): TokenPorts {
+  return new TokenPorts({
+    baseUrl: githubApiUrl(env),
+    webUrl: githubWebUrl(env),
+    log,
+    sharedGates,
+    writeGapMs: env.BLUEPRINT_GITHUB_WRITE_GAP_MS ?? 1_000,
+    isOwnComment: ownCommentMatcher({ appId: env.APP_ID, botLogin: env.BLUEPRINT_BOT_NAME }),
+  });
 }

@@ -53,6 +53,7 @@ describe("the GitHub App, run as `probot run ./lib/index.js` against a local Git
       BLUEPRINT_MODEL_RETRIES: "0",
       BLUEPRINT_WORKDIR: workdir,
       BLUEPRINT_PROGRESS_INTERVAL_MS: "0",
+      BLUEPRINT_GITHUB_WRITE_GAP_MS: "0",
     });
   }, 60_000);
 

@@ -113,6 +113,8 @@ export async function startCluster(options: { issues: number; env?: Record<strin
     BLUEPRINT_MODEL: "e2e-model",
     BLUEPRINT_MODEL_RETRIES: "0",
     BLUEPRINT_PROGRESS_INTERVAL_MS: "0",
+    // The double has no rate limits: GitHub's second between writes would only make the run slow.
+    BLUEPRINT_GITHUB_WRITE_GAP_MS: "0",
     BLUEPRINT_STATE_SECRET: STATE_SECRET,
     ...(redis ? { REDIS_URL: redis.url, BLUEPRINT_JOB_LOCK_MS: "1500" } : {}),
   });
