@@ -51,7 +51,7 @@ export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
     throw new InputError("the state-secret input is empty. Blueprint signs the hidden state in its plan comments with it, so that nobody can edit, copy or swap it: create a repository secret (e.g. `openssl rand -hex 32`) and pass `state-secret: ${{ secrets.BLUEPRINT_STATE_SECRET }}`.");
   }
   source.BLUEPRINT_WORKDIR ??= path.join(env.RUNNER_TEMP || os.tmpdir(), "blueprint");
-  // An ephemeral runner holding only this job's token: bubblewrap when it works, else a warning (README).
+  // An ephemeral runner holding only this job's token: bubblewrap when it works, else a warning (docs/security.md, "The sandbox").
   source.BLUEPRINT_SANDBOX ??= "auto";
   source.BLUEPRINT_BOT_NAME = botLogin;
   source.BLUEPRINT_BOT_EMAIL = botLogin === ACTIONS_BOT_LOGIN ? ACTIONS_BOT_EMAIL : `${botLogin}@users.noreply.github.com`;

@@ -93,7 +93,7 @@ async function runCommand(cli: CliContext, args: CliArgs, command: JobCommand, c
   // checked before a new thread is made, so a refused command leaves nothing behind.
   const engineEnv = loadEnv({
     BLUEPRINT_PROGRESS_INTERVAL_MS: "0",
-    // Your own machine, your own command: bubblewrap when it works (Linux), else a warning (README).
+    // Your own machine, your own command: bubblewrap when it works (Linux), else a warning (docs/security.md, "The sandbox").
     BLUEPRINT_SANDBOX: "auto",
     ...cli.env,
     ...args.limits,
@@ -109,7 +109,7 @@ async function runCommand(cli: CliContext, args: CliArgs, command: JobCommand, c
   if (!thread) throw new CliError('there is no plan yet. Run `blueprint plan "what you want done"` first.');
   if (checkout.dirty) cli.stderr(`note: uncommitted changes are not seen; Blueprint works on the committed state of \`${thread.baseBranch}\`.`);
   const engine = createWorkflowDeps(engineEnv, cliLogger(cli.stderr, args.verbose));
-  // Your machine, your call (README): without bubblewrap the CLI goes on, but never without saying so.
+  // Your machine, your call (docs/cli.md): without bubblewrap the CLI goes on, but never without saying so.
   if (engine.runner.isolation === "plain") cli.stderr("note: the agent's commands run WITHOUT a sandbox here (no working bubblewrap, or BLUEPRINT_SANDBOX=none): as you, with a scrubbed environment, a timeout and an output cap. Install bubblewrap (Linux), or set BLUEPRINT_SANDBOX=bwrap to refuse instead.");
   // A retried model request is printed the moment it starts, while planning and while building.
   const deps: WorkflowDeps = {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { repoConfigSchema } from "./repo-config.js";
 
-/** Where the generated schema is committed; editors load it from there (see the README). */
+/** Where the generated schema is committed; editors load it from there (see docs/configuration.md). */
 export const REPO_CONFIG_JSON_SCHEMA_PATH = "schema/blueprint.schema.json";
 
 /**

@@ -1,5 +1,5 @@
 // Kept, not plugin-throttling's Bottleneck: no public option spares a request Bottleneck's timer turns, and in the
-// load bench permission read → 👀 took 0.47–0.61 s through Bottleneck against 0.13–0.55 s here (README, load figures).
+// load bench permission read → 👀 took 0.47–0.61 s through Bottleneck against 0.13–0.55 s here (measured with `npm run bench -- load`).
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Octokit } from "@octokit/rest";
 import { throttling } from "@octokit/plugin-throttling";

@@ -3,7 +3,7 @@ import type { Sealer } from "../credentials/index.js";
 import { jobSchema, removalSchema, type Job, type Removal } from "./job.js";
 
 /**
- * What a job carries through Redis, and why a worker may trust it (SPEC §10: nothing in the queue is
+ * What a job carries through Redis, and why a worker may trust it (docs/security.md: nothing in the queue is
  * trusted that the intake did not sign). Redis is shared with whoever can reach it, so:
  * - the job and its dedupe keys are signed for the queue and the BullMQ id they were added under (a
  *   job copied into another queue, for example past triage's permission check, does not verify);

@@ -98,7 +98,7 @@ export type JobKind = Job["kind"];
 /** Kinds that run as work in the thread's lane (one at a time per thread, capped per process). */
 export const LANE_KINDS: ReadonlySet<JobKind> = new Set(["plan", "revise", "build", "respond", "review-approval", "review-changes", "stale", "pull-closed", "check-action"]);
 
-/** The kinds whose actor's permission decides whether they run at all (SPEC §3). */
+/** The kinds whose actor's permission decides whether they run at all (docs/workflow.md, "Who may command"). */
 export const GATED_KINDS: ReadonlySet<JobKind> = new Set(["plan", "revise", "build", "cancel", "reply", "review-approval", "review-changes", "check-action"]);
 
 /** Reads a job that crossed a process boundary; throws on anything that is not one. */

@@ -55,7 +55,7 @@ redis.call('DEL', KEYS[1])
 return 1`;
 
 /**
- * The promises of SPEC §8 across replicas, kept in Redis: a delivery claimed once, one job per
+ * The reliability promises (docs/reliability.md) across replicas, kept in Redis: a delivery claimed once, one job per
  * thread at a time (a lock its worker renews; a dead worker's lock lapses and its job may take it
  * over), and `/cancel` reaching whichever worker runs the thread's job.
  */

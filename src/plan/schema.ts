@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** Optional model-facing fields may arrive as `null` or be absent (SPEC §11). */
+/** Optional model-facing fields may arrive as `null` or be absent (the model-facing tools' contract). */
 const optionalText = z
   .string()
   .nullish()

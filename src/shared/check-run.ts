@@ -1,12 +1,12 @@
 /**
- * Blueprint's check runs as GitHub shows them: their names (SPEC §11, what rulesets require), the
+ * Blueprint's check runs as GitHub shows them: their names (fixed: rulesets require them by name), the
  * external id that binds a check run to its thread and plan revision, and the plan check's buttons.
  */
 
 export const PLAN_CHECK_NAME = "Blueprint plan";
 export const BUILD_CHECK_NAME = "Blueprint build";
 
-/** The `requested_action` identifiers of the plan check's buttons (SPEC §11). */
+/** The `requested_action` identifiers of the plan check's buttons (fixed: `build` and `revise`). */
 export type PlanCheckAction = "build" | "revise";
 
 /** What a check run's external id says: which kind, on which issue or pull request, for which plan revision. */

@@ -13,7 +13,7 @@ export function isApprovingJob(job: Job): job is ApprovingJob {
 
 /**
  * Why a build job's approval is not what GitHub has, or null when it is. A job taken from a shared
- * queue is data someone else could have written (SPEC §10): the `/build` comment it names must exist
+ * queue is data someone else could have written (docs/security.md): the `/build` comment it names must exist
  * on its thread, by the job's actor, made when the job says, and read as the same command; an
  * approving review must be that person's, approving, submitted when the job says, on that commit;
  * a clicked check run must be this app's plan check for that thread, revision and commit.

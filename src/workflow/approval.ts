@@ -91,7 +91,7 @@ export function checkApproval(comments: ThreadComment[], info: ThreadInfo, appro
 }
 
 /**
- * An approval covers what the approver could have seen (SPEC §10): `/build` the revision posted
+ * An approval covers what the approver could have seen (docs/security.md): `/build` the revision posted
  * before its comment (GitHub's comment order, and the time the plan was posted), a review the
  * revision standing when it was submitted. Why not, or null when the latest revision was seen.
  */
@@ -110,8 +110,8 @@ function postedAfterApproval(comments: ThreadComment[], plan: ThreadStateRecord,
 }
 
 /**
- * A hand edit of the plan comment (SPEC §4) made after the approval was not seen by the approver
- * (SPEC §10): why the approval does not cover it, or null. Call it only when the plan as it reads
+ * A hand edit of the plan comment (docs/workflow.md) made after the approval was not seen by the approver
+ * (docs/security.md): why the approval does not cover it, or null. Call it only when the plan as it reads
  * differs from Blueprint's state: Blueprint's own saves re-render that state, so however late they
  * were made, they never count as an edit.
  */

@@ -42,7 +42,7 @@ export async function writeCheckRun(
   }
 }
 
-/** Who may approve a plan here, in one sentence (SPEC §3 and the repository's configuration). */
+/** Who may approve a plan here, in one sentence (the App's minimum permission and the repository's configuration). */
 export function whoMayApprove(deps: Pick<WorkflowDeps, "minPermission">, config: RepoConfig, requestedBy: string): string {
   const level = config.min_permission ?? deps.minPermission;
   const who = config.approvers === "codeowners" ? `code owners (per the default branch's CODEOWNERS) of the files each step changes, with ${level} access or higher` : `people with ${level} access or higher`;

@@ -4,7 +4,7 @@ import type { ThreadState } from "./state.js";
 
 /**
  * Records a valid approval of the revision in its state, so that approvals by several people add
- * up (SPEC §10): a `/build` with the time of its command (a check's Build button: of the click), a review with the time it was submitted.
+ * up (docs/security.md): a `/build` with the time of its command (a check's Build button: of the click), a review with the time it was submitted.
  * The same person approving the same way again keeps one entry, with the later time.
  */
 export function recordApproval(state: ThreadState, comments: ThreadComment[], approval: Approval): void {

@@ -64,7 +64,7 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
   // Answers on their own budget: the ack budget's pacing (one write a second per installation) is
   // spent on 👀 alone, so a refusal never delays the next command's 👀.
   const answer = ports.reply;
-  // 1. Authorise with the collaborator-permission endpoint (SPEC §3). An approving review by someone
+  // 1. Authorise with the collaborator-permission endpoint (docs/workflow.md, "Who may command"). An approving review by someone
   //    who may not approve still reaches the build, which says why it does not count.
   if (GATED_KINDS.has(job.kind) && job.kind !== "review-approval") {
     const level = await port.permission(job.actor).catch((error: unknown) => {

@@ -9,7 +9,7 @@ import { releaseFifo } from "../helpers/fifo.js";
 import { tempDir } from "../helpers/git-repo.js";
 import { startModelServer, type ModelServer, type Script } from "../helpers/model-server.js";
 
-/** The run's wall-time limit is a deadline that model requests and commands are held to (SPEC §6). */
+/** The run's wall-time limit is a deadline that model requests and commands are held to (docs/reliability.md). */
 
 let server: ModelServer | null = null;
 afterEach(async () => {

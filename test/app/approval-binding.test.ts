@@ -6,9 +6,9 @@ import { commentPayload, reviewPayload } from "../helpers/app.js";
 import { stateOf, useAppFixture, visible } from "../helpers/app-fixture.js";
 
 /**
- * An approval covers the plan as the approver saw it (SPEC §10): a hand edit of the plan comment
+ * An approval covers the plan as the approver saw it (docs/security.md): a hand edit of the plan comment
  * made after `/build` (or after an approving review) is not built under that approval. Edits made
- * before it are (SPEC §4), and Blueprint's own saves never count as edits.
+ * before it are (docs/workflow.md), and Blueprint's own saves never count as edits.
  */
 const onlyStep = samplePlan({ verification: [], steps: [{ id: "S1", title: "Only step", details: "", files: ["README.md"], deps: [] }] });
 const write = (path: string, content: string) => ({ toolCalls: [{ name: "write_file", arguments: { path, content } }] });

@@ -10,7 +10,7 @@ import { commentPayload, webhookExample } from "../helpers/app.js";
 import { useAppFixture } from "../helpers/app-fixture.js";
 import { decodeState, pendingState, planCommentBody, testSeal } from "../helpers/plan-state.js";
 
-// SPEC §10: the hidden plan state is Blueprint's alone, and never overrides what people see.
+// docs/security.md: the hidden plan state is Blueprint's alone, and never overrides what people see.
 const onlyStep = samplePlan({ verification: [], steps: [{ id: "S1", title: "Only step", details: "", files: ["README.md"], deps: [] }] });
 const write = (path: string, content: string) => ({ toolCalls: [{ name: "write_file", arguments: { path, content } }] });
 const complete = (id: string) => ({ toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary: `did ${id}` } }] });

@@ -5,7 +5,7 @@ import { stateOf, useAppFixture, visible } from "../helpers/app-fixture.js";
 import { samplePlan, type ModelRequest } from "../helpers/model-server.js";
 import { DEFAULT_LIMITS } from "../../src/agent/loop.js";
 
-/** SPEC §7: a build never claims more than it did. */
+/** docs/workflow.md: a build never claims more than it did. */
 
 const FILES = { "README.md": "# Hello\n" };
 const twoSteps = (verification: string[]) =>

@@ -3,7 +3,7 @@ import { commentPayload } from "../helpers/app.js";
 import { useAppFixture, visible } from "../helpers/app-fixture.js";
 import { samplePlan } from "../helpers/model-server.js";
 
-/** SPEC §7: a pull request is ready for review only while the plan's checks pass, also after it was ready once. */
+/** docs/workflow.md: a pull request is ready for review only while the plan's checks pass, also after it was ready once. */
 
 const plan = samplePlan({
   verification: ["test ! -f broken.txt"],

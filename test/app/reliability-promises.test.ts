@@ -9,7 +9,7 @@ import { samplePlan, type ModelRequest, type Script, type ScriptedReply } from "
 import { commentPayload, startTestApp, type TestApp } from "../helpers/app.js";
 import { stateOf, useAppFixture, visible } from "../helpers/app-fixture.js";
 
-/** SPEC §8 promises, driven through the real Probot app: GitHub doubled with nock, a scripted model, real git. */
+/** docs/reliability.md's promises, driven through the real Probot app: GitHub doubled with nock, a scripted model, real git. */
 
 const fx = useAppFixture({ files: { "README.md": "# Hello\n" } });
 const { start, seedPlan } = fx;

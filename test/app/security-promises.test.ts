@@ -8,7 +8,7 @@ import { gitIn } from "../helpers/git-repo.js";
 import type { GitHubDoubleOptions } from "../helpers/github-double.js";
 import { samplePlan, type ModelRequest, type Script } from "../helpers/model-server.js";
 
-// SPEC §6 and §10: the promises an attacker would go after. Each test drives the real app.
+// docs/security.md: the promises an attacker would go after. Each test drives the real app.
 
 const FILES = { "README.md": "# Hello\n", "src/client.js": "export async function get(url) {\n  return fetch(url);\n}\n" };
 /** The app's own model key: deliberately not token-shaped, so only the known-secret list can catch it. */
@@ -158,7 +158,7 @@ describe("comment size", () => {
   // marker, which fitComment must keep whole. Details that do not compress (here ~76,000 characters
   // of base64) make the marker alone exceed the limit; fitComment throws and planning ends with
   // "Planning failed: the comment's state marker alone exceeds GitHub's comment limit", so the
-  // model's plan is lost (SPEC §8: split or folded, never rejected; bad input loses nothing).
+  // model's plan is lost (docs/reliability.md: split or folded, never rejected; bad input loses nothing).
   // Fixing it needs the state split over comments or the stored plan capped: not in comment-size.ts alone.
   it.fails("a plan whose details do not compress is still posted, not discarded because its state marker is too big", async () => {
     fx.createRepo(FILES);
@@ -234,7 +234,7 @@ describe("untrusted text", () => {
     expect(task).not.toMatch(HIDDEN);
   });
 
-  // SPEC §3: text by people who cannot command Blueprint reaches the model only marked untrusted; the title too.
+  // docs/security.md: text by people who cannot command Blueprint reaches the model only marked untrusted; the title too.
   it("an outsider's issue title reaches the model only inside an untrusted block", async () => {
     const task = await planOnOutsidersIssue();
     expect(task.replace(BLOCK, "")).not.toContain("TITLE-MARKER");

@@ -6,7 +6,7 @@ import { samplePlan, type ModelRequest } from "../helpers/model-server.js";
 
 /**
  * Recovering steps after a crash between push and marker update counts only the commits of the
- * revision being built, and never re-ticks a step a person unticked (SPEC §4, §7).
+ * revision being built, and never re-ticks a step a person unticked (docs/reliability.md).
  */
 
 const write = (path: string, content: string) => ({ toolCalls: [{ name: "write_file", arguments: { path, content } }] });

@@ -9,13 +9,16 @@ const committed = readFileSync(new URL(`../../${REPO_CONFIG_JSON_SCHEMA_PATH}`, 
 /** Standalone: a $ref would fail to compile. */
 const validateJson = (schema: object, value: unknown, at: string) => jsonSchemaChecker()(schema as Record<string, unknown>, value, at);
 
-/** The example configuration in the README, the way people copy it. */
-function readmeExample(): string {
-  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-  const block = /```yaml\n(# yaml-language-server: \$schema=[^\n]+\n[\s\S]*?)```/.exec(readme)?.[1];
-  if (!block) throw new Error("the README has no blueprint.yml example with a schema line");
+/** The example configuration in a page of the docs, the way people copy it. */
+function exampleIn(page: string): string {
+  const text = readFileSync(new URL(`../../${page}`, import.meta.url), "utf8");
+  const block = /```yaml\n(# yaml-language-server: \$schema=[^\n]+\n[\s\S]*?)```/.exec(text)?.[1];
+  if (!block) throw new Error(`${page} has no blueprint.yml example with a schema line`);
   return block;
 }
+
+/** The README shows the most used keys; docs/configuration.md the full reference. */
+const EXAMPLES = ["README.md", "docs/configuration.md"];
 
 describe("the committed JSON Schema of .github/blueprint.yml", () => {
   it("is what the zod schema generates now (run `npm run schema` after changing the config)", () => {
@@ -28,11 +31,18 @@ describe("the committed JSON Schema of .github/blueprint.yml", () => {
     expect(properties.sort()).toEqual(Object.keys(JSON.parse(committed).properties).sort());
   });
 
-  it("accepts the README's example, as the zod schema does, and the example points editors at the committed file", () => {
-    const example = readmeExample();
+  it.each(EXAMPLES)("accepts %s's example, as the zod schema does, and the example points editors at the committed file", (page) => {
+    const example = exampleIn(page);
     expect(example.split("\n")[0]).toMatch(new RegExp(`\\$schema=\\S+/${REPO_CONFIG_JSON_SCHEMA_PATH.replace(".", "\\.")}$`));
     expect(parseRepoConfig(example).ok).toBe(true);
     expect(validateJson(JSON.parse(committed), parseYaml(example), "config")).toEqual([]);
+  });
+
+  it("is shown whole in docs/configuration.md: its example sets every key, and its table describes every key", () => {
+    const keys = Object.keys(JSON.parse(committed).properties as object).sort();
+    expect(Object.keys(parseYaml(exampleIn("docs/configuration.md")) as object).sort()).toEqual(keys);
+    const page = readFileSync(new URL("../../docs/configuration.md", import.meta.url), "utf8");
+    for (const key of keys) expect(page, key).toContain(`| \`${key}\` |`);
   });
 
   it("rejects what the zod schema rejects: an unknown key, a wrong enum value", () => {

@@ -46,7 +46,7 @@ describe("Dockerfile", () => {
 
   it("starts as `npm start` does, and lets setup mode write .env into the node-owned volume", () => {
     const runtime = stages[1] ?? "";
-    // The same node, flags and entry (the intake's larger young generation: see README, "How a webhook becomes work").
+    // The same node, flags and entry (the intake's larger young generation: see docs/operations.md, "Node's flags").
     const start = (JSON.parse(readFileSync("package.json", "utf8")).scripts.start as string).split(" ");
     expect(start).toEqual(["node", "--max-semi-space-size=64", "./lib/start.js"]);
     expect(JSON.parse(/^CMD (\[.*\])/m.exec(runtime)?.[1] ?? "[]")).toEqual(start.map((word) => word.replace(/^\.\//, "")));

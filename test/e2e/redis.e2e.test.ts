@@ -7,7 +7,7 @@ import { childrenOf, environmentOf, isRunning, jobRunnerOf, niceOf } from "./sup
 import type { WorkerProcess } from "./support/worker-process.js";
 
 /**
- * SPEC §8 across replicas: real `redis-server`, real intake and worker processes, the local GitHub
+ * docs/reliability.md across replicas: real `redis-server`, real intake and worker processes, the local GitHub
  * double and a scripted model. Each issue is its own scenario, so the tests share one cluster.
  */
 

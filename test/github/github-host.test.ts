@@ -5,7 +5,7 @@ import { tokenPorts } from "../../src/github/token-port.js";
 import type { Job } from "../../src/jobs/job.js";
 import type { Logger } from "../../src/workflow/deps.js";
 
-/** SPEC §10: workers derive clone and push URLs from the configured GitHub host, never from the job. */
+/** docs/security.md: workers derive clone and push URLs from the configured GitHub host, never from the job. */
 
 const quiet: Logger = { info: () => {}, warn: () => {}, error: () => {} };
 const repository = { owner: "octo-org", name: "hello-world", defaultBranch: "main" };

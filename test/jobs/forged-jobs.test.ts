@@ -17,7 +17,7 @@ import { APP_ID, githubDouble, INSTALLATION_TOKEN, type GitHubDouble } from "../
 import { startRedisServer, type RedisServer } from "../helpers/redis-server.js";
 import { buildJob, eventually, finished, helpJob, JOB_SECRET, planJob, rawData, recordingLog, repository, sealedFor, sealer, signedWire } from "../helpers/redis-jobs.js";
 
-/** SPEC §10: a worker trusts nothing in Redis that the intake did not sign. Each job here is written into Redis by someone else. */
+/** docs/security.md: a worker trusts nothing in Redis that the intake did not sign. Each job here is written into Redis by someone else. */
 
 let redis: RedisServer;
 let connection: Redis;

@@ -9,7 +9,7 @@ import { inlineCode, renderPlanBody } from "../../src/plan/render.js";
 
 const RUNS = 2000;
 
-// ---- an independent oracle for what a valid plan is (SPEC §4) -----------------------------------
+// ---- an independent oracle for what a valid plan is (src/plan/) --------------------------------------
 
 /** Relative and inside the repository, not under .git/; backslashes count as separators, as in the app. */
 function isInsideRepo(file: string): boolean {

@@ -9,7 +9,7 @@ import { ALL_TOOLS, dispatchToolCall } from "../../src/tools/registry.js";
 import type { AgentMode, ToolContext, ToolResult } from "../../src/tools/tool.js";
 import type { CommandRunner, RunOptions } from "../../src/workspace/command-runner.js";
 
-/** The argument names of SPEC §11, per tool. */
+/** The model-facing tools' argument names (a fixed contract), per tool. */
 const ARGUMENT_NAMES: Record<string, string[]> = {
   read_file: ["path", "start_line", "end_line"],
   list_files: ["path", "pattern"],

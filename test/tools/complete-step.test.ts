@@ -3,7 +3,7 @@ import { dispatchToolCall } from "../../src/tools/registry.js";
 import type { ToolContext } from "../../src/tools/tool.js";
 import type { CommandRunner } from "../../src/workspace/command-runner.js";
 
-/** complete_step's outcome (SPEC §11): "done" by default, null or absent alike; "blocked" ends the step undone. */
+/** complete_step's outcome (a fixed contract): "done" by default, null or absent alike; "blocked" ends the step undone. */
 
 const neverRun: CommandRunner = { isolation: "plain", run: () => Promise.reject(new Error("complete_step runs no command")) };
 const context: ToolContext = { root: "/nonexistent", mode: "build", runner: neverRun, filesRead: new Set(), audit: [], stepId: "S2", allowWorkflowWrites: false };
