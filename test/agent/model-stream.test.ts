@@ -53,9 +53,7 @@ describe("streamed model requests", () => {
 
   it("retries an endpoint that sends the headers but no first chunk within the limit", async () => {
     const { client, retries, server } = await clientFor([{ silentStream: true }, { content: "here" }], { timeoutMs: 300 });
-    const started = Date.now();
     expect((await ask(client)).message.content).toBe("here");
-    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
     expect(server.events.slice(0, 2)).toEqual(["request 0", "closed 0"]);
     expect(retries.map(({ attempt, attempts, reason, timeoutMs }) => ({ attempt, attempts, reason, timeoutMs }))).toEqual([
       { attempt: 2, attempts: 2, reason: "did not answer within 0.3 s", timeoutMs: 300 },
@@ -86,10 +84,8 @@ describe("streamed model requests", () => {
 
   it("lets a slow but steady stream run longer than the limit, which now only bounds the silences", async () => {
     const { client, retries, server } = await clientFor([{ content: "a long answer that keeps coming", chunkDelayMs: 100, pieces: 6 }], { timeoutMs: 300 });
-    const started = Date.now();
-    expect((await ask(client)).message.content).toBe("a long answer that keeps coming");
     // Nine chunks (role, six pieces, finish, usage) 100 ms apart: three times the limit in all.
-    expect(Date.now() - started).toBeGreaterThan(800);
+    expect((await ask(client)).message.content).toBe("a long answer that keeps coming");
     expect(retries).toEqual([]);
     expect(server.requests).toHaveLength(1);
   });
@@ -159,10 +155,9 @@ describe("assembleStream", () => {
 
   it("assembles calls with huge, negative or fractional indexes quickly, in index order, without dropping any", async () => {
     const call = (index: number, name: string) => chunk({ tool_calls: [{ index, id: name, type: "function", function: { name, arguments: "{}" } }] });
-    const started = Date.now();
-    const answer = await assembleStream(stream([call(100_000_000, "far"), call(-1, "negative"), call(0, "first"), call(1.5, "fraction")]));
-    // A sparse array as long as the largest index took seconds to filter (minutes at 2^32 − 2), blocking the event loop: timers, heartbeats, /cancel.
-    expect(Date.now() - started).toBeLessThan(1_000);
+    // A sparse array as long as the largest index took minutes to filter at 2^32 − 2, blocking the event loop
+    // (timers, heartbeats, /cancel): the test's time limit, not a timed assertion, catches that.
+    const answer = await assembleStream(stream([call(2 ** 32 - 2, "far"), call(-1, "negative"), call(0, "first"), call(1.5, "fraction")]));
     expect(answer?.message.tool_calls?.map((toolCall) => toolCall.id)).toEqual(["first", "far", "negative", "fraction"]);
   });
 

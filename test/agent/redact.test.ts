@@ -58,9 +58,8 @@ describe("createRedactor", () => {
   });
 
   it("stays linear on repeated BEGIN lines without an END (quadratic before: 40 s for 50,000 lines)", () => {
-    const started = performance.now();
-    expect(createRedactor([])("-----BEGIN PRIVATE KEY-----\n".repeat(50_000))).toBe("[redacted]\n".repeat(50_000));
-    expect(performance.now() - started).toBeLessThan(3_000);
+    // Twice the lines that took 40 s: a quadratic redactor runs into the test's time limit (no timed assertion).
+    expect(createRedactor([])("-----BEGIN PRIVATE KEY-----\n".repeat(100_000))).toBe("[redacted]\n".repeat(100_000));
   });
 
   it("leaves ordinary text alone and is repeatable", () => {

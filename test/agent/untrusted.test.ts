@@ -25,11 +25,10 @@ describe("sanitiseUntrusted", () => {
   });
 
   it("stays fast on long adversarial input", () => {
-    // Each of these took 5–20 s when a pattern scanned to the end of the text from every "<".
+    // Each of these took 5–20 s at 100,000 repeats when a pattern scanned to the end of the text from every
+    // "<": at three times that, a quadratic pattern runs into the test's time limit (no timed assertion).
     for (const piece of ["<!", "<?", "<untrusted_input", "< / untrusted_input", "[a]: b "]) {
-      const started = performance.now();
-      sanitiseUntrusted(piece.repeat(100_000));
-      expect(performance.now() - started, piece).toBeLessThan(3_000);
+      expect(sanitiseUntrusted(piece.repeat(300_000)).length, piece).toBeGreaterThan(0);
     }
   });
 });

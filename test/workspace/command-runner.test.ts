@@ -65,12 +65,10 @@ describe("createCommandRunner", () => {
   });
 
   it("kills a command that runs past its timeout, with the background children it started", async () => {
-    const started = Date.now();
     const result = await runner.run("sleep 100 & echo PID=$!; sleep 100", { cwd, timeoutMs: 1000 });
     expect(result.timedOut).toBe(true);
     expect(result.exitCode).toBeNull();
     expect(result.signal).toBe("SIGKILL");
-    expect(Date.now() - started).toBeLessThan(10_000);
     expect(await waitUntilGone(firstPid(result.output))).toBe(true);
   });
 
@@ -84,11 +82,9 @@ describe("createCommandRunner", () => {
   it("returns when the command exits even if a background child still holds its output", async () => {
     // `npm run dev &` style: the child inherits stdout. The command is done when the shell exits;
     // waiting for the child's pipe to close would turn every such command into a timeout.
-    const started = Date.now();
     const result = await runner.run("sleep 100 & echo PID=$!", { cwd, timeoutMs: 5000 });
     expect(result.timedOut).toBe(false);
     expect(result.exitCode).toBe(0);
-    expect(Date.now() - started).toBeLessThan(4000);
     expect(await waitUntilGone(firstPid(result.output))).toBe(true);
   });
 

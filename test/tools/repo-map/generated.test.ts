@@ -84,10 +84,9 @@ describe("repo_map on minified and generated files", () => {
     expect(generatedReason("src/edge.js", table(101))).toBeUndefined();
     // Small tables cost little to outline: kept.
     expect(generatedReason("src/few.ts", `export const few = [\n${'  "a",\n'.repeat(50)}];\n`)).toBeUndefined();
-    // A line of many strings that never closes does not slow the check down (no backtracking blow-up).
-    const started = performance.now();
+    // A line of many strings that never closes does not slow the check down (a backtracking blow-up runs
+    // into the test's time limit: no timed assertion).
     expect(generatedReason("src/odd.ts", `x = ${'"a" '.repeat(150)}"${"\\a".repeat(100)}\n`.repeat(40))).toBeUndefined();
-    expect(performance.now() - started).toBeLessThan(1000);
   });
 
   it("finds the source-map comment at the end of a file bigger than the head it reads", () => {
