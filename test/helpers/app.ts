@@ -59,6 +59,8 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
           APP_ID: String(APP_ID),
           BLUEPRINT_WORKDIR: workdir,
           BLUEPRINT_PROGRESS_INTERVAL_MS: "0",
+          // nock and the GitHub double have no rate limits: GitHub's second between writes would only slow the tests.
+          BLUEPRINT_GITHUB_WRITE_GAP_MS: "0",
           BLUEPRINT_MODEL: "test-model",
           OPENAI_API_KEY: "sk-test-model-key-000000000000000000",
           BLUEPRINT_MODEL_RETRIES: "0",
