@@ -37,13 +37,27 @@ interface VersionDist {
  * (its strongest hash, as npm checks it); after that, the cached tarball is checked against the integrity
  * recorded with it and no request is made. A tarball that no longer matches is fetched again.
  */
-export async function fetchPackage(name: string, version: string, source: NpmSource): Promise<string> {
+export function fetchPackage(name: string, version: string, source: NpmSource): Promise<string> {
+  // Two tasks may share a version (one's later is another's earlier): one fetch serves both.
+  const key = JSON.stringify([source.cacheDir, source.registry, name, version]);
+  let fetching = inFlight.get(key);
+  if (!fetching) {
+    fetching = fetchOnce(name, version, source).finally(() => inFlight.delete(key));
+    inFlight.set(key, fetching);
+  }
+  return fetching;
+}
+
+const inFlight = new Map<string, Promise<string>>();
+
+async function fetchOnce(name: string, version: string, source: NpmSource): Promise<string> {
   const base = path.join(source.cacheDir, "npm", name.replace("/", "+"), version);
   const tarball = `${base}.tgz`;
   const record = `${base}.integrity`;
   const cached = existsSync(tarball) && existsSync(record) && matches(readFileSync(tarball), readFileSync(record, "utf8").trim());
   if (!cached) {
-    rmSync(base, { recursive: true, force: true });
+    // A damaged entry goes, with the tree unpacked from it.
+    if (existsSync(tarball) || existsSync(record)) rmSync(base, { recursive: true, force: true });
     const { bytes, integrity } = await download(name, version, source.registry ?? (await configuredRegistry()));
     mkdirSync(path.dirname(base), { recursive: true });
     writeAtomic(tarball, bytes);
@@ -53,12 +67,15 @@ export async function fetchPackage(name: string, version: string, source: NpmSou
   return base;
 }
 
-async function configuredRegistry(): Promise<string> {
-  const configured = await run("npm", ["config", "get", "registry"], { timeout: 30_000 }).then(
-    (result) => result.stdout.trim(),
-    () => "",
+let configured: Promise<string> | null = null;
+
+/** npm's configured registry (.npmrc, npm_config_registry), asked once per process. */
+function configuredRegistry(): Promise<string> {
+  configured ??= run("npm", ["config", "get", "registry"], { timeout: 30_000 }).then(
+    (result) => (/^https?:\/\//.test(result.stdout.trim()) ? result.stdout.trim() : NPM_REGISTRY),
+    () => NPM_REGISTRY,
   );
-  return /^https?:\/\//.test(configured) ? configured : NPM_REGISTRY;
+  return configured;
 }
 
 async function download(name: string, version: string, registry: string): Promise<{ bytes: Buffer; integrity: string }> {

@@ -49,6 +49,14 @@ describe("fetching a published package for the smoke suite (a registry double on
     expect(readFileSync(path.join(dir, "index.js"), "utf8")).toContain("' '.repeat(n)");
   });
 
+  it("fetches a version two tasks ask for at once only once (one's later version is the other's earlier)", async () => {
+    const source = { registry: registry.url, cacheDir: cache() };
+    const before = registry.requests.length;
+    const [first, second] = await Promise.all([fetchPackage("tiny-left-pad", "1.0.1", source), fetchPackage("tiny-left-pad", "1.0.1", source)]);
+    expect(second).toBe(first);
+    expect(registry.requests.slice(before)).toEqual(["/tiny-left-pad", "/tiny-left-pad/-/tiny-left-pad-1.0.1.tgz"]);
+  });
+
   it("refuses a tarball that does not match the registry's dist.integrity, and caches nothing", async () => {
     const cacheDir = cache();
     registry.tampered.add("tiny-left-pad@1.0.1");
