@@ -24,6 +24,10 @@ export interface EvalArgs {
   prices: Prices | null;
   outDir: string;
   keep: boolean;
+  /** The npm registry the smoke suite's packages come from; unset: npm's configured one. */
+  registry: string | undefined;
+  /** Where fetched sources are kept (smoke tarballs, real-suite clones); unset: $XDG_CACHE_HOME/blueprint-eval. */
+  cacheDir: string | undefined;
 }
 
 export class EvalUsageError extends Error {}
@@ -38,12 +42,18 @@ result, and reports success, plan and build quality, tokens, cost and time.
 
 What to run:
   --suite real|smoke    real: eval/suites/real/ (real repositories, judged by their own tests; default);
-                        smoke: eval/suites/smoke/ (16 small tasks with hidden checks, quick)
+                        smoke: eval/suites/smoke/ (16 small tasks with hidden checks, quick; their packages
+                        are fetched from the npm registry and cached)
   --dataset FILE.jsonl  SWE-bench-format instances instead of a suite …
   --repos DIR           … with each repository under DIR (DIR/<owner>__<name>, DIR/<owner>/<name> or DIR/<name>);
                         with the real suite: take its repositories from DIR instead of fetching them
   --tasks a,b           only these tasks (folder names, or instance ids)
-  --validate            only validate the chosen tasks (gold patch: FAIL_TO_PASS fails before, all pass after);
+  --registry URL        the npm registry the smoke tasks' packages come from (env npm_config_registry;
+                        default: npm's configured registry)
+  --cache DIR           where fetched sources are kept: the smoke tasks' tarballs, the real suite's clones
+                        (env BLUEPRINT_EVAL_CACHE; default $XDG_CACHE_HOME/blueprint-eval or ~/.cache/blueprint-eval)
+  --validate            only validate the chosen tasks (gold patch: FAIL_TO_PASS fails before, all pass after;
+                        a smoke task's check fails on the earlier version, passes with the change);
                         prints a table, exits 1 if any fails
   --validate-first      validate each task before running it; one that fails is never scored
   --runs N              run each task N times: the spread, pass@1 and pass@N (default 1)
@@ -96,6 +106,8 @@ const OPTIONS = {
   "price-out": { type: "string" },
   out: { type: "string" },
   keep: { type: "boolean" },
+  registry: { type: "string" },
+  cache: { type: "string" },
 } as const;
 
 export function parseEvalArgs(argv: string[], env: NodeJS.ProcessEnv, defaultOutDir: string): EvalArgs {
@@ -138,6 +150,8 @@ export function parseEvalArgs(argv: string[], env: NodeJS.ProcessEnv, defaultOut
     prices: priceIn !== undefined && priceOut !== undefined ? { input: priceIn, output: priceOut, cached: priceCached } : null,
     outDir: values.out ?? defaultOutDir,
     keep: values.keep ?? false,
+    registry: values.registry ?? (env.npm_config_registry || undefined),
+    cacheDir: values.cache ?? (env.BLUEPRINT_EVAL_CACHE || undefined),
   };
 }
 

@@ -1,7 +1,12 @@
-import { cpSync } from "node:fs";
+import { copyFileSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { checkBubblewrap, createCommandRunner, type CommandRunner } from "../src/workspace/command-runner.js";
-import type { EvalTask } from "./task-suite.js";
+
+/** A smoke task's hidden check: its files (`name` is the path under `.eval-check/`) and the argv run from the tree's root. */
+export interface HiddenCheck {
+  command: string[];
+  files: Array<{ source: string; name: string }>;
+}
 
 export interface CheckResult {
   passed: boolean;
@@ -30,11 +35,15 @@ export function checkRunner(sandbox = true): CommandRunner {
   return runner;
 }
 
-/** Copies the task's hidden check into `tree` (as `.eval-check/`) and runs its command there. */
-export async function runHiddenCheck(task: EvalTask, tree: string, runner: CommandRunner = checkRunner(), limit: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<CheckResult> {
-  cpSync(task.checkDir, path.join(tree, ".eval-check"), { recursive: true });
+/** Copies the hidden check's files into `tree` (as `.eval-check/`) and runs its command there. */
+export async function runHiddenCheck(check: HiddenCheck, tree: string, runner: CommandRunner = checkRunner(), limit: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<CheckResult> {
+  for (const file of check.files) {
+    const target = path.join(tree, ".eval-check", file.name);
+    mkdirSync(path.dirname(target), { recursive: true });
+    copyFileSync(file.source, target);
+  }
   const timeoutMs = Math.min(CHECK_TIMEOUT_MS, limit.timeoutMs ?? CHECK_TIMEOUT_MS);
-  const result = await runner.run(task.meta.check.command.map(shellWord).join(" "), { cwd: tree, timeoutMs, ...(limit.signal ? { signal: limit.signal } : {}) });
+  const result = await runner.run(check.command.map(shellWord).join(" "), { cwd: tree, timeoutMs, ...(limit.signal ? { signal: limit.signal } : {}) });
   return {
     passed: result.exitCode === 0 && !result.timedOut,
     exitCode: result.exitCode,

@@ -1,25 +1,41 @@
 import type { InstanceSource, Judge, SweInstance } from "./judge.js";
+import { defaultEvalCacheDir, type NpmSource } from "./npm-tarball.js";
+import { smokeSources, type SmokeSources } from "./smoke-sources.js";
 import { loadTasks, type EvalTask } from "./task-suite.js";
 
 /**
- * One thing to evaluate: a smoke-suite task (snapshot + hidden check) or a SWE-bench-format instance
- * (repository at base_commit, judged by its own tests).
+ * One thing to evaluate: a smoke-suite task (a published package's two versions and a hidden check;
+ * `sources` fetches them once) or a SWE-bench-format instance (repository at base_commit, judged by its
+ * own tests).
  */
-export type EvalItem = { kind: "smoke"; id: string; task: EvalTask } | { kind: "swe"; id: string; instance: SweInstance; source: InstanceSource };
+export type EvalItem = { kind: "smoke"; id: string; task: EvalTask; sources(): Promise<SmokeSources> } | { kind: "swe"; id: string; instance: SweInstance; source: InstanceSource };
 
 /** A shipped suite (the real one may take its repositories from a folder instead of fetching them), or an external dataset. */
 export type SuiteChoice = { suite: "smoke" | "real"; reposDir?: string | undefined } | { dataset: string; reposDir: string };
 
 /** The items a run covers; `only` picks some by id, and an unknown id is an error, not a silent skip. */
-export async function chooseItems(choice: SuiteChoice, only: string[] | undefined, deps: { smokeDir: string; realRoot?: string | undefined; judge: () => Judge }): Promise<EvalItem[]> {
-  if ("suite" in choice && choice.suite === "smoke") return loadTasks(deps.smokeDir, only).map((task) => ({ kind: "smoke", id: task.id, task }));
+export async function chooseItems(choice: SuiteChoice, only: string[] | undefined, deps: { smokeDir: string; npm?: NpmSource | undefined; cacheDir?: string | undefined; realRoot?: string | undefined; judge: () => Judge }): Promise<EvalItem[]> {
+  if ("suite" in choice && choice.suite === "smoke") {
+    const npm = deps.npm ?? { cacheDir: defaultEvalCacheDir() };
+    return loadTasks(deps.smokeDir, only).map((task) => {
+      let fetched: Promise<SmokeSources> | null = null;
+      return { kind: "smoke", id: task.id, task, sources: () => (fetched ??= smokeSources(task, npm)) };
+    });
+  }
   const items: EvalItem[] =
     "dataset" in choice
       ? deps
           .judge()
           .loadInstances(choice.dataset)
           .map((instance) => ({ kind: "swe", id: instance.instance_id, instance, source: { reposDir: choice.reposDir } }))
-      : (await deps.judge().loadRealSuite({ ...(deps.realRoot ? { root: deps.realRoot } : {}), ...(choice.reposDir ? { reposDir: choice.reposDir } : {}), ...(only ? { only } : {}) })).map((instance) => ({
+      : (
+          await deps.judge().loadRealSuite({
+            ...(deps.realRoot ? { root: deps.realRoot } : {}),
+            ...(choice.reposDir ? { reposDir: choice.reposDir } : {}),
+            ...(deps.cacheDir ? { cacheDir: deps.cacheDir } : {}),
+            ...(only ? { only } : {}),
+          })
+        ).map((instance) => ({
           kind: "swe",
           id: instance.instance_id,
           instance,

@@ -5,12 +5,14 @@ import { renderChart } from "./chart-svg.js";
 import { compareReports } from "./compare.js";
 import { chooseItems, type EvalItem } from "./items.js";
 import { loadJudge, type Judge } from "./judge.js";
+import { defaultEvalCacheDir } from "./npm-tarball.js";
 import { preflight } from "./preflight.js";
 import { renderMarkdown, renderValidation } from "./report.js";
 import { readResults, type StoredResults } from "./results-store.js";
 import { runEval, type EvalReport } from "./runner.js";
 import { SMOKE_DIR } from "./task-suite.js";
 import { validateItem } from "./validate.js";
+import { Slots } from "../src/shared/slots.js";
 
 export interface EvalIo {
   stdout(text: string): void;
@@ -76,10 +78,17 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: EvalIo, d
     return fail(error);
   }
 
-  // 4. --validate: only the validation table.
+  // 4. --validate: only the validation table (a smoke task whose packages cannot be fetched fails there).
   if (args.validate) return validateOnly(items, judge, args, io);
 
-  // 5. The runs, each logged to its own file; the results file is rewritten as each ends.
+  // 5. The smoke tasks' packages, fetched (or found in the cache) before any run starts.
+  try {
+    await fetchSmokeSources(items);
+  } catch (error) {
+    return fail(error);
+  }
+
+  // 6. The runs, each logged to its own file; the results file is rewritten as each ends.
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   const logDir = path.join(args.outDir, stamp);
   mkdirSync(args.outDir, { recursive: true });
@@ -99,7 +108,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: EvalIo, d
     (id, validation) => io.stderr(`eval: ${id}: ${validation.ok ? "valid" : `fails validation, not scored: ${validation.problems.join("; ")}`}`),
   );
 
-  // 6. The report: printed, and written as JSON (already), Markdown and an SVG chart.
+  // 7. The report: printed, and written as JSON (already), Markdown and an SVG chart.
   const markdown = renderMarkdown(report);
   writeFileSync(`${base}.md`, markdown);
   writeFileSync(`${base}.svg`, renderChart(report));
@@ -127,6 +136,8 @@ async function loadItems(args: EvalArgs, deps: EvalDeps): Promise<{ items: EvalI
   const judge = deps.judge ?? (smoke ? null : await loadJudge());
   const items = await chooseItems(args.choice, args.tasks, {
     smokeDir: deps.smokeDir ?? SMOKE_DIR,
+    npm: { registry: args.registry, cacheDir: args.cacheDir ?? defaultEvalCacheDir() },
+    cacheDir: args.cacheDir,
     realRoot: deps.realRoot,
     judge: () => {
       if (!judge) throw new Error("SWE-format instances need the judge (eval/swe/)");
@@ -134,6 +145,12 @@ async function loadItems(args: EvalArgs, deps: EvalDeps): Promise<{ items: EvalI
     },
   });
   return { items, judge };
+}
+
+/** Every smoke item's two package versions, four at a time; the first that cannot be had stops the eval. */
+async function fetchSmokeSources(items: EvalItem[]): Promise<void> {
+  const slots = new Slots(4);
+  await Promise.all(items.map((item) => (item.kind === "smoke" ? slots.run(() => item.sources()) : null)));
 }
 
 /** The earlier results to resume; resuming rewrites the file with the chosen runs only, so it refuses a selection that would drop some. */

@@ -1,4 +1,4 @@
-import { appendFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { git, latestThreadState, runBlueprint } from "./cli-driver.js";
@@ -7,6 +7,7 @@ import { goldFiles, type EvalItem } from "./items.js";
 import type { Judge, JudgeReport } from "./judge.js";
 import { emptyUsage, startMeteringProxy, type MeteringProxy, type PhaseUsage } from "./metering-proxy.js";
 import { addUsage, costOf, fileOverlap, normalisePath, type Prices } from "./scoring.js";
+import { writeStartingTree } from "./smoke-sources.js";
 
 export interface RunSettings {
   /** The real model endpoint (OpenAI-compatible); the CLI talks to it through a metering proxy. */
@@ -80,9 +81,9 @@ export function removeScratchRepositories(): void {
 export const NO_ONE_TO_ASK = "No one can answer questions during this evaluation. Make the most reasonable assumption, say which in your summary, and continue.";
 
 /**
- * One item, once: a fresh repository (the smoke snapshot, or the instance at base_commit with its
- * dependencies installed), `blueprint plan` (then `revise`), `blueprint build`, then the verdict: the
- * hidden check, or the SWE judge on the built tree. All of it within `taskTimeoutMs`.
+ * One item, once: a fresh repository (the smoke task's earlier version, or the instance at base_commit
+ * with its dependencies installed), `blueprint plan` (then `revise`), `blueprint build`, then the
+ * verdict: the hidden check, or the SWE judge on the built tree. All of it within `taskTimeoutMs`.
  */
 export async function runTask(item: EvalItem, run: number, settings: RunSettings): Promise<TaskRun> {
   const started = performance.now();
@@ -113,7 +114,7 @@ export async function runTask(item: EvalItem, run: number, settings: RunSettings
     usage: () => emptyUsage(),
   };
   try {
-    // 1. A fresh repository: the snapshot committed on `main`, or the instance at base_commit, installed.
+    // 1. A fresh repository: the earlier version committed on `main`, or the instance at base_commit, installed.
     const prepared = await prepare(item, checkout, settings, { signal, remainingMs, log });
     facts.seconds.setup = (performance.now() - started) / 1000;
     if (!prepared.ok) {
@@ -232,7 +233,8 @@ type Prepared = { ok: true; base: string } | { ok: false; reason: string };
 
 async function prepare(item: EvalItem, checkout: string, settings: RunSettings, limits: Limits): Promise<Prepared> {
   if (item.kind === "smoke") {
-    cpSync(item.task.repoDir, checkout, { recursive: true });
+    mkdirSync(checkout);
+    writeStartingTree(await item.sources(), checkout);
     await git(checkout, ["init", "-q", "-b", "main"]);
     await git(checkout, ["add", "-A"]);
     await git(checkout, ["commit", "-q", "-m", `${item.task.meta.package} ${item.task.meta.from}`]);
@@ -264,7 +266,7 @@ async function verdict(item: EvalItem, where: { checkout: string; scratch: strin
     // In a clean clone of the build branch.
     const tree = path.join(where.scratch, "checked");
     await git(where.scratch, ["clone", "-q", "--branch", where.branch, where.checkout, tree]);
-    const check = await runHiddenCheck(item.task, tree, checkRunner(settings.env.BLUEPRINT_SANDBOX !== "none"), { timeoutMs: limits.remainingMs(), signal: limits.signal });
+    const check = await runHiddenCheck((await item.sources()).check, tree, checkRunner(settings.env.BLUEPRINT_SANDBOX !== "none"), { timeoutMs: limits.remainingMs(), signal: limits.signal });
     return { check, tests: null, failure: null };
   }
   // The build's commits, applied on the installed tree at base_commit: the judge then adds test_patch and runs the tests.

@@ -1,14 +1,16 @@
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { runHiddenCheck } from "./hidden-check.js";
 import type { EvalItem } from "./items.js";
 import type { Judge, Validation } from "./judge.js";
+import { applyGoldPatch, writeStartingTree } from "./smoke-sources.js";
 
 /**
  * Whether an item can be scored at all, as SWE-bench validates its tasks: a SWE instance through the
  * judge (every FAIL_TO_PASS test fails before the gold patch and passes after it, PASS_TO_PASS passes
- * both times); a smoke task's hidden check fails on the snapshot and passes with the real change.
+ * both times); a smoke task's hidden check fails on the earlier version and passes with the gold patch
+ * (the diff to the later version) applied.
  */
 export async function validateItem(item: EvalItem, judge: Judge | null, timeoutMs: number): Promise<Validation> {
   if (item.kind === "swe") {
@@ -16,16 +18,17 @@ export async function validateItem(item: EvalItem, judge: Judge | null, timeoutM
     return judge.validateInstance(item.instance, item.source, { timeoutMs });
   }
   const started = performance.now();
+  const sources = await item.sources();
   const problems: string[] = [];
   const trees: string[] = [];
   try {
     for (const withChange of [false, true]) {
       const tree = mkdtempSync(path.join(os.tmpdir(), `blueprint-eval-validate-${item.id}-`));
       trees.push(tree);
-      cpSync(item.task.repoDir, tree, { recursive: true });
-      if (withChange) cpSync(item.task.solutionDir, tree, { recursive: true });
-      const check = await runHiddenCheck(item.task, tree, undefined, { timeoutMs });
-      if (check.passed !== withChange) problems.push(withChange ? `the hidden check fails with the real change: ${check.output.slice(-500)}` : "the hidden check passes on the starting snapshot");
+      writeStartingTree(sources, tree);
+      if (withChange) await applyGoldPatch(sources, tree);
+      const check = await runHiddenCheck(sources.check, tree, undefined, { timeoutMs });
+      if (check.passed !== withChange) problems.push(withChange ? `the hidden check fails with the gold patch (${item.task.meta.package}@${item.task.meta.to}'s change): ${check.output.slice(-500)}` : `the hidden check passes on ${item.task.meta.package}@${item.task.meta.from}`);
     }
   } finally {
     for (const tree of trees) rmSync(tree, { recursive: true, force: true });

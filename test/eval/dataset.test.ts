@@ -115,7 +115,9 @@ describe("npm run eval on SWE-bench-format instances (--dataset FILE --repos DIR
       ["other", { bundle: "/b.bundle" }],
     ]);
     await chooseItems({ suite: "real", reposDir: "/mine" }, [FIXED], { smokeDir: "/unused", judge: () => judge });
-    expect(asked).toEqual([{ root: "/suites/real" }, { reposDir: "/mine", only: [FIXED] }]);
+    // --cache: where the real suite keeps its clones too.
+    await chooseItems({ suite: "real" }, [FIXED], { smokeDir: "/unused", cacheDir: "/cache", judge: () => judge });
+    expect(asked).toEqual([{ root: "/suites/real" }, { reposDir: "/mine", only: [FIXED] }, { cacheDir: "/cache", only: [FIXED] }]);
     await expect(chooseItems({ suite: "real" }, ["nope"], { smokeDir: "/unused", judge: () => judge })).rejects.toThrow(/unknown task: nope/);
     await expect(chooseItems({ suite: "real" }, undefined, { smokeDir: "/unused", judge: () => ({ ...judge, loadRealSuite: () => [] }) })).rejects.toThrow(/the real suite .* holds no instances/);
   });

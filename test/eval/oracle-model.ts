@@ -1,5 +1,3 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import type { ModelRequest, Script, ScriptedReply } from "../helpers/model-server.js";
 import type { EvalTask } from "../../eval/task-suite.js";
 
@@ -7,11 +5,14 @@ import type { EvalTask } from "../../eval/task-suite.js";
  * A scripted model that solves whichever task it is asked about, in any order (so runs may interleave):
  * it plans exactly the real change's files, then writes each as the later version published it.
  */
-export function oracleScript(tasks: EvalTask[], requests = 500): Script {
-  return Array.from({ length: requests }, () => (request: ModelRequest) => oracleReply(tasks, request));
+export function oracleScript(tasks: EvalTask[], later: LaterFile, requests = 500): Script {
+  return Array.from({ length: requests }, () => (request: ModelRequest) => oracleReply(tasks, later, request));
 }
 
-function oracleReply(tasks: EvalTask[], request: ModelRequest): ScriptedReply {
+/** A file of the task's later version, as published. */
+type LaterFile = (taskId: string, file: string) => string;
+
+function oracleReply(tasks: EvalTask[], later: LaterFile, request: ModelRequest): ScriptedReply {
   const conversation = JSON.stringify(request.messages);
   const mentions = (text: string) => conversation.includes(JSON.stringify(text).slice(1, -1));
   if (request.tools?.some((tool) => tool.function.name === "submit_plan")) {
@@ -27,5 +28,5 @@ function oracleReply(tasks: EvalTask[], request: ModelRequest): ScriptedReply {
   );
   const next = task.meta.changedFiles.find((file) => !written.has(file));
   if (!next) return { toolCalls: [{ name: "complete_step", arguments: { step_id: "S1", summary: `Applied ${task.id}.` } }] };
-  return { toolCalls: [{ name: "write_file", arguments: { path: next, content: readFileSync(path.join(task.solutionDir, next), "utf8") } }] };
+  return { toolCalls: [{ name: "write_file", arguments: { path: next, content: later(task.id, next) } }] };
 }

@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { main } from "../../eval/main.js";
-import { buildReply, call, done, plan, planReply, PLAN_USAGE, realEdit, step } from "./script.js";
+import { buildReply, call, done, plan, planReply, PLAN_USAGE, step } from "./script.js";
+import { useSmokeFixture } from "./smoke-fixture.js";
 import { useEvalRun } from "./support.js";
 
 describe("npm run eval's rounds with no human: feedback, questions, an endpoint that is down", () => {
   const { startModel, outDir } = useEvalRun();
+  const smoke = useSmokeFixture();
 
   it("adds one scripted revise round with --feedback, and answers the agent's questions for the absent human", async () => {
     const model = await startModel([
@@ -12,12 +14,12 @@ describe("npm run eval's rounds with no human: feedback, questions, an endpoint 
       planReply(plan([step("S1", ["README.md"])])),
       planReply(plan([step("S1", ["index.js"])])),
       buildReply("ask_user", { question: "May I change the regular expression?" }),
-      buildReply("edit_file", { path: "index.js", ...realEdit("encodeurl-1.0.2", "index.js") }),
+      buildReply("edit_file", { path: "index.js", ...smoke().realEdit("tiny-encodeurl-1.0.1", "index.js") }),
       done("S1"),
     ]);
     const out = outDir();
-    const argv = ["--suite", "smoke", "--base-url", model.url, "--tasks", "encodeurl-1.0.2", "--feedback", "change index.js, not the README", "--out", out];
-    const { report } = await main(argv, { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: () => {}, stderr: () => {} });
+    const argv = ["--suite", "smoke", ...smoke().args, "--base-url", model.url, "--tasks", "tiny-encodeurl-1.0.1", "--feedback", "change index.js, not the README", "--out", out];
+    const { report } = await main(argv, { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: () => {}, stderr: () => {} }, { smokeDir: smoke().smokeDir });
 
     const run = report?.runs[0];
     expect(run?.plan).toMatchObject({ valid: true, revision: 2, files: ["index.js"], recall: 1, precision: 1 });
@@ -41,7 +43,7 @@ describe("npm run eval's rounds with no human: feedback, questions, an endpoint 
     const model = await startModel([{ status: 503 }]);
     const out = outDir();
     const stderr: string[] = [];
-    const { exitCode, report } = await main(["--suite", "smoke", "--base-url", model.url, "--tasks", "ms-2.1.2", "--out", out], { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: () => {}, stderr: (text) => stderr.push(text) });
+    const { exitCode, report } = await main(["--suite", "smoke", ...smoke().args, "--base-url", model.url, "--tasks", "tiny-ms-1.0.1", "--out", out], { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: () => {}, stderr: (text) => stderr.push(text) }, { smokeDir: smoke().smokeDir });
 
     expect(exitCode).toBe(1);
     expect(report?.runs[0]).toMatchObject({ plan: { valid: false, recall: 0, precision: null }, build: { ran: false }, check: { ran: false, passed: false }, exitCodes: { plan: 1, build: null } });
@@ -51,7 +53,7 @@ describe("npm run eval's rounds with no human: feedback, questions, an endpoint 
 
   it("counts a build step the endpoint fails as failed, not blocked, and the failed request apart", async () => {
     const model = await startModel([planReply(plan([step("S1", ["index.js"])])), { status: 500 }]);
-    const { exitCode, report } = await main(["--suite", "smoke", "--base-url", model.url, "--tasks", "ms-2.1.2", "--out", outDir()], { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: () => {}, stderr: () => {} });
+    const { exitCode, report } = await main(["--suite", "smoke", ...smoke().args, "--base-url", model.url, "--tasks", "tiny-ms-1.0.1", "--out", outDir()], { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: () => {}, stderr: () => {} }, { smokeDir: smoke().smokeDir });
 
     // No run passed: exit 1 (without --fail-under, a run where nothing passes fails).
     expect(exitCode).toBe(1);

@@ -61,6 +61,10 @@ describe("npm run eval arguments", () => {
     expect(args).toMatchObject({ baseUrl: "http://localhost:11434/v1", model: "qwen", tasks: ["a", "b"], runs: 3, concurrency: 2, feedback: "keep it small", prices: { input: 2.5, output: 10 }, outDir: "/out" });
     expect(parseEvalArgs([], {}, "/out")).toMatchObject({ baseUrl: "https://api.openai.com/v1", tasks: undefined, runs: 1, prices: null, feedback: undefined });
     expect(parseEvalArgs([], { BLUEPRINT_EVAL_PRICE_IN: "1", BLUEPRINT_EVAL_PRICE_OUT: "4" }, "/out").prices).toEqual({ input: 1, output: 4, cached: undefined });
+    // Where the smoke suite's packages come from and are kept: flags, then npm's and the eval's variables, else npm's own registry.
+    expect(parseEvalArgs(["--registry", "http://127.0.0.1:4873/", "--cache", "/c"], { npm_config_registry: "http://mirror/" }, "/out")).toMatchObject({ registry: "http://127.0.0.1:4873/", cacheDir: "/c" });
+    expect(parseEvalArgs([], { npm_config_registry: "http://mirror/", BLUEPRINT_EVAL_CACHE: "/cache" }, "/out")).toMatchObject({ registry: "http://mirror/", cacheDir: "/cache" });
+    expect(parseEvalArgs([], {}, "/out")).toMatchObject({ registry: undefined, cacheDir: undefined });
   });
 
   it("refuses what it cannot use, with a message that says what to type", () => {

@@ -1,2 +1,0 @@
-var argv = require('../')(process.argv.slice(2));
-console.dir(argv);
