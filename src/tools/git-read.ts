@@ -5,6 +5,8 @@ export interface GitOutput {
   code: number;
   stdout: string;
   stderr: string;
+  /** Git printed more than the call's `maxOutputBytes` and was stopped: `stdout` is its first part. */
+  truncated?: boolean;
 }
 
 /**
@@ -13,14 +15,18 @@ export interface GitOutput {
  * In a Blueprint worktree it first looks for a nested repository (nested-git.ts): with one there
  * no git runs, and the failure tells the agent which `.git` to delete before its step can be committed.
  */
-export async function gitRead(root: string, args: string[]): Promise<GitOutput> {
+export async function gitRead(root: string, args: string[], options: { maxOutputBytes?: number } = {}): Promise<GitOutput> {
   const gitDir = recordedGitDir(root);
   const nested = gitDir ? await findNestedGit(root) : null;
   if (nested) return { code: 128, stdout: "", stderr: new NestedRepositoryError(nested).message };
   // A Blueprint worktree's own exclude file hides setup output (node_modules…) from the tools too.
-  const git = untrustedGit(gitDir ? { gitDir, workTree: root } : { discoverFrom: root }, { lazyFetch: false, excludesFile: gitDir ? excludeFileOf(gitDir) : undefined });
+  const git = untrustedGit(gitDir ? { gitDir, workTree: root } : { discoverFrom: root }, {
+    lazyFetch: false,
+    excludesFile: gitDir ? excludeFileOf(gitDir) : undefined,
+    ...(options.maxOutputBytes ? { maxOutputBytes: options.maxOutputBytes } : {}),
+  });
   const result = await git.run(args);
-  return { code: result.code ?? 1, stdout: result.stdout, stderr: result.stderr };
+  return { code: result.code ?? 1, stdout: result.stdout, stderr: result.stderr, ...(result.truncated ? { truncated: true } : {}) };
 }
 
 /** A git pathspec for a directory prefix and an optional glob; a glob without a slash matches at any depth. */

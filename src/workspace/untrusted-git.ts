@@ -48,6 +48,12 @@ export interface UntrustedGitOptions {
    * the tree; the mirror's `info/exclude` is shared by every worktree and never written.
    */
   excludesFile?: string | undefined;
+  /**
+   * The most of git's standard output read (DEFAULT_MAX_OUTPUT_BYTES): past it git is killed and the
+   * result is marked `truncated`. A tree the agent wrote can make git print without end (a grep over
+   * a 560 MiB file), and one string that long throws inside the process every job shares.
+   */
+  maxOutputBytes?: number;
 }
 
 export interface GitResult {
@@ -55,7 +61,14 @@ export interface GitResult {
   code: number | null;
   stdout: string;
   stderr: string;
+  /** Git printed more than `maxOutputBytes`: it was killed, and `stdout` holds the first bytes only. */
+  truncated?: boolean;
 }
+
+/** Enough for any diff or listing Blueprint reads; far below the longest string V8 can hold. */
+export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
+/** git's error output: its first lines say what went wrong. */
+const MAX_STDERR_BYTES = 1024 * 1024;
 
 export interface UntrustedGit {
   /** Runs `git <args>`; never rejects on a non-zero exit (the result says what happened). */
@@ -158,24 +171,63 @@ export function untrustedGit(location: GitLocation, options: UntrustedGitOptions
   const cwd = "gitDir" in location ? (location.workTree ?? location.gitDir) : location.discoverFrom;
   const env = environment(location, options);
   const settings = options.excludesFile ? [...HARDENED_CONFIG, `core.excludesFile=${options.excludesFile}`] : HARDENED_CONFIG;
+  const maxOutput = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const run = (args: readonly string[]): Promise<GitResult> =>
     new Promise((resolve) => {
       const child = spawn("git", [...settings.flatMap((setting) => ["-c", setting]), ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-      const stdout: Buffer[] = [];
-      const stderr: Buffer[] = [];
-      child.stdout.on("data", (chunk: Buffer) => stdout.push(chunk));
+      const stdout = new CappedBuffer(maxOutput);
+      const stderr = new CappedBuffer(MAX_STDERR_BYTES);
+      child.stdout.on("data", (chunk: Buffer) => {
+        if (!stdout.push(chunk)) child.kill("SIGKILL");
+      });
       child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
       child.on("error", (error) => resolve({ code: null, stdout: "", stderr: error.message }));
-      child.on("close", (code) => resolve({ code, stdout: Buffer.concat(stdout).toString("utf8"), stderr: Buffer.concat(stderr).toString("utf8") }));
+      child.on("close", (code) => {
+        // Nothing thrown in this listener may escape: it would end the process every job shares.
+        try {
+          const text = stdout.text();
+          resolve(stdout.full ? { code: null, stdout: text, stderr: stderr.text(), truncated: true } : { code, stdout: text, stderr: stderr.text() });
+        } catch (error) {
+          resolve({ code: null, stdout: "", stderr: `git's output could not be read: ${(error as Error).message}` });
+        }
+      });
     });
   return {
     run,
     async raw(args) {
       const result = await run(args);
+      if (result.truncated) throw new GitError(`git ${args[0] ?? ""} printed more than ${maxOutput} bytes and was stopped`, null);
       if (result.code === 0) return result.stdout;
       throw new GitError(result.stderr.trim() || `git ${args[0] ?? ""} exited with ${result.code ?? "no code"}`, result.code);
     },
   };
+}
+
+/** Chunks up to a limit: `push` answers false once the limit is reached (the rest is dropped). */
+class CappedBuffer {
+  private readonly chunks: Buffer[] = [];
+  private bytes = 0;
+  full = false;
+
+  constructor(private readonly limit: number) {}
+
+  push(chunk: Buffer): boolean {
+    if (this.full) return false;
+    const room = this.limit - this.bytes;
+    if (chunk.length > room) {
+      this.chunks.push(chunk.subarray(0, room));
+      this.bytes = this.limit;
+      this.full = true;
+      return false;
+    }
+    this.chunks.push(chunk);
+    this.bytes += chunk.length;
+    return true;
+  }
+
+  text(): string {
+    return Buffer.concat(this.chunks).toString("utf8");
+  }
 }
 
 /** A worktree's own exclude file, in its admin directory inside the mirror (Blueprint's, not the tree's). */

@@ -192,4 +192,19 @@ describe("search", () => {
   it("refuses a missing pattern", async () => {
     expect((await call("search", {})).content).toMatch(/^Error: invalid arguments for search/);
   });
+
+  it("stops git grep past its output cap and says so, instead of holding the whole output", async () => {
+    // One line of 8 MiB that matches (a command can write one of 560 MiB): twice the cap, in one match.
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), "bp-search-cap-"));
+    onTestFinished(() => fs.rm(dir, { recursive: true, force: true }));
+    execFileSync("git", ["init", "-q"], { cwd: dir });
+    await fs.writeFile(path.join(dir, "huge.txt"), `${"a".repeat(8 * 1024 * 1024)}\nb\n`);
+    await fs.writeFile(path.join(dir, "many.txt"), Array.from({ length: 5_000 }, (_, i) => `a ${i}`).join("\n"));
+    const result = await call("search", { pattern: "a" }, context({ root: dir }));
+    expect(result.content).toMatch(/^More than \d+ matches: the search was stopped after 4 MiB of results\. The first \d+:\n/);
+    expect(result.content.length).toBeLessThan(200 * 320);
+    // The match cap per file (-m): 5,000 matching lines in one file give at most 1,000.
+    const counted = await call("search", { pattern: "^a \\d+$" }, context({ root: dir }));
+    expect(counted.content.split("\n")[0]).toBe("1000 matches");
+  });
 });
