@@ -16,22 +16,44 @@ export async function openBuildNetwork(deps: WorkflowDeps, config: RepoConfig, n
   } else if (config.network !== "none" && policy.allow.length === 0) {
     notes.push("⚠️ `network:` in `.github/blueprint.yml` asks for the package registries, but this App allows none of them (its BLUEPRINT_NETWORK_ALLOW): commands had no network.");
   }
-  const logged = new Set<string>();
   const network = await openJobNetwork(policy, {
     // The plain runner's commands have no bridge: they reach the proxy on the host's loopback.
     tcp: deps.runner.isolation === "plain",
-    // Logged once per host: a command retrying in a loop must not flood the log.
-    onRefusal: ({ host, port, reason }) => {
-      if (logged.has(host)) return;
-      logged.add(host);
-      deps.log.info({ host, port }, `network: refused ${host}:${port} (${reason})`);
-    },
+    onRefusal: refusalLog(deps.log),
   });
   if (network.state.kind === "failed") {
     notes.push(`⚠️ ${network.state.problem}: commands were not run, rather than run with another network.`);
     deps.log.error({ problem: network.state.problem }, "a build's network proxy could not start; its commands are not run");
   }
   return network;
+}
+
+/** Hosts whose refusal is logged by name, as many as the report counts by name. */
+const MAX_LOGGED_HOSTS = 30;
+/** Refusals of further hosts are summed into one line at most this often. */
+const OVERFLOW_LOG_MS = 60_000;
+
+/**
+ * Logs a refused connection once per host, for the first MAX_LOGGED_HOSTS hosts; the rest are counted
+ * and summed in one line a minute at most. A command that tries endless unique names (tens of thousands
+ * a second over one connection) must grow neither the App's memory nor its log.
+ */
+export function refusalLog(log: WorkflowDeps["log"], now: () => number = Date.now): (refusal: { host: string; port: number; reason: string }) => void {
+  const logged = new Set<string>();
+  let unlogged = 0;
+  let lastSummary = -Infinity;
+  return ({ host, port, reason }) => {
+    if (logged.has(host)) return;
+    if (logged.size < MAX_LOGGED_HOSTS) {
+      logged.add(host);
+      log.info({ host, port }, `network: refused ${host}:${port} (${reason})`);
+      return;
+    }
+    unlogged++;
+    if (now() - lastSummary < OVERFLOW_LOG_MS) return;
+    lastSummary = now();
+    log.info({ unlogged }, `network: refused connections to ${unlogged} more hosts beyond the first ${MAX_LOGGED_HOSTS} (not logged one by one)`);
+  };
 }
 
 /** `network: blocked example.com ×3`, one line per refused host, for the build report. */

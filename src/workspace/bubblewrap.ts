@@ -32,8 +32,9 @@ export function sandboxedLaunch(bwrap: string, command: string, cwd: string, net
   if (state.kind !== "proxy") return { file: bwrap, args: [...sandboxArgs(cwd, { hide: options.hide, disableUserns: options.disableUserns }), "/bin/bash", "-c", command], proxy: null };
   const node = realpathOrNull(options.nodePath);
   if (!node) return { problem: `Blueprint did not run this command: the Node binary for the sandbox's network bridge (${options.nodePath}) is missing. Commands never fall back to the host's network.` };
-  // The socket's directory is hidden like the App's own, should it lie inside a system directory.
-  const args = sandboxArgs(cwd, { hide: [...options.hide, path.dirname(state.socketPath)], disableUserns: options.disableUserns, mounts: bridgeMounts(state.socketPath, node) });
+  // Every job's socket directory is hidden like the App's own (the job's own socket is bound in below),
+  // should they lie inside a directory the sandbox shows: no job reaches another job's proxy.
+  const args = sandboxArgs(cwd, { hide: [...options.hide, state.socketRoot], disableUserns: options.disableUserns, mounts: bridgeMounts(state.socketPath, node) });
   return { file: bwrap, args: [...args, ...bridgedCommand(command)], proxy: BRIDGE_URL };
 }
 

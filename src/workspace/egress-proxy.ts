@@ -19,7 +19,13 @@ export type JobNetworkState =
   /** The policy allows no host: commands get no proxy, only their namespace's loopback. */
   | { kind: "offline" }
   /** `tcpPort`: also on 127.0.0.1 of the host, for the plain runner, which has no bridge. */
-  | { kind: "proxy"; socketPath: string; tcpPort: number | null }
+  | {
+      kind: "proxy";
+      socketPath: string;
+      /** The directory every job's socket directory of this process lies in: a sandbox hides all of it. */
+      socketRoot: string;
+      tcpPort: number | null;
+    }
   /** The proxy could not start: commands are not run rather than run with another network. */
   | { kind: "failed"; problem: string };
 
@@ -34,7 +40,11 @@ export interface JobNetwork {
 export interface JobNetworkOptions {
   /** Also listen on a free port of the host's 127.0.0.1 (the plain runner's commands have no bridge). */
   tcp?: boolean;
-  /** Where the job's 0700 socket directory is made; default the OS temp dir (the sandbox has its own /tmp). */
+  /**
+   * Where the job's 0700 socket directory is made; default this process's own 0700 directory under the
+   * OS temp dir, which every sandbox hides whole, so no job reaches another job's proxy even where the
+   * temp dir lies in a directory sandboxes show.
+   */
   socketRoot?: string;
   /** Name resolution, every address of a name; default dns.lookup. */
   lookup?: (host: string) => Promise<string[]>;
@@ -53,6 +63,15 @@ const OTHER_HOSTS = "(other hosts)";
 /** Open client connections per job; past it the proxy answers 503 (a command cannot use up the App's descriptors). */
 const MAX_CONNECTIONS = 256;
 
+let processSocketRoot: string | null = null;
+
+/** This process's directory for its jobs' socket directories, made once (0700). */
+function defaultSocketRoot(): string {
+  processSocketRoot ??= mkdtempSync(path.join(os.tmpdir(), "blueprint-egress-root-"));
+  chmodSync(processSocketRoot, 0o700);
+  return processSocketRoot;
+}
+
 /** Starts the job's proxy. Never throws: a proxy that cannot start gives a "failed" network. */
 export async function openJobNetwork(policy: EgressPolicy, options: JobNetworkOptions = {}): Promise<JobNetwork> {
   if (policy.allow.length === 0) return { ...OFFLINE, policy };
@@ -67,7 +86,8 @@ export async function openJobNetwork(policy: EgressPolicy, options: JobNetworkOp
     if (dir) rmSync(dir, { recursive: true, force: true });
   };
   try {
-    dir = mkdtempSync(path.join(options.socketRoot ?? os.tmpdir(), "blueprint-egress-"));
+    const socketRoot = options.socketRoot ?? defaultSocketRoot();
+    dir = mkdtempSync(path.join(socketRoot, "blueprint-egress-"));
     chmodSync(dir, 0o700);
     const socketPath = path.join(dir, "proxy.sock");
     const gate = new EgressGate(policy, options.lookup ?? lookupAll, (host, port, reason) => {
@@ -85,7 +105,7 @@ export async function openJobNetwork(policy: EgressPolicy, options: JobNetworkOp
       await listen(tcp, 0, "127.0.0.1");
       tcpPort = (tcp.address() as net.AddressInfo).port;
     }
-    return { policy, state: { kind: "proxy", socketPath, tcpPort }, refusals, close: closeAll };
+    return { policy, state: { kind: "proxy", socketPath, socketRoot, tcpPort }, refusals, close: closeAll };
   } catch (error) {
     await closeAll().catch(() => undefined);
     const problem = `Blueprint's network proxy could not start (${error instanceof Error ? error.message : String(error)})`;

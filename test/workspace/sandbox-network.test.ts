@@ -170,3 +170,19 @@ describe("a sandboxed command's network", () => {
     expect(network.refusals()).toEqual([{ host: "example.invalid", count: 1 }]);
   });
 });
+
+describe("other jobs' proxies", () => {
+  it("a job's commands neither list nor reach another job's socket directory, though the socket root lies where sandboxes look (/opt)", async () => {
+    const { mkdirSync, readdirSync, rmSync } = await import("node:fs");
+    mkdirSync("/opt", { recursive: true });
+    const root = mkdtempSync("/opt/blueprint-egress-tenants-");
+    const a = await jobNetwork("registries", "registries", { socketRoot: root });
+    const b = await jobNetwork("registries", "registries", { socketRoot: root });
+    const theirs = b.state.kind === "proxy" ? path.dirname(b.state.socketPath) : "";
+    expect(readdirSync(root).sort()).toEqual([path.basename(path.dirname(a.state.kind === "proxy" ? a.state.socketPath : "")), path.basename(theirs)].sort());
+    const result = await runner.run(`echo "root: $(ls -A ${root} 2>/dev/null | tr '\\n' ' ')"; test -e ${theirs}/proxy.sock && echo "B's socket: there" || echo "B's socket: not there"`, { cwd: workspace(), network: a });
+    expect(result.output).toContain("root: \n");
+    expect(result.output).toContain("B's socket: not there");
+    rmSync(root, { recursive: true, force: true });
+  });
+});
