@@ -1,6 +1,7 @@
 import { threadSeal } from "../github/state-marker.js";
 import { findThreadState } from "../github/plan-comment.js";
 import { atLeast } from "../github/permission.js";
+import { repoMinimumRefusal } from "./repo-permission.js";
 import { loadRepoConfig } from "./thread-context.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { planThread } from "./plan.js";
@@ -28,16 +29,23 @@ export async function respondToComment(deps: WorkflowDeps, job: JobContext, comm
   // 2. Only people who may command Blueprint can answer or give feedback.
   if (!atLeast(await port.permission(job.actor), deps.minPermission)) return;
 
-  // 3. A plain comment counts as feedback only if the repository says so (default: it does).
-  if (pending) {
+  const resumesBuild = waiting && latest.state.questionMode === "build";
+  // 3. A plain comment counts as feedback only if the repository says so (default: it does); an answer
+  //    that resumes a build needs what `/build` needs, the repository's own minimum included.
+  if (pending || resumesBuild) {
     const mirror = await deps.repoCache.sync({ cloneUrl: port.repo.cloneUrl, ref: `refs/heads/${port.repo.defaultBranch}`, token: () => port.gitToken() });
     const config = await loadRepoConfig((ref, file) => mirror.readFile(ref, file), port.repo.defaultBranch);
-    if (!config.ok || config.config.feedback === "command-only") return;
+    if (!config.ok || (pending && config.config.feedback === "command-only")) return;
+    const refusal = resumesBuild ? await repoMinimumRefusal(port, job.actor, config.config) : null;
+    if (refusal) {
+      await port.postComment(`${refusal} Your comment was not taken as the answer to the build's question.`);
+      return;
+    }
   }
   await port.reactToComment(comment.commentId, "eyes").catch((error) => deps.log.warn({ err: error }, "could not react"));
 
   // 4. Resume the run that asked, in its own mode; or revise the plan.
-  if (waiting && latest.state.questionMode === "build") {
+  if (resumesBuild) {
     const approval = { approver: latest.state.approvedBy ?? job.actor, revision: null, steps: [], force: true, permitted: true, minimumPermission: deps.minPermission };
     await buildThread(deps, job, { approval, fresh: false, answer: { answer: comment.body, author: job.actor } });
     return;

@@ -180,6 +180,30 @@ describe("build mode", () => {
     expect(stateOf(fx.github.comments.find((c) => c.id === plan.id)!.body).status).toBe("built");
   });
 
+  it("an answer that would resume a build needs the repository's min_permission, as /build does", async () => {
+    fx.repo.commit({ ".github/blueprint.yml": "min_permission: maintain\n" }, "configure");
+    await start(
+      [write("src/retry.js", "x\n"), complete("S1"), { toolCalls: [{ name: "ask_user", arguments: { question: "Retry on 404?" } }] }, write("src/client.js", "y\n"), complete("S2")],
+      { permissions: { maintainer: "write", boss: "maintain" } },
+    );
+    const plan = seedPlan();
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/build", login: "boss", cloneUrl: fx.repo.url }));
+    expect(stateOf(fx.github.comments.find((c) => c.id === plan.id)!.body)).toMatchObject({ status: "awaiting_answer", questionMode: "build" });
+    const asked = fx.model.requests.length;
+
+    // A writer's answer is refused and resumes nothing; the question still waits.
+    await fx.app.deliver("issue_comment", commentPayload({ body: "Yes, retry.", login: "maintainer", cloneUrl: fx.repo.url }));
+    expect(fx.model.requests).toHaveLength(asked);
+    expect(fx.github.botComments().at(-1)!.body).toMatch(/^Sorry @maintainer, this repository's `.github\/blueprint.yml` allows only people with maintain access[\s\S]*not taken as the answer/);
+    expect(fx.repo.log("blueprint/issue-1")).toEqual(["S1: Add a retry helper", "configure", "initial commit"]);
+    expect(stateOf(fx.github.comments.find((c) => c.id === plan.id)!.body).status).toBe("awaiting_answer");
+
+    // The maintainer's answer resumes the build.
+    await fx.app.deliver("issue_comment", commentPayload({ body: "No, never on 404.", login: "boss", cloneUrl: fx.repo.url }));
+    expect(fx.model.requests.length).toBeGreaterThan(asked);
+    expect(fx.repo.log("blueprint/issue-1")[0]).toBe("S2: Use the helper");
+  });
+
   describe("approvals that start nothing", () => {
     it("a read-only user's /build is refused", async () => {
       await start([]);
