@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { loadEnv } from "../../src/config/env.js";
 import { EmbeddedBackend } from "../../src/jobs/embedded.js";
 import { commandJob } from "../../src/jobs/from-webhook.js";
@@ -11,12 +11,35 @@ import type { ThreadPort } from "../../src/workflow/ports.js";
 import { tempDir } from "../helpers/git-repo.js";
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined } as unknown as Logger;
-const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
-/** Waits (polling) until `ready()`, at most 5 s. */
-async function until(ready: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (!ready() && Date.now() < deadline) await tick();
+/** One turn of the event loop (setImmediate is never faked here): every promise chain not waiting on a timer has run. */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * What the fake ports saw, in order; `until` resolves once its condition holds, checked at each new
+ * entry (no polling, no deadline of its own: a condition that never holds fails on the test's timeout).
+ */
+function recorder() {
+  const seen: string[] = [];
+  const waiters = new Set<() => void>();
+  const record = (line: string) => {
+    seen.push(line);
+    [...waiters].forEach((check) => check());
+  };
+  const until = (ready: (lines: string[]) => boolean) =>
+    new Promise<void>((resolve) => {
+      const check = () => {
+        if (!ready(seen)) return;
+        waiters.delete(check);
+        resolve();
+      };
+      waiters.add(check);
+      check();
+    });
+  return { seen, record, until };
 }
+
+// Timers are faked (setTimeout, clearTimeout) where a test says so: a turn's longest wait passes only when the test moves the clock.
+afterEach(() => vi.useRealTimers());
 
 describe("turns per key", () => {
   it("lets one turn per key in at a time, in the order asked, and other keys at once", async () => {
@@ -25,7 +48,7 @@ describe("turns per key", () => {
     const first = await turns.take("a");
     const second = turns.take("a").then((turn) => (log.push("a2"), turn));
     const other = turns.take("b").then((turn) => (log.push("b1"), turn));
-    await tick();
+    await turn();
     expect(log).toEqual(["b1"]);
     first.end();
     first.end(); // twice: no effect
@@ -33,23 +56,41 @@ describe("turns per key", () => {
     (await other).end();
     expect(log).toEqual(["b1", "a2"]);
     // Nobody waiting: the next turn is immediate.
-    const again = await Promise.race([turns.take("a"), tick().then(() => null)]);
+    const again = await Promise.race([turns.take("a"), turn().then(() => null)]);
     expect(again).not.toBeNull();
   });
 
-  it("lets the next one in after the longest turn, should a turn never end", async () => {
+  it("lets the next one in after the longest turn, should a turn never end, and not a millisecond sooner", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     const turns = new Turns(30);
     await turns.take("a");
-    const started = Date.now();
+    let next = false;
+    void turns.take("a").then(() => (next = true));
+    await vi.advanceTimersByTimeAsync(29);
+    expect(next).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(next).toBe(true);
+  });
+
+  it("gives up on a turn after 15 s unless told otherwise", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    const turns = new Turns();
     await turns.take("a");
-    expect(Date.now() - started).toBeGreaterThanOrEqual(25);
+    let next = false;
+    void turns.take("a").then(() => (next = true));
+    await vi.advanceTimersByTimeAsync(14_999);
+    expect(next).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(next).toBe(true);
   });
 });
 
 describe("triage in a burst", () => {
   it("authorises each installation's first command before anyone's second, and acknowledges in arrival order", async () => {
+    // An installation's turn gives up only when the test moves the clock (it never does here).
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     const env = loadEnv({ BLUEPRINT_WORKDIR: tempDir("blueprint-workdir-"), BLUEPRINT_STATE_SECRET: "a-state-secret-for-the-tests-0000", PATH: process.env.PATH ?? "" });
-    const events: string[] = [];
+    const { seen: events, record, until } = recorder();
     /** Permission reads wait until the test answers them. */
     const answers = new Map<string, () => void>();
     const portFor = (installation: number): ThreadPort =>
@@ -57,10 +98,10 @@ describe("triage in a burst", () => {
         repo: { owner: `org-${installation}`, name: "hello", cloneUrl: "", defaultBranch: "main", htmlUrl: "" },
         number: 1,
         permission: (login: string) => {
-          events.push(`permission ${installation}/${login}`);
+          record(`permission ${installation}/${login}`);
           return new Promise((resolve) => answers.set(`${installation}/${login}`, () => resolve("write")));
         },
-        reactToComment: async (commentId: number) => void events.push(`👀 ${installation}/${commentId}`),
+        reactToComment: async (commentId: number) => void record(`👀 ${installation}/${commentId}`),
         postComment: async () => ({ id: 1, url: "" }),
       }) as unknown as ThreadPort;
     const backend = new EmbeddedBackend({
@@ -82,16 +123,17 @@ describe("triage in a burst", () => {
     await backend.submit({ job: plan(1, "ann", 11), keys: ["11"] });
     await backend.submit({ job: plan(1, "bob", 12), keys: ["12"] });
     await backend.submit({ job: plan(2, "cid", 21), keys: ["21"] });
-    await until(() => events.length >= 2);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The three triages start in one turn, in arrival order (bob's before cid's), and run until they wait.
+    await until((lines) => lines.length >= 2);
+    await turn();
     // Installation 2's first command does not wait for installation 1; installation 1's second does.
     expect(events).toEqual(["permission 1/ann", "permission 2/cid"]);
     answers.get("1/ann")!();
-    await until(() => events.length >= 4);
+    await until((lines) => lines.length >= 4);
     expect(events.slice(2)).toEqual(["👀 1/11", "permission 1/bob"]);
     answers.get("1/bob")!();
     answers.get("2/cid")!();
-    await until(() => events.length >= 6);
+    await until((lines) => lines.length >= 6);
     // Across installations the order is free; within one, 👀 1/11 came before 1/bob was even read.
     expect(events.slice(4).sort()).toEqual(["👀 1/12", "👀 2/21"]);
   });
@@ -99,27 +141,28 @@ describe("triage in a burst", () => {
 
 describe("a thread's commands reach its lane in arrival order", () => {
   it("holds a /cancel until the /plan before it is queued, even when the /plan's 👀 outlasts its installation's turn", async () => {
+    // The installation's turn (30 ms) gives up when the test moves the clock.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     const env = loadEnv({ BLUEPRINT_WORKDIR: tempDir("blueprint-workdir-"), BLUEPRINT_STATE_SECRET: "a-state-secret-for-the-tests-0000", PATH: process.env.PATH ?? "" });
-    const replies: string[] = [];
+    const { seen: log, record, until } = recorder();
     let releaseFirstEyes = () => {};
     const port = {
       repo: { owner: "org", name: "hello", cloneUrl: "", defaultBranch: "main", htmlUrl: "" },
       number: 1,
       permission: async () => "write",
       // The /plan's 👀 is stuck (GitHub's rate limits, say) well past the installation's turn.
-      reactToComment: (commentId: number) => (commentId === 11 ? new Promise<void>((resolve) => (releaseFirstEyes = resolve)) : Promise.resolve()),
-      postComment: async (body: string) => (replies.push(body), { id: 1, url: "" }),
+      reactToComment: (commentId: number) => (record(`👀 ${commentId}`), commentId === 11 ? new Promise<void>((resolve) => (releaseFirstEyes = resolve)) : Promise.resolve()),
+      postComment: async (body: string) => (record(`reply ${body}`), { id: 1, url: "" }),
       comments: async () => [],
       info: async () => ({ title: "t", body: "", author: "ann", state: "open", isPullRequest: false, labels: [] }),
     } as unknown as ThreadPort;
-    const aborted: string[] = [];
     const backend = new EmbeddedBackend({
       deps: createWorkflowDeps(env, quiet),
       portsFor: async () => ({ ack: port, reply: port, work: port }),
       concurrency: 2,
       metrics: new JobMetrics({ processMetrics: false }),
       triageTurnMs: 30,
-      runWork: (job, signal) => new Promise<void>((resolve) => signal.addEventListener("abort", () => (aborted.push(job.deliveryId), resolve()), { once: true })),
+      runWork: (job, signal) => new Promise<void>((resolve) => signal.addEventListener("abort", () => (record(`aborted ${job.deliveryId}`), resolve()), { once: true })),
     });
     const command = (commentId: number, body: string): Job => {
       const repository = { owner: "org", name: "hello", cloneUrl: "", defaultBranch: "main", htmlUrl: "" };
@@ -129,13 +172,19 @@ describe("a thread's commands reach its lane in arrival order", () => {
     };
     await backend.submit({ job: command(11, "/plan"), keys: ["11"] });
     await backend.submit({ job: command(12, "/cancel"), keys: ["12"] });
-    // The installation's turn has long given up on the /plan's 👀; the /cancel still waits for the /plan.
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    expect(replies).toEqual([]);
+    // The /plan's 👀 is stuck; the /cancel waits for the installation's turn.
+    await until((lines) => lines.includes("👀 11"));
+    await turn();
+    expect(log).toEqual(["👀 11"]);
+    // The turn gives up on the /plan's 👀: the /cancel is triaged (👀), and still waits for the /plan.
+    await vi.advanceTimersByTimeAsync(30);
+    await until((lines) => lines.includes("👀 12"));
+    await turn();
+    expect(log).toEqual(["👀 11", "👀 12"]);
     releaseFirstEyes();
-    await until(() => aborted.length > 0);
+    await until((lines) => lines.some((line) => line.startsWith("reply ")));
     // The /cancel stopped the /plan it followed, instead of finding nothing and letting the /plan run.
-    expect(aborted).toEqual(["d-11"]);
-    expect(replies.some((reply) => reply.startsWith("Stopping"))).toBe(true);
+    expect(log.filter((line) => line.startsWith("aborted"))).toEqual(["aborted d-11"]);
+    expect(log.filter((line) => line.startsWith("reply "))[0]).toMatch(/^reply Stopping/);
   });
 });
