@@ -5,7 +5,6 @@ import { capAtDeadline } from "../shared/deadline.js";
 import { MAX_ANSWER_BYTES, seconds, watchAttempts, type ModelRetry, type WatchedFetch } from "./model-fetch.js";
 import { assembleStream } from "./model-stream.js";
 import { describeNotFound, describeUnknownModel, saysModelUnknown } from "./endpoint-not-found.js";
-import type { TokenUsage } from "../shared/model-usage.js";
 
 export type { ModelRetry } from "./model-fetch.js";
 

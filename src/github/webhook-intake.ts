@@ -10,6 +10,8 @@ export interface VerifiedDelivery {
 }
 
 /** As Probot and @octokit/webhooks type a node middleware (`next` is whatever the server passes). */
+// Probot's own middleware type names `next` as `Function`; ours must fit it.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export type NodeMiddleware = (req: IncomingMessage, res: ServerResponse, next?: Function) => Promise<boolean>;
 
 export interface WebhookIntakeOptions {

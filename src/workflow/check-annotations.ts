@@ -9,7 +9,7 @@ export const MAX_ANNOTATIONS = 50;
  * `src/a.ts(12,5): message` (tsc, msbuild). The path has a file extension, so times (`12:05:33`) and
  * URLs' ports are not taken for one.
  */
-const LOCATIONS = [/(?<file>[\w@+.\/\\-]*\w\.\w+):(?<line>\d+)(?::\d+)?(?::|\b)\s*(?<message>.*)$/, /(?<file>[\w@+.\/\\-]*\w\.\w+)\((?<line>\d+)(?:,\s*\d+)?\)\s*:?\s*(?<message>.*)$/];
+const LOCATIONS = [/(?<file>[\w@+./\\-]*\w\.\w+):(?<line>\d+)(?::\d+)?(?::|\b)\s*(?<message>.*)$/, /(?<file>[\w@+./\\-]*\w\.\w+)\((?<line>\d+)(?:,\s*\d+)?\)\s*:?\s*(?<message>.*)$/];
 const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
 
 /**

@@ -1,4 +1,3 @@
-import { generateKeyPairSync } from "node:crypto";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MintThread } from "../../src/credentials/mint-thread.js";

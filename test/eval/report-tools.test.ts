@@ -5,7 +5,6 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { chartSvg, renderChart } from "../../eval/chart-svg.js";
-import { compareReports } from "../../eval/compare.js";
 import { main } from "../../eval/main.js";
 import { preflight } from "../../eval/preflight.js";
 import { writeJsonAtomic } from "../../eval/results-store.js";

@@ -1,5 +1,5 @@
 import nock from "nock";
-import { Probot, ProbotOctokit } from "probot";
+import { Probot } from "probot";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { installationOctokit } from "../../src/github/installation-octokit.js";
 import { APP_ID } from "../helpers/github-double.js";

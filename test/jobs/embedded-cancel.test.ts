@@ -39,7 +39,7 @@ async function until(what: string, ready: () => boolean): Promise<void> {
 
 describe("the embedded queue's account of unfinished jobs", () => {
   it("counts a running job stopped with /cancel as finished at once, not when it reaches its safe point", async () => {
-    const github = githubDouble({ permissions: { maintainer: "write" } });
+    githubDouble({ permissions: { maintainer: "write" } });
     const repo = createBareRepo({ "README.md": "# Hello\n" });
     const repository = { owner: "Codertocat", name: "Hello-World", cloneUrl: repo.url, defaultBranch: "main", htmlUrl: "https://github.com/Codertocat/Hello-World" };
     const env = loadEnv({ BLUEPRINT_WORKDIR: tempDir("blueprint-workdir-"), BLUEPRINT_STATE_SECRET: "a-state-secret-for-the-tests-0000", PATH: process.env.PATH ?? "" });

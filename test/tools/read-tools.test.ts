@@ -119,7 +119,7 @@ describe("read_file", () => {
     expect(lines[0]).toBe("huge.log (3.0 GB)");
     expect(lines.slice(1, 4)).toEqual(["   998\tline 998", "   999\tline 999", "  1000\tline 1000"]);
     // The rest is one line of zeros, shown cut; the hint says how to read on.
-    expect(lines[4]).toMatch(/^  1001\t\0+ … \[line cut\]$/);
+    expect(lines[4]).toMatch(/^ {2}1001\t\0+ … \[line cut\]$/);
     expect(result.content).toMatch(/\[Showing lines 998-1001 of a file too large to count its lines\. Call read_file with start_line=1002/);
   });
 });
