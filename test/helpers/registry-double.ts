@@ -12,6 +12,9 @@ export interface RegistryDouble {
   /** `http://127.0.0.1:<port>/` */
   url: string;
   packageName: string;
+  /** The package's tarball, and its integrity as a package-lock.json records it. */
+  tarballUrl: string;
+  integrity: string;
   /** Paths requested, in order. */
   requests: string[];
   close(): Promise<void>;
@@ -54,9 +57,61 @@ export async function startRegistryDouble(packageName = "blueprint-tiny-pkg"): P
     port,
     url: `http://127.0.0.1:${port}/`,
     packageName,
+    tarballUrl: `http://127.0.0.1:${port}/${packageName}/-/${packageName}-1.0.0.tgz`,
+    integrity: `sha512-${createHash("sha512").update(tarball).digest("base64")}`,
     requests,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** A PyPI "simple" index (PEP 503) on 127.0.0.1 serving one tiny pure-Python wheel. */
+export interface PypiDouble {
+  /** `http://127.0.0.1:<port>/simple/`, for pip's `--index-url`. */
+  indexUrl: string;
+  port: number;
+  /** The distribution's name (`blueprint-tiny-py`); its module is `blueprint_tiny_py`. */
+  project: string;
+  requests: string[];
+  close(): Promise<void>;
+}
+
+export async function startPypiDouble(): Promise<PypiDouble> {
+  const project = "blueprint-tiny-py";
+  const wheelName = "blueprint_tiny_py-1.0.0-py3-none-any.whl";
+  const wheel = buildWheel(wheelName);
+  const digest = createHash("sha256").update(wheel).digest("hex");
+  const requests: string[] = [];
+  const server = http.createServer((request, response) => {
+    const url = request.url ?? "";
+    requests.push(url);
+    if (url === `/simple/${project}/` || url === `/simple/${project}`) {
+      response.writeHead(200, { "content-type": "text/html" }).end(`<!DOCTYPE html><html><body><a href="/files/${wheelName}#sha256=${digest}">${wheelName}</a></body></html>\n`);
+    } else if (url === `/files/${wheelName}`) {
+      response.writeHead(200, { "content-type": "application/octet-stream" }).end(wheel);
+    } else {
+      response.writeHead(404, { "content-type": "text/html" }).end("<html><body>not here</body></html>\n");
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  return { indexUrl: `http://127.0.0.1:${port}/simple/`, port, project, requests, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+/** A wheel as a build backend makes it: the module and its .dist-info (METADATA, WHEEL, RECORD), zipped by Python's zipfile. */
+function buildWheel(fileName: string): Buffer {
+  const out = path.join(tempDir("pypi-double-"), fileName);
+  const script = [
+    "import sys, zipfile",
+    "m, d = 'blueprint_tiny_py', 'blueprint_tiny_py-1.0.0.dist-info'",
+    "files = {m + '/__init__.py': \"GREETING = 'from the pypi double'\\n\",",
+    "  d + '/METADATA': 'Metadata-Version: 2.1\\nName: blueprint-tiny-py\\nVersion: 1.0.0\\n',",
+    "  d + '/WHEEL': 'Wheel-Version: 1.0\\nGenerator: blueprint-test\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n'}",
+    "files[d + '/RECORD'] = ''.join(name + ',,\\n' for name in list(files) + [d + '/RECORD'])",
+    "with zipfile.ZipFile(sys.argv[1], 'w') as z:",
+    "  for name, text in files.items(): z.writestr(name, text)",
+  ].join("\n");
+  execFileSync("python3", ["-c", script, out]);
+  return readFileSync(out);
 }
 
 /** A package tarball as `npm pack` makes it: package/package.json and package/index.js, gzipped. */
