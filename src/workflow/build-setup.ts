@@ -55,17 +55,26 @@ export async function runBuildSetup(run: BuildRun, ledger: BuildLedger, tree: Wo
   const { network, own } = await openSetupNetwork(run.deps, config, buildNetwork);
   try {
     // Without any registry (BLUEPRINT_NETWORK_ALLOW=none), a detected install could only fail: it is not run, and the steps are told why.
-    if (!config.setup && network.policy.allow.length === 0) {
-      setup.notRun.push(...installs.filter((found) => found.command).map((found) => ({ detected: found, why: "not installed: this App allows no package registry (its BLUEPRINT_NETWORK_ALLOW)" })));
-      return setup;
+    if (!config.setup && network.policy.allow.length === 0) return notRunWithoutRegistry(run, setup, commands);
+    for (const { command, detected: found } of commands) {
+      if (run.job.signal.aborted) break;
+      setup.runs.push(await runSetupCommand(run, ledger, tree, network, command, found));
     }
-    for (const { command, detected: found } of commands) setup.runs.push(await runSetupCommand(run, ledger, tree, network, command, found));
     if (own) run.notes.push(...network.refusals().map(({ host, count }) => `network: blocked ${host} ×${count} (setup)`));
   } finally {
     if (own) await network.close();
   }
   await tree.ignoreUntracked();
   run.notes.push(...setupReportNotes(setup));
+  return setup;
+}
+
+function notRunWithoutRegistry(run: BuildRun, setup: BuildSetup, commands: Array<{ command: string; detected: DetectedSetup | null }>): BuildSetup {
+  for (const { command, detected } of commands) {
+    if (!detected) continue;
+    setup.notRun.push({ detected, why: "not installed: this App allows no package registry (its BLUEPRINT_NETWORK_ALLOW)" });
+    run.notes.push(`⚠️ Dependencies not installed: \`${command}\` (${detected.manager}, detected from \`${detected.lockFile}\`) needs a package registry, and this App allows none (its BLUEPRINT_NETWORK_ALLOW).`);
+  }
   return setup;
 }
 

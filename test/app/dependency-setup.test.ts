@@ -48,9 +48,9 @@ function javaScriptRepo(locked: boolean): Record<string, string> {
 describe("a build's dependencies, installed before S1 from the repository's lock file", () => {
   const fx = useAppFixture({ permissions: { maintainer: "write" } });
 
-  async function build(files: Record<string, string>, script: Parameters<typeof fx.start>[0], mirrorPort: number) {
+  async function build(files: Record<string, string>, script: Parameters<typeof fx.start>[0], mirrorPort: number, ceiling = `registries,127.0.0.1:${mirrorPort}`) {
     fx.createRepo({ "README.md": "# Hello\n", ...files });
-    await fx.start(script, { BLUEPRINT_SANDBOX: "bwrap", BLUEPRINT_NETWORK_ALLOW: `registries,127.0.0.1:${mirrorPort}` });
+    await fx.start(script, { BLUEPRINT_SANDBOX: "bwrap", BLUEPRINT_NETWORK_ALLOW: ceiling });
     fx.seedPlan(plan);
     await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
     const comments = fx.github.botComments().map((comment) => comment.body);
@@ -97,4 +97,12 @@ describe("a build's dependencies, installed before S1 from the repository's lock
     expect(report).toContain("⚠️ **Setup failed:** `npm ci --no-audit --no-fund` (npm, detected from `package-lock.json`) exited 1");
     expect(state.status).toBe("built");
   }, INSTALL_TEST_MS);
+
+  it("under BLUEPRINT_NETWORK_ALLOW=none a detected install is not run, and S1 is told why", async () => {
+    const before = npm.requests.length;
+    const { report } = await build(javaScriptRepo(true), [complete], npm.port, "none");
+    expect(npm.requests.length).toBe(before);
+    expect(firstMessage(fx.model.requests[0])).toContain("npm (`package-lock.json`): not installed: this App allows no package registry (its BLUEPRINT_NETWORK_ALLOW).");
+    expect(report).toContain("⚠️ Dependencies not installed: `npm ci --no-audit --no-fund` (npm, detected from `package-lock.json`) needs a package registry, and this App allows none");
+  });
 });
