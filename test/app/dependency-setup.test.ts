@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commentPayload } from "../helpers/app.js";
 import { stateOf, useAppFixture } from "../helpers/app-fixture.js";
 import { samplePlan, type ModelRequest } from "../helpers/model-server.js";
-import { startPypiDouble, startRegistryDouble, type PypiDouble, type RegistryDouble } from "../helpers/registry-double.js";
+import { npmProjectFiles, startPypiDouble, startRegistryDouble, type PypiDouble, type RegistryDouble } from "../helpers/registry-double.js";
 
 // Issue #38, point 4: without `setup:`, a build installs the dependencies its lock files name, in the
 // sandbox, with the registries for that install alone; the steps keep `network: none`, and are told.
@@ -29,22 +29,6 @@ afterAll(async () => {
   await pypi.close();
 });
 
-/** A JavaScript repository depending on the double's package, its lock file resolving to the double. */
-function javaScriptRepo(locked: boolean): Record<string, string> {
-  const manifest = { name: "job", version: "1.0.0", private: true, scripts: { test: "node --test" }, dependencies: { [npm.packageName]: "1.0.0" } };
-  const lock = {
-    name: "job",
-    version: "1.0.0",
-    lockfileVersion: 3,
-    requires: true,
-    packages: {
-      "": { name: "job", version: "1.0.0", ...(locked ? { dependencies: manifest.dependencies } : {}) },
-      ...(locked ? { [`node_modules/${npm.packageName}`]: { version: "1.0.0", resolved: npm.tarballUrl, integrity: npm.integrity } } : {}),
-    },
-  };
-  return { "package.json": JSON.stringify(manifest, null, 2), "package-lock.json": JSON.stringify(lock, null, 2), ".npmrc": `registry=${npm.url}\n` };
-}
-
 describe("a build's dependencies, installed before S1 from the repository's lock file", () => {
   const fx = useAppFixture({ permissions: { maintainer: "write" } });
 
@@ -59,7 +43,7 @@ describe("a build's dependencies, installed before S1 from the repository's lock
 
   it("npm: package-lock.json → `npm ci` through the proxy; S1 uses node_modules with no network, and its first message names the install and `npm test`", async () => {
     const step = `node -e "console.log(require('${npm.packageName}'))" | tee used.txt; ${direct(npm.port)}`;
-    const { report, state } = await build(javaScriptRepo(true), [run(step), complete], npm.port);
+    const { report, state } = await build(npmProjectFiles(npm), [run(step), complete], npm.port);
     expect(npm.requests).toContain(`/${npm.packageName}/-/${npm.packageName}-1.0.0.tgz`);
     const [first, second] = fx.model.requests;
     expect(firstMessage(first)).toContain("Installed before this step: `npm ci --no-audit --no-fund` (npm, detected from `package-lock.json`) succeeded; they are in node_modules.");
@@ -90,7 +74,7 @@ describe("a build's dependencies, installed before S1 from the repository's lock
 
   it("a failing install is named in S1's first message, with its output's end, and in the build report; the step is built anyway", async () => {
     // package.json wants a package the lock file does not hold: `npm ci` refuses.
-    const { report, state } = await build(javaScriptRepo(false), [complete], npm.port);
+    const { report, state } = await build(npmProjectFiles(npm, false), [complete], npm.port);
     const [first] = fx.model.requests;
     expect(firstMessage(first)).toContain("NOT installed: the setup `npm ci --no-audit --no-fund` (npm, detected from `package-lock.json`) exited 1 before this step.");
     expect(firstMessage(first)).toMatch(/```text\n[\s\S]*npm (error|ERR!)[\s\S]*```/);
@@ -100,7 +84,7 @@ describe("a build's dependencies, installed before S1 from the repository's lock
 
   it("under BLUEPRINT_NETWORK_ALLOW=none a detected install is not run, and S1 is told why", async () => {
     const before = npm.requests.length;
-    const { report } = await build(javaScriptRepo(true), [complete], npm.port, "none");
+    const { report } = await build(npmProjectFiles(npm), [complete], npm.port, "none");
     expect(npm.requests.length).toBe(before);
     expect(firstMessage(fx.model.requests[0])).toContain("npm (`package-lock.json`): not installed: this App allows no package registry (its BLUEPRINT_NETWORK_ALLOW).");
     expect(report).toContain("⚠️ Dependencies not installed: `npm ci --no-audit --no-fund` (npm, detected from `package-lock.json`) needs a package registry, and this App allows none");

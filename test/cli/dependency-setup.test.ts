@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBareRepo, gitIn } from "../helpers/git-repo.js";
 import { samplePlan, startModelServer, type ModelServer } from "../helpers/model-server.js";
-import { startRegistryDouble, type RegistryDouble } from "../helpers/registry-double.js";
+import { npmProjectFiles, startRegistryDouble, type RegistryDouble } from "../helpers/registry-double.js";
 import { assertCliBuilt, blueprint } from "./support.js";
 
 // Issue #38, point 4, at the CLI (and so the eval, which drives it): `blueprint build` installs the
@@ -23,20 +23,7 @@ describe("blueprint build, in a checkout with a lock file", () => {
   });
 
   it("runs `npm ci` in the build's worktree before S1, whose commands then find node_modules, and tells S1 so", async () => {
-    const dependencies = { [npm.packageName]: "1.0.0" };
-    const lock = {
-      name: "job",
-      version: "1.0.0",
-      lockfileVersion: 3,
-      requires: true,
-      packages: { "": { name: "job", version: "1.0.0", dependencies }, [`node_modules/${npm.packageName}`]: { version: "1.0.0", resolved: npm.tarballUrl, integrity: npm.integrity } },
-    };
-    const repo = createBareRepo({
-      "README.md": "# Hello\n",
-      "package.json": JSON.stringify({ name: "job", version: "1.0.0", private: true, scripts: { test: "node --test" }, dependencies }),
-      "package-lock.json": JSON.stringify(lock),
-      ".npmrc": `registry=${npm.url}\n`,
-    });
+    const repo = createBareRepo({ "README.md": "# Hello\n", ...npmProjectFiles(npm) });
     model = await startModelServer([
       { toolCalls: [{ name: "submit_plan", arguments: plan }] },
       { toolCalls: [{ name: "run_command", arguments: { command: `node -e "console.log(require('${npm.packageName}'))" > used.txt`, timeout_s: null } }] },

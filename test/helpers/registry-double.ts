@@ -64,6 +64,25 @@ export async function startRegistryDouble(packageName = "blueprint-tiny-pkg"): P
   };
 }
 
+/**
+ * A project depending on the double's package: package.json (with `scripts.test`), a package-lock.json
+ * resolving it to the double (without the dependency when `locked` is false, so that `npm ci` refuses
+ * the two as out of sync), and an .npmrc naming the double as the registry.
+ */
+export function npmProjectFiles(registry: RegistryDouble, locked = true): Record<string, string> {
+  const dependencies = { [registry.packageName]: "1.0.0" };
+  const manifest = { name: "job", version: "1.0.0", private: true, scripts: { test: "node --test" }, dependencies };
+  const resolved = { [`node_modules/${registry.packageName}`]: { version: "1.0.0", resolved: registry.tarballUrl, integrity: registry.integrity } };
+  const lock = {
+    name: "job",
+    version: "1.0.0",
+    lockfileVersion: 3,
+    requires: true,
+    packages: { "": { name: "job", version: "1.0.0", ...(locked ? { dependencies } : {}) }, ...(locked ? resolved : {}) },
+  };
+  return { "package.json": JSON.stringify(manifest, null, 2), "package-lock.json": JSON.stringify(lock, null, 2), ".npmrc": `registry=${registry.url}\n` };
+}
+
 /** A PyPI "simple" index (PEP 503) on 127.0.0.1 serving one tiny pure-Python wheel. */
 export interface PypiDouble {
   /** `http://127.0.0.1:<port>/simple/`, for pip's `--index-url`. */
