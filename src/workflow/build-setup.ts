@@ -110,7 +110,9 @@ function setupReportNotes(setup: BuildSetup): string[] {
   return setup.runs.map((run) =>
     failed(run)
       ? `⚠️ **Setup failed:** \`${run.command}\` (${origin(run)}) ${howItEnded(run)}; the steps were built without what it installs.`
-      : `📦 Dependencies installed by \`${run.command}\` (${origin(run)}), with the package registries for the setup alone.`,
+      : run.detected
+        ? `📦 Dependencies installed by \`${run.command}\` (${origin(run)}) before the first step.`
+        : `📦 Setup \`${run.command}\` (${origin(run)}) ran before the first step.`,
   );
 }
 
@@ -122,7 +124,7 @@ export function dependenciesParagraph(setup: BuildSetup): string {
     if (failed(run)) {
       lines.push(`NOT installed: the setup \`${run.command}\` (${origin(run)}) ${howItEnded(run)} before this step. Commands that need what it installs (tests, builds, linters) will fail for that reason, not because of your change. The end of its output:\n\`\`\`text\n${run.tail}\n\`\`\``);
     } else {
-      lines.push(`Installed before this step: \`${run.command}\` (${origin(run)}) succeeded${run.detected ? `; they are in ${run.detected.where}` : ""}.`);
+      lines.push(run.detected ? `Installed before this step: \`${run.command}\` (${origin(run)}) succeeded; they are in ${run.detected.where}.` : `Ran before this step: the setup \`${run.command}\` (${origin(run)}) succeeded.`);
     }
   }
   for (const { detected, why } of setup.notRun) lines.push(`${detected.manager} (\`${detected.lockFile}\`): ${why}.`);

@@ -89,4 +89,14 @@ describe("a build's dependencies, installed before S1 from the repository's lock
     expect(firstMessage(fx.model.requests[0])).toContain("npm (`package-lock.json`): not installed: this App allows no package registry (its BLUEPRINT_NETWORK_ALLOW).");
     expect(report).toContain("⚠️ Dependencies not installed: `npm ci --no-audit --no-fund` (npm, detected from `package-lock.json`) needs a package registry, and this App allows none");
   });
+
+  it("a configured `setup:` gets the registries too, for itself alone: `setup: npm ci` works under the default `network: none`", async () => {
+    const config = { ".github/blueprint.yml": "setup: npm ci --no-audit --no-fund --fetch-retries=0\n" };
+    const step = `node -e "console.log(require('${npm.packageName}'))" | tee used.txt; ${direct(npm.port)}`;
+    const { report } = await build({ ...npmProjectFiles(npm), ...config }, [run(step), complete], npm.port);
+    expect(firstMessage(fx.model.requests[0])).toContain("Ran before this step: the setup `npm ci --no-audit --no-fund --fetch-retries=0` (`setup:` in .github/blueprint.yml) succeeded.");
+    expect(lastMessage(fx.model.requests[1])).toContain("from the registry double");
+    expect(lastMessage(fx.model.requests[1])).toContain("registry: unreachable");
+    expect(report).toContain("📦 Setup `npm ci --no-audit --no-fund --fetch-retries=0` (`setup:` in .github/blueprint.yml) ran before the first step.");
+  }, INSTALL_TEST_MS);
 });
