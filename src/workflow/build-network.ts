@@ -1,5 +1,5 @@
 import type { RepoConfig } from "../config/repo-config.js";
-import { formatEgressEntry, REGISTRY_ENTRIES, resolveEgressPolicy } from "../workspace/egress-policy.js";
+import { formatEgressEntry, REGISTRY_ENTRIES, resolveEgressPolicy, type EgressPolicy } from "../workspace/egress-policy.js";
 import { openJobNetwork, type JobNetwork } from "../workspace/egress-proxy.js";
 import type { WorkflowDeps } from "./deps.js";
 
@@ -16,16 +16,37 @@ export async function openBuildNetwork(deps: WorkflowDeps, config: RepoConfig, n
   } else if (config.network !== "none" && policy.allow.length === 0) {
     notes.push("⚠️ `network:` in `.github/blueprint.yml` asks for the package registries, but this App allows none of them (its BLUEPRINT_NETWORK_ALLOW): commands had no network.");
   }
-  const network = await openJobNetwork(policy, {
-    // The plain runner's commands have no bridge: they reach the proxy on the host's loopback.
-    tcp: deps.runner.isolation === "plain",
-    onRefusal: refusalLog(deps.log),
-  });
+  const network = await openPolicyNetwork(deps, policy);
   if (network.state.kind === "failed") {
     notes.push(`⚠️ ${network.state.problem}: commands were not run, rather than run with another network.`);
     deps.log.error({ problem: network.state.problem }, "a build's network proxy could not start; its commands are not run");
   }
   return network;
+}
+
+/**
+ * The setup's network: the package registries (as far as BLUEPRINT_NETWORK_ALLOW allows them, with its
+ * `address:port` mirrors) together with whatever the repository's `network:` allows, for the setup
+ * command alone. When that is what the build's network allows already, the build's network is used.
+ */
+export async function openSetupNetwork(deps: WorkflowDeps, config: RepoConfig, build: JobNetwork): Promise<{ network: JobNetwork; own: boolean }> {
+  const ceiling = deps.networkCeiling ?? REGISTRY_ENTRIES;
+  const registries = resolveEgressPolicy("registries", ceiling).policy;
+  const allow = [...build.policy.allow, ...registries.allow];
+  const exempt = [...build.policy.exempt, ...registries.exempt];
+  const known = new Set(build.policy.allow.map(formatEgressEntry));
+  if (allow.every((entry) => known.has(formatEgressEntry(entry)))) return { network: build, own: false };
+  const unique = <T>(items: T[], key: (item: T) => string) => [...new Map(items.map((item) => [key(item), item])).values()];
+  const policy: EgressPolicy = { allow: unique(allow, formatEgressEntry), exempt: unique(exempt, (entry) => `${entry.address}:${entry.port}`) };
+  return { network: await openPolicyNetwork(deps, policy), own: true };
+}
+
+async function openPolicyNetwork(deps: WorkflowDeps, policy: EgressPolicy): Promise<JobNetwork> {
+  return openJobNetwork(policy, {
+    // The plain runner's commands have no bridge: they reach the proxy on the host's loopback.
+    tcp: deps.runner.isolation === "plain",
+    onRefusal: refusalLog(deps.log),
+  });
 }
 
 /** Hosts whose refusal is logged by name, as many as the report counts by name. */

@@ -31,6 +31,8 @@ export interface StepInput {
   allowWorkflowWrites: boolean;
   /** The build's network (build-network.ts), the same for every command it runs. */
   network: JobNetwork;
+  /** The build's setup in words (build-setup.ts), after the step's task in its first message. */
+  dependencies?: string | undefined;
   /** What is left of the build's cost cap, when it has one and the model is priced. */
   costCap?: { dollars: number; price: ModelPrice; reason: string } | undefined;
   /** Shows a retried model request's line in the status comment; null clears it. */
@@ -50,7 +52,7 @@ export async function buildStep(deps: WorkflowDeps, job: JobContext, input: Step
     model: showingRetries((onRetry) => deps.modelFor(input.config, onRetry), input.showRetry),
     messages: [
       { role: "system", content: BUILD_SYSTEM_PROMPT },
-      { role: "user", content: stepTaskMessage(input.plan, input.step, notes, input.state.answers, input.state.buildNotes) },
+      { role: "user", content: [stepTaskMessage(input.plan, input.step, notes, input.state.answers, input.state.buildNotes), input.dependencies].filter(Boolean).join("\n\n") },
     ],
     context: {
       root: input.tree.dir,

@@ -7,7 +7,8 @@ import type { BuildLedger } from "./build-ledger.js";
 import { openBuildNetwork } from "./build-network.js";
 import { blockedStatusLine, keepUnfinishedWork } from "./build-outcome.js";
 import type { BuildRun } from "./build-request.js";
-import { buildStep, Cancelled, VERIFY_TIMEOUT_MS, type StepResult } from "./build-step.js";
+import { runBuildSetup, dependenciesParagraph } from "./build-setup.js";
+import { buildStep, Cancelled, type StepResult } from "./build-step.js";
 import { PLAN_TRAILER } from "./build-target.js";
 import { addUsage } from "./cost.js";
 import { plainError } from "./plain-error.js";
@@ -24,6 +25,8 @@ interface StepsInProgress extends StepsToBuild {
   allowWorkflowWrites: boolean;
   written: WrittenFilesApproval;
   network: JobNetwork;
+  /** What each step's first message says of the build's dependencies and tests. */
+  dependencies: string;
 }
 
 /** Every step built (on `network`), or the build stopped on one, its state saved. */
@@ -38,8 +41,9 @@ export async function buildSteps(run: BuildRun, ledger: BuildLedger, steps: Step
   // One network for all the build's commands: its allow-list proxy, and its count of refusals.
   const network = await openBuildNetwork(deps, config, notes);
   ledger.network = network;
-  const progress: StepsInProgress = { ...steps, allowWorkflowWrites, written, network };
-  await runSetup(run, ledger, progress);
+  // The repository's setup, or its lock files' frozen installs, once before the first step (build-setup.ts).
+  const dependencies = steps.todo.length > 0 ? dependenciesParagraph(await runBuildSetup(run, ledger, tree, network)) : "";
+  const progress: StepsInProgress = { ...steps, allowWorkflowWrites, written, network, dependencies };
   for (const [index, step] of todo.entries()) {
     if (job.signal.aborted) throw new Cancelled();
     if (await stoppedAtCostCap(run, ledger, todo.slice(index))) return { done: false };
@@ -47,17 +51,6 @@ export async function buildSteps(run: BuildRun, ledger: BuildLedger, steps: Step
     await status.save(index + 1 < todo.length ? `> ⏳ **Building ${todo[index + 1]?.id} (${index + 2} of ${todo.length})…**` : "> ⏳ **Verifying…**");
   }
   return { done: true, network };
-}
-
-/** The repository's own setup (e.g. `npm ci`) runs once before the steps, like any agent command. */
-async function runSetup(run: BuildRun, ledger: BuildLedger, steps: StepsInProgress): Promise<void> {
-  const { deps, job, config } = run;
-  if (!config.setup || steps.todo.length === 0) return;
-  // Like an agent run, it never outlasts the wall-time limit.
-  const setup = await deps.runner.run(config.setup, { cwd: steps.tree.dir, network: steps.network, signal: job.signal, timeoutMs: Math.min(VERIFY_TIMEOUT_MS, ledger.maxWallTimeMs) });
-  ledger.audit.push({ action: "command", target: config.setup, exitCode: setup.exitCode, detail: "setup" });
-  await steps.tree.ignoreUntracked();
-  if (setup.exitCode !== 0) run.notes.push(`The setup command \`${config.setup}\` exited ${setup.exitCode ?? "killed"}; building anyway.`);
 }
 
 /** The cost cap is checked between steps too: everything built so far is committed and pushed. */
@@ -110,7 +103,7 @@ function runStepAgent(run: BuildRun, ledger: BuildLedger, steps: StepsInProgress
   const { budget } = ledger;
   const spent = budget ? costOf(ledger.usage, budget.price) : 0;
   const costCap = budget ? { dollars: budget.dollars - spent, price: budget.price, reason: `the build reached its cost cap of ${formatDollars(budget.dollars)}` } : undefined;
-  return buildStep(deps, job, { plan, step, tree: steps.tree, state, config, fresh: request.fresh, audit: ledger.audit, allowWorkflowWrites: steps.allowWorkflowWrites, network: steps.network, costCap, showRetry: run.status.showRetry });
+  return buildStep(deps, job, { plan, step, tree: steps.tree, state, config, fresh: request.fresh, audit: ledger.audit, allowWorkflowWrites: steps.allowWorkflowWrites, network: steps.network, dependencies: steps.dependencies, costCap, showRetry: run.status.showRetry });
 }
 
 type UnfinishedResult = Exclude<StepResult, { ok: true }>;

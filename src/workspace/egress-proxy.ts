@@ -255,8 +255,9 @@ async function forward(gate: EgressGate, open: Set<Duplex>, request: http.Incomi
     return void response.writeHead(502, { "content-type": "text/plain" }).end(`Blueprint could not connect to ${url.host}: ${error instanceof Error ? error.message : String(error)}\n`);
   }
   track(open, upstream);
-  // The request goes over the socket already connected to the checked address.
-  const outgoing = http.request({ method: request.method, path: `${url.pathname}${url.search}`, headers, createConnection: () => upstream, setHost: false });
+  // The request goes over the socket already connected to the checked address; its options name that
+  // address too, so that whatever hooks Node's http (a test's nock) sees the true destination, not "localhost".
+  const outgoing = http.request({ method: request.method, host: upstream.remoteAddress, port, path: `${url.pathname}${url.search}`, headers, createConnection: () => upstream, setHost: false });
   outgoing.on("response", (reply) => {
     const replyHeaders: http.OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(reply.headers)) if (!HOP_BY_HOP.has(name) && value !== undefined) replyHeaders[name] = value;
