@@ -5,9 +5,10 @@
  * U+E0000–E007F, which spell ASCII that a model reads and GitHub does not show. Lone surrogates go
  * too, so removing a character can never pair two halves into one of these.
  */
-// Lone surrogates and variation selectors are listed on purpose: each is removed on its own.
-// eslint-disable-next-line no-misleading-character-class
-const INVISIBLE = /[\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFE00-\uFE0F\uFEFF\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}\uD800-\uDFFF]/gu;
+const INVISIBLE =
+  // Lone surrogates and variation selectors are listed on purpose: each is removed on its own.
+  // eslint-disable-next-line no-misleading-character-class
+  /[\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFE00-\uFE0F\uFEFF\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}\uD800-\uDFFF]/gu;
 const HTML_COMMENT = /<!--[\s\S]*?(?:-->|$)/g;
 /** Declarations and processing instructions (`<!x …>`, `<?…?>`): GitHub renders nothing for them. */
 const BOGUS_MARKUP = /<[!?][^<>]*>/g;
