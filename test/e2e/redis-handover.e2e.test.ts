@@ -1,7 +1,10 @@
 import { afterEach, expect, it } from "vitest";
 import type { AppProcess } from "./support/app-process.js";
-import { buildOutlastingItsToken, hold, isPlanning, startCluster, turnOf, type Cluster } from "./support/cluster.js";
+import { buildOutlastingItsToken, fileRedis, hold, isPlanning, startCluster, turnOf, type Cluster } from "./support/cluster.js";
 import { STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
+
+/** One redis-server for the file; each test's cluster flushes it when it stops. */
+const redis = fileRedis();
 
 /**
  * A worker's graceful shutdown and a job's token outliving its wait, with real `redis-server`, a
@@ -18,7 +21,7 @@ type Health = { queue: { waiting: number; running: number; workers: number } };
 const health = async (intake: AppProcess) => ((await (await fetch(`${intake.url}/healthz`)).json()) as Health).queue;
 
 it("SIGTERM mid-build hands the job back: it waits for the next worker, which resumes it from what was pushed", async () => {
-  cluster = await startCluster({ issues: 1 });
+  cluster = await startCluster({ issues: 1, redis: redis() });
   const c = cluster;
   const intake = await c.startIntake({ BLUEPRINT_WORKERS: "0" });
   const first = await c.startWorker();
@@ -61,7 +64,7 @@ it("SIGTERM mid-build hands the job back: it waits for the next worker, which re
 }, 150_000);
 
 it("SIGTERM mid-plan hands the job to another running worker, which plans from the start: one plan, no failure", async () => {
-  cluster = await startCluster({ issues: 1 });
+  cluster = await startCluster({ issues: 1, redis: redis() });
   const c = cluster;
   const intake = await c.startIntake({ BLUEPRINT_WORKERS: "0" });
   const first = await c.startWorker();
@@ -86,7 +89,7 @@ it("SIGTERM mid-plan hands the job to another running worker, which plans from t
 }, 90_000);
 
 it("a job that waited longer than its installation token lives gets a fresh token from the intake, and runs", async () => {
-  cluster = await startCluster({ issues: 1 });
+  cluster = await startCluster({ issues: 1, redis: redis() });
   const c = cluster;
   const intake = await c.startIntake({ BLUEPRINT_WORKERS: "0" });
   const minted = () => c.github.requests.filter((request) => request.method === "POST" && /^\/app\/installations\/\d+\/access_tokens$/.test(request.path)).length;
@@ -113,7 +116,7 @@ it("a job that waited longer than its installation token lives gets a fresh toke
 }, 90_000);
 
 it("a build that outlasts its token gets a fresh one from the intake while it works: every step pushed, no call refused", async () => {
-  cluster = await startCluster({ issues: 1 });
+  cluster = await startCluster({ issues: 1, redis: redis() });
   const c = cluster;
   const intake = await c.startIntake({ BLUEPRINT_WORKERS: "0" });
   const worker = await c.startWorker();

@@ -1,10 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, type AppProcess } from "./support/app-process.js";
-import { expectBuildFinishedOnce, hold, isPlanning, killRunnerUntilItGivesUp, planJobs, reactionsTo, startCluster, turnOf, type Cluster } from "./support/cluster.js";
+import { expectBuildFinishedOnce, fileRedis, hold, isPlanning, killRunnerUntilItGivesUp, planJobs, reactionsTo, startCluster, turnOf, type Cluster } from "./support/cluster.js";
 import { STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
 import { childrenOf, environmentOf, isRunning, jobRunnerOf, niceOf } from "./support/processes.js";
 import type { WorkerProcess } from "./support/worker-process.js";
+
+/** One redis-server for the file; each describe's cluster flushes it when it stops. */
+const redis = fileRedis();
 
 /**
  * docs/reliability.md across replicas: real `redis-server`, real intake and worker processes, the local GitHub
@@ -20,7 +23,7 @@ describe("two replicas of `npm start` on one Redis", () => {
   let b: AppProcess;
 
   beforeAll(async () => {
-    cluster = await startCluster({ issues: 3 });
+    cluster = await startCluster({ issues: 3, redis: redis() });
     // Locks outlast a replica frozen for a few seconds (the /cancel test): nothing here is taken over.
     [a, b] = await Promise.all([cluster.startIntake({ BLUEPRINT_JOB_LOCK_MS: "20000" }), cluster.startIntake({ BLUEPRINT_JOB_LOCK_MS: "20000" })]);
   }, 60_000);
@@ -112,7 +115,7 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
   let workerPorts: Map<WorkerProcess, number>;
 
   beforeAll(async () => {
-    cluster = await startCluster({ issues: 2 });
+    cluster = await startCluster({ issues: 2, redis: redis() });
     intake = await cluster.startIntake({ BLUEPRINT_WORKERS: "0" });
     const ports = [await freePort(), await freePort()];
     workers = await Promise.all(ports.map((port) => cluster.startWorker({ PORT: String(port) })));

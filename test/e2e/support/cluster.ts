@@ -1,4 +1,5 @@
-import { expect } from "vitest";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, expect } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -39,8 +40,26 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
-export async function startCluster(options: { issues: number; env?: Record<string, string>; redis?: boolean }): Promise<Cluster> {
-  const redis = options.redis === false ? null : await startRedisServer();
+/**
+ * The test file's one redis-server, started before its first test and stopped after its last: each
+ * cluster of the file uses it in turn (`startCluster({ redis: redis() })`) and flushes it when it stops.
+ */
+export function fileRedis(): () => RedisServer {
+  let server: RedisServer | undefined;
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  afterAll(async () => server?.stop());
+  return () => {
+    if (!server) throw new Error("fileRedis: asked before its beforeAll ran");
+    return server;
+  };
+}
+
+/** `redis`: false for none, the file's server (`fileRedis`), or unset for a server of the cluster's own. */
+export async function startCluster(options: { issues: number; env?: Record<string, string>; redis?: boolean | RedisServer }): Promise<Cluster> {
+  const shared = typeof options.redis === "object" ? options.redis : null;
+  const redis = shared ?? (options.redis === false ? null : await startRedisServer());
   const github = await startGitHubDouble({
     files: FILES,
     issues: Array.from({ length: options.issues }, (_, index) => ({ title: `Greet people by name (${index + 1})`, body: "Greet whoever is named.", author: "octocat" })),
@@ -98,7 +117,8 @@ export async function startCluster(options: { issues: number; env?: Record<strin
       await Promise.all(processes.map((p) => p.stop()));
       await cluster.model.close();
       await github.stop();
-      await redis?.stop();
+      if (shared) await flushRedis(shared);
+      else await redis?.stop();
       for (const made of dirs) rmSync(made, { recursive: true, force: true });
     },
   };
@@ -210,4 +230,14 @@ export function expectBuildFinishedOnce(cluster: Cluster, issue: number): void {
   const plan = bot.find((c) => c.body.includes("Plan v1"));
   expect(plan?.body).toContain("- [x] **S1**");
   expect(plan?.body).toContain("- [x] **S2**");
+}
+
+/** Empties a shared Redis for the file's next cluster (what the last cluster's processes left in it). */
+async function flushRedis(server: RedisServer): Promise<void> {
+  const connection = new Redis(server.url, { maxRetriesPerRequest: 1 });
+  try {
+    await connection.flushall();
+  } finally {
+    connection.disconnect();
+  }
 }
