@@ -1,3 +1,5 @@
+import type { EvalSandbox } from "./sandbox.js";
+
 /**
  * The harness's view of the SWE judge (eval/swe/, see the eval contract): the functions it calls, and
  * nothing else. Runs take a `Judge`, so tests can put a scripted one in its place; `loadJudge` brings
@@ -36,6 +38,8 @@ export interface Validation {
 interface TimedOptions {
   timeoutMs: number;
   signal?: AbortSignal;
+  /** Where installs and tests run: the eval's one choice (sandbox.ts). */
+  sandbox?: EvalSandbox;
 }
 
 export interface Judge {

@@ -1,0 +1,123 @@
+import { execFile } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { main } from "../../eval/main.js";
+import { evalSandbox } from "../../eval/sandbox.js";
+import * as realJudge from "../../eval/swe/index.js";
+import { tempDir } from "../helpers/git-repo.js";
+import { pathWithout } from "../helpers/no-bubblewrap.js";
+import { npmProjectFiles, startLoopbackService, startRegistryDouble, type RegistryDouble } from "../helpers/registry-double.js";
+import { scriptedJudge } from "./scripted-judge.js";
+import { tinyRepos } from "./tiny-repo.js";
+
+// Issue #40, point 7: the eval runs a dataset's code (its `install`, a package's lifecycle scripts, its
+// tests) in bubblewrap, the install with the registries alone through its own proxy; it refuses rather
+// than run them plainly when BLUEPRINT_SANDBOX=bwrap cannot be had. Real bubblewrap and npm; the
+// registry is a double on 127.0.0.1, named in BLUEPRINT_NETWORK_ALLOW as an operator's mirror.
+
+const FIXTURE = path.resolve("test/fixtures/eval/tiny-math.jsonl");
+const DRIVER = path.resolve("test/eval/install-driver.ts");
+const SECRET = "sk-eval-secret-0f3a9c";
+const run = promisify(execFile);
+
+/** What a hostile install tries: the eval's environment (its own, or its parents' through /proc), the real HOME, a direct connection. */
+function probeScript(realHome: string, port: number): string {
+  return [
+    `echo "environ: $(cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c '${SECRET}')"`,
+    'echo "env: ${OPENAI_API_KEY-}"',
+    'echo "home: $HOME"',
+    'echo pwned > "$HOME/pwned.txt"',
+    `echo pwned > '${realHome}/pwned-by-path.txt'`,
+    `(exec 3<>/dev/tcp/127.0.0.1/${port} && echo "direct: reached") 2>/dev/null || echo "direct: refused"`,
+    "",
+  ].join("\n");
+}
+
+describe("a dataset's install", () => {
+  let registry: RegistryDouble;
+  beforeAll(async () => {
+    registry = await startRegistryDouble();
+  });
+  afterAll(() => registry.close());
+
+  it("sees neither the eval's OPENAI_API_KEY nor its HOME, installs from the registry through the proxy, and connects nowhere directly", async () => {
+    const service = await startLoopbackService();
+    try {
+      const realHome = tempDir("eval-real-home-");
+      const project = tempDir("eval-install-");
+      const files = npmProjectFiles(registry);
+      // The package's own lifecycle script probes too, as a dependency's would.
+      const manifest = { ...(JSON.parse(files["package.json"] ?? "{}") as { scripts: Record<string, string> }) };
+      manifest.scripts = { ...manifest.scripts, preinstall: "sh probe.sh > preinstall.txt 2>&1" };
+      for (const [file, text] of Object.entries({ ...files, "package.json": JSON.stringify(manifest), "probe.sh": probeScript(realHome, service.port) })) writeFileSync(path.join(project, file), text);
+      const env = { PATH: process.env.PATH ?? "", HOME: realHome, OPENAI_API_KEY: SECRET, BLUEPRINT_SANDBOX: "bwrap", BLUEPRINT_NETWORK_ALLOW: `registries,127.0.0.1:${registry.port}` };
+      const install = "sh probe.sh > install.txt 2>&1; npm ci --no-audit --no-fund";
+      const { stdout } = await run(process.execPath, ["--import", "tsx", DRIVER, project, install], { env });
+      const result = JSON.parse(stdout) as { ok: boolean; log: string };
+
+      expect(result.ok, result.log).toBe(true);
+      for (const probe of ["install.txt", "preinstall.txt"]) {
+        const seen = readFileSync(path.join(project, probe), "utf8");
+        expect(seen).toContain("environ: 0\n");
+        expect(seen).toContain("env: \n");
+        expect(seen).toContain("home: /tmp/home\n");
+        expect(seen).toContain("direct: refused\n");
+        expect(seen).not.toContain(SECRET);
+      }
+      expect(existsSync(path.join(realHome, "pwned.txt"))).toBe(false);
+      expect(existsSync(path.join(realHome, "pwned-by-path.txt"))).toBe(false);
+      expect(service.connections()).toBe(0);
+      // npm reached the registry double through the install's proxy.
+      expect(readFileSync(path.join(project, "node_modules", registry.packageName, "index.js"), "utf8")).toContain("from the registry double");
+      expect(registry.requests).toContain(`/${registry.packageName}/-/${registry.packageName}-1.0.0.tgz`);
+      expect(result.log).toContain("in bubblewrap");
+    } finally {
+      await service.close();
+    }
+  }, 120_000);
+});
+
+describe("where the eval runs installs and tests (BLUEPRINT_SANDBOX)", () => {
+  const savedPath = process.env.PATH;
+  afterEach(() => {
+    process.env.PATH = savedPath;
+  });
+
+  it("runs a task's tests inside bubblewrap: a private HOME, and nothing written outside the tree", async () => {
+    const outside = tempDir("eval-tests-outside-");
+    const repos = tinyRepos();
+    const [tiny] = realJudge.loadInstances(FIXTURE);
+    if (!tiny) throw new Error("fixture empty");
+    const dir = path.join(tempDir("eval-tests-"), "repo");
+    await realJudge.checkoutInstance(tiny, { reposDir: repos }, dir);
+    const probe = `echo "$HOME" > home.txt; echo escaped > '${outside}/escaped.txt'; ${tiny.test_cmd ?? ""}`;
+    const report = await realJudge.judgeInstance({ ...tiny, test_cmd: probe }, dir, { timeoutMs: 60_000, sandbox: evalSandbox({ BLUEPRINT_SANDBOX: "bwrap" }, () => {}) });
+    expect(report.error).toBeUndefined();
+    expect(report.statuses).toMatchObject({ "sums numbers": "passed" });
+    expect(readFileSync(path.join(dir, "home.txt"), "utf8")).toBe("/tmp/home\n");
+    expect(existsSync(path.join(outside, "escaped.txt"))).toBe(false);
+  }, 60_000);
+
+  it.each(["broken", "missing"] as const)("BLUEPRINT_SANDBOX=bwrap with bubblewrap %s: refuses before any install or test, saying why and what to do", async (kind) => {
+    process.env.PATH = pathWithout(kind, ["git", "sh"]);
+    const calls: string[] = [];
+    const stderr: string[] = [];
+    const argv = ["--dataset", FIXTURE, "--repos", tinyRepos(), "--validate"];
+    const { exitCode } = await main(argv, { BLUEPRINT_SANDBOX: "bwrap" }, { stdout: () => {}, stderr: (text) => stderr.push(text) }, { judge: scriptedJudge(calls) });
+    expect(exitCode).toBe(2);
+    expect(calls).toEqual([]);
+    expect(stderr.join("\n")).toMatch(/^eval: BLUEPRINT_SANDBOX=bwrap: no task was run, because the eval runs each task's install, tests and checks .* only inside bubblewrap, and .*(not installed|cannot build the sandbox here).*set BLUEPRINT_SANDBOX=none/);
+  });
+
+  it("auto without a working bubblewrap says that it runs them plainly", () => {
+    process.env.PATH = pathWithout("broken");
+    const notes: string[] = [];
+    expect(evalSandbox({}, (text) => notes.push(text)).bwrap).toBeNull();
+    expect(notes.join("\n")).toMatch(/bubblewrap cannot build the sandbox here .*fall back to the plain runner/);
+    expect(() => evalSandbox({ BLUEPRINT_SANDBOX: "sometimes" }, () => {})).toThrow('BLUEPRINT_SANDBOX is auto, bwrap or none, not "sometimes".');
+  });
+});
+
+
