@@ -15,6 +15,9 @@ export interface SweInstance {
   test_patch: string;
   FAIL_TO_PASS: string[];
   PASS_TO_PASS: string[];
+  /** Blueprint's extensions: commands a dataset gives, run only with --trust-dataset-commands. */
+  install?: string | undefined;
+  test_cmd?: string | undefined;
 }
 
 export type InstanceSource = { bundle: string } | { reposDir: string };

@@ -3,6 +3,8 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { chooseItems } from "../../eval/items.js";
+import type { Judge } from "../../eval/judge.js";
 import { main } from "../../eval/main.js";
 import { evalSandbox } from "../../eval/sandbox.js";
 import * as realJudge from "../../eval/swe/index.js";
@@ -14,7 +16,8 @@ import { tinyRepos } from "./tiny-repo.js";
 
 // Issue #40, point 7: the eval runs a dataset's code (its `install`, a package's lifecycle scripts, its
 // tests) in bubblewrap, the install with the registries alone through its own proxy; it refuses rather
-// than run them plainly when BLUEPRINT_SANDBOX=bwrap cannot be had. Real bubblewrap and npm; the
+// than run them plainly when BLUEPRINT_SANDBOX=bwrap cannot be had, refuses a dataset's own commands
+// unless told to trust them. Real bubblewrap and npm; the
 // registry is a double on 127.0.0.1, named in BLUEPRINT_NETWORK_ALLOW as an operator's mirror.
 
 const FIXTURE = path.resolve("test/fixtures/eval/tiny-math.jsonl");
@@ -104,7 +107,7 @@ describe("where the eval runs installs and tests (BLUEPRINT_SANDBOX)", () => {
     process.env.PATH = pathWithout(kind, ["git", "sh"]);
     const calls: string[] = [];
     const stderr: string[] = [];
-    const argv = ["--dataset", FIXTURE, "--repos", tinyRepos(), "--validate"];
+    const argv = ["--dataset", FIXTURE, "--repos", tinyRepos(), "--trust-dataset-commands", "--validate"];
     const { exitCode } = await main(argv, { BLUEPRINT_SANDBOX: "bwrap" }, { stdout: () => {}, stderr: (text) => stderr.push(text) }, { judge: scriptedJudge(calls) });
     expect(exitCode).toBe(2);
     expect(calls).toEqual([]);
@@ -120,4 +123,31 @@ describe("where the eval runs installs and tests (BLUEPRINT_SANDBOX)", () => {
   });
 });
 
+describe("a dataset's own commands (install, test_cmd)", () => {
+  it("are refused without --trust-dataset-commands, naming the flag and the instances; nothing is checked out", async () => {
+    const calls: string[] = [];
+    const stderr: string[] = [];
+    const { exitCode } = await main(["--dataset", FIXTURE, "--repos", tinyRepos(), "--validate"], {}, { stdout: () => {}, stderr: (text) => stderr.push(text) }, { judge: scriptedJudge(calls) });
+    expect(exitCode).toBe(2);
+    expect(calls).toEqual([]);
+    expect(stderr.join("\n")).toContain(`${FIXTURE}: blueprint-eval__tiny-math-1, blueprint-eval__tiny-math-broken carry their own install or test_cmd`);
+    expect(stderr.join("\n")).toContain("give --trust-dataset-commands to run them");
+  });
+
+  it("a dataset without them needs no flag, the shipped real suite's test_cmd none either, and the flag is only for --dataset", async () => {
+    const plain = path.join(tempDir("eval-plain-dataset-"), "plain.jsonl");
+    const lines = readFileSync(FIXTURE, "utf8").trim().split("\n");
+    writeFileSync(plain, `${lines.map((line) => JSON.stringify({ ...(JSON.parse(line) as object), install: undefined, test_cmd: undefined })).join("\n")}\n`);
+    const judge = scriptedJudge();
+    const items = await chooseItems({ dataset: plain, reposDir: "/repos" }, undefined, { smokeDir: "/unused", judge: () => judge });
+    expect(items.map((item) => item.id)).toEqual(["blueprint-eval__tiny-math-1", "blueprint-eval__tiny-math-broken"]);
+    const [tiny] = judge.loadInstances(FIXTURE);
+    if (!tiny?.test_cmd) throw new Error("fixture without test_cmd");
+    const real: Judge = { ...judge, loadRealSuite: () => [{ ...tiny, source: { reposDir: "/repos" } }] };
+    expect(await chooseItems({ suite: "real" }, undefined, { smokeDir: "/unused", judge: () => real })).toHaveLength(1);
+    const stderr: string[] = [];
+    expect((await main(["--suite", "smoke", "--trust-dataset-commands"], {}, { stdout: () => {}, stderr: (text) => stderr.push(text) })).exitCode).toBe(2);
+    expect(stderr.join("\n")).toContain("--trust-dataset-commands is for --dataset");
+  });
+});
 
