@@ -20,7 +20,7 @@ export type SuiteChoice = { suite: "smoke" | "real"; reposDir?: string | undefin
 export async function chooseItems(
   choice: SuiteChoice,
   only: string[] | undefined,
-  deps: { smokeDir: string; npm?: NpmSource | undefined; cacheDir?: string | undefined; realRoot?: string | undefined; judge: () => Judge },
+  deps: { smokeDir: string; npm?: NpmSource | undefined; cacheDir?: string | undefined; realRoot?: string | undefined; judge: () => Judge; problemStatements?: boolean },
 ): Promise<EvalItem[]> {
   if ("suite" in choice && choice.suite === "smoke") {
     const npm = deps.npm ?? { cacheDir: defaultEvalCacheDir() };
@@ -39,6 +39,7 @@ export async function chooseItems(
             ...(choice.reposDir ? { reposDir: choice.reposDir } : {}),
             ...(deps.cacheDir ? { cacheDir: deps.cacheDir } : {}),
             ...(only ? { only } : {}),
+            ...(deps.problemStatements === false ? { problemStatements: false } : {}),
           })
         ).map((instance) => ({
           kind: "swe",

@@ -146,6 +146,8 @@ async function loadItems(args: EvalArgs, deps: EvalDeps): Promise<{ items: EvalI
     npm: { registry: args.registry, cacheDir: args.cacheDir ?? defaultEvalCacheDir() },
     cacheDir: args.cacheDir,
     realRoot: deps.realRoot,
+    // Validation needs no issue text: it runs offline with the repositories at hand.
+    problemStatements: !args.validate,
     judge: () => {
       if (!judge) throw new Error("SWE-format instances need the judge (eval/swe/)");
       return judge;

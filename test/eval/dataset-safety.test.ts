@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -8,7 +8,7 @@ import type { Judge } from "../../eval/judge.js";
 import { main } from "../../eval/main.js";
 import { evalSandbox } from "../../eval/sandbox.js";
 import * as realJudge from "../../eval/swe/index.js";
-import { tempDir } from "../helpers/git-repo.js";
+import { gitIn, tempDir } from "../helpers/git-repo.js";
 import { pathWithout } from "../helpers/no-bubblewrap.js";
 import { npmProjectFiles, startLoopbackService, startRegistryDouble, type RegistryDouble } from "../helpers/registry-double.js";
 import { scriptedJudge } from "./scripted-judge.js";
@@ -17,7 +17,7 @@ import { tinyRepos } from "./tiny-repo.js";
 // Issue #40, point 7: the eval runs a dataset's code (its `install`, a package's lifecycle scripts, its
 // tests) in bubblewrap, the install with the registries alone through its own proxy; it refuses rather
 // than run them plainly when BLUEPRINT_SANDBOX=bwrap cannot be had, refuses a dataset's own commands
-// unless told to trust them. Real bubblewrap and npm; the
+// unless told to trust them, and validates without the issues' texts. Real bubblewrap and npm; the
 // registry is a double on 127.0.0.1, named in BLUEPRINT_NETWORK_ALLOW as an operator's mirror.
 
 const FIXTURE = path.resolve("test/fixtures/eval/tiny-math.jsonl");
@@ -151,3 +151,50 @@ describe("a dataset's own commands (install, test_cmd)", () => {
   });
 });
 
+describe("--validate on the real suite", () => {
+  it("works offline: it never asks for an issue's text", async () => {
+    const { root, reposDir } = realSuiteFixture();
+    const asked: string[] = [];
+    const offline = async (repo: string, issue: number): Promise<never> => {
+      asked.push(`${repo}#${issue}`);
+      throw new Error("getaddrinfo ENOTFOUND api.github.com");
+    };
+    const judge: Judge = { ...realJudge, loadRealSuite: (options) => realJudge.loadRealSuite({ ...options, cacheDir: tempDir("eval-empty-cache-"), fetchIssue: offline }) };
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+    const { exitCode } = await main(["--validate", "--repos", reposDir], {}, { stdout: (text) => stdout.push(text), stderr: (text) => stderr.push(text) }, { realRoot: root, judge });
+    expect(stderr.join("\n")).not.toContain("could not load the text");
+    expect(asked).toEqual([]);
+    expect(stdout.join("\n")).toMatch(/\| example__sum-7 \| yes \| – \|/);
+    expect(exitCode).toBe(0);
+  }, 60_000);
+});
+
+/** A real suite of one task (a subtraction where an addition belongs, fixed with a test), and its repository as `--repos` holds it. */
+function realSuiteFixture(): { root: string; reposDir: string } {
+  const reposDir = tempDir("eval-real-repos-");
+  const upstream = path.join(reposDir, "example__sum");
+  const write = (file: string, text: string) => {
+    mkdirSync(path.dirname(path.join(upstream, file)), { recursive: true });
+    writeFileSync(path.join(upstream, file), text);
+  };
+  const head = `const { describe, it } = require("node:test");\nconst assert = require("node:assert");\nconst sum = require("../index.js");\n`;
+  mkdirSync(upstream);
+  gitIn(upstream, ["init", "-q", "-b", "main"]);
+  write("package.json", JSON.stringify({ name: "sum", version: "1.0.0" }));
+  write("index.js", "module.exports = (a, b) => a - b;\n");
+  write("test/sum.test.js", `${head}describe("sum", () => {\n  it("keeps zero", () => assert.equal(sum(0, 0), 0));\n});\n`);
+  gitIn(upstream, ["add", "-A"]);
+  gitIn(upstream, ["commit", "-q", "-m", "base"]);
+  const base = gitIn(upstream, ["rev-parse", "HEAD"]).trim();
+  write("index.js", "module.exports = (a, b) => a + b;\n");
+  write("test/sum.test.js", `${head}describe("sum", () => {\n  it("keeps zero", () => assert.equal(sum(0, 0), 0));\n  it("adds two numbers", () => assert.equal(sum(2, 3), 5));\n});\n`);
+  gitIn(upstream, ["add", "-A"]);
+  gitIn(upstream, ["commit", "-q", "-m", "add, do not subtract (fixes #7)"]);
+  const fix = gitIn(upstream, ["rev-parse", "HEAD"]).trim();
+  const root = tempDir("eval-real-suites-");
+  mkdirSync(path.join(root, "example__sum"));
+  const task = { instance_id: "example__sum-7", base_commit: base, fix_commit: fix, issue: 7, test_paths: ["test/"], test_cmd: "node --test --test-reporter=tap test/", test_runner: "node-test", FAIL_TO_PASS: ["sum > adds two numbers"], PASS_TO_PASS: ["sum > keeps zero"] };
+  writeFileSync(path.join(root, "example__sum", "suite.json"), JSON.stringify({ repo: "example/sum", license: "MIT", tasks: [task] }));
+  return { root, reposDir };
+}
