@@ -47,6 +47,9 @@ What to run:
   --dataset FILE.jsonl  SWE-bench-format instances instead of a suite …
   --repos DIR           … with each repository under DIR (DIR/<owner>__<name>, DIR/<owner>/<name> or DIR/<name>);
                         with the real suite: take its repositories from DIR instead of fetching them
+  --trust-dataset-commands
+                        run the install and test_cmd commands a --dataset's instances carry (refused without it;
+                        they run in the sandbox like every install and test)
   --tasks a,b           only these tasks (folder names, or instance ids)
   --registry URL        the npm registry the smoke tasks' packages come from (env npm_config_registry;
                         default: npm's configured registry)
@@ -108,6 +111,7 @@ const OPTIONS = {
   keep: { type: "boolean" },
   registry: { type: "string" },
   cache: { type: "string" },
+  "trust-dataset-commands": { type: "boolean" },
 } as const;
 
 export function parseEvalArgs(argv: string[], env: NodeJS.ProcessEnv, defaultOutDir: string): EvalArgs {
@@ -130,7 +134,9 @@ export function parseEvalArgs(argv: string[], env: NodeJS.ProcessEnv, defaultOut
   const suite = values.suite ?? "real";
   if (suite !== "real" && suite !== "smoke") throw new EvalUsageError(`--suite is real or smoke, not "${suite}".`);
   if (suite === "smoke" && values.repos !== undefined) throw new EvalUsageError("--repos is for --dataset or the real suite, not the smoke suite.");
-  const choice: SuiteChoice = values.dataset !== undefined && values.repos !== undefined ? { dataset: values.dataset, reposDir: values.repos } : { suite, reposDir: values.repos };
+  const trust = values["trust-dataset-commands"] ?? false;
+  if (trust && values.dataset === undefined) throw new EvalUsageError("--trust-dataset-commands is for --dataset: the shipped suites' commands are reviewed here.");
+  const choice: SuiteChoice = values.dataset !== undefined && values.repos !== undefined ? { dataset: values.dataset, reposDir: values.repos, trustCommands: trust } : { suite, reposDir: values.repos };
   return {
     help: values.help ?? false,
     choice,

@@ -1,6 +1,7 @@
 import { copyFileSync, mkdirSync } from "node:fs";
 import path from "node:path";
-import { checkBubblewrap, createCommandRunner, type CommandRunner } from "../src/workspace/command-runner.js";
+import { createCommandRunner, type CommandRunner } from "../src/workspace/command-runner.js";
+import type { EvalSandbox } from "./sandbox.js";
 
 /** A smoke task's hidden check: its files (`name` is the path under `.eval-check/`) and the argv run from the tree's root. */
 export interface HiddenCheck {
@@ -19,24 +20,23 @@ export interface CheckResult {
 }
 
 const CHECK_TIMEOUT_MS = 60_000;
-const runners = new Map<boolean, CommandRunner>();
+const runners = new Map<string | null, CommandRunner>();
 
 /**
  * The engine's own command runner: the checked code is whatever the agent wrote, so it runs like the agent's
- * commands do, with a scrubbed environment, a timeout, and inside bubblewrap where it can start
- * (unless `sandbox` is false, as with `BLUEPRINT_SANDBOX=none`).
+ * commands do, with a scrubbed environment, a timeout, and inside bubblewrap unless the eval's
+ * sandbox choice (sandbox.ts) is to run plainly.
  */
-export function checkRunner(sandbox = true): CommandRunner {
-  const existing = runners.get(sandbox);
+export function checkRunner(sandbox: EvalSandbox): CommandRunner {
+  const existing = runners.get(sandbox.bwrap);
   if (existing) return existing;
-  const bubblewrap = sandbox ? checkBubblewrap() : null;
-  const runner = createCommandRunner({ bwrapPath: bubblewrap && "path" in bubblewrap ? bubblewrap.path : null, outputCapBytes: 4_000 });
-  runners.set(sandbox, runner);
+  const runner = createCommandRunner({ bwrapPath: sandbox.bwrap, outputCapBytes: 4_000 });
+  runners.set(sandbox.bwrap, runner);
   return runner;
 }
 
 /** Copies the hidden check's files into `tree` (as `.eval-check/`) and runs its command there. */
-export async function runHiddenCheck(check: HiddenCheck, tree: string, runner: CommandRunner = checkRunner(), limit: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<CheckResult> {
+export async function runHiddenCheck(check: HiddenCheck, tree: string, runner: CommandRunner, limit: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<CheckResult> {
   for (const file of check.files) {
     const target = path.join(tree, ".eval-check", file.name);
     mkdirSync(path.dirname(target), { recursive: true });

@@ -1,3 +1,5 @@
+import type { EvalSandbox } from "./sandbox.js";
+
 /**
  * The harness's view of the SWE judge (eval/swe/, see the eval contract): the functions it calls, and
  * nothing else. Runs take a `Judge`, so tests can put a scripted one in its place; `loadJudge` brings
@@ -13,6 +15,9 @@ export interface SweInstance {
   test_patch: string;
   FAIL_TO_PASS: string[];
   PASS_TO_PASS: string[];
+  /** Blueprint's extensions: commands a dataset gives, run only with --trust-dataset-commands. */
+  install?: string | undefined;
+  test_cmd?: string | undefined;
 }
 
 export type InstanceSource = { bundle: string } | { reposDir: string };
@@ -36,12 +41,14 @@ export interface Validation {
 interface TimedOptions {
   timeoutMs: number;
   signal?: AbortSignal;
+  /** Where installs and tests run: the eval's one choice (sandbox.ts). */
+  sandbox?: EvalSandbox;
 }
 
 export interface Judge {
   loadInstances(file: string): SweInstance[];
   /** The shipped real suite: each instance with where its repository comes from (`source`; `bundle` in the contract's first draft). */
-  loadRealSuite(options?: { root?: string; reposDir?: string; cacheDir?: string; only?: string[] }): RealSuiteInstance[] | Promise<RealSuiteInstance[]>;
+  loadRealSuite(options?: { root?: string; reposDir?: string; cacheDir?: string; only?: string[]; problemStatements?: boolean }): RealSuiteInstance[] | Promise<RealSuiteInstance[]>;
   checkoutInstance(inst: SweInstance, source: InstanceSource, into: string): Promise<void>;
   installDependencies(inst: SweInstance, dir: string, opts: TimedOptions): Promise<{ ok: boolean; log: string }>;
   judgeInstance(inst: SweInstance, dir: string, opts: TimedOptions): Promise<JudgeReport>;

@@ -10,6 +10,7 @@ import { preflight } from "./preflight.js";
 import { renderMarkdown, renderValidation } from "./report.js";
 import { readResults, type StoredResults } from "./results-store.js";
 import { runEval, type EvalReport } from "./runner.js";
+import { evalSandbox, type EvalSandbox } from "./sandbox.js";
 import { SMOKE_DIR } from "./task-suite.js";
 import { validateItem } from "./validate.js";
 import { Slots } from "../src/shared/slots.js";
@@ -56,6 +57,12 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: EvalIo, d
     io.stdout(EVAL_USAGE);
     return { exitCode: 0, report: null };
   }
+  let sandbox: EvalSandbox;
+  try {
+    sandbox = evalSandbox(env, (text) => io.stderr(`eval: note: ${text}`));
+  } catch (error) {
+    return fail(error);
+  }
 
   // 2. The endpoint and key, checked before anything slow (the real suite may fetch its repositories).
   if (args.preflight && !args.validate) {
@@ -79,7 +86,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: EvalIo, d
   }
 
   // 4. --validate: only the validation table (a smoke task whose packages cannot be fetched fails there).
-  if (args.validate) return validateOnly(items, judge, args, io);
+  if (args.validate) return validateOnly(items, judge, args, sandbox, io);
 
   // 5. The smoke tasks' packages, fetched (or found in the cache) before any run starts.
   try {
@@ -100,7 +107,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: EvalIo, d
   );
   const report = await runEval(
     items,
-    { ...args, logDir, env: cliEnvironment(env), judge, suite, resultsFile, previous, validateFirst: args.validateFirst },
+    { ...args, logDir, env: cliEnvironment(env), judge, sandbox, suite, resultsFile, previous, validateFirst: args.validateFirst },
     (run) =>
       io.stderr(
         `eval: ${run.task} run ${run.run}: plan ${run.plan.valid ? "valid" : "invalid"}, ${run.check.passed ? "passed" : "failed"}${run.failure ? ` (${run.failure})` : ""}, ${run.usage.total.requests} requests${run.usage.total.errors > 0 ? ` (+${run.usage.total.errors} failed)` : ""}, ${run.seconds.total.toFixed(1)} s${run.error ? ` (harness error: ${run.error})` : ""}`,
@@ -139,6 +146,8 @@ async function loadItems(args: EvalArgs, deps: EvalDeps): Promise<{ items: EvalI
     npm: { registry: args.registry, cacheDir: args.cacheDir ?? defaultEvalCacheDir() },
     cacheDir: args.cacheDir,
     realRoot: deps.realRoot,
+    // Validation needs no issue text: it runs offline with the repositories at hand.
+    problemStatements: !args.validate,
     judge: () => {
       if (!judge) throw new Error("SWE-format instances need the judge (eval/swe/)");
       return judge;
@@ -162,10 +171,10 @@ function resumable(file: string, items: EvalItem[], runs: number): StoredResults
   return previous;
 }
 
-async function validateOnly(items: EvalItem[], judge: Judge | null, args: EvalArgs, io: EvalIo): Promise<{ exitCode: number; report: null }> {
+async function validateOnly(items: EvalItem[], judge: Judge | null, args: EvalArgs, sandbox: EvalSandbox, io: EvalIo): Promise<{ exitCode: number; report: null }> {
   const results: Array<{ id: string; ok: boolean; problems: string[]; durationMs: number }> = [];
   for (const item of items) {
-    const validation = await validateItem(item, judge, args.taskTimeoutMs).catch((error: unknown) => ({ ok: false, problems: [`validation could not run: ${error instanceof Error ? error.message : String(error)}`], durationMs: 0 }));
+    const validation = await validateItem(item, judge, args.taskTimeoutMs, sandbox).catch((error: unknown) => ({ ok: false, problems: [`validation could not run: ${error instanceof Error ? error.message : String(error)}`], durationMs: 0 }));
     results.push({ id: item.id, ...validation });
     io.stderr(`eval: ${item.id}: ${validation.ok ? "ok" : "FAILS"} (${(validation.durationMs / 1000).toFixed(1)} s)`);
   }

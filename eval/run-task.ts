@@ -5,6 +5,7 @@ import { git, latestThreadState, runBlueprint } from "./cli-driver.js";
 import { checkRunner, runHiddenCheck, type CheckResult } from "./hidden-check.js";
 import { goldFiles, type EvalItem } from "./items.js";
 import type { Judge, JudgeReport } from "./judge.js";
+import type { EvalSandbox } from "./sandbox.js";
 import { emptyUsage, startMeteringProxy, type MeteringProxy, type PhaseUsage } from "./metering-proxy.js";
 import { addUsage, costOf, fileOverlap, normalisePath, type Prices } from "./scoring.js";
 import { writeStartingTree } from "./smoke-sources.js";
@@ -27,6 +28,8 @@ export interface RunSettings {
   taskTimeoutMs: number;
   /** Checks out, installs and judges SWE-format instances (null for the smoke suite). */
   judge: Judge | null;
+  /** Where installs, tests and hidden checks run (sandbox.ts). */
+  sandbox: EvalSandbox;
 }
 
 export interface TaskRun {
@@ -245,7 +248,7 @@ async function prepare(item: EvalItem, checkout: string, settings: RunSettings, 
   // The CLI plans on a branch: name the base commit's (the checkout may be a detached HEAD).
   await git(checkout, ["checkout", "-q", "-B", "eval-base"]);
   const base = (await git(checkout, ["rev-parse", "HEAD"])).trim();
-  const installed = await judge.installDependencies(item.instance, checkout, { timeoutMs: limits.remainingMs(), signal: limits.signal });
+  const installed = await judge.installDependencies(item.instance, checkout, { timeoutMs: limits.remainingMs(), signal: limits.signal, sandbox: settings.sandbox });
   appendFileSync(limits.log, `# ${item.id}: dependencies ${installed.ok ? "installed" : "did not install"}\n${installed.log.slice(-4_000)}\n\n`);
   return installed.ok ? { ok: true, base } : { ok: false, reason: "dependencies did not install (see the log)" };
 }
@@ -266,7 +269,7 @@ async function verdict(item: EvalItem, where: { checkout: string; scratch: strin
     // In a clean clone of the build branch.
     const tree = path.join(where.scratch, "checked");
     await git(where.scratch, ["clone", "-q", "--branch", where.branch, where.checkout, tree]);
-    const check = await runHiddenCheck((await item.sources()).check, tree, checkRunner(settings.env.BLUEPRINT_SANDBOX !== "none"), { timeoutMs: limits.remainingMs(), signal: limits.signal });
+    const check = await runHiddenCheck((await item.sources()).check, tree, checkRunner(settings.sandbox), { timeoutMs: limits.remainingMs(), signal: limits.signal });
     return { check, tests: null, failure: null };
   }
   // The build's commits, applied on the installed tree at base_commit: the judge then adds test_patch and runs the tests.
@@ -274,14 +277,14 @@ async function verdict(item: EvalItem, where: { checkout: string; scratch: strin
   const patch = path.join(where.scratch, "build.patch");
   writeFileSync(patch, await git(where.checkout, ["diff", "--binary", where.base, `refs/heads/${where.branch}`]));
   await git(where.checkout, ["apply", "--whitespace=nowarn", patch]);
-  const report = await needJudge(settings).judgeInstance(item.instance, where.checkout, { timeoutMs: limits.remainingMs(), signal: limits.signal });
+  const report = await needJudge(settings).judgeInstance(item.instance, where.checkout, { timeoutMs: limits.remainingMs(), signal: limits.signal, sandbox: settings.sandbox });
   appendFileSync(limits.log, `# judge: ${report.resolved ? "resolved" : "not resolved"}${report.error ? ` (${report.error})` : ""}\n${report.log.slice(-8_000)}\n`);
   const check: CheckResult = {
     passed: report.resolved,
     exitCode: null,
     output: report.error ?? `FAIL_TO_PASS ${report.FAIL_TO_PASS.success.length}/${report.FAIL_TO_PASS.success.length + report.FAIL_TO_PASS.failure.length}, PASS_TO_PASS ${report.PASS_TO_PASS.success.length}/${report.PASS_TO_PASS.success.length + report.PASS_TO_PASS.failure.length}`,
     seconds: (performance.now() - started) / 1000,
-    isolation: "plain",
+    isolation: settings.sandbox.bwrap ? "bwrap" : "plain",
   };
   return { check, tests: { FAIL_TO_PASS: report.FAIL_TO_PASS, PASS_TO_PASS: report.PASS_TO_PASS }, failure: report.error ?? null };
 }

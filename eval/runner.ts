@@ -83,7 +83,7 @@ export async function runEval(items: EvalItem[], options: EvalOptions, onRun: (r
         .filter((item) => validation[item.id] === undefined)
         .map((item) =>
           limit.run(async () => {
-            const checked = await validateItem(item, options.judge, options.taskTimeoutMs).catch((error: unknown) => ({ ok: false, problems: [`validation could not run: ${error instanceof Error ? error.message : String(error)}`], durationMs: 0 }));
+            const checked = await validateItem(item, options.judge, options.taskTimeoutMs, options.sandbox).catch((error: unknown) => ({ ok: false, problems: [`validation could not run: ${error instanceof Error ? error.message : String(error)}`], durationMs: 0 }));
             validation[item.id] = checked;
             onValidated(item.id, checked);
           }),

@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { runHiddenCheck } from "./hidden-check.js";
+import { checkRunner, runHiddenCheck } from "./hidden-check.js";
 import type { EvalItem } from "./items.js";
 import type { Judge, Validation } from "./judge.js";
+import type { EvalSandbox } from "./sandbox.js";
 import { applyGoldPatch, writeStartingTree } from "./smoke-sources.js";
 
 /**
@@ -12,10 +13,10 @@ import { applyGoldPatch, writeStartingTree } from "./smoke-sources.js";
  * both times); a smoke task's hidden check fails on the earlier version and passes with the gold patch
  * (the diff to the later version) applied.
  */
-export async function validateItem(item: EvalItem, judge: Judge | null, timeoutMs: number): Promise<Validation> {
+export async function validateItem(item: EvalItem, judge: Judge | null, timeoutMs: number, sandbox: EvalSandbox): Promise<Validation> {
   if (item.kind === "swe") {
     if (!judge) throw new Error("SWE-format instances need the judge (eval/swe/)");
-    return judge.validateInstance(item.instance, item.source, { timeoutMs });
+    return judge.validateInstance(item.instance, item.source, { timeoutMs, sandbox });
   }
   const started = performance.now();
   const sources = await item.sources();
@@ -27,7 +28,7 @@ export async function validateItem(item: EvalItem, judge: Judge | null, timeoutM
       trees.push(tree);
       writeStartingTree(sources, tree);
       if (withChange) await applyGoldPatch(sources, tree);
-      const check = await runHiddenCheck(sources.check, tree, undefined, { timeoutMs });
+      const check = await runHiddenCheck(sources.check, tree, checkRunner(sandbox), { timeoutMs });
       if (check.passed !== withChange) problems.push(withChange ? `the hidden check fails with the gold patch (${item.task.meta.package}@${item.task.meta.to}'s change): ${check.output.slice(-500)}` : `the hidden check passes on ${item.task.meta.package}@${item.task.meta.from}`);
     }
   } finally {

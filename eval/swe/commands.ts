@@ -1,34 +1,40 @@
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
-import { checkBubblewrap, createCommandRunner, type CommandRunner } from "../../src/workspace/command-runner.js";
+import { createCommandRunner, type CommandRunner } from "../../src/workspace/command-runner.js";
+import { resolveEgressPolicy } from "../../src/workspace/egress-policy.js";
+import { openJobNetwork } from "../../src/workspace/egress-proxy.js";
+import { evalSandbox, type EvalSandbox } from "../sandbox.js";
 import type { SweInstance, TestRunner } from "./instance.js";
 import { parseTestLog, type TestResults } from "./parse-test-log.js";
 
 export interface CommandOptions {
   timeoutMs: number;
   signal?: AbortSignal;
+  /** Where the commands run (default: BLUEPRINT_SANDBOX and BLUEPRINT_NETWORK_ALLOW of this process's environment). */
+  sandbox?: EvalSandbox;
 }
 
 const LOG_CAP_BYTES = 200_000;
 
-/**
- * Installing runs upstream's locked dependencies on the pristine checkout (before any agent
- * touched it), so it runs outside the sandbox, with the network and the user's npm cache, but with
- * the engine's scrubbed environment (no tokens or keys).
- */
-const installRunner = createCommandRunner({ outputCapBytes: LOG_CAP_BYTES, maxTimeoutMs: 3_600_000 });
+let defaultSandbox: EvalSandbox | undefined;
+/** For the task authors' tools, which call the judge directly; the eval hands its own choice down. */
+function sandboxOf(opts: CommandOptions): EvalSandbox {
+  return opts.sandbox ?? (defaultSandbox ??= evalSandbox(process.env, (text) => process.stderr.write(`note: ${text}\n`)));
+}
 
-let testRunner: CommandRunner | undefined;
+const runners = new Map<string | null, CommandRunner>();
 /**
- * Tests run the agent's code: inside bubblewrap without network where it can start (as the hidden
- * checks do), plainly otherwise.
+ * The engine's command runner: inside bubblewrap (system directories read-only, the tree writable, a
+ * private HOME and /tmp, its own /proc and network) unless the sandbox choice is to run plainly,
+ * always with the scrubbed environment.
  */
-function sandboxedRunner(): CommandRunner {
-  if (!testRunner) {
-    const bubblewrap = checkBubblewrap();
-    testRunner = createCommandRunner({ bwrapPath: "path" in bubblewrap ? bubblewrap.path : null, outputCapBytes: LOG_CAP_BYTES, maxTimeoutMs: 3_600_000 });
+function runnerFor(sandbox: EvalSandbox): CommandRunner {
+  let runner = runners.get(sandbox.bwrap);
+  if (!runner) {
+    runner = createCommandRunner({ bwrapPath: sandbox.bwrap, outputCapBytes: LOG_CAP_BYTES, maxTimeoutMs: 3_600_000 });
+    runners.set(sandbox.bwrap, runner);
   }
-  return testRunner;
+  return runner;
 }
 
 /** The instance's `install`, else `npm ci` with a lockfile and `npm install` without one. */
@@ -38,11 +44,25 @@ export function installCommand(inst: SweInstance, dir: string): string {
   return locked ? "npm ci --no-audit --no-fund" : "npm install --no-audit --no-fund";
 }
 
+/**
+ * Installs on the pristine checkout, before the agent. The install runs the dataset's `install` and
+ * every package's lifecycle scripts, so it runs like a build's setup (build-setup.ts): in the sandbox,
+ * with the package registries alone through its own proxy, and no host environment or HOME.
+ */
 export async function installDependencies(inst: SweInstance, dir: string, opts: CommandOptions): Promise<{ ok: boolean; log: string }> {
   const command = installCommand(inst, dir);
-  const result = await installRunner.run(command, { cwd: dir, timeoutMs: opts.timeoutMs, signal: opts.signal });
-  const verdict = result.timedOut ? `timed out after ${opts.timeoutMs} ms` : opts.signal?.aborted ? "stopped" : `exit ${result.exitCode}`;
-  return { ok: result.exitCode === 0 && !result.timedOut && !opts.signal?.aborted, log: `$ ${command}\n${result.output}\n[${verdict}, ${result.durationMs} ms]` };
+  const sandbox = sandboxOf(opts);
+  const runner = runnerFor(sandbox);
+  // The plain runner's commands have no bridge: they reach the proxy on the host's loopback.
+  const network = await openJobNetwork(resolveEgressPolicy("registries", sandbox.ceiling).policy, { tcp: runner.isolation === "plain" });
+  try {
+    const result = await runner.run(command, { cwd: dir, network, timeoutMs: opts.timeoutMs, signal: opts.signal });
+    const verdict = result.timedOut ? `timed out after ${opts.timeoutMs} ms` : opts.signal?.aborted ? "stopped" : `exit ${result.exitCode}`;
+    const blocked = network.refusals().map(({ host, count }) => `\nnetwork: blocked ${host} ×${count}`).join("");
+    return { ok: result.exitCode === 0 && !result.timedOut && !opts.signal?.aborted, log: `$ ${command}\n${result.output}\n[${verdict}, ${result.durationMs} ms, ${runner.isolation === "bwrap" ? "in bubblewrap" : "WITHOUT a sandbox"}]${blocked}` };
+  } finally {
+    await network.close();
+  }
 }
 
 export interface TestRun {
@@ -77,8 +97,8 @@ function inferRunner(dir: string): TestRunner {
   return "node-test";
 }
 
-/** Runs the tests in `dir` (sandboxed) and parses the reporter's stdout. */
-export async function runTests(inst: SweInstance, dir: string, opts: CommandOptions, runner: CommandRunner = sandboxedRunner()): Promise<TestRun> {
+/** Runs the tests in `dir` (sandboxed, without network) and parses the reporter's stdout. */
+export async function runTests(inst: SweInstance, dir: string, opts: CommandOptions, runner: CommandRunner = runnerFor(sandboxOf(opts))): Promise<TestRun> {
   const { command, runner: testRunnerName } = testCommand(inst, dir);
   // stdout goes to a file so that the reporter's JSON is not interleaved with stderr.
   const stdoutFile = path.join(dir, ".swe-test-stdout");

@@ -34,7 +34,7 @@ export async function runWithAndWithoutGold(inst: SweInstance, source: RepoSourc
   const dir = mkdtempSync(path.join(os.tmpdir(), `swe-${inst.instance_id.replace(/[^\w.-]/g, "_")}-`));
   try {
     await checkoutInstance(inst, source, dir);
-    const installed = await installDependencies(inst, dir, { timeoutMs: opts.installTimeoutMs ?? opts.timeoutMs, signal: opts.signal });
+    const installed = await installDependencies(inst, dir, { timeoutMs: opts.installTimeoutMs ?? opts.timeoutMs, signal: opts.signal, sandbox: opts.sandbox });
     if (!installed.ok) throw new Error(`installing the dependencies failed:\n${installed.log.slice(-4_000)}`);
     const before = await judgeInstance(inst, dir, opts);
     await applyPatch(dir, gold, "gold patch");

@@ -46,7 +46,7 @@ export function sandboxProblem(mode: string | undefined): string | null {
  * `bwrap`: inside bubblewrap, or this throws. `auto`: bubblewrap when it works here, else the plain
  * runner with a warning. A bubblewrap its parent checked (requireSandbox) is used as it is.
  */
-export function sandboxFor(env: BlueprintEnv, log: Logger): string | null {
+export function sandboxFor(env: Pick<BlueprintEnv, "BLUEPRINT_SANDBOX" | "BLUEPRINT_SANDBOX_CHECKED">, log: Logger): string | null {
   if (env.BLUEPRINT_SANDBOX === "none") {
     log.warn({}, "BLUEPRINT_SANDBOX=none: agent commands run WITHOUT a sandbox, as this process's user, with only a scrubbed environment, a timeout and an output cap; they can read this process's files and environment");
     return null;

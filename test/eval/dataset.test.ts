@@ -32,7 +32,7 @@ describe("npm run eval on SWE-bench-format instances (--dataset FILE --repos DIR
     ]);
     const calls: string[] = [];
     const stdout: string[] = [];
-    const argv = ["--dataset", FIXTURE, "--repos", repos, "--tasks", FIXED, "--base-url", model.url, "--model", "scripted", "--price-in", "2", "--price-out", "8", "--price-cached", "0.5", "--out", outDir()];
+    const argv = ["--dataset", FIXTURE, "--repos", repos, "--trust-dataset-commands", "--tasks", FIXED, "--base-url", model.url, "--model", "scripted", "--price-in", "2", "--price-out", "8", "--price-cached", "0.5", "--out", outDir()];
     const { exitCode, report } = await main(argv, { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: (text) => stdout.push(text), stderr: () => {} }, { judge: scriptedJudge(calls) });
 
     expect(exitCode).toBe(0);
@@ -68,7 +68,7 @@ describe("npm run eval on SWE-bench-format instances (--dataset FILE --repos DIR
       buildReply("write_file", { path: "README.md", content: "# tiny-math\n" }),
       done("S1"),
     ]);
-    const argv = ["--dataset", FIXTURE, "--repos", repos, "--tasks", FIXED, "--base-url", model.url, "--out", outDir()];
+    const argv = ["--dataset", FIXTURE, "--repos", repos, "--trust-dataset-commands", "--tasks", FIXED, "--base-url", model.url, "--out", outDir()];
     const { exitCode, report } = await main(argv, { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: () => {}, stderr: () => {} }, { judge: scriptedJudge() });
 
     expect(exitCode).toBe(1);
@@ -83,7 +83,7 @@ describe("npm run eval on SWE-bench-format instances (--dataset FILE --repos DIR
   it("--validate prints a table of each instance and exits 1 when one fails; --validate-first leaves it unscored", async () => {
     const repos = tinyRepos();
     const stdout: string[] = [];
-    const validate = await main(["--dataset", FIXTURE, "--repos", repos, "--validate"], {}, { stdout: (text) => stdout.push(text), stderr: () => {} }, { judge: scriptedJudge() });
+    const validate = await main(["--dataset", FIXTURE, "--repos", repos, "--trust-dataset-commands", "--validate"], {}, { stdout: (text) => stdout.push(text), stderr: () => {} }, { judge: scriptedJudge() });
     expect(validate.exitCode).toBe(1);
     const table = stdout.join("\n");
     expect(table).toMatch(new RegExp(`\\| ${FIXED} \\| yes \\| – \\| \\d+\\.\\d \\|`));
@@ -92,7 +92,7 @@ describe("npm run eval on SWE-bench-format instances (--dataset FILE --repos DIR
 
     const model = await startModel([]);
     const out = outDir();
-    const run = await main(["--dataset", FIXTURE, "--repos", repos, "--tasks", "blueprint-eval__tiny-math-broken", "--validate-first", "--base-url", model.url, "--out", out], {}, { stdout: () => {}, stderr: () => {} }, { judge: scriptedJudge() });
+    const run = await main(["--dataset", FIXTURE, "--repos", repos, "--trust-dataset-commands", "--tasks", "blueprint-eval__tiny-math-broken", "--validate-first", "--base-url", model.url, "--out", out], {}, { stdout: () => {}, stderr: () => {} }, { judge: scriptedJudge() });
     expect(run.report).toMatchObject({ unscored: ["blueprint-eval__tiny-math-broken"], runs: [], validation: { "blueprint-eval__tiny-math-broken": { ok: false } } });
     expect(model.requests).toHaveLength(0);
     expect(run.exitCode).toBe(1);
