@@ -26,9 +26,12 @@ export function renderPlanText(state: ThreadState): string {
 function statusWords(state: ThreadState): string {
   switch (state.status) {
     case "pending":
-      return state.stale ? `stale: ${markdownToText(state.stale)}` : "ready for review";
+      if (state.stale) return `stale: ${markdownToText(state.stale)}`;
+      // Some steps built (`blueprint build S1`), and their verification failed.
+      return state.error?.startsWith("verification failed") ? `steps built on branch ${state.branch ?? "?"}, but ${markdownToText(state.error)}` : "ready for review";
     case "built":
-      return `built on branch ${state.branch ?? "?"}`;
+      // Never plain "built" when verification failed: the error names the failed checks.
+      return `built on branch ${state.branch ?? "?"}${state.error ? `, but ${markdownToText(state.error)}` : ""}`;
     case "failed":
       return `build stopped: ${state.error ?? "see above"}`;
     default:

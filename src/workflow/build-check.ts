@@ -81,7 +81,7 @@ export class BuildCheck {
     switch (state.status) {
       case "built":
       case "pending":
-        if (failed.length > 0) return { conclusion: "failure", title: `Verification failed: ${failed.length} of ${this.verification?.total ?? failed.length} checks`, summary: `Failed: ${describeChecks(failed)}.` };
+        if (failed.length > 0) return { conclusion: "failure", title: `Built, but verification failed: ${failed.length} of ${this.verification?.total ?? failed.length} checks`, summary: `Failed: ${describeChecks(failed)}.` };
         if (this.verification) return { conclusion: "success", title: state.status === "built" ? "Built and verified" : "The steps asked for are built and verified", summary: "Every verification command passed." };
         break;
       case "cancelled":

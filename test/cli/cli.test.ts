@@ -111,6 +111,17 @@ describe("the blueprint CLI", () => {
     expect(again.stdout).toContain("This plan is already built. Run `blueprint plan` for new work.");
   });
 
+  it("never says plain \"built\" when verification failed: the build's output and `blueprint status` name the failed check", async () => {
+    const cli = await withModel([submit({ verification: ["test -f src/missing.js"] }), write("src/retry.js", "x\n"), complete("S1"), write("src/client.js", "y\n"), complete("S2")]);
+    expect((await cli(["plan", "add retry"])).code).toBe(0);
+    const built = await cli(["build"]);
+    const status = await cli(["status"]);
+    for (const output of [built.stdout, status.stdout]) {
+      expect(output).toContain("Status: built on branch blueprint/issue-1, but verification failed: `test -f src/missing.js` (exit 1)");
+      expect(output).not.toMatch(/Status: built on branch blueprint\/issue-1\n/);
+    }
+  });
+
   it("--max-cost caps a build in dollars: it stops between steps once the cap is reached, and says so", async () => {
     // $2 per million prompt tokens and $10 per million completion tokens: each request below costs $0.03, so S1 costs $0.06.
     const usage = { prompt: 10_000, completion: 1_000 };
