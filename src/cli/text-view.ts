@@ -19,6 +19,7 @@ export function renderPlanText(state: ThreadState): string {
   }
   if (plan.risks.length > 0) lines.push("", "Risks", ...plan.risks.map((risk) => `  - ${risk}`));
   lines.push("", "Verification", ...(plan.verification.length > 0 ? plan.verification.map((check) => `  - ${check}`) : ["  (none given)"]));
+  if (plan.manual_checks && plan.manual_checks.length > 0) lines.push("", "Checks for people (not run)", ...plan.manual_checks.map((check) => `  - ${check}`));
   if (plan.questions && plan.questions.length > 0) lines.push("", "Open questions", ...plan.questions.map((question) => `  - ${question}`));
   return lines.join("\n");
 }
@@ -59,7 +60,7 @@ export function nextSteps(state: ThreadState): string {
 
 /** Verification results from a build report: `✅ npm test — exit 0`. */
 export function verificationLines(commentBody: string): string[] {
-  return [...commentBody.matchAll(/<summary>(✅|❌) <code>(.*?)<\/code> — (.*?)<\/summary>/g)].map(([, mark = "", command = "", status = ""]) => `  ${mark} ${unescapeHtml(command)} — ${status}`);
+  return [...commentBody.matchAll(/<summary>(✅|❌|⏭️) <code>(.*?)<\/code> — (.*?)<\/summary>/g)].map(([, mark = "", command = "", status = ""]) => `  ${mark} ${unescapeHtml(command)} — ${status}`);
 }
 
 /** A comment's markdown as terminal text; slash commands become the CLI's. */

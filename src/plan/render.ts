@@ -44,6 +44,9 @@ export function renderPlanBody(plan: Plan, progress: PlanProgress = {}): string 
       ? plan.verification.map((check) => `- \`${inlineCode(check)}\``).join("\n")
       : "_No verification commands were given._",
   );
+  if (plan.manual_checks && plan.manual_checks.length > 0) {
+    after.push("### Checks for people (not run by Blueprint)", plan.manual_checks.map((check) => `- ${oneLine(check)}`).join("\n"));
+  }
   if (plan.questions && plan.questions.length > 0) {
     after.push("### Open questions", plan.questions.map((question) => `- ${oneLine(question)}`).join("\n"));
   }

@@ -23,7 +23,20 @@ export const planSchema = z.object({
   summary: z.string().trim().min(1, "the plan needs a summary").max(20_000),
   steps: z.array(planStepSchema),
   risks: z.array(z.string().trim().min(1)).max(50).nullish().transform((value) => value ?? []),
-  verification: z.array(z.string().trim().min(1)).max(50).nullish().transform((value) => value ?? []),
+  verification: z
+    .array(z.string().trim().min(1))
+    .max(50)
+    .nullish()
+    .transform((value) => value ?? [])
+    .describe(
+      'Shell commands Blueprint runs after the last step, each exactly as typed in bash at the repository root (e.g. "npm test", "npx jest test/option.test.js"). Only runnable commands: no prose, no comments; a failing one marks the build as failed verification.',
+    ),
+  manual_checks: z
+    .array(z.string().trim().min(1))
+    .max(20)
+    .nullish()
+    .transform((value) => (value && value.length > 0 ? value : undefined))
+    .describe("Checks for people to do by hand (Blueprint never runs these), e.g. \"open the settings page and check the new toggle\"."),
   questions: z.array(z.string().trim().min(1)).max(20).nullish().transform((value) => value ?? undefined),
 });
 

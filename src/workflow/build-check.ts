@@ -57,7 +57,7 @@ export class BuildCheck {
   verified(results: VerificationResult[], root: string): void {
     const failed = failedChecks(results);
     const annotations = failed.flatMap((result) => annotationsFrom(result.output, oneLine(result.command).slice(0, 200), root, (file) => existsSync(path.join(root, file)))).slice(0, MAX_ANNOTATIONS);
-    this.verification = { total: results.length, failed, annotations };
+    this.verification = { total: results.filter((result) => !result.notRun).length, failed, annotations };
   }
 
   /**

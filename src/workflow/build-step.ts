@@ -4,6 +4,7 @@ import type { ModelPrice, TokenUsage } from "../shared/model-usage.js";
 import { BUILD_SYSTEM_PROMPT, stepTaskMessage } from "../agent/prompts.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import type { Plan, PlanStep } from "../plan/schema.js";
+import { whyNotACommand } from "../plan/verification.js";
 import type { AuditEntry } from "../tools/tool.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { JobNetwork } from "../workspace/egress-proxy.js";
@@ -88,9 +89,15 @@ export async function buildStep(deps: WorkflowDeps, job: JobContext, input: Step
  * wall-time limit as an agent run: each command's timeout is capped at the time left before `deadline`.
  */
 export async function verify(deps: WorkflowDeps, tree: Workspace, plan: Plan, config: RepoConfig, network: JobNetwork, signal: AbortSignal, deadline: number): Promise<VerificationResult[]> {
-  const commands = [...new Set([...plan.verification.filter(looksLikeCommand), ...(config.test ? [config.test] : [])])];
+  const commands = [...new Set([...plan.verification, ...(config.test ? [config.test] : [])])];
   const results: VerificationResult[] = [];
   for (const command of commands) {
+    // An entry that reads as a note for people (a plan saved before verification held only commands) is shown, not run.
+    const prose = command === config.test ? null : whyNotACommand(command);
+    if (prose) {
+      results.push({ command, exitCode: null, timedOut: false, output: "", notRun: `not a command: ${prose}` });
+      continue;
+    }
     // /cancel and shutdown stop a long test run too (the whole process group is killed).
     if (signal.aborted) throw new Cancelled();
     const left = timeLeft(deadline);
@@ -105,7 +112,3 @@ export async function verify(deps: WorkflowDeps, tree: Workspace, plan: Plan, co
   return results;
 }
 
-/** Verification entries may be prose ("check the page renders"); only command-shaped ones are run. */
-function looksLikeCommand(entry: string): boolean {
-  return !/\s{2,}|[.!?]$/.test(entry.trim()) && /^[\w./-]+(\s|$)/.test(entry.trim()) && entry.trim().split(/\s+/).length <= 12;
-}

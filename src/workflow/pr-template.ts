@@ -123,7 +123,7 @@ function templateTaskMessage(input: { template: PullRequestTemplate; plan: Plan;
   const { plan } = input;
   const steps = plan.steps.map((step) => `- ${step.id}: ${oneLine(step.title)}${step.details.trim() ? ` — ${oneLine(step.details).slice(0, 1000)}` : ""}`);
   const failed = new Set(failedChecks(input.verification));
-  const checks = input.verification.map((result) => `- \`${oneLine(result.command)}\`: ${failed.has(result) ? (result.timedOut ? "timed out" : `failed (exit ${result.exitCode ?? "killed"})`) : "passed"}`);
+  const checks = input.verification.map((result) => `- \`${oneLine(result.command)}\`: ${result.notRun ? `not run (${oneLine(result.notRun)})` : failed.has(result) ? (result.timedOut ? "timed out" : `failed (exit ${result.exitCode ?? "killed"})`) : "passed"}`);
   const { diff } = input;
   return [
     `# The pull request template (\`${input.template.path}\`)`,

@@ -1,0 +1,58 @@
+import { describe, expect, it } from "vitest";
+import { commentPayload } from "../helpers/app.js";
+import { stateOf, useAppFixture, visible } from "../helpers/app-fixture.js";
+import { samplePlan, type ModelRequest } from "../helpers/model-server.js";
+
+/** What the model is told and what it may rely on, plan to build (issue #38). */
+
+const FILES = { "README.md": "# Hello\n", "src/client.js": "export async function get(url) {\n  return fetch(url);\n}\n" };
+
+const write = (path: string, content: string) => ({ toolCalls: [{ name: "write_file", arguments: { path, content } }] });
+const complete = (id: string, summary = `did ${id}`) => ({ toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary } }] });
+const submit = (overrides: Record<string, unknown> = {}) => ({ toolCalls: [{ name: "submit_plan", arguments: samplePlan(overrides) }] });
+const toolResults = (request: ModelRequest | undefined) => (request?.messages ?? []).filter((message) => message.role === "tool").map((message) => String(message.content));
+const userText = (request: ModelRequest | undefined) => String(request?.messages[1]?.content ?? "");
+
+describe("what the model receives", () => {
+  const fx = useAppFixture({ files: FILES });
+  const planBody = (id: number) => fx.github.comments.find((comment) => comment.id === id)?.body ?? "";
+
+  describe("verification: commands apart from checks for people", () => {
+    it("submit_plan says verification holds only commands, refuses prose and what bash cannot parse, and the plan shows checks for people apart", async () => {
+      await fx.start([
+        submit({ verification: ["npm test (jest + check:type:ts)", "Manual: open the page and look"] }),
+        submit({ verification: ["npm test"], manual_checks: ["open the page and look"] }),
+      ]);
+      await fx.app.deliver("issue_comment", commentPayload({ body: "/plan add retries", cloneUrl: fx.repo.url }));
+
+      const offered = fx.model.requests[0]?.tools?.find((tool) => tool.function.name === "submit_plan") as { function: { parameters: { properties: Record<string, { description?: string }> } } } | undefined;
+      expect(offered?.function.parameters.properties.verification?.description).toMatch(/^Shell commands Blueprint runs/);
+      expect(offered?.function.parameters.properties.manual_checks?.description).toMatch(/never runs these/);
+      expect(String(fx.model.requests[0]?.messages[0]?.content)).toContain("checks that need a person go in manual_checks");
+
+      const refusal = toolResults(fx.model.requests[1])[0] ?? "";
+      expect(refusal).toMatch(/^Error: the plan was not accepted/);
+      expect(refusal).toMatch(/verification\.0 \("npm test \(jest \+ check:type:ts\)"\) is not a shell command: bash cannot parse it/);
+      expect(refusal).toContain('verification.1 ("Manual: open the page and look") is not a shell command: it starts with a label ("Manual:")');
+      expect(refusal).toContain("put checks for people in manual_checks");
+
+      const shown = visible(fx.github.botComments()[0]?.body ?? "");
+      expect(shown).toContain("### Verification\n\n- `npm test`");
+      expect(shown).toContain("### Checks for people (not run by Blueprint)\n\n- open the page and look");
+    });
+
+    it("a plan saved before the split keeps parsing; its prose entry is shown as not run, with why, and fails nothing", async () => {
+      await fx.start([write("src/retry.js", "x\n"), complete("S1"), write("src/client.js", "y\n"), complete("S2")]);
+      const plan = fx.seedPlan(samplePlan({ verification: ["test -f src/retry.js", "Manual: open the page and look"] }));
+      await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
+
+      const body = planBody(plan.id);
+      expect(stateOf(body)).toMatchObject({ status: "built", error: null });
+      const shown = visible(body);
+      expect(shown).toContain("🎉 **Built**");
+      expect(shown).toContain("✅ <code>test -f src/retry.js</code> — exit 0");
+      expect(shown).toContain("⏭️ <code>Manual: open the page and look</code> — not run</summary>\n\nnot a command: it starts with a label");
+      expect(fx.github.pulls[0]?.draft).toBe(false);
+    });
+  });
+});
