@@ -111,8 +111,27 @@ export interface ApproverNote {
   text: string;
 }
 
-export function stepTaskMessage(plan: Plan, step: PlanStep, planningNotes: string | undefined, answers: PlanningMemory["answers"] = [], approverNotes: ApproverNote[] = []): string {
-  const others = plan.steps.map((s) => `- ${s.id}: ${s.title}${s.id === step.id ? "  ← this step" : ""}`).join("\n");
+/** A step of the plan already built: its commit and the agent's complete_step summary, when known. */
+export interface DoneStep {
+  id: string;
+  commit?: string | undefined;
+  summary?: string | undefined;
+}
+
+/** What a step's agent is given besides the plan: what planning and earlier steps left, and the people's words. */
+export interface StepContext {
+  /** Files read while planning (unless the build is --fresh). */
+  planningNotes?: string | undefined;
+  answers?: PlanningMemory["answers"];
+  approverNotes?: ApproverNote[];
+  /** The plan's steps already done, in the tree this step starts from. */
+  done?: DoneStep[];
+}
+
+export function stepTaskMessage(plan: Plan, step: PlanStep, context: StepContext = {}): string {
+  const { planningNotes, answers = [], approverNotes = [], done = [] } = context;
+  const doneById = new Map(done.map((entry) => [entry.id, entry]));
+  const others = plan.steps.map((s) => `- ${s.id}: ${s.title}${s.id === step.id ? "  ← this step" : doneById.has(s.id) ? "  (done)" : ""}`).join("\n");
   const parts = [
     `Step ${step.id}: ${step.title}`,
     step.details.trim(),
@@ -121,6 +140,7 @@ export function stepTaskMessage(plan: Plan, step: PlanStep, planningNotes: strin
     plan.summary.trim(),
     others,
   ];
+  if (done.length > 0) parts.push("# Steps already done\nTheir changes are committed in the tree you work on; do not redo them.", done.map(renderDoneStep).join("\n\n"));
   if (planningNotes) parts.push("# What planning learned", planningNotes);
   if (answers.length > 0) parts.push("# Questions asked during this build and the maintainers' answers", answers.map((qa) => `Q: ${qa.question}\nA (@${qa.author}): ${qa.answer}`).join("\n\n"));
   if (approverNotes.length > 0) {
@@ -131,4 +151,9 @@ export function stepTaskMessage(plan: Plan, step: PlanStep, planningNotes: strin
   }
   parts.push(`Do step ${step.id} now, then call complete_step with step_id "${step.id}".`);
   return parts.filter(Boolean).join("\n\n");
+}
+
+function renderDoneStep(entry: DoneStep): string {
+  const commit = entry.commit ? `commit ${entry.commit.slice(0, 7)}` : "no commit (nothing to change, or ticked by hand)";
+  return `## ${entry.id} (${commit})\n${entry.summary?.trim() || "_(no summary recorded)_"}`;
 }

@@ -1,7 +1,7 @@
 import { runAgent } from "../agent/loop.js";
 import { MIN_COMMAND_MS, timeLeft } from "../shared/deadline.js";
 import type { ModelPrice, TokenUsage } from "../shared/model-usage.js";
-import { BUILD_SYSTEM_PROMPT, stepTaskMessage } from "../agent/prompts.js";
+import { BUILD_SYSTEM_PROMPT, stepTaskMessage, type DoneStep } from "../agent/prompts.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import type { Plan, PlanStep } from "../plan/schema.js";
 import { whyNotACommand } from "../plan/verification.js";
@@ -34,6 +34,8 @@ export interface StepInput {
   network: JobNetwork;
   /** What is left of the build's cost cap, when it has one and the model is priced. */
   costCap?: { dollars: number; price: ModelPrice; reason: string } | undefined;
+  /** The plan's steps already done, with their commits and summaries. */
+  done: DoneStep[];
   /** Shows a retried model request's line in the status comment; null clears it. */
   showRetry: (retryLine: string | null) => void;
 }
@@ -51,7 +53,7 @@ export async function buildStep(deps: WorkflowDeps, job: JobContext, input: Step
     model: showingRetries((onRetry) => deps.modelFor(input.config, onRetry), input.showRetry),
     messages: [
       { role: "system", content: BUILD_SYSTEM_PROMPT },
-      { role: "user", content: stepTaskMessage(input.plan, input.step, notes, input.state.answers, input.state.buildNotes) },
+      { role: "user", content: stepTaskMessage(input.plan, input.step, { planningNotes: notes, answers: input.state.answers, approverNotes: input.state.buildNotes, done: input.done }) },
     ],
     context: {
       root: input.tree.dir,

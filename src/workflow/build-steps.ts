@@ -1,5 +1,6 @@
 import { costOf, formatDollars } from "../agent/cost.js";
 import type { TokenUsage } from "../shared/model-usage.js";
+import type { DoneStep } from "../agent/prompts.js";
 import type { PlanStep } from "../plan/schema.js";
 import type { JobNetwork } from "../workspace/egress-proxy.js";
 import type { CommitResult, Workspace } from "../workspace/workspace.js";
@@ -10,6 +11,7 @@ import type { BuildRun } from "./build-request.js";
 import { buildStep, Cancelled, VERIFY_TIMEOUT_MS, type StepResult } from "./build-step.js";
 import { PLAN_TRAILER } from "./build-target.js";
 import { addUsage } from "./cost.js";
+import type { ThreadState } from "./state.js";
 import { plainError } from "./plain-error.js";
 import { writtenFilesApproval, type WrittenFilesApproval } from "./written-files-approval.js";
 
@@ -98,19 +100,45 @@ async function buildOneStep(run: BuildRun, ledger: BuildLedger, steps: StepsInPr
   // 4. Its commit, checked and pushed.
   const commit = reused ?? (await steps.tree.commitAll(`${step.id}: ${step.title}\n\n${result.summary}\n\n${PLAN_TRAILER}: ${steps.revision}`, run.config.commit_author ?? run.deps.identity));
   if (!commit) {
-    state.steps[step.id] = { status: "done", usage: stepUsage };
+    state.steps[step.id] = { status: "done", usage: stepUsage, ...(result.summary ? { summary: result.summary.slice(0, MAX_KEPT_SUMMARY) } : {}) };
     return "built";
   }
   return pushStep(run, ledger, steps, step, commit, stepUsage);
 }
 
 /** What is left of the build's cost cap goes with the step's agent run. */
-function runStepAgent(run: BuildRun, ledger: BuildLedger, steps: StepsInProgress, step: PlanStep): Promise<StepResult> {
+async function runStepAgent(run: BuildRun, ledger: BuildLedger, steps: StepsInProgress, step: PlanStep): Promise<StepResult> {
   const { deps, job, plan, state, config, request } = run;
   const { budget } = ledger;
   const spent = budget ? costOf(ledger.usage, budget.price) : 0;
   const costCap = budget ? { dollars: budget.dollars - spent, price: budget.price, reason: `the build reached its cost cap of ${formatDollars(budget.dollars)}` } : undefined;
-  return buildStep(deps, job, { plan, step, tree: steps.tree, state, config, fresh: request.fresh, audit: ledger.audit, allowWorkflowWrites: steps.allowWorkflowWrites, network: steps.network, costCap, showRetry: run.status.showRetry });
+  const done = await doneSteps(plan.steps, state, steps.tree);
+  return buildStep(deps, job, { plan, step, tree: steps.tree, state, config, fresh: request.fresh, audit: ledger.audit, allowWorkflowWrites: steps.allowWorkflowWrites, network: steps.network, costCap, showRetry: run.status.showRetry, done });
+}
+
+/** A summary kept in the state for a step done without a commit (the marker lives in a comment of limited size). */
+const MAX_KEPT_SUMMARY = 500;
+
+/** The plan's steps done so far, each with its commit and the summary its commit message holds. */
+async function doneSteps(planSteps: PlanStep[], state: ThreadState, tree: Workspace): Promise<DoneStep[]> {
+  const done: DoneStep[] = [];
+  for (const planStep of planSteps) {
+    const progress = state.steps[planStep.id];
+    if (progress?.status !== "done") continue;
+    const message = progress.commit ? await tree.commitMessage(progress.commit) : null;
+    done.push({ id: planStep.id, commit: progress.commit, summary: message ? summaryOf(message) : progress.summary });
+  }
+  return done;
+}
+
+/** `S2: title\n\n<summary>\n\nBlueprint-Plan: …`: the summary between the subject and the trailer. */
+function summaryOf(message: string): string {
+  return message
+    .split("\n")
+    .slice(1)
+    .filter((line) => !line.startsWith(`${PLAN_TRAILER}:`))
+    .join("\n")
+    .trim();
 }
 
 type UnfinishedResult = Exclude<StepResult, { ok: true }>;

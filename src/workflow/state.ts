@@ -19,6 +19,8 @@ const stepProgressSchema = z.object({
   commitUrl: z.string().optional(),
   reason: z.string().optional(),
   tickedByHand: z.boolean().optional(),
+  /** A step done without a commit (nothing to change): the agent's complete_step summary, cut short. Committed steps keep theirs in the commit message. */
+  summary: z.string().optional(),
   /** The model tokens the step's runs used, all builds together (the report prices them per step). */
   usage: z.object({ prompt: z.number().int().min(0), completion: z.number().int().min(0), cached: z.number().int().min(0), requests: z.number().int().min(0) }).optional(),
   /** A step whose commit waits, unpushed, for a code owner's approval: the commit, kept under `ref` in the mirror. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { commentPayload } from "../helpers/app.js";
+import { gitIn } from "../helpers/git-repo.js";
 import { stateOf, useAppFixture, visible } from "../helpers/app-fixture.js";
 import { samplePlan, type ModelRequest } from "../helpers/model-server.js";
 
@@ -54,5 +55,21 @@ describe("what the model receives", () => {
       expect(shown).toContain("⏭️ <code>Manual: open the page and look</code> — not run</summary>\n\nnot a command: it starts with a label");
       expect(fx.github.pulls[0]?.draft).toBe(false);
     });
+  });
+
+  it("each step is given the steps done before it, with their commits and complete_step summaries", async () => {
+    const summary = "Added src/retry.js with retry(fn, attempts).\nBackoff doubles from 100 ms.";
+    await fx.start([write("src/retry.js", "x\n"), complete("S1", summary), write("src/client.js", "y\n"), complete("S2")]);
+    fx.seedPlan(samplePlan({ verification: [] }));
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
+
+    const s1Commit = gitIn(fx.repo.bare, ["rev-parse", "blueprint/issue-1~1"]).trim();
+    const first = userText(fx.model.requests[0]);
+    const second = userText(fx.model.requests[2]);
+    expect(first).not.toContain("# Steps already done");
+    expect(second).toMatch(/^Step S2: /);
+    expect(second).toContain("- S1: Add a retry helper  (done)");
+    expect(second).toContain(`# Steps already done`);
+    expect(second).toContain(`## S1 (commit ${s1Commit.slice(0, 7)})\n${summary}`);
   });
 });
