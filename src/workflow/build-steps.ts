@@ -1,6 +1,5 @@
 import { costOf, formatDollars } from "../agent/cost.js";
 import type { TokenUsage } from "../shared/model-usage.js";
-import type { DoneStep } from "../agent/prompts.js";
 import type { PlanStep } from "../plan/schema.js";
 import type { JobNetwork } from "../workspace/egress-proxy.js";
 import type { CommitResult, Workspace } from "../workspace/workspace.js";
@@ -8,10 +7,10 @@ import type { BuildLedger } from "./build-ledger.js";
 import { openBuildNetwork } from "./build-network.js";
 import { blockedStatusLine, keepUnfinishedWork } from "./build-outcome.js";
 import type { BuildRun } from "./build-request.js";
+import { doneSteps, MAX_KEPT_SUMMARY } from "./done-steps.js";
 import { buildStep, Cancelled, VERIFY_TIMEOUT_MS, type StepResult } from "./build-step.js";
 import { PLAN_TRAILER } from "./build-target.js";
 import { addUsage } from "./cost.js";
-import type { ThreadState } from "./state.js";
 import { plainError } from "./plain-error.js";
 import { writtenFilesApproval, type WrittenFilesApproval } from "./written-files-approval.js";
 
@@ -116,30 +115,6 @@ async function runStepAgent(run: BuildRun, ledger: BuildLedger, steps: StepsInPr
   return buildStep(deps, job, { plan, step, tree: steps.tree, state, config, fresh: request.fresh, audit: ledger.audit, allowWorkflowWrites: steps.allowWorkflowWrites, network: steps.network, costCap, showRetry: run.status.showRetry, done });
 }
 
-/** A summary kept in the state for a step done without a commit (the marker lives in a comment of limited size). */
-const MAX_KEPT_SUMMARY = 500;
-
-/** The plan's steps done so far, each with its commit and the summary its commit message holds. */
-async function doneSteps(planSteps: PlanStep[], state: ThreadState, tree: Workspace): Promise<DoneStep[]> {
-  const done: DoneStep[] = [];
-  for (const planStep of planSteps) {
-    const progress = state.steps[planStep.id];
-    if (progress?.status !== "done") continue;
-    const message = progress.commit ? await tree.commitMessage(progress.commit) : null;
-    done.push({ id: planStep.id, commit: progress.commit, summary: message ? summaryOf(message) : progress.summary });
-  }
-  return done;
-}
-
-/** `S2: title\n\n<summary>\n\nBlueprint-Plan: …`: the summary between the subject and the trailer. */
-function summaryOf(message: string): string {
-  return message
-    .split("\n")
-    .slice(1)
-    .filter((line) => !line.startsWith(`${PLAN_TRAILER}:`))
-    .join("\n")
-    .trim();
-}
 
 type UnfinishedResult = Exclude<StepResult, { ok: true }>;
 
