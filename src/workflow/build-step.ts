@@ -1,3 +1,4 @@
+import { mkdtemp, rm } from "node:fs/promises";
 import { runAgent } from "../agent/loop.js";
 import { MIN_COMMAND_MS, timeLeft } from "../shared/deadline.js";
 import type { ModelPrice, TokenUsage } from "../shared/model-usage.js";
@@ -48,6 +49,16 @@ export type StepResult =
   | { ok: false; reason: string; usage: TokenUsage };
 
 export async function buildStep(deps: WorkflowDeps, job: JobContext, input: StepInput): Promise<StepResult> {
+  // A directory beside the worktree (never committed) that the step's commands keep between calls; gone when the step ends.
+  const scratchDir = await mkdtemp(`${input.tree.dir}.scratch-`);
+  try {
+    return await runStep(deps, job, input, scratchDir);
+  } finally {
+    await rm(scratchDir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+async function runStep(deps: WorkflowDeps, job: JobContext, input: StepInput, scratchDir: string): Promise<StepResult> {
   const notes = input.fresh || input.state.explored.length === 0 ? undefined : `Files read while planning: ${input.state.explored.join(", ")}`;
   const outcome = await runAgent({
     model: showingRetries((onRetry) => deps.modelFor(input.config, onRetry), input.showRetry),
@@ -65,6 +76,7 @@ export async function buildStep(deps: WorkflowDeps, job: JobContext, input: Step
       allowWorkflowWrites: input.allowWorkflowWrites,
       network: input.network,
       signal: job.signal,
+      scratchDir,
     },
     limits: limitsFor(deps.limits, input.config),
     redact: deps.redact,

@@ -72,4 +72,28 @@ describe("what the model receives", () => {
     expect(second).toContain(`# Steps already done`);
     expect(second).toContain(`## S1 (commit ${s1Commit.slice(0, 7)})\n${summary}`);
   });
+
+  it("run_command says /tmp does not last and names a scratch directory, outside the repository, that lasts for the step", async () => {
+    const run = (command: string) => ({ toolCalls: [{ name: "run_command", arguments: { command } }] });
+    await fx.start([
+      run('echo kept > "$BLUEPRINT_SCRATCH/note" && case "$BLUEPRINT_SCRATCH" in "$PWD"/*) echo INSIDE-THE-TREE;; *) echo OUTSIDE-THE-TREE;; esac'),
+      run('cat "$BLUEPRINT_SCRATCH/note" && git status --porcelain'),
+      write("src/retry.js", "x\n"),
+      complete("S1"),
+      run('ls "$BLUEPRINT_SCRATCH" 2>/dev/null | wc -l'),
+      complete("S2"),
+    ]);
+    fx.seedPlan(samplePlan({ verification: [] }));
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
+
+    const description = fx.model.requests[0]?.tools?.find((tool) => tool.function.name === "run_command") as { function: { description: string } } | undefined;
+    expect(description?.function.description).toContain("/tmp is private to each call: empty at its start, wiped after it");
+    expect(description?.function.description).toContain("$BLUEPRINT_SCRATCH, a directory outside the repository (never committed) that lasts until the step ends");
+    const results = fx.model.requests.map((request) => toolResults(request).at(-1) ?? "");
+    expect(results[1]).toContain("OUTSIDE-THE-TREE");
+    // The next call still has it, and it is not in the tree.
+    expect(results[2]).toMatch(/\[exit code 0\]\nkept\n$/);
+    // S2 starts with a scratch directory of its own, empty.
+    expect(results[5]).toMatch(/\[exit code 0\]\n\s*0\n$/);
+  });
 });
