@@ -33,6 +33,27 @@ export interface ThreadContext {
   pullRequest?: { baseRef: string; headRef: string; diffSummary: string } | undefined;
 }
 
+/** A file of the repository's instructions for agents (AGENTS.md and its fallbacks). */
+export interface InstructionFile {
+  path: string;
+  text: string;
+}
+
+export interface RepoInstructions {
+  /** Root first, then deeper directories; the last one may be cut to fit the budget. */
+  files: InstructionFile[];
+  /** Files found that did not fit the budget at all. */
+  omitted: string[];
+}
+
+/** The repository's AGENTS.md files, for a task message; empty when there are none. */
+export function renderRepoInstructions(instructions: RepoInstructions | undefined): string {
+  if (!instructions || instructions.files.length === 0) return "";
+  const files = instructions.files.map((file) => `## ${file.path}\n${file.text.trim()}`);
+  const omitted = instructions.omitted.length > 0 ? [`(Not given, over the 32 KiB limit: ${instructions.omitted.join(", ")}; read them if you need them.)`] : [];
+  return ["# The repository's instructions for coding agents\nFollow them. Where two disagree, the file nearer to the code you change wins (they are listed from the root down).", ...files, ...omitted].join("\n\n");
+}
+
 /** What earlier runs on this thread left behind: the plan under review, feedback, answers, exploration. */
 export interface PlanningMemory {
   previousPlan?: { revision: number; plan: Plan } | undefined;
@@ -46,6 +67,8 @@ export interface PlanningTask {
   requestedBy: string;
   thread?: ThreadContext | undefined;
   repoInstructions?: string | undefined;
+  /** The repository's AGENTS.md (its root's, while planning). */
+  agentInstructions?: RepoInstructions | undefined;
   memory?: PlanningMemory | undefined;
   /** False when the installation may not change .github/workflows/. */
   workflowsAllowed?: boolean | undefined;
@@ -54,6 +77,8 @@ export interface PlanningTask {
 export function planningTaskMessage(task: PlanningTask): string {
   const parts = [`# Request from @${task.requestedBy}`, task.instructions.trim() || "_(no extra instructions: plan what the issue asks for)_"];
   if (task.repoInstructions) parts.push("# The repository's instructions for Blueprint", task.repoInstructions.trim());
+  const agents = renderRepoInstructions(task.agentInstructions);
+  if (agents) parts.push(agents);
   if (task.thread) parts.push(renderThread(task.thread));
   if (task.workflowsAllowed === false) {
     parts.push("Note: on this installation Blueprint may not change files under .github/workflows/. If the request needs that, plan around it and say so in the risks.");
@@ -126,6 +151,8 @@ export interface StepContext {
   approverNotes?: ApproverNote[];
   /** The plan's steps already done, in the tree this step starts from. */
   done?: DoneStep[];
+  /** The repository's AGENTS.md for the step's files. */
+  agentInstructions?: RepoInstructions | undefined;
 }
 
 export function stepTaskMessage(plan: Plan, step: PlanStep, context: StepContext = {}): string {
@@ -140,6 +167,8 @@ export function stepTaskMessage(plan: Plan, step: PlanStep, context: StepContext
     plan.summary.trim(),
     others,
   ];
+  const agents = renderRepoInstructions(context.agentInstructions);
+  if (agents) parts.push(agents);
   if (done.length > 0) parts.push("# Steps already done\nTheir changes are committed in the tree you work on; do not redo them.", done.map(renderDoneStep).join("\n\n"));
   if (planningNotes) parts.push("# What planning learned", planningNotes);
   if (answers.length > 0) parts.push("# Questions asked during this build and the maintainers' answers", answers.map((qa) => `Q: ${qa.question}\nA (@${qa.author}): ${qa.answer}`).join("\n\n"));

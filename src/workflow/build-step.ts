@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { runAgent } from "../agent/loop.js";
 import { MIN_COMMAND_MS, timeLeft } from "../shared/deadline.js";
 import type { ModelPrice, TokenUsage } from "../shared/model-usage.js";
-import { BUILD_SYSTEM_PROMPT, stepTaskMessage, type DoneStep } from "../agent/prompts.js";
+import { BUILD_SYSTEM_PROMPT, stepTaskMessage, type DoneStep, type RepoInstructions } from "../agent/prompts.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import type { Plan, PlanStep } from "../plan/schema.js";
 import { whyNotACommand } from "../plan/verification.js";
@@ -37,6 +37,8 @@ export interface StepInput {
   costCap?: { dollars: number; price: ModelPrice; reason: string } | undefined;
   /** The plan's steps already done, with their commits and summaries. */
   done: DoneStep[];
+  /** The repository's AGENTS.md for the step's files. */
+  agentInstructions?: RepoInstructions;
   /** Shows a retried model request's line in the status comment; null clears it. */
   showRetry: (retryLine: string | null) => void;
 }
@@ -64,7 +66,7 @@ async function runStep(deps: WorkflowDeps, job: JobContext, input: StepInput, sc
     model: showingRetries((onRetry) => deps.modelFor(input.config, onRetry), input.showRetry),
     messages: [
       { role: "system", content: BUILD_SYSTEM_PROMPT },
-      { role: "user", content: stepTaskMessage(input.plan, input.step, { planningNotes: notes, answers: input.state.answers, approverNotes: input.state.buildNotes, done: input.done }) },
+      { role: "user", content: stepTaskMessage(input.plan, input.step, { planningNotes: notes, answers: input.state.answers, approverNotes: input.state.buildNotes, done: input.done, agentInstructions: input.agentInstructions }) },
     ],
     context: {
       root: input.tree.dir,

@@ -8,6 +8,7 @@ import { openBuildNetwork } from "./build-network.js";
 import { blockedStatusLine, keepUnfinishedWork } from "./build-outcome.js";
 import type { BuildRun } from "./build-request.js";
 import { doneSteps, MAX_KEPT_SUMMARY } from "./done-steps.js";
+import { readRepoInstructions } from "./repo-instructions.js";
 import { buildStep, Cancelled, VERIFY_TIMEOUT_MS, type StepResult } from "./build-step.js";
 import { PLAN_TRAILER } from "./build-target.js";
 import { addUsage } from "./cost.js";
@@ -112,7 +113,9 @@ async function runStepAgent(run: BuildRun, ledger: BuildLedger, steps: StepsInPr
   const spent = budget ? costOf(ledger.usage, budget.price) : 0;
   const costCap = budget ? { dollars: budget.dollars - spent, price: budget.price, reason: `the build reached its cost cap of ${formatDollars(budget.dollars)}` } : undefined;
   const done = await doneSteps(plan.steps, state, steps.tree);
-  return buildStep(deps, job, { plan, step, tree: steps.tree, state, config, fresh: request.fresh, audit: ledger.audit, allowWorkflowWrites: steps.allowWorkflowWrites, network: steps.network, costCap, showRetry: run.status.showRetry, done });
+  // The default branch's AGENTS.md for the step's files, never the build branch's or a pull request's own.
+  const agentInstructions = await readRepoInstructions((file) => run.mirror.readFile(`refs/heads/${job.port.repo.defaultBranch}`, file), step.files);
+  return buildStep(deps, job, { plan, step, tree: steps.tree, state, config, fresh: request.fresh, audit: ledger.audit, allowWorkflowWrites: steps.allowWorkflowWrites, network: steps.network, costCap, showRetry: run.status.showRetry, done, agentInstructions });
 }
 
 

@@ -100,6 +100,8 @@ export const threadStateSchema = z.object({
   buildNotes: z.array(buildNoteSchema).default([]),
   /** The model `/plan --model` picked from the repository's `models:`; its revisions and its build use it. Null: the configured model. */
   model: z.string().nullable().default(null),
+  /** The repository's instruction files (AGENTS.md …) on the default branch that the plan's steps follow, named in the plan comment. */
+  instructionFiles: z.array(z.string()).default([]),
   /** "What changed since the previous revision", computed when the revision was made. */
   changes: z.string().nullable().default(null),
   /** When this revision's plan was posted: an approval given before then did not see it. */

@@ -1,4 +1,6 @@
+import { writeFileSync } from "node:fs";
 import http from "node:http";
+import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { decodeState } from "../helpers/plan-state.js";
@@ -73,6 +75,18 @@ describe("the blueprint CLI", () => {
     expect(status.code).toBe(0);
     expect(status.stdout).toContain("Plan v1: Add retry to the HTTP client");
     expect(status.stdout).toContain("ready for review");
+  });
+
+  it("follows the committed branch's AGENTS.md, not an uncommitted edit of it", async () => {
+    writeFileSync(path.join(checkout, "AGENTS.md"), "COMMITTED-RULE\n");
+    gitIn(checkout, ["add", "AGENTS.md"]);
+    gitIn(checkout, ["commit", "-q", "-m", "agents"]);
+    writeFileSync(path.join(checkout, "AGENTS.md"), "UNCOMMITTED-RULE\n");
+    const cli = await withModel([submit()]);
+    expect((await cli(["plan", "add retry"])).code).toBe(0);
+    const task = String(model?.requests[0]?.messages[1]?.content);
+    expect(task).toContain("## AGENTS.md\nCOMMITTED-RULE");
+    expect(task).not.toContain("UNCOMMITTED-RULE");
   });
 
   it("prints the App's markdown with --markdown", async () => {
