@@ -37,6 +37,7 @@ const TITLE_UNESCAPE_PATTERN = /&(?:mdash|#x23F3|#x274C|lt|amp);/g;
 export function renderPlanBody(plan: Plan, progress: PlanProgress = {}): string {
   const taskList = plan.steps.map((step) => renderTaskItem(step, progress[step.id])).join("\n");
   const after = [renderMermaid(plan), "### Step details", plan.steps.map(renderStepDetails).join("\n\n")];
+  if (plan.notes) after.push(`<details><summary>Notes for the build</summary>\n\n${plan.notes.trim()}\n\n</details>`);
   if (plan.risks.length > 0) after.push("### Risks", plan.risks.map((risk) => `- ${oneLine(risk)}`).join("\n"));
   after.push(
     "### Verification",

@@ -23,6 +23,14 @@ export const planSchema = z.object({
   summary: z.string().trim().min(1, "the plan needs a summary").max(20_000),
   steps: z.array(planStepSchema),
   risks: z.array(z.string().trim().min(1)).max(50).nullish().transform((value) => value ?? []),
+  notes: z
+    .string()
+    .max(20_000)
+    .nullish()
+    .transform((value) => (value && value.trim() ? value.trim() : undefined))
+    .describe(
+      "What the build needs from your exploration: where things are (paths, functions), conventions, how to run the tests, pitfalls. The build's agents see only each step's details and these notes, never your exploration.",
+    ),
   verification: z
     .array(z.string().trim().min(1))
     .max(50)

@@ -97,6 +97,19 @@ describe("what the model receives", () => {
     expect(results[5]).toMatch(/\[exit code 0\]\n\s*0\n$/);
   });
 
+  it("what planning learned reaches every step through the plan's notes, and the planning prompt says only details and notes do", async () => {
+    const notes = "The HTTP client lives in src/client.js; tests run with `node --test`.\nKeep the public get(url) signature.";
+    await fx.start([submit({ notes, verification: [] }), write("src/retry.js", "x\n"), complete("S1"), write("src/client.js", "y\n"), complete("S2")]);
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/plan add retries", cloneUrl: fx.repo.url }));
+    expect(String(fx.model.requests[0]?.messages[0]?.content)).toContain("Only each step's details and the plan's notes reach the build; its agents never see your exploration.");
+    const offered = fx.model.requests[0]?.tools?.find((tool) => tool.function.name === "submit_plan") as { function: { parameters: { properties: Record<string, { description?: string }> } } } | undefined;
+    expect(offered?.function.parameters.properties.notes?.description).toContain("The build's agents see only each step's details and these notes");
+    expect(visible(fx.github.botComments()[0]?.body ?? "")).toContain(`<details><summary>Notes for the build</summary>\n\n${notes}`);
+
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
+    for (const request of [fx.model.requests[1], fx.model.requests[3]]) expect(userText(request)).toContain(`# What planning learned\n\n${notes}`);
+  });
+
   describe("the repository's AGENTS.md", () => {
     const big = Array.from({ length: 1200 }, (_, i) => `- lib rule ${i}: keep functions short and documented.`).join("\n");
     const AGENTS = {
