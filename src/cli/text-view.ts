@@ -20,7 +20,7 @@ export function renderPlanText(state: ThreadState): string {
   if (plan.risks.length > 0) lines.push("", "Risks", ...plan.risks.map((risk) => `  - ${risk}`));
   lines.push("", "Verification", ...(plan.verification.length > 0 ? plan.verification.map((check) => `  - ${check}`) : ["  (none given)"]));
   if (plan.manual_checks && plan.manual_checks.length > 0) lines.push("", "Checks for people (not run)", ...plan.manual_checks.map((check) => `  - ${check}`));
-  if (plan.questions && plan.questions.length > 0) lines.push("", "Open questions", ...plan.questions.map((question) => `  - ${question}`));
+  if (plan.questions && plan.questions.length > 0) lines.push("", "Open questions (they do not block a build; answer with blueprint revise \"…\" or as notes: blueprint build \"…\")", ...plan.questions.map((question) => `  - ${question}`));
   return lines.join("\n");
 }
 

@@ -33,6 +33,9 @@ const TITLE_ESCAPE_PATTERN = /—|⏳|❌|<(?=!--)|&(?=(?:mdash|#x23F3|#x274C|lt
 const TITLE_UNESCAPES: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(TITLE_ESCAPES).map(([char, ref]) => [ref, char]));
 const TITLE_UNESCAPE_PATTERN = /&(?:mdash|#x23F3|#x274C|lt|amp);/g;
 
+/** What approvers do with a plan's open questions: they never block a build. */
+const QUESTIONS_HELP = "_These do not block `/build`: the plan is built as written. To answer one, comment `/revise <your answer>` for a new revision, or give it as notes with the approval (`/build <your answer>`)._";
+
 /** The plan as markdown: summary, task list, mermaid graph, details, risks and verification. */
 export function renderPlanBody(plan: Plan, progress: PlanProgress = {}): string {
   const taskList = plan.steps.map((step) => renderTaskItem(step, progress[step.id])).join("\n");
@@ -49,7 +52,10 @@ export function renderPlanBody(plan: Plan, progress: PlanProgress = {}): string 
     after.push("### Checks for people (not run by Blueprint)", plan.manual_checks.map((check) => `- ${oneLine(check)}`).join("\n"));
   }
   if (plan.questions && plan.questions.length > 0) {
-    after.push("### Open questions", plan.questions.map((question) => `- ${oneLine(question)}`).join("\n"));
+    after.push(
+      "### Open questions",
+      `${plan.questions.map((question) => `- ${oneLine(question)}`).join("\n")}\n\n${QUESTIONS_HELP}`,
+    );
   }
   return [
     neutraliseComments(plan.summary.trim()),

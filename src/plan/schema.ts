@@ -45,7 +45,14 @@ export const planSchema = z.object({
     .nullish()
     .transform((value) => (value && value.length > 0 ? value : undefined))
     .describe("Checks for people to do by hand (Blueprint never runs these), e.g. \"open the settings page and check the new toggle\"."),
-  questions: z.array(z.string().trim().min(1)).max(20).nullish().transform((value) => value ?? undefined),
+  questions: z
+    .array(z.string().trim().min(1))
+    .max(20)
+    .nullish()
+    .transform((value) => value ?? undefined)
+    .describe(
+      "Open questions for the maintainers that the plan settles one way for now (say which in the step). They do NOT block /build: the plan is built as written unless the maintainers answer with /revise or in /build's notes. A question that must be answered before any plan can be made is asked with ask_user instead.",
+    ),
 });
 
 export type PlanStep = z.output<typeof planStepSchema>;

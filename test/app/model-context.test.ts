@@ -110,6 +110,19 @@ describe("what the model receives", () => {
     for (const request of [fx.model.requests[1], fx.model.requests[3]]) expect(userText(request)).toContain(`# What planning learned\n\n${notes}`);
   });
 
+  it("plan questions: the schema says they do not block /build, approvers see how to answer them, and /build goes ahead", async () => {
+    const question = "Should a negated option declared first win over the positive one?";
+    await fx.start([submit({ questions: [question], verification: [] }), write("src/retry.js", "x\n"), complete("S1"), write("src/client.js", "y\n"), complete("S2")]);
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/plan add retries", cloneUrl: fx.repo.url }));
+    const offered = fx.model.requests[0]?.tools?.find((tool) => tool.function.name === "submit_plan") as { function: { parameters: { properties: Record<string, { description?: string }> } } } | undefined;
+    expect(offered?.function.parameters.properties.questions?.description).toContain("They do NOT block /build");
+    const shown = visible(fx.github.botComments()[0]?.body ?? "");
+    expect(shown).toContain(`### Open questions\n\n- ${question}\n\n_These do not block \`/build\`: the plan is built as written. To answer one, comment \`/revise <your answer>\` for a new revision, or give it as notes with the approval (\`/build <your answer>\`)._`);
+
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
+    expect(fx.repo.log("blueprint/issue-1")[0]).toBe("S2: Use the helper in the client");
+  });
+
   describe("the repository's AGENTS.md", () => {
     const big = Array.from({ length: 1200 }, (_, i) => `- lib rule ${i}: keep functions short and documented.`).join("\n");
     const AGENTS = {
