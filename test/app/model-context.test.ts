@@ -12,6 +12,9 @@ const write = (path: string, content: string) => ({ toolCalls: [{ name: "write_f
 const complete = (id: string, summary = `did ${id}`) => ({ toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary } }] });
 const submit = (overrides: Record<string, unknown> = {}) => ({ toolCalls: [{ name: "submit_plan", arguments: samplePlan(overrides) }] });
 const toolResults = (request: ModelRequest | undefined) => (request?.messages ?? []).filter((message) => message.role === "tool").map((message) => String(message.content));
+/** A tool as the request offered it: its description and its parameters' descriptions. */
+type OfferedTool = { function: { description: string; parameters: { properties: Record<string, { description?: string }> } } };
+const offeredTool = (request: ModelRequest | undefined, name: string) => request?.tools?.find((tool) => tool.function.name === name) as OfferedTool | undefined;
 const userText = (request: ModelRequest | undefined) => String(request?.messages[1]?.content ?? "");
 
 describe("what the model receives", () => {
@@ -26,7 +29,7 @@ describe("what the model receives", () => {
       ]);
       await fx.app.deliver("issue_comment", commentPayload({ body: "/plan add retries", cloneUrl: fx.repo.url }));
 
-      const offered = fx.model.requests[0]?.tools?.find((tool) => tool.function.name === "submit_plan") as { function: { parameters: { properties: Record<string, { description?: string }> } } } | undefined;
+      const offered = offeredTool(fx.model.requests[0], "submit_plan");
       expect(offered?.function.parameters.properties.verification?.description).toMatch(/^Shell commands Blueprint runs/);
       expect(offered?.function.parameters.properties.manual_checks?.description).toMatch(/never runs these/);
       expect(String(fx.model.requests[0]?.messages[0]?.content)).toContain("checks that need a person go in manual_checks");
@@ -86,7 +89,7 @@ describe("what the model receives", () => {
     fx.seedPlan(samplePlan({ verification: [] }));
     await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
 
-    const description = fx.model.requests[0]?.tools?.find((tool) => tool.function.name === "run_command") as { function: { description: string } } | undefined;
+    const description = offeredTool(fx.model.requests[0], "run_command");
     expect(description?.function.description).toContain("/tmp is private to each call: empty at its start, wiped after it");
     expect(description?.function.description).toContain("$BLUEPRINT_SCRATCH, a directory outside the repository (never committed) that lasts until the step ends");
     const results = fx.model.requests.map((request) => toolResults(request).at(-1) ?? "");
@@ -102,7 +105,7 @@ describe("what the model receives", () => {
     await fx.start([submit({ notes, verification: [] }), write("src/retry.js", "x\n"), complete("S1"), write("src/client.js", "y\n"), complete("S2")]);
     await fx.app.deliver("issue_comment", commentPayload({ body: "/plan add retries", cloneUrl: fx.repo.url }));
     expect(String(fx.model.requests[0]?.messages[0]?.content)).toContain("Only each step's details and the plan's notes reach the build; its agents never see your exploration.");
-    const offered = fx.model.requests[0]?.tools?.find((tool) => tool.function.name === "submit_plan") as { function: { parameters: { properties: Record<string, { description?: string }> } } } | undefined;
+    const offered = offeredTool(fx.model.requests[0], "submit_plan");
     expect(offered?.function.parameters.properties.notes?.description).toContain("The build's agents see only each step's details and these notes");
     expect(visible(fx.github.botComments()[0]?.body ?? "")).toContain(`<details><summary>Notes for the build</summary>\n\n${notes}`);
 
@@ -114,7 +117,7 @@ describe("what the model receives", () => {
     const question = "Should a negated option declared first win over the positive one?";
     await fx.start([submit({ questions: [question], verification: [] }), write("src/retry.js", "x\n"), complete("S1"), write("src/client.js", "y\n"), complete("S2")]);
     await fx.app.deliver("issue_comment", commentPayload({ body: "/plan add retries", cloneUrl: fx.repo.url }));
-    const offered = fx.model.requests[0]?.tools?.find((tool) => tool.function.name === "submit_plan") as { function: { parameters: { properties: Record<string, { description?: string }> } } } | undefined;
+    const offered = offeredTool(fx.model.requests[0], "submit_plan");
     expect(offered?.function.parameters.properties.questions?.description).toContain("They do NOT block /build");
     const shown = visible(fx.github.botComments()[0]?.body ?? "");
     expect(shown).toContain(`### Open questions\n\n- ${question}\n\n_These do not block \`/build\`: the plan is built as written. To answer one, comment \`/revise <your answer>\` for a new revision, or give it as notes with the approval (\`/build <your answer>\`)._`);
