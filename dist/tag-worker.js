@@ -262,9 +262,10 @@ function signatureLine(line) {
   const text = line.replaceAll("	", "  ").trimEnd();
   return text.length > MAX_SIGNATURE_CHARS ? `${text.slice(0, MAX_SIGNATURE_CHARS - 1)}…` : text;
 }
+var IMPORT_BINDING = /^\s*(?:export\s+)?(?:(?:const|let|var)\s+)?[\w$]+\s*=\s*(?:await\s+)?(?:require|import|importlib\.import_module|__import__)\s*\(/;
 function normaliseTags(source, definitions, counts, lineCount) {
   const seen = /* @__PURE__ */ new Set();
-  const unique = definitions.sort((a, b) => a.line - b.line || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).filter((definition) => {
+  const unique = definitions.filter((definition) => !IMPORT_BINDING.test(definition.signature)).sort((a, b) => a.line - b.line || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).filter((definition) => {
     const key = `${definition.line}\0${definition.name}`;
     if (seen.has(key)) return false;
     seen.add(key);

@@ -19,16 +19,20 @@ export function renderPlanText(state: ThreadState): string {
   }
   if (plan.risks.length > 0) lines.push("", "Risks", ...plan.risks.map((risk) => `  - ${risk}`));
   lines.push("", "Verification", ...(plan.verification.length > 0 ? plan.verification.map((check) => `  - ${check}`) : ["  (none given)"]));
-  if (plan.questions && plan.questions.length > 0) lines.push("", "Open questions", ...plan.questions.map((question) => `  - ${question}`));
+  if (plan.manual_checks && plan.manual_checks.length > 0) lines.push("", "Checks for people (not run)", ...plan.manual_checks.map((check) => `  - ${check}`));
+  if (plan.questions && plan.questions.length > 0) lines.push("", "Open questions (they do not block a build; answer with blueprint revise \"…\" or as notes: blueprint build \"…\")", ...plan.questions.map((question) => `  - ${question}`));
   return lines.join("\n");
 }
 
 function statusWords(state: ThreadState): string {
   switch (state.status) {
     case "pending":
-      return state.stale ? `stale: ${markdownToText(state.stale)}` : "ready for review";
+      if (state.stale) return `stale: ${markdownToText(state.stale)}`;
+      // Some steps built (`blueprint build S1`), and their verification failed.
+      return state.error?.startsWith("verification failed") ? `steps built on branch ${state.branch ?? "?"}, but ${markdownToText(state.error)}` : "ready for review";
     case "built":
-      return `built on branch ${state.branch ?? "?"}`;
+      // Never plain "built" when verification failed: the error names the failed checks.
+      return `built on branch ${state.branch ?? "?"}${state.error ? `, but ${markdownToText(state.error)}` : ""}`;
     case "failed":
       return `build stopped: ${state.error ?? "see above"}`;
     default:
@@ -56,7 +60,7 @@ export function nextSteps(state: ThreadState): string {
 
 /** Verification results from a build report: `✅ npm test — exit 0`. */
 export function verificationLines(commentBody: string): string[] {
-  return [...commentBody.matchAll(/<summary>(✅|❌) <code>(.*?)<\/code> — (.*?)<\/summary>/g)].map(([, mark = "", command = "", status = ""]) => `  ${mark} ${unescapeHtml(command)} — ${status}`);
+  return [...commentBody.matchAll(/<summary>(✅|❌|⏭️) <code>(.*?)<\/code> — (.*?)<\/summary>/g)].map(([, mark = "", command = "", status = ""]) => `  ${mark} ${unescapeHtml(command)} — ${status}`);
 }
 
 /** A comment's markdown as terminal text; slash commands become the CLI's. */

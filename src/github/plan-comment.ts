@@ -66,6 +66,7 @@ function footer(state: ThreadState): string {
   bits.push(`requested by @${state.requestedBy}`);
   if (state.model) bits.push(`model \`${state.model}\` (\`/plan --model\`)`);
   if (state.planHash) bits.push(`plan \`${state.planHash}\``);
+  if (state.instructionFiles.length > 0) bits.push(`follows ${state.instructionFiles.map((file) => `\`${file.replaceAll("`", "'")}\``).join(", ")}`);
   return `<sub>Blueprint · ${bits.join(" · ")}</sub>`;
 }
 

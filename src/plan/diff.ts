@@ -34,7 +34,7 @@ export function diffPlans(before: Plan, after: Plan): RevisionDiff {
     changed,
     moved,
     summaryChanged: normalise(before.summary) !== normalise(after.summary) || normalise(before.title) !== normalise(after.title),
-    verificationChanged: before.verification.join("\n") !== after.verification.join("\n"),
+    verificationChanged: [...before.verification, "", ...(before.manual_checks ?? [])].join("\n") !== [...after.verification, "", ...(after.manual_checks ?? [])].join("\n"),
   };
 }
 

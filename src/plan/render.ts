@@ -33,10 +33,14 @@ const TITLE_ESCAPE_PATTERN = /—|⏳|❌|<(?=!--)|&(?=(?:mdash|#x23F3|#x274C|lt
 const TITLE_UNESCAPES: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(TITLE_ESCAPES).map(([char, ref]) => [ref, char]));
 const TITLE_UNESCAPE_PATTERN = /&(?:mdash|#x23F3|#x274C|lt|amp);/g;
 
+/** What approvers do with a plan's open questions: they never block a build. */
+const QUESTIONS_HELP = "_These do not block `/build`: the plan is built as written. To answer one, comment `/revise <your answer>` for a new revision, or give it as notes with the approval (`/build <your answer>`)._";
+
 /** The plan as markdown: summary, task list, mermaid graph, details, risks and verification. */
 export function renderPlanBody(plan: Plan, progress: PlanProgress = {}): string {
   const taskList = plan.steps.map((step) => renderTaskItem(step, progress[step.id])).join("\n");
   const after = [renderMermaid(plan), "### Step details", plan.steps.map(renderStepDetails).join("\n\n")];
+  if (plan.notes) after.push(`<details><summary>Notes for the build</summary>\n\n${plan.notes.trim()}\n\n</details>`);
   if (plan.risks.length > 0) after.push("### Risks", plan.risks.map((risk) => `- ${oneLine(risk)}`).join("\n"));
   after.push(
     "### Verification",
@@ -44,8 +48,14 @@ export function renderPlanBody(plan: Plan, progress: PlanProgress = {}): string 
       ? plan.verification.map((check) => `- \`${inlineCode(check)}\``).join("\n")
       : "_No verification commands were given._",
   );
+  if (plan.manual_checks && plan.manual_checks.length > 0) {
+    after.push("### Checks for people (not run by Blueprint)", plan.manual_checks.map((check) => `- ${oneLine(check)}`).join("\n"));
+  }
   if (plan.questions && plan.questions.length > 0) {
-    after.push("### Open questions", plan.questions.map((question) => `- ${oneLine(question)}`).join("\n"));
+    after.push(
+      "### Open questions",
+      `${plan.questions.map((question) => `- ${oneLine(question)}`).join("\n")}\n\n${QUESTIONS_HELP}`,
+    );
   }
   return [
     neutraliseComments(plan.summary.trim()),

@@ -7,7 +7,8 @@ const DEFAULT_TIMEOUT_S = 120;
 export const runCommandTool = defineTool({
   name: "run_command",
   description:
-    "Run a shell command (bash) in the repository root, e.g. to build or test. It has a timeout (timeout_s, default 120; never past the run's time limit), a capped output and no network credentials; it reaches only the hosts the repository allows, through the proxy named in HTTPS_PROXY (often none).",
+    "Run a shell command (bash) in the repository root, e.g. to build or test. It has a timeout (timeout_s, default 120; never past the run's time limit), a capped output and no network credentials; it reaches only the hosts the repository allows, through the proxy named in HTTPS_PROXY (often none). " +
+    "In the sandbox /tmp is private to each call: empty at its start, wiped after it; background processes end with the call. Files that must last between calls (a stand-in script, a log) go in $BLUEPRINT_SCRATCH, a directory outside the repository (never committed) that lasts until the step ends.",
   schema: z.object({ command: z.string().min(1), timeout_s: z.number().positive().max(600).nullish() }),
   modes: ["build"],
   async run(args, context) {
@@ -23,6 +24,7 @@ export const runCommandTool = defineTool({
       cwd: context.root,
       ...(context.network ? { network: context.network } : {}),
       ...(context.signal ? { signal: context.signal } : {}),
+      ...(context.scratchDir ? { scratch: context.scratchDir } : {}),
       timeoutMs,
     });
     const capped = timeoutMs < wanted;

@@ -1,18 +1,24 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { z } from "zod";
 import { defineTool, toolError } from "./tool.js";
 import { validatePlan } from "../plan/validate.js";
-import { planSchema } from "../plan/schema.js";
+import { planSchema, type Plan } from "../plan/schema.js";
+import { proseVerificationError, whyNotACommand } from "../plan/verification.js";
+
+const execFileAsync = promisify(execFile);
 
 export const submitPlanTool = defineTool({
   name: "submit_plan",
   description:
-    "Submit the final plan for the maintainers to review. Call it once, when the plan is complete. Steps have ids S1, S2, …; deps name earlier steps; files are paths relative to the repository root.",
+    "Submit the final plan for the maintainers to review. Call it once, when the plan is complete. Steps have ids S1, S2, …; deps name earlier steps; files are paths relative to the repository root. verification holds only shell commands, which Blueprint runs after the last step; checks for people go in manual_checks.",
   schema: planSchema,
   modes: ["plan"],
   async run(args) {
     const checked = validatePlan(args);
-    if (!checked.ok) {
-      return toolError(`the plan was not accepted. Fix these problems and call submit_plan again:\n- ${checked.errors.join("\n- ")}`);
+    const errors = checked.ok ? await verificationErrors(checked.plan) : checked.errors;
+    if (!checked.ok || errors.length > 0) {
+      return toolError(`the plan was not accepted. Fix these problems and call submit_plan again:\n- ${errors.join("\n- ")}`);
     }
     return { content: "Plan submitted for review.", ending: { kind: "plan_submitted", plan: checked.plan } };
   },
@@ -53,3 +59,26 @@ export const completeStepTool = defineTool({
     };
   },
 });
+
+/** Entries of `verification` that are not runnable commands: prose, or what bash cannot parse. */
+async function verificationErrors(plan: Plan): Promise<string[]> {
+  const errors: string[] = [];
+  for (const [index, entry] of plan.verification.entries()) {
+    const why = whyNotACommand(entry) ?? (await bashSyntaxError(entry));
+    if (why) errors.push(proseVerificationError(index, entry, why));
+  }
+  return errors;
+}
+
+/** What `bash -n` (parse, never run) says of a command, or null when it parses or bash is not at hand. */
+async function bashSyntaxError(command: string): Promise<string | null> {
+  try {
+    await execFileAsync("bash", ["-n", "-c", command], { timeout: 5000, env: { PATH: process.env.PATH ?? "" } });
+    return null;
+  } catch (error) {
+    const failure = error as { code?: unknown; killed?: boolean; stderr?: string };
+    if (failure.code === "ENOENT" || failure.killed) return null;
+    const said = (failure.stderr ?? "").trim().split("\n")[0]?.replace(/^bash: (?:-c: )?(?:line \d+: )?/, "") ?? "";
+    return `bash cannot parse it (${said || "a syntax error"})`;
+  }
+}

@@ -57,7 +57,7 @@ export class BuildCheck {
   verified(results: VerificationResult[], root: string): void {
     const failed = failedChecks(results);
     const annotations = failed.flatMap((result) => annotationsFrom(result.output, oneLine(result.command).slice(0, 200), root, (file) => existsSync(path.join(root, file)))).slice(0, MAX_ANNOTATIONS);
-    this.verification = { total: results.length, failed, annotations };
+    this.verification = { total: results.filter((result) => !result.notRun).length, failed, annotations };
   }
 
   /**
@@ -81,7 +81,7 @@ export class BuildCheck {
     switch (state.status) {
       case "built":
       case "pending":
-        if (failed.length > 0) return { conclusion: "failure", title: `Verification failed: ${failed.length} of ${this.verification?.total ?? failed.length} checks`, summary: `Failed: ${describeChecks(failed)}.` };
+        if (failed.length > 0) return { conclusion: "failure", title: `Built, but verification failed: ${failed.length} of ${this.verification?.total ?? failed.length} checks`, summary: `Failed: ${describeChecks(failed)}.` };
         if (this.verification) return { conclusion: "success", title: state.status === "built" ? "Built and verified" : "The steps asked for are built and verified", summary: "Every verification command passed." };
         break;
       case "cancelled":

@@ -13,6 +13,8 @@ export interface VerificationResult {
   exitCode: number | null;
   timedOut: boolean;
   output: string;
+  /** Why the entry was not run (it reads as a note for people); not run is neither passed nor failed. */
+  notRun?: string;
 }
 
 /** What every build report says about where commands ran: a warning when no sandbox held them. */
@@ -33,21 +35,25 @@ export function renderAuditLog(audit: AuditEntry[]): string {
 
 /** Verification commands that did not pass (a non-zero exit, a kill, a timeout). */
 export function failedChecks(verification: VerificationResult[]): VerificationResult[] {
-  return verification.filter((result) => result.exitCode !== 0 || result.timedOut);
+  return verification.filter((result) => !result.notRun && (result.exitCode !== 0 || result.timedOut));
 }
 
-export function renderVerification(results: VerificationResult[]): string {
-  if (results.length === 0) return "_No verification commands were configured._";
+export function renderVerification(results: VerificationResult[], manualChecks: string[] = []): string {
+  const forPeople = manualChecks.length > 0 ? `\n\nFor people to check (Blueprint does not run these):\n${manualChecks.map((check) => `- ${oneLine(check)}`).join("\n")}` : "";
+  if (results.length === 0) return `_No verification commands were configured._${forPeople}`;
   const failed = failedChecks(results).length;
-  const verdict = failed > 0 ? `**❌ ${failed} of ${results.length} check${results.length === 1 ? "" : "s"} failed.**\n` : "";
-  return verdict + results
-    .map((result) => {
-      const ok = result.exitCode === 0;
-      const status = result.timedOut ? "timed out" : `exit ${result.exitCode ?? "killed"}`;
-      const output = truncateMiddle(result.output.trim(), 3000).replaceAll("```", "'''");
-      return `<details><summary>${ok ? "✅" : "❌"} <code>${oneLine(result.command).replaceAll("<", "&lt;")}</code> — ${status}</summary>\n\n\`\`\`\n${output || "(no output)"}\n\`\`\`\n\n</details>`;
-    })
-    .join("\n");
+  const run = results.filter((result) => !result.notRun).length;
+  const verdict = failed > 0 ? `**❌ ${failed} of ${run} check${run === 1 ? "" : "s"} failed.**\n` : "";
+  return verdict + results.map(renderCheck).join("\n") + forPeople;
+}
+
+function renderCheck(result: VerificationResult): string {
+  const command = `<code>${oneLine(result.command).replaceAll("<", "&lt;")}</code>`;
+  if (result.notRun) return `<details><summary>⏭️ ${command} — not run</summary>\n\n${oneLine(result.notRun).replaceAll("<", "&lt;")}\n\n</details>`;
+  const ok = result.exitCode === 0;
+  const status = result.timedOut ? "timed out" : `exit ${result.exitCode ?? "killed"}`;
+  const output = truncateMiddle(result.output.trim(), 3000).replaceAll("```", "'''");
+  return `<details><summary>${ok ? "✅" : "❌"} ${command} — ${status}</summary>\n\n\`\`\`\n${output || "(no output)"}\n\`\`\`\n\n</details>`;
 }
 
 export function renderStepLines(plan: Plan, state: ThreadState): string {
@@ -76,7 +82,7 @@ export function renderBuildReport(input: {
   const outside = renderOutsidePlan(input.plan, input.state);
   if (outside) parts.push(outside);
   if (input.notes.length > 0) parts.push(input.notes.map((note) => `> ${note}`).join("\n"));
-  parts.push("#### Verification", renderVerification(input.verification));
+  parts.push("#### Verification", renderVerification(input.verification, input.plan.manual_checks));
   const costs = renderCostTable(input.plan, input.state, input.pricing);
   if (costs) parts.push(costs);
   parts.push(renderAuditLog(input.audit), `<sub>This build: ${renderRunCost(input.usage, input.pricing)}.</sub>`);

@@ -10,6 +10,7 @@ import { Cancelled, verify } from "./build-step.js";
 import { buildSteps, type StepsToBuild } from "./build-steps.js";
 import { planRevisionTrailer, PLAN_TRAILER, recoverPushedSteps } from "./build-target.js";
 import { addUsage } from "./cost.js";
+import { doneSteps } from "./done-steps.js";
 import { handedOver } from "../shared/hand-over.js";
 import { plainError } from "./plain-error.js";
 import { fillPullRequestTemplate } from "./pr-template.js";
@@ -70,7 +71,7 @@ async function verifyAndHandOver(run: BuildRun, ledger: BuildLedger, tree: Works
   run.check?.verified(verification, tree.dir);
   state.error = failed.length > 0 ? `verification failed: ${describeChecks(failed)}` : null;
   // The pull request's description follows the repository's template when it has one.
-  const description = target.kind === "issue-branch" ? await fillPullRequestTemplate(deps, job, { tree, plan, config, baseSha: state.base.sha, verification }) : null;
+  const description = target.kind === "issue-branch" ? await fillPullRequestTemplate(deps, job, { tree, plan, config, baseSha: state.base.sha, verification, done: await doneSteps(plan.steps, state, tree) }) : null;
   if (description) addUsage(ledger.usage, description.usage);
   const report = ledger.report(verification);
   await run.status.save(await handOver(deps, job.port, { target, info: run.info, plan, state, verification, report, description: description?.text }), report);

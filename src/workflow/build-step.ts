@@ -1,9 +1,11 @@
+import { mkdtemp, rm } from "node:fs/promises";
 import { runAgent } from "../agent/loop.js";
 import { MIN_COMMAND_MS, timeLeft } from "../shared/deadline.js";
 import type { ModelPrice, TokenUsage } from "../shared/model-usage.js";
-import { BUILD_SYSTEM_PROMPT, stepTaskMessage } from "../agent/prompts.js";
+import { BUILD_SYSTEM_PROMPT, stepTaskMessage, type DoneStep, type RepoInstructions } from "../agent/prompts.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import type { Plan, PlanStep } from "../plan/schema.js";
+import { whyNotACommand } from "../plan/verification.js";
 import type { AuditEntry } from "../tools/tool.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { JobNetwork } from "../workspace/egress-proxy.js";
@@ -35,6 +37,10 @@ export interface StepInput {
   dependencies?: string | undefined;
   /** What is left of the build's cost cap, when it has one and the model is priced. */
   costCap?: { dollars: number; price: ModelPrice; reason: string } | undefined;
+  /** The plan's steps already done, with their commits and summaries. */
+  done: DoneStep[];
+  /** The repository's AGENTS.md for the step's files. */
+  agentInstructions?: RepoInstructions;
   /** Shows a retried model request's line in the status comment; null clears it. */
   showRetry: (retryLine: string | null) => void;
 }
@@ -47,12 +53,30 @@ export type StepResult =
   | { ok: false; reason: string; usage: TokenUsage };
 
 export async function buildStep(deps: WorkflowDeps, job: JobContext, input: StepInput): Promise<StepResult> {
+  // A directory beside the worktree (never committed) that the step's commands keep between calls; gone when the step ends.
+  const scratchDir = await mkdtemp(`${input.tree.dir}.scratch-`);
+  try {
+    return await runStep(deps, job, input, scratchDir);
+  } finally {
+    await rm(scratchDir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+async function runStep(deps: WorkflowDeps, job: JobContext, input: StepInput, scratchDir: string): Promise<StepResult> {
   const notes = input.fresh || input.state.explored.length === 0 ? undefined : `Files read while planning: ${input.state.explored.join(", ")}`;
   const outcome = await runAgent({
     model: showingRetries((onRetry) => deps.modelFor(input.config, onRetry), input.showRetry),
     messages: [
       { role: "system", content: BUILD_SYSTEM_PROMPT },
-      { role: "user", content: [stepTaskMessage(input.plan, input.step, notes, input.state.answers, input.state.buildNotes), input.dependencies].filter(Boolean).join("\n\n") },
+      {
+        role: "user",
+        content: [
+          stepTaskMessage(input.plan, input.step, { planningNotes: notes, answers: input.state.answers, approverNotes: input.state.buildNotes, done: input.done, agentInstructions: input.agentInstructions }),
+          input.dependencies,
+        ]
+          .filter(Boolean)
+          .join("\n\n"),
+      },
     ],
     context: {
       root: input.tree.dir,
@@ -64,6 +88,7 @@ export async function buildStep(deps: WorkflowDeps, job: JobContext, input: Step
       allowWorkflowWrites: input.allowWorkflowWrites,
       network: input.network,
       signal: job.signal,
+      scratchDir,
     },
     limits: limitsFor(deps.limits, input.config),
     redact: deps.redact,
@@ -90,9 +115,15 @@ export async function buildStep(deps: WorkflowDeps, job: JobContext, input: Step
  * wall-time limit as an agent run: each command's timeout is capped at the time left before `deadline`.
  */
 export async function verify(deps: WorkflowDeps, tree: Workspace, plan: Plan, config: RepoConfig, network: JobNetwork, signal: AbortSignal, deadline: number): Promise<VerificationResult[]> {
-  const commands = [...new Set([...plan.verification.filter(looksLikeCommand), ...(config.test ? [config.test] : [])])];
+  const commands = [...new Set([...plan.verification, ...(config.test ? [config.test] : [])])];
   const results: VerificationResult[] = [];
   for (const command of commands) {
+    // An entry that reads as a note for people (a plan saved before verification held only commands) is shown, not run.
+    const prose = command === config.test ? null : whyNotACommand(command);
+    if (prose) {
+      results.push({ command, exitCode: null, timedOut: false, output: "", notRun: `not a command: ${prose}` });
+      continue;
+    }
     // /cancel and shutdown stop a long test run too (the whole process group is killed).
     if (signal.aborted) throw new Cancelled();
     const left = timeLeft(deadline);
@@ -107,7 +138,3 @@ export async function verify(deps: WorkflowDeps, tree: Workspace, plan: Plan, co
   return results;
 }
 
-/** Verification entries may be prose ("check the page renders"); only command-shaped ones are run. */
-function looksLikeCommand(entry: string): boolean {
-  return !/\s{2,}|[.!?]$/.test(entry.trim()) && /^[\w./-]+(\s|$)/.test(entry.trim()) && entry.trim().split(/\s+/).length <= 12;
-}

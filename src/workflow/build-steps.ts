@@ -8,6 +8,8 @@ import { openBuildNetwork } from "./build-network.js";
 import { blockedStatusLine, keepUnfinishedWork } from "./build-outcome.js";
 import type { BuildRun } from "./build-request.js";
 import { runBuildSetup, dependenciesParagraph } from "./build-setup.js";
+import { doneSteps, MAX_KEPT_SUMMARY } from "./done-steps.js";
+import { readRepoInstructions } from "./repo-instructions.js";
 import { buildStep, Cancelled, type StepResult } from "./build-step.js";
 import { PLAN_TRAILER } from "./build-target.js";
 import { addUsage } from "./cost.js";
@@ -91,19 +93,37 @@ async function buildOneStep(run: BuildRun, ledger: BuildLedger, steps: StepsInPr
   // 4. Its commit, checked and pushed.
   const commit = reused ?? (await steps.tree.commitAll(`${step.id}: ${step.title}\n\n${result.summary}\n\n${PLAN_TRAILER}: ${steps.revision}`, run.config.commit_author ?? run.deps.identity));
   if (!commit) {
-    state.steps[step.id] = { status: "done", usage: stepUsage };
+    state.steps[step.id] = { status: "done", usage: stepUsage, ...(result.summary ? { summary: result.summary.slice(0, MAX_KEPT_SUMMARY) } : {}) };
     return "built";
   }
   return pushStep(run, ledger, steps, step, commit, stepUsage);
 }
 
 /** What is left of the build's cost cap goes with the step's agent run. */
-function runStepAgent(run: BuildRun, ledger: BuildLedger, steps: StepsInProgress, step: PlanStep): Promise<StepResult> {
+async function runStepAgent(run: BuildRun, ledger: BuildLedger, steps: StepsInProgress, step: PlanStep): Promise<StepResult> {
   const { deps, job, plan, state, config, request } = run;
   const { budget } = ledger;
   const spent = budget ? costOf(ledger.usage, budget.price) : 0;
   const costCap = budget ? { dollars: budget.dollars - spent, price: budget.price, reason: `the build reached its cost cap of ${formatDollars(budget.dollars)}` } : undefined;
-  return buildStep(deps, job, { plan, step, tree: steps.tree, state, config, fresh: request.fresh, audit: ledger.audit, allowWorkflowWrites: steps.allowWorkflowWrites, network: steps.network, dependencies: steps.dependencies, costCap, showRetry: run.status.showRetry });
+  const done = await doneSteps(plan.steps, state, steps.tree);
+  // The default branch's AGENTS.md for the step's files, never the build branch's or a pull request's own.
+  const agentInstructions = await readRepoInstructions((file) => run.mirror.readFile(`refs/heads/${job.port.repo.defaultBranch}`, file), step.files);
+  return buildStep(deps, job, {
+    plan,
+    step,
+    tree: steps.tree,
+    state,
+    config,
+    fresh: request.fresh,
+    audit: ledger.audit,
+    allowWorkflowWrites: steps.allowWorkflowWrites,
+    network: steps.network,
+    dependencies: steps.dependencies,
+    costCap,
+    showRetry: run.status.showRetry,
+    done,
+    agentInstructions,
+  });
 }
 
 type UnfinishedResult = Exclude<StepResult, { ok: true }>;

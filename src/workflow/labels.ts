@@ -9,7 +9,7 @@ export const DEFAULT_LABELS: Readonly<Record<LabeledState, LabelSpec>> = {
   approved: { name: "blueprint: approved", color: "5319e7", description: "The plan is approved; Blueprint's build starts." },
   building: { name: "blueprint: building", color: "fbca04", description: "Blueprint is building the approved plan." },
   built: { name: "blueprint: built", color: "0e8a16", description: "Blueprint built the plan and its checks passed." },
-  failed: { name: "blueprint: failed", color: "d73a4a", description: "Blueprint's plan or build failed; the plan comment says why." },
+  failed: { name: "blueprint: failed", color: "d73a4a", description: "Blueprint's plan, build or its verification failed; the plan comment says why." },
 };
 
 /** Each state's label under `.github/blueprint.yml`'s `labels:`, or null where it is switched off. */

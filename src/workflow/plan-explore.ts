@@ -1,6 +1,6 @@
 import { runAgent, type AgentOutcome } from "../agent/loop.js";
 import type { ModelClient } from "../agent/model.js";
-import { PLAN_SYSTEM_PROMPT, planningTaskMessage, type ThreadContext } from "../agent/prompts.js";
+import { PLAN_SYSTEM_PROMPT, planningTaskMessage, type RepoInstructions, type ThreadContext } from "../agent/prompts.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import type { ThreadStateRecord } from "../github/plan-comment.js";
 import type { Workspace } from "../workspace/workspace.js";
@@ -9,6 +9,7 @@ import { limitsFor } from "./limits.js";
 import type { ThreadMemory } from "./memory.js";
 import type { PlanStatus } from "./plan-status.js";
 import type { ThreadComment, ThreadInfo } from "./ports.js";
+import { readRepoInstructions } from "./repo-instructions.js";
 import { loadThreadContext, trustChecker } from "./thread-context.js";
 import { showingRetries } from "./tracking-comment.js";
 
@@ -43,6 +44,8 @@ export async function explore(deps: WorkflowDeps, job: JobContext, input: Explor
     new Set(input.commandCommentId ? [input.commandCommentId] : []),
   );
   const workflowsAllowed = await job.port.canWriteWorkflows();
+  // The default branch's AGENTS.md, never a pull request's own version of it.
+  const agentInstructions = await readRepoInstructions((file) => tree.readAtRef(`refs/heads/${job.port.repo.defaultBranch}`, file), []);
   const filesRead = new Set<string>();
   // A retried model request shows in the status comment until the model answers.
   const showProgress = (retry: string | null) => status.tracking.progress(status.progress(filesRead.size, retry));
@@ -51,7 +54,7 @@ export async function explore(deps: WorkflowDeps, job: JobContext, input: Explor
     model,
     messages: [
       { role: "system", content: PLAN_SYSTEM_PROMPT },
-      { role: "user", content: planningTask(input, context, workflowsAllowed) },
+      { role: "user", content: planningTask(input, context, workflowsAllowed, agentInstructions) },
     ],
     context: {
       root: tree.dir,
@@ -73,13 +76,14 @@ export async function explore(deps: WorkflowDeps, job: JobContext, input: Explor
   return { outcome, filesRead, workflowsAllowed, model };
 }
 
-function planningTask(input: Exploration, context: ThreadContext, workflowsAllowed: boolean): string {
+function planningTask(input: Exploration, context: ThreadContext, workflowsAllowed: boolean, agentInstructions: RepoInstructions): string {
   const { memory, current } = input;
   return planningTaskMessage({
     instructions: memory.instructions,
     requestedBy: memory.requestedBy,
     thread: context,
     repoInstructions: input.config.instructions,
+    agentInstructions,
     workflowsAllowed,
     memory: {
       previousPlan: current?.state.plan ? { revision: current.state.revision, plan: current.state.plan } : undefined,

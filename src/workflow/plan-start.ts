@@ -73,6 +73,7 @@ export function initialState(info: ThreadInfo, defaultBranch: string, memory: Th
     buildNotes: [],
     model: null,
     changes: null,
+    instructionFiles: [],
     postedAt: null,
     error: null,
     pullRequest: null,

@@ -15,6 +15,8 @@ import { withPickedModel, pickAdvice } from "./model-choice.js";
 import { initialState, planStanding, type PlanStanding, type PlanTrigger } from "./plan-start.js";
 import { openPlanStatus, type PlanStatus } from "./plan-status.js";
 import type { ThreadInfo } from "./ports.js";
+import { readRepoInstructions } from "./repo-instructions.js";
+import type { Plan } from "../plan/schema.js";
 import { repoMinimumRefusal } from "./repo-permission.js";
 import type { ThreadState } from "./state.js";
 import { supersede } from "./supersede.js";
@@ -76,6 +78,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
     const explored = await explore(deps, job, { tree, config, info, comments, memory, current, commandCommentId: request.commandCommentId, status });
     if (handedOver(job.signal)) return await status.tracking.final(handedOverBody);
     Object.assign(state, withExplored(memory, explored.filesRead));
+    if (explored.outcome.kind === "plan_submitted") state.instructionFiles = await instructionFilesFor(tree, job.port.repo.defaultBranch, explored.outcome.plan);
     deps.telemetry?.modelUsage("plan", explored.outcome.usage);
 
     // 6. Plan mode must leave the tree as it found it.
@@ -94,6 +97,12 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
     await stopPrefetch?.();
     await workspace?.dispose().catch((error) => deps.log.warn({ err: error }, "could not remove a workspace"));
   }
+}
+
+/** The AGENTS.md files the plan's build will follow (named in the plan comment). */
+async function instructionFilesFor(tree: Workspace, defaultBranch: string, plan: Plan): Promise<string[]> {
+  const read = await readRepoInstructions((file) => tree.readAtRef(`refs/heads/${defaultBranch}`, file), plan.steps.flatMap((step) => step.files));
+  return [...read.files.map((file) => file.path), ...read.omitted];
 }
 
 /** A workspace at the thread's commit: a pull request's head, else the default branch. */

@@ -19,6 +19,8 @@ const stepProgressSchema = z.object({
   commitUrl: z.string().optional(),
   reason: z.string().optional(),
   tickedByHand: z.boolean().optional(),
+  /** A step done without a commit (nothing to change): the agent's complete_step summary, cut short. Committed steps keep theirs in the commit message. */
+  summary: z.string().optional(),
   /** The model tokens the step's runs used, all builds together (the report prices them per step). */
   usage: z.object({ prompt: z.number().int().min(0), completion: z.number().int().min(0), cached: z.number().int().min(0), requests: z.number().int().min(0) }).optional(),
   /** A step whose commit waits, unpushed, for a code owner's approval: the commit, kept under `ref` in the mirror. */
@@ -98,6 +100,8 @@ export const threadStateSchema = z.object({
   buildNotes: z.array(buildNoteSchema).default([]),
   /** The model `/plan --model` picked from the repository's `models:`; its revisions and its build use it. Null: the configured model. */
   model: z.string().nullable().default(null),
+  /** The repository's instruction files (AGENTS.md …) on the default branch that the plan's steps follow, named in the plan comment. */
+  instructionFiles: z.array(z.string()).default([]),
   /** "What changed since the previous revision", computed when the revision was made. */
   changes: z.string().nullable().default(null),
   /** When this revision's plan was posted: an approval given before then did not see it. */

@@ -25,16 +25,17 @@ function notRunWithout(network: JobNetwork): { problem: string } | null {
  * bubblewrap always gives the command a network namespace of its own. When the job's policy allows
  * any host, a bridge inside it reaches the job's proxy socket, and the proxy variables name it.
  */
-export function sandboxedLaunch(bwrap: string, command: string, cwd: string, network: JobNetwork, options: { hide: readonly string[]; disableUserns: boolean; nodePath: string }): Launch | { problem: string } {
+export function sandboxedLaunch(bwrap: string, command: string, cwd: string, network: JobNetwork, options: { hide: readonly string[]; disableUserns: boolean; nodePath: string; scratch?: string | undefined }): Launch | { problem: string } {
   const refused = notRunWithout(network);
   if (refused) return refused;
   const { state } = network;
-  if (state.kind !== "proxy") return { file: bwrap, args: [...sandboxArgs(cwd, { hide: options.hide, disableUserns: options.disableUserns }), "/bin/bash", "-c", command], proxy: null };
+  const scratch = options.scratch ? { scratch: options.scratch } : {};
+  if (state.kind !== "proxy") return { file: bwrap, args: [...sandboxArgs(cwd, { hide: options.hide, disableUserns: options.disableUserns, ...scratch }), "/bin/bash", "-c", command], proxy: null };
   const node = realpathOrNull(options.nodePath);
   if (!node) return { problem: `Blueprint did not run this command: the Node binary for the sandbox's network bridge (${options.nodePath}) is missing. Commands never fall back to the host's network.` };
   // Every job's socket directory is hidden like the App's own (the job's own socket is bound in below),
   // should they lie inside a directory the sandbox shows: no job reaches another job's proxy.
-  const args = sandboxArgs(cwd, { hide: [...options.hide, state.socketRoot], disableUserns: options.disableUserns, mounts: bridgeMounts(state.socketPath, node) });
+  const args = sandboxArgs(cwd, { hide: [...options.hide, state.socketRoot], disableUserns: options.disableUserns, mounts: bridgeMounts(state.socketPath, node), ...scratch });
   return { file: bwrap, args: [...args, ...bridgedCommand(command)], proxy: BRIDGE_URL };
 }
 
@@ -46,6 +47,9 @@ export function plainLaunch(command: string, network: JobNetwork): Launch | { pr
   const proxy = state.kind === "proxy" && state.tcpPort !== null ? `http://127.0.0.1:${state.tcpPort}` : null;
   return { file: "/bin/bash", args: ["-c", command], proxy };
 }
+
+/** The variable that names a command's scratch directory, when it has one. */
+export const SCRATCH_VARIABLE = "BLUEPRINT_SCRATCH";
 
 /** System directories a sandboxed command may read, where they exist: programs, libraries, /etc. */
 const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"];
@@ -60,6 +64,8 @@ interface SandboxOptions {
   disableUserns: boolean;
   /** More read-only binds (the network bridge's socket directory and Node binary). */
   mounts?: readonly string[];
+  /** A writable directory outside the worktree that lasts between commands (a build step's scratch), bound at its own path. */
+  scratch?: string;
 }
 
 /**
@@ -99,6 +105,7 @@ function sandboxArgs(workspace: string, options: SandboxOptions): string[] {
   }
   args.push(
     "--bind", workspace, workspace,
+    ...(options.scratch ? ["--bind", options.scratch, options.scratch, "--setenv", SCRATCH_VARIABLE, options.scratch] : []),
     ...(options.mounts ?? []),
     // Every namespace, the network's included: nothing gives a command the host's network.
     "--unshare-all",

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { plainLaunch, sandboxedLaunch, supportsDisableUserns } from "./bubblewrap.js";
+import { plainLaunch, sandboxedLaunch, SCRATCH_VARIABLE, supportsDisableUserns } from "./bubblewrap.js";
 import { OFFLINE, type JobNetwork } from "./egress-proxy.js";
 import { NETWORK_NOT_READY_EXIT, withProxy } from "./sandbox-bridge.js";
 
@@ -25,6 +25,8 @@ export interface RunOptions {
   network?: JobNetwork;
   /** Stops the command early (e.g. `/cancel`). */
   signal?: AbortSignal;
+  /** A directory outside the worktree that lasts between commands (a build step's), named in $BLUEPRINT_SCRATCH; /tmp does not last. */
+  scratch?: string | undefined;
 }
 
 export interface CommandRunner {
@@ -98,14 +100,15 @@ export function createCommandRunner(options: CommandRunnerOptions = {}): Command
   const nodePath = options.nodePath ?? process.execPath;
   return {
     isolation: bwrap ? "bwrap" : "plain",
-    run(command, { cwd, timeoutMs, network = OFFLINE, signal }) {
+    run(command, { cwd, timeoutMs, network = OFFLINE, signal, scratch }) {
       const limit = Math.min(Math.max(timeoutMs ?? defaultTimeoutMs, 1000), maxTimeoutMs);
       const started = Date.now();
-      const launch = bwrap ? sandboxedLaunch(bwrap, command, cwd, network, { hide, disableUserns, nodePath }) : plainLaunch(command, network);
+      const launch = bwrap ? sandboxedLaunch(bwrap, command, cwd, network, { hide, disableUserns, nodePath, scratch }) : plainLaunch(command, network);
       if ("problem" in launch) return Promise.resolve({ exitCode: NETWORK_NOT_READY_EXIT, signal: null, timedOut: false, output: `${launch.problem}\n`, durationMs: 0 });
       const { file, args, proxy } = launch;
       return new Promise((resolve) => {
-        const child = spawn(file, args, { cwd, env: withProxy(env, proxy), detached: true, stdio: ["ignore", "pipe", "pipe"] });
+        const commandEnv = scratch ? { ...withProxy(env, proxy), [SCRATCH_VARIABLE]: scratch } : withProxy(env, proxy);
+        const child = spawn(file, args, { cwd, env: commandEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
         const output = new CappedOutput(cap);
         let timedOut = false;
         const killGroup = () => {

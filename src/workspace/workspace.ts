@@ -159,6 +159,16 @@ export class Workspace {
       });
   }
 
+  /** A commit's whole message (subject, body and trailers); null when the commit is not there. */
+  async commitMessage(sha: string): Promise<string | null> {
+    if (!/^[0-9a-f]{7,64}$/i.test(sha)) return null;
+    try {
+      return await (await this.git()).raw(["log", "-1", "--format=%B", sha, "--"]);
+    } catch {
+      return null;
+    }
+  }
+
   /**
    * Hides what setup commands created (node_modules, build output) from commits without deleting
    * it: such paths go, each as a literal pattern, to this worktree's own exclude file (in its admin

@@ -18,15 +18,26 @@ function history(turns: Array<[string, Record<string, unknown>, string]>): ChatM
   });
   return messages;
 }
+/** A read_file result: numbered lines `from`..`to`. */
+const numbered = (label: string, from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `${String(from + i).padStart(6)}\t${label} line ${from + i}`).join("\n");
 const tools = (messages: ChatMessage[]) => messages.filter((m) => m.role === "tool").map((m) => String(m.content));
 
 describe("leanHistory", () => {
-  it("turns an earlier read of a file read again into a reference", () => {
-    const lean = leanHistory(history([["read_file", { path: "a.ts" }, big("a-old")], ["read_file", { path: "b.ts" }, big("b")], ["read_file", { path: "./a.ts" }, big("a-new")]]), policy);
+  it("turns an earlier read whose lines a later turn read again into a reference", () => {
+    const lean = leanHistory(history([["read_file", { path: "a.ts" }, numbered("a-old", 1, 40)], ["read_file", { path: "b.ts" }, numbered("b", 1, 40)], ["read_file", { path: "./a.ts" }, numbered("a-new", 1, 40)]]), policy);
     const [first, second, third] = tools(lean);
-    expect(first).toBe("[shrunk: a.ts was read again later; see the newer result]");
-    expect(second).toBe(big("b"));
-    expect(third).toBe(big("a-new"));
+    expect(first).toBe("[shrunk: a.ts lines 1-40 were read again later; see the newer result]");
+    expect(second).toBe(numbered("b", 1, 40));
+    expect(third).toBe(numbered("a-new", 1, 40));
+  });
+
+  it("keeps an earlier read whose lines later reads of the same file do not all show", () => {
+    const early = numbered("a", 1, 40);
+    const lean = tools(leanHistory(history([["read_file", { path: "a.ts" }, early], ["read_file", { path: "a.ts", start_line: 30 }, numbered("a", 30, 70)]]), policy));
+    expect(lean[0]).toBe(early);
+    // Two later windows that together cover it do shrink it.
+    const covered = tools(leanHistory(history([["read_file", { path: "a.ts" }, early], ["read_file", { path: "a.ts", start_line: 20 }, numbered("a", 20, 60)], ["read_file", { path: "a.ts" }, numbered("a", 1, 25)]]), policy));
+    expect(covered[0]).toBe("[shrunk: a.ts lines 1-40 were read again later; see the newer result]");
   });
 
   it("leaves the history alone until more than twice keepRecent results are whole, then keeps only the newest whole", () => {

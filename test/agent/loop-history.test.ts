@@ -100,3 +100,27 @@ describe("runAgent repairs the history before every request", () => {
     expect(requests[0]?.messages.find((message) => message.role === "tool" && message.tool_call_id === "lost")?.content).toMatch(/^Error:/);
   });
 });
+
+describe("runAgent keeps what the model read", () => {
+  const bigFile = Array.from({ length: 600 }, (_, i) => `const line${i + 1} = ${i + 1};`).join("\n");
+  const read = (start: number, end: number) => ({ name: "read_file", arguments: { path: "big.js", start_line: start, end_line: end } });
+  const toolContents = (request: ModelRequest | undefined) => (request?.messages ?? []).filter((message) => message.role === "tool").map((message) => String(message.content));
+
+  it("two windows of one file read in one batch both stay whole; a later read shrinks only the window whose lines it shows again", async () => {
+    server = await startModelServer([{ toolCalls: [read(1, 300), read(301, 600)] }, { toolCalls: [read(1, 300)] }, submit]);
+    const context = planContext();
+    writeFileSync(path.join(context.root, "big.js"), bigFile);
+    const model = createModelClient({ baseURL: server.url, apiKey: "sk-test-0000000000000000", model: "m", maxRetries: 0 });
+    const outcome = await runAgent({ model, context, messages: TASK });
+    expect(outcome.kind).toBe("plan_submitted");
+    const [afterBatch, afterReread] = [toolContents(server.requests[1]), toolContents(server.requests[2])];
+    // The batch: both windows, whole.
+    expect(afterBatch).toHaveLength(2);
+    expect(afterBatch[0]).toContain("const line300 = 300;");
+    expect(afterBatch[1]).toContain("const line301 = 301;");
+    // Lines 1-300 read again: that window is a reference, the other stays whole.
+    expect(afterReread[0]).toBe("[shrunk: big.js lines 1-300 were read again later; see the newer result]");
+    expect(afterReread[1]).toContain("const line600 = 600;");
+    expect(afterReread[2]).toContain("const line1 = 1;");
+  });
+});

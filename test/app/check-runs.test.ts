@@ -136,7 +136,7 @@ describe("check runs", () => {
     await click(planCheck(1) as CheckRunRecord, "build", { login: "maintainer" });
 
     const final = checks("Blueprint build").find((run) => run.headSha === github.repository.head("feature"));
-    expect(final).toMatchObject({ status: "completed", conclusion: "failure", title: "Verification failed: 1 of 1 checks" });
+    expect(final).toMatchObject({ status: "completed", conclusion: "failure", title: "Built, but verification failed: 1 of 1 checks" });
     expect(final?.summary).toContain("Failed: `sh scripts/check.sh` (exit 1)");
     expect(final?.annotations.map((note) => [note.path, note.start_line, note.annotation_level, note.message])).toEqual([
       ["src/client.js", 1, "failure", "error: fetch is not retried"],

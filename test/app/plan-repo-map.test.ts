@@ -55,4 +55,24 @@ describe("/plan and repo_map", () => {
     expect(fx.model.requests).toHaveLength(1);
     expect(fx.github.comments.some((comment) => comment.body.includes("Plan"))).toBe(true);
   });
+
+  it("spends nothing on files whose only tags are imports: the definitions they use come first", async () => {
+    const tests = Object.fromEntries(
+      Array.from({ length: 25 }, (_, i) => [`tests/option${i}.test.js`, `const commander = require('../');\n\ntest('option ${i}', () => {\n  const program = new commander.Command();\n  program.option('-x').parseOptions([]);\n});\n`]),
+    );
+    fx.createRepo({
+      ...tests,
+      "index.js": "const { Command } = require('./lib/command.js');\nexports.Command = Command;\n",
+      "lib/command.js": "class Command {\n  option(flags) {\n    return this;\n  }\n  parseOptions(argv) {\n    return argv;\n  }\n}\nexports.Command = Command;\n",
+    });
+    await fx.start([{ toolCalls: [{ name: "repo_map", arguments: { focus: null } }] }, { toolCalls: [{ name: "submit_plan", arguments: samplePlan() }] }]);
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/plan make negated options order-independent", cloneUrl: fx.repo.url }));
+
+    const map = (fx.model.requests[1]?.messages ?? []).map((message) => (message.role === "tool" && typeof message.content === "string" ? message.content : "")).join("");
+    expect(map).toContain("parseOptions(argv)");
+    expect(map).not.toContain("const commander = require('../');");
+    // Such a file is skipped: its uses rank the definitions it uses.
+    expect(map).not.toContain("tests/option0.test.js");
+    expect(map).toMatch(/^Repository map: 27 tracked files/);
+  });
 });

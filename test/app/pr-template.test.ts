@@ -103,6 +103,22 @@ describe("the pull request follows the repository's template", () => {
     expect(warnings).toEqual([]);
   });
 
+  it("gives the writer each step's details with their line breaks, each step's summary, and a failed command's last lines", async () => {
+    const details = "Create src/retry.js:\n```js\nexport const retry = (fn) => fn();\n```\nKeep it small.";
+    const failing = "for i in $(seq 1 80); do echo \"noise $i\"; done; echo 'FAILED: retry.test.js expected 3 calls, got 1'; exit 1";
+    await fx.start([...steps, { content: FILLED }], {}, { deps: { log } });
+    fx.seedPlan({ ...plan, verification: [failing], steps: plan.steps.map((step) => (step.id === "S1" ? { ...step, details } : step)) });
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
+
+    const asked = textOf(fx.model.requests[6]);
+    expect(asked).toContain(`## S1: Add a retry helper (done in `);
+    expect(asked).toContain(details);
+    expect(asked).toContain("What the agent did: did S1");
+    expect(asked).toContain("What the agent did: did S3");
+    expect(asked).toMatch(/failed \(exit 1\), its output ending:\n```\n[\s\S]*noise 80\nFAILED: retry\.test\.js expected 3 calls, got 1\n```/);
+    expect(asked).not.toContain("noise 40\n");
+  });
+
   it("falls back to the template with its headings and the plan's summary when the answer drops a heading", async () => {
     const body = await build({ content: FILLED.replace("## How it was tested\n", "") });
 

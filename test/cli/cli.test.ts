@@ -1,4 +1,6 @@
+import { writeFileSync } from "node:fs";
 import http from "node:http";
+import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { decodeState } from "../helpers/plan-state.js";
@@ -75,6 +77,18 @@ describe("the blueprint CLI", () => {
     expect(status.stdout).toContain("ready for review");
   });
 
+  it("follows the committed branch's AGENTS.md, not an uncommitted edit of it", async () => {
+    writeFileSync(path.join(checkout, "AGENTS.md"), "COMMITTED-RULE\n");
+    gitIn(checkout, ["add", "AGENTS.md"]);
+    gitIn(checkout, ["commit", "-q", "-m", "agents"]);
+    writeFileSync(path.join(checkout, "AGENTS.md"), "UNCOMMITTED-RULE\n");
+    const cli = await withModel([submit()]);
+    expect((await cli(["plan", "add retry"])).code).toBe(0);
+    const task = String(model?.requests[0]?.messages[1]?.content);
+    expect(task).toContain("## AGENTS.md\nCOMMITTED-RULE");
+    expect(task).not.toContain("UNCOMMITTED-RULE");
+  });
+
   it("prints the App's markdown with --markdown", async () => {
     const cli = await withModel([submit()]);
     const result = await cli(["plan", "--markdown", "add retry"]);
@@ -109,6 +123,17 @@ describe("the blueprint CLI", () => {
     const again = await cli(["build"]);
     expect(again.code).toBe(1);
     expect(again.stdout).toContain("This plan is already built. Run `blueprint plan` for new work.");
+  });
+
+  it("never says plain \"built\" when verification failed: the build's output and `blueprint status` name the failed check", async () => {
+    const cli = await withModel([submit({ verification: ["test -f src/missing.js"] }), write("src/retry.js", "x\n"), complete("S1"), write("src/client.js", "y\n"), complete("S2")]);
+    expect((await cli(["plan", "add retry"])).code).toBe(0);
+    const built = await cli(["build"]);
+    const status = await cli(["status"]);
+    for (const output of [built.stdout, status.stdout]) {
+      expect(output).toContain("Status: built on branch blueprint/issue-1, but verification failed: `test -f src/missing.js` (exit 1)");
+      expect(output).not.toMatch(/Status: built on branch blueprint\/issue-1\n/);
+    }
   });
 
   it("--max-cost caps a build in dollars: it stops between steps once the cap is reached, and says so", async () => {

@@ -55,6 +55,7 @@ function makeState(overrides: Partial<ThreadState> = {}): ThreadState {
     buildNotes: [],
     model: null,
     changes: null,
+    instructionFiles: [],
     postedAt: "2024-05-01T11:00:00.000Z",
     updatedAt: "2024-05-01T12:00:00.000Z",
     ...overrides,

@@ -16,7 +16,7 @@ export interface CachedTags {
 }
 
 /** Bumped when what a parse produces changes in a way the grammar and query text do not show (3: a 64 KB head, data tables and big compiled files left unparsed; 4: CommonJS compiler output left unparsed). */
-const FORMAT = 4;
+const FORMAT = 5;
 /** A repository's cache file holds the blobs of the last trees mapped, up to this many. */
 const MAX_PERSISTED_BLOBS = 100_000;
 

@@ -70,6 +70,9 @@ export function rankDefinitions(files: RepoFile[], focus: Focus, mentions: Menti
     const tags = file.tags;
     const definitions = tags?.definitions ?? [];
     if (!tags || definitions.length === 0) {
+      // Code that defines nothing and only uses what others define (a test file whose only tag was an
+      // import): its uses already rank those definitions; its name alone says nothing, unless asked for.
+      if (tags && tags.references.length > 0 && fileTier === 2) return;
       add(index, -1, fileTier * 2 + 1, rank);
       return;
     }
@@ -80,7 +83,8 @@ export function rankDefinitions(files: RepoFile[], focus: Focus, mentions: Menti
       add(index, at, tier * 2, scoreOf(index, ids[at] ?? -1) + baseline);
     });
   });
-  const items = contenders(groups, scores, limit).map((candidate): RankedItem => {
+  // Files skipped above left the arrays' ends unused.
+  const items = contenders(groups.subarray(0, count), scores.subarray(0, count), limit).map((candidate): RankedItem => {
     const file = fileOf[candidate] ?? 0;
     const definition = files[file]?.tags?.definitions[definitionAt[candidate] ?? -1];
     const tier = ((groups[candidate] ?? 4) >> 1) as RankedItem["tier"];

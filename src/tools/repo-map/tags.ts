@@ -33,10 +33,18 @@ export function signatureLine(line: string): string {
   return text.length > MAX_SIGNATURE_CHARS ? `${text.slice(0, MAX_SIGNATURE_CHARS - 1)}…` : text;
 }
 
-/** Definitions in line order, one per (name, line), and references sorted: the same input always gives the same tags. */
+/**
+ * A name bound to a module (`const commander = require("../")`, `x = importlib.import_module("y")`):
+ * an import, not a definition. A test file whose only "definition" is one would fill the map with
+ * lines that say nothing of the code.
+ */
+const IMPORT_BINDING = /^\s*(?:export\s+)?(?:(?:const|let|var)\s+)?[\w$]+\s*=\s*(?:await\s+)?(?:require|import|importlib\.import_module|__import__)\s*\(/;
+
+/** Definitions in line order, one per (name, line), imports left out, and references sorted: the same input always gives the same tags. */
 export function normaliseTags(source: FileTags["source"], definitions: Definition[], counts: Map<string, number>, lineCount: number): FileTags {
   const seen = new Set<string>();
   const unique = definitions
+    .filter((definition) => !IMPORT_BINDING.test(definition.signature))
     .sort((a, b) => a.line - b.line || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     .filter((definition) => {
       const key = `${definition.line}\0${definition.name}`;
