@@ -12,7 +12,10 @@ export default tseslint.config(
   {
     languageOptions: { globals: globals.node },
     rules: {
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" },
+      ],
       // Control characters are what our sanitisers look for in untrusted text and git's output.
       "no-control-regex": "off",
     },

@@ -16,7 +16,8 @@ function script(files) {
   const turns = [{ name: "list_files", arguments: { pattern: "*.ts" } }];
   for (let i = 0; turns.length < TURNS - 1; i++) {
     if (i % 7 === 6) turns.push({ name: "search", arguments: { pattern: "export (async )?function", path: "src" } });
-    else if (i % 9 === 8) turns.push({ name: "read_file", arguments: { path: files[i % 5] } }); // a re-read
+    else if (i % 9 === 8)
+      turns.push({ name: "read_file", arguments: { path: files[i % 5] } }); // a re-read
     else turns.push({ name: "read_file", arguments: { path: files[i % files.length] } });
   }
   turns.push({
@@ -36,7 +37,8 @@ function tokensOf(messages) {
   let total = 0;
   for (const message of messages) {
     if (typeof message.content === "string") total += encode(message.content).length;
-    for (const call of message.tool_calls ?? []) total += encode(`${call.function.name}${call.function.arguments}`).length;
+    for (const call of message.tool_calls ?? [])
+      total += encode(`${call.function.name}${call.function.arguments}`).length;
     total += 4; // per-message framing, roughly as OpenAI counts it
   }
   return total;
@@ -51,7 +53,18 @@ function scriptedModel(turns, perRequest) {
       perRequest.push(prompt);
       const call = turns[n++];
       return {
-        message: { role: "assistant", content: null, refusal: null, tool_calls: [{ id: `call_${n}`, type: "function", function: { name: call.name, arguments: JSON.stringify(call.arguments) } }] },
+        message: {
+          role: "assistant",
+          content: null,
+          refusal: null,
+          tool_calls: [
+            {
+              id: `call_${n}`,
+              type: "function",
+              function: { name: call.name, arguments: JSON.stringify(call.arguments) },
+            },
+          ],
+        },
         usage: { prompt, completion: 20, cached: 0 },
       };
     },
@@ -66,7 +79,14 @@ async function session(root, turns, contextPolicy) {
       { role: "system", content: PLAN_SYSTEM_PROMPT },
       { role: "user", content: "Plan: add structured logging across the engine." },
     ],
-    context: { root, mode: "plan", runner: createCommandRunner(), filesRead: new Set(), audit: [], allowWorkflowWrites: false },
+    context: {
+      root,
+      mode: "plan",
+      runner: createCommandRunner(),
+      filesRead: new Set(),
+      audit: [],
+      allowWorkflowWrites: false,
+    },
     limits: { maxIterations: TURNS + 5 },
     ...(contextPolicy === false ? { contextPolicy: false } : {}),
   });
@@ -78,13 +98,20 @@ export async function run() {
   const root = mkdtempSync(path.join(os.tmpdir(), "blueprint-bench-context-"));
   try {
     execFileSync("git", ["clone", "-q", "--depth", "1", `file://${process.cwd()}`, root]);
-    const files = execFileSync("git", ["ls-files", "src/*.ts", "src/**/*.ts"], { cwd: root, encoding: "utf8" }).split("\n").filter(Boolean).sort();
+    const files = execFileSync("git", ["ls-files", "src/*.ts", "src/**/*.ts"], { cwd: root, encoding: "utf8" })
+      .split("\n")
+      .filter(Boolean)
+      .sort();
     const turns = script(files);
     const naive = await session(root, turns, false);
     const lean = await session(root, turns);
-    console.log(`${TURNS}-turn planning session over ${files.length} source files of this repository (prompt tokens per request, gpt-tokenizer):`);
+    console.log(
+      `${TURNS}-turn planning session over ${files.length} source files of this repository (prompt tokens per request, gpt-tokenizer):`,
+    );
     console.log("  turn   naive     lean");
-    naive.forEach((tokens, i) => console.log(`  ${String(i + 1).padStart(4)} ${String(tokens).padStart(7)} ${String(lean[i]).padStart(8)}`));
+    naive.forEach((tokens, i) =>
+      console.log(`  ${String(i + 1).padStart(4)} ${String(tokens).padStart(7)} ${String(lean[i]).padStart(8)}`),
+    );
     const sum = (list) => list.reduce((a, b) => a + b, 0);
     const ratio = sum(lean) / sum(naive);
     console.log(`  total ${String(sum(naive)).padStart(7)} ${String(sum(lean)).padStart(8)}`);

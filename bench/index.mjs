@@ -8,7 +8,11 @@ import { fileURLToPath } from "node:url";
 
 const BENCHES = [
   { name: "workspace", title: "Time to a ready workspace: full clone, blobless clone, cached mirror" },
-  { name: "repo-map", title: "repo_map on 5,000+ real source files: cold map, warm map after a one-file change, tokens against the budget" },
+  {
+    name: "repo-map",
+    title:
+      "repo_map on 5,000+ real source files: cold map, warm map after a one-file change, tokens against the budget",
+  },
   { name: "context", title: "Prompt tokens of a 30-turn planning session: lean context versus the whole raw history" },
   {
     name: "load",

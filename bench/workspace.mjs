@@ -66,7 +66,11 @@ function sourcePath(index) {
 
 /** Runs `git fast-import` in a repository, feeding it through `feed(write, writeData)` with back-pressure. */
 async function fastImport(repo, args, feed) {
-  const importer = spawn("git", ["fast-import", "--quiet", "--done", ...args], { cwd: repo, env: GIT_ENV, stdio: ["pipe", "inherit", "inherit"] });
+  const importer = spawn("git", ["fast-import", "--quiet", "--done", ...args], {
+    cwd: repo,
+    env: GIT_ENV,
+    stdio: ["pipe", "inherit", "inherit"],
+  });
   const exited = once(importer, "exit");
   const write = async (chunk) => {
     if (!importer.stdin.write(chunk)) await once(importer.stdin, "drain");
@@ -98,7 +102,10 @@ function importHistory(repo) {
       lines: Array.from({ length: 40 + Math.floor(random() * 160) }, () => sourceLine(random)),
     }));
     for (let commit = 0; commit < FIXTURE.commits; commit++) {
-      const touched = commit === 0 ? files : Array.from({ length: 1 + Math.floor(random() * 4) }, () => files[Math.floor(random() * files.length)]);
+      const touched =
+        commit === 0
+          ? files
+          : Array.from({ length: 1 + Math.floor(random() * 4) }, () => files[Math.floor(random() * files.length)]);
       for (const file of commit === 0 ? [] : touched) {
         for (let edit = 1 + Math.floor(random() * 5); edit > 0; edit--) {
           const at = Math.floor(random() * (file.lines.length + 1));
@@ -124,7 +131,13 @@ function importHistory(repo) {
 async function fixtureRepository() {
   const prefix = "blueprint-bench-workspace-fixture-";
   const dir = path.join(os.tmpdir(), `${prefix}v${FIXTURE.version}`);
-  if (await fs.stat(path.join(dir, "complete")).then(() => true, () => false)) return path.join(dir, "repo.git");
+  if (
+    await fs.stat(path.join(dir, "complete")).then(
+      () => true,
+      () => false,
+    )
+  )
+    return path.join(dir, "repo.git");
 
   for (const entry of await fs.readdir(os.tmpdir())) {
     if (entry.startsWith(prefix)) await fs.rm(path.join(os.tmpdir(), entry), { recursive: true, force: true });
@@ -158,7 +171,10 @@ async function pushCommit(remote, n) {
   const edits = [];
   for (const index of [n * 7, n * 7 + 1, n * 7 + 2]) {
     const file = sourcePath(index % FIXTURE.textFiles);
-    edits.push({ file, content: `${await git(remote, ["cat-file", "blob", `${REF}:${file}`])}\nexport const pushed${n} = ${n};\n` });
+    edits.push({
+      file,
+      content: `${await git(remote, ["cat-file", "blob", `${REF}:${file}`])}\nexport const pushed${n} = ${n};\n`,
+    });
   }
   await fastImport(remote, [], async (write, writeData) => {
     await write(`commit ${REF}\ncommitter Bench <bench@example.com> ${1_700_000_000 + n} +0000\n`);
@@ -255,7 +271,10 @@ export async function run() {
     results.push({ label: "RepoCache.prepare, cold (first job)", ...summary(cold) });
 
     // Later jobs on the same repository, with the remote unchanged, then with a push before each job.
-    for (const variant of [{ label: "RepoCache.prepare, warm (no new commits)", push: false }, { label: "RepoCache.prepare, warm (after a push)", push: true }]) {
+    for (const variant of [
+      { label: "RepoCache.prepare, warm (no new commits)", push: false },
+      { label: "RepoCache.prepare, warm (after a push)", push: true },
+    ]) {
       const times = [];
       for (let i = 0; i < RUNS.warm; i++) {
         if (variant.push) sha = await pushCommit(remote, i);
@@ -277,13 +296,17 @@ function printTable(results) {
   const width = Math.max(...results.map((r) => r.label.length));
   console.log(`\n  ${"workspace from".padEnd(width)}    median       min  runs`);
   for (const r of results) {
-    console.log(`  ${r.label.padEnd(width)}  ${seconds(r.median).padStart(8)}  ${seconds(r.min).padStart(8)}  ${String(r.runs).padStart(4)}`);
+    console.log(
+      `  ${r.label.padEnd(width)}  ${seconds(r.median).padStart(8)}  ${seconds(r.min).padStart(8)}  ${String(r.runs).padStart(4)}`,
+    );
   }
   const full = results[0].median;
   const [upToDate, afterPush] = results.slice(-2);
   const ratio = full / afterPush.median;
   console.log(`\n  full / warm (no new commits) = ${(full / upToDate.median).toFixed(1)}×`);
-  console.log(`  full / warm (after a push)   = ${ratio.toFixed(1)}× (target ≥ ${TARGET}×: ${ratio >= TARGET ? "met" : "NOT met"})`);
+  console.log(
+    `  full / warm (after a push)   = ${ratio.toFixed(1)}× (target ≥ ${TARGET}×: ${ratio >= TARGET ? "met" : "NOT met"})`,
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await run();

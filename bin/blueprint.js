@@ -7,6 +7,8 @@ try {
   const missing = error?.code === "ERR_MODULE_NOT_FOUND" && String(error.message).includes(entry.pathname);
   if (!missing) throw error;
   const root = new URL("..", import.meta.url).pathname;
-  process.stderr.write(`blueprint: the CLI is not built yet (${entry.pathname} is missing).\nRun \`npm install && npm run build\` in ${root}, then try again.\n`);
+  process.stderr.write(
+    `blueprint: the CLI is not built yet (${entry.pathname} is missing).\nRun \`npm install && npm run build\` in ${root}, then try again.\n`,
+  );
   process.exitCode = 1;
 }

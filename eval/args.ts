@@ -124,19 +124,29 @@ export function parseEvalArgs(argv: string[], env: NodeJS.ProcessEnv, defaultOut
   const priceIn = price("--price-in", values["price-in"] ?? env.BLUEPRINT_EVAL_PRICE_IN);
   const priceOut = price("--price-out", values["price-out"] ?? env.BLUEPRINT_EVAL_PRICE_OUT);
   const priceCached = price("--price-cached", values["price-cached"] ?? env.BLUEPRINT_EVAL_PRICE_CACHED);
-  if ((priceIn === undefined) !== (priceOut === undefined)) throw new EvalUsageError("give both --price-in and --price-out (dollars per million tokens), or neither.");
+  if ((priceIn === undefined) !== (priceOut === undefined))
+    throw new EvalUsageError("give both --price-in and --price-out (dollars per million tokens), or neither.");
   const tasks = values.tasks
     ?.split(",")
     .map((id) => id.trim())
     .filter((id) => id !== "");
-  if (values.dataset !== undefined && values.repos === undefined) throw new EvalUsageError("--dataset FILE.jsonl needs --repos DIR, where its repositories are.");
-  if (values.dataset !== undefined && values.suite !== undefined) throw new EvalUsageError("give --suite or --dataset, not both.");
+  if (values.dataset !== undefined && values.repos === undefined)
+    throw new EvalUsageError("--dataset FILE.jsonl needs --repos DIR, where its repositories are.");
+  if (values.dataset !== undefined && values.suite !== undefined)
+    throw new EvalUsageError("give --suite or --dataset, not both.");
   const suite = values.suite ?? "real";
   if (suite !== "real" && suite !== "smoke") throw new EvalUsageError(`--suite is real or smoke, not "${suite}".`);
-  if (suite === "smoke" && values.repos !== undefined) throw new EvalUsageError("--repos is for --dataset or the real suite, not the smoke suite.");
+  if (suite === "smoke" && values.repos !== undefined)
+    throw new EvalUsageError("--repos is for --dataset or the real suite, not the smoke suite.");
   const trust = values["trust-dataset-commands"] ?? false;
-  if (trust && values.dataset === undefined) throw new EvalUsageError("--trust-dataset-commands is for --dataset: the shipped suites' commands are reviewed here.");
-  const choice: SuiteChoice = values.dataset !== undefined && values.repos !== undefined ? { dataset: values.dataset, reposDir: values.repos, trustCommands: trust } : { suite, reposDir: values.repos };
+  if (trust && values.dataset === undefined)
+    throw new EvalUsageError(
+      "--trust-dataset-commands is for --dataset: the shipped suites' commands are reviewed here.",
+    );
+  const choice: SuiteChoice =
+    values.dataset !== undefined && values.repos !== undefined
+      ? { dataset: values.dataset, reposDir: values.repos, trustCommands: trust }
+      : { suite, reposDir: values.repos };
   return {
     help: values.help ?? false,
     choice,
@@ -153,7 +163,10 @@ export function parseEvalArgs(argv: string[], env: NodeJS.ProcessEnv, defaultOut
     runs: positive("--runs", values.runs, 1),
     concurrency: positive("--concurrency", values.concurrency, 1),
     feedback: values.feedback?.trim() || undefined,
-    prices: priceIn !== undefined && priceOut !== undefined ? { input: priceIn, output: priceOut, cached: priceCached } : null,
+    prices:
+      priceIn !== undefined && priceOut !== undefined
+        ? { input: priceIn, output: priceOut, cached: priceCached }
+        : null,
     outDir: values.out ?? defaultOutDir,
     keep: values.keep ?? false,
     registry: values.registry ?? (env.npm_config_registry || undefined),
@@ -164,14 +177,16 @@ export function parseEvalArgs(argv: string[], env: NodeJS.ProcessEnv, defaultOut
 function positive(flag: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new EvalUsageError(`${flag} needs a whole number of at least 1, not "${raw}".`);
+  if (!Number.isInteger(value) || value < 1)
+    throw new EvalUsageError(`${flag} needs a whole number of at least 1, not "${raw}".`);
   return value;
 }
 
 function price(flag: string, raw: string | undefined): number | undefined {
   if (raw === undefined || raw === "") return undefined;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0) throw new EvalUsageError(`${flag} needs dollars per million tokens (e.g. 2.5), not "${raw}".`);
+  if (!Number.isFinite(value) || value < 0)
+    throw new EvalUsageError(`${flag} needs dollars per million tokens (e.g. 2.5), not "${raw}".`);
   return value;
 }
 
@@ -180,6 +195,7 @@ function rate(raw: string | undefined): number | undefined {
   const percent = raw.trim().endsWith("%");
   const value = Number(percent ? raw.trim().slice(0, -1) : raw);
   const share = percent ? value / 100 : value;
-  if (raw.trim() === "" || !Number.isFinite(share) || share < 0 || share > 1) throw new EvalUsageError(`--fail-under needs a share from 0 to 1 (or a percentage like 40%), not "${raw}".`);
+  if (raw.trim() === "" || !Number.isFinite(share) || share < 0 || share > 1)
+    throw new EvalUsageError(`--fail-under needs a share from 0 to 1 (or a percentage like 40%), not "${raw}".`);
   return share;
 }

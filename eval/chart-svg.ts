@@ -19,10 +19,16 @@ export function renderChart(report: EvalReport): string {
     .filter((entry) => entry.summary.runs > 0)
     .map((entry) => ({
       task: entry.task,
-      x: priced ? (entry.summary.cost?.mean ?? 0) : (entry.summary.promptTokens?.mean ?? 0) + (entry.summary.completionTokens?.mean ?? 0),
+      x: priced
+        ? (entry.summary.cost?.mean ?? 0)
+        : (entry.summary.promptTokens?.mean ?? 0) + (entry.summary.completionTokens?.mean ?? 0),
       y: entry.summary.checkPassed / entry.summary.runs,
     }));
-  return chartSvg(points, priced ? "mean cost per run ($)" : "mean tokens per run (prompt + completion; no prices given)", `${report.suite}: success against cost per task — ${report.model ?? "the CLI's default model"}, ${report.runsPerTask} run${report.runsPerTask === 1 ? "" : "s"} per task`);
+  return chartSvg(
+    points,
+    priced ? "mean cost per run ($)" : "mean tokens per run (prompt + completion; no prices given)",
+    `${report.suite}: success against cost per task — ${report.model ?? "the CLI's default model"}, ${report.runsPerTask} run${report.runsPerTask === 1 ? "" : "s"} per task`,
+  );
 }
 
 export function chartSvg(points: ChartPoint[], xLabel: string, title: string): string {
@@ -37,8 +43,14 @@ export function chartSvg(points: ChartPoint[], xLabel: string, title: string): s
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" font-family="sans-serif" font-size="12">`,
     `<rect width="${WIDTH}" height="${HEIGHT}" fill="#ffffff"/>`,
     `<text x="${WIDTH / 2}" y="22" text-anchor="middle" font-size="14">${escapeXml(title)}</text>`,
-    ...ticksY.map((y) => `<line x1="${MARGIN.left}" x2="${WIDTH - MARGIN.right}" y1="${sy(y)}" y2="${sy(y)}" stroke="#e5e5e5"/><text x="${MARGIN.left - 8}" y="${sy(y) + 4}" text-anchor="end">${Math.round(y * 100)}%</text>`),
-    ...ticksX.map((x) => `<line x1="${round(sx(x))}" x2="${round(sx(x))}" y1="${MARGIN.top}" y2="${MARGIN.top + plotH}" stroke="#e5e5e5"/><text x="${sx(x)}" y="${MARGIN.top + plotH + 18}" text-anchor="middle">${tickLabel(x, maxX)}</text>`),
+    ...ticksY.map(
+      (y) =>
+        `<line x1="${MARGIN.left}" x2="${WIDTH - MARGIN.right}" y1="${sy(y)}" y2="${sy(y)}" stroke="#e5e5e5"/><text x="${MARGIN.left - 8}" y="${sy(y) + 4}" text-anchor="end">${Math.round(y * 100)}%</text>`,
+    ),
+    ...ticksX.map(
+      (x) =>
+        `<line x1="${round(sx(x))}" x2="${round(sx(x))}" y1="${MARGIN.top}" y2="${MARGIN.top + plotH}" stroke="#e5e5e5"/><text x="${sx(x)}" y="${MARGIN.top + plotH + 18}" text-anchor="middle">${tickLabel(x, maxX)}</text>`,
+    ),
     `<line x1="${MARGIN.left}" x2="${MARGIN.left}" y1="${MARGIN.top}" y2="${MARGIN.top + plotH}" stroke="#333333"/>`,
     `<line x1="${MARGIN.left}" x2="${WIDTH - MARGIN.right}" y1="${MARGIN.top + plotH}" y2="${MARGIN.top + plotH}" stroke="#333333"/>`,
     `<text x="${MARGIN.left + plotW / 2}" y="${HEIGHT - 16}" text-anchor="middle">${escapeXml(xLabel)}</text>`,
@@ -68,5 +80,10 @@ function tickLabel(value: number, max: number): string {
 const round = (value: number) => Math.round(value * 10) / 10;
 
 function escapeXml(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&apos;");
+  return text
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&apos;");
 }

@@ -36,11 +36,22 @@ export interface CliRun {
  * leads its own process group: when `signal` aborts (the task's time limit), the whole group is killed,
  * the commands the agent started included.
  */
-export async function runBlueprint(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; logFile: string; signal?: AbortSignal | undefined }): Promise<CliRun> {
+export async function runBlueprint(
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; logFile: string; signal?: AbortSignal | undefined },
+): Promise<CliRun> {
   const started = performance.now();
-  appendFileSync(options.logFile, `$ blueprint ${args.map((arg) => (arg.length > 60 ? `${JSON.stringify(arg.slice(0, 57))}…` : arg)).join(" ")}\n`);
+  appendFileSync(
+    options.logFile,
+    `$ blueprint ${args.map((arg) => (arg.length > 60 ? `${JSON.stringify(arg.slice(0, 57))}…` : arg)).join(" ")}\n`,
+  );
   if (options.signal?.aborted) return { exitCode: null, seconds: 0 };
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   const pid = child.pid;
   if (pid !== undefined) running.add(pid);
   const onTimeLimit = () => {
@@ -73,7 +84,17 @@ export async function latestThreadState(checkout: string): Promise<ThreadState |
 }
 
 export async function git(cwd: string, args: string[]): Promise<string> {
-  const identity = ["-c", "user.name=Blueprint eval", "-c", "user.email=eval@blueprint.invalid", "-c", "commit.gpgsign=false"];
-  const { stdout } = await execFileAsync("git", [...identity, ...args], { cwd, env: { PATH: process.env.PATH ?? "", HOME: cwd, GIT_CONFIG_NOSYSTEM: "1" } });
+  const identity = [
+    "-c",
+    "user.name=Blueprint eval",
+    "-c",
+    "user.email=eval@blueprint.invalid",
+    "-c",
+    "commit.gpgsign=false",
+  ];
+  const { stdout } = await execFileAsync("git", [...identity, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? "", HOME: cwd, GIT_CONFIG_NOSYSTEM: "1" },
+  });
   return stdout;
 }

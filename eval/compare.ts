@@ -32,11 +32,17 @@ function readReport(file: string): z.output<typeof reportSchema> {
     throw new Error(`${file}: ${error instanceof Error ? error.message : String(error)}`);
   }
   const parsed = reportSchema.safeParse(raw);
-  if (!parsed.success) throw new Error(`${file} is not an eval report (${parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")})`);
+  if (!parsed.success)
+    throw new Error(
+      `${file} is not an eval report (${parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")})`,
+    );
   return parsed.data;
 }
 
-/** Two reports side by side: per task and in total, success, cost, tokens and time (a task missing from one side reads –). */
+/**
+ * Two reports side by side: per task and in total, success, cost, tokens and time (a task missing from one side reads
+ * –).
+ */
 export function compareReports(fileA: string, fileB: string): string {
   const a = readReport(fileA);
   const b = readReport(fileB);
@@ -61,7 +67,9 @@ export function compareReports(fileA: string, fileB: string): string {
     "",
     "| task | success A | success B | cost A ($) | cost B ($) | tokens A | tokens B | time A (s) | time B (s) |",
     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ...tasks.map((task) => row(task, side(a.runs.filter((run) => run.task === task)), side(b.runs.filter((run) => run.task === task)))),
+    ...tasks.map((task) =>
+      row(task, side(a.runs.filter((run) => run.task === task)), side(b.runs.filter((run) => run.task === task))),
+    ),
     row("**total**", side(a.runs), side(b.runs)),
     "",
     `${nameA} and ${nameB}: success is runs passed/runs; cost, tokens (prompt + completion) and time add up every run.`,

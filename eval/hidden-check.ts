@@ -3,7 +3,10 @@ import path from "node:path";
 import { createCommandRunner, type CommandRunner } from "../src/workspace/command-runner.js";
 import type { EvalSandbox } from "./sandbox.js";
 
-/** A smoke task's hidden check: its files (`name` is the path under `.eval-check/`) and the argv run from the tree's root. */
+/**
+ * A smoke task's hidden check: its files (`name` is the path under `.eval-check/`) and the argv run from the tree's
+ * root.
+ */
 export interface HiddenCheck {
   command: string[];
   files: Array<{ source: string; name: string }>;
@@ -36,14 +39,23 @@ export function checkRunner(sandbox: EvalSandbox): CommandRunner {
 }
 
 /** Copies the hidden check's files into `tree` (as `.eval-check/`) and runs its command there. */
-export async function runHiddenCheck(check: HiddenCheck, tree: string, runner: CommandRunner, limit: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<CheckResult> {
+export async function runHiddenCheck(
+  check: HiddenCheck,
+  tree: string,
+  runner: CommandRunner,
+  limit: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<CheckResult> {
   for (const file of check.files) {
     const target = path.join(tree, ".eval-check", file.name);
     mkdirSync(path.dirname(target), { recursive: true });
     copyFileSync(file.source, target);
   }
   const timeoutMs = Math.min(CHECK_TIMEOUT_MS, limit.timeoutMs ?? CHECK_TIMEOUT_MS);
-  const result = await runner.run(check.command.map(shellWord).join(" "), { cwd: tree, timeoutMs, ...(limit.signal ? { signal: limit.signal } : {}) });
+  const result = await runner.run(check.command.map(shellWord).join(" "), {
+    cwd: tree,
+    timeoutMs,
+    ...(limit.signal ? { signal: limit.signal } : {}),
+  });
   return {
     passed: result.exitCode === 0 && !result.timedOut,
     exitCode: result.exitCode,

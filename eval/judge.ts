@@ -47,8 +47,17 @@ interface TimedOptions {
 
 export interface Judge {
   loadInstances(file: string): SweInstance[];
-  /** The shipped real suite: each instance with where its repository comes from (`source`; `bundle` in the contract's first draft). */
-  loadRealSuite(options?: { root?: string; reposDir?: string; cacheDir?: string; only?: string[]; problemStatements?: boolean }): RealSuiteInstance[] | Promise<RealSuiteInstance[]>;
+  /**
+   * The shipped real suite: each instance with where its repository comes from (`source`; `bundle` in the contract's
+   * first draft).
+   */
+  loadRealSuite(options?: {
+    root?: string;
+    reposDir?: string;
+    cacheDir?: string;
+    only?: string[];
+    problemStatements?: boolean;
+  }): RealSuiteInstance[] | Promise<RealSuiteInstance[]>;
   checkoutInstance(inst: SweInstance, source: InstanceSource, into: string): Promise<void>;
   installDependencies(inst: SweInstance, dir: string, opts: TimedOptions): Promise<{ ok: boolean; log: string }>;
   judgeInstance(inst: SweInstance, dir: string, opts: TimedOptions): Promise<JudgeReport>;

@@ -30,14 +30,24 @@ export interface EvalDeps {
 
 export const DEFAULT_OUT_DIR = path.resolve(import.meta.dirname, "results");
 
-/** `npm run eval`: arguments → preflight → runs → report files; returns the exit status and, when it ran, the report. */
-export async function main(argv: string[], env: NodeJS.ProcessEnv, io: EvalIo, deps: EvalDeps = {}): Promise<{ exitCode: number; report: EvalReport | null }> {
+/**
+ * `npm run eval`: arguments → preflight → runs → report files; returns the exit status and, when it ran, the report.
+ */
+export async function main(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  io: EvalIo,
+  deps: EvalDeps = {},
+): Promise<{ exitCode: number; report: EvalReport | null }> {
   const fail = (error: unknown, usage = error instanceof EvalUsageError) => {
-    io.stderr(`eval: ${error instanceof Error ? error.message : String(error)}${usage ? "\nRun `npm run eval -- --help` for usage." : ""}`);
+    io.stderr(
+      `eval: ${error instanceof Error ? error.message : String(error)}${usage ? "\nRun `npm run eval -- --help` for usage." : ""}`,
+    );
     return { exitCode: 2, report: null };
   };
   if (argv[0] === "compare") {
-    if (argv.length !== 3) return fail(new EvalUsageError("compare takes two report files: npm run eval -- compare A.json B.json"));
+    if (argv.length !== 3)
+      return fail(new EvalUsageError("compare takes two report files: npm run eval -- compare A.json B.json"));
     try {
       io.stdout(compareReports(argv[1] ?? "", argv[2] ?? ""));
       return { exitCode: 0, report: null };
@@ -68,7 +78,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: EvalIo, d
   if (args.preflight && !args.validate) {
     const checked = await preflight(args.baseUrl, args.apiKey, args.model);
     if (!checked.ok) {
-      io.stderr(`eval: the model endpoint does not work, so no task was started: ${checked.problem}\n(--no-preflight skips this check.)`);
+      io.stderr(
+        `eval: the model endpoint does not work, so no task was started: ${checked.problem}\n(--no-preflight skips this check.)`,
+      );
       return { exitCode: 2, report: null };
     }
     if (checked.note) io.stderr(`eval: note: ${checked.note}`);
@@ -107,12 +119,25 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: EvalIo, d
   );
   const report = await runEval(
     items,
-    { ...args, logDir, env: cliEnvironment(env), judge, sandbox, suite, resultsFile, previous, validateFirst: args.validateFirst },
+    {
+      ...args,
+      logDir,
+      env: cliEnvironment(env),
+      judge,
+      sandbox,
+      suite,
+      resultsFile,
+      previous,
+      validateFirst: args.validateFirst,
+    },
     (run) =>
       io.stderr(
         `eval: ${run.task} run ${run.run}: plan ${run.plan.valid ? "valid" : "invalid"}, ${run.check.passed ? "passed" : "failed"}${run.failure ? ` (${run.failure})` : ""}, ${run.usage.total.requests} requests${run.usage.total.errors > 0 ? ` (+${run.usage.total.errors} failed)` : ""}, ${run.seconds.total.toFixed(1)} s${run.error ? ` (harness error: ${run.error})` : ""}`,
       ),
-    (id, validation) => io.stderr(`eval: ${id}: ${validation.ok ? "valid" : `fails validation, not scored: ${validation.problems.join("; ")}`}`),
+    (id, validation) =>
+      io.stderr(
+        `eval: ${id}: ${validation.ok ? "valid" : `fails validation, not scored: ${validation.problems.join("; ")}`}`,
+      ),
   );
 
   // 7. The report: printed, and written as JSON (already), Markdown and an SVG chart.
@@ -130,11 +155,17 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: EvalIo, d
  */
 function exitCodeOf(report: EvalReport, args: EvalArgs, io: EvalIo): number {
   const { totals, runs, checkPassed } = report.overall;
-  if (totals.requests === 0 && totals.errors > 0) io.stderr(`eval: the model endpoint ${args.baseUrl} answered none of ${totals.errors} requests; the runs' logs say why.`);
+  if (totals.requests === 0 && totals.errors > 0)
+    io.stderr(
+      `eval: the model endpoint ${args.baseUrl} answered none of ${totals.errors} requests; the runs' logs say why.`,
+    );
   const broken = report.runs.some((run) => run.error !== null) || (totals.requests === 0 && totals.errors > 0);
   const rate = runs === 0 ? 0 : checkPassed / runs;
   const below = args.failUnder === undefined ? checkPassed === 0 : rate < args.failUnder;
-  if (below) io.stderr(`eval: ${checkPassed} of ${runs} runs passed (${(rate * 100).toFixed(1)}%), ${args.failUnder === undefined ? "none did" : `below --fail-under ${(args.failUnder * 100).toFixed(1)}%`}: exit 1.`);
+  if (below)
+    io.stderr(
+      `eval: ${checkPassed} of ${runs} runs passed (${(rate * 100).toFixed(1)}%), ${args.failUnder === undefined ? "none did" : `below --fail-under ${(args.failUnder * 100).toFixed(1)}%`}: exit 1.`,
+    );
   return broken || below ? 1 : 0;
 }
 
@@ -162,19 +193,37 @@ async function fetchSmokeSources(items: EvalItem[]): Promise<void> {
   await Promise.all(items.map((item) => (item.kind === "smoke" ? slots.run(() => item.sources()) : null)));
 }
 
-/** The earlier results to resume; resuming rewrites the file with the chosen runs only, so it refuses a selection that would drop some. */
+/**
+ * The earlier results to resume; resuming rewrites the file with the chosen runs only, so it refuses a selection that
+ * would drop some.
+ */
 function resumable(file: string, items: EvalItem[], runs: number): StoredResults {
   const previous = readResults(file);
   const chosen = new Set(items.map((item) => item.id));
-  const dropped = previous.runs.filter((run) => !chosen.has(run.task) || run.run > runs).map((run) => `${run.task} run ${run.run}`);
-  if (dropped.length > 0) throw new Error(`--resume ${file} holds runs this selection would drop (${dropped.join(", ")}): choose the same tasks and --runs, or resume a copy.`);
+  const dropped = previous.runs
+    .filter((run) => !chosen.has(run.task) || run.run > runs)
+    .map((run) => `${run.task} run ${run.run}`);
+  if (dropped.length > 0)
+    throw new Error(
+      `--resume ${file} holds runs this selection would drop (${dropped.join(", ")}): choose the same tasks and --runs, or resume a copy.`,
+    );
   return previous;
 }
 
-async function validateOnly(items: EvalItem[], judge: Judge | null, args: EvalArgs, sandbox: EvalSandbox, io: EvalIo): Promise<{ exitCode: number; report: null }> {
+async function validateOnly(
+  items: EvalItem[],
+  judge: Judge | null,
+  args: EvalArgs,
+  sandbox: EvalSandbox,
+  io: EvalIo,
+): Promise<{ exitCode: number; report: null }> {
   const results: Array<{ id: string; ok: boolean; problems: string[]; durationMs: number }> = [];
   for (const item of items) {
-    const validation = await validateItem(item, judge, args.taskTimeoutMs, sandbox).catch((error: unknown) => ({ ok: false, problems: [`validation could not run: ${error instanceof Error ? error.message : String(error)}`], durationMs: 0 }));
+    const validation = await validateItem(item, judge, args.taskTimeoutMs, sandbox).catch((error: unknown) => ({
+      ok: false,
+      problems: [`validation could not run: ${error instanceof Error ? error.message : String(error)}`],
+      durationMs: 0,
+    }));
     results.push({ id: item.id, ...validation });
     io.stderr(`eval: ${item.id}: ${validation.ok ? "ok" : "FAILS"} (${(validation.durationMs / 1000).toFixed(1)} s)`);
   }

@@ -24,7 +24,14 @@ export interface MeteringProxy {
 
 export const emptyUsage = (): PhaseUsage => ({ requests: 0, errors: 0, prompt: 0, cached: 0, completion: 0 });
 
-const HOP_BY_HOP = new Set(["host", "connection", "content-length", "transfer-encoding", "keep-alive", "accept-encoding"]);
+const HOP_BY_HOP = new Set([
+  "host",
+  "connection",
+  "content-length",
+  "transfer-encoding",
+  "keep-alive",
+  "accept-encoding",
+]);
 
 interface CompletionUsage {
   prompt_tokens?: number;
@@ -75,7 +82,13 @@ export async function startMeteringProxy(upstream: string): Promise<MeteringProx
           counted.errors += 1;
           if (res.destroyed) return;
           res.writeHead(502, { "content-type": "application/json" });
-          res.end(JSON.stringify({ error: { message: `eval proxy: the model endpoint ${base} did not answer: ${error instanceof Error ? error.message : String(error)}` } }));
+          res.end(
+            JSON.stringify({
+              error: {
+                message: `eval proxy: the model endpoint ${base} did not answer: ${error instanceof Error ? error.message : String(error)}`,
+              },
+            }),
+          );
         });
     });
   });
@@ -163,15 +176,32 @@ class UsageReader {
 
 /** submit_plan calls the CLI answered with anything but acceptance, in one request's conversation. */
 function rejectedPlans(body: Buffer): number {
-  let request: { messages?: Array<{ role?: string; tool_call_id?: string; tool_calls?: Array<{ id?: string; function?: { name?: string } }>; content?: unknown }> };
+  let request: {
+    messages?: Array<{
+      role?: string;
+      tool_call_id?: string;
+      tool_calls?: Array<{ id?: string; function?: { name?: string } }>;
+      content?: unknown;
+    }>;
+  };
   try {
     request = JSON.parse(body.toString("utf8")) as typeof request;
   } catch {
     return 0;
   }
   const messages = request.messages ?? [];
-  const submits = new Set(messages.flatMap((message) => message.tool_calls ?? []).filter((call) => call.function?.name === "submit_plan").map((call) => call.id));
-  return messages.filter((message) => message.role === "tool" && submits.has(message.tool_call_id) && !String(message.content).startsWith("Plan submitted")).length;
+  const submits = new Set(
+    messages
+      .flatMap((message) => message.tool_calls ?? [])
+      .filter((call) => call.function?.name === "submit_plan")
+      .map((call) => call.id),
+  );
+  return messages.filter(
+    (message) =>
+      message.role === "tool" &&
+      submits.has(message.tool_call_id) &&
+      !String(message.content).startsWith("Plan submitted"),
+  ).length;
 }
 
 function answerUsage(text: string): CompletionUsage | null {

@@ -1,6 +1,17 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -9,7 +20,9 @@ const run = promisify(execFile);
 
 /** Where published packages come from and where they are kept. */
 export interface NpmSource {
-  /** The registry's base URL (npm's `--registry`); unset: the one npm is configured with (`npm config get registry`). */
+  /**
+   * The registry's base URL (npm's `--registry`); unset: the one npm is configured with (`npm config get registry`).
+   */
   registry?: string | undefined;
   /** Tarballs and their unpacked trees live under `<cacheDir>/npm/`. */
   cacheDir: string;
@@ -54,7 +67,8 @@ async function fetchOnce(name: string, version: string, source: NpmSource): Prom
   const base = path.join(source.cacheDir, "npm", name.replace("/", "+"), version);
   const tarball = `${base}.tgz`;
   const record = `${base}.integrity`;
-  const cached = existsSync(tarball) && existsSync(record) && matches(readFileSync(tarball), readFileSync(record, "utf8").trim());
+  const cached =
+    existsSync(tarball) && existsSync(record) && matches(readFileSync(tarball), readFileSync(record, "utf8").trim());
   if (!cached) {
     // A damaged entry goes, with the tree unpacked from it.
     if (existsSync(tarball) || existsSync(record)) rmSync(base, { recursive: true, force: true });
@@ -78,42 +92,71 @@ function configuredRegistry(): Promise<string> {
   return configured;
 }
 
-async function download(name: string, version: string, registry: string): Promise<{ bytes: Buffer; integrity: string }> {
+async function download(
+  name: string,
+  version: string,
+  registry: string,
+): Promise<{ bytes: Buffer; integrity: string }> {
   const spec = `${name}@${version}`;
   const packumentUrl = new URL(name.replace("/", "%2f"), registry.endsWith("/") ? registry : `${registry}/`).href;
-  const packument = await get(packumentUrl, spec, { accept: "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*" });
+  const packument = await get(packumentUrl, spec, {
+    accept: "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*",
+  });
   if (packument.status === 404) throw new Error(`${spec}: the registry ${registry} has no package ${name}`);
-  const versions = (JSON.parse(packument.body.toString("utf8")) as { versions?: Record<string, { dist?: VersionDist }> }).versions ?? {};
+  const versions =
+    (JSON.parse(packument.body.toString("utf8")) as { versions?: Record<string, { dist?: VersionDist }> }).versions ??
+    {};
   const dist = versions[version]?.dist;
   if (!dist) {
     const known = Object.keys(versions);
-    throw new Error(`${spec}: the registry ${registry} has no version ${version} of ${name} (it has ${known.length === 0 ? "none" : known.slice(-8).join(", ")})`);
+    throw new Error(
+      `${spec}: the registry ${registry} has no version ${version} of ${name} (it has ${known.length === 0 ? "none" : known.slice(-8).join(", ")})`,
+    );
   }
-  const expected = dist.integrity ?? (dist.shasum ? `sha1-${Buffer.from(dist.shasum, "hex").toString("base64")}` : undefined);
-  if (!expected || !dist.tarball) throw new Error(`${spec}: the registry ${registry} gives no ${dist.tarball ? "integrity" : "tarball"} for it, so it cannot be checked; refused`);
+  const expected =
+    dist.integrity ?? (dist.shasum ? `sha1-${Buffer.from(dist.shasum, "hex").toString("base64")}` : undefined);
+  if (!expected || !dist.tarball)
+    throw new Error(
+      `${spec}: the registry ${registry} gives no ${dist.tarball ? "integrity" : "tarball"} for it, so it cannot be checked; refused`,
+    );
   const tarball = await get(dist.tarball, spec);
   if (tarball.status !== 200) throw new Error(`${spec}: ${dist.tarball} answered ${tarball.status}`);
   if (!matches(tarball.body, expected)) {
-    throw new Error(`${spec}: the tarball from ${dist.tarball} does not match the registry's dist.integrity (expected ${strongest(expected)?.digest ?? expected}, got ${hashOf(tarball.body, strongest(expected)?.algorithm ?? "sha512")}); refused, nothing was cached`);
+    throw new Error(
+      `${spec}: the tarball from ${dist.tarball} does not match the registry's dist.integrity (expected ${strongest(expected)?.digest ?? expected}, got ${hashOf(tarball.body, strongest(expected)?.algorithm ?? "sha512")}); refused, nothing was cached`,
+    );
   }
   return { bytes: tarball.body, integrity: expected };
 }
 
-async function get(url: string, spec: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Buffer }> {
+async function get(
+  url: string,
+  spec: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Buffer }> {
   let response: Response;
   try {
-    response = await fetch(url, { headers: { "user-agent": "blueprint-eval", ...headers }, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+    response = await fetch(url, {
+      headers: { "user-agent": "blueprint-eval", ...headers },
+      signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+    });
   } catch (error) {
     const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : "";
-    throw new Error(`${spec}: could not reach ${url} (${error instanceof Error ? error.message : String(error)}${cause})`);
+    throw new Error(
+      `${spec}: could not reach ${url} (${error instanceof Error ? error.message : String(error)}${cause})`,
+    );
   }
-  if (response.status !== 200 && response.status !== 404) throw new Error(`${spec}: ${url} answered ${response.status} ${response.statusText}`);
+  if (response.status !== 200 && response.status !== 404)
+    throw new Error(`${spec}: ${url} answered ${response.status} ${response.statusText}`);
   return { status: response.status, body: Buffer.from(await response.arrayBuffer()) };
 }
 
 /** The strongest hash of a Subresource Integrity string (`sha512-… sha1-…`). */
 function strongest(integrity: string): { algorithm: string; digest: string } | undefined {
-  const hashes = integrity.split(/\s+/).map((entry) => ({ algorithm: entry.slice(0, entry.indexOf("-")), digest: entry.slice(entry.indexOf("-") + 1).split("?")[0] ?? "" }));
+  const hashes = integrity.split(/\s+/).map((entry) => ({
+    algorithm: entry.slice(0, entry.indexOf("-")),
+    digest: entry.slice(entry.indexOf("-") + 1).split("?")[0] ?? "",
+  }));
   for (const algorithm of ALGORITHMS) {
     const found = hashes.find((hash) => hash.algorithm === algorithm);
     if (found) return { algorithm, digest: `${algorithm}-${found.digest}` };

@@ -2,9 +2,36 @@ import type { EvalReport, RunsSummary } from "./runner.js";
 import type { Spread } from "./scoring.js";
 
 /** What happened: the verdict, and the plan's and the build's quality. */
-const QUALITY_COLUMNS = ["task", "passed", "plan valid", "first try", "files recall", "files precision", "in plan", "steps done", "steps blocked", "steps failed", "questions"] as const;
+const QUALITY_COLUMNS = [
+  "task",
+  "passed",
+  "plan valid",
+  "first try",
+  "files recall",
+  "files precision",
+  "in plan",
+  "steps done",
+  "steps blocked",
+  "steps failed",
+  "questions",
+] as const;
 /** What it took: model turns, tokens, dollars and seconds, per phase where it matters. */
-const SPEND_COLUMNS = ["task", "plan turns", "build turns", "prompt tokens", "cached tokens", "completion tokens", "plan $", "build $", "cost ($)", "setup s", "plan s", "revise s", "build s", "check s"] as const;
+const SPEND_COLUMNS = [
+  "task",
+  "plan turns",
+  "build turns",
+  "prompt tokens",
+  "cached tokens",
+  "completion tokens",
+  "plan $",
+  "build $",
+  "cost ($)",
+  "setup s",
+  "plan s",
+  "revise s",
+  "build s",
+  "check s",
+] as const;
 
 /** The report as two markdown tables (quality, then spend): one row per task, then all runs together. */
 export function renderMarkdown(report: EvalReport): string {
@@ -19,15 +46,37 @@ export function renderMarkdown(report: EvalReport): string {
     ...table(SPEND_COLUMNS, report, spend),
     "",
     totalsLine(report.overall),
-    report.passAt.k1 === null ? "" : `pass@1 ${percent(report.passAt.k1)}${report.runsPerTask > 1 && report.passAt.kN !== null ? `, pass@${report.runsPerTask} ${percent(report.passAt.kN)}` : ""} (mean over the tasks of the unbiased estimator, as in the Codex paper).`,
+    report.passAt.k1 === null
+      ? ""
+      : `pass@1 ${percent(report.passAt.k1)}${report.runsPerTask > 1 && report.passAt.kN !== null ? `, pass@${report.runsPerTask} ${percent(report.passAt.kN)}` : ""} (mean over the tasks of the unbiased estimator, as in the Codex paper).`,
   ];
-  if (report.unscored.length > 0) lines.push("", `Not scored (failed validation): ${report.unscored.map((id) => `${id} (${report.validation[id]?.problems.join("; ") ?? "?"})`).join(", ")}.`);
+  if (report.unscored.length > 0)
+    lines.push(
+      "",
+      `Not scored (failed validation): ${report.unscored.map((id) => `${id} (${report.validation[id]?.problems.join("; ") ?? "?"})`).join(", ")}.`,
+    );
   const failed = report.runs.filter((run) => run.failure !== null);
-  if (failed.length > 0) lines.push("", "Runs that failed for a stated reason:", ...failed.map((run) => `- ${run.task} run ${run.run}: ${run.failure}`));
+  if (failed.length > 0)
+    lines.push(
+      "",
+      "Runs that failed for a stated reason:",
+      ...failed.map((run) => `- ${run.task} run ${run.run}: ${run.failure}`),
+    );
   const isolation = new Set(report.runs.map((run) => run.check.isolation).filter((value) => value !== null));
-  if (isolation.size > 0) lines.push("", isolation.has("plain") ? "Hidden checks ran without a sandbox (bubblewrap unavailable or BLUEPRINT_SANDBOX=none)." : "Hidden checks ran inside bubblewrap.");
+  if (isolation.size > 0)
+    lines.push(
+      "",
+      isolation.has("plain")
+        ? "Hidden checks ran without a sandbox (bubblewrap unavailable or BLUEPRINT_SANDBOX=none)."
+        : "Hidden checks ran inside bubblewrap.",
+    );
   const failures = report.runs.filter((run) => run.error !== null);
-  if (failures.length > 0) lines.push("", "Runs the harness could not complete:", ...failures.map((run) => `- ${run.task} run ${run.run}: ${run.error}`));
+  if (failures.length > 0)
+    lines.push(
+      "",
+      "Runs the harness could not complete:",
+      ...failures.map((run) => `- ${run.task} run ${run.run}: ${run.error}`),
+    );
   return `${lines.filter((line, index, all) => !(line === "" && all[index - 1] === "")).join("\n")}\n`;
 }
 
@@ -104,12 +153,17 @@ function percent(share: number): string {
 }
 
 /** --validate's table: one row per task. */
-export function renderValidation(results: Array<{ id: string; ok: boolean; problems: string[]; durationMs: number }>): string {
+export function renderValidation(
+  results: Array<{ id: string; ok: boolean; problems: string[]; durationMs: number }>,
+): string {
   const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\s+/g, " ");
   return [
     "| task | ok | problems | s |",
     "| --- | --- | --- | ---: |",
-    ...results.map((result) => `| ${result.id} | ${result.ok ? "yes" : "no"} | ${cell(result.problems.join("; ")) || "–"} | ${(result.durationMs / 1000).toFixed(1)} |`),
+    ...results.map(
+      (result) =>
+        `| ${result.id} | ${result.ok ? "yes" : "no"} | ${cell(result.problems.join("; ")) || "–"} | ${(result.durationMs / 1000).toFixed(1)} |`,
+    ),
     "",
     `${results.filter((result) => result.ok).length} of ${results.length} valid.`,
   ].join("\n");

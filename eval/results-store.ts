@@ -6,7 +6,9 @@ import type { Validation } from "./judge.js";
 /** What --resume needs from an earlier report: its runs (by task and run number) and its validations. */
 const resultsSchema = z.object({
   runs: z.array(z.object({ task: z.string(), run: z.number().int().positive() }).passthrough()),
-  validation: z.record(z.string(), z.object({ ok: z.boolean(), problems: z.array(z.string()), durationMs: z.number() })).default({}),
+  validation: z
+    .record(z.string(), z.object({ ok: z.boolean(), problems: z.array(z.string()), durationMs: z.number() }))
+    .default({}),
 });
 
 export interface StoredResults {
@@ -34,7 +36,10 @@ export function readResults(file: string): StoredResults {
     throw new Error(`--resume ${file}: not JSON (${error instanceof Error ? error.message : String(error)})`);
   }
   const parsed = resultsSchema.safeParse(raw);
-  if (!parsed.success) throw new Error(`--resume ${file}: not an eval report (${parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")})`);
+  if (!parsed.success)
+    throw new Error(
+      `--resume ${file}: not an eval report (${parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")})`,
+    );
   // The runs are the harness's own output, checked for what resuming relies on (task and run number).
   return { runs: parsed.data.runs as unknown as TaskRun[], validation: parsed.data.validation };
 }

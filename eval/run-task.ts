@@ -53,11 +53,26 @@ export interface TaskRun {
    * Steps finished; steps the agent reported blocked; steps that failed (limit hit, model or push error);
    * the files the build changed, those of them no plan step names, and whether there were none.
    */
-  build: { ran: boolean; status: string | null; stepsDone: number; stepsBlocked: number; stepsFailed: number; files: string[]; outsidePlan: string[]; inPlan: boolean | null };
+  build: {
+    ran: boolean;
+    status: string | null;
+    stepsDone: number;
+    stepsBlocked: number;
+    stepsFailed: number;
+    files: string[];
+    outsidePlan: string[];
+    inPlan: boolean | null;
+  };
   /** Questions the agent asked (ask_user); each got the scripted "no one to ask" answer. */
   questions: { plan: number; build: number };
   /** The verdict: the smoke task's hidden check, or the SWE judge (`passed` = resolved). */
-  check: { ran: boolean; passed: boolean; exitCode: number | null; output: string; isolation: "bwrap" | "plain" | null };
+  check: {
+    ran: boolean;
+    passed: boolean;
+    exitCode: number | null;
+    output: string;
+    isolation: "bwrap" | "plain" | null;
+  };
   /** For SWE instances: which FAIL_TO_PASS and PASS_TO_PASS tests passed on the built tree. */
   tests: Pick<JudgeReport, "FAIL_TO_PASS" | "PASS_TO_PASS"> | null;
   usage: { plan: PhaseUsage; revise: PhaseUsage; build: PhaseUsage; total: PhaseUsage };
@@ -81,7 +96,8 @@ export function removeScratchRepositories(): void {
   for (const dir of scratches) rmSync(dir, { recursive: true, force: true });
   scratches.clear();
 }
-export const NO_ONE_TO_ASK = "No one can answer questions during this evaluation. Make the most reasonable assumption, say which in your summary, and continue.";
+export const NO_ONE_TO_ASK =
+  "No one can answer questions during this evaluation. Make the most reasonable assumption, say which in your summary, and continue.";
 
 /**
  * One item, once: a fresh repository (the smoke task's earlier version, or the instance at base_commit
@@ -134,8 +150,14 @@ export async function runTask(item: EvalItem, run: number, settings: RunSettings
     facts.built = await latestThreadState(checkout);
     const branch = facts.built?.branch;
     if (facts.buildRan && branch && (await branchExists(checkout, branch)) && !signal.aborted) {
-      facts.changed = (await git(checkout, ["diff", "--name-only", prepared.base, `refs/heads/${branch}`])).split("\n").filter((file) => file !== "");
-      const judged = await verdict(item, { checkout, scratch, branch, base: prepared.base }, settings, { signal, remainingMs, log });
+      facts.changed = (await git(checkout, ["diff", "--name-only", prepared.base, `refs/heads/${branch}`]))
+        .split("\n")
+        .filter((file) => file !== "");
+      const judged = await verdict(item, { checkout, scratch, branch, base: prepared.base }, settings, {
+        signal,
+        remainingMs,
+        log,
+      });
       facts.check = judged.check;
       facts.tests = judged.tests;
       facts.failure = judged.failure;
@@ -168,10 +190,19 @@ interface CliContext {
  * `blueprint plan` (answering its questions, then one `revise` round with --feedback), then
  * `blueprint build` when planning left a plan ready for approval; what happened goes into `facts`.
  */
-async function planAndBuild(item: EvalItem, run: number, meter: MeteringProxy, facts: RunFacts, { checkout, scratch, log, signal, settings }: CliContext): Promise<void> {
+async function planAndBuild(
+  item: EvalItem,
+  run: number,
+  meter: MeteringProxy,
+  facts: RunFacts,
+  { checkout, scratch, log, signal, settings }: CliContext,
+): Promise<void> {
   // 2. Planning.
   facts.usage = (phase) => meter.usage(phase);
-  appendFileSync(log, `# ${item.id} run ${run}: model endpoint ${settings.baseUrl}, reached through the eval's metering proxy ${meter.url}\n\n`);
+  appendFileSync(
+    log,
+    `# ${item.id} run ${run}: model endpoint ${settings.baseUrl}, reached through the eval's metering proxy ${meter.url}\n\n`,
+  );
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH ?? "",
     HOME: path.join(scratch, "home"),
@@ -189,7 +220,11 @@ async function planAndBuild(item: EvalItem, run: number, meter: MeteringProxy, f
   // Nobody is at the terminal: a question gets one scripted answer, at most MAX_ANSWERS times per phase.
   const answerQuestions = async (phase: "plan" | "revise" | "build"): Promise<number> => {
     let asked = 0;
-    while (!signal.aborted && asked < MAX_ANSWERS && (await latestThreadState(checkout))?.status === "awaiting_answer") {
+    while (
+      !signal.aborted &&
+      asked < MAX_ANSWERS &&
+      (await latestThreadState(checkout))?.status === "awaiting_answer"
+    ) {
       asked += 1;
       const answer = await cli(phase, ["answer", NO_ONE_TO_ASK]);
       seconds[phase] += answer.seconds;
@@ -248,8 +283,15 @@ async function prepare(item: EvalItem, checkout: string, settings: RunSettings, 
   // The CLI plans on a branch: name the base commit's (the checkout may be a detached HEAD).
   await git(checkout, ["checkout", "-q", "-B", "eval-base"]);
   const base = (await git(checkout, ["rev-parse", "HEAD"])).trim();
-  const installed = await judge.installDependencies(item.instance, checkout, { timeoutMs: limits.remainingMs(), signal: limits.signal, sandbox: settings.sandbox });
-  appendFileSync(limits.log, `# ${item.id}: dependencies ${installed.ok ? "installed" : "did not install"}\n${installed.log.slice(-4_000)}\n\n`);
+  const installed = await judge.installDependencies(item.instance, checkout, {
+    timeoutMs: limits.remainingMs(),
+    signal: limits.signal,
+    sandbox: settings.sandbox,
+  });
+  appendFileSync(
+    limits.log,
+    `# ${item.id}: dependencies ${installed.ok ? "installed" : "did not install"}\n${installed.log.slice(-4_000)}\n\n`,
+  );
   return installed.ok ? { ok: true, base } : { ok: false, reason: "dependencies did not install (see the log)" };
 }
 
@@ -264,29 +306,51 @@ interface Verdict {
   failure: string | null;
 }
 
-async function verdict(item: EvalItem, where: { checkout: string; scratch: string; branch: string; base: string }, settings: RunSettings, limits: Limits): Promise<Verdict> {
+async function verdict(
+  item: EvalItem,
+  where: { checkout: string; scratch: string; branch: string; base: string },
+  settings: RunSettings,
+  limits: Limits,
+): Promise<Verdict> {
   if (item.kind === "smoke") {
     // In a clean clone of the build branch.
     const tree = path.join(where.scratch, "checked");
     await git(where.scratch, ["clone", "-q", "--branch", where.branch, where.checkout, tree]);
-    const check = await runHiddenCheck((await item.sources()).check, tree, checkRunner(settings.sandbox), { timeoutMs: limits.remainingMs(), signal: limits.signal });
+    const check = await runHiddenCheck((await item.sources()).check, tree, checkRunner(settings.sandbox), {
+      timeoutMs: limits.remainingMs(),
+      signal: limits.signal,
+    });
     return { check, tests: null, failure: null };
   }
-  // The build's commits, applied on the installed tree at base_commit: the judge then adds test_patch and runs the tests.
+  // The build's commits, applied on the installed tree at base_commit: the judge then adds test_patch and runs the
+  // tests.
   const started = performance.now();
   const patch = path.join(where.scratch, "build.patch");
   writeFileSync(patch, await git(where.checkout, ["diff", "--binary", where.base, `refs/heads/${where.branch}`]));
   await git(where.checkout, ["apply", "--whitespace=nowarn", patch]);
-  const report = await needJudge(settings).judgeInstance(item.instance, where.checkout, { timeoutMs: limits.remainingMs(), signal: limits.signal, sandbox: settings.sandbox });
-  appendFileSync(limits.log, `# judge: ${report.resolved ? "resolved" : "not resolved"}${report.error ? ` (${report.error})` : ""}\n${report.log.slice(-8_000)}\n`);
+  const report = await needJudge(settings).judgeInstance(item.instance, where.checkout, {
+    timeoutMs: limits.remainingMs(),
+    signal: limits.signal,
+    sandbox: settings.sandbox,
+  });
+  appendFileSync(
+    limits.log,
+    `# judge: ${report.resolved ? "resolved" : "not resolved"}${report.error ? ` (${report.error})` : ""}\n${report.log.slice(-8_000)}\n`,
+  );
   const check: CheckResult = {
     passed: report.resolved,
     exitCode: null,
-    output: report.error ?? `FAIL_TO_PASS ${report.FAIL_TO_PASS.success.length}/${report.FAIL_TO_PASS.success.length + report.FAIL_TO_PASS.failure.length}, PASS_TO_PASS ${report.PASS_TO_PASS.success.length}/${report.PASS_TO_PASS.success.length + report.PASS_TO_PASS.failure.length}`,
+    output:
+      report.error ??
+      `FAIL_TO_PASS ${report.FAIL_TO_PASS.success.length}/${report.FAIL_TO_PASS.success.length + report.FAIL_TO_PASS.failure.length}, PASS_TO_PASS ${report.PASS_TO_PASS.success.length}/${report.PASS_TO_PASS.success.length + report.PASS_TO_PASS.failure.length}`,
     seconds: (performance.now() - started) / 1000,
     isolation: settings.sandbox.bwrap ? "bwrap" : "plain",
   };
-  return { check, tests: { FAIL_TO_PASS: report.FAIL_TO_PASS, PASS_TO_PASS: report.PASS_TO_PASS }, failure: report.error ?? null };
+  return {
+    check,
+    tests: { FAIL_TO_PASS: report.FAIL_TO_PASS, PASS_TO_PASS: report.PASS_TO_PASS },
+    failure: report.error ?? null,
+  };
 }
 
 /** The build records a step the agent reported blocked as failed, with the reason "blocked: …". */
@@ -328,20 +392,38 @@ function score(item: EvalItem, run: number, facts: RunFacts, settings: RunSettin
   const planned = new Set(files.map(normalisePath));
   const outsidePlan = facts.changed.filter((file) => !planned.has(normalisePath(file)));
   const steps = Object.values(facts.built?.steps ?? {});
-  const usage = { plan: facts.usage("plan"), revise: facts.usage("revise"), build: facts.usage("build"), total: emptyUsage() };
+  const usage = {
+    plan: facts.usage("plan"),
+    revise: facts.usage("revise"),
+    build: facts.usage("build"),
+    total: emptyUsage(),
+  };
   usage.total = addUsage(usage.plan, usage.revise, usage.build);
   const timedOut = facts.failure?.startsWith("time limit") ?? false;
   return {
     task: item.id,
     kind: item.kind,
     run,
-    plan: { valid, firstTry: valid && facts.rejected === 0, rejected: facts.rejected, revision: facts.planned?.revision ?? null, steps: plan?.steps.length ?? 0, files, recall: overlap.recall, precision: overlap.precision },
+    plan: {
+      valid,
+      firstTry: valid && facts.rejected === 0,
+      rejected: facts.rejected,
+      revision: facts.planned?.revision ?? null,
+      steps: plan?.steps.length ?? 0,
+      files,
+      recall: overlap.recall,
+      precision: overlap.precision,
+    },
     build: {
       ran: facts.buildRan,
       status: facts.buildRan ? (facts.built?.status ?? null) : null,
       stepsDone: facts.buildRan ? steps.filter((step) => step.status === "done").length : 0,
-      stepsBlocked: facts.buildRan ? steps.filter((step) => step.status === "failed" && isBlocked(step.reason)).length : 0,
-      stepsFailed: facts.buildRan ? steps.filter((step) => step.status === "failed" && !isBlocked(step.reason)).length : 0,
+      stepsBlocked: facts.buildRan
+        ? steps.filter((step) => step.status === "failed" && isBlocked(step.reason)).length
+        : 0,
+      stepsFailed: facts.buildRan
+        ? steps.filter((step) => step.status === "failed" && !isBlocked(step.reason)).length
+        : 0,
       files: facts.changed,
       outsidePlan,
       inPlan: facts.buildRan && facts.changed.length > 0 ? outsidePlan.length === 0 : null,
@@ -358,7 +440,11 @@ function score(item: EvalItem, run: number, facts: RunFacts, settings: RunSettin
     tests: facts.tests,
     usage,
     cost: costOf(usage.total, settings.prices),
-    costByPhase: { plan: costOf(usage.plan, settings.prices), revise: costOf(usage.revise, settings.prices), build: costOf(usage.build, settings.prices) },
+    costByPhase: {
+      plan: costOf(usage.plan, settings.prices),
+      revise: costOf(usage.revise, settings.prices),
+      build: costOf(usage.build, settings.prices),
+    },
     seconds: { ...facts.seconds, total: (performance.now() - facts.started) / 1000 },
     exitCodes: facts.exitCodes,
     log: facts.log,
@@ -374,8 +460,26 @@ export function harnessFailure(item: Pick<EvalItem, "id" | "kind">, run: number,
     task: item.id,
     kind: item.kind,
     run,
-    plan: { valid: false, firstTry: false, rejected: 0, revision: null, steps: 0, files: [], recall: 0, precision: null },
-    build: { ran: false, status: null, stepsDone: 0, stepsBlocked: 0, stepsFailed: 0, files: [], outsidePlan: [], inPlan: null },
+    plan: {
+      valid: false,
+      firstTry: false,
+      rejected: 0,
+      revision: null,
+      steps: 0,
+      files: [],
+      recall: 0,
+      precision: null,
+    },
+    build: {
+      ran: false,
+      status: null,
+      stepsDone: 0,
+      stepsBlocked: 0,
+      stepsFailed: 0,
+      files: [],
+      outsidePlan: [],
+      inPlan: null,
+    },
     questions: { plan: 0, build: 0 },
     check: { ran: false, passed: false, exitCode: null, output: "", isolation: null },
     tests: null,

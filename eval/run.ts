@@ -8,7 +8,9 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.on(signal, () => {
     killRunningClis();
     removeScratchRepositories();
-    process.stderr.write(`\neval: ${signal}: stopped; finished runs are in the results file (--resume it to carry on).\n`);
+    process.stderr.write(
+      `\neval: ${signal}: stopped; finished runs are in the results file (--resume it to carry on).\n`,
+    );
     process.exit(130);
   });
 }

@@ -44,9 +44,24 @@ export interface RunsSummary {
   completionTokens: Spread | null;
   cost: Spread | null;
   costByPhase: { plan: Spread | null; build: Spread | null };
-  seconds: { setup: Spread | null; plan: Spread | null; revise: Spread | null; build: Spread | null; check: Spread | null; total: Spread | null };
+  seconds: {
+    setup: Spread | null;
+    plan: Spread | null;
+    revise: Spread | null;
+    build: Spread | null;
+    check: Spread | null;
+    total: Spread | null;
+  };
   /** Sums over the runs, for the bill. */
-  totals: { requests: number; errors: number; promptTokens: number; cachedTokens: number; completionTokens: number; cost: number | null; seconds: number };
+  totals: {
+    requests: number;
+    errors: number;
+    promptTokens: number;
+    cachedTokens: number;
+    completionTokens: number;
+    cost: number | null;
+    seconds: number;
+  };
 }
 
 export interface EvalReport {
@@ -57,7 +72,13 @@ export interface EvalReport {
   feedback: string | null;
   runsPerTask: number;
   taskTimeoutS: number;
-  tasks: Array<{ task: string; kind: EvalItem["kind"]; summary: RunsSummary; passAt1: number | null; passAtN: number | null }>;
+  tasks: Array<{
+    task: string;
+    kind: EvalItem["kind"];
+    summary: RunsSummary;
+    passAt1: number | null;
+    passAtN: number | null;
+  }>;
   overall: RunsSummary;
   /** Means over the scored tasks with all their runs done (the unbiased estimator, k = 1 and k = runs). */
   passAt: { k1: number | null; kN: number | null };
@@ -72,7 +93,12 @@ export interface EvalReport {
  * Every item `runs` times, at most `concurrency` at once; one run failing to start is reported, not
  * fatal. Runs already in `previous` are kept; the report is written after each run.
  */
-export async function runEval(items: EvalItem[], options: EvalOptions, onRun: (run: TaskRun) => void = () => {}, onValidated: (id: string, validation: Validation) => void = () => {}): Promise<EvalReport> {
+export async function runEval(
+  items: EvalItem[],
+  options: EvalOptions,
+  onRun: (run: TaskRun) => void = () => {},
+  onValidated: (id: string, validation: Validation) => void = () => {},
+): Promise<EvalReport> {
   const startedAt = new Date().toISOString();
   const limit = new Slots(Math.max(1, options.concurrency));
   // 1. Items that fail validation are never scored (validations in the resumed report are reused).
@@ -83,7 +109,13 @@ export async function runEval(items: EvalItem[], options: EvalOptions, onRun: (r
         .filter((item) => validation[item.id] === undefined)
         .map((item) =>
           limit.run(async () => {
-            const checked = await validateItem(item, options.judge, options.taskTimeoutMs, options.sandbox).catch((error: unknown) => ({ ok: false, problems: [`validation could not run: ${error instanceof Error ? error.message : String(error)}`], durationMs: 0 }));
+            const checked = await validateItem(item, options.judge, options.taskTimeoutMs, options.sandbox).catch(
+              (error: unknown) => ({
+                ok: false,
+                problems: [`validation could not run: ${error instanceof Error ? error.message : String(error)}`],
+                durationMs: 0,
+              }),
+            );
             validation[item.id] = checked;
             onValidated(item.id, checked);
           }),
@@ -94,16 +126,24 @@ export async function runEval(items: EvalItem[], options: EvalOptions, onRun: (r
   const unscored = items.filter((item) => validation[item.id]?.ok === false).map((item) => item.id);
 
   // 2. The runs not done yet; each result is written as it comes.
-  const wanted = new Set(scored.flatMap((item) => Array.from({ length: options.runs }, (_, index) => runKey({ task: item.id, run: index + 1 }))));
+  const wanted = new Set(
+    scored.flatMap((item) =>
+      Array.from({ length: options.runs }, (_, index) => runKey({ task: item.id, run: index + 1 })),
+    ),
+  );
   const results = (options.previous?.runs ?? []).filter((run) => wanted.has(runKey(run)));
   const done = new Set(results.map(runKey));
-  const jobs = scored.flatMap((item) => Array.from({ length: options.runs }, (_, index) => ({ item, run: index + 1 }))).filter((job) => !done.has(runKey({ task: job.item.id, run: job.run })));
+  const jobs = scored
+    .flatMap((item) => Array.from({ length: options.runs }, (_, index) => ({ item, run: index + 1 })))
+    .filter((job) => !done.has(runKey({ task: job.item.id, run: job.run })));
   const report = () => buildReport(startedAt, scored, unscored, validation, results, options);
   writeJsonAtomic(options.resultsFile, report());
   await Promise.all(
     jobs.map((job) =>
       limit.run(async () => {
-        const result = await runTask(job.item, job.run, options).catch((error: unknown) => harnessFailure(job.item, job.run, error));
+        const result = await runTask(job.item, job.run, options).catch((error: unknown) =>
+          harnessFailure(job.item, job.run, error),
+        );
         results.push(result);
         writeJsonAtomic(options.resultsFile, report());
         onRun(result);
@@ -113,7 +153,14 @@ export async function runEval(items: EvalItem[], options: EvalOptions, onRun: (r
   return report();
 }
 
-function buildReport(startedAt: string, items: EvalItem[], unscored: string[], validation: Record<string, Validation>, results: TaskRun[], options: EvalOptions): EvalReport {
+function buildReport(
+  startedAt: string,
+  items: EvalItem[],
+  unscored: string[],
+  validation: Record<string, Validation>,
+  results: TaskRun[],
+  options: EvalOptions,
+): EvalReport {
   // Results keep the item order, then the run order, whatever order runs end in.
   const order = new Map(items.map((item, index) => [item.id, index]));
   const runs = [...results].sort((a, b) => (order.get(a.task) ?? 0) - (order.get(b.task) ?? 0) || a.run - b.run);
@@ -160,7 +207,10 @@ export function summarise(runs: TaskRun[]): RunsSummary {
     planFirstTry: runs.filter((run) => run.plan.firstTry).length,
     checkPassed: runs.filter((run) => run.check.passed).length,
     timeLimited: runs.filter((run) => run.failure?.startsWith("time limit") ?? false).length,
-    buildInPlan: { yes: runs.filter((run) => run.build.inPlan === true).length, of: runs.filter((run) => run.build.inPlan !== null).length },
+    buildInPlan: {
+      yes: runs.filter((run) => run.build.inPlan === true).length,
+      of: runs.filter((run) => run.build.inPlan !== null).length,
+    },
     recall: spread((run) => run.plan.recall),
     precision: spread((run) => run.plan.precision),
     stepsDone: spread((run) => (run.build.ran ? run.build.stepsDone : null)),
@@ -168,13 +218,18 @@ export function summarise(runs: TaskRun[]): RunsSummary {
     stepsFailed: spread((run) => (run.build.ran ? run.build.stepsFailed : null)),
     questions: spread((run) => run.questions.plan + run.questions.build),
     requests: spread((run) => run.usage.total.requests),
-    turns: { plan: spread((run) => run.usage.plan.requests + run.usage.revise.requests), build: spread((run) => (run.build.ran ? run.usage.build.requests : null)) },
+    turns: {
+      plan: spread((run) => run.usage.plan.requests + run.usage.revise.requests),
+      build: spread((run) => (run.build.ran ? run.usage.build.requests : null)),
+    },
     promptTokens: spread((run) => run.usage.total.prompt),
     cachedTokens: spread((run) => run.usage.total.cached),
     completionTokens: spread((run) => run.usage.total.completion),
     cost: spread((run) => run.cost),
     costByPhase: {
-      plan: spread((run) => (run.costByPhase.plan === null ? null : run.costByPhase.plan + (run.costByPhase.revise ?? 0))),
+      plan: spread((run) =>
+        run.costByPhase.plan === null ? null : run.costByPhase.plan + (run.costByPhase.revise ?? 0),
+      ),
       build: spread((run) => (run.build.ran ? run.costByPhase.build : null)),
     },
     seconds: {

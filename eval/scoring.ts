@@ -37,7 +37,10 @@ export interface Prices {
 export function costOf(usage: PhaseUsage, prices: Prices | null): number | null {
   if (!prices) return null;
   const uncached = Math.max(0, usage.prompt - usage.cached);
-  return (uncached * prices.input + usage.cached * (prices.cached ?? prices.input) + usage.completion * prices.output) / 1_000_000;
+  return (
+    (uncached * prices.input + usage.cached * (prices.cached ?? prices.input) + usage.completion * prices.output) /
+    1_000_000
+  );
 }
 
 export function addUsage(...parts: PhaseUsage[]): PhaseUsage {

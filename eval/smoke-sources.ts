@@ -35,11 +35,22 @@ export async function smokeSources(task: EvalTask, npm: NpmSource): Promise<Smok
   const [earlierDir, laterDir] = await Promise.all([fetchPackage(name, from, npm), fetchPackage(name, to, npm)]);
   const goldPatch = await diffFiles(earlierDir, laterDir, changedFiles);
   const unchanged = changedFiles.filter((file) => !goldPatch.includes(`diff --git a/${file} b/${file}\n`));
-  if (unchanged.length > 0) throw new Error(`task ${task.id}: ${unchanged.join(", ")} ${unchanged.length === 1 ? "is" : "are"} the same in ${name}@${from} and @${to}, but task.json names ${unchanged.length === 1 ? "it" : "them"} among the changed files`);
-  const upstream = (check.upstream ?? []).map((file) => ({ source: path.join(laterDir, file), name: path.basename(file) }));
-  const missing = upstream.filter((file) => !existsSync(file.source)).map((file) => path.relative(laterDir, file.source));
-  if (missing.length > 0) throw new Error(`task ${task.id}: ${name}@${to} has no ${missing.join(", ")} (check.upstream)`);
-  const own = task.checkDir ? filesUnder(task.checkDir).map((file) => ({ source: path.join(task.checkDir ?? "", file), name: file })) : [];
+  if (unchanged.length > 0)
+    throw new Error(
+      `task ${task.id}: ${unchanged.join(", ")} ${unchanged.length === 1 ? "is" : "are"} the same in ${name}@${from} and @${to}, but task.json names ${unchanged.length === 1 ? "it" : "them"} among the changed files`,
+    );
+  const upstream = (check.upstream ?? []).map((file) => ({
+    source: path.join(laterDir, file),
+    name: path.basename(file),
+  }));
+  const missing = upstream
+    .filter((file) => !existsSync(file.source))
+    .map((file) => path.relative(laterDir, file.source));
+  if (missing.length > 0)
+    throw new Error(`task ${task.id}: ${name}@${to} has no ${missing.join(", ")} (check.upstream)`);
+  const own = task.checkDir
+    ? filesUnder(task.checkDir).map((file) => ({ source: path.join(task.checkDir ?? "", file), name: file }))
+    : [];
   return {
     earlierDir,
     startingFiles: filesUnder(earlierDir).filter((file) => !LEFT_OUT.some((pattern) => pattern.test(file))),
@@ -62,7 +73,10 @@ export async function applyGoldPatch(sources: SmokeSources, tree: string): Promi
   const scratch = mkdtempSync(path.join(os.tmpdir(), "blueprint-eval-gold-"));
   try {
     writeFileSync(path.join(scratch, "gold.patch"), sources.goldPatch);
-    await run("git", ["apply", "--whitespace=nowarn", path.join(scratch, "gold.patch")], { cwd: tree, env: { ...process.env, GIT_CEILING_DIRECTORIES: path.dirname(tree) } });
+    await run("git", ["apply", "--whitespace=nowarn", path.join(scratch, "gold.patch")], {
+      cwd: tree,
+      env: { ...process.env, GIT_CEILING_DIRECTORIES: path.dirname(tree) },
+    });
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
@@ -83,7 +97,11 @@ async function diffFiles(before: string, after: string, files: string[]): Promis
       }
     }
     // --no-prefix: the folders' own names, a/ and b/, are the prefixes. Exit status 1 means "they differ".
-    const diff = await run("git", ["diff", "--no-index", "--no-prefix", "--binary", "--no-color", "--no-ext-diff", "a", "b"], { cwd: scratch, maxBuffer: 64 * 1024 * 1024 }).then(
+    const diff = await run(
+      "git",
+      ["diff", "--no-index", "--no-prefix", "--binary", "--no-color", "--no-ext-diff", "a", "b"],
+      { cwd: scratch, maxBuffer: 64 * 1024 * 1024 },
+    ).then(
       () => "",
       (error: { code?: number; stdout?: string; message: string }) => {
         if (error.code === 1 && typeof error.stdout === "string") return error.stdout;
@@ -99,5 +117,11 @@ async function diffFiles(before: string, after: string, files: string[]): Promis
 function filesUnder(dir: string, prefix = ""): string[] {
   return readdirSync(dir, { withFileTypes: true })
     .sort((a, b) => a.name.localeCompare(b.name))
-    .flatMap((entry) => (entry.isDirectory() ? filesUnder(path.join(dir, entry.name), `${prefix}${entry.name}/`) : entry.isFile() ? [`${prefix}${entry.name}`] : []));
+    .flatMap((entry) =>
+      entry.isDirectory()
+        ? filesUnder(path.join(dir, entry.name), `${prefix}${entry.name}/`)
+        : entry.isFile()
+          ? [`${prefix}${entry.name}`]
+          : [],
+    );
 }

@@ -21,19 +21,28 @@ const taskMetaSchema = z
       command: z.array(z.string().min(1)).min(1),
       /** `upstream`: the later version's own tests; `written`: written from the published behaviour change. */
       source: z.enum(["upstream", "written"]),
-      /** Test files of the later version's tarball (paths in it) copied into `.eval-check/` by name, beside `check/`'s own files. */
+      /**
+       * Test files of the later version's tarball (paths in it) copied into `.eval-check/` by name, beside `check/`'s
+       * own files.
+       */
       upstream: z.array(z.string().min(1)).optional(),
       note: z.string().min(1),
     }),
   })
   .refine((meta) => (meta.check.source === "upstream") === (meta.check.upstream ?? []).length > 0, {
-    message: 'a check with "source": "upstream" names the later version\'s test files in check.upstream, and only such a check does',
+    message:
+      'a check with "source": "upstream" names the later version\'s test files in check.upstream, and only such a check does',
     path: ["check", "upstream"],
   })
-  .refine((meta) => new Set((meta.check.upstream ?? []).map((file) => path.basename(file))).size === (meta.check.upstream ?? []).length, {
-    message: "the files of check.upstream land in .eval-check/ by name: their names must differ",
-    path: ["check", "upstream"],
-  });
+  .refine(
+    (meta) =>
+      new Set((meta.check.upstream ?? []).map((file) => path.basename(file))).size ===
+      (meta.check.upstream ?? []).length,
+    {
+      message: "the files of check.upstream land in .eval-check/ by name: their names must differ",
+      path: ["check", "upstream"],
+    },
+  );
 
 export type TaskMeta = z.output<typeof taskMetaSchema>;
 
@@ -56,7 +65,10 @@ export function loadTasks(dir: string = SMOKE_DIR, only?: string[]): EvalTask[] 
     .map((entry) => entry.name)
     .sort();
   const unknown = (only ?? []).filter((id) => !ids.includes(id));
-  if (unknown.length > 0) throw new Error(`unknown task${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")} (the suite has: ${ids.join(", ")})`);
+  if (unknown.length > 0)
+    throw new Error(
+      `unknown task${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")} (the suite has: ${ids.join(", ")})`,
+    );
   return ids.filter((id) => !only || only.includes(id)).map((id) => loadTask(path.join(dir, id)));
 }
 
@@ -64,8 +76,18 @@ export function loadTask(dir: string): EvalTask {
   const id = path.basename(dir);
   const metaFile = path.join(dir, "task.json");
   const parsed = taskMetaSchema.safeParse(JSON.parse(readFileSync(metaFile, "utf8")));
-  if (!parsed.success) throw new Error(`${metaFile}: ${parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")}`);
+  if (!parsed.success)
+    throw new Error(
+      `${metaFile}: ${parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")}`,
+    );
   const checkDir = path.join(dir, "check");
-  if (!existsSync(checkDir) && !parsed.data.check.upstream) throw new Error(`task ${id} has no check/ folder and takes no test files from the later version (check.upstream)`);
-  return { id, dir, meta: parsed.data, issue: readFileSync(path.join(dir, "issue.md"), "utf8").trim(), checkDir: existsSync(checkDir) ? checkDir : null };
+  if (!existsSync(checkDir) && !parsed.data.check.upstream)
+    throw new Error(`task ${id} has no check/ folder and takes no test files from the later version (check.upstream)`);
+  return {
+    id,
+    dir,
+    meta: parsed.data,
+    issue: readFileSync(path.join(dir, "issue.md"), "utf8").trim(),
+    checkDir: existsSync(checkDir) ? checkDir : null,
+  };
 }

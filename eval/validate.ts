@@ -13,7 +13,12 @@ import { applyGoldPatch, writeStartingTree } from "./smoke-sources.js";
  * both times); a smoke task's hidden check fails on the earlier version and passes with the gold patch
  * (the diff to the later version) applied.
  */
-export async function validateItem(item: EvalItem, judge: Judge | null, timeoutMs: number, sandbox: EvalSandbox): Promise<Validation> {
+export async function validateItem(
+  item: EvalItem,
+  judge: Judge | null,
+  timeoutMs: number,
+  sandbox: EvalSandbox,
+): Promise<Validation> {
   if (item.kind === "swe") {
     if (!judge) throw new Error("SWE-format instances need the judge (eval/swe/)");
     return judge.validateInstance(item.instance, item.source, { timeoutMs, sandbox });
@@ -29,7 +34,12 @@ export async function validateItem(item: EvalItem, judge: Judge | null, timeoutM
       writeStartingTree(sources, tree);
       if (withChange) await applyGoldPatch(sources, tree);
       const check = await runHiddenCheck(sources.check, tree, checkRunner(sandbox), { timeoutMs });
-      if (check.passed !== withChange) problems.push(withChange ? `the hidden check fails with the gold patch (${item.task.meta.package}@${item.task.meta.to}'s change): ${check.output.slice(-500)}` : `the hidden check passes on ${item.task.meta.package}@${item.task.meta.from}`);
+      if (check.passed !== withChange)
+        problems.push(
+          withChange
+            ? `the hidden check fails with the gold patch (${item.task.meta.package}@${item.task.meta.to}'s change): ${check.output.slice(-500)}`
+            : `the hidden check passes on ${item.task.meta.package}@${item.task.meta.from}`,
+        );
     }
   } finally {
     for (const tree of trees) rmSync(tree, { recursive: true, force: true });

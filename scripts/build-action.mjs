@@ -22,7 +22,9 @@ export const actionBundleOptions = {
   target: "node20",
   format: "esm",
   // Bundled CommonJS packages call require() for Node's built-ins; ESM has none unless we make one.
-  banner: { js: "import { createRequire as __blueprintCreateRequire } from 'node:module';\nconst require = __blueprintCreateRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __blueprintCreateRequire } from 'node:module';\nconst require = __blueprintCreateRequire(import.meta.url);",
+  },
   legalComments: "eof",
   sourcemap: false,
   minify: false,
@@ -32,10 +34,19 @@ export const actionBundleOptions = {
   logLevel: "warning",
 };
 
-/** repo_map's parser worker: src/tools/repo-map/tag-pool.ts starts ./tag-worker.js beside the bundle that imports it. */
-export const workerBundleOptions = { ...actionBundleOptions, entryPoints: ["src/tools/repo-map/tag-worker.ts"], outfile: "dist/tag-worker.js" };
+/**
+ * repo_map's parser worker: src/tools/repo-map/tag-pool.ts starts ./tag-worker.js beside the bundle that imports it.
+ */
+export const workerBundleOptions = {
+  ...actionBundleOptions,
+  entryPoints: ["src/tools/repo-map/tag-worker.ts"],
+  outfile: "dist/tag-worker.js",
+};
 
-/** The grammar of each parsed language (PARSED_LANGUAGES in src/tools/repo-map/queries.ts; a test keeps the two lists equal). */
+/**
+ * The grammar of each parsed language (PARSED_LANGUAGES in src/tools/repo-map/queries.ts; a test keeps the two lists
+ * equal).
+ */
 export const GRAMMAR_FILES = [
   "tree-sitter-typescript.wasm",
   "tree-sitter-tsx.wasm",
@@ -60,11 +71,23 @@ export async function writeRepoMapAssets(outdir) {
   await build({ ...workerBundleOptions, outfile: path.join(outdir, "tag-worker.js") });
   const grammars = path.join(outdir, "grammars");
   mkdirSync(grammars, { recursive: true });
-  const files = [...GRAMMAR_FILES.map((file) => [file, require.resolve(`@repomix/tree-sitter-wasms/out/${file}`)]), ["web-tree-sitter.wasm", require.resolve("web-tree-sitter/web-tree-sitter.wasm")]];
-  for (const [file, source] of files) writeFileSync(path.join(grammars, `${file}.gz`), gzipSync(readFileSync(source), { level: 9 }));
+  const files = [
+    ...GRAMMAR_FILES.map((file) => [file, require.resolve(`@repomix/tree-sitter-wasms/out/${file}`)]),
+    ["web-tree-sitter.wasm", require.resolve("web-tree-sitter/web-tree-sitter.wasm")],
+  ];
+  for (const [file, source] of files)
+    writeFileSync(path.join(grammars, `${file}.gz`), gzipSync(readFileSync(source), { level: 9 }));
   // web-tree-sitter exports no package.json: its manifest sits beside its main file.
-  const manifest = (name) => (name === "web-tree-sitter" ? path.join(path.dirname(require.resolve(name)), "package.json") : require.resolve(`${name}/package.json`));
-  const versions = Object.fromEntries(["@repomix/tree-sitter-wasms", "web-tree-sitter"].map((name) => [name, JSON.parse(readFileSync(manifest(name), "utf8")).version]));
+  const manifest = (name) =>
+    name === "web-tree-sitter"
+      ? path.join(path.dirname(require.resolve(name)), "package.json")
+      : require.resolve(`${name}/package.json`);
+  const versions = Object.fromEntries(
+    ["@repomix/tree-sitter-wasms", "web-tree-sitter"].map((name) => [
+      name,
+      JSON.parse(readFileSync(manifest(name), "utf8")).version,
+    ]),
+  );
   writeFileSync(path.join(grammars, "versions.json"), `${JSON.stringify(versions, null, 2)}\n`);
 }
 

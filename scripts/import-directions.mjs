@@ -22,7 +22,8 @@ export function partOf(file) {
  * Redis's (Bottleneck among them: here it is only ever plugin-throttling's pacing shared through Redis).
  */
 export function packagePart(specifier) {
-  if (specifier === "probot" || specifier.startsWith("probot/") || specifier.startsWith("@octokit/")) return "pkg:github";
+  if (specifier === "probot" || specifier.startsWith("probot/") || specifier.startsWith("@octokit/"))
+    return "pkg:github";
   if (["ioredis", "bullmq", "bottleneck"].includes(specifier)) return "pkg:redis";
   return undefined;
 }
@@ -32,11 +33,24 @@ export function specifiersOf(fileName, text) {
   const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true);
   const found = [];
   const visit = (node) => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       found.push(node.moduleSpecifier.text);
-    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+    } else if (
+      ts.isImportTypeNode(node) &&
+      ts.isLiteralTypeNode(node.argument) &&
+      ts.isStringLiteral(node.argument.literal)
+    ) {
       found.push(node.argument.literal.text);
-    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+    } else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteral(node.arguments[0])
+    ) {
       found.push(node.arguments[0].text);
     }
     ts.forEachChild(node, visit);
@@ -50,18 +64,29 @@ function resolveRelative(root, fromFile, specifier) {
   const base = resolve(root, dirname(fromFile), specifier);
   const candidates = [base.replace(/\.(m?)js$/, ".$1ts"), base, `${base}.ts`, join(base, "index.ts")];
   const hit = candidates.find((path) => existsSync(path) && statSync(path).isFile());
-  return relative(root, hit ?? candidates[0]).split("\\").join("/");
+  return relative(root, hit ?? candidates[0])
+    .split("\\")
+    .join("/");
 }
 
-/** Every import of src/ with what it names: { file, specifier, target } (a relative specifier resolved to its file; paths relative to `root`). */
+/**
+ * Every import of src/ with what it names: { file, specifier, target } (a relative specifier resolved to its file;
+ * paths relative to `root`).
+ */
 export function fileImports(root, dir = "src") {
   return sourceFiles(join(root, dir)).flatMap((path) => {
     const file = relative(root, path).split("\\").join("/");
-    return specifiersOf(path, readFileSync(path, "utf8")).map((specifier) => ({ file, specifier, target: specifier.startsWith(".") ? resolveRelative(root, file, specifier) : specifier }));
+    return specifiersOf(path, readFileSync(path, "utf8")).map((specifier) => ({
+      file,
+      specifier,
+      target: specifier.startsWith(".") ? resolveRelative(root, file, specifier) : specifier,
+    }));
   });
 }
 
-/** Every import of src/ that crosses from one part to another: { from, to, file, target } (paths relative to `root`). */
+/**
+ * Every import of src/ that crosses from one part to another: { from, to, file, target } (paths relative to `root`).
+ */
 export function crossImports(root, dir = "src") {
   return fileImports(root, dir).flatMap(({ file, specifier, target }) => {
     const from = partOf(file);

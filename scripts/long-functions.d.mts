@@ -16,4 +16,7 @@ export function measureSource(fileName: string, text: string): { lines: number; 
 export function sourceFiles(dir: string): string[];
 
 /** Every TypeScript file under `dir` (paths relative to `root`, with forward slashes) and its functions. */
-export function measureTree(root: string, dir?: string): Array<{ file: string; lines: number; functions: MeasuredFunction[] }>;
+export function measureTree(
+  root: string,
+  dir?: string,
+): Array<{ file: string; lines: number; functions: MeasuredFunction[] }>;

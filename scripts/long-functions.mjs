@@ -1,13 +1,15 @@
 // Measures the size of every function and file under src/ with TypeScript's own parser, so that "no
-// function over 80 lines, no file over 300" (docs/development.md) is a number rather than an impression.
+// function over 105 lines, no file over 400" (docs/development.md) is a number rather than an impression.
 // Usage: node scripts/long-functions.mjs [dir=src] — prints offenders, longest first.
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
 
-export const FUNCTION_LIMIT = 80;
-export const FILE_LIMIT = 300;
+// Set at 80 and 300 when lines ran to 160 columns and more; Prettier's 120 columns lay the same code out
+// over about a third more lines, so the limits grew by that third.
+export const FUNCTION_LIMIT = 105;
+export const FILE_LIMIT = 400;
 
 const functionKinds = new Set([
   ts.SyntaxKind.FunctionDeclaration,
@@ -25,7 +27,10 @@ function nameOf(node) {
   if (node.name) return node.name.getText();
   if (node.kind === ts.SyntaxKind.Constructor) return "constructor";
   const parent = node.parent;
-  if (parent && (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent))) {
+  if (
+    parent &&
+    (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent))
+  ) {
     return parent.name.getText();
   }
   return "(anonymous)";
@@ -74,5 +79,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const longFiles = files.filter((f) => f.lines > FILE_LIMIT).sort((a, b) => b.lines - a.lines);
   for (const f of longFunctions) console.log(`${f.lines}\t${f.file}:${f.start}-${f.end}\t${f.name}`);
   for (const f of longFiles) console.log(`${f.lines}\t${f.file}\t(file)`);
-  if (longFunctions.length === 0 && longFiles.length === 0) console.log("no function over 80 lines, no file over 300");
+  if (longFunctions.length === 0 && longFiles.length === 0)
+    console.log(`no function over ${FUNCTION_LIMIT} lines, no file over ${FILE_LIMIT}`);
 }

@@ -25,7 +25,12 @@ if (credentials || env.NODE_ENV === "production") {
   }
   // 3. The App (Probot decides the rest, and refuses to run without credentials in production).
   await run([new URL("./index.js", import.meta.url).href], { env: process.env }).catch((error: unknown) => {
-    refuse(error, credentials ? "" : "To register a GitHub App with this build, start it once with NODE_ENV=development (setup mode), then restart it.\n");
+    refuse(
+      error,
+      credentials
+        ? ""
+        : "To register a GitHub App with this build, start it once with NODE_ENV=development (setup mode), then restart it.\n",
+    );
   });
 } else {
   // 4. Setup mode: registering the App needs no sandbox, so it is served anyway, saying what jobs will need.
@@ -33,7 +38,13 @@ if (credentials || env.NODE_ENV === "production") {
   await logger.ready();
   Object.assign(process.env, { ...dotEnv(), ...process.env });
   const sandbox = sandboxProblem(env.BLUEPRINT_SANDBOX);
-  await startSetupServer({ env: process.env, host: env.HOST ?? "localhost", port: Number(env.PORT ?? 3000), log: logger.log, sandboxProblem: sandbox });
+  await startSetupServer({
+    env: process.env,
+    host: env.HOST ?? "localhost",
+    port: Number(env.PORT ?? 3000),
+    log: logger.log,
+    sandboxProblem: sandbox,
+  });
 }
 
 /** One plain message on stderr (no stack, no log line around it) and exit 1. */
@@ -51,5 +62,7 @@ function dotEnv(): Record<string, string> {
 }
 
 function logLevel(level: string | undefined): "trace" | "debug" | "info" | "warn" | "error" | "fatal" {
-  return level === "trace" || level === "debug" || level === "warn" || level === "error" || level === "fatal" ? level : "info";
+  return level === "trace" || level === "debug" || level === "warn" || level === "error" || level === "fatal"
+    ? level
+    : "info";
 }

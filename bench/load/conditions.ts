@@ -15,13 +15,28 @@ export const FILES = {
 const PLAN = {
   title: "Greet people by name",
   summary: "Add a greet helper and use it in the entry point.",
-  steps: [{ id: "S1", title: "Add a greet helper", details: "Create `src/greet.js` exporting `greet(name)`.", files: ["src/greet.js"], deps: [], risk: null, complexity: "low" }],
+  steps: [
+    {
+      id: "S1",
+      title: "Add a greet helper",
+      details: "Create `src/greet.js` exporting `greet(name)`.",
+      files: ["src/greet.js"],
+      deps: [],
+      risk: null,
+      complexity: "low",
+    },
+  ],
   risks: [],
   verification: ["test -f src/greet.js"],
 };
 
 /** Who comments: role on every installation's repository (the bot is not a collaborator). */
-export const PEOPLE: Record<string, RepositoryRole> = { maintainer: "write", owner: "admin", reader: "read", triager: "triage" };
+export const PEOPLE: Record<string, RepositoryRole> = {
+  maintainer: "write",
+  owner: "admin",
+  reader: "read",
+  triager: "triage",
+};
 const BOT = "dependabot[bot]";
 
 export type Who = "writer" | "reader" | "bot";
@@ -53,16 +68,24 @@ export interface Tenant {
   commands: Command[];
 }
 
-export const installationIds = (): number[] => Array.from({ length: INSTALLATIONS }, (_, n) => FIRST_INSTALLATION_ID + n);
+export const installationIds = (): number[] =>
+  Array.from({ length: INSTALLATIONS }, (_, n) => FIRST_INSTALLATION_ID + n);
 export const ownerOf = (id: number): string => `org-${id}`;
 export const issuesFor = (id: number) =>
-  Array.from({ length: id - FIRST_INSTALLATION_ID < TWO_ISSUES ? 2 : 1 }, (_, n) => ({ title: `Greet people by name (installation ${id}, #${n + 1})`, body: "The CLI always says hello to the world.", author: "maintainer" }));
+  Array.from({ length: id - FIRST_INSTALLATION_ID < TWO_ISSUES ? 2 : 1 }, (_, n) => ({
+    title: `Greet people by name (installation ${id}, #${n + 1})`,
+    body: "The CLI always says hello to the world.",
+    author: "maintainer",
+  }));
 
 /** The scripted model: planning reads package.json, then submits its plan; anything else gets a short answer. */
 export function modelReply(request: ModelRequest): ScriptedReply {
   if (!request.tools?.some((tool) => tool.function.name === "submit_plan")) return { content: "Noted." };
   const turn = request.messages.filter((message) => message.role === "assistant").length;
-  if (turn === 0) return { toolCalls: [{ name: "read_file", arguments: { path: "package.json", start_line: null, end_line: null } }] };
+  if (turn === 0)
+    return {
+      toolCalls: [{ name: "read_file", arguments: { path: "package.json", start_line: null, end_line: null } }],
+    };
   return { toolCalls: [{ name: "submit_plan", arguments: PLAN }] };
 }
 
@@ -73,21 +96,53 @@ export function modelReply(request: ModelRequest): ScriptedReply {
 export function makeTenants(github: GitHubDouble, ids: number[]): Tenant[] {
   const tenants: Tenant[] = ids.map((id) => {
     const view = github.installation(id);
-    return { id, view, issues: id - FIRST_INSTALLATION_ID < TWO_ISSUES ? [1, 2] : [1], repoPath: `/repos/${view.repository.owner}/${view.repository.name}`, commands: [] };
+    return {
+      id,
+      view,
+      issues: id - FIRST_INSTALLATION_ID < TWO_ISSUES ? [1, 2] : [1],
+      repoPath: `/repos/${view.repository.owner}/${view.repository.name}`,
+      commands: [],
+    };
   });
   const add = (tenant: Tenant, issue: number, who: Who, kind: Kind, login: string, body: string) => {
     const { view } = tenant;
-    const comment = who === "bot" ? view.state.addComment(issue, { login, type: "Bot" }, body, false) : view.state.addUserComment(issue, login, body);
+    const comment =
+      who === "bot"
+        ? view.state.addComment(issue, { login, type: "Bot" }, body, false)
+        : view.state.addUserComment(issue, login, body);
     const payload = JSON.stringify(issueCommentCreated(view, comment).payload);
-    tenant.commands.push({ installation: tenant.id, issue, index: tenant.commands.length, who, kind, comment, body: payload, signature: signWebhook(WEBHOOK_SECRET, payload) });
+    tenant.commands.push({
+      installation: tenant.id,
+      issue,
+      index: tenant.commands.length,
+      who,
+      kind,
+      comment,
+      body: payload,
+      signature: signWebhook(WEBHOOK_SECRET, payload),
+    });
   };
   const issues = tenants.flatMap((tenant) => tenant.issues.map((issue) => ({ tenant, issue })));
   issues.forEach(({ tenant, issue }, n) => {
-    for (let k = 0; k < (n < SIX_PLANS ? 6 : 5); k++) add(tenant, issue, "writer", "plan", k % 2 === 0 ? "maintainer" : "owner", `/plan load-${tenant.id}-${issue}-${k}: greet people by name`);
+    for (let k = 0; k < (n < SIX_PLANS ? 6 : 5); k++)
+      add(
+        tenant,
+        issue,
+        "writer",
+        "plan",
+        k % 2 === 0 ? "maintainer" : "owner",
+        `/plan load-${tenant.id}-${issue}-${k}: greet people by name`,
+      );
   });
   tenants.slice(0, 20).forEach((tenant) => add(tenant, 1, "writer", "status", "maintainer", "/status"));
-  tenants.slice(20).forEach((tenant) => add(tenant, 1, "reader", "plan", "reader", `/plan ro-${tenant.id}: let me plan too`));
-  tenants.slice(0, 50).forEach((tenant) => add(tenant, tenant.issues.at(-1) ?? 1, "bot", "plan", BOT, `/plan bot-${tenant.id}: bump dependencies`));
+  tenants
+    .slice(20)
+    .forEach((tenant) => add(tenant, 1, "reader", "plan", "reader", `/plan ro-${tenant.id}: let me plan too`));
+  tenants
+    .slice(0, 50)
+    .forEach((tenant) =>
+      add(tenant, tenant.issues.at(-1) ?? 1, "bot", "plan", BOT, `/plan bot-${tenant.id}: bump dependencies`),
+    );
   return tenants;
 }
 
@@ -98,11 +153,19 @@ export function makeTenants(github: GitHubDouble, ids: number[]): Tenant[] {
 export function schedule(tenants: Tenant[]): Delivery[] {
   const random = prng(7);
   const lanes = tenants.map((tenant) => {
-    const originals: Delivery[] = shuffle(tenant.commands, random).map((command) => ({ command, deliveryId: randomUUID(), redelivery: "none" }));
+    const originals: Delivery[] = shuffle(tenant.commands, random).map((command) => ({
+      command,
+      deliveryId: randomUUID(),
+      redelivery: "none",
+    }));
     for (const status of originals.filter((d) => d.command.kind === "status")) {
       for (let again = 0; again < 2; again++) {
         const at = originals.indexOf(status);
-        originals.splice(at + 1 + Math.floor(random() * (originals.length - at)), 0, { command: status.command, deliveryId: status.deliveryId, redelivery: "same-delivery" });
+        originals.splice(at + 1 + Math.floor(random() * (originals.length - at)), 0, {
+          command: status.command,
+          deliveryId: status.deliveryId,
+          redelivery: "same-delivery",
+        });
       }
     }
     return originals;

@@ -11,7 +11,10 @@ export const SIX_PLANS = 60;
 export const FIRST_INSTALLATION_ID = 1000;
 export const WEBHOOK_SECRET = "bench-load-webhook-secret-7c2e";
 export const TARGETS = { webhookP99Ms: 100, firstReactionP99Ms: 1000 };
-/** Once every expected effect is there: no new call to the double for this long ends the run (longer than the 3 s comment pacing). */
+/**
+ * Once every expected effect is there: no new call to the double for this long ends the run (longer than the 3 s
+ * comment pacing).
+ */
 export const QUIET_MS = 5_000;
 
 /** Jobs at once per worker process (the app's BLUEPRINT_CONCURRENCY): they mostly wait on GitHub's pacing of writes. */
@@ -41,6 +44,10 @@ function positive(name: string, fallback: number): number {
 
 /** A comma-separated list of whole numbers ≥ 0; the fallback when none is given or one is not a number. */
 function counts(name: string, fallback: number[]): number[] {
-  const values = (process.env[name] ?? "").split(",").map((value) => value.trim()).filter((value) => value !== "").map(Number);
+  const values = (process.env[name] ?? "")
+    .split(",")
+    .map((value) => value.trim())
+    .filter((value) => value !== "")
+    .map(Number);
   return values.length > 0 && values.every((value) => Number.isInteger(value) && value >= 0) ? values : fallback;
 }

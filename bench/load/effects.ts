@@ -30,15 +30,24 @@ export function expected(tenant: Tenant) {
   };
 }
 
-export const hasPlan = (bodies: string[], revision: number) => bodies.some((body) => body.startsWith(`## 📋 Plan v${revision}`));
+export const hasPlan = (bodies: string[], revision: number) =>
+  bodies.some((body) => body.startsWith(`## 📋 Plan v${revision}`));
 
 /** Cheap completeness check from the double's state, while waiting. */
 export function effectsComplete(tenant: Tenant): boolean {
   const want = expected(tenant);
   const { state } = tenant.view;
-  if (!want.reactions.every((id) => state.reactions.some((r) => r.commentId === id && r.content === "eyes"))) return false;
+  if (!want.reactions.every((id) => state.reactions.some((r) => r.commentId === id && r.content === "eyes")))
+    return false;
   const replies = tenant.issues.flatMap((issue) => state.botComments(issue).map((c) => c.body));
   const n = (kind: ReplyKind) => replies.filter((body) => classify(body) === kind).length;
-  const planned = [...want.finalRevision].every(([issue, revision]) => revision === 0 || hasPlan(state.botComments(issue).map((c) => c.body), revision));
+  const planned = [...want.finalRevision].every(
+    ([issue, revision]) =>
+      revision === 0 ||
+      hasPlan(
+        state.botComments(issue).map((c) => c.body),
+        revision,
+      ),
+  );
   return n("status") >= want.status && n("refusal") >= want.refusals && planned;
 }

@@ -5,7 +5,8 @@ export function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 }
 
-export const ms = (value: number | undefined): string => (value === undefined || !Number.isFinite(value) ? "n/a" : `${Math.round(value)} ms`);
+export const ms = (value: number | undefined): string =>
+  value === undefined || !Number.isFinite(value) ? "n/a" : `${Math.round(value)} ms`;
 
 export const met = (ok: boolean): string => (ok ? "met" : "NOT MET");
 
@@ -17,7 +18,8 @@ export function percentile(values: number[], p: number): number | undefined {
 
 export function printTable(header: string[], rows: string[][]): void {
   const widths = header.map((h, i) => Math.max([...h].length, ...rows.map((row) => [...(row[i] ?? "")].length)));
-  const line = (cells: string[]) => `| ${cells.map((cell, i) => cell + " ".repeat((widths[i] ?? 0) - [...cell].length)).join(" | ")} |`;
+  const line = (cells: string[]) =>
+    `| ${cells.map((cell, i) => cell + " ".repeat((widths[i] ?? 0) - [...cell].length)).join(" | ")} |`;
   console.log(line(header));
   console.log(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);
   for (const row of rows) console.log(line(row));

@@ -50,7 +50,11 @@ export async function run(): Promise<void> {
 /** Every run's value of each figure in a column of its own, beside the target; a value that misses it says so. */
 function sideBySide(runs: Run[]): void {
   console.log("\n--- side by side ---\n");
-  const header = ["figure", "target", ...runs.map((r) => (WARM_UPS.length > 1 ? `${r.mode}, ${conditionOf(r.warmUp)}` : r.mode))];
+  const header = [
+    "figure",
+    "target",
+    ...runs.map((r) => (WARM_UPS.length > 1 ? `${r.mode}, ${conditionOf(r.warmUp)}` : r.mode)),
+  ];
   const figures = runs[0]?.rows ?? [];
   const rows = figures.map(([figure, , target], n) => [
     figure,

@@ -4,7 +4,10 @@ import { readdirSync, readFileSync } from "node:fs";
 import { childrenOf } from "../../test/e2e/support/processes.js";
 import { safeJson, seconds } from "./format.js";
 
-/** What bench/support/loop-probe.mjs writes: the app's event-loop delay, and its stalls over 50 ms (wall-clock start, length). */
+/**
+ * What bench/support/loop-probe.mjs writes: the app's event-loop delay, and its stalls over 50 ms (wall-clock start,
+ * length).
+ */
 export interface AppLoop {
   p50: number;
   p99: number;
@@ -36,11 +39,19 @@ export function cpuSnapshot(appPid: number): CpuSnapshot | null {
   try {
     const tick = 1000 / 100; // USER_HZ
     const proc = (pid: number | "self") => {
-      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ");
+      const fields = readFileSync(`/proc/${pid}/stat`, "utf8")
+        .replace(/^.*\) /, "")
+        .split(" ");
       const at = (n: number) => Number(fields[n - 3]) * tick; // field n of proc(5), 1-based
       return { own: at(14) + at(15), children: at(16) + at(17) };
     };
-    const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").trim().split(/\s+/).slice(1).map(Number);
+    const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = (
+      readFileSync("/proc/stat", "utf8").split("\n")[0] ?? ""
+    )
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
     const app = proc(appPid);
     const bench = proc("self");
     const workers = descendantsOf(appPid).reduce((sum, pid) => {
@@ -51,7 +62,14 @@ export function cpuSnapshot(appPid: number): CpuSnapshot | null {
         return sum; // gone meanwhile
       }
     }, 0);
-    return { app: app.own, appChildren: app.children, workers, bench: bench.own, benchChildren: bench.children, machine: (user + nice + system + irq + softirq + steal) * tick };
+    return {
+      app: app.own,
+      appChildren: app.children,
+      workers,
+      bench: bench.own,
+      benchChildren: bench.children,
+      machine: (user + nice + system + irq + softirq + steal) * tick,
+    };
   } catch {
     return null;
   }
@@ -93,7 +111,10 @@ export function cpuLine(cpu: CpuDelta): string {
 /** A thread's scheduler figures (Linux schedstat), in ms: time on a core, and time ready but waiting for one. */
 export type ThreadTimes = { onCpu: number; waiting: number };
 
-/** Every thread of a process, by thread id (its event loop's is the pid): the token thread, V8's garbage-collection and compiler threads too. */
+/**
+ * Every thread of a process, by thread id (its event loop's is the pid): the token thread, V8's garbage-collection and
+ * compiler threads too.
+ */
 export function threadTimes(pid: number): Map<string, ThreadTimes> {
   const threads = new Map<string, ThreadTimes>();
   try {
@@ -111,11 +132,20 @@ export function threadTimes(pid: number): Map<string, ThreadTimes> {
  * The intake's threads since `before`: its event loop's (thread id = pid), and the others that ran
  * at least 5 ms, busiest first.
  */
-export function intakeThreadsSince(pid: number, before: Map<string, ThreadTimes>): { loop: ThreadTimes | null; others: ThreadTimes[] } {
+export function intakeThreadsSince(
+  pid: number,
+  before: Map<string, ThreadTimes>,
+): { loop: ThreadTimes | null; others: ThreadTimes[] } {
   const threads = new Map(
-    [...threadTimes(pid)].map(([tid, after]) => [tid, { onCpu: after.onCpu - (before.get(tid)?.onCpu ?? 0), waiting: after.waiting - (before.get(tid)?.waiting ?? 0) }]),
+    [...threadTimes(pid)].map(([tid, after]) => [
+      tid,
+      { onCpu: after.onCpu - (before.get(tid)?.onCpu ?? 0), waiting: after.waiting - (before.get(tid)?.waiting ?? 0) },
+    ]),
   );
   const loop = threads.get(String(pid)) ?? null;
   threads.delete(String(pid));
-  return { loop, others: [...threads.values()].filter((thread) => thread.onCpu >= 5).sort((a, b) => b.onCpu - a.onCpu) };
+  return {
+    loop,
+    others: [...threads.values()].filter((thread) => thread.onCpu >= 5).sort((a, b) => b.onCpu - a.onCpu),
+  };
 }

@@ -17,7 +17,14 @@ export interface Processes {
 }
 
 /** Starts the app (and Redis and two workers in Redis mode) into `into`, talking to `github` and `model`. */
-export async function startProcesses(into: Processes, mode: Mode, github: GitHubDouble, model: ModelServer, scratch: string, probeFile: string): Promise<AppProcess> {
+export async function startProcesses(
+  into: Processes,
+  mode: Mode,
+  github: GitHubDouble,
+  model: ModelServer,
+  scratch: string,
+  probeFile: string,
+): Promise<AppProcess> {
   const shared = {
     HOME: path.join(scratch, "home"),
     APP_ID: String(github.appId),
@@ -39,15 +46,26 @@ export async function startProcesses(into: Processes, mode: Mode, github: GitHub
       LOG_LEVEL: "warn",
       BLUEPRINT_WORKDIR: path.join(scratch, "workdir"),
       ...(redis ? { REDIS_URL: redis.url, BLUEPRINT_WORKERS: "0" } : {}),
-      // The app's event-loop delay, measured from inside (bench/support/loop-probe.mjs); more options for looking into it.
-      NODE_OPTIONS: [`--import ${JSON.stringify(LOOP_PROBE)}`, process.env.BENCH_LOAD_APP_NODE_OPTIONS ?? ""].join(" ").trim(),
+      // The app's event-loop delay, measured from inside (bench/support/loop-probe.mjs); more options for looking into
+      // it.
+      NODE_OPTIONS: [`--import ${JSON.stringify(LOOP_PROBE)}`, process.env.BENCH_LOAD_APP_NODE_OPTIONS ?? ""]
+        .join(" ")
+        .trim(),
       BENCH_LOOP_PROBE_FILE: probeFile,
     },
     { readyTimeoutMs: 30_000 },
   );
   into.app = app;
   if (redis) {
-    for (const n of [1, 2]) into.workers.push(await startWorkerProcess({ ...shared, LOG_LEVEL: "info", REDIS_URL: redis.url, BLUEPRINT_WORKDIR: path.join(scratch, `worker-${n}`) }));
+    for (const n of [1, 2])
+      into.workers.push(
+        await startWorkerProcess({
+          ...shared,
+          LOG_LEVEL: "info",
+          REDIS_URL: redis.url,
+          BLUEPRINT_WORKDIR: path.join(scratch, `worker-${n}`),
+        }),
+      );
   }
   return app;
 }

@@ -7,12 +7,28 @@ import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
 import type { GitHubDouble } from "../../test/e2e/double/github-server.js";
 import type { AppProcess } from "../../test/e2e/support/app-process.js";
 import { startModelServer, type ModelServer } from "../../test/helpers/model-server.js";
-import { installationIds, makeTenants, modelReply, schedule, totalsOf, type Delivery, type Tenant } from "./conditions.js";
+import {
+  installationIds,
+  makeTenants,
+  modelReply,
+  schedule,
+  totalsOf,
+  type Delivery,
+  type Tenant,
+} from "./conditions.js";
 import { HARD_DEADLINE_MS, QUIET_MS, type Mode } from "./config.js";
 import { effectsComplete } from "./effects.js";
 import { sleep } from "./format.js";
 import { echoBotComments, startGitHub, type Echo } from "./github.js";
-import { cpuDelta, cpuSnapshot, intakeThreadsSince, readAppLoop, threadTimes, type CpuSnapshot, type ThreadTimes } from "./machine.js";
+import {
+  cpuDelta,
+  cpuSnapshot,
+  intakeThreadsSince,
+  readAppLoop,
+  threadTimes,
+  type CpuSnapshot,
+  type ThreadTimes,
+} from "./machine.js";
 import { killOnSignal, startProcesses, stopProcesses, type Processes } from "./processes.js";
 import { report, type Row } from "./report.js";
 import { sendAll, untilReady, warmUp, type Payload } from "./sender.js";
@@ -33,7 +49,8 @@ export async function runMode(mode: Mode, warmUpCount: number): Promise<Run> {
   let github: GitHubDouble | undefined;
   let model: ModelServer | undefined;
   try {
-    // 1. GitHub: one installation and repository each, one or two issues each, the same people everywhere; the model; the app.
+    // 1. GitHub: one installation and repository each, one or two issues each, the same people everywhere; the model;
+    // the app.
     const ids = installationIds();
     github = await startGitHub(ids);
     model = await startModelServer(Array.from({ length: 5_000 }, () => modelReply));
@@ -109,8 +126,19 @@ interface Burst {
   burstCpu: ReturnType<typeof cpuDelta>;
 }
 
-/** Sends the warm-up and the burst; measuring (and echoing the app's comments) starts as the burst's first webhook goes out. */
-async function burst(app: AppProcess, tenants: Tenant[], deliveries: Delivery[], warm: Payload[], typed: Set<number>, deadline: number, loopDelay: IntervalHistogram): Promise<Burst> {
+/**
+ * Sends the warm-up and the burst; measuring (and echoing the app's comments) starts as the burst's first webhook goes
+ * out.
+ */
+async function burst(
+  app: AppProcess,
+  tenants: Tenant[],
+  deliveries: Delivery[],
+  warm: Payload[],
+  typed: Set<number>,
+  deadline: number,
+  loopDelay: IntervalHistogram,
+): Promise<Burst> {
   let cpuBefore: CpuSnapshot | null = null;
   let threadsBefore = new Map<string, ThreadTimes>();
   let sendStart = 0;
@@ -125,10 +153,21 @@ async function burst(app: AppProcess, tenants: Tenant[], deliveries: Delivery[],
   });
   const sendEnd = Date.now();
   const intake = intakeThreadsSince(app.pid, threadsBefore);
-  return { sendStart, sendEnd, cpuBefore, echo, intakeThread: intake.loop, intakeThreads: intake.others, burstCpu: cpuDelta(cpuBefore, cpuSnapshot(app.pid)) };
+  return {
+    sendStart,
+    sendEnd,
+    cpuBefore,
+    echo,
+    intakeThread: intake.loop,
+    intakeThreads: intake.others,
+    burstCpu: cpuDelta(cpuBefore, cpuSnapshot(app.pid)),
+  };
 }
 
-/** Until every command has its effect (true), or the deadline (false); then until the double has seen no call for QUIET_MS. */
+/**
+ * Until every command has its effect (true), or the deadline (false); then until the double has seen no call for
+ * QUIET_MS.
+ */
 async function settle(github: GitHubDouble, tenants: Tenant[], deadline: number): Promise<boolean> {
   let complete = false;
   while (Date.now() < deadline) {

@@ -16,7 +16,10 @@ export interface Payload {
 /** Until /healthz says every process is up, as an operator waits after a restart. */
 export async function untilReady(url: string, deadline: number): Promise<void> {
   while (Date.now() < deadline) {
-    const health = (await fetch(`${url}/healthz`).then((response) => response.json(), () => null)) as { queue?: { ready?: boolean } } | null;
+    const health = (await fetch(`${url}/healthz`).then(
+      (response) => response.json(),
+      () => null,
+    )) as { queue?: { ready?: boolean } } | null;
     if (health?.queue?.ready) return;
     await sleep(100);
   }
@@ -36,7 +39,12 @@ export function warmUp(tenants: Tenant[], count: number): { deliveries: Payload[
   const commentIds: number[] = [];
   const deliveries = Array.from({ length: count }, (_, n): Payload => {
     const tenant = tenants[n % tenants.length] as Tenant;
-    const comment = tenant.view.state.addComment(tenant.issues[0] ?? 1, { login: "renovate[bot]", type: "Bot" }, "Rebased on the default branch.", false);
+    const comment = tenant.view.state.addComment(
+      tenant.issues[0] ?? 1,
+      { login: "renovate[bot]", type: "Bot" },
+      "Rebased on the default branch.",
+      false,
+    );
     commentIds.push(comment.id);
     const body = JSON.stringify(issueCommentCreated(tenant.view, comment).payload);
     return { body, headers: webhookHeaders("issue_comment", randomUUID(), signWebhook(WEBHOOK_SECRET, body)) };
@@ -53,16 +61,28 @@ export function warmUp(tenants: Tenant[], count: number): { deliveries: Payload[
  * during the burst), and the double serving GitHub's side on this process's loop must not count as
  * the app's response time.
  */
-export async function sendAll(url: string, deliveries: Delivery[], warm: Payload[], deadline: number, beforeBurst: () => void): Promise<void> {
-  const payloads = deliveries.map(({ command, deliveryId }): Payload => ({ body: command.body, headers: webhookHeaders("issue_comment", deliveryId, command.signature) }));
+export async function sendAll(
+  url: string,
+  deliveries: Delivery[],
+  warm: Payload[],
+  deadline: number,
+  beforeBurst: () => void,
+): Promise<void> {
+  const payloads = deliveries.map(({ command, deliveryId }): Payload => ({
+    body: command.body,
+    headers: webhookHeaders("issue_comment", deliveryId, command.signature),
+  }));
   const sender = fork(SENDER, [], { execArgv: [], stdio: ["ignore", "inherit", "inherit", "ipc"] });
   try {
-    // Over the IPC channel rather than a file: a file's pages written back to disk during the burst cost a kernel thread half a core.
+    // Over the IPC channel rather than a file: a file's pages written back to disk during the burst cost a kernel
+    // thread half a core.
     sender.send({ url, concurrency: CONCURRENCY, deadline, warmUp: warm, deliveries: payloads });
     await once(sender, "message");
     beforeBurst();
     sender.send("go");
-    const [results] = (await once(sender, "message")) as [Array<{ sentAt: number; latencyMs: number; status: number } | null>];
+    const [results] = (await once(sender, "message")) as [
+      Array<{ sentAt: number; latencyMs: number; status: number } | null>,
+    ];
     results.forEach((result, index) => {
       const delivery = deliveries[index];
       if (result && delivery) Object.assign(delivery, result);

@@ -29,7 +29,8 @@ export function seenBy(tenants: Tenant[], requests: RecordedRequest[]): Seen {
   };
 }
 
-export const bodyOf = (r: RecordedRequest): string => String((safeJson(r.body) as { body?: unknown } | null)?.body ?? "");
+export const bodyOf = (r: RecordedRequest): string =>
+  String((safeJson(r.body) as { body?: unknown } | null)?.body ?? "");
 const reactedComment = (r: RecordedRequest) => Number(/\/issues\/comments\/(\d+)\/reactions$/.exec(r.path)?.[1]);
 const at = (r: RecordedRequest) => r.at ?? NaN;
 
@@ -55,7 +56,17 @@ export interface Tally {
 }
 
 export function tally(tenants: Tenant[], deliveries: Delivery[], seen: Seen, runs: string[]): Tally {
-  const t: Tally = { duplicates: 0, lost: 0, unauthorized: 0, queued: 0, problems: [], firstReactionMs: [], firstPath: { token: [], permission: [], reaction: [] }, ackMs: [], lastEffectAt: 0 };
+  const t: Tally = {
+    duplicates: 0,
+    lost: 0,
+    unauthorized: 0,
+    queued: 0,
+    problems: [],
+    firstReactionMs: [],
+    firstPath: { token: [], permission: [], reaction: [] },
+    ackMs: [],
+    lastEffectAt: 0,
+  };
   for (const tenant of tenants) {
     tallyReactions(t, tenant, deliveries, seen);
     tallyReplies(t, tenant, seen);
@@ -70,7 +81,8 @@ const note = (t: Tally, line: string) => t.problems.length < 12 && t.problems.pu
 function tallyReactions(t: Tally, tenant: Tenant, deliveries: Delivery[], seen: Seen): void {
   const mine = (list: RecordedRequest[]) => list.filter((r) => seen.tenantOf(r) === tenant);
   const myReactions = mine(seen.reactions);
-  const sentTimes = (keep: (d: Delivery) => boolean) => deliveries.filter((d) => keep(d) && d.sentAt !== undefined).map((d) => d.sentAt ?? NaN);
+  const sentTimes = (keep: (d: Delivery) => boolean) =>
+    deliveries.filter((d) => keep(d) && d.sentAt !== undefined).map((d) => d.sentAt ?? NaN);
   const firstSent = (command: Command) => Math.min(...sentTimes((d) => d.command === command));
   for (const command of tenant.commands) {
     const on = myReactions.filter((r) => reactedComment(r) === command.comment.id);
@@ -91,11 +103,16 @@ function tallyReactions(t: Tally, tenant: Tenant, deliveries: Delivery[], seen: 
     }
   }
   const ackable = tenant.commands.filter((c) => c.who === "writer").map(firstSent);
-  if (myReactions.length > 0 && ackable.length > 0) t.firstReactionMs.push(Math.min(...myReactions.map(at)) - Math.min(...ackable));
+  if (myReactions.length > 0 && ackable.length > 0)
+    t.firstReactionMs.push(Math.min(...myReactions.map(at)) - Math.min(...ackable));
   const firstAt = (list: RecordedRequest[]) => Math.min(...list.map(at));
   const webhookAt = Math.min(...sentTimes((d) => d.command.installation === tenant.id));
-  const tokenAt = firstAt(seen.requests.filter((r) => r.kind === "rest" && r.path === `/app/installations/${tenant.id}/access_tokens`));
-  const permissionAt = firstAt(mine(seen.rest).filter((r) => r.method === "GET" && /\/collaborators\/[^/]+\/permission$/.test(r.path)));
+  const tokenAt = firstAt(
+    seen.requests.filter((r) => r.kind === "rest" && r.path === `/app/installations/${tenant.id}/access_tokens`),
+  );
+  const permissionAt = firstAt(
+    mine(seen.rest).filter((r) => r.method === "GET" && /\/collaborators\/[^/]+\/permission$/.test(r.path)),
+  );
   const reactionAt = firstAt(myReactions);
   if ([webhookAt, tokenAt, permissionAt, reactionAt].every(Number.isFinite)) {
     t.firstPath.token.push(tokenAt - webhookAt);
@@ -130,13 +147,22 @@ function tallyReplies(t: Tally, tenant: Tenant, seen: Seen): void {
   check("plan-start", want.plans);
   t.queued += replies.filter((r) => r.kind === "queued").length;
   for (const [issue, revision] of want.finalRevision) {
-    const done = replies.filter((reply) => reply.body.startsWith(`## 📋 Plan v${revision}`)).sort((a, b) => a.at - b.at)[0];
-    if (!done || !hasPlan(tenant.view.state.botComments(issue).map((c) => c.body), revision)) {
+    const done = replies
+      .filter((reply) => reply.body.startsWith(`## 📋 Plan v${revision}`))
+      .sort((a, b) => a.at - b.at)[0];
+    if (
+      !done ||
+      !hasPlan(
+        tenant.view.state.botComments(issue).map((c) => c.body),
+        revision,
+      )
+    ) {
       t.lost++;
       note(t, `installation ${tenant.id}: no Plan v${revision} on #${issue}`);
     } else t.lastEffectAt = Math.max(t.lastEffectAt, done.at);
   }
-  for (const reply of replies.filter((r) => r.kind === "failure" || r.kind === "other")) note(t, `installation ${tenant.id}: unexpected reply: ${reply.body.slice(0, 100)}`);
+  for (const reply of replies.filter((r) => r.kind === "failure" || r.kind === "other"))
+    note(t, `installation ${tenant.id}: unexpected reply: ${reply.body.slice(0, 100)}`);
 }
 
 /**

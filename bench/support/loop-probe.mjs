@@ -17,12 +17,19 @@ if (file && !process.send) {
   setInterval(() => {
     const now = performance.now();
     const late = now - last - TICK_MS;
-    if (late > STALL_MS && stalls.length < 200) stalls.push({ at: Math.round(performance.timeOrigin + last + TICK_MS), ms: Math.round(late) });
+    if (late > STALL_MS && stalls.length < 200)
+      stalls.push({ at: Math.round(performance.timeOrigin + last + TICK_MS), ms: Math.round(late) });
     last = now;
   }, TICK_MS).unref();
   const figures = () => {
     const ms = (ns) => Math.round(ns / 1e5) / 10;
-    return JSON.stringify({ p50: ms(histogram.percentile(50)), p99: ms(histogram.percentile(99)), max: ms(histogram.max), count: histogram.count, stalls });
+    return JSON.stringify({
+      p50: ms(histogram.percentile(50)),
+      p99: ms(histogram.percentile(99)),
+      max: ms(histogram.max),
+      count: histogram.count,
+      stalls,
+    });
   };
   // Written asynchronously while the app runs (a synchronous write here would itself stall the loop it measures).
   const dump = () => writeFile(file, figures(), () => undefined);

@@ -12,4 +12,6 @@ const map = await buildRepoMap(root, { tokens: Number(process.env.BENCH_MAP_BUDG
 const ms = performance.now() - started;
 const { user, system } = process.cpuUsage(cpu);
 stopParserWorkers();
-process.stdout.write(`${JSON.stringify({ ms, cpuMs: (user + system) / 1000, tokens: map.tokens, parsed: map.parsed, sha256: createHash("sha256").update(map.text).digest("hex") })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ ms, cpuMs: (user + system) / 1000, tokens: map.tokens, parsed: map.parsed, sha256: createHash("sha256").update(map.text).digest("hex") })}\n`,
+);

@@ -27,15 +27,23 @@ export async function checkoutInstance(inst: SweInstance, source: RepoSource, in
   await git(["init", "-q", "-b", "main"], { cwd: into });
   for (const [key, value] of IDENTITY) await git(["config", key, value], { cwd: into });
   const fetched = await git(["fetch", "-q", "--no-tags", from, inst.base_commit], { cwd: into, allowFailure: true });
-  if (fetched.code !== 0) throw new Error(`${inst.instance_id}: ${inst.repo} at ${from} has no commit ${inst.base_commit}: ${fetched.stderr.trim()}`);
+  if (fetched.code !== 0)
+    throw new Error(
+      `${inst.instance_id}: ${inst.repo} at ${from} has no commit ${inst.base_commit}: ${fetched.stderr.trim()}`,
+    );
   await git(["reset", "-q", "--hard", inst.base_commit], { cwd: into });
   // A bundle's pack arrives whole, later commits included: drop every object base_commit does not reach.
-  if ("bundle" in source) await git(["-c", "gc.reflogExpire=now", "-c", "gc.reflogExpireUnreachable=now", "gc", "-q", "--prune=now"], { cwd: into });
+  if ("bundle" in source)
+    await git(["-c", "gc.reflogExpire=now", "-c", "gc.reflogExpireUnreachable=now", "gc", "-q", "--prune=now"], {
+      cwd: into,
+    });
   if (inst.lockfile_patch) {
     await applyPatch(into, inst.lockfile_patch, "lockfile_patch");
     // -f: several repositories list package-lock.json in .gitignore.
     await git(["add", "-f", "--", ...filesOfPatch(inst.lockfile_patch)], { cwd: into });
-    await git(["commit", "-q", "--no-verify", "-m", "eval: add the package-lock.json the dependencies install from"], { cwd: into });
+    await git(["commit", "-q", "--no-verify", "-m", "eval: add the package-lock.json the dependencies install from"], {
+      cwd: into,
+    });
   }
 }
 
@@ -45,8 +53,13 @@ export async function checkoutInstance(inst: SweInstance, source: RepoSource, in
  */
 export function findRepository(dir: string, repo: string): string {
   const [owner = "", name = ""] = repo.split("/");
-  const candidates = [`${owner}__${name}`, name, path.join(owner, name)].flatMap((relative) => [relative, `${relative}.git`]).map((relative) => path.resolve(dir, relative));
+  const candidates = [`${owner}__${name}`, name, path.join(owner, name)]
+    .flatMap((relative) => [relative, `${relative}.git`])
+    .map((relative) => path.resolve(dir, relative));
   const found = candidates.find((candidate) => existsSync(candidate) && statSync(candidate).isDirectory());
-  if (!found) throw new Error(`no repository for ${repo} under ${dir} (looked for ${candidates.map((candidate) => path.relative(dir, candidate)).join(", ")})`);
+  if (!found)
+    throw new Error(
+      `no repository for ${repo} under ${dir} (looked for ${candidates.map((candidate) => path.relative(dir, candidate)).join(", ")})`,
+    );
   return found;
 }

@@ -19,7 +19,9 @@ const LOG_CAP_BYTES = 200_000;
 let defaultSandbox: EvalSandbox | undefined;
 /** For the task authors' tools, which call the judge directly; the eval hands its own choice down. */
 function sandboxOf(opts: CommandOptions): EvalSandbox {
-  return opts.sandbox ?? (defaultSandbox ??= evalSandbox(process.env, (text) => process.stderr.write(`note: ${text}\n`)));
+  return (
+    opts.sandbox ?? (defaultSandbox ??= evalSandbox(process.env, (text) => process.stderr.write(`note: ${text}\n`)))
+  );
 }
 
 const runners = new Map<string | null, CommandRunner>();
@@ -49,17 +51,33 @@ export function installCommand(inst: SweInstance, dir: string): string {
  * every package's lifecycle scripts, so it runs like a build's setup (build-setup.ts): in the sandbox,
  * with the package registries alone through its own proxy, and no host environment or HOME.
  */
-export async function installDependencies(inst: SweInstance, dir: string, opts: CommandOptions): Promise<{ ok: boolean; log: string }> {
+export async function installDependencies(
+  inst: SweInstance,
+  dir: string,
+  opts: CommandOptions,
+): Promise<{ ok: boolean; log: string }> {
   const command = installCommand(inst, dir);
   const sandbox = sandboxOf(opts);
   const runner = runnerFor(sandbox);
   // The plain runner's commands have no bridge: they reach the proxy on the host's loopback.
-  const network = await openJobNetwork(resolveEgressPolicy("registries", sandbox.ceiling).policy, { tcp: runner.isolation === "plain" });
+  const network = await openJobNetwork(resolveEgressPolicy("registries", sandbox.ceiling).policy, {
+    tcp: runner.isolation === "plain",
+  });
   try {
     const result = await runner.run(command, { cwd: dir, network, timeoutMs: opts.timeoutMs, signal: opts.signal });
-    const verdict = result.timedOut ? `timed out after ${opts.timeoutMs} ms` : opts.signal?.aborted ? "stopped" : `exit ${result.exitCode}`;
-    const blocked = network.refusals().map(({ host, count }) => `\nnetwork: blocked ${host} ×${count}`).join("");
-    return { ok: result.exitCode === 0 && !result.timedOut && !opts.signal?.aborted, log: `$ ${command}\n${result.output}\n[${verdict}, ${result.durationMs} ms, ${runner.isolation === "bwrap" ? "in bubblewrap" : "WITHOUT a sandbox"}]${blocked}` };
+    const verdict = result.timedOut
+      ? `timed out after ${opts.timeoutMs} ms`
+      : opts.signal?.aborted
+        ? "stopped"
+        : `exit ${result.exitCode}`;
+    const blocked = network
+      .refusals()
+      .map(({ host, count }) => `\nnetwork: blocked ${host} ×${count}`)
+      .join("");
+    return {
+      ok: result.exitCode === 0 && !result.timedOut && !opts.signal?.aborted,
+      log: `$ ${command}\n${result.output}\n[${verdict}, ${result.durationMs} ms, ${runner.isolation === "bwrap" ? "in bubblewrap" : "WITHOUT a sandbox"}]${blocked}`,
+    };
   } finally {
     await network.close();
   }
@@ -98,16 +116,30 @@ function inferRunner(dir: string): TestRunner {
 }
 
 /** Runs the tests in `dir` (sandboxed, without network) and parses the reporter's stdout. */
-export async function runTests(inst: SweInstance, dir: string, opts: CommandOptions, runner: CommandRunner = runnerFor(sandboxOf(opts))): Promise<TestRun> {
+export async function runTests(
+  inst: SweInstance,
+  dir: string,
+  opts: CommandOptions,
+  runner: CommandRunner = runnerFor(sandboxOf(opts)),
+): Promise<TestRun> {
   const { command, runner: testRunnerName } = testCommand(inst, dir);
   // stdout goes to a file so that the reporter's JSON is not interleaved with stderr.
   const stdoutFile = path.join(dir, ".swe-test-stdout");
-  const result = await runner.run(`(${command}) > .swe-test-stdout`, { cwd: dir, timeoutMs: opts.timeoutMs, signal: opts.signal });
+  const result = await runner.run(`(${command}) > .swe-test-stdout`, {
+    cwd: dir,
+    timeoutMs: opts.timeoutMs,
+    signal: opts.signal,
+  });
   const stdout = existsSync(stdoutFile) ? readFileSync(stdoutFile, "utf8") : "";
   rmSync(stdoutFile, { force: true });
-  const ending = result.timedOut ? `timed out after ${opts.timeoutMs} ms` : opts.signal?.aborted ? "stopped" : `exit ${result.exitCode}`;
+  const ending = result.timedOut
+    ? `timed out after ${opts.timeoutMs} ms`
+    : opts.signal?.aborted
+      ? "stopped"
+      : `exit ${result.exitCode}`;
   const log = `$ ${command}\n${result.output}\n[${ending}, ${result.durationMs} ms]`;
-  if (result.timedOut || opts.signal?.aborted) return { results: new Map(), log: `${log}\n${tail(stdout)}`, error: `the tests ${ending}` };
+  if (result.timedOut || opts.signal?.aborted)
+    return { results: new Map(), log: `${log}\n${tail(stdout)}`, error: `the tests ${ending}` };
   try {
     return { results: parseTestLog(testRunnerName, stdout, dir), log };
   } catch (error) {

@@ -10,7 +10,10 @@ export interface GitResult {
  * Runs git with no prompts, no user config and no hooks from the environment: the trees it works
  * on are throwaway checkouts, and a judge must not depend on the machine's git settings.
  */
-export function git(args: string[], options: { cwd: string; input?: string; allowFailure?: boolean }): Promise<GitResult> {
+export function git(
+  args: string[],
+  options: { cwd: string; input?: string; allowFailure?: boolean },
+): Promise<GitResult> {
   return new Promise((resolve, reject) => {
     const child = spawn("git", args, {
       cwd: options.cwd,
@@ -23,7 +26,8 @@ export function git(args: string[], options: { cwd: string; input?: string; allo
     child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
     child.on("error", reject);
     child.on("close", (code) => {
-      if (code !== 0 && !options.allowFailure) reject(new Error(`git ${args.join(" ")} failed (${code}): ${stderr.trim() || stdout.trim()}`));
+      if (code !== 0 && !options.allowFailure)
+        reject(new Error(`git ${args.join(" ")} failed (${code}): ${stderr.trim() || stdout.trim()}`));
       else resolve({ code, stdout, stderr });
     });
     // git may exit (a patch that does not apply) before reading all of its input.

@@ -9,14 +9,17 @@ export type TestRunner = (typeof TEST_RUNNERS)[number];
  * Test ids: a list, or (as in the published SWE-bench datasets) a JSON-encoded string of a list.
  * Either way the result is a plain array of non-empty strings.
  */
-const testIdList = z.preprocess((value) => {
-  if (typeof value !== "string") return value;
-  try {
-    return JSON.parse(value);
-  } catch {
-    return value;
-  }
-}, z.array(z.string().min(1), { error: "expected a list of test ids, or a JSON string holding one" }));
+const testIdList = z.preprocess(
+  (value) => {
+    if (typeof value !== "string") return value;
+    try {
+      return JSON.parse(value);
+    } catch {
+      return value;
+    }
+  },
+  z.array(z.string().min(1), { error: "expected a list of test ids, or a JSON string holding one" }),
+);
 
 /**
  * One task in the SWE-bench / SWE-PolyBench format. Fields after `hints_text` are Blueprint's
@@ -35,7 +38,9 @@ export const sweInstanceSchema = z.looseObject({
   created_at: z.string().optional(),
   version: z.string().optional(),
   hints_text: z.string().optional(),
-  /** Shell run at the repository root to install dependencies (default: `npm ci`, or `npm install` without a lockfile). */
+  /**
+   * Shell run at the repository root to install dependencies (default: `npm ci`, or `npm install` without a lockfile).
+   */
   install: z.string().min(1).optional(),
   /** Shell run at the repository root after test_patch is applied; its stdout is what `test_runner`'s parser reads. */
   test_cmd: z.string().min(1).optional(),
@@ -72,17 +77,20 @@ export function parseInstances(text: string, name = "instances"): SweInstance[] 
     }
     const parsed = sweInstanceSchema.safeParse(value);
     if (!parsed.success) {
-      const id = typeof value === "object" && value !== null && "instance_id" in value ? ` (${String(value.instance_id)})` : "";
+      const id =
+        typeof value === "object" && value !== null && "instance_id" in value ? ` (${String(value.instance_id)})` : "";
       const issues = parsed.error.issues.map((issue) => `${issue.path.join(".") || "(line)"}: ${issue.message}`);
       problems.push(`${name}:${lineNo}${id}: ${issues.join("; ")}`);
       return;
     }
     const earlier = seen.get(parsed.data.instance_id);
-    if (earlier !== undefined) problems.push(`${name}:${lineNo}: instance_id ${parsed.data.instance_id} is already used on line ${earlier}`);
+    if (earlier !== undefined)
+      problems.push(`${name}:${lineNo}: instance_id ${parsed.data.instance_id} is already used on line ${earlier}`);
     seen.set(parsed.data.instance_id, lineNo);
     instances.push(parsed.data);
   });
-  if (problems.length > 0) throw new Error(`${problems.length} bad instance line${problems.length > 1 ? "s" : ""}:\n${problems.join("\n")}`);
+  if (problems.length > 0)
+    throw new Error(`${problems.length} bad instance line${problems.length > 1 ? "s" : ""}:\n${problems.join("\n")}`);
   if (instances.length === 0) throw new Error(`${name}: no instances (an empty file is a mistake, not an empty suite)`);
   return instances;
 }

@@ -48,18 +48,32 @@ export async function judgeInstance(inst: SweInstance, dir: string, opts: JudgeO
 }
 
 /** SWE-bench's report: a listed test succeeds only when it ran and passed (missing or skipped is a failure). */
-export function reportFromResults(inst: Pick<SweInstance, "FAIL_TO_PASS" | "PASS_TO_PASS">, results: TestResults): Omit<JudgeReport, "log" | "statuses"> {
+export function reportFromResults(
+  inst: Pick<SweInstance, "FAIL_TO_PASS" | "PASS_TO_PASS">,
+  results: TestResults,
+): Omit<JudgeReport, "log" | "statuses"> {
   const split = (ids: string[]): TestListReport => ({
     success: ids.filter((id) => results.get(id) === "passed"),
     failure: ids.filter((id) => results.get(id) !== "passed"),
   });
   const failToPass = split(inst.FAIL_TO_PASS);
   const passToPass = split(inst.PASS_TO_PASS);
-  return { resolved: failToPass.failure.length === 0 && passToPass.failure.length === 0, FAIL_TO_PASS: failToPass, PASS_TO_PASS: passToPass };
+  return {
+    resolved: failToPass.failure.length === 0 && passToPass.failure.length === 0,
+    FAIL_TO_PASS: failToPass,
+    PASS_TO_PASS: passToPass,
+  };
 }
 
 function failedReport(inst: SweInstance, log: string, error: string): JudgeReport {
-  return { resolved: false, FAIL_TO_PASS: { success: [], failure: [...inst.FAIL_TO_PASS] }, PASS_TO_PASS: { success: [], failure: [...inst.PASS_TO_PASS] }, statuses: {}, log, error };
+  return {
+    resolved: false,
+    FAIL_TO_PASS: { success: [], failure: [...inst.FAIL_TO_PASS] },
+    PASS_TO_PASS: { success: [], failure: [...inst.PASS_TO_PASS] },
+    statuses: {},
+    log,
+    error,
+  };
 }
 
 async function restoreTestFiles(inst: SweInstance, dir: string): Promise<void> {

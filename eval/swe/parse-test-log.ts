@@ -3,7 +3,9 @@ import { z } from "zod";
 import type { TestRunner } from "./instance.js";
 
 export type TestStatus = "passed" | "failed" | "skipped";
-/** Test id → status. Ids are `<file> > <suite> > … > <title>`; the file is left out when the runner does not report it. */
+/**
+ * Test id → status. Ids are `<file> > <suite> > … > <title>`; the file is left out when the runner does not report it.
+ */
 export type TestResults = Map<string, TestStatus>;
 
 /**
@@ -79,13 +81,22 @@ function parseMochaJson(stdout: string, root: string): TestResults {
 
 const jestAssertion = z.looseObject({ ancestorTitles: z.array(z.string()), title: z.string(), status: z.string() });
 const jestReport = z.looseObject({
-  testResults: z.array(z.looseObject({ name: z.string().optional(), testFilePath: z.string().optional(), assertionResults: z.array(jestAssertion) })),
+  testResults: z.array(
+    z.looseObject({
+      name: z.string().optional(),
+      testFilePath: z.string().optional(),
+      assertionResults: z.array(jestAssertion),
+    }),
+  ),
 });
 
 /** `jest --json` and `vitest run --reporter=json` (same shape). */
 function parseJestJson(stdout: string, root: string): TestResults {
   const report = lastJson(stdout, jestReport);
-  if (!report) throw new Error("no jest/vitest JSON report in the test output (is the test command using --json / --reporter=json?)");
+  if (!report)
+    throw new Error(
+      "no jest/vitest JSON report in the test output (is the test command using --json / --reporter=json?)",
+    );
   const results: TestResults = new Map();
   for (const file of report.testResults) {
     for (const test of file.assertionResults) {

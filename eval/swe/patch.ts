@@ -48,7 +48,11 @@ export async function applyPatch(dir: string, patch: string, what: string): Prom
   const text = patch.endsWith("\n") ? patch : `${patch}\n`;
   const direct = await git(["apply", "--whitespace=nowarn", "-"], { cwd: dir, input: text, allowFailure: true });
   if (direct.code === 0) return;
-  const merged = await git(["apply", "--3way", "--whitespace=nowarn", "-"], { cwd: dir, input: text, allowFailure: true });
+  const merged = await git(["apply", "--3way", "--whitespace=nowarn", "-"], {
+    cwd: dir,
+    input: text,
+    allowFailure: true,
+  });
   if (merged.code === 0) return;
   throw new Error(`the ${what} does not apply: ${direct.stderr.trim() || merged.stderr.trim()}`);
 }

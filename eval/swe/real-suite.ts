@@ -71,7 +71,10 @@ export function readRealSuites(root = REAL_SUITE_DIR): Array<RealSuite & { dir: 
     .map((name) => {
       const dir = path.join(root, name);
       const parsed = realSuiteSchema.safeParse(JSON.parse(readFileSync(path.join(dir, "suite.json"), "utf8")));
-      if (!parsed.success) throw new Error(`${dir}/suite.json: ${parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")}`);
+      if (!parsed.success)
+        throw new Error(
+          `${dir}/suite.json: ${parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")}`,
+        );
       return { ...parsed.data, dir };
     });
 }
@@ -83,8 +86,12 @@ export async function loadRealSuite(options: RealSuiteOptions = {}): Promise<Rea
   for (const suite of readRealSuites(options.root)) {
     const tasks = suite.tasks.filter((task) => !options.only || options.only.includes(task.instance_id));
     if (tasks.length === 0) continue;
-    const gitDir = options.reposDir ? findRepository(options.reposDir, suite.repo) : await cachedClone(suite.repo, cacheDir, tasks);
-    const source: RepoSource = options.reposDir ? { reposDir: options.reposDir } : { reposDir: path.join(cacheDir, "repos") };
+    const gitDir = options.reposDir
+      ? findRepository(options.reposDir, suite.repo)
+      : await cachedClone(suite.repo, cacheDir, tasks);
+    const source: RepoSource = options.reposDir
+      ? { reposDir: options.reposDir }
+      : { reposDir: path.join(cacheDir, "repos") };
     for (const task of tasks) instances.push({ ...(await instanceOf(suite, task, gitDir, cacheDir, options)), source });
   }
   const unknown = (options.only ?? []).filter((id) => !instances.some((inst) => inst.instance_id === id));
@@ -92,14 +99,29 @@ export async function loadRealSuite(options: RealSuiteOptions = {}): Promise<Rea
   return instances;
 }
 
-async function instanceOf(suite: RealSuite & { dir: string }, task: RealTask, gitDir: string, cacheDir: string, options: RealSuiteOptions): Promise<SweInstance> {
-  const changed = (await git(["diff", "--name-only", task.base_commit, task.fix_commit], { cwd: gitDir })).stdout.split("\n").filter(Boolean);
-  const isTest = (file: string) => task.test_paths.some((entry) => (entry.endsWith("/") ? file.startsWith(entry) : file === entry));
+async function instanceOf(
+  suite: RealSuite & { dir: string },
+  task: RealTask,
+  gitDir: string,
+  cacheDir: string,
+  options: RealSuiteOptions,
+): Promise<SweInstance> {
+  const changed = (await git(["diff", "--name-only", task.base_commit, task.fix_commit], { cwd: gitDir })).stdout
+    .split("\n")
+    .filter(Boolean);
+  const isTest = (file: string) =>
+    task.test_paths.some((entry) => (entry.endsWith("/") ? file.startsWith(entry) : file === entry));
   const testFiles = changed.filter(isTest);
   const goldFiles = changed.filter((file) => !isTest(file) && !NOT_GOLD.some((pattern) => pattern.test(file)));
-  const diff = async (files: string[]) => (files.length === 0 ? "" : (await git(["diff", "--binary", task.base_commit, task.fix_commit, "--", ...files], { cwd: gitDir })).stdout);
+  const diff = async (files: string[]) =>
+    files.length === 0
+      ? ""
+      : (await git(["diff", "--binary", task.base_commit, task.fix_commit, "--", ...files], { cwd: gitDir })).stdout;
   const issueUrl = `https://github.com/${suite.repo}/issues/${task.issue}`;
-  const problem = options.problemStatements === false ? `(issue text not loaded: ${issueUrl})` : await problemStatement(suite.repo, task.issue, cacheDir, options.fetchIssue ?? fetchGitHubIssue);
+  const problem =
+    options.problemStatements === false
+      ? `(issue text not loaded: ${issueUrl})`
+      : await problemStatement(suite.repo, task.issue, cacheDir, options.fetchIssue ?? fetchGitHubIssue);
   return sweInstanceSchema.parse({
     instance_id: task.instance_id,
     repo: suite.repo,
@@ -112,7 +134,9 @@ async function instanceOf(suite: RealSuite & { dir: string }, task: RealTask, gi
     test_cmd: task.test_cmd,
     test_runner: task.test_runner,
     test_files: task.test_files ?? testFiles,
-    ...(task.lockfile ? { lockfile_patch: newFilePatch("package-lock.json", readFileSync(path.join(suite.dir, task.lockfile), "utf8")) } : {}),
+    ...(task.lockfile
+      ? { lockfile_patch: newFilePatch("package-lock.json", readFileSync(path.join(suite.dir, task.lockfile), "utf8")) }
+      : {}),
     ...(task.created_at ? { created_at: task.created_at } : {}),
     license: suite.license,
     issue_url: issueUrl,
@@ -141,14 +165,21 @@ export function newFilePatch(file: string, content: string): string {
   return `diff --git a/${file} b/${file}\nnew file mode 100644\n--- /dev/null\n+++ b/${file}\n@@ -0,0 +1,${lines.length} @@\n${lines.map((line) => `+${line}`).join("\n")}${noEol}\n`;
 }
 
-async function problemStatement(repo: string, issue: number, cacheDir: string, fetchIssue: NonNullable<RealSuiteOptions["fetchIssue"]>): Promise<string> {
+async function problemStatement(
+  repo: string,
+  issue: number,
+  cacheDir: string,
+  fetchIssue: NonNullable<RealSuiteOptions["fetchIssue"]>,
+): Promise<string> {
   const file = path.join(cacheDir, "issues", `${repo.replace("/", "__")}-${issue}.md`);
   if (existsSync(file)) return readFileSync(file, "utf8");
   let fetched: { title: string; body: string };
   try {
     fetched = await fetchIssue(repo, issue);
   } catch (error) {
-    throw new Error(`could not load the text of ${repo}#${issue} (${error instanceof Error ? error.message : String(error)}); the task needs it as its problem statement`);
+    throw new Error(
+      `could not load the text of ${repo}#${issue} (${error instanceof Error ? error.message : String(error)}); the task needs it as its problem statement`,
+    );
   }
   const text = trimLinks(`${fetched.title}\n\n${fetched.body}`.trim());
   mkdirSync(path.dirname(file), { recursive: true });
@@ -159,14 +190,22 @@ async function problemStatement(repo: string, issue: number, cacheDir: string, f
 async function fetchGitHubIssue(repo: string, issue: number): Promise<{ title: string; body: string }> {
   const headers: Record<string, string> = { accept: "application/vnd.github+json", "user-agent": "blueprint-eval" };
   if (process.env.GITHUB_TOKEN) headers.authorization = `Bearer ${process.env.GITHUB_TOKEN}`;
-  const response = await fetch(`https://api.github.com/repos/${repo}/issues/${issue}`, { headers, signal: AbortSignal.timeout(20_000) });
+  const response = await fetch(`https://api.github.com/repos/${repo}/issues/${issue}`, {
+    headers,
+    signal: AbortSignal.timeout(20_000),
+  });
   if (!response.ok) throw new Error(`GitHub answered ${response.status} ${response.statusText}`);
   return issueFromGitHub(await response.json(), issue);
 }
 
-/** GitHub's issue JSON → its words. The issues API answers for pull requests too; a problem statement must be a reported issue. */
+/**
+ * GitHub's issue JSON → its words. The issues API answers for pull requests too; a problem statement must be a reported
+ * issue.
+ */
 export function issueFromGitHub(json: unknown, issue: number): { title: string; body: string } {
-  const parsed = z.object({ title: z.string(), body: z.string().nullable(), pull_request: z.unknown().optional() }).parse(json);
+  const parsed = z
+    .object({ title: z.string(), body: z.string().nullable(), pull_request: z.unknown().optional() })
+    .parse(json);
   if (parsed.pull_request !== undefined) throw new Error(`#${issue} is a pull request, not an issue`);
   return { title: parsed.title, body: parsed.body ?? "" };
 }

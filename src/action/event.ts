@@ -17,7 +17,12 @@ const repositorySchema = z.object({
 const issueCommentEvent = z.object({
   action: z.string(),
   issue: z.object({ number: z.number().int() }),
-  comment: z.object({ id: z.number().int(), body: z.string().nullish(), user: user.nullable(), created_at: z.string().optional() }),
+  comment: z.object({
+    id: z.number().int(),
+    body: z.string().nullish(),
+    user: user.nullable(),
+    created_at: z.string().optional(),
+  }),
   repository: repositorySchema,
   sender: user,
 });
@@ -25,12 +30,22 @@ const issueCommentEvent = z.object({
 const reviewEvent = z.object({
   action: z.string(),
   pull_request: z.object({ number: z.number().int() }),
-  review: z.object({ id: z.number().int(), state: z.string(), body: z.string().nullish(), commit_id: z.string(), submitted_at: z.string().nullish(), user: user.nullable() }),
+  review: z.object({
+    id: z.number().int(),
+    state: z.string(),
+    body: z.string().nullish(),
+    commit_id: z.string(),
+    submitted_at: z.string().nullish(),
+    user: user.nullable(),
+  }),
   repository: repositorySchema,
   sender: user,
 });
 
-/** What the summary says was asked, and the job it asks for: null when it is not for Blueprint (a bot, a blank comment, a plain review). */
+/**
+ * What the summary says was asked, and the job it asks for: null when it is not for Blueprint (a bot, a blank comment,
+ * a plain review).
+ */
 interface Asked {
   repo: RepositoryInfo;
   number: number;
@@ -47,38 +62,74 @@ export type ActionEvent =
 export class EventError extends Error {}
 
 /** The workflow's triggering event, read from GITHUB_EVENT_PATH and validated. */
-export async function readActionEvent(eventName: string | undefined, eventPath: string | undefined, deliveryId: string): Promise<ActionEvent> {
-  if (!eventName || !eventPath) throw new EventError("GITHUB_EVENT_NAME and GITHUB_EVENT_PATH are not set; Blueprint's Action only runs inside a GitHub Actions workflow.");
+export async function readActionEvent(
+  eventName: string | undefined,
+  eventPath: string | undefined,
+  deliveryId: string,
+): Promise<ActionEvent> {
+  if (!eventName || !eventPath)
+    throw new EventError(
+      "GITHUB_EVENT_NAME and GITHUB_EVENT_PATH are not set; Blueprint's Action only runs inside a GitHub Actions workflow.",
+    );
   if (eventName !== "issue_comment" && eventName !== "pull_request_review") {
-    return { kind: "ignored", reason: `Blueprint acts on issue_comment and pull_request_review events, not ${eventName}.` };
+    return {
+      kind: "ignored",
+      reason: `Blueprint acts on issue_comment and pull_request_review events, not ${eventName}.`,
+    };
   }
   let payload: unknown;
   try {
     payload = JSON.parse(await fs.readFile(eventPath, "utf8"));
   } catch (error) {
-    throw new EventError(`could not read the event payload at ${eventPath}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new EventError(
+      `could not read the event payload at ${eventPath}: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   return eventName === "issue_comment" ? commentEvent(payload, deliveryId) : reviewEventOf(payload, deliveryId);
 }
 
 function commentEvent(payload: unknown, deliveryId: string): ActionEvent {
   const event = parse(issueCommentEvent, payload, "issue_comment");
-  if (event.action !== "created") return { kind: "ignored", reason: `Blueprint reads new comments only (this one was ${event.action}).` };
+  if (event.action !== "created")
+    return { kind: "ignored", reason: `Blueprint reads new comments only (this one was ${event.action}).` };
   const author = event.comment.user;
   if (!author) return { kind: "ignored", reason: "the comment has no author (a deleted account)." };
   const body = event.comment.body ?? "";
   // The webhook's own mapping: the event file is the payload GitHub would deliver to the App.
-  const accepted = commentJob(deliveryId, { ...event, installation: { id: OWN_TOKEN_INSTALLATION_ID }, comment: { ...event.comment, body } });
-  return { kind: "comment", repo: repoInfo(event.repository), number: event.issue.number, actor: author.login, body, job: accepted?.job ?? null };
+  const accepted = commentJob(deliveryId, {
+    ...event,
+    installation: { id: OWN_TOKEN_INSTALLATION_ID },
+    comment: { ...event.comment, body },
+  });
+  return {
+    kind: "comment",
+    repo: repoInfo(event.repository),
+    number: event.issue.number,
+    actor: author.login,
+    body,
+    job: accepted?.job ?? null,
+  };
 }
 
 function reviewEventOf(payload: unknown, deliveryId: string): ActionEvent {
   const event = parse(reviewEvent, payload, "pull_request_review");
-  if (event.action !== "submitted") return { kind: "ignored", reason: `Blueprint reads submitted reviews only (this one was ${event.action}).` };
+  if (event.action !== "submitted")
+    return { kind: "ignored", reason: `Blueprint reads submitted reviews only (this one was ${event.action}).` };
   const reviewer = event.review.user;
   if (!reviewer) return { kind: "ignored", reason: "the review has no author (a deleted account)." };
-  const accepted = reviewJob(deliveryId, { ...event, installation: { id: OWN_TOKEN_INSTALLATION_ID }, review: { ...event.review, body: event.review.body ?? null } });
-  return { kind: "review", repo: repoInfo(event.repository), number: event.pull_request.number, actor: reviewer.login, state: event.review.state, job: accepted?.job ?? null };
+  const accepted = reviewJob(deliveryId, {
+    ...event,
+    installation: { id: OWN_TOKEN_INSTALLATION_ID },
+    review: { ...event.review, body: event.review.body ?? null },
+  });
+  return {
+    kind: "review",
+    repo: repoInfo(event.repository),
+    number: event.pull_request.number,
+    actor: reviewer.login,
+    state: event.review.state,
+    job: accepted?.job ?? null,
+  };
 }
 
 function parse<T>(schema: z.ZodType<T>, payload: unknown, name: string): T {

@@ -37,7 +37,10 @@ export function readInput(env: NodeJS.ProcessEnv, name: string): string {
 /** The Action's inputs, validated; inputs win over the same settings in the job's `env:`. */
 export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
   const githubToken = readInput(env, "github-token");
-  if (!githubToken) throw new InputError("the github-token input is empty; leave it at its default (`${{ github.token }}`) or pass a token.");
+  if (!githubToken)
+    throw new InputError(
+      "the github-token input is empty; leave it at its default (`${{ github.token }}`) or pass a token.",
+    );
   const botLogin = readInput(env, "bot-login") || ACTIONS_BOT_LOGIN;
 
   const source: Record<string, string> = {};
@@ -47,14 +50,19 @@ export function readInputs(env: NodeJS.ProcessEnv): ActionInputs {
     if (value) source[variable] = value;
   }
   if (!source.BLUEPRINT_STATE_SECRET) {
-    // A runner has no secret of its own that lasts between runs; without one, the hidden state could be forged by anyone who can edit a comment.
-    throw new InputError("the state-secret input is empty. Blueprint signs the hidden state in its plan comments with it, so that nobody can edit, copy or swap it: create a repository secret (e.g. `openssl rand -hex 32`) and pass `state-secret: ${{ secrets.BLUEPRINT_STATE_SECRET }}`.");
+    // A runner has no secret of its own that lasts between runs; without one, the hidden state could be forged by
+    // anyone who can edit a comment.
+    throw new InputError(
+      "the state-secret input is empty. Blueprint signs the hidden state in its plan comments with it, so that nobody can edit, copy or swap it: create a repository secret (e.g. `openssl rand -hex 32`) and pass `state-secret: ${{ secrets.BLUEPRINT_STATE_SECRET }}`.",
+    );
   }
   source.BLUEPRINT_WORKDIR ??= path.join(env.RUNNER_TEMP || os.tmpdir(), "blueprint");
-  // An ephemeral runner holding only this job's token: bubblewrap when it works, else a warning (docs/security.md, "The sandbox").
+  // An ephemeral runner holding only this job's token: bubblewrap when it works, else a warning (docs/security.md, "The
+  // sandbox").
   source.BLUEPRINT_SANDBOX ??= "auto";
   source.BLUEPRINT_BOT_NAME = botLogin;
-  source.BLUEPRINT_BOT_EMAIL = botLogin === ACTIONS_BOT_LOGIN ? ACTIONS_BOT_EMAIL : `${botLogin}@users.noreply.github.com`;
+  source.BLUEPRINT_BOT_EMAIL =
+    botLogin === ACTIONS_BOT_LOGIN ? ACTIONS_BOT_EMAIL : `${botLogin}@users.noreply.github.com`;
 
   const parsed = envSchema.safeParse(source);
   if (!parsed.success) {

@@ -36,7 +36,9 @@ export function coreIo(env: NodeJS.ProcessEnv): ActionIo {
 /** The engine's structured log lines as readable workflow log lines. */
 export function actionLogger(io: ActionIo): Logger {
   const line = (object: object, message?: string) => {
-    const details = Object.entries(object).map(([key, value]) => `${key}=${value instanceof Error ? value.message : JSON.stringify(value)}`);
+    const details = Object.entries(object).map(
+      ([key, value]) => `${key}=${value instanceof Error ? value.message : JSON.stringify(value)}`,
+    );
     return [message ?? "", ...details].filter(Boolean).join(" ");
   };
   return {

@@ -23,7 +23,8 @@ export async function runActionJob(job: ActionJob): Promise<ActionJobResult> {
     repo: event.repo,
     number: event.number,
     isOwnComment: (comment) => comment.user?.login === job.botLogin && comment.body.includes(MARKER_PREFIX),
-    // Check runs the token writes are its app's (`github-actions` for GITHUB_TOKEN); a token that may not write checks is told once and skipped.
+    // Check runs the token writes are its app's (`github-actions` for GITHUB_TOKEN); a token that may not write checks
+    // is told once and skipped.
     isOwnCheckApp: (app) => `${app.slug}[bot]` === job.botLogin,
     // The Action takes no check_run events (event.ts), so its check runs carry no buttons that would do nothing.
     checkButtons: false,

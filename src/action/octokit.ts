@@ -27,7 +27,12 @@ export function createActionOctokit(options: ActionOctokitOptions): PortOctokit 
     userAgent: "blueprint-action",
     ...(options.fetch ? { request: { fetch: options.fetch } } : {}),
     // A failed request is often expected (a 404 for a non-collaborator); the use case reports the ones that matter.
-    log: { debug: () => {}, info: () => {}, warn: (message: string) => options.log.warn({}, message), error: (message: string) => options.log.info({}, message) },
+    log: {
+      debug: () => {},
+      info: () => {},
+      warn: (message: string) => options.log.warn({}, message),
+      error: (message: string) => options.log.info({}, message),
+    },
     throttle: {
       enabled: options.paced ?? true,
       onRateLimit: (retryAfter, request, _octokit, retryCount) => {

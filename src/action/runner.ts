@@ -25,7 +25,13 @@ export interface ActionResult {
 export async function runAction(deps: ActionRunnerDeps): Promise<ActionResult> {
   const { env, io } = deps;
   // 1. Mask the secrets before anything could print them.
-  const secrets = [readInput(env, "github-token"), readInput(env, "openai-api-key"), env.OPENAI_API_KEY ?? "", readInput(env, "state-secret"), env.BLUEPRINT_STATE_SECRET ?? ""].filter(Boolean);
+  const secrets = [
+    readInput(env, "github-token"),
+    readInput(env, "openai-api-key"),
+    env.OPENAI_API_KEY ?? "",
+    readInput(env, "state-secret"),
+    env.BLUEPRINT_STATE_SECRET ?? "",
+  ].filter(Boolean);
   secrets.forEach((secret) => io.setSecret(secret));
   const redact = createRedactor(secrets);
   const fail = (message: string): ActionResult => {
@@ -58,12 +64,22 @@ export async function runAction(deps: ActionRunnerDeps): Promise<ActionResult> {
     });
 
     // 4. The job, inline.
-    const { outcome, jobErrors } = await runActionJob({ deps: workflowDeps, octokit, event, botLogin: inputs.botLogin });
+    const { outcome, jobErrors } = await runActionJob({
+      deps: workflowDeps,
+      octokit,
+      event,
+      botLogin: inputs.botLogin,
+    });
 
     // 5. Outputs, summary, verdict.
     const outputs = outputsOf(outcome);
     for (const [name, value] of Object.entries(outputs)) io.setOutput(name, value);
-    const problems = [...(outcome.failed ? [`${outcome.error ?? "the run failed"} (${outcome.latest?.comment.url ?? "see the thread"})`] : []), ...jobErrors].map(redact);
+    const problems = [
+      ...(outcome.failed
+        ? [`${outcome.error ?? "the run failed"} (${outcome.latest?.comment.url ?? "see the thread"})`]
+        : []),
+      ...jobErrors,
+    ].map(redact);
     await io.writeSummary(redact(renderJobSummary(event, outcome, problems)));
     if (problems.length > 0) {
       io.setFailed(`Blueprint failed: ${problems.join("; ")}`);

@@ -19,21 +19,36 @@ export function outputsOf(outcome: RunOutcome): ActionOutputs {
 }
 
 /** The job summary: what was asked, where the thread stands, and what went wrong if anything did. */
-export function renderJobSummary(event: Exclude<ActionEvent, { kind: "ignored" }>, outcome: RunOutcome, problems: string[]): string {
+export function renderJobSummary(
+  event: Exclude<ActionEvent, { kind: "ignored" }>,
+  outcome: RunOutcome,
+  problems: string[],
+): string {
   const outputs = outputsOf(outcome);
-  const asked = event.kind === "comment" ? `comment by @${event.actor}: \`${firstLine(event.body)}\`` : `${event.state.toLowerCase()} review by @${event.actor}`;
+  const asked =
+    event.kind === "comment"
+      ? `comment by @${event.actor}: \`${firstLine(event.body)}\``
+      : `${event.state.toLowerCase()} review by @${event.actor}`;
   const plan = outcome.plan?.state.plan;
   const rows: Array<[string, string]> = [
     ["Thread", `${event.repo.owner}/${event.repo.name}#${event.number}`],
     ["Event", asked],
     ["Status", `\`${outputs.status}\`${outcome.changed ? "" : " (unchanged by this run)"}`],
   ];
-  if (plan && outcome.plan) rows.push(["Plan", `[v${outcome.plan.state.revision}: ${escapeCell(plan.title)}](${outputs["plan-url"]})`]);
+  if (plan && outcome.plan)
+    rows.push(["Plan", `[v${outcome.plan.state.revision}: ${escapeCell(plan.title)}](${outputs["plan-url"]})`]);
   if (outputs.branch) rows.push(["Branch", `\`${outputs.branch}\``]);
   if (outputs["pr-url"]) rows.push(["Pull request", outputs["pr-url"]]);
-  const lines = ["## Blueprint", "", "| | |", "|---|---|", ...rows.map(([name, value]) => `| ${name} | ${escapeCell(value)} |`)];
+  const lines = [
+    "## Blueprint",
+    "",
+    "| | |",
+    "|---|---|",
+    ...rows.map(([name, value]) => `| ${name} | ${escapeCell(value)} |`),
+  ];
   if (problems.length > 0) lines.push("", "### ❌ Failed", "", ...problems.map((problem) => `- ${problem}`));
-  if (outcome.replies.length > 0) lines.push("", "### Replies posted", "", ...outcome.replies.map((reply) => `> ${firstLine(reply)}`));
+  if (outcome.replies.length > 0)
+    lines.push("", "### Replies posted", "", ...outcome.replies.map((reply) => `> ${firstLine(reply)}`));
   return lines.join("\n");
 }
 

@@ -23,7 +23,9 @@ export function leanHistory(messages: ChatMessage[], policy: ContextPolicy = DEF
   const calls = new Map<string, { name: string; args: string; turn: number }>();
   messages.forEach((message, turn) => {
     if (message.role === "assistant" && message.tool_calls) {
-      for (const call of message.tool_calls) if (call.type === "function") calls.set(call.id, { name: call.function.name, args: call.function.arguments, turn });
+      for (const call of message.tool_calls)
+        if (call.type === "function")
+          calls.set(call.id, { name: call.function.name, args: call.function.arguments, turn });
     }
   });
   const toolIndexes = messages.flatMap((message, index) => (message.role === "tool" ? [index] : []));
@@ -35,9 +37,13 @@ export function leanHistory(messages: ChatMessage[], policy: ContextPolicy = DEF
   // 2. In batches: shrink all but the newest results once too many are whole; the newest turn's
   // results are never shrunk before the model has seen them.
   const newestTurn = Math.max(-1, ...[...calls.values()].map((call) => call.turn));
-  const whole = toolIndexes.filter((index) => isWhole(out[index]) && contentOf(out[index]).length >= policy.minCharsToShrink);
+  const whole = toolIndexes.filter(
+    (index) => isWhole(out[index]) && contentOf(out[index]).length >= policy.minCharsToShrink,
+  );
   if (whole.length > 2 * policy.keepRecent) {
-    for (const index of whole.slice(0, whole.length - policy.keepRecent).filter((index) => calls.get(toolCallId(out[index]))?.turn !== newestTurn)) {
+    for (const index of whole
+      .slice(0, whole.length - policy.keepRecent)
+      .filter((index) => calls.get(toolCallId(out[index]))?.turn !== newestTurn)) {
       const message = out[index];
       const call = calls.get(toolCallId(message));
       out[index] = withContent(message, shrink(contentOf(message), call, policy.keepLines));
@@ -51,7 +57,11 @@ export function leanHistory(messages: ChatMessage[], policy: ContextPolicy = DEF
  * earlier read shrinks only when reads of the same file in later turns show every one of its
  * lines. Reads made in one turn (a parallel batch) never shrink one another.
  */
-function shrinkRereadRanges(out: ChatMessage[], toolIndexes: number[], calls: Map<string, { name: string; args: string; turn: number }>): void {
+function shrinkRereadRanges(
+  out: ChatMessage[],
+  toolIndexes: number[],
+  calls: Map<string, { name: string; args: string; turn: number }>,
+): void {
   const reads = toolIndexes.flatMap((index) => {
     const call = calls.get(toolCallId(out[index]));
     const path = call?.name === "read_file" ? readPath(call.args) : null;
@@ -59,11 +69,16 @@ function shrinkRereadRanges(out: ChatMessage[], toolIndexes: number[], calls: Ma
     return path && call && lines.length > 0 ? [{ index, path, turn: call.turn, lines }] : [];
   });
   for (const read of reads) {
-    const later = new Set(reads.filter((other) => other.path === read.path && other.turn > read.turn).flatMap((other) => other.lines));
+    const later = new Set(
+      reads.filter((other) => other.path === read.path && other.turn > read.turn).flatMap((other) => other.lines),
+    );
     if (later.size === 0 || !read.lines.every((line) => later.has(line))) continue;
     const first = read.lines[0] ?? 0;
     const last = read.lines.at(-1) ?? first;
-    out[read.index] = withContent(out[read.index], `${SHRUNK}${read.path} lines ${first}-${last} were read again later; see the newer result]`);
+    out[read.index] = withContent(
+      out[read.index],
+      `${SHRUNK}${read.path} lines ${first}-${last} were read again later; see the newer result]`,
+    );
   }
 }
 
@@ -74,7 +89,9 @@ function shownLines(content: string): number[] {
 
 function shrink(content: string, call: { name: string; args: string } | undefined, keepLines: number): string {
   const lines = content.split("\n");
-  const what = call ? `${call.name}(${call.args.length > 200 ? `${call.args.slice(0, 200)}…` : call.args})` : "an earlier tool call";
+  const what = call
+    ? `${call.name}(${call.args.length > 200 ? `${call.args.slice(0, 200)}…` : call.args})`
+    : "an earlier tool call";
   return `${SHRUNK}${what} returned ${lines.length} lines; the first ${Math.min(keepLines, lines.length)} are kept. Call the tool again if you need the rest]\n${lines.slice(0, keepLines).join("\n")}`;
 }
 
@@ -90,6 +107,7 @@ function readPath(args: string | undefined): string | null {
 
 const toolCallId = (message: ChatMessage | undefined) => (message?.role === "tool" ? message.tool_call_id : "");
 const contentOf = (message: ChatMessage | undefined) => (typeof message?.content === "string" ? message.content : "");
-const isWhole = (message: ChatMessage | undefined) => message?.role === "tool" && !contentOf(message).startsWith(SHRUNK);
+const isWhole = (message: ChatMessage | undefined) =>
+  message?.role === "tool" && !contentOf(message).startsWith(SHRUNK);
 const withContent = (message: ChatMessage | undefined, content: string): ChatMessage =>
   message?.role === "tool" ? { ...message, content } : { role: "tool", tool_call_id: "", content };

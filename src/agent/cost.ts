@@ -11,7 +11,12 @@ export function priceFor(model: string, app: PriceTable, repo: PriceTable = {}):
 /** Dollars: (prompt − cached) · input + cached · cached_input + completion · output, per million tokens. */
 export function costOf(usage: Pick<TokenUsage, "prompt" | "completion" | "cached">, price: ModelPrice): number {
   const cached = Math.min(usage.cached, usage.prompt);
-  return ((usage.prompt - cached) * price.input + cached * (price.cached_input ?? price.input) + usage.completion * price.output) / 1_000_000;
+  return (
+    ((usage.prompt - cached) * price.input +
+      cached * (price.cached_input ?? price.input) +
+      usage.completion * price.output) /
+    1_000_000
+  );
 }
 
 /** "$0.0042", "$1.27", "$130": enough digits to tell small runs apart. */

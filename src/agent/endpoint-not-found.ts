@@ -1,12 +1,15 @@
 import type { EndpointRefusal } from "./model-fetch.js";
 
 /** Where each front end takes the model settings, for messages that tell people what to check. */
-export const MODEL_SETTING = "the model name (`BLUEPRINT_MODEL` or `model:` in `.github/blueprint.yml`; the Action's `model` input; the CLI's `--model`)";
-const BASE_URL_SETTING = "the endpoint's base URL (`OPENAI_BASE_URL`; the Action's `openai-base-url` input; the CLI's `--base-url`)";
+export const MODEL_SETTING =
+  "the model name (`BLUEPRINT_MODEL` or `model:` in `.github/blueprint.yml`; the Action's `model` input; the CLI's `--model`)";
+const BASE_URL_SETTING =
+  "the endpoint's base URL (`OPENAI_BASE_URL`; the Action's `openai-base-url` input; the CLI's `--base-url`)";
 
 /**
  * How endpoints say that they do not serve a model, in their error bodies: OpenAI's `model_not_found`
- * code and "The model `x` does not exist", Azure's `DeploymentNotFound`, vLLM's same words, Ollama's `model "x" not found, try
+ * code and "The model `x` does not exist", Azure's `DeploymentNotFound`, vLLM's same words, Ollama's `model "x" not
+ * found, try
  * pulling it first`, LiteLLM's "Invalid model name passed in model=x", OpenRouter's "x is not a valid
  * model ID". A 404 that says none of this is a path nothing answers at.
  */
@@ -33,7 +36,10 @@ export function describeNotFound(where: string, model: string, refusal: Endpoint
   return `nothing answers at ${url} (HTTP 404${said}): ${where} does not look like an OpenAI-compatible API's base URL. ${baseUrlAdvice(where)} Check ${BASE_URL_SETTING}`;
 }
 
-/** An endpoint that said it does not serve the model (a 404, or the 400 some servers such as LiteLLM and OpenRouter answer). */
+/**
+ * An endpoint that said it does not serve the model (a 404, or the 400 some servers such as LiteLLM and OpenRouter
+ * answer).
+ */
 export function describeUnknownModel(where: string, model: string, refusal: EndpointRefusal): string {
   return `the model endpoint at ${where} does not know the model \`${model}\` (HTTP ${refusal.status}${quoted(refusal.body)}); check ${MODEL_SETTING}`;
 }
@@ -46,12 +52,16 @@ function baseUrlAdvice(where: string): string {
   } catch {
     return "";
   }
-  if (/\/v\d+(\/|$)/.test(path)) return "Its path is probably wrong: the base URL is the part before `/chat/completions`.";
+  if (/\/v\d+(\/|$)/.test(path))
+    return "Its path is probably wrong: the base URL is the part before `/chat/completions`.";
   return `It has no \`/v1\`: OpenAI-compatible servers usually answer under it, so try ${where.replace(/\/+$/, "")}/v1.`;
 }
 
 /** The start of what the endpoint said, on one line, when it said anything. */
 function quoted(body: string): string {
-  const text = body.replace(/<[^>]*>/g, " ").replace(/\s+/g, " ").trim();
+  const text = body
+    .replace(/<[^>]*>/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
   return text ? `: "${text.slice(0, 160)}${text.length > 160 ? "…" : ""}"` : "";
 }

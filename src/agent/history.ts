@@ -9,7 +9,8 @@ export function repairHistory(messages: ChatMessage[]): ChatMessage[] {
   const repaired: ChatMessage[] = [];
   let open = new Set<string>();
   const closeOpenCalls = () => {
-    for (const id of open) repaired.push({ role: "tool", tool_call_id: id, content: "Error: this tool call was not answered." });
+    for (const id of open)
+      repaired.push({ role: "tool", tool_call_id: id, content: "Error: this tool call was not answered." });
     open = new Set();
   };
   for (const message of messages) {

@@ -94,7 +94,15 @@ export async function runAgent(run: AgentRun): Promise<AgentOutcome> {
     const ending = await runToolCalls(loop, reply.calls, reply.elided, iteration);
     if (ending) return ending;
   }
-  return end(loop, { kind: "failed", failure: "iterations", message: `the run hit its limit of ${loop.limits.maxIterations} model turns` }, loop.limits.maxIterations);
+  return end(
+    loop,
+    {
+      kind: "failed",
+      failure: "iterations",
+      message: `the run hit its limit of ${loop.limits.maxIterations} model turns`,
+    },
+    loop.limits.maxIterations,
+  );
 }
 
 function startLoop(run: AgentRun): Loop {
@@ -121,7 +129,15 @@ function end(loop: Loop, ending: RunEnding, iterations: number): AgentOutcome {
 }
 
 function timeLimit(loop: Loop, iterations: number, detail?: string): AgentOutcome {
-  return end(loop, { kind: "failed", failure: "wall_time", message: `the run hit its time limit of ${describeDuration(loop.limits.maxWallTimeMs)}${detail ? ` ${detail}` : ""}` }, iterations);
+  return end(
+    loop,
+    {
+      kind: "failed",
+      failure: "wall_time",
+      message: `the run hit its time limit of ${describeDuration(loop.limits.maxWallTimeMs)}${detail ? ` ${detail}` : ""}`,
+    },
+    iterations,
+  );
 }
 
 function cancelled(loop: Loop, iterations: number): AgentOutcome {
@@ -133,7 +149,11 @@ function limitReached(loop: Loop, iterations: number): AgentOutcome | null {
   if (run.signal?.aborted) return cancelled(loop, iterations);
   if (loop.now() - loop.started > limits.maxWallTimeMs) return timeLimit(loop, iterations);
   if (usage.prompt + usage.completion > limits.maxTokens) {
-    return end(loop, { kind: "failed", failure: "tokens", message: `the run used more than its limit of ${limits.maxTokens} tokens` }, iterations);
+    return end(
+      loop,
+      { kind: "failed", failure: "tokens", message: `the run used more than its limit of ${limits.maxTokens} tokens` },
+      iterations,
+    );
   }
   if (run.costCap && costOf(usage, run.costCap.price) >= run.costCap.dollars) {
     return end(loop, { kind: "failed", failure: "cost", message: run.costCap.reason }, iterations);
@@ -146,7 +166,8 @@ type ModelTurn = { calls: FunctionCall[]; elided: number[]; content: string | nu
 /** One model request on the lean, repaired history; its reply is counted and kept. */
 async function askModel(loop: Loop, iterations: number): Promise<ModelTurn> {
   const { run, limits } = loop;
-  if (run.contextPolicy !== false) loop.messages = leanHistory(loop.messages, run.contextPolicy ?? DEFAULT_CONTEXT_POLICY);
+  if (run.contextPolicy !== false)
+    loop.messages = leanHistory(loop.messages, run.contextPolicy ?? DEFAULT_CONTEXT_POLICY);
   loop.messages = repairHistory(loop.messages);
   let reply;
   // A request that would outlive the run is abandoned at the deadline, retries included.
@@ -154,7 +175,10 @@ async function askModel(loop: Loop, iterations: number): Promise<ModelTurn> {
   const expiry = AbortSignal.timeout(left);
   const signal = run.signal ? AbortSignal.any([run.signal, expiry]) : expiry;
   try {
-    reply = await untilAborted(run.model.complete(loop.messages, loop.tools, { signal, deadline: Date.now() + left }), signal);
+    reply = await untilAborted(
+      run.model.complete(loop.messages, loop.tools, { signal, deadline: Date.now() + left }),
+      signal,
+    );
   } catch (error) {
     if (run.signal?.aborted) return { outcome: cancelled(loop, iterations) };
     if (expiry.aborted) return { outcome: timeLimit(loop, iterations, "while waiting for the model to answer") };
@@ -169,9 +193,14 @@ async function askModel(loop: Loop, iterations: number): Promise<ModelTurn> {
   const calls = (reply.message.tool_calls ?? []).filter((call): call is FunctionCall => call.type === "function");
   const content = nonEmpty(reply.message.content) ?? nonEmpty(reply.message.refusal);
   const keptCalls = calls.map(toolCallForHistory);
-  // Strict endpoints answer 400 to an assistant message with neither content nor tool calls: an empty reply is not kept.
+  // Strict endpoints answer 400 to an assistant message with neither content nor tool calls: an empty reply is not
+  // kept.
   if (content !== null || calls.length > 0) {
-    loop.messages.push({ role: "assistant", content, ...(calls.length > 0 ? { tool_calls: keptCalls.map((entry) => entry.call) } : {}) });
+    loop.messages.push({
+      role: "assistant",
+      content,
+      ...(calls.length > 0 ? { tool_calls: keptCalls.map((entry) => entry.call) } : {}),
+    });
   }
   return { calls, elided: keptCalls.map((entry) => entry.elidedChars), content };
 }
@@ -179,7 +208,15 @@ async function askModel(loop: Loop, iterations: number): Promise<ModelTurn> {
 function nudge(loop: Loop, content: string | null, iteration: number): AgentOutcome | null {
   loop.nudges++;
   if (loop.nudges > MAX_NUDGES) {
-    return end(loop, { kind: "failed", failure: "no_tool_call", message: `the model stopped calling tools without calling ${loop.finishing}` }, iteration);
+    return end(
+      loop,
+      {
+        kind: "failed",
+        failure: "no_tool_call",
+        message: `the model stopped calling tools without calling ${loop.finishing}`,
+      },
+      iteration,
+    );
   }
   const text = `${content === null ? "Your reply was empty. " : ""}Continue by calling a tool. When you are done, call ${loop.finishing}; if something essential is unclear, call ask_user.`;
   const last = loop.messages.at(-1);
@@ -187,12 +224,21 @@ function nudge(loop: Loop, content: string | null, iteration: number): AgentOutc
   return null;
 }
 
-async function runToolCalls(loop: Loop, calls: FunctionCall[], elided: number[], iteration: number): Promise<AgentOutcome | null> {
+async function runToolCalls(
+  loop: Loop,
+  calls: FunctionCall[],
+  elided: number[],
+  iteration: number,
+): Promise<AgentOutcome | null> {
   const { run, limits } = loop;
   let ending: ToolEnding | undefined;
   for (const [index, call] of calls.entries()) {
     if (ending) {
-      loop.messages.push({ role: "tool", tool_call_id: call.id, content: "Error: not run, because an earlier call in this turn ended the run." });
+      loop.messages.push({
+        role: "tool",
+        tool_call_id: call.id,
+        content: "Error: not run, because an earlier call in this turn ended the run.",
+      });
       continue;
     }
     // A tool call is held to the run's deadline and abort signal too. Tools see both (a command is
@@ -202,19 +248,30 @@ async function runToolCalls(loop: Loop, calls: FunctionCall[], elided: number[],
     const stopped = run.signal ? AbortSignal.any([run.signal, toolExpiry]) : toolExpiry;
     let result;
     try {
-      result = await untilAborted(dispatchToolCall(call.function.name, call.function.arguments ?? "", loop.context), afterGrace(stopped, TOOL_GRACE_MS));
+      result = await untilAborted(
+        dispatchToolCall(call.function.name, call.function.arguments ?? "", loop.context),
+        afterGrace(stopped, TOOL_GRACE_MS),
+      );
     } catch (error) {
       if (run.signal?.aborted) return cancelled(loop, iteration);
       if (toolExpiry.aborted) return timeLimit(loop, iteration, `while ${call.function.name} was running`);
       throw error;
     }
     const elidedChars = elided[index] ?? 0;
-    const note = elidedChars > 0 ? `\n\n[The arguments of this call were too large to keep in the conversation; ${elidedChars} characters of them were elided.]` : "";
-    loop.messages.push({ role: "tool", tool_call_id: call.id, content: truncateMiddle(loop.redact(result.content) + note, MAX_TOOL_RESULT_CHARS) });
+    const note =
+      elidedChars > 0
+        ? `\n\n[The arguments of this call were too large to keep in the conversation; ${elidedChars} characters of them were elided.]`
+        : "";
+    loop.messages.push({
+      role: "tool",
+      tool_call_id: call.id,
+      content: truncateMiddle(loop.redact(result.content) + note, MAX_TOOL_RESULT_CHARS),
+    });
     ending = result.ending;
     run.onProgress?.({ iteration, filesRead: loop.context.filesRead.size, lastTool: call.function.name });
   }
   return ending ? end(loop, ending, iteration) : null;
 }
 
-const nonEmpty = (text: string | null | undefined): string | null => (typeof text === "string" && text !== "" ? text : null);
+const nonEmpty = (text: string | null | undefined): string | null =>
+  typeof text === "string" && text !== "" ? text : null;

@@ -42,7 +42,10 @@ export interface WatchedFetch {
   lastRefusal(): EndpointRefusal | null;
 }
 
-/** An HTTP error answer, kept whole enough to tell "no such model" from "no such path" (the SDK keeps only OpenAI's error shape). */
+/**
+ * An HTTP error answer, kept whole enough to tell "no such model" from "no such path" (the SDK keeps only OpenAI's
+ * error shape).
+ */
 export interface EndpointRefusal {
   status: number;
   url: string;
@@ -71,7 +74,13 @@ export function watchAttempts(base: typeof fetch, limits: AttemptLimits): Watche
     // The SDK retries inside one call and says nothing; each attempt carries its retry count.
     const retryCount = Number(new Headers(init?.headers).get("x-stainless-retry-count") ?? "0");
     if (retryCount > 0 && failed) {
-      limits.onRetry?.({ attempt: retryCount + 1, attempts: limits.attempts, reason: failed.reason, waitedMs: Date.now() - failed.at, timeoutMs: limits.firstChunkMs });
+      limits.onRetry?.({
+        attempt: retryCount + 1,
+        attempts: limits.attempts,
+        reason: failed.reason,
+        waitedMs: Date.now() - failed.at,
+        timeoutMs: limits.firstChunkMs,
+      });
     }
     failed = null;
     last = null;
@@ -80,8 +89,15 @@ export function watchAttempts(base: typeof fetch, limits: AttemptLimits): Watche
       const response = await wholeAnswer(base, input, init, limits);
       if (!response.ok) {
         failed = { reason: `answered HTTP ${response.status}`, at: Date.now() };
-        const body = await response.clone().text().catch(() => "");
-        refusal = { status: response.status, url: input instanceof Request ? input.url : String(input), body: body.slice(0, MAX_REFUSAL_CHARS) };
+        const body = await response
+          .clone()
+          .text()
+          .catch(() => "");
+        refusal = {
+          status: response.status,
+          url: input instanceof Request ? input.url : String(input),
+          body: body.slice(0, MAX_REFUSAL_CHARS),
+        };
       }
       return response;
     } catch (error) {
@@ -95,7 +111,12 @@ export function watchAttempts(base: typeof fetch, limits: AttemptLimits): Watche
 }
 
 /** One attempt, read to its end within the first-chunk and idle limits; the body is handed on whole. */
-async function wholeAnswer(base: typeof fetch, input: Parameters<typeof fetch>[0], init: RequestInit | undefined, limits: AttemptLimits): Promise<Response> {
+async function wholeAnswer(
+  base: typeof fetch,
+  input: Parameters<typeof fetch>[0],
+  init: RequestInit | undefined,
+  limits: AttemptLimits,
+): Promise<Response> {
   const controller = new AbortController();
   const outer = init?.signal;
   const forward = () => controller.abort(outer?.reason);
@@ -135,7 +156,11 @@ async function wholeAnswer(base: typeof fetch, input: Parameters<typeof fetch>[0
       chunks.push(value);
       expectWithin(limits.idleMs, `went quiet for ${seconds(limits.idleMs)} in the middle of an answer`);
     }
-    return new Response(Buffer.concat(chunks), { status: response.status, statusText: response.statusText, headers: response.headers });
+    return new Response(Buffer.concat(chunks), {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
   } catch (error) {
     if (silence) throw silence;
     if (outer?.aborted || error instanceof AttemptFailure) throw error;

@@ -66,7 +66,13 @@ const NO_LIMIT_MS = 2_147_483_647;
 export function createModelClient(options: ModelClientOptions): ModelClient {
   const timeoutMs = options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS;
   const attempts = (options.maxRetries ?? 3) + 1;
-  const watched = watchAttempts(options.fetch ?? fetch, { firstChunkMs: timeoutMs, idleMs: options.idleTimeoutMs ?? timeoutMs, maxBytes: options.maxAnswerBytes ?? MAX_ANSWER_BYTES, attempts, onRetry: options.onRetry });
+  const watched = watchAttempts(options.fetch ?? fetch, {
+    firstChunkMs: timeoutMs,
+    idleMs: options.idleTimeoutMs ?? timeoutMs,
+    maxBytes: options.maxAnswerBytes ?? MAX_ANSWER_BYTES,
+    attempts,
+    onRetry: options.onRetry,
+  });
   const client = new OpenAI({
     apiKey: options.apiKey || "not-set",
     baseURL: options.baseURL || undefined,
@@ -78,15 +84,27 @@ export function createModelClient(options: ModelClientOptions): ModelClient {
   return {
     model: options.model,
     async complete(messages, tools, request = {}) {
-      // A conversation without tools (e.g. writing a pull request's description) sends none: endpoints refuse `tool_choice` alone.
-      const body = { model: options.model, messages, ...(tools.length > 0 ? { tools, tool_choice: "auto" as const } : {}) };
-      const requestOptions = { ...(request.signal ? { signal: request.signal } : {}), timeout: requestTimeout(request.deadline) };
+      // A conversation without tools (e.g. writing a pull request's description) sends none: endpoints refuse
+      // `tool_choice` alone.
+      const body = {
+        model: options.model,
+        messages,
+        ...(tools.length > 0 ? { tools, tool_choice: "auto" as const } : {}),
+      };
+      const requestOptions = {
+        ...(request.signal ? { signal: request.signal } : {}),
+        timeout: requestTimeout(request.deadline),
+      };
       try {
         if (streams) {
           try {
-            const response = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, requestOptions).asResponse();
+            const response = await client.chat.completions
+              .create({ ...body, stream: true, stream_options: { include_usage: true } }, requestOptions)
+              .asResponse();
             if (response.headers.get("content-type")?.includes("text/event-stream")) {
-              const answer = await assembleStream(Stream.fromSSEResponse<OpenAI.Chat.Completions.ChatCompletionChunk>(response, new AbortController()));
+              const answer = await assembleStream(
+                Stream.fromSSEResponse<OpenAI.Chat.Completions.ChatCompletionChunk>(response, new AbortController()),
+              );
               if (!answer) throw new ModelError(`the model endpoint at ${where} streamed an answer without a message`);
               return toReply(answer.message, answer.usage);
             }
@@ -115,7 +133,9 @@ const MAX_COUNTED_TOKENS = 1e12;
  * a state that no longer validates loses the thread's plan.
  */
 function tokenCount(reported: unknown): number {
-  return typeof reported === "number" && Number.isFinite(reported) && reported > 0 ? Math.min(Math.floor(reported), MAX_COUNTED_TOKENS) : 0;
+  return typeof reported === "number" && Number.isFinite(reported) && reported > 0
+    ? Math.min(Math.floor(reported), MAX_COUNTED_TOKENS)
+    : 0;
 }
 
 function fromCompletion(completion: OpenAI.Chat.Completions.ChatCompletion, where: string): ModelReply {
@@ -137,7 +157,9 @@ function toReply(message: AssistantMessage, usage: OpenAI.CompletionUsage | null
 
 /** A 400 (or 422) that names streaming: the endpoint does not take `stream` (or `stream_options`). */
 function refusesStreaming(error: unknown): boolean {
-  return error instanceof OpenAI.APIError && (error.status === 400 || error.status === 422) && /stream/i.test(error.message);
+  return (
+    error instanceof OpenAI.APIError && (error.status === 400 || error.status === 422) && /stream/i.test(error.message)
+  );
 }
 
 /** One line for people: which attempt runs now, why, after what wait, and the time limit. */
@@ -158,29 +180,43 @@ function requestTimeout(deadline: number | undefined): number {
 const KEY_SETTING = "the model API key (`OPENAI_API_KEY`; the Action's `openai-api-key` input; the CLI's `--api-key`)";
 
 /** The statuses the SDK retries (with backoff); others fail at the first attempt. */
-const retried = (status: number | undefined) => status === 408 || status === 409 || status === 429 || (status !== undefined && status >= 500);
+const retried = (status: number | undefined) =>
+  status === 408 || status === 409 || status === 429 || (status !== undefined && status >= 500);
 
-function toModelError(error: unknown, request: { where: string; model: string; attempts: number }, watched: Pick<WatchedFetch, "lastFailure" | "lastRefusal">): Error {
+function toModelError(
+  error: unknown,
+  request: { where: string; model: string; attempts: number },
+  watched: Pick<WatchedFetch, "lastFailure" | "lastRefusal">,
+): Error {
   const { where, attempts } = request;
   const lastFailure = watched.lastFailure();
   if (error instanceof OpenAI.APIUserAbortError || error instanceof ModelError) return error;
   const last = attempts > 1 ? ` on the last of ${attempts} attempts` : "";
   if (error instanceof OpenAI.APIConnectionTimeoutError) {
-    return new ModelError(`the model endpoint at ${where} did not answer in time${lastFailure ? `: it ${lastFailure}${last}` : ""}`);
+    return new ModelError(
+      `the model endpoint at ${where} did not answer in time${lastFailure ? `: it ${lastFailure}${last}` : ""}`,
+    );
   }
-  if (error instanceof OpenAI.APIConnectionError) return new ModelError(`the model endpoint at ${where} ${lastFailure ?? "could not be reached"}${last}`);
+  if (error instanceof OpenAI.APIConnectionError)
+    return new ModelError(`the model endpoint at ${where} ${lastFailure ?? "could not be reached"}${last}`);
   // An error event inside a streamed answer has no HTTP status.
-  if (error instanceof OpenAI.APIError && error.status === undefined) return new ModelError(`the model endpoint at ${where} reported an error in its answer: ${error.message}`);
+  if (error instanceof OpenAI.APIError && error.status === undefined)
+    return new ModelError(`the model endpoint at ${where} reported an error in its answer: ${error.message}`);
   if (error instanceof OpenAI.APIError) {
     const status = error.status ?? "an error";
     if (error.status === 401 || error.status === 403) {
-      return new ModelError(`the model endpoint at ${where} refused the API key (HTTP ${status}); check ${KEY_SETTING}`);
+      return new ModelError(
+        `the model endpoint at ${where} refused the API key (HTTP ${status}); check ${KEY_SETTING}`,
+      );
     }
     const refusal = watched.lastRefusal();
     if (error.status === 404) return new ModelError(describeNotFound(where, request.model, refusal));
     // Some servers (LiteLLM, OpenRouter) refuse an unknown model with a 400.
-    if (error.status === 400 && refusal && saysModelUnknown(refusal.body)) return new ModelError(describeUnknownModel(where, request.model, refusal));
-    return new ModelError(`the model endpoint at ${where} answered HTTP ${status}${attempts > 1 && retried(error.status) ? ` after ${attempts} attempts` : ""}`);
+    if (error.status === 400 && refusal && saysModelUnknown(refusal.body))
+      return new ModelError(describeUnknownModel(where, request.model, refusal));
+    return new ModelError(
+      `the model endpoint at ${where} answered HTTP ${status}${attempts > 1 && retried(error.status) ? ` after ${attempts} attempts` : ""}`,
+    );
   }
   return new ModelError(`the model request failed: ${error instanceof Error ? error.message : String(error)}`);
 }

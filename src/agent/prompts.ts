@@ -51,8 +51,15 @@ export interface RepoInstructions {
 export function renderRepoInstructions(instructions: RepoInstructions | undefined): string {
   if (!instructions || instructions.files.length === 0) return "";
   const files = instructions.files.map((file) => `## ${file.path}\n${file.text.trim()}`);
-  const omitted = instructions.omitted.length > 0 ? [`(Not given, over the 32 KiB limit: ${instructions.omitted.join(", ")}; read them if you need them.)`] : [];
-  return ["# The repository's instructions for coding agents\nFollow them. Where two disagree, the file nearer to the code you change wins (they are listed from the root down).", ...files, ...omitted].join("\n\n");
+  const omitted =
+    instructions.omitted.length > 0
+      ? [`(Not given, over the 32 KiB limit: ${instructions.omitted.join(", ")}; read them if you need them.)`]
+      : [];
+  return [
+    "# The repository's instructions for coding agents\nFollow them. Where two disagree, the file nearer to the code you change wins (they are listed from the root down).",
+    ...files,
+    ...omitted,
+  ].join("\n\n");
 }
 
 /** What earlier runs on this thread left behind: the plan under review, feedback, answers, exploration. */
@@ -76,13 +83,18 @@ export interface PlanningTask {
 }
 
 export function planningTaskMessage(task: PlanningTask): string {
-  const parts = [`# Request from @${task.requestedBy}`, task.instructions.trim() || "_(no extra instructions: plan what the issue asks for)_"];
+  const parts = [
+    `# Request from @${task.requestedBy}`,
+    task.instructions.trim() || "_(no extra instructions: plan what the issue asks for)_",
+  ];
   if (task.repoInstructions) parts.push("# The repository's instructions for Blueprint", task.repoInstructions.trim());
   const agents = renderRepoInstructions(task.agentInstructions);
   if (agents) parts.push(agents);
   if (task.thread) parts.push(renderThread(task.thread));
   if (task.workflowsAllowed === false) {
-    parts.push("Note: on this installation Blueprint may not change files under .github/workflows/. If the request needs that, plan around it and say so in the risks.");
+    parts.push(
+      "Note: on this installation Blueprint may not change files under .github/workflows/. If the request needs that, plan around it and say so in the risks.",
+    );
   }
   if (task.memory) parts.push(...renderMemory(task.memory));
   parts.push(
@@ -96,20 +108,27 @@ export function planningTaskMessage(task: PlanningTask): string {
 function renderMemory(memory: PlanningMemory): string[] {
   const parts: string[] = [];
   if (memory.previousPlan) {
-    parts.push(`# The current plan (v${memory.previousPlan.revision}), as submitted\n\`\`\`json\n${JSON.stringify(memory.previousPlan.plan, null, 2)}\n\`\`\``);
+    parts.push(
+      `# The current plan (v${memory.previousPlan.revision}), as submitted\n\`\`\`json\n${JSON.stringify(memory.previousPlan.plan, null, 2)}\n\`\`\``,
+    );
   }
   if (memory.feedback.length > 0) {
     const newest = memory.feedback.length - 1;
     const entries = memory.feedback.map(
-      (entry, index) => `## ${index === newest ? "NEWEST feedback" : "Earlier feedback"} (on v${entry.onRevision}, by @${entry.author}, via ${entry.source})\n${entry.text.trim()}`,
+      (entry, index) =>
+        `## ${index === newest ? "NEWEST feedback" : "Earlier feedback"} (on v${entry.onRevision}, by @${entry.author}, via ${entry.source})\n${entry.text.trim()}`,
     );
     parts.push(`# Feedback from the maintainers, oldest first\n\n${entries.join("\n\n")}`);
   }
   if (memory.answers.length > 0) {
-    parts.push(`# Your earlier questions and the maintainers' answers\n\n${memory.answers.map((qa) => `Q: ${qa.question.trim()}\nA (@${qa.author}): ${qa.answer.trim()}`).join("\n\n")}`);
+    parts.push(
+      `# Your earlier questions and the maintainers' answers\n\n${memory.answers.map((qa) => `Q: ${qa.question.trim()}\nA (@${qa.author}): ${qa.answer.trim()}`).join("\n\n")}`,
+    );
   }
   if (memory.explored.length > 0) {
-    parts.push(`# Files you already read in earlier runs (read again only what you need)\n${memory.explored.join(", ")}`);
+    parts.push(
+      `# Files you already read in earlier runs (read again only what you need)\n${memory.explored.join(", ")}`,
+    );
   }
   return parts;
 }
@@ -119,7 +138,10 @@ function renderThread(thread: ThreadContext): string {
   // An outsider's title is their text too: it goes inside their untrusted block, not in a heading.
   const parts = thread.body.trusted
     ? [`# ${kind} #${thread.number}: ${thread.title}`, renderAuthored(thread.body)]
-    : [`# ${kind} #${thread.number}`, renderAuthored({ ...thread.body, text: `Title: ${thread.title}\n\n${thread.body.text}` })];
+    : [
+        `# ${kind} #${thread.number}`,
+        renderAuthored({ ...thread.body, text: `Title: ${thread.title}\n\n${thread.body.text}` }),
+      ];
   if (thread.pullRequest) {
     parts.push(
       `### Branches\n\`${thread.pullRequest.headRef}\` into \`${thread.pullRequest.baseRef}\`. The working tree is checked out at the pull request's head.`,
@@ -159,7 +181,9 @@ export interface StepContext {
 export function stepTaskMessage(plan: Plan, step: PlanStep, context: StepContext = {}): string {
   const { planningNotes, answers = [], approverNotes = [], done = [] } = context;
   const doneById = new Map(done.map((entry) => [entry.id, entry]));
-  const others = plan.steps.map((s) => `- ${s.id}: ${s.title}${s.id === step.id ? "  ← this step" : doneById.has(s.id) ? "  (done)" : ""}`).join("\n");
+  const others = plan.steps
+    .map((s) => `- ${s.id}: ${s.title}${s.id === step.id ? "  ← this step" : doneById.has(s.id) ? "  (done)" : ""}`)
+    .join("\n");
   const parts = [
     `Step ${step.id}: ${step.title}`,
     step.details.trim(),
@@ -170,14 +194,29 @@ export function stepTaskMessage(plan: Plan, step: PlanStep, context: StepContext
   ];
   const agents = renderRepoInstructions(context.agentInstructions);
   if (agents) parts.push(agents);
-  if (done.length > 0) parts.push("# Steps already done\nTheir changes are committed in the tree you work on; do not redo them.", done.map(renderDoneStep).join("\n\n"));
+  if (done.length > 0)
+    parts.push(
+      "# Steps already done\nTheir changes are committed in the tree you work on; do not redo them.",
+      done.map(renderDoneStep).join("\n\n"),
+    );
   const learned = [plan.notes?.trim(), planningNotes].filter(Boolean).join("\n\n");
   if (learned) parts.push("# What planning learned", learned);
-  if (answers.length > 0) parts.push("# Questions asked during this build and the maintainers' answers", answers.map((qa) => `Q: ${qa.question}\nA (@${qa.author}): ${qa.answer}`).join("\n\n"));
+  if (answers.length > 0)
+    parts.push(
+      "# Questions asked during this build and the maintainers' answers",
+      answers.map((qa) => `Q: ${qa.question}\nA (@${qa.author}): ${qa.answer}`).join("\n\n"),
+    );
   if (approverNotes.length > 0) {
     parts.push(
       "# The approvers' instructions for this build\nThey approved the plan with these notes. Follow them in this step as part of the plan.",
-      ...approverNotes.map((note) => renderAuthored({ author: note.author, trusted: true, text: note.text, label: note.source === "review" ? "Approving review" : "With /build" })),
+      ...approverNotes.map((note) =>
+        renderAuthored({
+          author: note.author,
+          trusted: true,
+          text: note.text,
+          label: note.source === "review" ? "Approving review" : "With /build",
+        }),
+      ),
     );
   }
   parts.push(`Do step ${step.id} now, then call complete_step with step_id "${step.id}".`);
@@ -185,6 +224,8 @@ export function stepTaskMessage(plan: Plan, step: PlanStep, context: StepContext
 }
 
 function renderDoneStep(entry: DoneStep): string {
-  const commit = entry.commit ? `commit ${entry.commit.slice(0, 7)}` : "no commit (nothing to change, or ticked by hand)";
+  const commit = entry.commit
+    ? `commit ${entry.commit.slice(0, 7)}`
+    : "no commit (nothing to change, or ticked by hand)";
   return `## ${entry.id} (${commit})\n${entry.summary?.trim() || "_(no summary recorded)_"}`;
 }

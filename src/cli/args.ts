@@ -37,12 +37,41 @@ export class UsageError extends Error {}
  * value it takes: a whole number (at least `min`), or dollars (above 0, cents allowed: 0.50).
  */
 export const LIMIT_FLAGS = {
-  "max-iterations": { env: "BLUEPRINT_MAX_ITERATIONS", value: "N", min: 1, help: "model turns per planning run or build step (default 50)" },
-  "max-minutes": { env: "BLUEPRINT_MAX_MINUTES", value: "N", min: 1, help: "wall time per planning run or build step (default 20)" },
-  "max-tokens": { env: "BLUEPRINT_MAX_TOKENS", value: "N", min: 1, help: "tokens per planning run or build step (default 2000000)" },
-  "max-cost": { env: "BLUEPRINT_MAX_COST", value: "DOLLARS", help: "dollars per build (e.g. 0.50), counted with the model's prices (default no cap)" },
-  "model-timeout": { env: "BLUEPRINT_MODEL_TIMEOUT_S", value: "N", min: 1, help: "seconds the model endpoint may stay silent: before it starts answering, or within an answer (default 60)" },
-  "model-retries": { env: "BLUEPRINT_MODEL_RETRIES", value: "N", min: 0, help: "retries of a failed or timed-out model request (default 3)" },
+  "max-iterations": {
+    env: "BLUEPRINT_MAX_ITERATIONS",
+    value: "N",
+    min: 1,
+    help: "model turns per planning run or build step (default 50)",
+  },
+  "max-minutes": {
+    env: "BLUEPRINT_MAX_MINUTES",
+    value: "N",
+    min: 1,
+    help: "wall time per planning run or build step (default 20)",
+  },
+  "max-tokens": {
+    env: "BLUEPRINT_MAX_TOKENS",
+    value: "N",
+    min: 1,
+    help: "tokens per planning run or build step (default 2000000)",
+  },
+  "max-cost": {
+    env: "BLUEPRINT_MAX_COST",
+    value: "DOLLARS",
+    help: "dollars per build (e.g. 0.50), counted with the model's prices (default no cap)",
+  },
+  "model-timeout": {
+    env: "BLUEPRINT_MODEL_TIMEOUT_S",
+    value: "N",
+    min: 1,
+    help: "seconds the model endpoint may stay silent: before it starts answering, or within an answer (default 60)",
+  },
+  "model-retries": {
+    env: "BLUEPRINT_MODEL_RETRIES",
+    value: "N",
+    min: 0,
+    help: "retries of a failed or timed-out model request (default 3)",
+  },
 } as const;
 type LimitFlag = keyof typeof LIMIT_FLAGS;
 
@@ -78,7 +107,11 @@ export function parseCliArgs(argv: string[]): CliArgs {
   const common = {
     markdown: values.markdown ?? false,
     verbose: values.verbose ?? false,
-    model: { baseUrl: stringValue(values["base-url"]), apiKey: stringValue(values["api-key"]), model: stringValue(values.model) },
+    model: {
+      baseUrl: stringValue(values["base-url"]),
+      apiKey: stringValue(values["api-key"]),
+      model: stringValue(values.model),
+    },
     limits: limitsFrom(values),
   };
   const onlyFor = (flag: "fresh" | "force" | "new" | "tokens", command: string) => {
@@ -97,16 +130,27 @@ export function parseCliArgs(argv: string[]): CliArgs {
       return { command: { name: "plan", instructions: text, newThread: values.new ?? false }, ...common };
     case "build":
       // Flags first: after the step ids, the words are the build's notes (`blueprint build S2 "keep the API" --fresh`).
-      return { command: { name: "build", args: [...(values.fresh ? ["--fresh"] : []), ...(values.force ? ["--force"] : []), ...rest] }, ...common };
+      return {
+        command: {
+          name: "build",
+          args: [...(values.fresh ? ["--fresh"] : []), ...(values.force ? ["--force"] : []), ...rest],
+        },
+        ...common,
+      };
     case "revise":
-      if (!text) throw new UsageError('`blueprint revise` needs feedback, e.g. blueprint revise "keep the public API as it is".');
+      if (!text)
+        throw new UsageError(
+          '`blueprint revise` needs feedback, e.g. blueprint revise "keep the public API as it is".',
+        );
       return { command: { name: "revise", feedback: text }, ...common };
     case "answer":
-      if (!text) throw new UsageError('`blueprint answer` needs the answer, e.g. blueprint answer "use the v2 endpoint".');
+      if (!text)
+        throw new UsageError('`blueprint answer` needs the answer, e.g. blueprint answer "use the v2 endpoint".');
       return { command: { name: "answer", text }, ...common };
     case "map": {
       const tokens = values.tokens === undefined ? undefined : Number(values.tokens);
-      if (tokens !== undefined && !(Number.isInteger(tokens) && tokens >= 256 && tokens <= 16_384)) throw new UsageError("--tokens takes a whole number from 256 to 16384.");
+      if (tokens !== undefined && !(Number.isInteger(tokens) && tokens >= 256 && tokens <= 16_384))
+        throw new UsageError("--tokens takes a whole number from 256 to 16384.");
       return { command: { name: "map", focus: rest, tokens }, ...common };
     }
     case "status":
@@ -118,7 +162,12 @@ export function parseCliArgs(argv: string[]): CliArgs {
   }
 }
 
-const VALUE_EXAMPLES: Record<string, string> = { "--base-url": "http://localhost:11434/v1", "--api-key": "sk-…", "--model": "gpt-4.1", "--max-cost": "0.50" };
+const VALUE_EXAMPLES: Record<string, string> = {
+  "--base-url": "http://localhost:11434/v1",
+  "--api-key": "sk-…",
+  "--model": "gpt-4.1",
+  "--max-cost": "0.50",
+};
 
 /** Node's parse errors, reworded for a person: which flag, and what to do instead. */
 function parseErrorMessage(error: unknown): string {
@@ -130,7 +179,9 @@ function parseErrorMessage(error: unknown): string {
     return `unknown option \`${flag}\`${near ? ` (did you mean \`--${near}\`?)` : ""}. To pass text that starts with "-", put it after \`--\`.`;
   }
   if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
-    return /argument missing/.test(message) ? `\`${flag}\` needs a value, e.g. ${flag} ${VALUE_EXAMPLES[flag] ?? "N"}.` : `\`${flag}\` takes no value.`;
+    return /argument missing/.test(message)
+      ? `\`${flag}\` needs a value, e.g. ${flag} ${VALUE_EXAMPLES[flag] ?? "N"}.`
+      : `\`${flag}\` takes no value.`;
   }
   return message;
 }
@@ -149,7 +200,12 @@ function editDistance(a: string, b: string): number {
   let row = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const next = [i];
-    for (let j = 1; j <= b.length; j++) next[j] = Math.min((row[j] ?? 0) + 1, (next[j - 1] ?? 0) + 1, (row[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      next[j] = Math.min(
+        (row[j] ?? 0) + 1,
+        (next[j - 1] ?? 0) + 1,
+        (row[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
     row = next;
   }
   return row[b.length] ?? 0;
@@ -165,7 +221,10 @@ function limitsFrom(values: Record<string, string | boolean | undefined>): Recor
     const value = stringValue(values[flag]);
     if (value === undefined) continue;
     if (limit.value === "DOLLARS") {
-      if (!/^(\d+(\.\d*)?|\.\d+)$/.test(value) || Number(value) <= 0) throw new UsageError(`\`--${flag}\` needs an amount in dollars above 0, e.g. --${flag} 0.50, not \`${value}\`.`);
+      if (!/^(\d+(\.\d*)?|\.\d+)$/.test(value) || Number(value) <= 0)
+        throw new UsageError(
+          `\`--${flag}\` needs an amount in dollars above 0, e.g. --${flag} 0.50, not \`${value}\`.`,
+        );
     } else if (!/^\d+$/.test(value) || Number(value) < limit.min) {
       throw new UsageError(`\`--${flag}\` needs a whole number${limit.min > 0 ? " above 0" : ""}, not \`${value}\`.`);
     }
@@ -177,12 +236,15 @@ function limitsFrom(values: Record<string, string | boolean | undefined>): Recor
 /** The version in package.json (one directory above both src/ and lib/). */
 export function cliVersion(): string {
   const manifest: unknown = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
-  const version = typeof manifest === "object" && manifest !== null && "version" in manifest ? manifest.version : undefined;
+  const version =
+    typeof manifest === "object" && manifest !== null && "version" in manifest ? manifest.version : undefined;
   return typeof version === "string" ? version : "unknown";
 }
 
 const limitLines = Object.entries(LIMIT_FLAGS)
-  .map(([flag, limit]) => `  --${`${flag} ${limit.value}`.padEnd(20)}${limit.help}\n${" ".repeat(24)}(env ${limit.env})`)
+  .map(
+    ([flag, limit]) => `  --${`${flag} ${limit.value}`.padEnd(20)}${limit.help}\n${" ".repeat(24)}(env ${limit.env})`,
+  )
   .join("\n");
 
 export const USAGE = `Blueprint — plan → approve → build, on your local checkout

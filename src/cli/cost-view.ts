@@ -14,7 +14,11 @@ export function costText(commentBody: string): string {
   const planning = /<sub>Planning: ([^\n]*?)\.?<\/sub>/.exec(commentBody)?.[1];
   if (planning && PRICED.test(planning)) lines.push(`Planning cost: ${markdownToText(planning)}`);
   const estimate = /\*\*Estimated build cost:\*\* ([^\n]*)/.exec(commentBody)?.[1];
-  if (estimate && PRICED.test(estimate)) lines.push(`Estimated build cost: ${markdownToText(estimate)}`, "  (a guess from the plan's steps, not a measurement: `blueprint status --markdown` shows what it assumes)");
+  if (estimate && PRICED.test(estimate))
+    lines.push(
+      `Estimated build cost: ${markdownToText(estimate)}`,
+      "  (a guess from the plan's steps, not a measurement: `blueprint status --markdown` shows what it assumes)",
+    );
   const table = costTable(commentBody);
   if (table) lines.push(table);
   const thisBuild = /<sub>This build: ([^\n]*?)\.?<\/sub>/.exec(commentBody)?.[1];
@@ -30,11 +34,17 @@ function costTable(commentBody: string): string {
     .trim()
     .split("\n")
     .filter((row) => !/^\|[-:| ]+\|$/.test(row))
-    .map((row) => row.slice(1, -1).split("|").map((cell) => markdownToText(cell.trim())));
+    .map((row) =>
+      row
+        .slice(1, -1)
+        .split("|")
+        .map((cell) => markdownToText(cell.trim())),
+    );
   const [header] = rows;
   if (!header?.includes("Cost")) return "";
   const widths = header.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? "").length)));
   // Labels left, numbers right, as the markdown table aligns them.
-  const line = (row: string[]) => `  ${row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join("   ")}`.trimEnd();
+  const line = (row: string[]) =>
+    `  ${row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join("   ")}`.trimEnd();
   return ["Cost per step", ...rows.map(line)].join("\n");
 }

@@ -20,7 +20,10 @@ export interface LocalThread {
 }
 
 /** No labels and no merges locally: the thread file records the state, and the branch is the result. */
-const NO_LABELS_OR_MERGES: Pick<ThreadPort, "threadLabels" | "repositoryLabels" | "createLabel" | "addThreadLabel" | "removeThreadLabel" | "deletesMergedBranches"> = {
+const NO_LABELS_OR_MERGES: Pick<
+  ThreadPort,
+  "threadLabels" | "repositoryLabels" | "createLabel" | "addThreadLabel" | "removeThreadLabel" | "deletesMergedBranches"
+> = {
   threadLabels: async () => [],
   repositoryLabels: async () => [],
   createLabel: async () => false,
@@ -33,7 +36,12 @@ const NO_LABELS_OR_MERGES: Pick<ThreadPort, "threadLabels" | "repositoryLabels" 
  * A ThreadPort over a local thread file: the comments live in .git/blueprint, the "remote" is the
  * checkout itself (file://), the user at the terminal is admin, and a pull request is just its branch.
  */
-export function createLocalThread(checkout: Checkout, store: ThreadStore, thread: StoredThread, onWrite: (write: LocalWrite) => void = () => {}): LocalThread {
+export function createLocalThread(
+  checkout: Checkout,
+  store: ThreadStore,
+  thread: StoredThread,
+  onWrite: (write: LocalWrite) => void = () => {},
+): LocalThread {
   const threadFile = store.fileOf(thread.number);
   const pullRequestFile = threadFile.replace(/\.json$/, "-pull-request.md");
   const repo: RepositoryInfo = {
@@ -114,8 +122,15 @@ export function createLocalThread(checkout: Checkout, store: ThreadStore, thread
 }
 
 /** Where a stored thread stands, read the way the App reads a GitHub thread. */
-export function storedThreadState(thread: StoredThread, seal: ThreadSeal, urlOf: (id: number) => string = () => ""): ThreadStateLookup {
-  return findThreadState(thread.comments.map((comment) => asThreadComment(comment, urlOf(comment.id))), seal);
+export function storedThreadState(
+  thread: StoredThread,
+  seal: ThreadSeal,
+  urlOf: (id: number) => string = () => "",
+): ThreadStateLookup {
+  return findThreadState(
+    thread.comments.map((comment) => asThreadComment(comment, urlOf(comment.id))),
+    seal,
+  );
 }
 
 function asThreadComment(comment: StoredComment, url: string): ThreadComment {

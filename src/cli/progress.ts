@@ -25,7 +25,10 @@ export function progressPrinter(write: (line: string) => void, seal: ThreadSeal)
       if (before.steps[step.id] === status) continue;
       if (status === "building") write(`⏳ ${step.id} ${step.title}…`);
       // A step already done when the run started is not news.
-      else if (status === "done" && before.steps[step.id] !== undefined) write(`✓ ${step.id} ${step.title}${progress?.commit ? ` (${progress.commit.slice(0, 7)})` : " (no changes needed)"}`);
+      else if (status === "done" && before.steps[step.id] !== undefined)
+        write(
+          `✓ ${step.id} ${step.title}${progress?.commit ? ` (${progress.commit.slice(0, 7)})` : " (no changes needed)"}`,
+        );
       else if (status === "failed") write(`✗ ${step.id} ${step.title}: ${progress?.reason ?? "failed"}`);
     }
     now.verifying = comment.body.includes("**Verifying…**");

@@ -6,7 +6,11 @@ import { markdownToText, nextSteps, renderPlanText, verificationLines } from "./
 import type { StoredThread, ThreadStore } from "./thread-store.js";
 
 /** After a command: Blueprint's replies, then the plan or status it left, and what to do next. */
-export function printOutcome(write: (text: string) => void, outcome: RunOutcome, options: { markdown: boolean; pullRequestFile: string }): void {
+export function printOutcome(
+  write: (text: string) => void,
+  outcome: RunOutcome,
+  options: { markdown: boolean; pullRequestFile: string },
+): void {
   for (const reply of outcome.replies) write(options.markdown ? reply : markdownToText(reply));
   const latest = outcome.latest;
   if (!outcome.changed || !latest) return;
@@ -24,13 +28,19 @@ export function printOutcome(write: (text: string) => void, outcome: RunOutcome,
     const cost = costText(latest.comment.body);
     if (cost) write(`\n${cost}`);
   }
-  if (state.status === "built" && existsSync(options.pullRequestFile)) write(`\nPull-request text for this branch: ${options.pullRequestFile}`);
+  if (state.status === "built" && existsSync(options.pullRequestFile))
+    write(`\nPull-request text for this branch: ${options.pullRequestFile}`);
   const next = nextSteps(state);
   if (next) write(`\n${next}`);
 }
 
 /** `blueprint status`: the current thread, read from .git/blueprint. */
-export function printStatus(write: (text: string) => void, thread: StoredThread | null, store: ThreadStore, markdown: boolean): void {
+export function printStatus(
+  write: (text: string) => void,
+  thread: StoredThread | null,
+  store: ThreadStore,
+  markdown: boolean,
+): void {
   if (!thread) {
     write('No plan yet. Run `blueprint plan "what you want done"` to start one.');
     return;

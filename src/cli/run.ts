@@ -81,7 +81,13 @@ async function printRepoMap(cli: CliContext, command: Extract<CliCommand, { name
 
 type JobCommand = Exclude<CliCommand, { name: "help" | "version" | "map" }>;
 
-async function runCommand(cli: CliContext, args: CliArgs, command: JobCommand, checkout: Checkout, store: ThreadStore): Promise<number> {
+async function runCommand(
+  cli: CliContext,
+  args: CliArgs,
+  command: JobCommand,
+  checkout: Checkout,
+  store: ThreadStore,
+): Promise<number> {
   // 3. The thread the command belongs to.
   const current = await store.current();
   if (command.name === "status") {
@@ -93,7 +99,8 @@ async function runCommand(cli: CliContext, args: CliArgs, command: JobCommand, c
   // checked before a new thread is made, so a refused command leaves nothing behind.
   const engineEnv = loadEnv({
     BLUEPRINT_PROGRESS_INTERVAL_MS: "0",
-    // Your own machine, your own command: bubblewrap when it works (Linux), else a warning (docs/security.md, "The sandbox").
+    // Your own machine, your own command: bubblewrap when it works (Linux), else a warning (docs/security.md, "The
+    // sandbox").
     BLUEPRINT_SANDBOX: "auto",
     ...cli.env,
     ...args.limits,
@@ -103,14 +110,22 @@ async function runCommand(cli: CliContext, args: CliArgs, command: JobCommand, c
     BLUEPRINT_STATE_SECRET: store.stateSecret(),
   });
   if (command.name !== "cancel" && !engineEnv.OPENAI_API_KEY && !engineEnv.OPENAI_BASE_URL) {
-    throw new CliError("no model endpoint: set OPENAI_API_KEY (or --api-key), or --base-url / OPENAI_BASE_URL for a local OpenAI-compatible server.");
+    throw new CliError(
+      "no model endpoint: set OPENAI_API_KEY (or --api-key), or --base-url / OPENAI_BASE_URL for a local OpenAI-compatible server.",
+    );
   }
   const thread = command.name === "plan" ? await threadForPlan(cli, store, current, checkout, command) : current;
   if (!thread) throw new CliError('there is no plan yet. Run `blueprint plan "what you want done"` first.');
-  if (checkout.dirty) cli.stderr(`note: uncommitted changes are not seen; Blueprint works on the committed state of \`${thread.baseBranch}\`.`);
+  if (checkout.dirty)
+    cli.stderr(
+      `note: uncommitted changes are not seen; Blueprint works on the committed state of \`${thread.baseBranch}\`.`,
+    );
   const engine = createWorkflowDeps(engineEnv, cliLogger(cli.stderr, args.verbose));
   // Your machine, your call (docs/cli.md): without bubblewrap the CLI goes on, but never without saying so.
-  if (engine.runner.isolation === "plain") cli.stderr("note: the agent's commands run WITHOUT a sandbox here (no working bubblewrap, or BLUEPRINT_SANDBOX=none): as you, with a scrubbed environment, a timeout and an output cap. Install bubblewrap (Linux), or set BLUEPRINT_SANDBOX=bwrap to refuse instead.");
+  if (engine.runner.isolation === "plain")
+    cli.stderr(
+      "note: the agent's commands run WITHOUT a sandbox here (no working bubblewrap, or BLUEPRINT_SANDBOX=none): as you, with a scrubbed environment, a timeout and an output cap. Install bubblewrap (Linux), or set BLUEPRINT_SANDBOX=bwrap to refuse instead.",
+    );
   // A retried model request is printed the moment it starts, while planning and while building.
   const deps: WorkflowDeps = {
     ...engine,
@@ -124,33 +139,50 @@ async function runCommand(cli: CliContext, args: CliArgs, command: JobCommand, c
   // 5. The command as a comment on the thread; progress as it goes.
   const local = createLocalThread(checkout, store, thread, progressPrinter(cli.stderr, store.seal(thread.number)));
   let interrupted = false;
-  const { outcome, jobErrors } = await runComment(deps, local, { body: commentFor(command), actor: thread.requestedBy }, (stop) =>
-    cli.onInterrupt(() => {
-      interrupted = true;
-      cli.stderr("Stopping at the next safe point… (Ctrl-C again quits at once)");
-      stop();
-    }),
+  const { outcome, jobErrors } = await runComment(
+    deps,
+    local,
+    { body: commentFor(command), actor: thread.requestedBy },
+    (stop) =>
+      cli.onInterrupt(() => {
+        interrupted = true;
+        cli.stderr("Stopping at the next safe point… (Ctrl-C again quits at once)");
+        stop();
+      }),
   );
 
   // 6. The result, and an exit status a script can rely on.
   printOutcome(cli.stdout, outcome, { markdown: args.markdown, pullRequestFile: local.pullRequestFile });
   for (const error of jobErrors) cli.stderr(`blueprint: ${error}`);
   if (interrupted) return EXIT.interrupted;
-  if (!outcome.changed && outcome.replies.length === 0) cli.stderr("blueprint: nothing happened: Blueprint was not waiting for that on this plan.");
+  if (!outcome.changed && outcome.replies.length === 0)
+    cli.stderr("blueprint: nothing happened: Blueprint was not waiting for that on this plan.");
   const status = outcome.latest?.state.status;
   const stopped = status === "failed" || (status === "cancelled" && command.name !== "cancel");
   return outcome.changed && !stopped && jobErrors.length === 0 ? EXIT.ok : EXIT.failed;
 }
 
 /** `plan` revises the current thread, or starts a new one when there is none, it is built, or `--new` says so. */
-async function threadForPlan(cli: CliContext, store: ThreadStore, current: StoredThread | null, checkout: Checkout, command: { instructions: string; newThread: boolean }): Promise<StoredThread> {
+async function threadForPlan(
+  cli: CliContext,
+  store: ThreadStore,
+  current: StoredThread | null,
+  checkout: Checkout,
+  command: { instructions: string; newThread: boolean },
+): Promise<StoredThread> {
   const lookup = current ? storedThreadState(current, store.seal(current.number)) : null;
   const built = lookup?.kind === "found" && lookup.latest.state.status === "built";
   if (current && !command.newThread && !built) {
-    if (checkout.branch && checkout.branch !== current.baseBranch) cli.stderr(`note: this plan is for branch \`${current.baseBranch}\`, where it was started; \`blueprint plan --new\` starts one on \`${checkout.branch}\`.`);
+    if (checkout.branch && checkout.branch !== current.baseBranch)
+      cli.stderr(
+        `note: this plan is for branch \`${current.baseBranch}\`, where it was started; \`blueprint plan --new\` starts one on \`${checkout.branch}\`.`,
+      );
     return current;
   }
-  if (!checkout.branch) throw new CliError("HEAD is detached. Check out the branch the work should start from, then run `blueprint plan` again.");
+  if (!checkout.branch)
+    throw new CliError(
+      "HEAD is detached. Check out the branch the work should start from, then run `blueprint plan` again.",
+    );
   const title = command.instructions.split("\n")[0]?.trim().slice(0, 120) || `Work on ${checkout.branch}`;
   return store.create(title, checkout.branch, localUser());
 }

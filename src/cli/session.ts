@@ -19,9 +19,19 @@ export async function runComment(
   // 2. Its job. The local port answers "admin" for the person at the terminal, so the permission gate lets it through.
   const { repo, number } = thread.port;
   const job = commandJob(
-    { deliveryId: `cli-${process.pid}-${commentId}`, installationId: OWN_TOKEN_INSTALLATION_ID, repository: repo, number, actor: comment.actor, receivedAt: Date.now(), commentId },
+    {
+      deliveryId: `cli-${process.pid}-${commentId}`,
+      installationId: OWN_TOKEN_INSTALLATION_ID,
+      repository: repo,
+      number,
+      actor: comment.actor,
+      receivedAt: Date.now(),
+      commentId,
+    },
     comment.body,
   );
   // 3. Triage and work here; Ctrl-C stops the job at its next safe point.
-  return runOneJob(engine, thread.port, job, (stop) => onInterrupt(() => stop("interrupted with Ctrl-C; run the command again to resume")));
+  return runOneJob(engine, thread.port, job, (stop) =>
+    onInterrupt(() => stop("interrupted with Ctrl-C; run the command again to resume")),
+  );
 }

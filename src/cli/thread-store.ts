@@ -71,7 +71,11 @@ export class ThreadStore {
 
   /** How this checkout's threads are signed and checked. */
   seal(number: number): ThreadSeal {
-    return { key: deriveStateKey(this.stateSecret()), repository: `${LOCAL_REPOSITORY.owner}/${LOCAL_REPOSITORY.name}`, thread: number };
+    return {
+      key: deriveStateKey(this.stateSecret()),
+      repository: `${LOCAL_REPOSITORY.owner}/${LOCAL_REPOSITORY.name}`,
+      thread: number,
+    };
   }
 
   fileOf(number: number): string {
@@ -117,7 +121,10 @@ export class ThreadStore {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
         const holder = Number(await fs.readFile(file, "utf8").catch(() => ""));
-        if (holder && isProcessAlive(holder)) throw new CliError(`another blueprint command (pid ${holder}) is running on this checkout; wait for it or stop it.`);
+        if (holder && isProcessAlive(holder))
+          throw new CliError(
+            `another blueprint command (pid ${holder}) is running on this checkout; wait for it or stop it.`,
+          );
         await fs.rm(file, { force: true });
       }
     }
@@ -126,7 +133,11 @@ export class ThreadStore {
 
   private async numbers(): Promise<number[]> {
     const names = await fs.readdir(path.join(this.dir, "threads")).catch(() => []);
-    return names.map((name) => /^(\d+)\.json$/.exec(name)?.[1]).filter((n): n is string => n !== undefined).map(Number).sort((a, b) => a - b);
+    return names
+      .map((name) => /^(\d+)\.json$/.exec(name)?.[1])
+      .filter((n): n is string => n !== undefined)
+      .map(Number)
+      .sort((a, b) => a - b);
   }
 
   private async read(number: number): Promise<StoredThread> {
@@ -135,11 +146,15 @@ export class ThreadStore {
     try {
       data = JSON.parse(await fs.readFile(file, "utf8"));
     } catch (error) {
-      throw new CliError(`could not read ${file}: ${error instanceof Error ? error.message : String(error)}. Move it away to start over.`);
+      throw new CliError(
+        `could not read ${file}: ${error instanceof Error ? error.message : String(error)}. Move it away to start over.`,
+      );
     }
     const parsed = storedThreadSchema.safeParse(data);
-    if (!parsed.success) throw new CliError(`${file} is not a Blueprint thread (${parsed.error.issues[0]?.message ?? "invalid"}). Move it away to start over.`);
+    if (!parsed.success)
+      throw new CliError(
+        `${file} is not a Blueprint thread (${parsed.error.issues[0]?.message ?? "invalid"}). Move it away to start over.`,
+      );
     return parsed.data;
   }
 }
-

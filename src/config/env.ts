@@ -10,19 +10,32 @@ const logLevelSchema = z.enum(["trace", "debug", "info", "warn", "error", "fatal
 
 /** Blueprint's own environment variables (Probot reads its own). */
 export const envSchema = z.object({
-  OPENAI_BASE_URL: z.string().url().optional().or(z.literal("").transform(() => undefined)),
+  OPENAI_BASE_URL: z
+    .string()
+    .url()
+    .optional()
+    .or(z.literal("").transform(() => undefined)),
   OPENAI_API_KEY: z.string().optional(),
   BLUEPRINT_MODEL: z.string().min(1).default("gpt-4.1"),
   BLUEPRINT_WORKDIR: z.string().min(1).default(defaultWorkdir()),
-  /** Bound on the work directory in GiB (2^30 bytes; fractions allowed): least recently used repositories are evicted past it. Unset: no bound. */
+  /**
+   * Bound on the work directory in GiB (2^30 bytes; fractions allowed): least recently used repositories are evicted
+   * past it. Unset: no bound.
+   */
   BLUEPRINT_WORKDIR_MAX_GB: z.coerce.number().positive().optional(),
   BLUEPRINT_MIN_PERMISSION: z.enum(PERMISSION_LEVELS).default("write"),
   BLUEPRINT_MAX_ITERATIONS: positiveInt(50),
   BLUEPRINT_MAX_MINUTES: positiveInt(20),
   BLUEPRINT_MAX_TOKENS: positiveInt(2_000_000),
-  /** Dollars per build, counted with the prices below and the repository's; a repository's `limits.max_cost` can only lower it. */
+  /**
+   * Dollars per build, counted with the prices below and the repository's; a repository's `limits.max_cost` can only
+   * lower it.
+   */
   BLUEPRINT_MAX_COST: z.coerce.number().positive().optional(),
-  /** JSON: `{"<model>": {"input": 2, "cached_input": 0.5, "output": 8}}`, dollars per million tokens; wins over a repository's `prices`. */
+  /**
+   * JSON: `{"<model>": {"input": 2, "cached_input": 0.5, "output": 8}}`, dollars per million tokens; wins over a
+   * repository's `prices`.
+   */
   BLUEPRINT_PRICES: z
     .string()
     .transform((text, context) => {
@@ -35,7 +48,9 @@ export const envSchema = z.object({
     })
     .pipe(priceTableSchema)
     .default({}),
-  /** How soon the model endpoint must start answering each attempt, and its longest silence within a streamed answer. */
+  /**
+   * How soon the model endpoint must start answering each attempt, and its longest silence within a streamed answer.
+   */
   BLUEPRINT_MODEL_TIMEOUT_S: positiveInt(60),
   BLUEPRINT_MODEL_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
   /**
@@ -93,7 +108,9 @@ export const envSchema = z.object({
   /** Probot reads the key from here; Blueprint only hides it (and its directory) from agent commands. */
   PRIVATE_KEY_PATH: z.string().optional(),
   LOG_LEVEL: logLevelSchema,
-  /** Where `npm run worker` serves /healthz and /metrics (none without PORT); Probot reads both itself for the intake. */
+  /**
+   * Where `npm run worker` serves /healthz and /metrics (none without PORT); Probot reads both itself for the intake.
+   */
   PORT: z.coerce.number().int().min(0).max(65535).optional(),
   HOST: z.string().min(1).default("127.0.0.1"),
 });
@@ -113,7 +130,10 @@ export function workdirLimitBytes(env: Pick<BlueprintEnv, "BLUEPRINT_WORKDIR_MAX
   return env.BLUEPRINT_WORKDIR_MAX_GB === undefined ? null : Math.floor(env.BLUEPRINT_WORKDIR_MAX_GB * 2 ** 30);
 }
 
-/** LOG_LEVEL alone, for a logger made before the rest is read (so that a ConfigError can be logged); "info" if unset or unknown. */
+/**
+ * LOG_LEVEL alone, for a logger made before the rest is read (so that a ConfigError can be logged); "info" if unset or
+ * unknown.
+ */
 export function logLevelOf(source: NodeJS.ProcessEnv = process.env): z.output<typeof logLevelSchema> {
   const parsed = logLevelSchema.safeParse(source.LOG_LEVEL || undefined);
   return parsed.success ? parsed.data : "info";

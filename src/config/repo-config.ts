@@ -10,7 +10,10 @@ export const REPO_CONFIG_PATH = ".github/blueprint.yml";
 /** Who may approve a plan: anyone allowed to command Blueprint, or only the code owners of the files it changes. */
 export const APPROVERS = ["write", "codeowners"] as const;
 
-/** The thread states a label can show (`blueprint: planned` …); workflow/labels.ts gives their default names and colours. */
+/**
+ * The thread states a label can show (`blueprint: planned` …); workflow/labels.ts gives their default names and
+ * colours.
+ */
 export const LABELED_STATES = ["planned", "approved", "building", "built", "failed"] as const;
 export type LabeledState = (typeof LABELED_STATES)[number];
 
@@ -20,22 +23,42 @@ export type LabeledState = (typeof LABELED_STATES)[number];
  */
 export const repoConfigSchema = z
   .object({
-    model: z.string().min(1).optional().describe("The model for this repository, instead of the App's BLUEPRINT_MODEL."),
+    model: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("The model for this repository, instead of the App's BLUEPRINT_MODEL."),
     models: z
       .array(z.string().min(1).max(200).regex(/^\S+$/, "a model name has no spaces"))
       .min(1)
       .max(50)
       .optional()
-      .describe("The models `/plan --model NAME` may pick, exactly as the endpoint names them; that plan's revisions and its build use the model picked. Without this list `/plan --model` is refused."),
-    min_permission: z.enum(PERMISSION_LEVELS).optional().describe("The least permission that may command Blueprint here; it can raise the App's minimum, never lower it."),
+      .describe(
+        "The models `/plan --model NAME` may pick, exactly as the endpoint names them; that plan's revisions and its build use the model picked. Without this list `/plan --model` is refused.",
+      ),
+    min_permission: z
+      .enum(PERMISSION_LEVELS)
+      .optional()
+      .describe(
+        "The least permission that may command Blueprint here; it can raise the App's minimum, never lower it.",
+      ),
     require_other_approver: z.boolean().default(false).describe("The plan's requester may not approve their own plan."),
     approvers: z
       .enum(APPROVERS)
       .default("write")
-      .describe("Whose /build or approving review counts: `write` (anyone allowed to command Blueprint) or `codeowners` (only an owner, per the default branch's CODEOWNERS, of at least one file of each step built)."),
-    feedback: z.enum(["any-comment", "command-only"]).default("any-comment").describe("Whether plain comments revise a pending plan, or only /revise and reviews."),
+      .describe(
+        "Whose /build or approving review counts: `write` (anyone allowed to command Blueprint) or `codeowners` (only an owner, per the default branch's CODEOWNERS, of at least one file of each step built).",
+      ),
+    feedback: z
+      .enum(["any-comment", "command-only"])
+      .default("any-comment")
+      .describe("Whether plain comments revise a pending plan, or only /revise and reviews."),
     setup: z.string().min(1).optional().describe("A command run once before the steps are built, e.g. `npm ci`."),
-    test: z.string().min(1).optional().describe("A command run after the last step, with the plan's verification commands."),
+    test: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("A command run after the last step, with the plan's verification commands."),
     branch_prefix: z
       .string()
       .regex(/^[A-Za-z0-9._/-]+$/, "use letters, digits, '.', '_', '-' and '/'")
@@ -49,18 +72,42 @@ export const repoConfigSchema = z
       .describe("The author of Blueprint's commits, instead of the App's bot identity."),
     limits: z
       .object({
-        max_iterations: z.number().int().positive().max(500).optional().describe("Model turns per planning run or build step."),
-        max_minutes: z.number().int().positive().max(240).optional().describe("Minutes per planning run or build step."),
+        max_iterations: z
+          .number()
+          .int()
+          .positive()
+          .max(500)
+          .optional()
+          .describe("Model turns per planning run or build step."),
+        max_minutes: z
+          .number()
+          .int()
+          .positive()
+          .max(240)
+          .optional()
+          .describe("Minutes per planning run or build step."),
         max_tokens: z.number().int().positive().optional().describe("Tokens per planning run or build step."),
-        max_cost: z.number().positive().optional().describe("Dollars per build (each /build), counted with `prices`; without a price for the model it cannot be enforced, and the build report says so."),
+        max_cost: z
+          .number()
+          .positive()
+          .optional()
+          .describe(
+            "Dollars per build (each /build), counted with `prices`; without a price for the model it cannot be enforced, and the build report says so.",
+          ),
       })
       .strict()
       .default({})
       .describe("Caps per run; they can only lower the App's own limits."),
     prices: priceTableSchema
       .optional()
-      .describe("Dollars per million tokens, per model name (exactly as in `model:`): `input`, `cached_input`, `output`. Plan comments and build reports show costs with them; the App's own prices (BLUEPRINT_PRICES) win for the models they name."),
-    instructions: z.string().max(20_000).optional().describe("Extra instructions for the agent, e.g. the project's conventions."),
+      .describe(
+        "Dollars per million tokens, per model name (exactly as in `model:`): `input`, `cached_input`, `output`. Plan comments and build reports show costs with them; the App's own prices (BLUEPRINT_PRICES) win for the models they name.",
+      ),
+    instructions: z
+      .string()
+      .max(20_000)
+      .optional()
+      .describe("Extra instructions for the agent, e.g. the project's conventions."),
     network: networkSchema(),
     labels: labelsSchema(),
   })
@@ -76,16 +123,31 @@ function networkSchema() {
   const entry = z.string().transform((text, context) => {
     const parsed = parseEgressEntry(text);
     if (parsed.ok) return parsed.entry;
-    context.addIssue({ code: "custom", message: `${parsed.message}; write a host name, "host:port", "*.suffix" or "address:port"` });
+    context.addIssue({
+      code: "custom",
+      message: `${parsed.message}; write a host name, "host:port", "*.suffix" or "address:port"`,
+    });
     return z.NEVER;
   });
   const setting = z.union(
     [
       z.boolean().transform((on): NetworkSetting => (on ? "registries" : "none")),
       z.enum(["none", "registries"]),
-      z.object({ allow: z.array(entry).max(200).describe('Hosts commands may reach: "host", "host:port", "*.suffix" (any name below it) or "address:port".') }).strict(),
+      z
+        .object({
+          allow: z
+            .array(entry)
+            .max(200)
+            .describe(
+              'Hosts commands may reach: "host", "host:port", "*.suffix" (any name below it) or "address:port".',
+            ),
+        })
+        .strict(),
     ],
-    { error: () => "use `none`, `registries`, `true` (registries), `false` (none) or `{ allow: [host, \"host:port\", \"*.suffix\", \"address:port\"] }`" },
+    {
+      error: () =>
+        'use `none`, `registries`, `true` (registries), `false` (none) or `{ allow: [host, "host:port", "*.suffix", "address:port"] }`',
+    },
   );
   return setting
     .default("none")
@@ -102,16 +164,29 @@ function labelsSchema() {
   // GitHub's limit on a label's name.
   const name = z.union([z.string().trim().min(1).max(50), z.literal(false)]).optional();
   const renamed = z
-    .object(Object.fromEntries(LABELED_STATES.map((state) => [state, name.describe(`The label for "${state}", or false for none.`)])) as Record<LabeledState, typeof name>)
+    .object(
+      Object.fromEntries(
+        LABELED_STATES.map((state) => [state, name.describe(`The label for "${state}", or false for none.`)]),
+      ) as Record<LabeledState, typeof name>,
+    )
     .strict()
     .superRefine((names, context) => {
-      const given = Object.values(names).filter((value): value is string => typeof value === "string").map((value) => value.toLowerCase());
+      const given = Object.values(names)
+        .filter((value): value is string => typeof value === "string")
+        .map((value) => value.toLowerCase());
       // GitHub's label names ignore case: two states under one label could never be told apart.
       const twice = given.find((value, index) => given.indexOf(value) !== index);
-      if (twice) context.addIssue({ code: "custom", message: `"${twice}" names two states; each state needs a label of its own` });
+      if (twice)
+        context.addIssue({
+          code: "custom",
+          message: `"${twice}" names two states; each state needs a label of its own`,
+        });
     });
   return z
-    .union([z.boolean(), renamed], { error: () => "use `true` (the default names), `false` (no labels) or a map such as `{ built: \"shipped\", failed: false }`" })
+    .union([z.boolean(), renamed], {
+      error: () =>
+        'use `true` (the default names), `false` (no labels) or a map such as `{ built: "shipped", failed: false }`',
+    })
     .optional()
     .describe(
       "The label that shows a thread's state (one at a time): `blueprint: planned`, `blueprint: approved`, `blueprint: building`, `blueprint: built`, `blueprint: failed`. `false` switches labels off; a map renames a state's label or switches it off (`failed: false`).",
@@ -133,10 +208,16 @@ const MAX_REPO_CONFIG_DEPTH = 20;
 export function parseRepoConfig(text: string | null): RepoConfigRead {
   if (text === null || text.trim() === "") return { ok: true, config: DEFAULT_REPO_CONFIG };
   if (text.length > MAX_REPO_CONFIG_CHARS) {
-    return { ok: false, message: `${REPO_CONFIG_PATH} is ${text.length} characters long; the limit is ${MAX_REPO_CONFIG_CHARS}.` };
+    return {
+      ok: false,
+      message: `${REPO_CONFIG_PATH} is ${text.length} characters long; the limit is ${MAX_REPO_CONFIG_CHARS}.`,
+    };
   }
   if (nestingDepth(text) > MAX_REPO_CONFIG_DEPTH) {
-    return { ok: false, message: `${REPO_CONFIG_PATH} nests lists and maps more than ${MAX_REPO_CONFIG_DEPTH} levels deep; the configuration needs two.` };
+    return {
+      ok: false,
+      message: `${REPO_CONFIG_PATH} nests lists and maps more than ${MAX_REPO_CONFIG_DEPTH} levels deep; the configuration needs two.`,
+    };
   }
   const counter = new LineCounter();
   // prettyErrors off: the message stays one line, and the position is named below in the same words as schema problems.
@@ -144,7 +225,10 @@ export function parseRepoConfig(text: string | null): RepoConfigRead {
   const syntaxError = doc.errors[0];
   if (syntaxError) {
     const reason = syntaxError.message.split("\n")[0] ?? syntaxError.code;
-    return { ok: false, message: `${REPO_CONFIG_PATH} is not valid YAML ${where(positionAt(counter, syntaxError.pos[0]))}: ${reason}` };
+    return {
+      ok: false,
+      message: `${REPO_CONFIG_PATH} is not valid YAML ${where(positionAt(counter, syntaxError.pos[0]))}: ${reason}`,
+    };
   }
   let data: unknown;
   try {
@@ -158,9 +242,14 @@ export function parseRepoConfig(text: string | null): RepoConfigRead {
   if (!parsed.success) {
     const problems = parsed.error.issues.flatMap(unionBranchIssues).flatMap((issue) => {
       if (issue.code === "unrecognized_keys") {
-        return issue.keys.map((key) => `\`${[...issue.path, key].join(".")}\` ${where(positionOf(doc, counter, issue.path, key))}: unknown key`);
+        return issue.keys.map(
+          (key) =>
+            `\`${[...issue.path, key].join(".")}\` ${where(positionOf(doc, counter, issue.path, key))}: unknown key`,
+        );
       }
-      return [`\`${issue.path.join(".") || "(top level)"}\` ${where(positionOf(doc, counter, issue.path))}: ${issue.message}`];
+      return [
+        `\`${issue.path.join(".") || "(top level)"}\` ${where(positionOf(doc, counter, issue.path))}: ${issue.message}`,
+      ];
     });
     return { ok: false, message: `${REPO_CONFIG_PATH} has problems:\n- ${problems.join("\n- ")}` };
   }
@@ -173,7 +262,12 @@ export function parseRepoConfig(text: string | null): RepoConfigRead {
  */
 function unionBranchIssues(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
   if (issue.code !== "invalid_union") return [issue];
-  const matched = issue.errors.filter((branch) => !branch.some((inner) => inner.path.length === 0 && (inner.code === "invalid_type" || inner.code === "invalid_value")));
+  const matched = issue.errors.filter(
+    (branch) =>
+      !branch.some(
+        (inner) => inner.path.length === 0 && (inner.code === "invalid_type" || inner.code === "invalid_value"),
+      ),
+  );
   const [only] = matched;
   if (matched.length !== 1 || !only) return [issue];
   return only.map((inner) => ({ ...inner, path: [...issue.path, ...inner.path] }));
@@ -183,7 +277,10 @@ function where(position: SourcePosition | null): string {
   return position ? `(line ${position.line}, column ${position.column})` : "(position unknown)";
 }
 
-/** The deepest nesting of collections in any document, from the library's concrete syntax tree, which it builds without recursing. */
+/**
+ * The deepest nesting of collections in any document, from the library's concrete syntax tree, which it builds without
+ * recursing.
+ */
 function nestingDepth(text: string): number {
   let deepest = 0;
   const pending: Array<{ token: CST.Token; depth: number }> = [];

@@ -11,8 +11,15 @@ export interface SourcePosition {
  * map at `path` (for a key that should not be there). A path that does not exist (a missing
  * field) points at the nearest enclosing value that does.
  */
-export function positionOf(doc: Document, counter: LineCounter, path: ReadonlyArray<PropertyKey>, key?: string): SourcePosition | null {
-  const segments = path.filter((segment): segment is string | number => typeof segment === "string" || typeof segment === "number");
+export function positionOf(
+  doc: Document,
+  counter: LineCounter,
+  path: ReadonlyArray<PropertyKey>,
+  key?: string,
+): SourcePosition | null {
+  const segments = path.filter(
+    (segment): segment is string | number => typeof segment === "string" || typeof segment === "number",
+  );
   for (let depth = segments.length; depth >= 0; depth--) {
     const node = nodeAt(doc, segments.slice(0, depth));
     if (!node) continue;

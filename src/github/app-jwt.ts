@@ -72,7 +72,13 @@ const LONGEST_WAIT_S = 60;
  * timer turns cost more than the request itself, on the thread whose speed decides every
  * installation's first 👀 (mint-thread.ts). Server errors and rate limits are retried a few times.
  */
-export function appTokenMinter(options: { appId: number; privateKey: string; baseUrl: string; log: Logger; secondMs?: number }): (installationId: number) => Promise<TokenMinter> {
+export function appTokenMinter(options: {
+  appId: number;
+  privateKey: string;
+  baseUrl: string;
+  log: Logger;
+  secondMs?: number;
+}): (installationId: number) => Promise<TokenMinter> {
   const jwt = new AppJwt(options.appId, options.privateKey);
   // Signed now, at start-up, rather than when the first webhook's job waits for its token.
   jwt.token();
@@ -83,7 +89,9 @@ export function appTokenMinter(options: { appId: number; privateKey: string; bas
   const fetch = keepAliveFetch({ maxSockets: AT_ONCE });
   const slots = new Slots(AT_ONCE);
   // As plugin-throttling paced them (one at a time per installation), and under GitHub's concurrency limit overall.
-  const createInstallationAccessToken: TokenMinter["rest"]["apps"]["createInstallationAccessToken"] = async (request) => {
+  const createInstallationAccessToken: TokenMinter["rest"]["apps"]["createInstallationAccessToken"] = async (
+    request,
+  ) => {
     const turn = await turns.take(request.installation_id);
     try {
       return await slots.run(() => requestToken(request));
@@ -91,7 +99,10 @@ export function appTokenMinter(options: { appId: number; privateKey: string; bas
       turn.end();
     }
   };
-  const requestToken: TokenMinter["rest"]["apps"]["createInstallationAccessToken"] = async ({ installation_id, ...body }) => {
+  const requestToken: TokenMinter["rest"]["apps"]["createInstallationAccessToken"] = async ({
+    installation_id,
+    ...body
+  }) => {
     const url = `${base}/app/installations/${installation_id}/access_tokens`;
     for (let attempt = 0; ; attempt++) {
       let response: LightResponse;
@@ -99,31 +110,67 @@ export function appTokenMinter(options: { appId: number; privateKey: string; bas
         response = await fetch(url, {
           signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
           method: "POST",
-          headers: { authorization: `bearer ${jwt.token()}`, accept: "application/vnd.github+json", "content-type": "application/json", "user-agent": "blueprint", "x-github-api-version": "2022-11-28" },
+          headers: {
+            authorization: `bearer ${jwt.token()}`,
+            accept: "application/vnd.github+json",
+            "content-type": "application/json",
+            "user-agent": "blueprint",
+            "x-github-api-version": "2022-11-28",
+          },
           body: JSON.stringify(body),
         });
       } catch (error) {
         // The network failed: retried as a server error would be.
         const backoff = backoffWait(500, attempt, RETRIES);
-        if (backoff === null) throw Object.assign(new Error(`requesting a token for installation ${installation_id} failed: ${(error as Error).message}`), { status: 500 });
+        if (backoff === null)
+          throw Object.assign(
+            new Error(`requesting a token for installation ${installation_id} failed: ${(error as Error).message}`),
+            { status: 500 },
+          );
         await sleep(backoff * second);
         continue;
       }
       const text = await response.text();
-      const data = parseJson(text) as { token?: unknown; expires_at?: unknown; permissions?: Record<string, string | undefined>; message?: unknown } | null;
-      if (response.status === 201 && typeof data?.token === "string" && data.token !== "" && typeof data.expires_at === "string") {
-        return { data: { token: data.token, expires_at: data.expires_at, ...(data.permissions ? { permissions: data.permissions } : {}) } };
+      const data = parseJson(text) as {
+        token?: unknown;
+        expires_at?: unknown;
+        permissions?: Record<string, string | undefined>;
+        message?: unknown;
+      } | null;
+      if (
+        response.status === 201 &&
+        typeof data?.token === "string" &&
+        data.token !== "" &&
+        typeof data.expires_at === "string"
+      ) {
+        return {
+          data: {
+            token: data.token,
+            expires_at: data.expires_at,
+            ...(data.permissions ? { permissions: data.permissions } : {}),
+          },
+        };
       }
       const message = typeof data?.message === "string" ? data.message : text.slice(0, 200);
       const limit = rateLimitWait(response.status, message, (name) => response.headers.get(name));
       // A rate limit asking for more than a minute fails the mint (the webhook's redelivery starts the job).
-      const wait = limit ? (limit.seconds <= LONGEST_WAIT_S && attempt < RETRIES ? limit.seconds : null) : backoffWait(response.status, attempt, RETRIES);
+      const wait = limit
+        ? limit.seconds <= LONGEST_WAIT_S && attempt < RETRIES
+          ? limit.seconds
+          : null
+        : backoffWait(response.status, attempt, RETRIES);
       if (wait !== null) {
-        options.log.warn({ status: response.status, installationId: installation_id, retryAfter: wait }, "a token request was refused for now; trying again");
+        options.log.warn(
+          { status: response.status, installationId: installation_id, retryAfter: wait },
+          "a token request was refused for now; trying again",
+        );
         await sleep(wait * second);
         continue;
       }
-      throw Object.assign(new Error(`GitHub refused a token for installation ${installation_id} (${response.status}): ${message}`), { status: response.status });
+      throw Object.assign(
+        new Error(`GitHub refused a token for installation ${installation_id} (${response.status}): ${message}`),
+        { status: response.status },
+      );
     }
   };
   const minter: TokenMinter = { rest: { apps: { createInstallationAccessToken } } };
@@ -137,4 +184,3 @@ function parseJson(text: string): unknown {
     return null;
   }
 }
-

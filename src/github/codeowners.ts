@@ -9,7 +9,8 @@ import { pathMatcher } from "../shared/path-glob.js";
 /** Where GitHub looks, in its order; the first file found is the one that counts. */
 export const CODEOWNERS_LOCATIONS = [".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS"] as const;
 
-export type CodeOwner = { kind: "user"; login: string } | { kind: "team"; org: string; slug: string } | { kind: "email"; email: string };
+export type CodeOwner =
+  { kind: "user"; login: string } | { kind: "team"; org: string; slug: string } | { kind: "email"; email: string };
 
 export interface CodeOwnersRule {
   pattern: string;
@@ -43,7 +44,12 @@ export function parseCodeOwners(text: string): CodeOwners {
       errors.push({ line, message: `\`${bad}\` is not an owner (use @user, @org/team or an email address)` });
       return;
     }
-    rules.push({ pattern, owners: owners.filter((owner): owner is CodeOwner => owner !== null), line, matches: pathMatcher(pattern) });
+    rules.push({
+      pattern,
+      owners: owners.filter((owner): owner is CodeOwner => owner !== null),
+      line,
+      matches: pathMatcher(pattern),
+    });
   });
   return { rules, errors };
 }

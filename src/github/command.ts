@@ -37,7 +37,10 @@ export function parseComment(body: string | null | undefined): ParsedComment {
   if (!match) return { kind: "none" };
   const word = (match[1] ?? "").toLowerCase();
   const inline = (match[2] ?? "").trim();
-  const rest = lines.slice(first + 1).join("\n").trim();
+  const rest = lines
+    .slice(first + 1)
+    .join("\n")
+    .trim();
   const argument = [inline, rest].filter(Boolean).join("\n");
 
   switch (word) {
@@ -47,7 +50,12 @@ export function parseComment(body: string | null | undefined): ParsedComment {
       return { kind: "command", command: { name: "plan", instructions: argument } };
     }
     case "revise":
-      if (!argument) return { kind: "invalid", name: "revise", message: "`/revise` needs feedback, e.g. `/revise use the existing retry helper`." };
+      if (!argument)
+        return {
+          kind: "invalid",
+          name: "revise",
+          message: "`/revise` needs feedback, e.g. `/revise use the existing retry helper`.",
+        };
       return { kind: "command", command: { name: "revise", feedback: argument } };
     case "build":
       return parseBuild(inline, rest);
@@ -72,7 +80,12 @@ export function parsePlanArgument(argument: string): PlanArgument {
   const match = /^--model(?:=(\S*)|(?=\s|$)[ \t]*(\S*))[ \t]*/i.exec(argument);
   if (!match) return { ok: true, model: null, instructions: argument };
   const model = match[1] ?? match[2] ?? "";
-  if (!model || model.startsWith("--")) return { ok: false, message: "`/plan --model` needs a model name, e.g. `/plan --model gpt-4.1 add retries`; the names this repository allows are its `models:` in `.github/blueprint.yml`." };
+  if (!model || model.startsWith("--"))
+    return {
+      ok: false,
+      message:
+        "`/plan --model` needs a model name, e.g. `/plan --model gpt-4.1 add retries`; the names this repository allows are its `models:` in `.github/blueprint.yml`.",
+    };
   return { ok: true, model, instructions: argument.slice(match[0].length).replace(/^\n+/, "") };
 }
 
@@ -112,7 +125,9 @@ function parseBuild(inline: string, rest: string): ParsedComment {
 /** Optimal string alignment distance: like Levenshtein, but swapping two neighbours is one edit. */
 function editDistance(a: string, b: string): number {
   if (Math.abs(a.length - b.length) > 2) return 99;
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   const at = (i: number, j: number) => d[i]?.[j] ?? 99;
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {

@@ -13,7 +13,8 @@ export function fitComment(body: string, limit = COMMENT_LIMIT): string {
   if (body.length <= limit) return body;
   const marker = MARKER.exec(body)?.[0] ?? "";
   const visible = marker ? body.slice(0, body.length - marker.length) : body;
-  const note = (cut: number) => `\n\n> ✂️ ${cut.toLocaleString("en-US")} characters were cut to fit GitHub's comment limit.\n\n`;
+  const note = (cut: number) =>
+    `\n\n> ✂️ ${cut.toLocaleString("en-US")} characters were cut to fit GitHub's comment limit.\n\n`;
   const budget = limit - HEADROOM - marker.length;
   if (budget < 1000) throw new Error("the comment's state marker alone exceeds GitHub's comment limit");
 

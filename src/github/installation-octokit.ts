@@ -10,7 +10,10 @@ interface ThrottledRequest {
 
 interface FactoryInput {
   octokit: ProbotOctokit;
-  octokitOptions: { throttle?: { enabled?: boolean } & Record<string, unknown>; auth?: Record<string, unknown> } & Record<string, unknown>;
+  octokitOptions: {
+    throttle?: { enabled?: boolean } & Record<string, unknown>;
+    auth?: Record<string, unknown>;
+  } & Record<string, unknown>;
   [key: string]: unknown;
 }
 
@@ -22,12 +25,19 @@ interface FactoryInput {
  * "reply" a third, for quick answers (refusals, /help, /status), so they neither wait behind a job nor delay a 👀;
  * the "mint" budget asks for the installation's job tokens (its `/app/...` calls carry the App's JWT).
  */
-export async function installationOctokit(app: Probot, installationId: number, budget: "work" | "ack" | "reply" | "mint" = "work"): Promise<ProbotOctokit> {
+export async function installationOctokit(
+  app: Probot,
+  installationId: number,
+  budget: "work" | "ack" | "reply" | "mint" = "work",
+): Promise<ProbotOctokit> {
   const appOctokit = await app.auth();
   const log = app.log.child({ name: "github", installationId });
   const retryLimited = (kind: string) => (retryAfter: number, options: ThrottledRequest) => {
     const again = options.request.retryCount < MAX_RATE_LIMIT_RETRIES;
-    log.warn({ retryAfter, method: options.method, url: options.url }, `${kind} rate limit hit; ${again ? `retrying in ${retryAfter} s` : "giving up"}`);
+    log.warn(
+      { retryAfter, method: options.method, url: options.url },
+      `${kind} rate limit hit; ${again ? `retrying in ${retryAfter} s` : "giving up"}`,
+    );
     return again;
   };
   const factory = ({ octokit, octokitOptions, ...authOptions }: FactoryInput) => {
@@ -36,7 +46,12 @@ export async function installationOctokit(app: Probot, installationId: number, b
       ...octokitOptions,
       log,
       throttle: octokitOptions.throttle?.enabled
-        ? { ...octokitOptions.throttle, id: budget === "work" ? String(installationId) : `${installationId}-${budget}`, onRateLimit: retryLimited("primary"), onSecondaryRateLimit: retryLimited("secondary") }
+        ? {
+            ...octokitOptions.throttle,
+            id: budget === "work" ? String(installationId) : `${installationId}-${budget}`,
+            onRateLimit: retryLimited("primary"),
+            onSecondaryRateLimit: retryLimited("secondary"),
+          }
         : { enabled: false },
       auth: { ...octokitOptions.auth, otherOptions: authOptions, installationId },
     });

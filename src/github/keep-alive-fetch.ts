@@ -70,27 +70,45 @@ export function keepAliveFetch(options: { maxSockets?: number } = {}): KeepAlive
   const send = async (url: URL, hop: Hop, init: RequestInit, hops: number): Promise<LightResponse> => {
     const { method, body } = hop;
     const headers = body ? { ...hop.headers, "content-length": String(body.length) } : hop.headers;
-    const response = await exchange(url, { method, headers, agent: agents[url.protocol as "http:" | "https:"], signal: init.signal ?? undefined }, body);
+    const response = await exchange(
+      url,
+      { method, headers, agent: agents[url.protocol as "http:" | "https:"], signal: init.signal ?? undefined },
+      body,
+    );
     const location = response.headers.location;
     if (REDIRECTS.has(response.statusCode ?? 0) && location && (init.redirect ?? "follow") === "follow") {
       if (hops >= MAX_REDIRECTS) throw new TypeError("fetch failed", { cause: new Error("redirect count exceeded") });
       const next = new URL(location, url);
-      // As fetch: a 303, or a 301/302 answering a POST, becomes a GET without its body; another origin never sees the credentials.
-      const toGet = response.statusCode === 303 || ((response.statusCode === 301 || response.statusCode === 302) && method === "POST");
+      // As fetch: a 303, or a 301/302 answering a POST, becomes a GET without its body; another origin never sees the
+      // credentials.
+      const toGet =
+        response.statusCode === 303 ||
+        ((response.statusCode === 301 || response.statusCode === 302) && method === "POST");
       const nextHeaders = { ...hop.headers };
       delete nextHeaders["content-length"];
       if (next.origin !== url.origin) delete nextHeaders.authorization;
-      return send(next, { headers: nextHeaders, ...(toGet ? { method: "GET", body: null } : { method, body }) }, init, hops + 1);
+      return send(
+        next,
+        { headers: nextHeaders, ...(toGet ? { method: "GET", body: null } : { method, body }) },
+        init,
+        hops + 1,
+      );
     }
     return lightResponse(url, response, hops > 0);
   };
   return async (input, init = {}) => {
     const url = new URL(String(input));
-    if (url.protocol !== "http:" && url.protocol !== "https:") throw new TypeError(`fetch failed: unsupported protocol ${url.protocol}`);
+    if (url.protocol !== "http:" && url.protocol !== "https:")
+      throw new TypeError(`fetch failed: unsupported protocol ${url.protocol}`);
     const body = bytesOf(init.body);
     if (init.body != null && body === null) return (await fetch(url, init)) as unknown as LightResponse;
     init.signal?.throwIfAborted();
-    return send(url, { method: (init.method ?? "GET").toUpperCase(), headers: plainHeaders(init.headers), body }, init, 0);
+    return send(
+      url,
+      { method: (init.method ?? "GET").toUpperCase(), headers: plainHeaders(init.headers), body },
+      init,
+      0,
+    );
   };
 }
 
@@ -101,14 +119,25 @@ interface Received {
   body: Buffer;
 }
 
-function exchange(url: URL, options: http.RequestOptions & { signal?: AbortSignal | undefined }, body: Buffer | null): Promise<Received> {
+function exchange(
+  url: URL,
+  options: http.RequestOptions & { signal?: AbortSignal | undefined },
+  body: Buffer | null,
+): Promise<Received> {
   const { signal, ...requestOptions } = options;
   const request = (url.protocol === "https:" ? https : http).request;
   return new Promise((resolve, reject) => {
     const req = request(url, requestOptions, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("end", () => resolve({ statusCode: res.statusCode, statusMessage: res.statusMessage, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on("end", () =>
+        resolve({
+          statusCode: res.statusCode,
+          statusMessage: res.statusMessage,
+          headers: res.headers,
+          body: Buffer.concat(chunks),
+        }),
+      );
       res.on("error", (error) => reject(failed(error, signal)));
     });
     const onAbort = () => req.destroy(signal?.reason instanceof Error ? signal.reason : abortError());
@@ -120,7 +149,10 @@ function exchange(url: URL, options: http.RequestOptions & { signal?: AbortSigna
   });
 }
 
-/** Errors as fetch throws them: an abort as the signal's reason (an AbortError), anything else as "fetch failed" with its cause. */
+/**
+ * Errors as fetch throws them: an abort as the signal's reason (an AbortError), anything else as "fetch failed" with
+ * its cause.
+ */
 function failed(error: Error, signal: AbortSignal | undefined): Error {
   if (signal?.aborted) return signal.reason instanceof Error ? signal.reason : abortError();
   return new TypeError("fetch failed", { cause: error });
@@ -134,7 +166,8 @@ function lightResponse(url: URL, received: Received, redirected: boolean): Light
   const status = received.statusCode ?? 0;
   const bytes = received.body;
   const text = async () => bytes.toString("utf8");
-  const arrayBuffer = async () => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  const arrayBuffer = async () =>
+    bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
   return {
     status,
     statusText: received.statusMessage ?? "",

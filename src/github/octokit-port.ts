@@ -11,7 +11,9 @@ import type { OctokitPortOptions } from "./octokit-port/scope.js";
 
 export type { OctokitPortOptions, PortOctokit } from "./octokit-port/scope.js";
 
-/** The ThreadPort over GitHub's REST API, for one issue or pull request: one small factory per concern (octokit-port/). */
+/**
+ * The ThreadPort over GitHub's REST API, for one issue or pull request: one small factory per concern (octokit-port/).
+ */
 export function createOctokitPort(options: OctokitPortOptions): ThreadPort {
   const { octokit, repo, number } = options;
   const scope = { octokit, repo, number, where: { owner: repo.owner, repo: repo.name } };
@@ -26,7 +28,14 @@ export function createOctokitPort(options: OctokitPortOptions): ThreadPort {
     ...labels(scope),
     ...branches(scope),
     checks: checkRuns(scope, {
-      isOwnApp: options.isOwnCheckApp ?? ((app) => options.isOwnComment({ user: { login: `${app.slug}[bot]`, type: "Bot" }, performed_via_github_app: { id: app.id }, body: "" })),
+      isOwnApp:
+        options.isOwnCheckApp ??
+        ((app) =>
+          options.isOwnComment({
+            user: { login: `${app.slug}[bot]`, type: "Bot" },
+            performed_via_github_app: { id: app.id },
+            body: "",
+          })),
       buttons: options.checkButtons ?? true,
     }),
   };

@@ -1,5 +1,6 @@
 // Kept, not plugin-throttling's Bottleneck: no public option spares a request Bottleneck's timer turns, and in the
-// load bench permission read → 👀 took 0.47–0.61 s through Bottleneck against 0.13–0.55 s here (measured with `npm run bench -- load`).
+// load bench permission read → 👀 took 0.47–0.61 s through Bottleneck against 0.13–0.55 s here (measured with `npm run
+// bench -- load`).
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Octokit } from "@octokit/rest";
 import { throttling } from "@octokit/plugin-throttling";
@@ -31,7 +32,12 @@ export interface PacingOptions {
    * A rate limit was hit (`secondary`: GitHub's abuse limits; `primary`: the hourly quota):
    * return true to wait `retryAfterS` seconds and try again.
    */
-  onRateLimit(kind: "primary" | "secondary", retryAfterS: number, request: { method: string; url: string }, retryCount: number): boolean;
+  onRateLimit(
+    kind: "primary" | "secondary",
+    retryAfterS: number,
+    request: { method: string; url: string },
+    retryCount: number,
+  ): boolean;
   /** Milliseconds between writes, notifying writes and searches (tests shorten them). */
   gapsMs?: { write: number; notification: number; search: number };
   /** One unit of retry-after and back-off, in milliseconds (1000; tests shorten it). */
@@ -45,7 +51,10 @@ export interface PacingOptions {
   shared?: SharedGates;
 }
 
-/** Start times reserved beyond this process: `reserve` takes the next start at least `gapMs` after the last one reserved under `key`, and resolves to the milliseconds to wait for it. */
+/**
+ * Start times reserved beyond this process: `reserve` takes the next start at least `gapMs` after the last one reserved
+ * under `key`, and resolves to the milliseconds to wait for it.
+ */
 export interface SharedGates {
   reserve(key: string, gapMs: number): Promise<number>;
 }
@@ -79,9 +88,18 @@ interface Pace {
   tokenSlot: Slots;
 }
 
-const newPace = (): Pace => ({ writes: new Gate(), notifications: new Gate(), searches: new Gate(), slots: new Slots(MAX_AT_ONCE), tokenSlot: new Slots(1) });
+const newPace = (): Pace => ({
+  writes: new Gate(),
+  notifications: new Gate(),
+  searches: new Gate(),
+  slots: new Slots(MAX_AT_ONCE),
+  tokenSlot: new Slots(1),
+});
 
-/** Paces by id, most recently used last; the oldest are forgotten beyond this many (a forgotten gap is at most 3 s of history). */
+/**
+ * Paces by id, most recently used last; the oldest are forgotten beyond this many (a forgotten gap is at most 3 s of
+ * history).
+ */
 const paces = new Map<string, Pace>();
 const MAX_PACES = 10_000;
 
@@ -95,7 +113,10 @@ function sharedPace(id: string): Pace {
 }
 
 /** The Octokit plugin: `new (Octokit.plugin(pacing))({ pacing: {...} })`. */
-export function pacing(octokit: Pick<Octokit, "hook">, octokitOptions: { pacing?: PacingOptions; baseUrl?: string }): Record<string, never> {
+export function pacing(
+  octokit: Pick<Octokit, "hook">,
+  octokitOptions: { pacing?: PacingOptions; baseUrl?: string },
+): Record<string, never> {
   const options = octokitOptions.pacing;
   if (!options) throw new Error("pacing: the `pacing` option (with onRateLimit) is required");
   const gaps = options.gapsMs ?? { write: 1_000, notification: 3_000, search: 2_000 };
@@ -103,11 +124,18 @@ export function pacing(octokit: Pick<Octokit, "hook">, octokitOptions: { pacing?
   const retries = options.retries ?? 3;
   // Routes are GitHub's paths; on GitHub Enterprise the API lives under /api/v3.
   const basePath = new URL(octokitOptions.baseUrl ?? "https://api.github.com").pathname.replace(/\/$/, "");
-  const { writes, notifications, searches, slots, tokenSlot } = options.id === undefined ? newPace() : sharedPace(options.id);
+  const { writes, notifications, searches, slots, tokenSlot } =
+    options.id === undefined ? newPace() : sharedPace(options.id);
   const { shared, id } = options;
-  // Shared gates when there are any (and an id to share them by); this process's own while they fail (their owner logs why).
+  // Shared gates when there are any (and an id to share them by); this process's own while they fail (their owner logs
+  // why).
   const pass = (gate: Gate, lane: string, gapMs: number): Promise<void> | null =>
-    shared && id !== undefined ? shared.reserve(`${id}:${lane}`, gapMs).then((waitMs) => (waitMs > 0 ? sleep(waitMs) : undefined), () => gate.pass(gapMs) ?? undefined) : gate.pass(gapMs);
+    shared && id !== undefined
+      ? shared.reserve(`${id}:${lane}`, gapMs).then(
+          (waitMs) => (waitMs > 0 ? sleep(waitMs) : undefined),
+          () => gate.pass(gapMs) ?? undefined,
+        )
+      : gate.pass(gapMs);
 
   type Options = { method: string; url: string };
   type Request = (options: Options) => Promise<{ data: unknown }>;
@@ -122,14 +150,19 @@ export function pacing(octokit: Pick<Octokit, "hook">, octokitOptions: { pacing?
     const isWrite = !isToken && ((method !== "GET" && method !== "HEAD") || isGraphql);
     // Only the waits that are due take a timer; a request with nothing to wait for leaves at once.
     if (isWrite) await pass(writes, "write", gaps.write);
-    if (isWrite && !isGraphql && triggersNotification(path)) await pass(notifications, "notification", gaps.notification);
+    if (isWrite && !isGraphql && triggersNotification(path))
+      await pass(notifications, "notification", gaps.notification);
     if (method === "GET" && path.startsWith("/search/")) await pass(searches, "search", gaps.search);
     const response = await (isToken ? tokenSlot : slots).run(() => request(requestOptions));
     const errors = (response.data as { errors?: { type?: string; message?: string }[] } | undefined)?.errors;
     if (isGraphql && errors?.some((error) => error.type === "RATE_LIMITED")) {
       throw failure("GraphQL Rate Limit Exceeded", 403, requestOptions, response, true);
     }
-    if (isGraphql && errors?.[0]?.message && /Something went wrong while executing your query/.test(errors[0].message)) {
+    if (
+      isGraphql &&
+      errors?.[0]?.message &&
+      /Something went wrong while executing your query/.test(errors[0].message)
+    ) {
       throw failure(errors[0].message, 500, requestOptions, response);
     }
     return response;
@@ -152,8 +185,21 @@ export function pacing(octokit: Pick<Octokit, "hook">, octokitOptions: { pacing?
   function retryWait(error: unknown, attempt: number): number | null {
     if (!isHttpFailure(error)) return null;
     const headers = error.response?.headers ?? {};
-    const limit = rateLimitWait(error.status, error.message, (name) => headers[name]?.toString(), error.graphqlRateLimited === true);
-    if (limit) return options!.onRateLimit(limit.kind, limit.seconds, { method: error.request.method, url: error.request.url }, attempt) ? limit.seconds * second : null;
+    const limit = rateLimitWait(
+      error.status,
+      error.message,
+      (name) => headers[name]?.toString(),
+      error.graphqlRateLimited === true,
+    );
+    if (limit)
+      return options!.onRateLimit(
+        limit.kind,
+        limit.seconds,
+        { method: error.request.method, url: error.request.url },
+        attempt,
+      )
+        ? limit.seconds * second
+        : null;
     const backoff = backoffWait(error.status, attempt, retries);
     return backoff === null ? null : backoff * second;
   }
@@ -175,8 +221,20 @@ function isHttpFailure(error: unknown): error is HttpFailure {
   return error instanceof Error && typeof candidate?.status === "number" && typeof candidate.request?.url === "string";
 }
 
-function failure(message: string, status: number, request: { method: string; url: string }, response: unknown, graphqlRateLimited = false): HttpFailure & Error {
-  return Object.assign(new Error(message), { name: "HttpError", status, request, response: response as HttpFailure["response"], graphqlRateLimited });
+function failure(
+  message: string,
+  status: number,
+  request: { method: string; url: string },
+  response: unknown,
+  graphqlRateLimited = false,
+): HttpFailure & Error {
+  return Object.assign(new Error(message), {
+    name: "HttpError",
+    status,
+    request,
+    response: response as HttpFailure["response"],
+    graphqlRateLimited,
+  });
 }
 
 /**
@@ -197,10 +255,16 @@ export function rateLimitWait(
     return { kind: "secondary", seconds: after > 0 ? after : SECONDARY_FALLBACK_S };
   }
   if (!exhausted) return null;
-  return { kind: "primary", seconds: Math.max(Math.ceil((Number(header("x-ratelimit-reset") ?? 0) * 1000 - Date.now()) / 1000) + 1, 0) };
+  return {
+    kind: "primary",
+    seconds: Math.max(Math.ceil((Number(header("x-ratelimit-reset") ?? 0) * 1000 - Date.now()) / 1000) + 1, 0),
+  };
 }
 
-/** Seconds before retry `attempt + 1` of a failed request (1, 4, 9, as plugin-retry), or null when its status is an answer or the retries are spent. */
+/**
+ * Seconds before retry `attempt + 1` of a failed request (1, 4, 9, as plugin-retry), or null when its status is an
+ * answer or the retries are spent.
+ */
 export function backoffWait(status: number, attempt: number, retries: number): number | null {
   if (status < 400 || DO_NOT_RETRY.has(status) || attempt >= retries) return null;
   return (attempt + 1) ** 2;
@@ -209,7 +273,9 @@ export function backoffWait(status: number, attempt: number, retries: number): n
 function isTokenRequest(method: string, path: string): boolean {
   return (
     (method === "PATCH" && /^\/applications\/[^/]+\/token\/scoped$/.test(path)) ||
-    (method === "POST" && (/^\/applications\/[^/]+\/token$/.test(path) || /^\/app\/installations\/[^/]+\/access_tokens$/.test(path) || path === "/login/oauth/access_token"))
+    (method === "POST" &&
+      (/^\/applications\/[^/]+\/token$/.test(path) ||
+        /^\/app\/installations\/[^/]+\/access_tokens$/.test(path) ||
+        path === "/login/oauth/access_token"))
   );
 }
-

@@ -1,5 +1,12 @@
 import { renderPlanBody, escapeHtml, neutraliseComments } from "../plan/render.js";
-import { commentSeal, encodeStateMarker, MARKER_PREFIX, readStateMarker, type CommentSeal, type ThreadSeal } from "./state-marker.js";
+import {
+  commentSeal,
+  encodeStateMarker,
+  MARKER_PREFIX,
+  readStateMarker,
+  type CommentSeal,
+  type ThreadSeal,
+} from "./state-marker.js";
 import type { ThreadState } from "../workflow/state.js";
 import type { ThreadComment } from "../workflow/ports.js";
 import type { TokenUsage } from "../shared/model-usage.js";
@@ -8,8 +15,15 @@ export const APPROVAL_HELP =
   "**To approve**, comment `/build` (on a pull request, an approving review works too); `/build S2` builds S2 and the steps it needs. " +
   "**To revise**, comment `/revise <feedback>` or `/plan <new instructions>`.";
 
-/** The plan comment: heading with the revision, status, the rendered plan, how to answer, and the hidden state signed for the comment that holds it. */
-export function renderPlanComment(state: ThreadState, seal: CommentSeal, extras: { statusLine?: string; report?: string } = {}): string {
+/**
+ * The plan comment: heading with the revision, status, the rendered plan, how to answer, and the hidden state signed
+ * for the comment that holds it.
+ */
+export function renderPlanComment(
+  state: ThreadState,
+  seal: CommentSeal,
+  extras: { statusLine?: string; report?: string } = {},
+): string {
   if (!state.plan) throw new Error("renderPlanComment needs a plan");
   const heading = `## 📋 Plan v${state.revision}: ${escapeHtml(state.plan.title)}`;
   // The revision diff, status line and report quote model and error text: no hidden comments from them.
@@ -39,7 +53,8 @@ export function withStatusLine(body: string, statusLine: string, state: ThreadSt
 }
 
 export function defaultStatusLine(state: ThreadState): string {
-  if (state.stale && state.status === "pending") return `> ⚠️ **Stale:** ${state.stale} Comment \`/plan\` to re-plan or \`/build --force\` to build it anyway.`;
+  if (state.stale && state.status === "pending")
+    return `> ⚠️ **Stale:** ${state.stale} Comment \`/plan\` to re-plan or \`/build --force\` to build it anyway.`;
   switch (state.status) {
     case "pending":
       return "> ✅ **Ready for review.**";
@@ -66,7 +81,8 @@ function footer(state: ThreadState): string {
   bits.push(`requested by @${state.requestedBy}`);
   if (state.model) bits.push(`model \`${state.model}\` (\`/plan --model\`)`);
   if (state.planHash) bits.push(`plan \`${state.planHash}\``);
-  if (state.instructionFiles.length > 0) bits.push(`follows ${state.instructionFiles.map((file) => `\`${file.replaceAll("`", "'")}\``).join(", ")}`);
+  if (state.instructionFiles.length > 0)
+    bits.push(`follows ${state.instructionFiles.map((file) => `\`${file.replaceAll("`", "'")}\``).join(", ")}`);
   return `<sub>Blueprint · ${bits.join(" · ")}</sub>`;
 }
 
@@ -77,7 +93,10 @@ export function renderStatusComment(state: ThreadState, seal: CommentSeal, headi
 
 export function renderUsage(usage: TokenUsage): string {
   const format = (n: number) => n.toLocaleString("en-US");
-  const over = usage.requests === 0 ? "; no model request was answered" : ` over ${usage.requests} answered model request${usage.requests === 1 ? "" : "s"}`;
+  const over =
+    usage.requests === 0
+      ? "; no model request was answered"
+      : ` over ${usage.requests} answered model request${usage.requests === 1 ? "" : "s"}`;
   return `${format(usage.prompt)} prompt tokens (${format(usage.cached)} cached) + ${format(usage.completion)} completion tokens${over}`;
 }
 

@@ -80,16 +80,36 @@ export interface RunOutcome {
 export async function readRunOutcome(port: ThreadPort, writes: ThreadWrites, stateKey: StateKey): Promise<RunOutcome> {
   const lookup = findThreadState(await port.comments(), threadSeal(stateKey, port));
   if (lookup.kind === "corrupt") {
-    return { latest: null, plan: null, changed: false, failed: false, error: `the latest Blueprint comment has a damaged state marker: ${lookup.reason}`, pullRequestUrl: null, replies: writes.replies };
+    return {
+      latest: null,
+      plan: null,
+      changed: false,
+      failed: false,
+      error: `the latest Blueprint comment has a damaged state marker: ${lookup.reason}`,
+      pullRequestUrl: null,
+      replies: writes.replies,
+    };
   }
   if (lookup.kind === "none") {
-    return { latest: null, plan: null, changed: false, failed: false, error: null, pullRequestUrl: null, replies: writes.replies };
+    return {
+      latest: null,
+      plan: null,
+      changed: false,
+      failed: false,
+      error: null,
+      pullRequestUrl: null,
+      replies: writes.replies,
+    };
   }
   const { latest, plan } = lookup;
   const changed = writes.touched.has(latest.comment.id);
   const failed = changed && latest.state.status === "failed";
   const { state } = latest;
-  const pullRequestUrl = state.head ? `${port.repo.htmlUrl}/pull/${port.number}` : state.pullRequest ? `${port.repo.htmlUrl}/pull/${state.pullRequest}` : null;
+  const pullRequestUrl = state.head
+    ? `${port.repo.htmlUrl}/pull/${port.number}`
+    : state.pullRequest
+      ? `${port.repo.htmlUrl}/pull/${state.pullRequest}`
+      : null;
   return { latest, plan, changed, failed, error: failed ? state.error : null, pullRequestUrl, replies: writes.replies };
 }
 
@@ -106,7 +126,10 @@ export function recordErrors(log: Logger): { log: Logger; errors: string[] } {
       warn: (object, message) => log.warn(object, message),
       error(object, message) {
         const cause = (object as { err?: unknown }).err;
-        errors.push([message, cause instanceof Error ? cause.message : undefined].filter(Boolean).join(": ") || "an error was logged");
+        errors.push(
+          [message, cause instanceof Error ? cause.message : undefined].filter(Boolean).join(": ") ||
+            "an error was logged",
+        );
         log.error(object, message);
       },
     },

@@ -9,7 +9,9 @@ const VERSION = 2;
 
 const MAX_STATE_BYTES = 2 * 1024 * 1024;
 
-/** The key that signs hidden state: derived, so the secret it comes from (e.g. the webhook secret) never has to travel. */
+/**
+ * The key that signs hidden state: derived, so the secret it comes from (e.g. the webhook secret) never has to travel.
+ */
 export type StateKey = KeyObject;
 
 /** Where a marker belongs: a marker is only valid in the comment it was written for. */
@@ -31,10 +33,7 @@ export interface ThreadSeal {
 /** A key and the one comment a marker is written for. */
 export type CommentSeal = ThreadSeal & { comment: number };
 
-export type MarkerRead =
-  | { kind: "none" }
-  | { kind: "ok"; state: ThreadState }
-  | { kind: "corrupt"; reason: string };
+export type MarkerRead = { kind: "none" } | { kind: "ok"; state: ThreadState } | { kind: "corrupt"; reason: string };
 
 /** HKDF from a secret the operator holds (BLUEPRINT_STATE_SECRET, or the App's WEBHOOK_SECRET). */
 export function deriveStateKey(secret: string): StateKey {
@@ -42,7 +41,10 @@ export function deriveStateKey(secret: string): StateKey {
   return createSecretKey(Buffer.from(hkdfSync("sha256", secret, "blueprint", "blueprint hidden state v2", 32)));
 }
 
-export function threadSeal(key: StateKey, thread: { repo: { owner: string; name: string }; number: number }): ThreadSeal {
+export function threadSeal(
+  key: StateKey,
+  thread: { repo: { owner: string; name: string }; number: number },
+): ThreadSeal {
   return { key, repository: `${thread.repo.owner}/${thread.repo.name}`, thread: thread.number };
 }
 
@@ -74,12 +76,19 @@ export function readStateMarker(body: string, seal: CommentSeal): MarkerRead {
   if (!match) return { kind: "corrupt", reason: "the state marker is not in the expected format" };
   const [, version, payload = "", mac = ""] = match;
   if (Number(version) < VERSION) {
-    return { kind: "corrupt", reason: "the state marker was written by an older Blueprint that did not sign it, so it cannot be trusted" };
+    return {
+      kind: "corrupt",
+      reason: "the state marker was written by an older Blueprint that did not sign it, so it cannot be trusted",
+    };
   }
-  if (Number(version) !== VERSION) return { kind: "corrupt", reason: `the state marker has an unknown version (v${version})` };
+  if (Number(version) !== VERSION)
+    return { kind: "corrupt", reason: `the state marker has an unknown version (v${version})` };
   // Checked before anything is decoded: content nobody signed is never even decompressed.
   if (!sameSignature(mac, signature(payload, seal))) {
-    return { kind: "corrupt", reason: "the state marker's signature does not match: it was edited, or copied from another comment" };
+    return {
+      kind: "corrupt",
+      reason: "the state marker's signature does not match: it was edited, or copied from another comment",
+    };
   }
   let json: string;
   try {
@@ -103,7 +112,13 @@ export function readStateMarker(body: string, seal: CommentSeal): MarkerRead {
 }
 
 function signature(payload: string, seal: CommentSeal): string {
-  const bound = [`blueprint:state v${VERSION}`, seal.repository.toLowerCase(), String(seal.thread), String(seal.comment), payload].join("\n");
+  const bound = [
+    `blueprint:state v${VERSION}`,
+    seal.repository.toLowerCase(),
+    String(seal.thread),
+    String(seal.comment),
+    payload,
+  ].join("\n");
   return createHmac("sha256", seal.key).update(bound).digest("base64url");
 }
 

@@ -58,7 +58,10 @@ export class TokenPorts {
     const repo = repositoryOnHost(this.options.webUrl, job.repository);
     const port = (budget: "ack" | "reply" | "work") =>
       createOctokitPort({
-        octokit: typeof token === "function" ? this.renewingOctokit(job.installationId, token, budget) : this.octokit(job.installationId, token, budget),
+        octokit:
+          typeof token === "function"
+            ? this.renewingOctokit(job.installationId, token, budget)
+            : this.octokit(job.installationId, token, budget),
         repo,
         number: job.number,
         isOwnComment: this.options.isOwnComment,
@@ -68,7 +71,14 @@ export class TokenPorts {
 
   /** One job's Octokit whose every request carries the token as it is when the request goes out. */
   private renewingOctokit(installationId: number, token: TokenGetter, budget: string): PortOctokit {
-    const rest = pacedOctokit({ baseUrl: this.options.baseUrl, log: this.options.log, installationId, budget, shared: this.shared, writeGapMs: this.options.writeGapMs });
+    const rest = pacedOctokit({
+      baseUrl: this.options.baseUrl,
+      log: this.options.log,
+      installationId,
+      budget,
+      shared: this.shared,
+      writeGapMs: this.options.writeGapMs,
+    });
     rest.hook.before("request", async (request) => {
       request.headers.authorization = `token ${(await token()).token}`;
     });
@@ -83,9 +93,23 @@ export class TokenPorts {
     const key = `${installationId}/${budget}/${granted.token}`;
     let octokit = this.octokits.get(key);
     if (!octokit) {
-      const rest = pacedOctokit({ baseUrl: this.options.baseUrl, log: this.options.log, installationId, budget, auth: granted.token, shared: this.shared, writeGapMs: this.options.writeGapMs });
-      // The port asks its Octokit for the token (git) and its permissions (workflows); a token Octokit knows only the token.
-      octokit = { rest: rest.rest, paginate: rest.paginate, graphql: rest.graphql, auth: (async () => ({ token: granted.token, permissions: granted.permissions })) as PortOctokit["auth"] };
+      const rest = pacedOctokit({
+        baseUrl: this.options.baseUrl,
+        log: this.options.log,
+        installationId,
+        budget,
+        auth: granted.token,
+        shared: this.shared,
+        writeGapMs: this.options.writeGapMs,
+      });
+      // The port asks its Octokit for the token (git) and its permissions (workflows); a token Octokit knows only the
+      // token.
+      octokit = {
+        rest: rest.rest,
+        paginate: rest.paginate,
+        graphql: rest.graphql,
+        auth: (async () => ({ token: granted.token, permissions: granted.permissions })) as PortOctokit["auth"],
+      };
       this.octokits.set(key, octokit);
       trimOldest(this.octokits, 1_000);
     }
@@ -117,7 +141,12 @@ export function pacedOctokit(options: {
     baseUrl: options.baseUrl,
     userAgent: "blueprint-worker",
     request: { fetch: workerFetch },
-    log: { debug: () => {}, info: () => {}, warn: (message: string) => log.warn({}, message), error: (message: string) => log.info({}, message) },
+    log: {
+      debug: () => {},
+      info: () => {},
+      warn: (message: string) => log.warn({}, message),
+      error: (message: string) => log.info({}, message),
+    },
     pacing: {
       id: `${installationId}-${options.budget}`,
       onRateLimit: limited,
@@ -132,7 +161,13 @@ export function pacedOctokit(options: {
  * repository's GitHub, paced through `sharedGates` when Redis shares them (`jobs/token-ports.ts`).
  */
 export function tokenPorts(
-  env: { GHE_HOST?: string | undefined; GHE_PROTOCOL: string; APP_ID?: number | undefined; BLUEPRINT_BOT_NAME: string; BLUEPRINT_GITHUB_WRITE_GAP_MS?: number },
+  env: {
+    GHE_HOST?: string | undefined;
+    GHE_PROTOCOL: string;
+    APP_ID?: number | undefined;
+    BLUEPRINT_BOT_NAME: string;
+    BLUEPRINT_GITHUB_WRITE_GAP_MS?: number;
+  },
   log: Logger,
   sharedGates: SharedGates | null = null,
 ): TokenPorts {

@@ -43,7 +43,8 @@ export function webhookIntake(options: WebhookIntakeOptions): NodeMiddleware {
     const path = (req.url ?? "").split("?")[0]?.replace(/\/+$/, "") || "/";
     if (path !== options.path.replace(/\/+$/, "")) return options.fallback(req, res, next);
     if (req.method !== "POST") return answer(res, 404, { error: `Unknown route: ${req.method} ${path}` });
-    if (!JSON_TYPE.test(req.headers["content-type"] ?? "")) return answer(res, 415, { error: 'Unsupported "Content-Type" header value. Must be "application/json"' });
+    if (!JSON_TYPE.test(req.headers["content-type"] ?? ""))
+      return answer(res, 415, { error: 'Unsupported "Content-Type" header value. Must be "application/json"' });
     const missing = HEADERS.filter((name) => typeof req.headers[name] !== "string");
     if (missing.length > 0) return answer(res, 400, { error: `Required headers missing: ${missing.join(", ")}` });
     const [name, signature, id] = HEADERS.map((header) => req.headers[header] as string) as [string, string, string];
@@ -52,7 +53,9 @@ export function webhookIntake(options: WebhookIntakeOptions): NodeMiddleware {
     if (body === null) return answer(res, 413, { error: "The payload could not be read (or is over 25 MB)" });
     await turns.turn(req.socket);
     if (!(await options.verify(body, signature).catch(() => false))) {
-      return answer(res, 400, { error: "Error: [@octokit/webhooks] signature does not match event payload and secret" });
+      return answer(res, 400, {
+        error: "Error: [@octokit/webhooks] signature does not match event payload and secret",
+      });
     }
     let payload: unknown;
     try {
@@ -85,7 +88,9 @@ function readBody(req: IncomingMessage): Promise<string> {
       // Read to the end (the answer needs the connection), keeping nothing past the limit.
       if (size <= MAX_BODY_BYTES) chunks.push(chunk);
     });
-    req.on("end", () => (size > MAX_BODY_BYTES ? reject(new Error("payload too large")) : resolve(Buffer.concat(chunks).toString("utf8"))));
+    req.on("end", () =>
+      size > MAX_BODY_BYTES ? reject(new Error("payload too large")) : resolve(Buffer.concat(chunks).toString("utf8")),
+    );
     req.on("error", reject);
   });
 }

@@ -33,8 +33,11 @@ export function diffPlans(before: Plan, after: Plan): RevisionDiff {
     removed: before.steps.filter((step) => !matchedBefore.has(step)),
     changed,
     moved,
-    summaryChanged: normalise(before.summary) !== normalise(after.summary) || normalise(before.title) !== normalise(after.title),
-    verificationChanged: [...before.verification, "", ...(before.manual_checks ?? [])].join("\n") !== [...after.verification, "", ...(after.manual_checks ?? [])].join("\n"),
+    summaryChanged:
+      normalise(before.summary) !== normalise(after.summary) || normalise(before.title) !== normalise(after.title),
+    verificationChanged:
+      [...before.verification, "", ...(before.manual_checks ?? [])].join("\n") !==
+      [...after.verification, "", ...(after.manual_checks ?? [])].join("\n"),
   };
 }
 
@@ -44,7 +47,9 @@ export function renderRevisionDiff(diff: RevisionDiff, previousRevision: number)
   for (const step of diff.removed) lines.push(`- ➖ Removed **${step.id}** ${oneLine(step.title)}`);
   for (const { before, after, fields } of diff.changed) {
     const label = before.id === after.id ? `**${after.id}**` : `**${before.id}** → **${after.id}**`;
-    const title = fields.includes("title") ? `: “${oneLine(before.title)}” → “${oneLine(after.title)}”` : ` ${oneLine(after.title)}`;
+    const title = fields.includes("title")
+      ? `: “${oneLine(before.title)}” → “${oneLine(after.title)}”`
+      : ` ${oneLine(after.title)}`;
     lines.push(`- ✏️ Changed ${label}${title} (${fields.join(", ")})`);
   }
   for (const step of diff.moved) lines.push(`- 🔀 Moved **${step.id}** ${oneLine(step.title)}`);
@@ -75,7 +80,9 @@ function matchSteps(before: PlanStep[], after: PlanStep[]): Array<[PlanStep, Pla
     .sort((x, y) => y.score - x.score);
   for (const { a, b } of candidates) if (freeAfter.has(a) && freeBefore.has(b)) take(b, a);
   for (const a of [...freeAfter]) {
-    const b = [...freeBefore].find((step) => step.id === a.id && normalise(step.details) !== "" && normalise(step.details) === normalise(a.details));
+    const b = [...freeBefore].find(
+      (step) => step.id === a.id && normalise(step.details) !== "" && normalise(step.details) === normalise(a.details),
+    );
     if (b) take(b, a);
   }
   return pairs;

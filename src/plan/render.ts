@@ -28,13 +28,22 @@ export const STEPS_END = "<!-- /blueprint:steps -->";
  * character reference, which GitHub displays as the character itself; "&" is escaped only where it
  * would start one of these references, so readVisibleSteps can undo the escaping exactly.
  */
-const TITLE_ESCAPES: Readonly<Record<string, string>> = { "—": "&mdash;", "⏳": "&#x23F3;", "❌": "&#x274C;", "<": "&lt;", "&": "&amp;" };
+const TITLE_ESCAPES: Readonly<Record<string, string>> = {
+  "—": "&mdash;",
+  "⏳": "&#x23F3;",
+  "❌": "&#x274C;",
+  "<": "&lt;",
+  "&": "&amp;",
+};
 const TITLE_ESCAPE_PATTERN = /—|⏳|❌|<(?=!--)|&(?=(?:mdash|#x23F3|#x274C|lt|amp);)/gu;
-const TITLE_UNESCAPES: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(TITLE_ESCAPES).map(([char, ref]) => [ref, char]));
+const TITLE_UNESCAPES: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(TITLE_ESCAPES).map(([char, ref]) => [ref, char]),
+);
 const TITLE_UNESCAPE_PATTERN = /&(?:mdash|#x23F3|#x274C|lt|amp);/g;
 
 /** What approvers do with a plan's open questions: they never block a build. */
-const QUESTIONS_HELP = "_These do not block `/build`: the plan is built as written. To answer one, comment `/revise <your answer>` for a new revision, or give it as notes with the approval (`/build <your answer>`)._";
+const QUESTIONS_HELP =
+  "_These do not block `/build`: the plan is built as written. To answer one, comment `/revise <your answer>` for a new revision, or give it as notes with the approval (`/build <your answer>`)._";
 
 /** The plan as markdown: summary, task list, mermaid graph, details, risks and verification. */
 export function renderPlanBody(plan: Plan, progress: PlanProgress = {}): string {
@@ -49,7 +58,10 @@ export function renderPlanBody(plan: Plan, progress: PlanProgress = {}): string 
       : "_No verification commands were given._",
   );
   if (plan.manual_checks && plan.manual_checks.length > 0) {
-    after.push("### Checks for people (not run by Blueprint)", plan.manual_checks.map((check) => `- ${oneLine(check)}`).join("\n"));
+    after.push(
+      "### Checks for people (not run by Blueprint)",
+      plan.manual_checks.map((check) => `- ${oneLine(check)}`).join("\n"),
+    );
   }
   if (plan.questions && plan.questions.length > 0) {
     after.push(

@@ -9,7 +9,10 @@ const optionalText = z
 export const complexitySchema = z.enum(["low", "medium", "high"]);
 
 export const planStepSchema = z.object({
-  id: z.string().trim().regex(/^S\d{1,3}$/, 'step ids look like "S1", "S2", …'),
+  id: z
+    .string()
+    .trim()
+    .regex(/^S\d{1,3}$/, 'step ids look like "S1", "S2", …'),
   title: z.string().trim().min(1, "a step needs a title").max(200),
   details: z.string().max(20_000).default(""),
   files: z.array(z.string().trim().min(1)).max(100).default([]),
@@ -22,7 +25,11 @@ export const planSchema = z.object({
   title: z.string().trim().min(1, "the plan needs a title").max(200),
   summary: z.string().trim().min(1, "the plan needs a summary").max(20_000),
   steps: z.array(planStepSchema),
-  risks: z.array(z.string().trim().min(1)).max(50).nullish().transform((value) => value ?? []),
+  risks: z
+    .array(z.string().trim().min(1))
+    .max(50)
+    .nullish()
+    .transform((value) => value ?? []),
   notes: z
     .string()
     .max(20_000)
@@ -44,7 +51,9 @@ export const planSchema = z.object({
     .max(20)
     .nullish()
     .transform((value) => (value && value.length > 0 ? value : undefined))
-    .describe("Checks for people to do by hand (Blueprint never runs these), e.g. \"open the settings page and check the new toggle\"."),
+    .describe(
+      'Checks for people to do by hand (Blueprint never runs these), e.g. "open the settings page and check the new toggle".',
+    ),
   questions: z
     .array(z.string().trim().min(1))
     .max(20)

@@ -16,7 +16,8 @@ export function validatePlan(input: unknown): PlanValidation {
   const errors: string[] = [];
 
   if (plan.steps.length < 1) errors.push("the plan needs at least one step");
-  if (plan.steps.length > MAX_STEPS) errors.push(`the plan has ${plan.steps.length} steps; at most ${MAX_STEPS} are allowed`);
+  if (plan.steps.length > MAX_STEPS)
+    errors.push(`the plan has ${plan.steps.length} steps; at most ${MAX_STEPS} are allowed`);
 
   const ids = new Set<string>();
   for (const step of plan.steps) {
@@ -64,7 +65,8 @@ export function absolutePathProblem(file: string): string | null {
   if (/^[a-zA-Z]:/.test(file) || file.startsWith("\\")) {
     return 'is absolute (a Windows drive or backslash path); use a path relative to the repository root with forward slashes, like "src/index.ts"';
   }
-  if (path.isAbsolute(file) || file === "~" || file.startsWith("~/")) return "is absolute; use a path relative to the repository root";
+  if (path.isAbsolute(file) || file === "~" || file.startsWith("~/"))
+    return "is absolute; use a path relative to the repository root";
   return null;
 }
 

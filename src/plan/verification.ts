@@ -7,9 +7,11 @@
 /** Why an entry of `verification` reads as prose rather than a shell command, or null when it reads as a command. */
 export function whyNotACommand(entry: string): string | null {
   const text = entry.trim();
-  if (/^[A-Za-z][\w -]{0,30}:\s/.test(text)) return `it starts with a label ("${text.slice(0, text.indexOf(":") + 1)}"), as a note for people does`;
+  if (/^[A-Za-z][\w -]{0,30}:\s/.test(text))
+    return `it starts with a label ("${text.slice(0, text.indexOf(":") + 1)}"), as a note for people does`;
   if (/\p{L}{2,}[.!?]$/u.test(text)) return "it ends like a sentence";
-  if (/^[A-Z][a-z]+\s+(?:[a-z]+\b[\s,]*){2,}/.test(text) && !/[-=/'"$|&;<>]/.test(text)) return "it reads as an English sentence";
+  if (/^[A-Z][a-z]+\s+(?:[a-z]+\b[\s,]*){2,}/.test(text) && !/[-=/'"$|&;<>]/.test(text))
+    return "it reads as an English sentence";
   if (text.includes("\n")) return "it spans several lines; give one command per entry";
   return null;
 }

@@ -17,7 +17,8 @@ const STEPS_HEADING = /^### Steps[ \t]*\r?$/m;
 /** Where the task list ends when its closing marker is gone: the next heading or code fence. */
 const NEXT_BLOCK = /^(?:#{1,6} |```)/m;
 /** "`files` · after S1, S2 · status", each part optional, in this order; the status runs to the end. */
-const META = /^(`[^`]*`(?:, `[^`]*`)*)?(?:(?:^| · )after (S\d+(?:, S\d+)*))?(?:(?:^| · )(?:✅ .*|ticked by hand|failed: .*))?$/su;
+const META =
+  /^(`[^`]*`(?:, `[^`]*`)*)?(?:(?:^| · )after (S\d+(?:, S\d+)*))?(?:(?:^| · )(?:✅ .*|ticked by hand|failed: .*))?$/su;
 
 /** Reads the steps section of a plan comment: ids, ticks, titles and "after" dependencies. */
 export function readVisibleSteps(body: string): VisibleStep[] {
@@ -67,7 +68,11 @@ function splitMeta(text: string): { title: string; deps: string[]; files: string
     const meta = META.exec(text.slice(index + 3));
     if (!meta || meta[0] === "") continue;
     const [, files = "", after] = meta;
-    return { title: text.slice(0, index), deps: after ? after.split(", ") : [], files: [...files.matchAll(/`([^`]*)`/g)].map((file) => file[1] ?? "") };
+    return {
+      title: text.slice(0, index),
+      deps: after ? after.split(", ") : [],
+      files: [...files.matchAll(/`([^`]*)`/g)].map((file) => file[1] ?? ""),
+    };
   }
   return { title: text, deps: [], files: [] };
 }

@@ -20,13 +20,24 @@ export function setupHandler(state: SetupState, useTarget: (target: WebhookTarge
     if (url.pathname === "/healthz") {
       // Up and answering, but not serving webhooks yet: a container's health check passes, the body says why.
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ status: "setup", webhooks: false, message: "no GitHub App credentials yet: open the setup page to register the App" }));
+      res.end(
+        JSON.stringify({
+          status: "setup",
+          webhooks: false,
+          message: "no GitHub App credentials yet: open the setup page to register the App",
+        }),
+      );
       return true;
     }
     if (url.pathname === "/blueprint/public-url") {
       const base = parsePublicUrl(url.searchParams.get("url") ?? "");
       if (!base) {
-        sendPage(res, 400, state, "That is not an http(s) address. Enter the address GitHub can reach this server at, e.g. https://blueprint.example.com.");
+        sendPage(
+          res,
+          400,
+          state,
+          "That is not an http(s) address. Enter the address GitHub can reach this server at, e.g. https://blueprint.example.com.",
+        );
         return true;
       }
       state.target = { kind: "public", url: webhookUrlOf(base, state.webhookPath) };

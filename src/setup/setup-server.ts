@@ -45,7 +45,11 @@ export async function startSetupServer(options: SetupServerOptions): Promise<Set
   const useTarget = (target: WebhookTarget) => {
     if (target.kind === "public") env.WEBHOOK_PROXY_URL = target.url;
   };
-  const state: SetupState = { target: webhookTarget(env, localUrl), webhookPath: env.WEBHOOK_PATH, sandboxProblem: options.sandboxProblem ?? null };
+  const state: SetupState = {
+    target: webhookTarget(env, localUrl),
+    webhookPath: env.WEBHOOK_PATH,
+    sandboxProblem: options.sandboxProblem ?? null,
+  };
   useTarget(state.target);
 
   // 2. The server: Blueprint's routes first, then Probot's setup app.
@@ -57,20 +61,35 @@ export async function startSetupServer(options: SetupServerOptions): Promise<Set
   });
   server.addHandler(setupHandler(state, useTarget));
   const setupAppFactory = await loadProbotSetup();
-  await server.loadHandlerFactory(setupAppFactory({ host: options.host, port: options.port, log: log.child({ name: "setup" }), updateEnv: options.updateEnv, SmeeClient: options.SmeeClient }));
+  await server.loadHandlerFactory(
+    setupAppFactory({
+      host: options.host,
+      port: options.port,
+      log: log.child({ name: "setup" }),
+      updateEnv: options.updateEnv,
+      SmeeClient: options.SmeeClient,
+    }),
+  );
   const http = await server.start();
 
   // 3. Say it where people look first.
   if (state.target.kind === "local") log.warn(unreachableWebhookWarning(state.target.url));
   else log.info(`The GitHub App registered from the setup page will send webhooks to ${state.target.url}`);
-  if (state.sandboxProblem) log.warn(`Registering the App works without it, but the App will not start with its credentials until this is fixed: ${state.sandboxProblem}`);
+  if (state.sandboxProblem)
+    log.warn(
+      `Registering the App works without it, but the App will not start with its credentials until this is fixed: ${state.sandboxProblem}`,
+    );
   return { http, target: () => state.target, stop: () => server.stop() };
 }
 
 async function loadProbotSetup(): Promise<SetupAppFactory> {
   const file = new URL("./apps/setup.js", import.meta.resolve("probot"));
   const loaded: unknown = await import(file.href);
-  const factory = typeof loaded === "object" && loaded !== null && "setupAppFactory" in loaded ? loaded.setupAppFactory : undefined;
-  if (typeof factory !== "function") throw new Error(`Probot's setup app was not found at ${file.href}; this Probot version is not supported by Blueprint's setup mode`);
+  const factory =
+    typeof loaded === "object" && loaded !== null && "setupAppFactory" in loaded ? loaded.setupAppFactory : undefined;
+  if (typeof factory !== "function")
+    throw new Error(
+      `Probot's setup app was not found at ${file.href}; this Probot version is not supported by Blueprint's setup mode`,
+    );
   return factory as SetupAppFactory;
 }

@@ -16,7 +16,10 @@ export interface CheckRunBinding {
   revision: number;
 }
 
-/** `blueprint-plan:#12:v3`: the thread and revision a click is bound to (the identifier itself is only `build` or `revise`). */
+/**
+ * `blueprint-plan:#12:v3`: the thread and revision a click is bound to (the identifier itself is only `build` or
+ * `revise`).
+ */
 export function checkRunExternalId(binding: CheckRunBinding): string {
   return `blueprint-${binding.kind}:#${binding.number}:v${binding.revision}`;
 }
@@ -27,7 +30,10 @@ export function parseCheckRunExternalId(externalId: string | null | undefined): 
   return { kind: match[1] === "plan" ? "plan" : "build", number: Number(match[2]), revision: Number(match[3]) };
 }
 
-/** GitHub's limits on a check run's buttons: label ≤ 20 characters, identifier ≤ 20, description ≤ 40; at most 3 buttons. */
+/**
+ * GitHub's limits on a check run's buttons: label ≤ 20 characters, identifier ≤ 20, description ≤ 40; at most 3
+ * buttons.
+ */
 export const ACTION_LIMITS = { label: 20, identifier: 20, description: 40, count: 3 } as const;
 
 export interface CheckRunButton {
@@ -36,12 +42,17 @@ export interface CheckRunButton {
   description: string;
 }
 
-/** The plan check's buttons for one revision, cut to GitHub's limits (a revision past v99999999 gets a shorter label). */
+/**
+ * The plan check's buttons for one revision, cut to GitHub's limits (a revision past v99999999 gets a shorter label).
+ */
 export function planCheckButtons(revision: number): CheckRunButton[] {
   const build = `Build plan v${revision}`;
   return [
-    { label: build.length <= ACTION_LIMITS.label ? build : "Build this plan", identifier: "build", description: `Approve and build plan v${revision}`.slice(0, ACTION_LIMITS.description) },
+    {
+      label: build.length <= ACTION_LIMITS.label ? build : "Build this plan",
+      identifier: "build",
+      description: `Approve and build plan v${revision}`.slice(0, ACTION_LIMITS.description),
+    },
     { label: "Revise", identifier: "revise", description: "Ask for changes before it is built" },
   ];
 }
-

@@ -18,7 +18,8 @@ export function capAtDeadline(timeoutMs: number, deadline: number | undefined, n
 
 /** "20 minutes", "2 seconds": a limit worded for the people reading the report. */
 export function describeDuration(ms: number): string {
-  const [amount, unit] = ms >= 60_000 ? [Math.round(ms / 60_000), "minute"] : [Math.max(1, Math.round(ms / 1000)), "second"];
+  const [amount, unit] =
+    ms >= 60_000 ? [Math.round(ms / 60_000), "minute"] : [Math.max(1, Math.round(ms / 1000)), "second"];
   return `${amount} ${unit}${amount === 1 ? "" : "s"}`;
 }
 

@@ -23,7 +23,10 @@ export interface DiskUse {
 const MEASUREMENT_FILE = "disk-use.json";
 const measurementSchema = z.object({ bytes: z.number().nonnegative(), measuredAt: z.string() });
 
-/** Bytes a file or tree takes on disk, like `du -s`: allocated blocks, symbolic links never followed, a hard-linked file counted once. */
+/**
+ * Bytes a file or tree takes on disk, like `du -s`: allocated blocks, symbolic links never followed, a hard-linked file
+ * counted once.
+ */
 export async function sizeOnDisk(root: string): Promise<number> {
   const seen = new Set<string>();
   let total = 0;
@@ -44,7 +47,12 @@ export async function sizeOnDisk(root: string): Promise<number> {
   for (let dir = directories.pop(); dir !== undefined; dir = directories.pop()) {
     const names = await fs.readdir(dir).catch(() => [] as string[]);
     for (let start = 0; start < names.length; start += 64) {
-      const stats = await Promise.all(names.slice(start, start + 64).map(async (name) => ({ file: path.join(dir, name), stat: await fs.lstat(path.join(dir, name)).catch(() => null) })));
+      const stats = await Promise.all(
+        names.slice(start, start + 64).map(async (name) => ({
+          file: path.join(dir, name),
+          stat: await fs.lstat(path.join(dir, name)).catch(() => null),
+        })),
+      );
       for (const { file, stat } of stats) {
         if (!stat) continue; // removed while we looked
         add(stat);
@@ -65,7 +73,9 @@ export async function freeBytesAt(dir: string): Promise<number | null> {
   }
 }
 
-/** Records a measurement of the work directory for /healthz (written whole, then renamed, so a reader never sees half). */
+/**
+ * Records a measurement of the work directory for /healthz (written whole, then renamed, so a reader never sees half).
+ */
 export async function recordWorkdirBytes(workdir: string, bytes: number, now = new Date()): Promise<void> {
   const file = path.join(workdir, MEASUREMENT_FILE);
   const partial = `${file}.${process.pid}.tmp`;
@@ -75,7 +85,10 @@ export async function recordWorkdirBytes(workdir: string, bytes: number, now = n
   await fs.rename(partial, file);
 }
 
-/** The work directory's disk use as /healthz reports it: the last measurement recorded there, the bound, the free space now. */
+/**
+ * The work directory's disk use as /healthz reports it: the last measurement recorded there, the bound, the free space
+ * now.
+ */
 export async function readDiskUse(workdir: string, limitBytes: number | null): Promise<DiskUse> {
   const recorded = await fs
     .readFile(path.join(workdir, MEASUREMENT_FILE), "utf8")
@@ -83,5 +96,10 @@ export async function readDiskUse(workdir: string, limitBytes: number | null): P
     .catch(() => null);
   const parsed = measurementSchema.safeParse(recorded);
   const measurement = parsed.success ? parsed.data : null;
-  return { workdirBytes: measurement?.bytes ?? null, limitBytes, freeBytes: await freeBytesAt(workdir), measuredAt: measurement?.measuredAt ?? null };
+  return {
+    workdirBytes: measurement?.bytes ?? null,
+    limitBytes,
+    freeBytes: await freeBytesAt(workdir),
+    measuredAt: measurement?.measuredAt ?? null,
+  };
 }

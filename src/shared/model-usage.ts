@@ -20,7 +20,11 @@ export interface TokenUsage {
 export const modelPriceSchema = z
   .object({
     input: z.number().nonnegative().describe("Dollars per million prompt tokens (not cached)."),
-    cached_input: z.number().nonnegative().optional().describe("Dollars per million cached prompt tokens; the input price when absent."),
+    cached_input: z
+      .number()
+      .nonnegative()
+      .optional()
+      .describe("Dollars per million cached prompt tokens; the input price when absent."),
     output: z.number().nonnegative().describe("Dollars per million completion tokens."),
   })
   .strict();

@@ -10,7 +10,10 @@
 
 /** Turns in a row that may skip the waiting webhooks while new connections keep coming in. */
 const MAX_SKIPPED_TURNS = 8;
-/** A webhook that has waited this long is served one per turn whatever comes in (a flood of new connections still moves). */
+/**
+ * A webhook that has waited this long is served one per turn whatever comes in (a flood of new connections still
+ * moves).
+ */
 const MAX_WAIT_MS = 100;
 
 interface Waiting {

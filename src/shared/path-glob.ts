@@ -15,7 +15,8 @@ import picomatch from "picomatch";
 export function pathMatcher(pattern: string): (path: string) => boolean {
   let segments = pattern.split("/");
   if (segments[0] === "") segments = segments.slice(1);
-  else if ((segments.length === 1 || (segments.length === 2 && segments[1] === "")) && segments[0] !== "**") segments = ["**", ...segments];
+  else if ((segments.length === 1 || (segments.length === 2 && segments[1] === "")) && segments[0] !== "**")
+    segments = ["**", ...segments];
   // A trailing slash means "the directory": everything inside it.
   if (segments.length > 1 && segments.at(-1) === "") segments[segments.length - 1] = "**";
   // Only `*` and `?` are wildcards in CODEOWNERS: picomatch's braces, extglobs and the like are taken literally.

@@ -28,13 +28,16 @@ export const editFileTool = defineTool({
     let text: string;
     try {
       if (opened.size > MAX_EDIT_BYTES) {
-        return toolError(`${target.relative} is ${formatBytes(opened.size)}, more than edit_file handles (${formatBytes(MAX_EDIT_BYTES)}). Change a file this large with run_command (e.g. sed), or replace it with write_file.`);
+        return toolError(
+          `${target.relative} is ${formatBytes(opened.size)}, more than edit_file handles (${formatBytes(MAX_EDIT_BYTES)}). Change a file this large with run_command (e.g. sed), or replace it with write_file.`,
+        );
       }
       text = (await readUpTo(opened.handle, opened.size)).toString("utf8");
     } finally {
       await opened.handle.close();
     }
-    if (args.old_string === args.new_string) return toolError("old_string and new_string are the same; nothing would change");
+    if (args.old_string === args.new_string)
+      return toolError("old_string and new_string are the same; nothing would change");
 
     const positions = findAll(text, args.old_string);
     if (positions.length === 0) {
@@ -46,16 +49,21 @@ export const editFileTool = defineTool({
         `old_string matches ${positions.length} times in ${target.relative} (lines ${lines}). Include more surrounding text to make it unique, or pass replace_all: true.`,
       );
     }
-    const updated = args.replace_all ? text.split(args.old_string).join(args.new_string) : text.replace(args.old_string, () => args.new_string);
+    const updated = args.replace_all
+      ? text.split(args.old_string).join(args.new_string)
+      : text.replace(args.old_string, () => args.new_string);
     await fs.writeFile(target.absolute, updated, { flag: WRITE_FLAGS });
     context.audit.push({ action: "edit", target: target.relative, detail: `${positions.length} replacement(s)` });
-    return { content: `Edited ${target.relative}: ${args.replace_all ? positions.length : 1} replacement(s) at line ${lineOf(text, positions[0] ?? 0)}.` };
+    return {
+      content: `Edited ${target.relative}: ${args.replace_all ? positions.length : 1} replacement(s) at line ${lineOf(text, positions[0] ?? 0)}.`,
+    };
   },
 });
 
 function findAll(text: string, needle: string): number[] {
   const found: number[] = [];
-  for (let index = text.indexOf(needle); index !== -1; index = text.indexOf(needle, index + needle.length)) found.push(index);
+  for (let index = text.indexOf(needle); index !== -1; index = text.indexOf(needle, index + needle.length))
+    found.push(index);
   return found;
 }
 
@@ -67,7 +75,10 @@ function lineOf(text: string, index: number): number {
 
 /** Points the model at the lines most like the first line it searched for. */
 function closestLinesHint(text: string, needle: string): string {
-  const wanted = needle.split("\n").find((line) => line.trim() !== "")?.trim();
+  const wanted = needle
+    .split("\n")
+    .find((line) => line.trim() !== "")
+    ?.trim();
   if (!wanted) return "Read the file again and copy the text exactly.";
   const lines = text.split("\n");
   const scored = lines

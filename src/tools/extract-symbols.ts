@@ -36,8 +36,10 @@ interface LanguageRules {
   anyIndent?: boolean;
 }
 
-const JS_MODIFIERS = "(?:(?:public|private|protected|static|readonly|override|abstract|async|declare|get|set|accessor)\\s+)*";
-const JAVA_MODIFIERS = "(?:(?:public|protected|private|static|final|abstract|synchronized|native|default|strictfp|sealed|non-sealed|transient)\\s+)*";
+const JS_MODIFIERS =
+  "(?:(?:public|private|protected|static|readonly|override|abstract|async|declare|get|set|accessor)\\s+)*";
+const JAVA_MODIFIERS =
+  "(?:(?:public|protected|private|static|final|abstract|synchronized|native|default|strictfp|sealed|non-sealed|transient)\\s+)*";
 const KOTLIN_MODIFIERS =
   "(?:(?:public|private|protected|internal|open|abstract|sealed|data|enum|annotation|inner|value|inline|override|suspend|operator|infix|tailrec|external|const|lateinit)\\s+)*";
 const RUST_VISIBILITY = "(?:pub(?:\\([^)]*\\))?\\s+)?";
@@ -47,19 +49,32 @@ const C_FUNCTION =
 
 const TYPESCRIPT: LanguageRules = {
   topLevel: [
-    { kind: "function", regex: /^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:async\s+)?function\s*\*?\s*(?<name>[A-Za-z_$][\w$]*)/ },
-    { kind: "class", regex: /^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?class\s+(?<name>[A-Za-z_$][\w$]*)/, container: true },
+    {
+      kind: "function",
+      regex: /^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:async\s+)?function\s*\*?\s*(?<name>[A-Za-z_$][\w$]*)/,
+    },
+    {
+      kind: "class",
+      regex: /^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?class\s+(?<name>[A-Za-z_$][\w$]*)/,
+      container: true,
+    },
     { kind: "interface", regex: /^(?:export\s+)?(?:declare\s+)?interface\s+(?<name>[A-Za-z_$][\w$]*)/ },
     { kind: "type", regex: /^(?:export\s+)?(?:declare\s+)?type\s+(?<name>[A-Za-z_$][\w$]*)\s*(?:<.*>)?\s*=/ },
     { kind: "enum", regex: /^(?:export\s+)?(?:declare\s+)?(?:const\s+)?enum\s+(?<name>[A-Za-z_$][\w$]*)/ },
     {
       kind: "function",
-      regex: /^(?:export\s+)?(?:const|let|var)\s+(?<name>[A-Za-z_$][\w$]*)\s*(?::[^=]+)?=\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*(?::[^=]+)?=>|[A-Za-z_$][\w$]*\s*=>)/,
+      regex:
+        /^(?:export\s+)?(?:const|let|var)\s+(?<name>[A-Za-z_$][\w$]*)\s*(?::[^=]+)?=\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*(?::[^=]+)?=>|[A-Za-z_$][\w$]*\s*=>)/,
     },
     { kind: "const", regex: /^export\s+(?:declare\s+)?(?:const|let|var)\s+(?<name>[A-Za-z_$][\w$]*)/ },
     { kind: "export", regex: /^(?:module\.)?exports\.(?<name>[A-Za-z_$][\w$]*)\s*=/ },
   ],
-  members: [{ kind: "method", regex: new RegExp(`^\\s+${JS_MODIFIERS}\\*?(?<name>#?[A-Za-z_$][\\w$]*)\\s*(?:<[^>]*>)?\\s*\\(`) }],
+  members: [
+    {
+      kind: "method",
+      regex: new RegExp(`^\\s+${JS_MODIFIERS}\\*?(?<name>#?[A-Za-z_$][\\w$]*)\\s*(?:<[^>]*>)?\\s*\\(`),
+    },
+  ],
 };
 
 const PYTHON: LanguageRules = {
@@ -82,7 +97,12 @@ const GO: LanguageRules = {
 
 const RUST: LanguageRules = {
   topLevel: [
-    { kind: "fn", regex: new RegExp(`^${RUST_VISIBILITY}(?:const\\s+)?(?:async\\s+)?(?:unsafe\\s+)?(?:extern\\s+"[^"]*"\\s+)?fn\\s+(?<name>\\w+)`) },
+    {
+      kind: "fn",
+      regex: new RegExp(
+        `^${RUST_VISIBILITY}(?:const\\s+)?(?:async\\s+)?(?:unsafe\\s+)?(?:extern\\s+"[^"]*"\\s+)?fn\\s+(?<name>\\w+)`,
+      ),
+    },
     { kind: "struct", regex: new RegExp(`^${RUST_VISIBILITY}struct\\s+(?<name>\\w+)`) },
     { kind: "enum", regex: new RegExp(`^${RUST_VISIBILITY}enum\\s+(?<name>\\w+)`) },
     { kind: "trait", regex: new RegExp(`^${RUST_VISIBILITY}(?:unsafe\\s+)?trait\\s+(?<name>\\w+)`), container: true },
@@ -92,20 +112,40 @@ const RUST: LanguageRules = {
     { kind: "macro", regex: /^macro_rules!\s*(?<name>\w+)/ },
     { kind: "impl", regex: /^(?:unsafe\s+)?impl(?:<.*?>)?\s+(?<name>[^{]+?)\s*(?:where\b.*)?\{?\s*$/, container: true },
   ],
-  members: [{ kind: "fn", regex: new RegExp(`^\\s+${RUST_VISIBILITY}(?:const\\s+)?(?:async\\s+)?(?:unsafe\\s+)?fn\\s+(?<name>\\w+)`) }],
+  members: [
+    {
+      kind: "fn",
+      regex: new RegExp(`^\\s+${RUST_VISIBILITY}(?:const\\s+)?(?:async\\s+)?(?:unsafe\\s+)?fn\\s+(?<name>\\w+)`),
+    },
+  ],
 };
 
 const JAVA: LanguageRules = {
-  topLevel: [{ kind: "class", regex: new RegExp(`^${JAVA_MODIFIERS}(?<kind>class|interface|enum|record|@interface)\\s+(?<name>\\w+)`), container: true }],
+  topLevel: [
+    {
+      kind: "class",
+      regex: new RegExp(`^${JAVA_MODIFIERS}(?<kind>class|interface|enum|record|@interface)\\s+(?<name>\\w+)`),
+      container: true,
+    },
+  ],
   members: [
     { kind: "class", regex: new RegExp(`^\\s+${JAVA_MODIFIERS}(?<kind>class|interface|enum|record)\\s+(?<name>\\w+)`) },
-    { kind: "method", regex: new RegExp(`^\\s+${JAVA_MODIFIERS}(?:<[^>]+>\\s+)?[\\w.$]+(?:<[^()]*>)?(?:\\[\\])*\\s+(?<name>\\w+)\\s*\\(`) },
+    {
+      kind: "method",
+      regex: new RegExp(
+        `^\\s+${JAVA_MODIFIERS}(?:<[^>]+>\\s+)?[\\w.$]+(?:<[^()]*>)?(?:\\[\\])*\\s+(?<name>\\w+)\\s*\\(`,
+      ),
+    },
   ],
 };
 
 const KOTLIN: LanguageRules = {
   topLevel: [
-    { kind: "class", regex: new RegExp(`^${KOTLIN_MODIFIERS}(?<kind>class|interface|object)\\s+(?<name>\\w+)`), container: true },
+    {
+      kind: "class",
+      regex: new RegExp(`^${KOTLIN_MODIFIERS}(?<kind>class|interface|object)\\s+(?<name>\\w+)`),
+      container: true,
+    },
     { kind: "fun", regex: new RegExp(`^${KOTLIN_MODIFIERS}fun\\s+(?:<[^>]*>\\s*)?(?:[\\w.]+\\.)?(?<name>\\w+)`) },
     { kind: "typealias", regex: new RegExp(`^${KOTLIN_MODIFIERS}typealias\\s+(?<name>\\w+)`) },
     { kind: "val", regex: new RegExp(`^${KOTLIN_MODIFIERS}(?<kind>val|var)\\s+(?<name>\\w+)`) },
@@ -126,7 +166,12 @@ const RUBY: LanguageRules = {
 
 const C_FAMILY: LanguageRules = {
   topLevel: [
-    { kind: "struct", regex: /^(?:typedef\s+)?(?:template\s*<.*>\s*)?(?<kind>struct|class|union|enum(?:\s+class)?)\s+(?<name>[A-Za-z_]\w*)\s*(?:final\s*)?(?::[^;{]*)?\{?\s*$/, container: true },
+    {
+      kind: "struct",
+      regex:
+        /^(?:typedef\s+)?(?:template\s*<.*>\s*)?(?<kind>struct|class|union|enum(?:\s+class)?)\s+(?<name>[A-Za-z_]\w*)\s*(?:final\s*)?(?::[^;{]*)?\{?\s*$/,
+      container: true,
+    },
     { kind: "macro", regex: /^#\s*define\s+(?<name>[A-Za-z_]\w*)/ },
     { kind: "typedef", regex: /^typedef\s+[^;(]*?\b(?<name>[A-Za-z_]\w*)\s*;/ },
     { kind: "function", regex: new RegExp(`^${C_FUNCTION}`) },
@@ -135,18 +180,56 @@ const C_FAMILY: LanguageRules = {
 };
 
 const LANGUAGES: Record<string, LanguageRules> = {
-  ts: TYPESCRIPT, tsx: TYPESCRIPT, mts: TYPESCRIPT, cts: TYPESCRIPT, js: TYPESCRIPT, jsx: TYPESCRIPT, mjs: TYPESCRIPT, cjs: TYPESCRIPT,
-  py: PYTHON, pyi: PYTHON,
+  ts: TYPESCRIPT,
+  tsx: TYPESCRIPT,
+  mts: TYPESCRIPT,
+  cts: TYPESCRIPT,
+  js: TYPESCRIPT,
+  jsx: TYPESCRIPT,
+  mjs: TYPESCRIPT,
+  cjs: TYPESCRIPT,
+  py: PYTHON,
+  pyi: PYTHON,
   go: GO,
   rs: RUST,
   java: JAVA,
-  kt: KOTLIN, kts: KOTLIN,
-  rb: RUBY, rake: RUBY,
-  h: C_FAMILY, hh: C_FAMILY, hpp: C_FAMILY, hxx: C_FAMILY, c: C_FAMILY, cc: C_FAMILY, cpp: C_FAMILY, cxx: C_FAMILY,
+  kt: KOTLIN,
+  kts: KOTLIN,
+  rb: RUBY,
+  rake: RUBY,
+  h: C_FAMILY,
+  hh: C_FAMILY,
+  hpp: C_FAMILY,
+  hxx: C_FAMILY,
+  c: C_FAMILY,
+  cc: C_FAMILY,
+  cpp: C_FAMILY,
+  cxx: C_FAMILY,
 };
 
 /** Words that look like a call or declaration to a regex but are control flow. */
-const NOT_A_NAME = new Set(["if", "for", "while", "switch", "catch", "return", "throw", "else", "do", "try", "function", "sizeof", "typeof", "await", "yield", "super", "this", "synchronized", "elif", "with"]);
+const NOT_A_NAME = new Set([
+  "if",
+  "for",
+  "while",
+  "switch",
+  "catch",
+  "return",
+  "throw",
+  "else",
+  "do",
+  "try",
+  "function",
+  "sizeof",
+  "typeof",
+  "await",
+  "yield",
+  "super",
+  "this",
+  "synchronized",
+  "elif",
+  "with",
+]);
 
 /** Lines longer than this are minified or generated code, not declarations. */
 const MAX_LINE_CHARS = 400;
@@ -192,7 +275,12 @@ export function extractSymbols(file: string, text: string): SourceOutline | unde
   return { symbols };
 }
 
-function matchSymbol(patterns: SymbolPattern[], line: string, lineNumber: number, member: boolean): { symbol: SourceSymbol; container: boolean } | undefined {
+function matchSymbol(
+  patterns: SymbolPattern[],
+  line: string,
+  lineNumber: number,
+  member: boolean,
+): { symbol: SourceSymbol; container: boolean } | undefined {
   for (const pattern of patterns) {
     const groups = pattern.regex.exec(line)?.groups;
     const rawName = groups?.name;

@@ -15,7 +15,11 @@ export interface GitOutput {
  * In a Blueprint worktree it first looks for a nested repository (nested-git.ts): with one there
  * no git runs, and the failure tells the agent which `.git` to delete before its step can be committed.
  */
-export async function gitRead(root: string, args: string[], options: { maxOutputBytes?: number } = {}): Promise<GitOutput> {
+export async function gitRead(
+  root: string,
+  args: string[],
+  options: { maxOutputBytes?: number } = {},
+): Promise<GitOutput> {
   const gitDir = recordedGitDir(root);
   const nested = gitDir ? await findNestedGit(root) : null;
   if (nested) return { code: 128, stdout: "", stderr: new NestedRepositoryError(nested).message };
@@ -26,7 +30,12 @@ export async function gitRead(root: string, args: string[], options: { maxOutput
     ...(options.maxOutputBytes ? { maxOutputBytes: options.maxOutputBytes } : {}),
   });
   const result = await git.run(args);
-  return { code: result.code ?? 1, stdout: result.stdout, stderr: result.stderr, ...(result.truncated ? { truncated: true } : {}) };
+  return {
+    code: result.code ?? 1,
+    stdout: result.stdout,
+    stderr: result.stderr,
+    ...(result.truncated ? { truncated: true } : {}),
+  };
 }
 
 /** A git pathspec for a directory prefix and an optional glob; a glob without a slash matches at any depth. */

@@ -24,7 +24,8 @@ export async function resolveInWorkspace(root: string, requested: string | undef
   if (absoluteProblem) throw new PathError(`"${raw}" ${absoluteProblem}`);
   const relative = path.posix.normalize(raw.replaceAll("\\", "/")).replace(/\/+$/, "") || ".";
   if (relative === ".." || relative.startsWith("../")) throw new PathError(`"${raw}" leaves the repository`);
-  if (relative === ".git" || relative.startsWith(".git/")) throw new PathError(`"${raw}" is inside .git/, which the tools never touch`);
+  if (relative === ".git" || relative.startsWith(".git/"))
+    throw new PathError(`"${raw}" is inside .git/, which the tools never touch`);
 
   const realRoot = await fs.realpath(root);
   const absolute = path.join(realRoot, relative);

@@ -28,20 +28,29 @@ export const readFileTool = defineTool({
   async run(args, context) {
     const target = await resolveInWorkspace(context.root, args.path);
     const opened = await openRegularFile(target.absolute, target.relative);
-    if (opened.kind === "missing") return toolError(`${target.relative} does not exist. Use list_files or search to find the right path.`);
-    if (opened.kind === "directory") return toolError(`${target.relative} is a directory. Use list_files to see what it holds.`);
+    if (opened.kind === "missing")
+      return toolError(`${target.relative} does not exist. Use list_files or search to find the right path.`);
+    if (opened.kind === "directory")
+      return toolError(`${target.relative} is a directory. Use list_files to see what it holds.`);
     if (opened.kind === "not-regular") return toolError(opened.message);
     const { handle, size } = opened;
     try {
-      if (looksBinary(await readUpTo(handle, Math.min(size, 8000)))) return toolError(`${target.relative} is a binary file (${size} bytes).`);
+      if (looksBinary(await readUpTo(handle, Math.min(size, 8000))))
+        return toolError(`${target.relative} is a binary file (${size} bytes).`);
       context.filesRead.add(target.relative);
 
       const start = args.start_line ?? 1;
       const requestedEnd = args.end_line ?? start + READ_WINDOW_LINES - 1;
       if (requestedEnd < start) return toolError("end_line must not be smaller than start_line.");
-      const window = await readWindow(handle, size, { start, end: Math.min(requestedEnd, start + READ_WINDOW_LINES - 1) }, context);
+      const window = await readWindow(
+        handle,
+        size,
+        { start, end: Math.min(requestedEnd, start + READ_WINDOW_LINES - 1) },
+        context,
+      );
       const { total } = window;
-      if (total !== null && start > Math.max(total, 1)) return toolError(`${target.relative} has only ${total} lines; start_line ${start} is past the end.`);
+      if (total !== null && start > Math.max(total, 1))
+        return toolError(`${target.relative} has only ${total} lines; start_line ${start} is past the end.`);
 
       let text = "";
       let shownEnd = start - 1;
@@ -75,7 +84,12 @@ export const readFileTool = defineTool({
  * length in lines when it was read to its end (null for a huge file, which is read only up to the window).
  * Stops when the run is cancelled or out of time, so a slow read never outlives it.
  */
-async function readWindow(handle: FileHandle, size: number, range: { start: number; end: number }, context: ToolContext): Promise<{ lines: string[]; total: number | null }> {
+async function readWindow(
+  handle: FileHandle,
+  size: number,
+  range: { start: number; end: number },
+  context: ToolContext,
+): Promise<{ lines: string[]; total: number | null }> {
   const huge = size > COUNT_LINES_LIMIT_BYTES;
   const maxLineBytes = MAX_LINE_CHARS * 4 + 4;
   const lines: string[] = [];
@@ -96,7 +110,8 @@ async function readWindow(handle: FileHandle, size: number, range: { start: numb
   };
 
   for (;;) {
-    if (context.signal?.aborted || timeLeft(context.deadline) === 0) throw new Error("the run ended while the file was being read");
+    if (context.signal?.aborted || timeLeft(context.deadline) === 0)
+      throw new Error("the run ended while the file was being read");
     if (huge && lineNo > range.end) return { lines, total: null };
     if (huge && windowStart !== null && position - windowStart > MAX_WINDOW_BYTES) {
       if (lineBytes > 0 && inWindow()) endLine();
@@ -106,7 +121,7 @@ async function readWindow(handle: FileHandle, size: number, range: { start: numb
     if (bytesRead === 0) break;
     position += bytesRead;
     const chunk = buffer.subarray(0, bytesRead);
-    for (let from = 0; ; ) {
+    for (let from = 0; ;) {
       const newline = chunk.indexOf(10, from);
       const piece = chunk.subarray(from, newline === -1 ? bytesRead : newline);
       if (inWindow()) {

@@ -59,14 +59,20 @@ export async function dispatchToolCall(name: string, rawArguments: string, conte
     );
   }
   if (!tool || !tool.modes.includes(context.mode)) {
-    const available = ALL_TOOLS.filter((candidate) => candidate.modes.includes(context.mode)).map((candidate) => candidate.name);
-    return toolError(`there is no tool named "${name}" in ${context.mode} mode. Available tools: ${available.join(", ")}.`);
+    const available = ALL_TOOLS.filter((candidate) => candidate.modes.includes(context.mode)).map(
+      (candidate) => candidate.name,
+    );
+    return toolError(
+      `there is no tool named "${name}" in ${context.mode} mode. Available tools: ${available.join(", ")}.`,
+    );
   }
   let args: unknown;
   try {
     args = rawArguments.trim() === "" ? {} : JSON.parse(rawArguments);
   } catch {
-    return toolError(`the arguments for ${name} are not valid JSON. Send a JSON object matching the tool's parameters.`);
+    return toolError(
+      `the arguments for ${name} are not valid JSON. Send a JSON object matching the tool's parameters.`,
+    );
   }
   const parsed = tool.schema.safeParse(args);
   if (!parsed.success) {

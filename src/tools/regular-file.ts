@@ -64,6 +64,12 @@ export function formatBytes(bytes: number): string {
 }
 
 function notRegularFile(relative: string, stat: Stats): string {
-  const what = stat.isFIFO() ? "a named pipe" : stat.isSocket() ? "a socket" : stat.isCharacterDevice() || stat.isBlockDevice() ? "a device" : "not a file";
+  const what = stat.isFIFO()
+    ? "a named pipe"
+    : stat.isSocket()
+      ? "a socket"
+      : stat.isCharacterDevice() || stat.isBlockDevice()
+        ? "a device"
+        : "not a file";
   return `${relative} is not a regular file (${what}); the file tools only read and change regular files`;
 }

@@ -8,7 +8,7 @@ const focusSchema = z
     error: "must be a string or an array of strings (directories, file paths, file names or symbol names)",
   })
   .nullish()
-  .describe("Directories, file paths, file names or symbol names to rank first, e.g. [\"src/tools\", \"retry\"].");
+  .describe('Directories, file paths, file names or symbol names to rank first, e.g. ["src/tools", "retry"].');
 
 export const repoMapTool = defineTool({
   name: "repo_map",

@@ -17,8 +17,15 @@ export const runCommandTool = defineTool({
     const left = timeLeft(context.deadline);
     const timeoutMs = Math.min(wanted, left);
     if (left < MIN_COMMAND_MS) {
-      context.audit.push({ action: "command", target: args.command, exitCode: null, detail: "not run: the run's time limit was reached" });
-      return toolError("the command was not run: the run's time limit is reached. Call complete_step now (outcome \"blocked\" if the step is not done).");
+      context.audit.push({
+        action: "command",
+        target: args.command,
+        exitCode: null,
+        detail: "not run: the run's time limit was reached",
+      });
+      return toolError(
+        'the command was not run: the run\'s time limit is reached. Call complete_step now (outcome "blocked" if the step is not done).',
+      );
     }
     const result = await context.runner.run(args.command, {
       cwd: context.root,
@@ -28,7 +35,12 @@ export const runCommandTool = defineTool({
       timeoutMs,
     });
     const capped = timeoutMs < wanted;
-    context.audit.push({ action: "command", target: args.command, exitCode: result.exitCode, ...(result.timedOut && capped ? { detail: "stopped at the run's time limit" } : {}) });
+    context.audit.push({
+      action: "command",
+      target: args.command,
+      exitCode: result.exitCode,
+      ...(result.timedOut && capped ? { detail: "stopped at the run's time limit" } : {}),
+    });
     const status = result.timedOut
       ? `${capped ? "stopped at the run's time limit" : "timed out"} after ${Math.round(result.durationMs / 1000)} s and was killed`
       : `exit code ${result.exitCode ?? `signal ${result.signal}`}`;

@@ -27,12 +27,16 @@ export const searchTool = defineTool({
     }
     if (result.truncated) return { content: stoppedSearch(result.stdout) };
     if (result.code === 1) return { content: `No matches for /${args.pattern}/.` };
-    if (result.code !== 0) return toolError(`the search failed: ${gitFailure(result, "grep")}. Check the regular expression.`);
+    if (result.code !== 0)
+      return toolError(`the search failed: ${gitFailure(result, "grep")}. Check the regular expression.`);
     const lines = result.stdout.split("\n").filter(Boolean);
     const shown = lines
       .slice(0, MAX_MATCHES)
       .map((line) => (line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)} …` : line));
-    const more = lines.length > shown.length ? `\n[${lines.length - shown.length} more matches; narrow the pattern, path or glob]` : "";
+    const more =
+      lines.length > shown.length
+        ? `\n[${lines.length - shown.length} more matches; narrow the pattern, path or glob]`
+        : "";
     return { content: `${lines.length} matches\n${shown.join("\n")}${more}` };
   },
 });
@@ -40,7 +44,9 @@ export const searchTool = defineTool({
 /** A search whose output passed MAX_OUTPUT_BYTES: the first matches, and why there are no more. */
 function stoppedSearch(stdout: string): string {
   const lines = stdout.split("\n").slice(0, -1).filter(Boolean);
-  const shown = lines.slice(0, MAX_MATCHES).map((line) => (line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)} …` : line));
+  const shown = lines
+    .slice(0, MAX_MATCHES)
+    .map((line) => (line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)} …` : line));
   const mib = MAX_OUTPUT_BYTES / 1024 / 1024;
   return `More than ${lines.length} matches: the search was stopped after ${mib} MiB of results. The first ${shown.length}:\n${shown.join("\n")}\n[narrow the pattern, path or glob]`;
 }

@@ -18,7 +18,9 @@ export const submitPlanTool = defineTool({
     const checked = validatePlan(args);
     const errors = checked.ok ? await verificationErrors(checked.plan) : checked.errors;
     if (!checked.ok || errors.length > 0) {
-      return toolError(`the plan was not accepted. Fix these problems and call submit_plan again:\n- ${errors.join("\n- ")}`);
+      return toolError(
+        `the plan was not accepted. Fix these problems and call submit_plan again:\n- ${errors.join("\n- ")}`,
+      );
     }
     return { content: "Plan submitted for review.", ending: { kind: "plan_submitted", plan: checked.plan } };
   },
@@ -31,7 +33,10 @@ export const askUserTool = defineTool({
   schema: z.object({ question: z.string().trim().min(1).max(4000) }),
   modes: ["plan", "build"],
   async run(args) {
-    return { content: "Question posted; waiting for the answer.", ending: { kind: "question", question: args.question } };
+    return {
+      content: "Question posted; waiting for the answer.",
+      ending: { kind: "question", question: args.question },
+    };
   },
 });
 
@@ -48,10 +53,15 @@ export const completeStepTool = defineTool({
   modes: ["build"],
   async run(args, context) {
     if (context.stepId && args.step_id !== context.stepId) {
-      return toolError(`you are working on step ${context.stepId}, not ${args.step_id}; call complete_step with step_id "${context.stepId}" when it is done`);
+      return toolError(
+        `you are working on step ${context.stepId}, not ${args.step_id}; call complete_step with step_id "${context.stepId}" when it is done`,
+      );
     }
     if (args.outcome === "blocked") {
-      return { content: "Step reported as blocked; the build stops here.", ending: { kind: "step_blocked", stepId: args.step_id, reason: args.summary } };
+      return {
+        content: "Step reported as blocked; the build stops here.",
+        ending: { kind: "step_blocked", stepId: args.step_id, reason: args.summary },
+      };
     }
     return {
       content: "Step completed.",
@@ -78,7 +88,11 @@ async function bashSyntaxError(command: string): Promise<string | null> {
   } catch (error) {
     const failure = error as { code?: unknown; killed?: boolean; stderr?: string };
     if (failure.code === "ENOENT" || failure.killed) return null;
-    const said = (failure.stderr ?? "").trim().split("\n")[0]?.replace(/^bash: (?:-c: )?(?:line \d+: )?/, "") ?? "";
+    const said =
+      (failure.stderr ?? "")
+        .trim()
+        .split("\n")[0]
+        ?.replace(/^bash: (?:-c: )?(?:line \d+: )?/, "") ?? "";
     return `bash cannot parse it (${said || "a syntax error"})`;
   }
 }

@@ -41,9 +41,15 @@ export interface ToolContext {
   /** The job's network: its proxy and allow-list (none: commands have no network). */
   network?: JobNetwork;
   signal?: AbortSignal;
-  /** How repo_map is fitted to this run: its token budget, the thread's text (issue, comments, plan) whose identifiers and paths tilt the ranking, and where parsed tags persist (outside the sandbox). */
+  /**
+   * How repo_map is fitted to this run: its token budget, the thread's text (issue, comments, plan) whose identifiers
+   * and paths tilt the ranking, and where parsed tags persist (outside the sandbox).
+   */
   repoMap?: { tokens?: number; thread?: string; tagCacheDir?: string };
-  /** A directory outside the worktree that run_command's commands keep between calls (a build step's), named in $BLUEPRINT_SCRATCH. */
+  /**
+   * A directory outside the worktree that run_command's commands keep between calls (a build step's), named in
+   * $BLUEPRINT_SCRATCH.
+   */
   scratchDir?: string;
   /** When the run's wall-time limit ends (epoch ms): commands are capped at the time left. */
   deadline?: number;

@@ -29,8 +29,14 @@ export const writeFileTool = defineTool({
     if (notRegular) return toolError(notRegular);
     await fs.mkdir(path.dirname(target.absolute), { recursive: true });
     await fs.writeFile(target.absolute, args.content, { flag: WRITE_FLAGS });
-    context.audit.push({ action: "write", target: target.relative, detail: `${Buffer.byteLength(args.content)} bytes` });
-    return { content: `${existing ? "Replaced" : "Created"} ${target.relative} (${args.content.split("\n").length} lines).` };
+    context.audit.push({
+      action: "write",
+      target: target.relative,
+      detail: `${Buffer.byteLength(args.content)} bytes`,
+    });
+    return {
+      content: `${existing ? "Replaced" : "Created"} ${target.relative} (${args.content.split("\n").length} lines).`,
+    };
   },
 });
 
@@ -44,7 +50,8 @@ export const deleteFileTool = defineTool({
     if (typeof target === "string") return toolError(target);
     const existing = await fs.lstat(target.absolute).catch(() => null);
     if (!existing) return toolError(`${target.relative} does not exist`);
-    if (existing.isDirectory()) return toolError(`${target.relative} is a directory; delete the files in it one by one`);
+    if (existing.isDirectory())
+      return toolError(`${target.relative} is a directory; delete the files in it one by one`);
     await fs.unlink(target.absolute);
     context.audit.push({ action: "delete", target: target.relative });
     return { content: `Deleted ${target.relative}.` };

@@ -8,7 +8,9 @@ export type ApprovingJob = Extract<Job, { kind: "build" | "review-approval" }> |
 
 /** The jobs that build: a `/build`, an approving review, a click on **Build plan vN**. */
 export function isApprovingJob(job: Job): job is ApprovingJob {
-  return job.kind === "build" || job.kind === "review-approval" || (job.kind === "check-action" && job.action === "build");
+  return (
+    job.kind === "build" || job.kind === "review-approval" || (job.kind === "check-action" && job.action === "build")
+  );
 }
 
 /**
@@ -18,21 +20,27 @@ export function isApprovingJob(job: Job): job is ApprovingJob {
  * approving review must be that person's, approving, submitted when the job says, on that commit;
  * a clicked check run must be this app's plan check for that thread, revision and commit.
  */
-export async function approvalMismatch(port: Pick<ThreadPort, "comment" | "review" | "checks">, job: ApprovingJob): Promise<string | null> {
+export async function approvalMismatch(
+  port: Pick<ThreadPort, "comment" | "review" | "checks">,
+  job: ApprovingJob,
+): Promise<string | null> {
   if (job.kind === "check-action") return clickMismatch(port.checks, job);
   if (job.kind === "review-approval") {
     const review = await port.review(job.reviewId);
     if (!review) return `review ${job.reviewId} does not exist on this pull request`;
     if (review.author !== job.actor) return `review ${job.reviewId} is by @${review.author}, not @${job.actor}`;
     if (review.state !== "APPROVED") return `review ${job.reviewId} is ${review.state}, not an approval`;
-    if (!sameTime(review.submittedAt, job.submittedAt)) return `review ${job.reviewId} was submitted at ${review.submittedAt ?? "no time"}, not ${job.submittedAt}`;
-    if (review.commitId !== job.commitId) return `review ${job.reviewId} approved commit ${review.commitId}, not ${job.commitId}`;
+    if (!sameTime(review.submittedAt, job.submittedAt))
+      return `review ${job.reviewId} was submitted at ${review.submittedAt ?? "no time"}, not ${job.submittedAt}`;
+    if (review.commitId !== job.commitId)
+      return `review ${job.reviewId} approved commit ${review.commitId}, not ${job.commitId}`;
     return null;
   }
   const comment = await port.comment(job.commentId);
   if (!comment) return `the \`/build\` comment ${job.commentId} does not exist on this thread`;
   if (comment.author !== job.actor) return `comment ${job.commentId} is by @${comment.author}, not @${job.actor}`;
-  if (!sameTime(comment.createdAt, job.commandCreatedAt)) return `comment ${job.commentId} was made at ${comment.createdAt}, not ${job.commandCreatedAt ?? "an unknown time"}`;
+  if (!sameTime(comment.createdAt, job.commandCreatedAt))
+    return `comment ${job.commentId} was made at ${comment.createdAt}, not ${job.commandCreatedAt ?? "an unknown time"}`;
   const parsed = parseComment(comment.body);
   const command = parsed.kind === "command" && parsed.command.name === "build" ? parsed.command : null;
   const same =

@@ -31,7 +31,11 @@ export interface ApprovedPlan {
 }
 
 /** Is the approval valid? (Checked before touching the repository: an invalid one starts nothing.) */
-export async function approvedPlan(deps: WorkflowDeps, job: JobContext, request: BuildRequest): Promise<ApprovedPlan | null> {
+export async function approvedPlan(
+  deps: WorkflowDeps,
+  job: JobContext,
+  request: BuildRequest,
+): Promise<ApprovedPlan | null> {
   const { port } = job;
   const [comments, info] = await Promise.all([port.comments(), port.info()]);
   const seal = threadSeal(deps.stateKey, port);
@@ -49,13 +53,24 @@ export interface BuildSource {
 }
 
 /** The repository and its configuration (default branch only), and whether the approver may approve under it. */
-export async function buildSource(deps: WorkflowDeps, job: JobContext, request: BuildRequest, approved: ApprovedPlan): Promise<BuildSource | null> {
+export async function buildSource(
+  deps: WorkflowDeps,
+  job: JobContext,
+  request: BuildRequest,
+  approved: ApprovedPlan,
+): Promise<BuildSource | null> {
   const { port } = job;
   const { info } = approved;
-  const mirror = await deps.repoCache.sync({ cloneUrl: port.repo.cloneUrl, ref: info.pullRequest ? `refs/pull/${info.number}/head` : `refs/heads/${port.repo.defaultBranch}`, token: () => port.gitToken() });
+  const mirror = await deps.repoCache.sync({
+    cloneUrl: port.repo.cloneUrl,
+    ref: info.pullRequest ? `refs/pull/${info.number}/head` : `refs/heads/${port.repo.defaultBranch}`,
+    token: () => port.gitToken(),
+  });
   const configRead = await loadRepoConfig((ref, file) => mirror.readFile(ref, file), port.repo.defaultBranch);
   if (!configRead.ok) {
-    await port.postComment(`${configRead.message}\n\nFix the file on the default branch, then comment \`/build\` again.`);
+    await port.postComment(
+      `${configRead.message}\n\nFix the file on the default branch, then comment \`/build\` again.`,
+    );
     return null;
   }
   const config = configRead.config;
@@ -66,13 +81,17 @@ export async function buildSource(deps: WorkflowDeps, job: JobContext, request: 
   }
   const requestedBy = approved.record.state.requestedBy;
   if (config.require_other_approver && request.approval.approver === requestedBy) {
-    await port.postComment(`This repository requires someone other than the plan's requester (@${requestedBy}) to approve it.`);
+    await port.postComment(
+      `This repository requires someone other than the plan's requester (@${requestedBy}) to approve it.`,
+    );
     return null;
   }
   // The plan is built with the model it was made with, if the repository still allows it.
   const choice = withPickedModel(deps, config, approved.record.state.model);
   if (!choice.ok) {
-    await port.postComment(`${choice.message} This plan was made with it, so it is not built. ${pickAdvice(deps, config)}`);
+    await port.postComment(
+      `${choice.message} This plan was made with it, so it is not built. ${pickAdvice(deps, config)}`,
+    );
     return null;
   }
   return { mirror, config: choice.config };
@@ -91,20 +110,30 @@ export interface PlanToBuild {
 }
 
 /** A maintainer may have edited the plan comment: build it as it now reads. */
-export async function planAsItNowReads(deps: WorkflowDeps, job: JobContext, request: BuildRequest, approved: ApprovedPlan): Promise<PlanToBuild | null> {
+export async function planAsItNowReads(
+  deps: WorkflowDeps,
+  job: JobContext,
+  request: BuildRequest,
+  approved: ApprovedPlan,
+): Promise<PlanToBuild | null> {
   const { port } = job;
   const planComment = approved.record.comment;
   let state: ThreadState = structuredClone(approved.record.state);
   const notes: string[] = sandboxNotes(deps.runner.isolation);
   const edits = applyHandEdits(planComment.body, state);
   if (edits.kind === "broken") {
-    await port.postComment(`The plan comment was edited in a way Blueprint cannot build:\n- ${edits.errors.join("\n- ")}\n\nFix the edit (or comment \`/plan\` for a fresh plan), then comment \`/build\` again.`);
+    await port.postComment(
+      `The plan comment was edited in a way Blueprint cannot build:\n- ${edits.errors.join("\n- ")}\n\nFix the edit (or comment \`/plan\` for a fresh plan), then comment \`/build\` again.`,
+    );
     return null;
   }
   const unticked = edits.kind === "edited" ? edits.unticked : [];
   if (edits.kind === "edited") {
     // An approval covers the plan as the approver saw it, not an edit made after it.
-    const unseen = editedAfterApproval(approved.comments, planComment, { ...request.approval, resuming: request.answer !== undefined });
+    const unseen = editedAfterApproval(approved.comments, planComment, {
+      ...request.approval,
+      resuming: request.answer !== undefined,
+    });
     if (unseen) {
       await port.postComment(unseen);
       return null;
@@ -116,7 +145,14 @@ export async function planAsItNowReads(deps: WorkflowDeps, job: JobContext, requ
   }
   const plan = state.plan;
   if (!plan) return null;
-  return { planComment, state, plan, notes, unticked, render: planCommentRenderer(deps, state, commentSeal(approved.seal, planComment.id)) };
+  return {
+    planComment,
+    state,
+    plan,
+    notes,
+    unticked,
+    render: planCommentRenderer(deps, state, commentSeal(approved.seal, planComment.id)),
+  };
 }
 
 /**
@@ -125,15 +161,32 @@ export async function planAsItNowReads(deps: WorkflowDeps, job: JobContext, requ
  * needs an owner's approval (checked on the plan as it now reads; what a step writes is checked
  * before its push). True when the build waits for more owners.
  */
-export async function waitingForCodeOwners(job: JobContext, request: BuildRequest, approved: ApprovedPlan, source: BuildSource, toBuild: PlanToBuild): Promise<boolean> {
+export async function waitingForCodeOwners(
+  job: JobContext,
+  request: BuildRequest,
+  approved: ApprovedPlan,
+  source: BuildSource,
+  toBuild: PlanToBuild,
+): Promise<boolean> {
   const { port } = job;
   const { state, plan } = toBuild;
   if (request.answer === undefined) recordApproval(state, approved.comments, request.approval);
   const readDefaultBranch = (file: string) => source.mirror.readFile(`refs/heads/${port.repo.defaultBranch}`, file);
-  const notOwner = await codeOwnersRefusal(port, source.config, { approver: request.approval.approver, plan, state, steps: request.approval.steps, readDefaultBranch });
+  const notOwner = await codeOwnersRefusal(port, source.config, {
+    approver: request.approval.approver,
+    plan,
+    state,
+    steps: request.approval.steps,
+    readDefaultBranch,
+  });
   if (!notOwner) return false;
   // Kept in the plan comment's state, the approval adds up with the next owner's.
-  await port.updateComment(toBuild.planComment.id, toBuild.render(`> 🔏 **Waiting for more code owners:** approved so far by ${describeApprovals(state.approvals)}; see the reply below for the files that still need an owner's approval.`));
+  await port.updateComment(
+    toBuild.planComment.id,
+    toBuild.render(
+      `> 🔏 **Waiting for more code owners:** approved so far by ${describeApprovals(state.approvals)}; see the reply below for the files that still need an owner's approval.`,
+    ),
+  );
   await port.postComment(notOwner);
   return true;
 }
@@ -143,7 +196,8 @@ export function takeApproval(request: BuildRequest, toBuild: PlanToBuild): void 
   const { state } = toBuild;
   if (request.answer && state.status === "awaiting_answer") {
     const memory = memoryOf(state);
-    if (memory) Object.assign(state, withAnswer(memory, { ...request.answer, question: state.question ?? "(question)" }));
+    if (memory)
+      Object.assign(state, withAnswer(memory, { ...request.answer, question: state.question ?? "(question)" }));
     state.question = null;
     state.questionMode = null;
     state.questionStep = null;

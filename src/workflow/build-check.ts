@@ -43,20 +43,38 @@ export class BuildCheck {
 
   /** After each save of the plan comment: a step pushed since moves the check to its commit. */
   async follow(): Promise<void> {
-    const pushed = Object.values(this.state.steps).map((progress) => progress.commit).filter((commit): commit is string => commit !== undefined && !this.seen.has(commit));
+    const pushed = Object.values(this.state.steps)
+      .map((progress) => progress.commit)
+      .filter((commit): commit is string => commit !== undefined && !this.seen.has(commit));
     const newest = pushed.at(-1);
     if (!newest) return;
     for (const commit of pushed) this.seen.add(commit);
     const left = this.sha;
     this.sha = newest;
     await this.write(newest, { status: "in_progress", title: "Building", summary: this.stepList() });
-    if (left && left !== newest) await this.write(left, { status: "completed", conclusion: "neutral", title: `Continued on ${newest.slice(0, 7)}`, summary: `The build pushed \`${newest.slice(0, 7)}\`; its check run is there.` }, false);
+    if (left && left !== newest)
+      await this.write(
+        left,
+        {
+          status: "completed",
+          conclusion: "neutral",
+          title: `Continued on ${newest.slice(0, 7)}`,
+          summary: `The build pushed \`${newest.slice(0, 7)}\`; its check run is there.`,
+        },
+        false,
+      );
   }
 
   /** What verification found: the failed checks, and the repository's files and lines their output names. */
   verified(results: VerificationResult[], root: string): void {
     const failed = failedChecks(results);
-    const annotations = failed.flatMap((result) => annotationsFrom(result.output, oneLine(result.command).slice(0, 200), root, (file) => existsSync(path.join(root, file)))).slice(0, MAX_ANNOTATIONS);
+    const annotations = failed
+      .flatMap((result) =>
+        annotationsFrom(result.output, oneLine(result.command).slice(0, 200), root, (file) =>
+          existsSync(path.join(root, file)),
+        ),
+      )
+      .slice(0, MAX_ANNOTATIONS);
     this.verification = { total: results.filter((result) => !result.notRun).length, failed, annotations };
   }
 
@@ -69,9 +87,20 @@ export class BuildCheck {
     await this.follow();
     if (handedOver || !this.sha) return;
     const outcome = this.outcome();
-    await this.write(this.sha, { status: "completed", conclusion: outcome.conclusion, title: outcome.title, summary: `${outcome.summary}\n\n#### Steps\n${this.stepList()}`, annotations: this.verification?.annotations ?? [] });
+    await this.write(this.sha, {
+      status: "completed",
+      conclusion: outcome.conclusion,
+      title: outcome.title,
+      summary: `${outcome.summary}\n\n#### Steps\n${this.stepList()}`,
+      annotations: this.verification?.annotations ?? [],
+    });
     if (planHead && this.state.status === "built" && outcome.conclusion === "success") {
-      await settlePlanCheck({ log: this.log }, this.port, { revision: this.state.revision, headSha: planHead }, { conclusion: "success", title: `Plan v${this.state.revision} is built` });
+      await settlePlanCheck(
+        { log: this.log },
+        this.port,
+        { revision: this.state.revision, headSha: planHead },
+        { conclusion: "success", title: `Plan v${this.state.revision} is built` },
+      );
     }
   }
 
@@ -81,18 +110,44 @@ export class BuildCheck {
     switch (state.status) {
       case "built":
       case "pending":
-        if (failed.length > 0) return { conclusion: "failure", title: `Built, but verification failed: ${failed.length} of ${this.verification?.total ?? failed.length} checks`, summary: `Failed: ${describeChecks(failed)}.` };
-        if (this.verification) return { conclusion: "success", title: state.status === "built" ? "Built and verified" : "The steps asked for are built and verified", summary: "Every verification command passed." };
+        if (failed.length > 0)
+          return {
+            conclusion: "failure",
+            title: `Built, but verification failed: ${failed.length} of ${this.verification?.total ?? failed.length} checks`,
+            summary: `Failed: ${describeChecks(failed)}.`,
+          };
+        if (this.verification)
+          return {
+            conclusion: "success",
+            title: state.status === "built" ? "Built and verified" : "The steps asked for are built and verified",
+            summary: "Every verification command passed.",
+          };
         break;
       case "cancelled":
-        return { conclusion: "cancelled", title: "Cancelled", summary: oneLine(state.error ?? "The build was cancelled.") };
+        return {
+          conclusion: "cancelled",
+          title: "Cancelled",
+          summary: oneLine(state.error ?? "The build was cancelled."),
+        };
       case "failed":
-        return { conclusion: "failure", title: "The build failed", summary: oneLine(state.error ?? "The build stopped.") };
+        return {
+          conclusion: "failure",
+          title: "The build failed",
+          summary: oneLine(state.error ?? "The build stopped."),
+        };
       case "awaiting_answer":
-        return { conclusion: "neutral", title: "Waiting for an answer", summary: "The build asked a question on the thread; answering it resumes the build." };
+        return {
+          conclusion: "neutral",
+          title: "Waiting for an answer",
+          summary: "The build asked a question on the thread; answering it resumes the build.",
+        };
     }
     // Never left in progress: whatever else stopped the build, the thread says why.
-    return { conclusion: "neutral", title: "Stopped", summary: "The build stopped; the issue or pull request it was asked on says why." };
+    return {
+      conclusion: "neutral",
+      title: "Stopped",
+      summary: "The build stopped; the issue or pull request it was asked on says why.",
+    };
   }
 
   private stepList(): string {
@@ -100,6 +155,11 @@ export class BuildCheck {
   }
 
   private async write(sha: string, output: CheckRunOutput, create = true): Promise<void> {
-    await writeCheckRun(this.port, this.log, { name: BUILD_CHECK_NAME, headSha: sha, externalId: this.externalId, ...output }, { createIfMissing: create });
+    await writeCheckRun(
+      this.port,
+      this.log,
+      { name: BUILD_CHECK_NAME, headSha: sha, externalId: this.externalId, ...output },
+      { createIfMissing: create },
+    );
   }
 }

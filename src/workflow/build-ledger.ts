@@ -24,7 +24,11 @@ export interface BuildLedger {
   report(verification?: VerificationResult[]): string;
 }
 
-export function openBuildLedger(deps: WorkflowDeps, config: RepoConfig, build: { plan: Plan; state: ThreadState; notes: string[] }): BuildLedger {
+export function openBuildLedger(
+  deps: WorkflowDeps,
+  config: RepoConfig,
+  build: { plan: Plan; state: ThreadState; notes: string[] },
+): BuildLedger {
   const pricing = pricingFor(deps, config, deps.modelFor(config).model);
   const ledger: BuildLedger = {
     usage: { prompt: 0, completion: 0, cached: 0, requests: 0 },
@@ -34,7 +38,15 @@ export function openBuildLedger(deps: WorkflowDeps, config: RepoConfig, build: {
     budget: costBudget(deps, config, pricing, build.notes),
     network: null,
     report: (verification = []) =>
-      renderBuildReport({ plan: build.plan, state: build.state, verification, audit: ledger.audit, usage: ledger.usage, pricing, notes: [...build.notes, ...networkReportLines(ledger.network)] }),
+      renderBuildReport({
+        plan: build.plan,
+        state: build.state,
+        verification,
+        audit: ledger.audit,
+        usage: ledger.usage,
+        pricing,
+        notes: [...build.notes, ...networkReportLines(ledger.network)],
+      }),
   };
   return ledger;
 }
@@ -43,14 +55,27 @@ export function openBuildLedger(deps: WorkflowDeps, config: RepoConfig, build: {
  * The build's cost cap with the price it is counted at, or null. A cap without a price cannot be
  * enforced: the report says so (and the log), rather than ignoring it silently.
  */
-function costBudget(deps: WorkflowDeps, config: RepoConfig, pricing: Pricing, notes: string[]): { dollars: number; price: ModelPrice } | null {
+function costBudget(
+  deps: WorkflowDeps,
+  config: RepoConfig,
+  pricing: Pricing,
+  notes: string[],
+): { dollars: number; price: ModelPrice } | null {
   const cap = costCapFor(deps, config, pricing.model);
   if (cap === undefined) return null;
   const dollars = cap.dollars;
   if (cap.note) notes.push(cap.note);
-  if (cap.price && cap.price !== pricing.price) notes.push(`ℹ️ The cost cap of ${formatDollars(dollars)} is counted at the App's dearest prices: the App has no price for \`${pricing.model}\`.`);
+  if (cap.price && cap.price !== pricing.price)
+    notes.push(
+      `ℹ️ The cost cap of ${formatDollars(dollars)} is counted at the App's dearest prices: the App has no price for \`${pricing.model}\`.`,
+    );
   if (cap.price) return { dollars, price: cap.price };
-  notes.push(`⚠️ The cost cap of ${formatDollars(dollars)} per build cannot be enforced: no price is configured for \`${pricing.model}\` (\`prices:\` in \`.github/blueprint.yml\`, or the App's BLUEPRINT_PRICES). Only the token and time limits hold this build.`);
-  deps.log.warn({ model: pricing.model, maxCost: dollars }, "a cost cap is set but the model has no price, so it cannot be enforced");
+  notes.push(
+    `⚠️ The cost cap of ${formatDollars(dollars)} per build cannot be enforced: no price is configured for \`${pricing.model}\` (\`prices:\` in \`.github/blueprint.yml\`, or the App's BLUEPRINT_PRICES). Only the token and time limits hold this build.`,
+  );
+  deps.log.warn(
+    { model: pricing.model, maxCost: dollars },
+    "a cost cap is set but the model has no price, so it cannot be enforced",
+  );
   return null;
 }

@@ -1,5 +1,10 @@
 import type { RepoConfig } from "../config/repo-config.js";
-import { formatEgressEntry, REGISTRY_ENTRIES, resolveEgressPolicy, type EgressPolicy } from "../workspace/egress-policy.js";
+import {
+  formatEgressEntry,
+  REGISTRY_ENTRIES,
+  resolveEgressPolicy,
+  type EgressPolicy,
+} from "../workspace/egress-policy.js";
 import { openJobNetwork, type JobNetwork } from "../workspace/egress-proxy.js";
 import type { WorkflowDeps } from "./deps.js";
 
@@ -12,14 +17,21 @@ export async function openBuildNetwork(deps: WorkflowDeps, config: RepoConfig, n
   const { policy, dropped } = resolveEgressPolicy(config.network, deps.networkCeiling ?? REGISTRY_ENTRIES);
   if (dropped.length > 0) {
     const names = dropped.map((entry) => `\`${formatEgressEntry(entry)}\``).join(", ");
-    notes.push(`⚠️ \`network:\` in \`.github/blueprint.yml\` allows ${names}, which this App does not (its BLUEPRINT_NETWORK_ALLOW): commands could not reach ${dropped.length === 1 ? "it" : "them"}.`);
+    notes.push(
+      `⚠️ \`network:\` in \`.github/blueprint.yml\` allows ${names}, which this App does not (its BLUEPRINT_NETWORK_ALLOW): commands could not reach ${dropped.length === 1 ? "it" : "them"}.`,
+    );
   } else if (config.network !== "none" && policy.allow.length === 0) {
-    notes.push("⚠️ `network:` in `.github/blueprint.yml` asks for the package registries, but this App allows none of them (its BLUEPRINT_NETWORK_ALLOW): commands had no network.");
+    notes.push(
+      "⚠️ `network:` in `.github/blueprint.yml` asks for the package registries, but this App allows none of them (its BLUEPRINT_NETWORK_ALLOW): commands had no network.",
+    );
   }
   const network = await openPolicyNetwork(deps, policy);
   if (network.state.kind === "failed") {
     notes.push(`⚠️ ${network.state.problem}: commands were not run, rather than run with another network.`);
-    deps.log.error({ problem: network.state.problem }, "a build's network proxy could not start; its commands are not run");
+    deps.log.error(
+      { problem: network.state.problem },
+      "a build's network proxy could not start; its commands are not run",
+    );
   }
   return network;
 }
@@ -29,15 +41,24 @@ export async function openBuildNetwork(deps: WorkflowDeps, config: RepoConfig, n
  * `address:port` mirrors) together with whatever the repository's `network:` allows, for the setup
  * command alone. When that is what the build's network allows already, the build's network is used.
  */
-export async function openSetupNetwork(deps: WorkflowDeps, config: RepoConfig, build: JobNetwork): Promise<{ network: JobNetwork; own: boolean }> {
+export async function openSetupNetwork(
+  deps: WorkflowDeps,
+  config: RepoConfig,
+  build: JobNetwork,
+): Promise<{ network: JobNetwork; own: boolean }> {
   const ceiling = deps.networkCeiling ?? REGISTRY_ENTRIES;
   const registries = resolveEgressPolicy("registries", ceiling).policy;
   const allow = [...build.policy.allow, ...registries.allow];
   const exempt = [...build.policy.exempt, ...registries.exempt];
   const known = new Set(build.policy.allow.map(formatEgressEntry));
   if (allow.every((entry) => known.has(formatEgressEntry(entry)))) return { network: build, own: false };
-  const unique = <T>(items: T[], key: (item: T) => string) => [...new Map(items.map((item) => [key(item), item])).values()];
-  const policy: EgressPolicy = { allow: unique(allow, formatEgressEntry), exempt: unique(exempt, (entry) => `${entry.address}:${entry.port}`) };
+  const unique = <T>(items: T[], key: (item: T) => string) => [
+    ...new Map(items.map((item) => [key(item), item])).values(),
+  ];
+  const policy: EgressPolicy = {
+    allow: unique(allow, formatEgressEntry),
+    exempt: unique(exempt, (entry) => `${entry.address}:${entry.port}`),
+  };
   return { network: await openPolicyNetwork(deps, policy), own: true };
 }
 
@@ -59,7 +80,10 @@ const OVERFLOW_LOG_MS = 60_000;
  * and summed in one line a minute at most. A command that tries endless unique names (tens of thousands
  * a second over one connection) must grow neither the App's memory nor its log.
  */
-export function refusalLog(log: WorkflowDeps["log"], now: () => number = Date.now): (refusal: { host: string; port: number; reason: string }) => void {
+export function refusalLog(
+  log: WorkflowDeps["log"],
+  now: () => number = Date.now,
+): (refusal: { host: string; port: number; reason: string }) => void {
   const logged = new Set<string>();
   let unlogged = 0;
   let lastSummary = -Infinity;
@@ -73,7 +97,10 @@ export function refusalLog(log: WorkflowDeps["log"], now: () => number = Date.no
     unlogged++;
     if (now() - lastSummary < OVERFLOW_LOG_MS) return;
     lastSummary = now();
-    log.info({ unlogged }, `network: refused connections to ${unlogged} more hosts beyond the first ${MAX_LOGGED_HOSTS} (not logged one by one)`);
+    log.info(
+      { unlogged },
+      `network: refused connections to ${unlogged} more hosts beyond the first ${MAX_LOGGED_HOSTS} (not logged one by one)`,
+    );
   };
 }
 

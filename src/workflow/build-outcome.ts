@@ -30,10 +30,19 @@ export function describeChecks(failed: VerificationResult[]): string {
 export async function handOver(
   deps: WorkflowDeps,
   port: ThreadPort,
-  input: { target: { kind: "issue-branch" | "pull-request-head"; branch: string }; info: ThreadInfo; plan: Plan; state: ThreadState; verification: VerificationResult[]; report: string; description?: string | undefined },
+  input: {
+    target: { kind: "issue-branch" | "pull-request-head"; branch: string };
+    info: ThreadInfo;
+    plan: Plan;
+    state: ThreadState;
+    verification: VerificationResult[];
+    report: string;
+    description?: string | undefined;
+  },
 ): Promise<string> {
   const failed = failedChecks(input.verification);
-  const verdict = failed.length > 0 ? `> ⚠️ **Built, but verification failed:** ${describeChecks(failed)}` : "> 🎉 **Built**";
+  const verdict =
+    failed.length > 0 ? `> ⚠️ **Built, but verification failed:** ${describeChecks(failed)}` : "> 🎉 **Built**";
   if (input.target.kind === "pull-request-head") {
     return `${verdict} — commits pushed to this pull request's branch.${failed.length > 0 ? " See the report below." : ""}`;
   }
@@ -42,11 +51,18 @@ export async function handOver(
     base: input.state.base.branch,
     title: input.plan.title,
     // The repository's pull request template, filled in, opens the description; the plan and the report follow.
-    body: deps.redact([...(input.description ? [input.description, "---"] : []), renderPullRequestBody({ issueNumber: input.info.number, plan: input.plan, report: input.report })].join("\n\n")),
+    body: deps.redact(
+      [
+        ...(input.description ? [input.description, "---"] : []),
+        renderPullRequestBody({ issueNumber: input.info.number, plan: input.plan, report: input.report }),
+      ].join("\n\n"),
+    ),
     draft: failed.length > 0,
   });
   input.state.pullRequest = pull.number;
-  return failed.length > 0 ? `${verdict} — draft pull request ${pull.url}. See the report below.` : `${verdict} — pull request ${pull.url}`;
+  return failed.length > 0
+    ? `${verdict} — draft pull request ${pull.url}. See the report below.`
+    : `${verdict} — pull request ${pull.url}`;
 }
 
 /** The plan comment's status line when the agent reported a step blocked. */
@@ -55,7 +71,8 @@ export function blockedStatusLine(step: PlanStep, reason: string): string {
 }
 
 /** Why a step ended without being done. */
-export type UnfinishedStep = { ok: "blocked"; reason: string } | { ok: false; reason: string } | { ok: "question"; question: string };
+export type UnfinishedStep =
+  { ok: "blocked"; reason: string } | { ok: false; reason: string } | { ok: "question"; question: string };
 
 /**
  * What a step changed before it ended unfinished (blocked, failed, or waiting for an answer) is
@@ -66,26 +83,46 @@ export async function keepUnfinishedWork(
   tree: Workspace,
   step: PlanStep,
   ending: UnfinishedStep,
-  target: { branch: string; token: string | null; identity: GitIdentity; redact: Redactor; mayPush?: (sha: string) => Promise<string | null> },
+  target: {
+    branch: string;
+    token: string | null;
+    identity: GitIdentity;
+    redact: Redactor;
+    mayPush?: (sha: string) => Promise<string | null>;
+  },
 ): Promise<{ sha: string | null; note: string | null }> {
   const [label, why] =
-    ending.ok === "question" ? ["waiting for an answer", `It asked:\n${ending.question}`] : ending.ok === "blocked" ? ["blocked", `The agent could not do it:\n${ending.reason}`] : ["failed", `It failed: ${ending.reason}`];
+    ending.ok === "question"
+      ? ["waiting for an answer", `It asked:\n${ending.question}`]
+      : ending.ok === "blocked"
+        ? ["blocked", `The agent could not do it:\n${ending.reason}`]
+        : ["failed", `It failed: ${ending.reason}`];
   const subject = `WIP ${step.id} (${label}, not done): ${step.title}`;
   let commit;
   try {
     // The agent's words go to GitHub in the commit message: redacted like everything posted.
     commit = await tree.commitAll(`${subject}\n\n${target.redact(why)}`, target.identity);
   } catch (error) {
-    return { sha: null, note: `${step.id}'s unfinished changes could not be committed (${plainError(error)}), so they were not kept.` };
+    return {
+      sha: null,
+      note: `${step.id}'s unfinished changes could not be committed (${plainError(error)}), so they were not kept.`,
+    };
   }
-  if (!commit) return { sha: null, note: ending.ok === "blocked" ? `${step.id} changed no files before it was reported blocked.` : null };
+  if (!commit)
+    return {
+      sha: null,
+      note: ending.ok === "blocked" ? `${step.id} changed no files before it was reported blocked.` : null,
+    };
   // What code owners have not approved is never pushed, finished or not.
   const refusal = await target.mayPush?.(commit.sha);
   if (refusal) return { sha: null, note: refusal };
   try {
     await tree.push(target.branch, target.token);
   } catch (error) {
-    return { sha: null, note: `${step.id}'s unfinished changes (${commit.changedFiles.length} files) could not be pushed (${plainError(error)}), so they were not kept.` };
+    return {
+      sha: null,
+      note: `${step.id}'s unfinished changes (${commit.changedFiles.length} files) could not be pushed (${plainError(error)}), so they were not kept.`,
+    };
   }
   const files = `${commit.changedFiles.length} file${commit.changedFiles.length === 1 ? "" : "s"}`;
   return {

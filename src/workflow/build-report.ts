@@ -20,11 +20,14 @@ export interface VerificationResult {
 /** What every build report says about where commands ran: a warning when no sandbox held them. */
 export function sandboxNotes(isolation: CommandRunner["isolation"]): string[] {
   if (isolation === "bwrap") return [];
-  return ["⚠️ The agent's commands ran **without a sandbox** (bubblewrap was off or unavailable): they could read everything this Blueprint process can."];
+  return [
+    "⚠️ The agent's commands ran **without a sandbox** (bubblewrap was off or unavailable): they could read everything this Blueprint process can.",
+  ];
 }
 
 export function renderAuditLog(audit: AuditEntry[]): string {
-  if (audit.length === 0) return "<details><summary>Audit log (nothing written or run)</summary>\n\n_No files were written and no commands were run._\n\n</details>";
+  if (audit.length === 0)
+    return "<details><summary>Audit log (nothing written or run)</summary>\n\n_No files were written and no commands were run._\n\n</details>";
   const lines = audit.map((entry) => {
     const code = entry.action === "command" ? ` → exit ${entry.exitCode ?? "killed"}` : "";
     const detail = entry.detail ? ` (${entry.detail})` : "";
@@ -39,7 +42,10 @@ export function failedChecks(verification: VerificationResult[]): VerificationRe
 }
 
 export function renderVerification(results: VerificationResult[], manualChecks: string[] = []): string {
-  const forPeople = manualChecks.length > 0 ? `\n\nFor people to check (Blueprint does not run these):\n${manualChecks.map((check) => `- ${oneLine(check)}`).join("\n")}` : "";
+  const forPeople =
+    manualChecks.length > 0
+      ? `\n\nFor people to check (Blueprint does not run these):\n${manualChecks.map((check) => `- ${oneLine(check)}`).join("\n")}`
+      : "";
   if (results.length === 0) return `_No verification commands were configured._${forPeople}`;
   const failed = failedChecks(results).length;
   const run = results.filter((result) => !result.notRun).length;
@@ -49,7 +55,8 @@ export function renderVerification(results: VerificationResult[], manualChecks: 
 
 function renderCheck(result: VerificationResult): string {
   const command = `<code>${oneLine(result.command).replaceAll("<", "&lt;")}</code>`;
-  if (result.notRun) return `<details><summary>⏭️ ${command} — not run</summary>\n\n${oneLine(result.notRun).replaceAll("<", "&lt;")}\n\n</details>`;
+  if (result.notRun)
+    return `<details><summary>⏭️ ${command} — not run</summary>\n\n${oneLine(result.notRun).replaceAll("<", "&lt;")}\n\n</details>`;
   const ok = result.exitCode === 0;
   const status = result.timedOut ? "timed out" : `exit ${result.exitCode ?? "killed"}`;
   const output = truncateMiddle(result.output.trim(), 3000).replaceAll("```", "'''");
@@ -60,9 +67,12 @@ export function renderStepLines(plan: Plan, state: ThreadState): string {
   return plan.steps
     .map((step) => {
       const progress = state.steps[step.id];
-      if (progress?.status === "done" && progress.commit) return `- **${step.id}** ${oneLine(step.title)} — ${progress.commitUrl ? `[${progress.commit.slice(0, 7)}](${progress.commitUrl})` : progress.commit.slice(0, 7)}`;
-      if (progress?.status === "done") return `- **${step.id}** ${oneLine(step.title)} — ${progress.tickedByHand ? "ticked by hand, skipped" : "no changes needed"}`;
-      if (progress?.status === "failed") return `- **${step.id}** ${oneLine(step.title)} — ❌ ${oneLine(progress.reason ?? "failed")}`;
+      if (progress?.status === "done" && progress.commit)
+        return `- **${step.id}** ${oneLine(step.title)} — ${progress.commitUrl ? `[${progress.commit.slice(0, 7)}](${progress.commitUrl})` : progress.commit.slice(0, 7)}`;
+      if (progress?.status === "done")
+        return `- **${step.id}** ${oneLine(step.title)} — ${progress.tickedByHand ? "ticked by hand, skipped" : "no changes needed"}`;
+      if (progress?.status === "failed")
+        return `- **${step.id}** ${oneLine(step.title)} — ❌ ${oneLine(progress.reason ?? "failed")}`;
       return `- **${step.id}** ${oneLine(step.title)} — not built`;
     })
     .join("\n");

@@ -9,7 +9,10 @@ import type { JobContext, WorkflowDeps } from "./deps.js";
 import type { ThreadComment, ThreadInfo } from "./ports.js";
 import type { BuildNote, QuestionAnswer, ThreadState } from "./state.js";
 
-/** What a build is asked to do: `/build`, an approving review or a Build click, and what came with it (build.ts admits it). */
+/**
+ * What a build is asked to do: `/build`, an approving review or a Build click, and what came with it (build.ts admits
+ * it).
+ */
 export interface BuildRequest {
   approval: Approval;
   /** `/build --fresh`: each step starts from the approved plan alone. */
@@ -20,7 +23,10 @@ export interface BuildRequest {
   answer?: Omit<QuestionAnswer, "question"> | undefined;
 }
 
-/** An admitted build: everything its steps need, from the approval to where its commits go (build-run.ts and build-steps.ts run it). */
+/**
+ * An admitted build: everything its steps need, from the approval to where its commits go (build-run.ts and
+ * build-steps.ts run it).
+ */
 export interface BuildRun {
   deps: WorkflowDeps;
   job: JobContext;

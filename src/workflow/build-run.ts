@@ -15,7 +15,10 @@ import { handedOver } from "../shared/hand-over.js";
 import { plainError } from "./plain-error.js";
 import { fillPullRequestTemplate } from "./pr-template.js";
 
-/** Builds the wanted steps on a worktree, verifies them and hands the work over; every ending is saved in the plan comment. */
+/**
+ * Builds the wanted steps on a worktree, verifies them and hands the work over; every ending is saved in the plan
+ * comment.
+ */
 export async function runBuild(run: BuildRun): Promise<void> {
   // 1. Which steps: all not done, or the named ones and what they need.
   const { plan, request } = run;
@@ -41,15 +44,26 @@ export async function runBuild(run: BuildRun): Promise<void> {
   }
 }
 
-/** The build starts: steps already pushed count as done, the rest are to build (the status comment says which is first). */
-async function startSteps(run: BuildRun, tree: Workspace, existing: string | null, wanted: Plan["steps"]): Promise<StepsToBuild> {
+/**
+ * The build starts: steps already pushed count as done, the rest are to build (the status comment says which is first).
+ */
+async function startSteps(
+  run: BuildRun,
+  tree: Workspace,
+  existing: string | null,
+  wanted: Plan["steps"],
+): Promise<StepsToBuild> {
   const { state, plan, notes } = run;
   state.status = "building";
   state.branch = run.target.branch;
   state.error = null;
   const revision = planRevisionTrailer(run.planComment.id, state.revision);
   if (existing && existing !== state.base.sha && !state.head) {
-    recoverPushedSteps(state, plan, await tree.commitsBetween(state.base.sha, existing, PLAN_TRAILER), { revision, unticked: run.unticked, commitUrl: (sha) => run.job.port.commitUrl(sha) });
+    recoverPushedSteps(state, plan, await tree.commitsBetween(state.base.sha, existing, PLAN_TRAILER), {
+      revision,
+      unticked: run.unticked,
+      commitUrl: (sha) => run.job.port.commitUrl(sha),
+    });
   }
   const todo = wanted.filter((step) => state.steps[step.id]?.status !== "done");
   const skipped = wanted.filter((step) => state.steps[step.id]?.status === "done").map((step) => step.id);
@@ -62,7 +76,12 @@ async function startSteps(run: BuildRun, tree: Workspace, existing: string | nul
  * Verification: the plan's commands and the repository's test command, within the wall-time limit.
  * Then the work is handed over: a pull request for an issue (a draft while checks fail), a report on a pull request.
  */
-async function verifyAndHandOver(run: BuildRun, ledger: BuildLedger, tree: Workspace, network: JobNetwork): Promise<void> {
+async function verifyAndHandOver(
+  run: BuildRun,
+  ledger: BuildLedger,
+  tree: Workspace,
+  network: JobNetwork,
+): Promise<void> {
   const { deps, job, plan, state, config, target } = run;
   const verification = await verify(deps, tree, plan, config, network, job.signal, Date.now() + ledger.maxWallTimeMs);
   const allDone = plan.steps.every((step) => state.steps[step.id]?.status === "done");
@@ -71,10 +90,31 @@ async function verifyAndHandOver(run: BuildRun, ledger: BuildLedger, tree: Works
   run.check?.verified(verification, tree.dir);
   state.error = failed.length > 0 ? `verification failed: ${describeChecks(failed)}` : null;
   // The pull request's description follows the repository's template when it has one.
-  const description = target.kind === "issue-branch" ? await fillPullRequestTemplate(deps, job, { tree, plan, config, baseSha: state.base.sha, verification, done: await doneSteps(plan.steps, state, tree) }) : null;
+  const description =
+    target.kind === "issue-branch"
+      ? await fillPullRequestTemplate(deps, job, {
+          tree,
+          plan,
+          config,
+          baseSha: state.base.sha,
+          verification,
+          done: await doneSteps(plan.steps, state, tree),
+        })
+      : null;
   if (description) addUsage(ledger.usage, description.usage);
   const report = ledger.report(verification);
-  await run.status.save(await handOver(deps, job.port, { target, info: run.info, plan, state, verification, report, description: description?.text }), report);
+  await run.status.save(
+    await handOver(deps, job.port, {
+      target,
+      info: run.info,
+      plan,
+      state,
+      verification,
+      report,
+      description: description?.text,
+    }),
+    report,
+  );
   if (target.kind === "pull-request-head") await job.port.postComment(deps.redact(report));
 }
 
@@ -82,14 +122,22 @@ async function verifyAndHandOver(run: BuildRun, ledger: BuildLedger, tree: Works
 async function stopBuild(run: BuildRun, ledger: BuildLedger, error: unknown): Promise<void> {
   const { deps, job, state } = run;
   const cancelled = error instanceof Cancelled || job.signal.aborted;
-  for (const [id, progress] of Object.entries(state.steps)) if (progress.status === "building") state.steps[id] = { status: "pending", ...(progress.usage ? { usage: progress.usage } : {}) };
+  for (const [id, progress] of Object.entries(state.steps))
+    if (progress.status === "building")
+      state.steps[id] = { status: "pending", ...(progress.usage ? { usage: progress.usage } : {}) };
   if (handedOver(job.signal)) {
     // Not over: another worker resumes from what was pushed, so nothing here asks for `/build` again.
-    await run.status.save("> ⏸ **Paused at a safe point:** Blueprint is restarting; another worker resumes this build from what was pushed.");
+    await run.status.save(
+      "> ⏸ **Paused at a safe point:** Blueprint is restarting; another worker resumes this build from what was pushed.",
+    );
     return;
   }
   state.status = cancelled ? "cancelled" : "failed";
-  state.error = cancelled ? (typeof job.signal.reason === "string" ? job.signal.reason : "cancelled") : plainError(error);
+  state.error = cancelled
+    ? typeof job.signal.reason === "string"
+      ? job.signal.reason
+      : "cancelled"
+    : plainError(error);
   if (!cancelled) deps.log.error({ err: error, deliveryId: job.deliveryId }, "build failed");
   await run.status.save(undefined, ledger.report());
 }

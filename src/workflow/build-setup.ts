@@ -39,28 +39,41 @@ export interface BuildSetup {
 const TAIL_LINES = 25;
 
 /** Runs the setup in the build's worktree; never throws for a failed install (the steps are built anyway, and told). */
-export async function runBuildSetup(run: BuildRun, ledger: BuildLedger, tree: Workspace, buildNetwork: JobNetwork): Promise<BuildSetup> {
+export async function runBuildSetup(
+  run: BuildRun,
+  ledger: BuildLedger,
+  tree: Workspace,
+  buildNetwork: JobNetwork,
+): Promise<BuildSetup> {
   const { config } = run;
   // Detected either way, for the test command; installed only when the repository configures no setup of its own.
   const detected = detectSetups(tree.dir);
   const installs = config.setup ? [] : detected;
-  const commands = config.setup ? [{ command: config.setup, detected: null }] : installs.flatMap((found) => (found.command ? [{ command: found.command, detected: found }] : []));
+  const commands = config.setup
+    ? [{ command: config.setup, detected: null }]
+    : installs.flatMap((found) => (found.command ? [{ command: found.command, detected: found }] : []));
   const setup: BuildSetup = {
     runs: [],
-    notRun: installs.filter((found) => !found.command).map((found) => ({ detected: found, why: `nothing to install: ${found.where}` })),
-    test: config.test ? { command: config.test, why: "`test:` in .github/blueprint.yml; Blueprint runs it after the last step" } : (detected.find((found) => found.test)?.test ?? null),
+    notRun: installs
+      .filter((found) => !found.command)
+      .map((found) => ({ detected: found, why: `nothing to install: ${found.where}` })),
+    test: config.test
+      ? { command: config.test, why: "`test:` in .github/blueprint.yml; Blueprint runs it after the last step" }
+      : (detected.find((found) => found.test)?.test ?? null),
     stepNetwork: describeNetwork(config),
   };
   if (commands.length === 0) return setup;
   const { network, own } = await openSetupNetwork(run.deps, config, buildNetwork);
   try {
-    // Without any registry (BLUEPRINT_NETWORK_ALLOW=none), a detected install could only fail: it is not run, and the steps are told why.
+    // Without any registry (BLUEPRINT_NETWORK_ALLOW=none), a detected install could only fail: it is not run, and the
+    // steps are told why.
     if (!config.setup && network.policy.allow.length === 0) return notRunWithoutRegistry(run, setup, commands);
     for (const { command, detected: found } of commands) {
       if (run.job.signal.aborted) break;
       setup.runs.push(await runSetupCommand(run, ledger, tree, network, command, found));
     }
-    if (own) run.notes.push(...network.refusals().map(({ host, count }) => `network: blocked ${host} ×${count} (setup)`));
+    if (own)
+      run.notes.push(...network.refusals().map(({ host, count }) => `network: blocked ${host} ×${count} (setup)`));
   } finally {
     if (own) await network.close();
   }
@@ -69,26 +82,48 @@ export async function runBuildSetup(run: BuildRun, ledger: BuildLedger, tree: Wo
   return setup;
 }
 
-function notRunWithoutRegistry(run: BuildRun, setup: BuildSetup, commands: Array<{ command: string; detected: DetectedSetup | null }>): BuildSetup {
+function notRunWithoutRegistry(
+  run: BuildRun,
+  setup: BuildSetup,
+  commands: Array<{ command: string; detected: DetectedSetup | null }>,
+): BuildSetup {
   for (const { command, detected } of commands) {
     if (!detected) continue;
-    setup.notRun.push({ detected, why: "not installed: this App allows no package registry (its BLUEPRINT_NETWORK_ALLOW)" });
-    run.notes.push(`⚠️ Dependencies not installed: \`${command}\` (${detected.manager}, detected from \`${detected.lockFile}\`) needs a package registry, and this App allows none (its BLUEPRINT_NETWORK_ALLOW).`);
+    setup.notRun.push({
+      detected,
+      why: "not installed: this App allows no package registry (its BLUEPRINT_NETWORK_ALLOW)",
+    });
+    run.notes.push(
+      `⚠️ Dependencies not installed: \`${command}\` (${detected.manager}, detected from \`${detected.lockFile}\`) needs a package registry, and this App allows none (its BLUEPRINT_NETWORK_ALLOW).`,
+    );
   }
   return setup;
 }
 
-async function runSetupCommand(run: BuildRun, ledger: BuildLedger, tree: Workspace, network: JobNetwork, command: string, detected: DetectedSetup | null): Promise<SetupCommandRun> {
+async function runSetupCommand(
+  run: BuildRun,
+  ledger: BuildLedger,
+  tree: Workspace,
+  network: JobNetwork,
+  command: string,
+  detected: DetectedSetup | null,
+): Promise<SetupCommandRun> {
   const { deps, job } = run;
   // Like an agent run, it never outlasts the wall-time limit.
-  const result = await deps.runner.run(command, { cwd: tree.dir, network, signal: job.signal, timeoutMs: Math.min(VERIFY_TIMEOUT_MS, ledger.maxWallTimeMs) });
+  const result = await deps.runner.run(command, {
+    cwd: tree.dir,
+    network,
+    signal: job.signal,
+    timeoutMs: Math.min(VERIFY_TIMEOUT_MS, ledger.maxWallTimeMs),
+  });
   ledger.audit.push({ action: "command", target: command, exitCode: result.exitCode, detail: "setup" });
   const tail = deps.redact(result.output).trimEnd().split("\n").slice(-TAIL_LINES).join("\n");
   return { command, detected, exitCode: result.exitCode, timedOut: result.timedOut, tail };
 }
 
 function describeNetwork(config: RepoConfig): string {
-  if (config.network === "none") return "no network at all (`network: none`): use what is installed; installing more will fail";
+  if (config.network === "none")
+    return "no network at all (`network: none`): use what is installed; installing more will fail";
   if (config.network === "registries") return "the package registries only (`network: registries`)";
   return "only the hosts `network:` in .github/blueprint.yml allows";
 }
@@ -102,7 +137,9 @@ function howItEnded(run: SetupCommandRun): string {
 }
 
 function origin(run: SetupCommandRun): string {
-  return run.detected ? `${run.detected.manager}, detected from \`${run.detected.lockFile}\`` : "`setup:` in .github/blueprint.yml";
+  return run.detected
+    ? `${run.detected.manager}, detected from \`${run.detected.lockFile}\``
+    : "`setup:` in .github/blueprint.yml";
 }
 
 /** The report's lines: each install that ran, and each that failed, by name. */
@@ -119,16 +156,29 @@ function setupReportNotes(setup: BuildSetup): string[] {
 /** "# Dependencies and tests": what each step's first message says about the build's setup. */
 export function dependenciesParagraph(setup: BuildSetup): string {
   const lines = ["# Dependencies and tests"];
-  if (setup.runs.length === 0 && setup.notRun.length === 0) lines.push("No dependencies were installed: the repository has no lock file at its root and no `setup:` in .github/blueprint.yml.");
+  if (setup.runs.length === 0 && setup.notRun.length === 0)
+    lines.push(
+      "No dependencies were installed: the repository has no lock file at its root and no `setup:` in .github/blueprint.yml.",
+    );
   for (const run of setup.runs) {
     if (failed(run)) {
-      lines.push(`NOT installed: the setup \`${run.command}\` (${origin(run)}) ${howItEnded(run)} before this step. Commands that need what it installs (tests, builds, linters) will fail for that reason, not because of your change. The end of its output:\n\`\`\`text\n${run.tail}\n\`\`\``);
+      lines.push(
+        `NOT installed: the setup \`${run.command}\` (${origin(run)}) ${howItEnded(run)} before this step. Commands that need what it installs (tests, builds, linters) will fail for that reason, not because of your change. The end of its output:\n\`\`\`text\n${run.tail}\n\`\`\``,
+      );
     } else {
-      lines.push(run.detected ? `Installed before this step: \`${run.command}\` (${origin(run)}) succeeded; they are in ${run.detected.where}.` : `Ran before this step: the setup \`${run.command}\` (${origin(run)}) succeeded.`);
+      lines.push(
+        run.detected
+          ? `Installed before this step: \`${run.command}\` (${origin(run)}) succeeded; they are in ${run.detected.where}.`
+          : `Ran before this step: the setup \`${run.command}\` (${origin(run)}) succeeded.`,
+      );
     }
   }
   for (const { detected, why } of setup.notRun) lines.push(`${detected.manager} (\`${detected.lockFile}\`): ${why}.`);
   lines.push(`Your commands have ${setup.stepNetwork}.`);
-  lines.push(setup.test ? `The repository's tests: \`${setup.test.command}\` (${setup.test.why}).` : "The repository names no test command.");
+  lines.push(
+    setup.test
+      ? `The repository's tests: \`${setup.test.command}\` (${setup.test.why}).`
+      : "The repository names no test command.",
+  );
   return lines.join("\n");
 }

@@ -8,9 +8,18 @@ import { TrackingComment } from "./tracking-comment.js";
 /** The plan comment as it reads now, with a status line above the plan and a report below it. */
 export type PlanCommentRenderer = (statusLine?: string, report?: string) => string;
 
-export function planCommentRenderer(deps: Pick<WorkflowDeps, "redact">, state: ThreadState, seal: CommentSeal): PlanCommentRenderer {
+export function planCommentRenderer(
+  deps: Pick<WorkflowDeps, "redact">,
+  state: ThreadState,
+  seal: CommentSeal,
+): PlanCommentRenderer {
   return (statusLine, report) =>
-    deps.redact(renderPlanComment({ ...state, updatedAt: new Date().toISOString() }, seal, { ...(statusLine ? { statusLine } : {}), ...(report ? { report } : {}) }));
+    deps.redact(
+      renderPlanComment({ ...state, updatedAt: new Date().toISOString() }, seal, {
+        ...(statusLine ? { statusLine } : {}),
+        ...(report ? { report } : {}),
+      }),
+    );
 }
 
 /** The plan comment is the build's status comment. */
@@ -22,7 +31,13 @@ export interface BuildStatus {
 }
 
 /** `afterSave` hears each save once it is on GitHub (the thread's label follows the saved state). */
-export function buildStatus(deps: WorkflowDeps, job: JobContext, planComment: ThreadComment, render: PlanCommentRenderer, afterSave: () => Promise<void> = async () => {}): BuildStatus {
+export function buildStatus(
+  deps: WorkflowDeps,
+  job: JobContext,
+  planComment: ThreadComment,
+  render: PlanCommentRenderer,
+  afterSave: () => Promise<void> = async () => {},
+): BuildStatus {
   const tracking = new TrackingComment(job.port, planComment.id, planComment.url, deps.progressIntervalMs, (error) =>
     deps.log.warn({ err: error, deliveryId: job.deliveryId }, "could not update the plan comment"),
   );
@@ -33,6 +48,7 @@ export function buildStatus(deps: WorkflowDeps, job: JobContext, planComment: Th
       await tracking.write(render(statusLine, report));
       await afterSave();
     },
-    showRetry: (retryLine) => tracking.progress(render(retryLine && statusNow ? `${statusNow}\n>\n> ${retryLine}` : statusNow)),
+    showRetry: (retryLine) =>
+      tracking.progress(render(retryLine && statusNow ? `${statusNow}\n>\n> ${retryLine}` : statusNow)),
   };
 }

@@ -53,7 +53,8 @@ export type StepResult =
   | { ok: false; reason: string; usage: TokenUsage };
 
 export async function buildStep(deps: WorkflowDeps, job: JobContext, input: StepInput): Promise<StepResult> {
-  // A directory beside the worktree (never committed) that the step's commands keep between calls; gone when the step ends.
+  // A directory beside the worktree (never committed) that the step's commands keep between calls; gone when the step
+  // ends.
   const scratchDir = await mkdtemp(`${input.tree.dir}.scratch-`);
   try {
     return await runStep(deps, job, input, scratchDir);
@@ -63,7 +64,10 @@ export async function buildStep(deps: WorkflowDeps, job: JobContext, input: Step
 }
 
 async function runStep(deps: WorkflowDeps, job: JobContext, input: StepInput, scratchDir: string): Promise<StepResult> {
-  const notes = input.fresh || input.state.explored.length === 0 ? undefined : `Files read while planning: ${input.state.explored.join(", ")}`;
+  const notes =
+    input.fresh || input.state.explored.length === 0
+      ? undefined
+      : `Files read while planning: ${input.state.explored.join(", ")}`;
   const outcome = await runAgent({
     model: showingRetries((onRetry) => deps.modelFor(input.config, onRetry), input.showRetry),
     messages: [
@@ -71,7 +75,13 @@ async function runStep(deps: WorkflowDeps, job: JobContext, input: StepInput, sc
       {
         role: "user",
         content: [
-          stepTaskMessage(input.plan, input.step, { planningNotes: notes, answers: input.state.answers, approverNotes: input.state.buildNotes, done: input.done, agentInstructions: input.agentInstructions }),
+          stepTaskMessage(input.plan, input.step, {
+            planningNotes: notes,
+            answers: input.state.answers,
+            approverNotes: input.state.buildNotes,
+            done: input.done,
+            agentInstructions: input.agentInstructions,
+          }),
           input.dependencies,
         ]
           .filter(Boolean)
@@ -114,7 +124,15 @@ async function runStep(deps: WorkflowDeps, job: JobContext, input: StepInput, sc
  * The plan's verification commands and the repository's test command. Together they get the same
  * wall-time limit as an agent run: each command's timeout is capped at the time left before `deadline`.
  */
-export async function verify(deps: WorkflowDeps, tree: Workspace, plan: Plan, config: RepoConfig, network: JobNetwork, signal: AbortSignal, deadline: number): Promise<VerificationResult[]> {
+export async function verify(
+  deps: WorkflowDeps,
+  tree: Workspace,
+  plan: Plan,
+  config: RepoConfig,
+  network: JobNetwork,
+  signal: AbortSignal,
+  deadline: number,
+): Promise<VerificationResult[]> {
   const commands = [...new Set([...plan.verification, ...(config.test ? [config.test] : [])])];
   const results: VerificationResult[] = [];
   for (const command of commands) {
@@ -128,13 +146,22 @@ export async function verify(deps: WorkflowDeps, tree: Workspace, plan: Plan, co
     if (signal.aborted) throw new Cancelled();
     const left = timeLeft(deadline);
     if (left < MIN_COMMAND_MS) {
-      results.push({ command, exitCode: null, timedOut: true, output: "Not run: verification had used up its time limit." });
+      results.push({
+        command,
+        exitCode: null,
+        timedOut: true,
+        output: "Not run: verification had used up its time limit.",
+      });
       continue;
     }
-    const run = await deps.runner.run(command, { cwd: tree.dir, timeoutMs: Math.min(VERIFY_TIMEOUT_MS, left), network, signal });
+    const run = await deps.runner.run(command, {
+      cwd: tree.dir,
+      timeoutMs: Math.min(VERIFY_TIMEOUT_MS, left),
+      network,
+      signal,
+    });
     if (signal.aborted) throw new Cancelled();
     results.push({ command, exitCode: run.exitCode, timedOut: run.timedOut, output: deps.redact(run.output) });
   }
   return results;
 }
-

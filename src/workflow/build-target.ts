@@ -13,7 +13,10 @@ export async function baseMovedUnderPlan(mirror: Mirror, state: ThreadState): Pr
   const named = new Set(state.plan.steps.flatMap((step) => step.files));
   const touched = (await mirror.changedFiles(state.base.sha, tip)).filter((file) => named.has(file));
   if (touched.length === 0) return null;
-  return `\`${state.base.branch}\` moved (\`${state.base.sha.slice(0, 7)}\` → \`${tip.slice(0, 7)}\`) and changed files the plan names: ${touched.slice(0, 10).map((file) => `\`${file}\``).join(", ")}.`;
+  return `\`${state.base.branch}\` moved (\`${state.base.sha.slice(0, 7)}\` → \`${tip.slice(0, 7)}\`) and changed files the plan names: ${touched
+    .slice(0, 10)
+    .map((file) => `\`${file}\``)
+    .join(", ")}.`;
 }
 
 export type BuildTarget = { kind: "issue-branch" | "pull-request-head"; branch: string };
@@ -28,17 +31,24 @@ export function buildTarget(info: ThreadInfo, config: RepoConfig, defaultBranch:
     if (!info.pullRequest.sameRepo) {
       return "This pull request comes from a fork. Blueprint never pushes to forks; to build this plan, push the branch to this repository (or open an issue and `/plan` there).";
     }
-    if (info.pullRequest.headRef === defaultBranch) return "This pull request's head is the default branch; Blueprint never pushes to the default branch.";
+    if (info.pullRequest.headRef === defaultBranch)
+      return "This pull request's head is the default branch; Blueprint never pushes to the default branch.";
     return { kind: "pull-request-head", branch: info.pullRequest.headRef };
   }
   const branch = `${config.branch_prefix.replace(/\/?$/, "/")}issue-${info.number}`;
-  if (branch === defaultBranch) return "The configured branch prefix would make Blueprint push to the default branch; change `branch_prefix`.";
+  if (branch === defaultBranch)
+    return "The configured branch prefix would make Blueprint push to the default branch; change `branch_prefix`.";
   return { kind: "issue-branch", branch };
 }
 
 /** Why the target is not the branch the plan was partly built on, or null. */
 export function branchMoved(state: ThreadState, target: BuildTarget): string | null {
-  if (!state.branch || state.branch === target.branch || !Object.values(state.steps).some((step) => step.status === "done")) return null;
+  if (
+    !state.branch ||
+    state.branch === target.branch ||
+    !Object.values(state.steps).some((step) => step.status === "done")
+  )
+    return null;
   return `This plan was partly built on \`${state.branch}\`, but its branch is now \`${target.branch}\` (did \`branch_prefix\` change?). Blueprint only builds on the branch it computes: restore the setting, or comment \`/plan\` for a fresh plan.`;
 }
 

@@ -37,7 +37,9 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   if (stale && !request.approval.force) {
     toBuild.state.stale = stale;
     await status.save();
-    await port.postComment(`The plan is stale: ${stale} Comment \`/plan\` to re-plan on the current base, or \`/build --force\` to build it anyway.`);
+    await port.postComment(
+      `The plan is stale: ${stale} Comment \`/plan\` to re-plan on the current base, or \`/build --force\` to build it anyway.`,
+    );
     return;
   }
 
@@ -58,7 +60,17 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   const planHead = planMadeOn(toBuild.state);
   const check = new BuildCheck(port, deps.log, toBuild.plan, toBuild.state);
   await check.start();
-  await runBuild({ deps, job, request, info: approved.info, ...source, ...toBuild, status: followedBy(status, check), target, check });
+  await runBuild({
+    deps,
+    job,
+    request,
+    info: approved.info,
+    ...source,
+    ...toBuild,
+    status: followedBy(status, check),
+    target,
+    check,
+  });
   await check.finish(planHead, handedOver(job.signal));
 }
 

@@ -1,5 +1,10 @@
 import { commentSeal, threadSeal } from "../github/state-marker.js";
-import { findThreadState, renderPlanComment, renderStatusComment, type ThreadStateRecord } from "../github/plan-comment.js";
+import {
+  findThreadState,
+  renderPlanComment,
+  renderStatusComment,
+  type ThreadStateRecord,
+} from "../github/plan-comment.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { ThreadLabels } from "./labels.js";
 import type { ThreadPort } from "./ports.js";
@@ -7,7 +12,10 @@ import type { ThreadState } from "./state.js";
 import { loadRepoConfig } from "./thread-context.js";
 
 /** The thread's waiting question (its state comment), or null when nothing waits for an answer. */
-export async function waitingQuestion(deps: Pick<WorkflowDeps, "stateKey">, port: ThreadPort): Promise<ThreadStateRecord | null> {
+export async function waitingQuestion(
+  deps: Pick<WorkflowDeps, "stateKey">,
+  port: ThreadPort,
+): Promise<ThreadStateRecord | null> {
   const lookup = findThreadState(await port.comments(), threadSeal(deps.stateKey, port));
   return lookup.kind === "found" && lookup.latest.state.status === "awaiting_answer" ? lookup.latest : null;
 }
@@ -16,7 +24,11 @@ export async function waitingQuestion(deps: Pick<WorkflowDeps, "stateKey">, port
  * `/cancel` with nothing running: withdraw a waiting question (read now unless `waiting` is given),
  * or say there is nothing to stop. Returns the state saved, or null when nothing was waiting.
  */
-export async function cancelWaiting(deps: WorkflowDeps, job: JobContext, waiting?: ThreadStateRecord | null): Promise<ThreadState | null> {
+export async function cancelWaiting(
+  deps: WorkflowDeps,
+  job: JobContext,
+  waiting?: ThreadStateRecord | null,
+): Promise<ThreadState | null> {
   const { port } = job;
   const latest = waiting === undefined ? await waitingQuestion(deps, port) : waiting;
   if (!latest) {
@@ -26,14 +38,33 @@ export async function cancelWaiting(deps: WorkflowDeps, job: JobContext, waiting
   const { comment, state } = latest;
   const seal = commentSeal(threadSeal(deps.stateKey, port), comment.id);
   const question = state.question ?? "";
-  const stopped = { ...state, question: null, questionMode: null, questionStep: null, status: "cancelled" as const, updatedAt: new Date().toISOString() };
+  const stopped = {
+    ...state,
+    question: null,
+    questionMode: null,
+    questionStep: null,
+    status: "cancelled" as const,
+    updatedAt: new Date().toISOString(),
+  };
   if (state.plan) {
     // A build that stopped to ask: back to a resumable build.
     await port.updateComment(comment.id, deps.redact(renderPlanComment(stopped, seal)));
   } else {
-    await port.updateComment(comment.id, deps.redact(renderStatusComment(stopped, seal, "## ⏹️ Question withdrawn", `Blueprint had asked:\n\n> ${question.replace(/\n/g, "\n> ")}\n\n@${job.actor} withdrew it with \`/cancel\`. Comment \`/plan\` to start again.`)));
+    await port.updateComment(
+      comment.id,
+      deps.redact(
+        renderStatusComment(
+          stopped,
+          seal,
+          "## ⏹️ Question withdrawn",
+          `Blueprint had asked:\n\n> ${question.replace(/\n/g, "\n> ")}\n\n@${job.actor} withdrew it with \`/cancel\`. Comment \`/plan\` to start again.`,
+        ),
+      ),
+    );
   }
-  await port.postComment(`Withdrew Blueprint's question. ${state.plan ? "Comment `/build` to resume the build." : "Comment `/plan` to start again."}`);
+  await port.postComment(
+    `Withdrew Blueprint's question. ${state.plan ? "Comment `/build` to resume the build." : "Comment `/plan` to start again."}`,
+  );
   return stopped;
 }
 
@@ -47,11 +78,18 @@ export async function withdrawBuildQuestion(deps: WorkflowDeps, job: JobContext)
   if (!stopped) return;
   const { port } = job;
   try {
-    const mirror = await deps.repoCache.sync({ cloneUrl: port.repo.cloneUrl, ref: `refs/heads/${port.repo.defaultBranch}`, token: () => port.gitToken() });
+    const mirror = await deps.repoCache.sync({
+      cloneUrl: port.repo.cloneUrl,
+      ref: `refs/heads/${port.repo.defaultBranch}`,
+      token: () => port.gitToken(),
+    });
     const configRead = await loadRepoConfig((ref, file) => mirror.readFile(ref, file), port.repo.defaultBranch);
     // A broken configuration: none of its settings count, the label stays as it is.
     if (configRead.ok) await new ThreadLabels(port, configRead.config, deps.log, job.deliveryId).follow(stopped);
   } catch (error) {
-    deps.log.warn({ err: error, deliveryId: job.deliveryId }, "could not read the repository's label settings after withdrawing a build's question");
+    deps.log.warn(
+      { err: error, deliveryId: job.deliveryId },
+      "could not read the repository's label settings after withdrawing a build's question",
+    );
   }
 }

@@ -23,28 +23,47 @@ export async function handleCheckClick(deps: WorkflowDeps, job: JobContext, clic
   const { port } = job;
   // 1. Only Blueprint's own checks: another app's check run with the same name is no command to us.
   if (!port.checks?.isOwnApp(click.app)) {
-    deps.log.warn({ deliveryId: job.deliveryId, app: click.app }, "ignored a click on a check run that another app made");
+    deps.log.warn(
+      { deliveryId: job.deliveryId, app: click.app },
+      "ignored a click on a check run that another app made",
+    );
     return;
   }
   // 2. Build: the same admission as `/build`, bound to the clicked revision and commit.
   if (click.action === "build") {
-    const approval = { approver: job.actor, revision: click.revision, steps: [], force: false, permitted: true, minimumPermission: deps.minPermission, checkClick: { headSha: click.headSha, clickedAt: click.clickedAt } };
+    const approval = {
+      approver: job.actor,
+      revision: click.revision,
+      steps: [],
+      force: false,
+      permitted: true,
+      minimumPermission: deps.minPermission,
+      checkClick: { headSha: click.headSha, clickedAt: click.clickedAt },
+    };
     return buildThread(deps, job, { approval, fresh: false });
   }
   // 3. Revise: a button carries no feedback, so the thread asks for it (on the revision clicked, if it still stands).
   const lookup = findThreadState(await port.comments(), threadSeal(deps.stateKey, port));
   const latest = lookup.kind === "found" ? lookup.plan?.state : undefined;
   if (!latest?.plan) {
-    await port.postComment(`@${job.actor} clicked **Revise**, but there is no plan here to revise. Comment \`/plan\` first.`);
+    await port.postComment(
+      `@${job.actor} clicked **Revise**, but there is no plan here to revise. Comment \`/plan\` first.`,
+    );
     return;
   }
   if (latest.revision !== click.revision) {
-    await port.postComment(`@${job.actor} clicked **Revise** on plan v${click.revision}'s check, but v${click.revision} was superseded by v${latest.revision}. Comment \`/revise\` and what should change to revise v${latest.revision}.`);
+    await port.postComment(
+      `@${job.actor} clicked **Revise** on plan v${click.revision}'s check, but v${click.revision} was superseded by v${latest.revision}. Comment \`/revise\` and what should change to revise v${latest.revision}.`,
+    );
     return;
   }
   if (latest.status === "building" || latest.status === "built") {
-    await port.postComment(`@${job.actor} clicked **Revise**, but plan v${latest.revision} is ${latest.status === "built" ? "already built" : "being built"}. Comment \`/plan\` for new work.`);
+    await port.postComment(
+      `@${job.actor} clicked **Revise**, but plan v${latest.revision} is ${latest.status === "built" ? "already built" : "being built"}. Comment \`/plan\` for new work.`,
+    );
     return;
   }
-  await port.postComment(`@${job.actor}, what should change in plan v${latest.revision}? Comment \`/revise\` followed by the changes you want (a review that requests changes works too), and Blueprint posts v${latest.revision + 1}.`);
+  await port.postComment(
+    `@${job.actor}, what should change in plan v${latest.revision}? Comment \`/revise\` followed by the changes you want (a review that requests changes works too), and Blueprint posts v${latest.revision + 1}.`,
+  );
 }

@@ -9,14 +9,22 @@ export const MAX_ANNOTATIONS = 50;
  * `src/a.ts(12,5): message` (tsc, msbuild). The path has a file extension, so times (`12:05:33`) and
  * URLs' ports are not taken for one.
  */
-const LOCATIONS = [/(?<file>[\w@+./\\-]*\w\.\w+):(?<line>\d+)(?::\d+)?(?::|\b)\s*(?<message>.*)$/, /(?<file>[\w@+./\\-]*\w\.\w+)\((?<line>\d+)(?:,\s*\d+)?\)\s*:?\s*(?<message>.*)$/];
+const LOCATIONS = [
+  /(?<file>[\w@+./\\-]*\w\.\w+):(?<line>\d+)(?::\d+)?(?::|\b)\s*(?<message>.*)$/,
+  /(?<file>[\w@+./\\-]*\w\.\w+)\((?<line>\d+)(?:,\s*\d+)?\)\s*:?\s*(?<message>.*)$/,
+];
 const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
 
 /**
  * Where a failed command's output names a file and line of the repository: one annotation each
  * (first mention wins), for paths inside `root` that exist there. `command` titles them.
  */
-export function annotationsFrom(output: string, command: string, root: string, exists: (relative: string) => boolean): CheckAnnotation[] {
+export function annotationsFrom(
+  output: string,
+  command: string,
+  root: string,
+  exists: (relative: string) => boolean,
+): CheckAnnotation[] {
   const found: CheckAnnotation[] = [];
   const seen = new Set<string>();
   for (const raw of output.split("\n")) {
@@ -33,7 +41,13 @@ export function annotationsFrom(output: string, command: string, root: string, e
     seen.add(key);
     // The words after the location, or the whole line when there are none (a stack frame, a bare location).
     const after = groups.message?.replace(/^[\s:-]+/, "") ?? "";
-    found.push({ path: file, line: lineNumber, level: "failure", title: `\`${command}\` failed`.slice(0, 255), message: (/\w/.test(after) ? after : line).slice(0, 1000) });
+    found.push({
+      path: file,
+      line: lineNumber,
+      level: "failure",
+      title: `\`${command}\` failed`.slice(0, 255),
+      message: (/\w/.test(after) ? after : line).slice(0, 1000),
+    });
   }
   return found;
 }

@@ -34,7 +34,10 @@ export async function writeCheckRun(
   } catch (error) {
     if ((error as { status?: number }).status === 403) {
       refused.add(checks);
-      log.warn({ err: error }, "this token may not write check runs (GitHub answered 403): Blueprint's checks are skipped; grant `checks: write` to have them");
+      log.warn(
+        { err: error },
+        "this token may not write check runs (GitHub answered 403): Blueprint's checks are skipped; grant `checks: write` to have them",
+      );
       return null;
     }
     log.warn({ err: error, check: run.name }, `could not write the "${run.name}" check run: ${plainError(error)}`);
@@ -43,9 +46,16 @@ export async function writeCheckRun(
 }
 
 /** Who may approve a plan here, in one sentence (the App's minimum permission and the repository's configuration). */
-export function whoMayApprove(deps: Pick<WorkflowDeps, "minPermission">, config: RepoConfig, requestedBy: string): string {
+export function whoMayApprove(
+  deps: Pick<WorkflowDeps, "minPermission">,
+  config: RepoConfig,
+  requestedBy: string,
+): string {
   const level = config.min_permission ?? deps.minPermission;
-  const who = config.approvers === "codeowners" ? `code owners (per the default branch's CODEOWNERS) of the files each step changes, with ${level} access or higher` : `people with ${level} access or higher`;
+  const who =
+    config.approvers === "codeowners"
+      ? `code owners (per the default branch's CODEOWNERS) of the files each step changes, with ${level} access or higher`
+      : `people with ${level} access or higher`;
   return `${who}${config.require_other_approver ? `, other than @${requestedBy}, who asked for the plan` : ""}.`;
 }
 
@@ -62,7 +72,12 @@ export async function postPlanCheck(
   const { plan, state, previous } = input;
   if (!state.head) return;
   const revision = state.revision;
-  const steps = plan.steps.map((step) => `- **${step.id}** ${oneLine(step.title)}${step.deps.length > 0 ? ` (after ${step.deps.join(", ")})` : ""}`).join("\n");
+  const steps = plan.steps
+    .map(
+      (step) =>
+        `- **${step.id}** ${oneLine(step.title)}${step.deps.length > 0 ? ` (after ${step.deps.join(", ")})` : ""}`,
+    )
+    .join("\n");
   const summary = [
     `**${oneLine(plan.title)}**, made on \`${state.head.sha.slice(0, 7)}\`.`,
     `#### Steps\n${steps}`,
@@ -84,19 +99,39 @@ export async function postPlanCheck(
   });
   // A built revision's check keeps its success; one that waited is cancelled.
   const previousHead = previous && planMadeOn(previous);
-  if (previous && previousHead && previous.revision !== revision && previous.status !== "built") await settlePlanCheck(deps, port, { revision: previous.revision, headSha: previousHead }, { conclusion: "cancelled", title: `Superseded by plan v${revision}` });
+  if (previous && previousHead && previous.revision !== revision && previous.status !== "built")
+    await settlePlanCheck(
+      deps,
+      port,
+      { revision: previous.revision, headSha: previousHead },
+      { conclusion: "cancelled", title: `Superseded by plan v${revision}` },
+    );
 }
 
 /**
  * A revision's plan check once its plan moved on: built (success) or superseded (cancelled); its
  * buttons go. `headSha`: the commit the plan was made for (a build moves the state's head on).
  */
-export async function settlePlanCheck(deps: Pick<WorkflowDeps, "log">, port: ThreadPort, plan: { revision: number; headSha: string }, verdict: { conclusion: "success" | "cancelled"; title: string }): Promise<void> {
+export async function settlePlanCheck(
+  deps: Pick<WorkflowDeps, "log">,
+  port: ThreadPort,
+  plan: { revision: number; headSha: string },
+  verdict: { conclusion: "success" | "cancelled"; title: string },
+): Promise<void> {
   const externalId = checkRunExternalId({ kind: "plan", number: port.number, revision: plan.revision });
   await writeCheckRun(
     port,
     deps.log,
-    { name: PLAN_CHECK_NAME, headSha: plan.headSha, externalId, status: "completed", conclusion: verdict.conclusion, title: verdict.title, summary: `Plan v${plan.revision}: ${verdict.title.toLowerCase()}. The plan comment on the pull request has the details.`, actions: [] },
+    {
+      name: PLAN_CHECK_NAME,
+      headSha: plan.headSha,
+      externalId,
+      status: "completed",
+      conclusion: verdict.conclusion,
+      title: verdict.title,
+      summary: `Plan v${plan.revision}: ${verdict.title.toLowerCase()}. The plan comment on the pull request has the details.`,
+      actions: [],
+    },
     { createIfMissing: false },
   );
 }

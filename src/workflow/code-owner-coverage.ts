@@ -1,4 +1,11 @@
-import { CODEOWNERS_LOCATIONS, ownerLabel, ownersOf, parseCodeOwners, type CodeOwner, type CodeOwners } from "../github/codeowners.js";
+import {
+  CODEOWNERS_LOCATIONS,
+  ownerLabel,
+  ownersOf,
+  parseCodeOwners,
+  type CodeOwner,
+  type CodeOwners,
+} from "../github/codeowners.js";
 import { inlineCode } from "../plan/render.js";
 import { plainError } from "./plain-error.js";
 import type { GitHubAccount, ThreadPort } from "./ports.js";
@@ -39,7 +46,10 @@ export function ownedFiles(codeowners: CodeOwners, files: string[]): OwnedFile[]
 
 /** Everyone whose approval of this revision counts: each recorded approval, and the build's approver. */
 export function approverLogins(state: Pick<ThreadState, "approvals" | "approvedBy">): string[] {
-  const logins = [...state.approvals.map((approval) => approval.login), ...(state.approvedBy ? [state.approvedBy] : [])];
+  const logins = [
+    ...state.approvals.map((approval) => approval.login),
+    ...(state.approvedBy ? [state.approvedBy] : []),
+  ];
   return [...new Map(logins.map((login) => [login.toLowerCase(), login])).values()];
 }
 
@@ -58,14 +68,18 @@ const MAX_FILES_LISTED = 8;
 
 /** "`src/a.js` (@alice, @org/team), `b.md` (docs@example.com), and 3 more". */
 export function describeOwnedFiles(owned: OwnedFile[], max = MAX_FILES_LISTED): string {
-  const files = owned.slice(0, max).map(({ file, owners }) => `\`${inlineCode(file)}\` (${owners.map(ownerLabel).join(", ")})`);
+  const files = owned
+    .slice(0, max)
+    .map(({ file, owners }) => `\`${inlineCode(file)}\` (${owners.map(ownerLabel).join(", ")})`);
   const more = owned.length > max ? `, and ${owned.length - max} more` : "";
   return `${files.join(", ")}${more}`;
 }
 
 /** "@docs-writer (`/build`), @alice (approving review)": the approvals recorded so far. */
 export function describeApprovals(approvals: RecordedApproval[]): string {
-  return approvals.map((approval) => `@${approval.login} (${approval.via === "build" ? "`/build`" : "approving review"})`).join(", ");
+  return approvals
+    .map((approval) => `@${approval.login} (${approval.via === "build" ? "`/build`" : "approving review"})`)
+    .join(", ");
 }
 
 export interface OwnerMatcher {
@@ -84,7 +98,13 @@ export function ownerMatcher(port: ThreadPort): OwnerMatcher {
   const memberships = new Map<string, Promise<boolean>>();
   const accounts = new Map<string, Promise<GitHubAccount | null>>();
   const failures = new Set<string>();
-  const once = <T>(cache: Map<string, Promise<T>>, key: string, ask: () => Promise<T>, failed: T, what: string): Promise<T> => {
+  const once = <T>(
+    cache: Map<string, Promise<T>>,
+    key: string,
+    ask: () => Promise<T>,
+    failed: T,
+    what: string,
+  ): Promise<T> => {
     let answer = cache.get(key.toLowerCase());
     if (!answer) {
       answer = ask().catch((error: unknown) => {
@@ -98,7 +118,17 @@ export function ownerMatcher(port: ThreadPort): OwnerMatcher {
   const owns = async (login: string, owners: CodeOwner[]): Promise<boolean> => {
     for (const owner of owners) {
       if (owner.kind === "user" && owner.login.toLowerCase() === login.toLowerCase()) return true;
-      if (owner.kind === "team" && (await once(memberships, `${owner.org}/${owner.slug}:${login}`, () => port.teamMember(owner.org, owner.slug, login), false, `membership of @${owner.org}/${owner.slug}`))) return true;
+      if (
+        owner.kind === "team" &&
+        (await once(
+          memberships,
+          `${owner.org}/${owner.slug}:${login}`,
+          () => port.teamMember(owner.org, owner.slug, login),
+          false,
+          `membership of @${owner.org}/${owner.slug}`,
+        ))
+      )
+        return true;
       if (owner.kind === "email") {
         const account = await once(accounts, login, () => port.account(login), null, `@${login}'s public e-mail`);
         if (account && accountEmails(account).includes(owner.email.toLowerCase())) return true;
@@ -115,5 +145,9 @@ export function ownerMatcher(port: ThreadPort): OwnerMatcher {
  */
 export function accountEmails(account: GitHubAccount): string[] {
   const login = account.login.toLowerCase();
-  return [`${account.id}+${login}@users.noreply.github.com`, `${login}@users.noreply.github.com`, ...(account.email ? [account.email.toLowerCase()] : [])];
+  return [
+    `${account.id}+${login}@users.noreply.github.com`,
+    `${login}@users.noreply.github.com`,
+    ...(account.email ? [account.email.toLowerCase()] : []),
+  ];
 }

@@ -2,7 +2,15 @@ import type { RepoConfig } from "../config/repo-config.js";
 import { CODEOWNERS_LOCATIONS } from "../github/codeowners.js";
 import { buildOrder, withDependencies } from "../plan/order.js";
 import type { Plan, PlanStep } from "../plan/schema.js";
-import { approverLogins, describeApprovals, describeOwnedFiles, ownedFiles, ownerMatcher, readCodeOwners, uncovered } from "./code-owner-coverage.js";
+import {
+  approverLogins,
+  describeApprovals,
+  describeOwnedFiles,
+  ownedFiles,
+  ownerMatcher,
+  readCodeOwners,
+  uncovered,
+} from "./code-owner-coverage.js";
 import type { ThreadPort } from "./ports.js";
 import type { ThreadState } from "./state.js";
 
@@ -25,7 +33,11 @@ export interface CodeOwnersApproval {
  * is checked again after each step (written-files-approval.ts): this check only saves a build that
  * could not be pushed. Returns the refusal to post, naming the files and their owners, or null.
  */
-export async function codeOwnersRefusal(port: ThreadPort, config: RepoConfig, request: CodeOwnersApproval): Promise<string | null> {
+export async function codeOwnersRefusal(
+  port: ThreadPort,
+  config: RepoConfig,
+  request: CodeOwnersApproval,
+): Promise<string | null> {
   if (config.approvers !== "codeowners") return null;
   const found = await readCodeOwners(request.readDefaultBranch);
   if (!found) {
@@ -37,9 +49,11 @@ export async function codeOwnersRefusal(port: ThreadPort, config: RepoConfig, re
   let approverOwnsAny = false;
   for (const step of stepsBeingBuilt(request)) {
     const owned = ownedFiles(found.codeowners, step.files);
-    for (const { owners } of owned) if (!approverOwnsAny && (await matcher.owns(request.approver, owners))) approverOwnsAny = true;
+    for (const { owners } of owned)
+      if (!approverOwnsAny && (await matcher.owns(request.approver, owners))) approverOwnsAny = true;
     const left = await uncovered(owned, approvers, matcher);
-    if (left.length > 0) missing.push(`- **${step.id}** ${step.title.replace(/\s+/g, " ")}: ${describeOwnedFiles(left)}`);
+    if (left.length > 0)
+      missing.push(`- **${step.id}** ${step.title.replace(/\s+/g, " ")}: ${describeOwnedFiles(left)}`);
   }
   if (missing.length === 0) return null;
   const where = `this repository's plans are approved by their code owners (\`approvers: codeowners\`), and per \`${found.path}\` on \`${port.repo.defaultBranch}\``;

@@ -31,7 +31,11 @@ export interface CostCap {
  * `prices:` never count against a cap: a model the App has no price for (a repository can pick any
  * name in `model:` and call it free) is counted at the App's dearest prices.
  */
-export function costCapFor(deps: Pick<WorkflowDeps, "maxCost" | "prices">, config: RepoConfig, model: string): CostCap | undefined {
+export function costCapFor(
+  deps: Pick<WorkflowDeps, "maxCost" | "prices">,
+  config: RepoConfig,
+  model: string,
+): CostCap | undefined {
   const caps = [deps.maxCost, config.limits.max_cost].filter((cap): cap is number => cap !== undefined);
   if (caps.length === 0) return undefined;
   const app = Object.values(deps.prices ?? {});
@@ -39,7 +43,11 @@ export function costCapFor(deps: Pick<WorkflowDeps, "maxCost" | "prices">, confi
   const dollars = Math.min(...caps);
   // The App's own cap counted at the repository's prices: enforced, but the operator should know who sets them.
   if (deps.maxCost !== undefined && app.length === 0 && price) {
-    return { dollars, price, note: `ℹ️ The App's cost cap of ${formatDollars(deps.maxCost)} is counted at this repository's own \`prices:\`, since the App sets none (BLUEPRINT_PRICES): the repository can set them as it likes.` };
+    return {
+      dollars,
+      price,
+      note: `ℹ️ The App's cost cap of ${formatDollars(deps.maxCost)} is counted at this repository's own \`prices:\`, since the App sets none (BLUEPRINT_PRICES): the repository can set them as it likes.`,
+    };
   }
   return { dollars, price };
 }
@@ -47,7 +55,11 @@ export function costCapFor(deps: Pick<WorkflowDeps, "maxCost" | "prices">, confi
 /** Each of the prices' dearest rate. */
 function dearest(prices: ModelPrice[]): ModelPrice {
   const most = (rate: (price: ModelPrice) => number) => Math.max(...prices.map(rate));
-  return { input: most((price) => price.input), cached_input: most((price) => price.cached_input ?? price.input), output: most((price) => price.output) };
+  return {
+    input: most((price) => price.input),
+    cached_input: most((price) => price.cached_input ?? price.input),
+    output: most((price) => price.output),
+  };
 }
 
 /** Dollars for `usage`, or null without a price. */
@@ -67,7 +79,8 @@ const tokens = (n: number) => n.toLocaleString("en-US");
 /** Tokens, and dollars when the model is priced. */
 export function renderRunCost(usage: TokenUsage, pricing: Pricing): string {
   const dollars = dollarsFor(usage, pricing);
-  if (dollars === null) return `${renderUsage(usage)}; no price is configured for \`${pricing.model}\`, so no cost is shown`;
+  if (dollars === null)
+    return `${renderUsage(usage)}; no price is configured for \`${pricing.model}\`, so no cost is shown`;
   return `${renderUsage(usage)} — **${formatDollars(dollars)}** at \`${pricing.model}\`'s configured prices`;
 }
 
@@ -75,8 +88,14 @@ export function renderRunCost(usage: TokenUsage, pricing: Pricing): string {
 export function renderPlanCost(plan: Plan, usage: TokenUsage, pricing: Pricing, cap: CostCap | undefined): string {
   const estimate = estimateBuild(plan.steps);
   const total = estimate.prompt + estimate.completion;
-  const dollars = dollarsFor({ prompt: estimate.prompt, completion: estimate.completion, cached: 0, requests: 0 }, pricing);
-  const money = dollars === null ? ` (no price is configured for \`${pricing.model}\`)` : `, ≈ **${formatDollars(dollars)}** at \`${pricing.model}\`'s configured prices`;
+  const dollars = dollarsFor(
+    { prompt: estimate.prompt, completion: estimate.completion, cached: 0, requests: 0 },
+    pricing,
+  );
+  const money =
+    dollars === null
+      ? ` (no price is configured for \`${pricing.model}\`)`
+      : `, ≈ **${formatDollars(dollars)}** at \`${pricing.model}\`'s configured prices`;
   const perStep = estimate.steps.map((step) => `${step.id} ~${Math.round(step.tokens / 1000)}k`).join(", ");
   const { low, medium, high } = ESTIMATE_BASIS.stepTokens;
   const basis =
@@ -91,8 +110,12 @@ export function renderPlanCost(plan: Plan, usage: TokenUsage, pricing: Pricing, 
 /** What the cost cap means for this plan, before anyone approves it (the estimate counted at the cap's own price). */
 function capLine(cap: CostCap | undefined, estimate: BuildEstimate, pricing: Pricing): string {
   if (cap === undefined) return "";
-  if (cap.price === null) return ` A cost cap of ${formatDollars(cap.dollars)} per build is set, but it cannot be enforced without a price for \`${pricing.model}\`.`;
-  const over = costOf({ prompt: estimate.prompt, completion: estimate.completion, cached: 0 }, cap.price) > cap.dollars ? " The estimate is over it: the build may stop at the cap, with the steps done pushed, and a further `/build` continues." : "";
+  if (cap.price === null)
+    return ` A cost cap of ${formatDollars(cap.dollars)} per build is set, but it cannot be enforced without a price for \`${pricing.model}\`.`;
+  const over =
+    costOf({ prompt: estimate.prompt, completion: estimate.completion, cached: 0 }, cap.price) > cap.dollars
+      ? " The estimate is over it: the build may stop at the cap, with the steps done pushed, and a further `/build` continues."
+      : "";
   return ` Each \`/build\` is capped at ${formatDollars(cap.dollars)}${cap.price === pricing.price ? "" : `, counted at the App's dearest prices (it has none for \`${pricing.model}\`)`}.${over}`;
 }
 
@@ -107,14 +130,25 @@ export function renderCostTable(plan: Plan, state: ThreadState, pricing: Pricing
   for (const { usage } of ran) addUsage(total, usage);
   const priced = pricing.price !== null;
   const row = (label: string, usage: TokenUsage) => {
-    const cells = [label, tokens(usage.prompt + usage.completion), `${tokens(usage.prompt)} (${tokens(usage.cached)} cached)`, tokens(usage.completion)];
+    const cells = [
+      label,
+      tokens(usage.prompt + usage.completion),
+      `${tokens(usage.prompt)} (${tokens(usage.cached)} cached)`,
+      tokens(usage.completion),
+    ];
     const dollars = dollarsFor(usage, pricing);
     if (dollars !== null) cells.push(formatDollars(dollars));
     return `| ${cells.join(" | ")} |`;
   };
-  const header = priced ? "| Step | Tokens | Prompt | Completion | Cost |\n|---|--:|--:|--:|--:|" : "| Step | Tokens | Prompt | Completion |\n|---|--:|--:|--:|";
+  const header = priced
+    ? "| Step | Tokens | Prompt | Completion | Cost |\n|---|--:|--:|--:|--:|"
+    : "| Step | Tokens | Prompt | Completion |\n|---|--:|--:|--:|";
   const note = priced
     ? `<sub>Dollars at \`${pricing.model}\`'s configured prices; a step built over several runs counts them all.</sub>`
     : `<sub>No price is configured for \`${pricing.model}\` (\`prices:\` in \`.github/blueprint.yml\`), so only tokens are shown.</sub>`;
-  return ["#### Cost", [header, ...ran.map(({ id, usage }) => row(id, usage)), row("**Total**", total)].join("\n"), note].join("\n\n");
+  return [
+    "#### Cost",
+    [header, ...ran.map(({ id, usage }) => row(id, usage)), row("**Total**", total)].join("\n"),
+    note,
+  ].join("\n\n");
 }

@@ -13,8 +13,16 @@ import { sandboxFor } from "./sandbox-choice.js";
  * Wires the engine from the environment; the same for the App, the Action and the CLI. A process that
  * must not hold the secret the key comes from (a worker) passes the derived key itself.
  */
-export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets: string[] = [], stateKey?: StateKey): WorkflowDeps {
-  const repoCache = new RepoCache(env.BLUEPRINT_WORKDIR, { poolSize: env.BLUEPRINT_WORKTREE_POOL, maxFetches: env.BLUEPRINT_MAX_FETCHES });
+export function createWorkflowDeps(
+  env: BlueprintEnv,
+  log: Logger,
+  extraSecrets: string[] = [],
+  stateKey?: StateKey,
+): WorkflowDeps {
+  const repoCache = new RepoCache(env.BLUEPRINT_WORKDIR, {
+    poolSize: env.BLUEPRINT_WORKTREE_POOL,
+    maxFetches: env.BLUEPRINT_MAX_FETCHES,
+  });
   return {
     modelFor: (config, onRetry) =>
       createModelClient({
@@ -42,7 +50,13 @@ export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets:
     minPermission: env.BLUEPRINT_MIN_PERMISSION,
     progressIntervalMs: env.BLUEPRINT_PROGRESS_INTERVAL_MS,
     identity: { name: env.BLUEPRINT_BOT_NAME, email: env.BLUEPRINT_BOT_EMAIL },
-    redact: createRedactor([env.OPENAI_API_KEY, env.WEBHOOK_SECRET, env.PRIVATE_KEY, env.BLUEPRINT_STATE_SECRET, ...extraSecrets]),
+    redact: createRedactor([
+      env.OPENAI_API_KEY,
+      env.WEBHOOK_SECRET,
+      env.PRIVATE_KEY,
+      env.BLUEPRINT_STATE_SECRET,
+      ...extraSecrets,
+    ]),
     stateKey: stateKey ?? stateKeyOf(env),
     log,
   };
@@ -51,7 +65,10 @@ export function createWorkflowDeps(env: BlueprintEnv, log: Logger, extraSecrets:
 /** BLUEPRINT_STATE_SECRET wins (workers get it instead of the webhook secret); the App falls back to WEBHOOK_SECRET. */
 export function stateKeyOf(env: BlueprintEnv): StateKey {
   const secret = env.BLUEPRINT_STATE_SECRET ?? env.WEBHOOK_SECRET;
-  if (!secret) throw new ConfigError("no secret to sign Blueprint's hidden plan state with: set BLUEPRINT_STATE_SECRET (at least 16 characters, e.g. `openssl rand -hex 32`), or WEBHOOK_SECRET for the App");
+  if (!secret)
+    throw new ConfigError(
+      "no secret to sign Blueprint's hidden plan state with: set BLUEPRINT_STATE_SECRET (at least 16 characters, e.g. `openssl rand -hex 32`), or WEBHOOK_SECRET for the App",
+    );
   return deriveStateKey(secret);
 }
 

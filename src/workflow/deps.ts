@@ -20,7 +20,10 @@ export interface WorkflowDeps {
   /** `onRetry` hears each retry of a model request (they are logged as warnings either way). */
   modelFor(config: RepoConfig, onRetry?: (retry: ModelRetry) => void): ModelClient;
   repoCache: RepoCache;
-  /** Keeps `repoCache`'s directory: a running job's repository is never removed, uninstalled ones go, and BLUEPRINT_WORKDIR_MAX_GB holds. */
+  /**
+   * Keeps `repoCache`'s directory: a running job's repository is never removed, uninstalled ones go, and
+   * BLUEPRINT_WORKDIR_MAX_GB holds.
+   */
   workdir?: WorkdirKeeper;
   runner: CommandRunner;
   /** The most a repository's `network:` may allow (BLUEPRINT_NETWORK_ALLOW); default the built-in registries. */
@@ -28,7 +31,9 @@ export interface WorkflowDeps {
   limits: AgentLimits;
   /** The App's prices per model (BLUEPRINT_PRICES); they win over a repository's `prices`. */
   prices?: PriceTable;
-  /** The App's cost cap per build in dollars (BLUEPRINT_MAX_COST); a repository's `limits.max_cost` can only lower it. */
+  /**
+   * The App's cost cap per build in dollars (BLUEPRINT_MAX_COST); a repository's `limits.max_cost` can only lower it.
+   */
   maxCost?: number | undefined;
   minPermission: PermissionLevel;
   progressIntervalMs: number;

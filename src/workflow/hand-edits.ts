@@ -29,12 +29,19 @@ export function applyHandEdits(body: string, state: ThreadState): HandEdits {
     const original = plan.steps.find((step) => step.id === line.id);
     if (!original) notes.push(`${line.id} was added by hand.`);
     else if (line.title !== original.title.replace(/\s+/g, " ").trim()) notes.push(`${line.id} was reworded by hand.`);
-    if (original && [...line.deps].sort().join() !== [...original.deps].sort().join()) notes.push(`${line.id}'s dependencies were changed by hand.`);
+    if (original && [...line.deps].sort().join() !== [...original.deps].sort().join())
+      notes.push(`${line.id}'s dependencies were changed by hand.`);
     // Files are compared as the line shows them; unchanged ones keep their exact names from the plan.
     const filesEdited = original !== undefined && line.files.join("\n") !== original.files.map(inlineCode).join("\n");
     if (filesEdited) notes.push(`${line.id}'s files were changed by hand.`);
     const files = original && !filesEdited ? original.files : line.files;
-    steps.push({ ...(original ?? { details: "", risk: undefined, complexity: undefined }), id: line.id, title: line.title, deps: line.deps, files });
+    steps.push({
+      ...(original ?? { details: "", risk: undefined, complexity: undefined }),
+      id: line.id,
+      title: line.title,
+      deps: line.deps,
+      files,
+    });
 
     const was = state.steps[line.id] ?? { status: "pending" as const };
     if (line.ticked && was.status !== "done") {
@@ -48,10 +55,16 @@ export function applyHandEdits(body: string, state: ThreadState): HandEdits {
       progress[line.id] = was;
     }
   }
-  for (const step of plan.steps) if (!visible.some((line) => line.id === step.id)) notes.push(`${step.id} was removed by hand.`);
+  for (const step of plan.steps)
+    if (!visible.some((line) => line.id === step.id)) notes.push(`${step.id} was removed by hand.`);
 
   if (notes.length === 0) return { kind: "none" };
   const checked = validatePlan({ ...plan, steps });
   if (!checked.ok) return { kind: "broken", errors: checked.errors };
-  return { kind: "edited", state: { ...state, plan: checked.plan, planHash: planHash(checked.plan), steps: progress }, notes, unticked };
+  return {
+    kind: "edited",
+    state: { ...state, plan: checked.plan, planHash: planHash(checked.plan), steps: progress },
+    notes,
+    unticked,
+  };
 }

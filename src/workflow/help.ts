@@ -30,7 +30,9 @@ export async function statusReply(port: ThreadPort, running: string | null, stat
   if (lookup.kind === "none") {
     lines.push("- No plan yet. Comment `/plan` to start one.");
   } else if (lookup.kind === "corrupt") {
-    lines.push(`- The latest Blueprint comment (${lookup.comment.url}) has a damaged state marker: ${lookup.reason}. Comment \`/plan\` to start over.`);
+    lines.push(
+      `- The latest Blueprint comment (${lookup.comment.url}) has a damaged state marker: ${lookup.reason}. Comment \`/plan\` to start over.`,
+    );
   } else {
     const { state, comment } = lookup.latest;
     lines.push(`- Plan: ${state.plan ? `v${state.revision} “${state.plan.title}”` : "none yet"} — ${comment.url}`);

@@ -5,11 +5,23 @@ import type { ThreadState } from "./state.js";
 
 /** Each state's label as Blueprint creates it on first use, so that people can filter issues by state. */
 export const DEFAULT_LABELS: Readonly<Record<LabeledState, LabelSpec>> = {
-  planned: { name: "blueprint: planned", color: "1d76db", description: "Blueprint posted a plan; it waits for /build or a revision." },
-  approved: { name: "blueprint: approved", color: "5319e7", description: "The plan is approved; Blueprint's build starts." },
+  planned: {
+    name: "blueprint: planned",
+    color: "1d76db",
+    description: "Blueprint posted a plan; it waits for /build or a revision.",
+  },
+  approved: {
+    name: "blueprint: approved",
+    color: "5319e7",
+    description: "The plan is approved; Blueprint's build starts.",
+  },
   building: { name: "blueprint: building", color: "fbca04", description: "Blueprint is building the approved plan." },
   built: { name: "blueprint: built", color: "0e8a16", description: "Blueprint built the plan and its checks passed." },
-  failed: { name: "blueprint: failed", color: "d73a4a", description: "Blueprint's plan, build or its verification failed; the plan comment says why." },
+  failed: {
+    name: "blueprint: failed",
+    color: "d73a4a",
+    description: "Blueprint's plan, build or its verification failed; the plan comment says why.",
+  },
 };
 
 /** Each state's label under `.github/blueprint.yml`'s `labels:`, or null where it is switched off. */
@@ -21,7 +33,10 @@ export function labelSpecs(config: Pick<RepoConfig, "labels">): Record<LabeledSt
     if (name === false) return null;
     return name === undefined ? DEFAULT_LABELS[state] : { ...DEFAULT_LABELS[state], name };
   };
-  return Object.fromEntries(LABELED_STATES.map((state) => [state, named(state)])) as Record<LabeledState, LabelSpec | null>;
+  return Object.fromEntries(LABELED_STATES.map((state) => [state, named(state)])) as Record<
+    LabeledState,
+    LabelSpec | null
+  >;
 }
 
 /**
@@ -82,7 +97,10 @@ export class ThreadLabels {
     } catch (error) {
       // Asked again at the next state change.
       this.shown = null;
-      this.log.warn({ err: error, deliveryId: this.deliveryId, label: state }, "could not move the thread's Blueprint label");
+      this.log.warn(
+        { err: error, deliveryId: this.deliveryId, label: state },
+        "could not move the thread's Blueprint label",
+      );
     }
   }
 
@@ -95,7 +113,8 @@ export class ThreadLabels {
       await this.ensureLabel(target);
       await this.port.addThreadLabel(target.name);
     }
-    for (const name of carried) if (ours.has(name.toLowerCase()) && name.toLowerCase() !== wanted) await this.port.removeThreadLabel(name);
+    for (const name of carried)
+      if (ours.has(name.toLowerCase()) && name.toLowerCase() !== wanted) await this.port.removeThreadLabel(name);
   }
 
   /** Created with its colour and description on first use (adding a missing label would make a plain grey one). */

@@ -17,7 +17,13 @@ export function memoryOf(state: ThreadState): ThreadMemory;
 export function memoryOf(state: ThreadState | null | undefined): ThreadMemory | null;
 export function memoryOf(state: ThreadState | null | undefined): ThreadMemory | null {
   if (!state) return null;
-  return { instructions: state.instructions, requestedBy: state.requestedBy, feedback: state.feedback, answers: state.answers, explored: state.explored };
+  return {
+    instructions: state.instructions,
+    requestedBy: state.requestedBy,
+    feedback: state.feedback,
+    answers: state.answers,
+    explored: state.explored,
+  };
 }
 
 const clip = (text: string) => (text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)} …[cut]` : text);
@@ -27,7 +33,12 @@ export function withFeedback(memory: ThreadMemory, entry: FeedbackEntry): Thread
 }
 
 export function withAnswer(memory: ThreadMemory, entry: QuestionAnswer): ThreadMemory {
-  return { ...memory, answers: [...memory.answers, { ...entry, question: clip(entry.question), answer: clip(entry.answer) }].slice(-MAX_ENTRIES) };
+  return {
+    ...memory,
+    answers: [...memory.answers, { ...entry, question: clip(entry.question), answer: clip(entry.answer) }].slice(
+      -MAX_ENTRIES,
+    ),
+  };
 }
 
 export function withExplored(memory: ThreadMemory, files: Iterable<string>): ThreadMemory {

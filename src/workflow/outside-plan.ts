@@ -26,7 +26,9 @@ export function renderOutsidePlan(plan: Plan, state: ThreadState): string | null
     const outside = state.steps[step.id]?.outsidePlan;
     if (!outside) return [];
     const more = outside.total > outside.files.length ? `, and ${outside.total - outside.files.length} more` : "";
-    return [`- **${step.id}** outside the plan: ${outside.files.map((file) => `\`${inlineCode(file)}\``).join(", ")}${more}`];
+    return [
+      `- **${step.id}** outside the plan: ${outside.files.map((file) => `\`${inlineCode(file)}\``).join(", ")}${more}`,
+    ];
   });
   if (lines.length === 0) return null;
   return ["**Changed outside the plan's files** (no step of the plan lists them):", ...lines].join("\n");

@@ -1,6 +1,11 @@
 import { runAgent, type AgentOutcome } from "../agent/loop.js";
 import type { ModelClient } from "../agent/model.js";
-import { PLAN_SYSTEM_PROMPT, planningTaskMessage, type RepoInstructions, type ThreadContext } from "../agent/prompts.js";
+import {
+  PLAN_SYSTEM_PROMPT,
+  planningTaskMessage,
+  type RepoInstructions,
+  type ThreadContext,
+} from "../agent/prompts.js";
 import type { RepoConfig } from "../config/repo-config.js";
 import type { ThreadStateRecord } from "../github/plan-comment.js";
 import type { Workspace } from "../workspace/workspace.js";
@@ -45,7 +50,10 @@ export async function explore(deps: WorkflowDeps, job: JobContext, input: Explor
   );
   const workflowsAllowed = await job.port.canWriteWorkflows();
   // The default branch's AGENTS.md, never a pull request's own version of it.
-  const agentInstructions = await readRepoInstructions((file) => tree.readAtRef(`refs/heads/${job.port.repo.defaultBranch}`, file), []);
+  const agentInstructions = await readRepoInstructions(
+    (file) => tree.readAtRef(`refs/heads/${job.port.repo.defaultBranch}`, file),
+    [],
+  );
   const filesRead = new Set<string>();
   // A retried model request shows in the status comment until the model answers.
   const showProgress = (retry: string | null) => status.tracking.progress(status.progress(filesRead.size, retry));
@@ -76,7 +84,12 @@ export async function explore(deps: WorkflowDeps, job: JobContext, input: Explor
   return { outcome, filesRead, workflowsAllowed, model };
 }
 
-function planningTask(input: Exploration, context: ThreadContext, workflowsAllowed: boolean, agentInstructions: RepoInstructions): string {
+function planningTask(
+  input: Exploration,
+  context: ThreadContext,
+  workflowsAllowed: boolean,
+  agentInstructions: RepoInstructions,
+): string {
   const { memory, current } = input;
   return planningTaskMessage({
     instructions: memory.instructions,

@@ -17,7 +17,13 @@ export function warnAboutWorkflows(plan: Plan): Plan {
 }
 
 /** What the planning run came to, as the status comment's last edit: the plan, a question, or why there is none. */
-export function resultComment(state: ThreadState, seal: CommentSeal, outcome: AgentOutcome, previous: ThreadStateRecord | null, cost: { pricing: Pricing; cap: CostCap | undefined }): string {
+export function resultComment(
+  state: ThreadState,
+  seal: CommentSeal,
+  outcome: AgentOutcome,
+  previous: ThreadStateRecord | null,
+  cost: { pricing: Pricing; cap: CostCap | undefined },
+): string {
   const usage = `<sub>${renderRunCost(outcome.usage, cost.pricing)}</sub>`;
   const now = new Date().toISOString();
   switch (outcome.kind) {
@@ -28,14 +34,24 @@ export function resultComment(state: ThreadState, seal: CommentSeal, outcome: Ag
         plan: outcome.plan,
         planHash: planHash(outcome.plan),
         steps: Object.fromEntries(outcome.plan.steps.map((step) => [step.id, { status: "pending" as const }])),
-        changes: previous?.state.plan ? renderRevisionDiff(diffPlans(previous.state.plan, outcome.plan), previous.state.revision) : null,
+        changes: previous?.state.plan
+          ? renderRevisionDiff(diffPlans(previous.state.plan, outcome.plan), previous.state.revision)
+          : null,
         postedAt: now,
         updatedAt: now,
       };
-      return renderPlanComment(done, seal, { report: renderPlanCost(outcome.plan, outcome.usage, cost.pricing, cost.cap) });
+      return renderPlanComment(done, seal, {
+        report: renderPlanCost(outcome.plan, outcome.usage, cost.pricing, cost.cap),
+      });
     }
     case "question": {
-      const waiting: ThreadState = { ...state, status: "awaiting_answer", question: outcome.question, questionMode: "plan", updatedAt: now };
+      const waiting: ThreadState = {
+        ...state,
+        status: "awaiting_answer",
+        question: outcome.question,
+        questionMode: "plan",
+        updatedAt: now,
+      };
       return renderStatusComment(
         waiting,
         seal,
@@ -46,7 +62,13 @@ export function resultComment(state: ThreadState, seal: CommentSeal, outcome: Ag
     case "failed":
       return failedComment(state, seal, `${outcome.message}.`, failureAdvice(outcome.failure), usage);
     default:
-      return failedComment(state, seal, "the planning run ended without a plan.", "Comment `/plan` to try again.", usage);
+      return failedComment(
+        state,
+        seal,
+        "the planning run ended without a plan.",
+        "Comment `/plan` to try again.",
+        usage,
+      );
   }
 }
 
@@ -65,7 +87,18 @@ function failureAdvice(failure: string): string {
   }
 }
 
-export function failedComment(state: ThreadState, seal: CommentSeal, reason: string, advice: string, extra = ""): string {
+export function failedComment(
+  state: ThreadState,
+  seal: CommentSeal,
+  reason: string,
+  advice: string,
+  extra = "",
+): string {
   const failed: ThreadState = { ...state, status: "failed", error: reason, updatedAt: new Date().toISOString() };
-  return renderStatusComment(failed, seal, "## ❌ Planning failed", [`Blueprint could not make a plan: ${reason}`, `**What to do:** ${advice}`, extra].filter(Boolean).join("\n\n"));
+  return renderStatusComment(
+    failed,
+    seal,
+    "## ❌ Planning failed",
+    [`Blueprint could not make a plan: ${reason}`, `**What to do:** ${advice}`, extra].filter(Boolean).join("\n\n"),
+  );
 }

@@ -25,24 +25,60 @@ export interface PlanStanding {
   memory: ThreadMemory;
 }
 
-export function planStanding(lookup: ThreadStateLookup, trigger: PlanTrigger, job: Pick<JobContext, "actor" | "deliveryId">): PlanStanding {
+export function planStanding(
+  lookup: ThreadStateLookup,
+  trigger: PlanTrigger,
+  job: Pick<JobContext, "actor" | "deliveryId">,
+): PlanStanding {
   const latest = lookup.kind === "found" ? lookup.latest : null;
   const current = lookup.kind === "found" ? lookup.plan : null;
   const resumed = trigger.kind === "answer" && latest?.state.status === "awaiting_answer" ? latest : null;
   const takenOver = latest?.state.status === "planning" && latest.state.deliveryId === job.deliveryId ? latest : null;
   // A taken-over run goes on with what its first run worked out (that memory already holds this command).
-  const revision = takenOver ? takenOver.state.revision : resumed ? resumed.state.revision : current?.state.plan ? current.state.revision + 1 : 1;
-  const memory = takenOver ? memoryOf(takenOver.state) : nextMemory(memoryOf(latest?.state), trigger, job.actor, current, resumed);
+  const revision = takenOver
+    ? takenOver.state.revision
+    : resumed
+      ? resumed.state.revision
+      : current?.state.plan
+        ? current.state.revision + 1
+        : 1;
+  const memory = takenOver
+    ? memoryOf(takenOver.state)
+    : nextMemory(memoryOf(latest?.state), trigger, job.actor, current, resumed);
   return { latest, current, resumed, takenOver, revision, memory };
 }
 
-function nextMemory(previous: ThreadMemory | null, trigger: PlanTrigger, actor: string, current: ThreadStateRecord | null, resumed: ThreadStateRecord | null): ThreadMemory {
-  const base: ThreadMemory = previous ?? { instructions: "", requestedBy: actor, feedback: [], answers: [], explored: [] };
+function nextMemory(
+  previous: ThreadMemory | null,
+  trigger: PlanTrigger,
+  actor: string,
+  current: ThreadStateRecord | null,
+  resumed: ThreadStateRecord | null,
+): ThreadMemory {
+  const base: ThreadMemory = previous ?? {
+    instructions: "",
+    requestedBy: actor,
+    feedback: [],
+    answers: [],
+    explored: [],
+  };
   const onRevision = current?.state.revision ?? 1;
   switch (trigger.kind) {
     case "plan":
-      if (!current?.state.plan) return { ...base, instructions: trigger.instructions, requestedBy: actor, feedback: [], answers: previous ? base.answers : [] };
-      return withFeedback(base, { author: actor, source: "plan", text: trigger.instructions || "(re-plan requested without new instructions)", onRevision });
+      if (!current?.state.plan)
+        return {
+          ...base,
+          instructions: trigger.instructions,
+          requestedBy: actor,
+          feedback: [],
+          answers: previous ? base.answers : [],
+        };
+      return withFeedback(base, {
+        author: actor,
+        source: "plan",
+        text: trigger.instructions || "(re-plan requested without new instructions)",
+        onRevision,
+      });
     case "feedback":
       return withFeedback(base, { ...trigger.feedback, onRevision });
     case "answer":
@@ -50,7 +86,13 @@ function nextMemory(previous: ThreadMemory | null, trigger: PlanTrigger, actor: 
   }
 }
 
-export function initialState(info: ThreadInfo, defaultBranch: string, memory: ThreadMemory, revision: number, deliveryId: string): ThreadState {
+export function initialState(
+  info: ThreadInfo,
+  defaultBranch: string,
+  memory: ThreadMemory,
+  revision: number,
+  deliveryId: string,
+): ThreadState {
   return {
     v: 1,
     status: "planning",
@@ -60,7 +102,9 @@ export function initialState(info: ThreadInfo, defaultBranch: string, memory: Th
     planHash: null,
     ...memory,
     base: { branch: info.pullRequest?.baseRef ?? defaultBranch, sha: "" },
-    head: info.pullRequest ? { ref: info.pullRequest.headRef, sha: info.pullRequest.headSha, sameRepo: info.pullRequest.sameRepo } : null,
+    head: info.pullRequest
+      ? { ref: info.pullRequest.headRef, sha: info.pullRequest.headSha, sameRepo: info.pullRequest.sameRepo }
+      : null,
     planHead: info.pullRequest?.headSha ?? null,
     branch: null,
     steps: {},

@@ -26,16 +26,26 @@ export async function openPlanStatus(
 ): Promise<PlanStatus> {
   const { port } = job;
   const { state } = input;
-  const heading = state.revision > 1 ? `## ⏳ Revising the plan (v${state.revision - 1} → v${state.revision})…` : "## ⏳ Planning…";
-  // A first run of this delivery that died between posting its comment and signing it left it stateless: found by its delivery.
+  const heading =
+    state.revision > 1 ? `## ⏳ Revising the plan (v${state.revision - 1} → v${state.revision})…` : "## ⏳ Planning…";
+  // A first run of this delivery that died between posting its comment and signing it left it stateless: found by its
+  // delivery.
   const reused = input.reuse ?? unsignedStatusComment(input.comments, job.deliveryId);
-  const posted = reused ? { id: reused.comment.id, url: reused.comment.url } : await port.postComment(`${heading}\n\n${planningBody(job.actor, 0)}\n\n${postedFor(job.deliveryId)}`);
+  const posted = reused
+    ? { id: reused.comment.id, url: reused.comment.url }
+    : await port.postComment(`${heading}\n\n${planningBody(job.actor, 0)}\n\n${postedFor(job.deliveryId)}`);
   const sealed = commentSeal(input.seal, posted.id);
   await port.updateComment(posted.id, renderStatusComment(state, sealed, heading, planningBody(job.actor, 0)));
   const tracking = new TrackingComment(port, posted.id, posted.url, deps.progressIntervalMs, (error) =>
     deps.log.warn({ err: error, deliveryId: job.deliveryId }, "could not update the tracking comment"),
   );
-  return { id: posted.id, sealed, tracking, progress: (filesRead, retry = null) => renderStatusComment(state, sealed, heading, planningBody(job.actor, filesRead, retry)) };
+  return {
+    id: posted.id,
+    sealed,
+    tracking,
+    progress: (filesRead, retry = null) =>
+      renderStatusComment(state, sealed, heading, planningBody(job.actor, filesRead, retry)),
+  };
 }
 
 /**
@@ -51,7 +61,13 @@ function postedFor(deliveryId: string): string {
  * died in between): a comment of ours still as first posted, heading and all, with no state in it.
  */
 function unsignedStatusComment(comments: ThreadComment[], deliveryId: string): { comment: ThreadComment } | null {
-  const comment = comments.find((c) => c.own && /^## ⏳ (?:Planning|Revising the plan)/.test(c.body) && c.body.includes(postedFor(deliveryId)) && !c.body.includes(MARKER_PREFIX));
+  const comment = comments.find(
+    (c) =>
+      c.own &&
+      /^## ⏳ (?:Planning|Revising the plan)/.test(c.body) &&
+      c.body.includes(postedFor(deliveryId)) &&
+      !c.body.includes(MARKER_PREFIX),
+  );
   return comment ? { comment } : null;
 }
 

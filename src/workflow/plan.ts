@@ -29,7 +29,8 @@ export type { PlanTrigger } from "./plan-start.js";
  * A planning run handed to another worker (this one is shutting down) starts over there in a new
  * status comment: this one keeps no state marker, so the thread's state is as it was before the run.
  */
-const HANDED_OVER = "⏸ Blueprint restarted while planning: another worker starts this plan over and posts it below. Nothing was changed.";
+const HANDED_OVER =
+  "⏸ Blueprint restarted while planning: another worker starts this plan over and posts it below. Nothing was changed.";
 
 export interface PlanRequest {
   trigger: PlanTrigger;
@@ -47,7 +48,8 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
   const { current, resumed, memory } = standing;
   if (request.trigger.kind === "feedback" && !current?.state.plan) {
     // Only `/revise` is addressed to us when there is no plan; reviews and plain comments are not.
-    if (request.trigger.feedback.source === "revise") await port.postComment("There is no plan to revise yet. Comment `/plan` first.");
+    if (request.trigger.feedback.source === "revise")
+      await port.postComment("There is no plan to revise yet. Comment `/plan` first.");
     return;
   }
 
@@ -58,7 +60,8 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
 
   // 3. One status comment, kept up to date (plan-status.ts).
   const status = await openPlanStatus(deps, job, { comments, seal, state, reuse: resumed ?? standing.takenOver });
-  // Handed to another worker (see HANDED_OVER): a reused question comment gets its question back, so the answer resumes it there.
+  // Handed to another worker (see HANDED_OVER): a reused question comment gets its question back, so the answer resumes
+  // it there.
   const handedOverBody = resumed ? resumed.comment.body : HANDED_OVER;
 
   let workspace: Workspace | null = null;
@@ -75,21 +78,39 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
     stopPrefetch = prefetchRepoMap(tree.dir, tree.tagCacheDir, job.signal);
 
     // 5. What the model is told, and the read-only run.
-    const explored = await explore(deps, job, { tree, config, info, comments, memory, current, commandCommentId: request.commandCommentId, status });
+    const explored = await explore(deps, job, {
+      tree,
+      config,
+      info,
+      comments,
+      memory,
+      current,
+      commandCommentId: request.commandCommentId,
+      status,
+    });
     if (handedOver(job.signal)) return await status.tracking.final(handedOverBody);
     Object.assign(state, withExplored(memory, explored.filesRead));
-    if (explored.outcome.kind === "plan_submitted") state.instructionFiles = await instructionFilesFor(tree, job.port.repo.defaultBranch, explored.outcome.plan);
+    if (explored.outcome.kind === "plan_submitted")
+      state.instructionFiles = await instructionFilesFor(tree, job.port.repo.defaultBranch, explored.outcome.plan);
     deps.telemetry?.modelUsage("plan", explored.outcome.usage);
 
     // 6. Plan mode must leave the tree as it found it.
-    if (await changedTheTree(deps, job, status, state, tree)) return await new ThreadLabels(job.port, config, deps.log, job.deliveryId).show("failed");
+    if (await changedTheTree(deps, job, status, state, tree))
+      return await new ThreadLabels(job.port, config, deps.log, job.deliveryId).show("failed");
 
     // 7. The result replaces the status comment; a new revision supersedes the old one.
     await postResult(deps, job, { status, state, config, current, explored, seal });
   } catch (error) {
     if (handedOver(job.signal)) return await status.tracking.final(handedOverBody);
     deps.log.error({ err: error, deliveryId: job.deliveryId }, "planning failed");
-    await status.tracking.final(failedComment(state, status.sealed, plainError(error), "Comment `/plan` to try again; if it keeps failing, tell the app's operators."));
+    await status.tracking.final(
+      failedComment(
+        state,
+        status.sealed,
+        plainError(error),
+        "Comment `/plan` to try again; if it keeps failing, tell the app's operators.",
+      ),
+    );
     // Labelled as the repository names its labels; before its configuration was read, that is not known.
     if (config) await new ThreadLabels(job.port, config, deps.log, job.deliveryId).show("failed");
   } finally {
@@ -101,7 +122,10 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
 
 /** The AGENTS.md files the plan's build will follow (named in the plan comment). */
 async function instructionFilesFor(tree: Workspace, defaultBranch: string, plan: Plan): Promise<string[]> {
-  const read = await readRepoInstructions((file) => tree.readAtRef(`refs/heads/${defaultBranch}`, file), plan.steps.flatMap((step) => step.files));
+  const read = await readRepoInstructions(
+    (file) => tree.readAtRef(`refs/heads/${defaultBranch}`, file),
+    plan.steps.flatMap((step) => step.files),
+  );
   return [...read.files.map((file) => file.path), ...read.omitted];
 }
 
@@ -114,7 +138,9 @@ function planningTree(deps: WorkflowDeps, job: JobContext, info: ThreadInfo): Pr
 
 /** The plan is made on this base (and, on a pull request, this head). */
 async function recordBaseAndHead(tree: Workspace, info: ThreadInfo, state: ThreadState): Promise<void> {
-  state.base.sha = info.pullRequest ? ((await tree.revParse(`refs/heads/${info.pullRequest.baseRef}`)) ?? "") : tree.baseSha;
+  state.base.sha = info.pullRequest
+    ? ((await tree.revParse(`refs/heads/${info.pullRequest.baseRef}`)) ?? "")
+    : tree.baseSha;
   if (state.head) state.head.sha = state.planHead = tree.baseSha;
 }
 
@@ -128,52 +154,102 @@ function pickedModel(trigger: PlanTrigger, standing: PlanStanding): string | nul
  * The configuration from the default branch, if it reads, the requester may plan under it and it allows
  * the model picked (with that model); else the run ends in the status comment.
  */
-async function planningConfig(deps: WorkflowDeps, job: JobContext, run: { status: PlanStatus; state: ThreadState }, readAtRef: (ref: string, file: string) => Promise<string | null>): Promise<RepoConfig | null> {
+async function planningConfig(
+  deps: WorkflowDeps,
+  job: JobContext,
+  run: { status: PlanStatus; state: ThreadState },
+  readAtRef: (ref: string, file: string) => Promise<string | null>,
+): Promise<RepoConfig | null> {
   const { status, state } = run;
   const configRead = await loadRepoConfig(readAtRef, job.port.repo.defaultBranch);
   if (!configRead.ok) {
-    await status.tracking.final(failedComment(state, status.sealed, configRead.message, "Fix the file on the default branch, then comment `/plan` again."));
+    await status.tracking.final(
+      failedComment(
+        state,
+        status.sealed,
+        configRead.message,
+        "Fix the file on the default branch, then comment `/plan` again.",
+      ),
+    );
     return null;
   }
   const refusal = await repoMinimumRefusal(job.port, job.actor, configRead.config);
   if (refusal) {
-    await status.tracking.final(failedComment(state, status.sealed, refusal, "Ask someone with that access to comment `/plan`."));
+    await status.tracking.final(
+      failedComment(state, status.sealed, refusal, "Ask someone with that access to comment `/plan`."),
+    );
     return null;
   }
   const choice = withPickedModel(deps, configRead.config, state.model);
   if (!choice.ok) {
-    await status.tracking.final(failedComment({ ...state, model: null }, status.sealed, choice.message, pickAdvice(deps, configRead.config)));
+    await status.tracking.final(
+      failedComment({ ...state, model: null }, status.sealed, choice.message, pickAdvice(deps, configRead.config)),
+    );
     return null;
   }
   return choice.config;
 }
 
 /** True (and the plan discarded) when the read-only run changed the working tree. */
-async function changedTheTree(deps: WorkflowDeps, job: JobContext, status: PlanStatus, state: ThreadState, tree: Workspace): Promise<boolean> {
+async function changedTheTree(
+  deps: WorkflowDeps,
+  job: JobContext,
+  status: PlanStatus,
+  state: ThreadState,
+  tree: Workspace,
+): Promise<boolean> {
   const changed = await tree.changes();
   if (changed.length === 0) return false;
   deps.log.error({ deliveryId: job.deliveryId, changed }, "plan mode changed the working tree");
-  await status.tracking.final(failedComment(state, status.sealed, `planning changed files in the working tree (${changed.slice(0, 5).join(", ")}), which plan mode must never do. The plan was discarded.`, "Comment `/plan` to try again."));
+  await status.tracking.final(
+    failedComment(
+      state,
+      status.sealed,
+      `planning changed files in the working tree (${changed.slice(0, 5).join(", ")}), which plan mode must never do. The plan was discarded.`,
+      "Comment `/plan` to try again.",
+    ),
+  );
   return true;
 }
 
 async function postResult(
   deps: WorkflowDeps,
   job: JobContext,
-  input: { status: PlanStatus; state: ThreadState; config: RepoConfig; current: ThreadStateRecord | null; explored: Explored; seal: ThreadSeal },
+  input: {
+    status: PlanStatus;
+    state: ThreadState;
+    config: RepoConfig;
+    current: ThreadStateRecord | null;
+    explored: Explored;
+    seal: ThreadSeal;
+  },
 ): Promise<void> {
   const { status, state, config, current, explored } = input;
   const { outcome, model } = explored;
-  const result = outcome.kind === "plan_submitted" && !explored.workflowsAllowed ? { ...outcome, plan: warnAboutWorkflows(outcome.plan) } : outcome;
+  const result =
+    outcome.kind === "plan_submitted" && !explored.workflowsAllowed
+      ? { ...outcome, plan: warnAboutWorkflows(outcome.plan) }
+      : outcome;
   const cost = { pricing: pricingFor(deps, config, model.model), cap: costCapFor(deps, config, model.model) };
   await status.tracking.final(deps.redact(resultComment(state, status.sealed, result, current, cost)));
   // A question leaves the thread's label as it was: the plan is not made yet.
-  if (outcome.kind !== "question") await new ThreadLabels(job.port, config, deps.log, job.deliveryId).show(outcome.kind === "plan_submitted" ? "planned" : "failed");
+  if (outcome.kind !== "question")
+    await new ThreadLabels(job.port, config, deps.log, job.deliveryId).show(
+      outcome.kind === "plan_submitted" ? "planned" : "failed",
+    );
   if (outcome.kind === "plan_submitted" && current && current.comment.id !== status.id) {
-    await supersede(job.port, input.seal, current, state.revision, deps.redact).catch((error) => deps.log.warn({ err: error }, "could not mark the previous plan superseded"));
+    await supersede(job.port, input.seal, current, state.revision, deps.redact).catch((error) =>
+      deps.log.warn({ err: error }, "could not mark the previous plan superseded"),
+    );
   }
   if (result.kind === "plan_submitted") {
     const estimate = renderPlanCost(result.plan, outcome.usage, cost.pricing, cost.cap);
-    await postPlanCheck(deps, job.port, { plan: result.plan, state, config, estimate, previous: current?.state ?? null });
+    await postPlanCheck(deps, job.port, {
+      plan: result.plan,
+      state,
+      config,
+      estimate,
+      previous: current?.state ?? null,
+    });
   }
 }

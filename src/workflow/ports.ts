@@ -62,9 +62,14 @@ export interface ThreadPort {
   updateComment(id: number, body: string): Promise<void>;
   reactToComment(commentId: number, reaction: Reaction): Promise<void>;
   permission(login: string): Promise<PermissionLevel>;
-  /** Whether `login` is an active member of the organisation's team (child teams included), for CODEOWNERS' `@org/team`. */
+  /**
+   * Whether `login` is an active member of the organisation's team (child teams included), for CODEOWNERS' `@org/team`.
+   */
   teamMember(org: string, teamSlug: string, login: string): Promise<boolean>;
-  /** A GitHub account as anyone may see it (its public e-mail, if it shows one), for CODEOWNERS' e-mail owners; null when there is no such account. */
+  /**
+   * A GitHub account as anyone may see it (its public e-mail, if it shows one), for CODEOWNERS' e-mail owners; null
+   * when there is no such account.
+   */
   account(login: string): Promise<GitHubAccount | null>;
   /** Token for git over HTTPS, or null when git needs none (local remotes). */
   gitToken(): Promise<string | null>;

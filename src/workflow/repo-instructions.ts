@@ -15,7 +15,6 @@ const FALLBACKS = ["CLAUDE.md", ".github/copilot-instructions.md"];
 /** At most this many directories are looked in (a plan names at most a few hundred files). */
 const MAX_DIRS = 64;
 
-
 /** The directories from the root down to each path's own, root first, each once. */
 export function instructionDirs(paths: readonly string[]): string[] {
   const dirs = new Set<string>([""]);
@@ -30,8 +29,14 @@ export function instructionDirs(paths: readonly string[]): string[] {
 }
 
 /** The instructions for work on `paths` (none: the root's alone), read with `read` at the default branch. */
-export async function readRepoInstructions(read: (file: string) => Promise<string | null>, paths: readonly string[]): Promise<RepoInstructions> {
-  let found = await readEach(read, instructionDirs(paths).map((dir) => (dir ? `${dir}/${AGENTS_FILE}` : AGENTS_FILE)));
+export async function readRepoInstructions(
+  read: (file: string) => Promise<string | null>,
+  paths: readonly string[],
+): Promise<RepoInstructions> {
+  let found = await readEach(
+    read,
+    instructionDirs(paths).map((dir) => (dir ? `${dir}/${AGENTS_FILE}` : AGENTS_FILE)),
+  );
   for (const fallback of FALLBACKS) {
     if (found.length > 0) break;
     found = await readEach(read, [fallback]);
@@ -58,9 +63,15 @@ function withinBudget(found: InstructionFile[]): RepoInstructions {
       left -= size;
     } else if (left >= 512) {
       // The first file that does not fit is cut at a line break; the rest are named, not given.
-      const cut = Buffer.from(file.text).subarray(0, left).toString("utf8").replace(/\uFFFD$/, "");
+      const cut = Buffer.from(file.text)
+        .subarray(0, left)
+        .toString("utf8")
+        .replace(/\uFFFD$/, "");
       const lineEnd = cut.lastIndexOf("\n");
-      files.push({ path: file.path, text: `${lineEnd > 0 ? cut.slice(0, lineEnd) : cut}\n[… cut: the repository's instructions are limited to 32 KiB in all]` });
+      files.push({
+        path: file.path,
+        text: `${lineEnd > 0 ? cut.slice(0, lineEnd) : cut}\n[… cut: the repository's instructions are limited to 32 KiB in all]`,
+      });
       left = 0;
     } else {
       omitted.push(file.path);

@@ -33,7 +33,11 @@ export async function respondToComment(deps: WorkflowDeps, job: JobContext, comm
   // 3. A plain comment counts as feedback only if the repository says so (default: it does); an answer
   //    that resumes a build needs what `/build` needs, the repository's own minimum included.
   if (pending || resumesBuild) {
-    const mirror = await deps.repoCache.sync({ cloneUrl: port.repo.cloneUrl, ref: `refs/heads/${port.repo.defaultBranch}`, token: () => port.gitToken() });
+    const mirror = await deps.repoCache.sync({
+      cloneUrl: port.repo.cloneUrl,
+      ref: `refs/heads/${port.repo.defaultBranch}`,
+      token: () => port.gitToken(),
+    });
     const config = await loadRepoConfig((ref, file) => mirror.readFile(ref, file), port.repo.defaultBranch);
     if (!config.ok || (pending && config.config.feedback === "command-only")) return;
     const refusal = resumesBuild ? await repoMinimumRefusal(port, job.actor, config.config) : null;
@@ -42,16 +46,27 @@ export async function respondToComment(deps: WorkflowDeps, job: JobContext, comm
       return;
     }
   }
-  await port.reactToComment(comment.commentId, "eyes").catch((error) => deps.log.warn({ err: error }, "could not react"));
+  await port
+    .reactToComment(comment.commentId, "eyes")
+    .catch((error) => deps.log.warn({ err: error }, "could not react"));
 
   // 4. Resume the run that asked, in its own mode; or revise the plan.
   if (resumesBuild) {
-    const approval = { approver: latest.state.approvedBy ?? job.actor, revision: null, steps: [], force: true, permitted: true, minimumPermission: deps.minPermission };
+    const approval = {
+      approver: latest.state.approvedBy ?? job.actor,
+      revision: null,
+      steps: [],
+      force: true,
+      permitted: true,
+      minimumPermission: deps.minPermission,
+    };
     await buildThread(deps, job, { approval, fresh: false, answer: { answer: comment.body, author: job.actor } });
     return;
   }
   await planThread(deps, job, {
-    trigger: waiting ? { kind: "answer", answer: { answer: comment.body, author: job.actor } } : { kind: "feedback", feedback: { author: job.actor, source: "comment", text: comment.body } },
+    trigger: waiting
+      ? { kind: "answer", answer: { answer: comment.body, author: job.actor } }
+      : { kind: "feedback", feedback: { author: job.actor, source: "comment", text: comment.body } },
     commandCommentId: comment.commentId,
   });
 }

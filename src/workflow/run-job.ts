@@ -64,7 +64,8 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
   // Answers on their own budget: the ack budget's pacing (one write a second per installation) is
   // spent on 👀 alone, so a refusal never delays the next command's 👀.
   const answer = ports.reply;
-  // 1. Authorise with the collaborator-permission endpoint (docs/workflow.md, "Who may command"). An approving review by someone
+  // 1. Authorise with the collaborator-permission endpoint (docs/workflow.md, "Who may command"). An approving review
+  // by someone
   //    who may not approve still reaches the build, which says why it does not count.
   if (GATED_KINDS.has(job.kind) && job.kind !== "review-approval") {
     const level = await port.permission(job.actor).catch((error: unknown) => {
@@ -78,7 +79,9 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
   }
   // 2. Acknowledge a command within seconds.
   if (job.kind !== "respond" && "commentId" in job) {
-    await port.reactToComment(job.commentId, "eyes").catch((error: unknown) => deps.log.warn({ err: error, deliveryId: job.deliveryId }, "could not react"));
+    await port
+      .reactToComment(job.commentId, "eyes")
+      .catch((error: unknown) => deps.log.warn({ err: error, deliveryId: job.deliveryId }, "could not react"));
   }
   // 3. Quick answers now; the rest waits its turn on the thread.
   const thread = threadOf(job);
@@ -94,18 +97,28 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
       return;
     case "cancel": {
       const stopped = await lanes.cancel(thread);
-      const dropped = stopped.dropped > 0 ? ` The ${stopped.dropped === 1 ? "command" : `${stopped.dropped} commands`} queued behind it will not run; comment again if you still want ${stopped.dropped === 1 ? "it" : "them"}.` : "";
+      const dropped =
+        stopped.dropped > 0
+          ? ` The ${stopped.dropped === 1 ? "command" : `${stopped.dropped} commands`} queued behind it will not run; comment again if you still want ${stopped.dropped === 1 ? "it" : "them"}.`
+          : "";
       if (stopped.running) {
         // On the quick answers' budget: the job's own budget is the stopped job's, paced behind its
         // writes — across replicas, behind a replica that is stuck, the very case /cancel is for.
-        await answer.postComment(`Stopping ${stopped.running} at the next safe point. Everything already pushed stays.${dropped}`);
+        await answer.postComment(
+          `Stopping ${stopped.running} at the next safe point. Everything already pushed stays.${dropped}`,
+        );
         return;
       }
       // A build's question: withdrawing it moves the thread's label too, which needs the repository's
       // settings (a synced mirror), so it is lane work. Any other question is withdrawn now.
       const waiting = await waitingQuestion(deps, ports.work);
       if (waiting?.state.questionMode === "build") await lanes.enqueue(job);
-      else await cancelWaiting(deps, { port: ports.work, actor: job.actor, signal: new AbortController().signal, deliveryId: job.deliveryId }, waiting);
+      else
+        await cancelWaiting(
+          deps,
+          { port: ports.work, actor: job.actor, signal: new AbortController().signal, deliveryId: job.deliveryId },
+          waiting,
+        );
       return;
     }
   }
@@ -119,14 +132,24 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
         ? "Queued: Blueprint is running as many jobs as it may at once; this starts when one of them ends."
         : null;
   // Not an acknowledgement: on the job's budget, and not awaited, so the next command's triage never waits behind it.
-  if (notice) void ports.work.postComment(notice).catch((error: unknown) => deps.log.warn({ err: error }, "could not post the queued notice"));
+  if (notice)
+    void ports.work
+      .postComment(notice)
+      .catch((error: unknown) => deps.log.warn({ err: error }, "could not post the queued notice"));
 }
 
 /** Lane work: the use case behind a job. Anything that escapes gets a short message on the thread, never silence. */
 export async function workJob(deps: WorkflowDeps, port: ThreadPort, job: Job, signal: AbortSignal): Promise<void> {
   // While it runs, nothing removes or evicts its repository's files (the clone URL the use cases sync).
-  const repository = { installationId: job.installationId, owner: port.repo.owner, name: port.repo.name, cloneUrl: port.repo.cloneUrl };
-  await (deps.workdir ? deps.workdir.use(repository, () => useCase(deps, port, job, signal)) : useCase(deps, port, job, signal));
+  const repository = {
+    installationId: job.installationId,
+    owner: port.repo.owner,
+    name: port.repo.name,
+    cloneUrl: port.repo.cloneUrl,
+  };
+  await (deps.workdir
+    ? deps.workdir.use(repository, () => useCase(deps, port, job, signal))
+    : useCase(deps, port, job, signal));
 }
 
 async function useCase(deps: WorkflowDeps, port: ThreadPort, job: Job, signal: AbortSignal): Promise<void> {
@@ -141,22 +164,56 @@ async function useCase(deps: WorkflowDeps, port: ThreadPort, job: Job, signal: A
           await port.postComment(argument.message);
           return;
         }
-        return await planThread(deps, context, { trigger: { kind: "plan", instructions: argument.instructions, model: argument.model }, commandCommentId: job.commentId });
+        return await planThread(deps, context, {
+          trigger: { kind: "plan", instructions: argument.instructions, model: argument.model },
+          commandCommentId: job.commentId,
+        });
       }
       case "revise":
-        return await planThread(deps, context, { trigger: { kind: "feedback", feedback: { author: job.actor, source: "revise", text: job.feedback } }, commandCommentId: job.commentId });
+        return await planThread(deps, context, {
+          trigger: { kind: "feedback", feedback: { author: job.actor, source: "revise", text: job.feedback } },
+          commandCommentId: job.commentId,
+        });
       case "review-changes": {
         const text = reviewFeedback(job.body, await port.reviewComments(job.reviewId));
-        return await planThread(deps, context, { trigger: { kind: "feedback", feedback: { author: job.actor, source: "review", text } } });
+        return await planThread(deps, context, {
+          trigger: { kind: "feedback", feedback: { author: job.actor, source: "review", text } },
+        });
       }
       case "build": {
-        const approval = { approver: job.actor, revision: job.revision, steps: job.steps, force: job.force, permitted: true, minimumPermission, commandCommentId: job.commentId, commandCreatedAt: job.commandCreatedAt };
-        return await buildThread(deps, context, { approval, fresh: job.fresh, note: { author: job.actor, source: "build", text: job.notes } });
+        const approval = {
+          approver: job.actor,
+          revision: job.revision,
+          steps: job.steps,
+          force: job.force,
+          permitted: true,
+          minimumPermission,
+          commandCommentId: job.commentId,
+          commandCreatedAt: job.commandCreatedAt,
+        };
+        return await buildThread(deps, context, {
+          approval,
+          fresh: job.fresh,
+          note: { author: job.actor, source: "build", text: job.notes },
+        });
       }
       case "review-approval": {
         const permitted = atLeast(await port.permission(job.actor), minimumPermission);
-        const approval = { approver: job.actor, revision: null, steps: [], force: false, reviewCommit: job.commitId, submittedAt: job.submittedAt, permitted, minimumPermission };
-        return await buildThread(deps, context, { approval, fresh: false, note: { author: job.actor, source: "review", text: job.body } });
+        const approval = {
+          approver: job.actor,
+          revision: null,
+          steps: [],
+          force: false,
+          reviewCommit: job.commitId,
+          submittedAt: job.submittedAt,
+          permitted,
+          minimumPermission,
+        };
+        return await buildThread(deps, context, {
+          approval,
+          fresh: false,
+          note: { author: job.actor, source: "review", text: job.body },
+        });
       }
       case "respond":
         return await respondToComment(deps, context, { commentId: job.commentId, body: job.body });
@@ -177,18 +234,31 @@ async function useCase(deps: WorkflowDeps, port: ThreadPort, job: Job, signal: A
   }
 }
 
-/** A job that failed where its use case could not say so itself: logged, and a short message on its thread, never silence. */
-export async function reportFailedJob(log: WorkflowDeps["log"], port: Pick<ThreadPort, "postComment">, job: Job, error: unknown): Promise<void> {
+/**
+ * A job that failed where its use case could not say so itself: logged, and a short message on its thread, never
+ * silence.
+ */
+export async function reportFailedJob(
+  log: WorkflowDeps["log"],
+  port: Pick<ThreadPort, "postComment">,
+  job: Job,
+  error: unknown,
+): Promise<void> {
   const label = jobLabel(job);
   log.error({ err: error, deliveryId: job.deliveryId, job: label }, "job failed");
   await port
-    .postComment(`❌ Blueprint stopped while ${label}: ${plainError(error)} Nothing already pushed was lost; comment the command again to retry. (delivery \`${job.deliveryId}\`)`)
-    .catch((postError: unknown) => log.error({ err: postError, deliveryId: job.deliveryId }, "could not report a failed job"));
+    .postComment(
+      `❌ Blueprint stopped while ${label}: ${plainError(error)} Nothing already pushed was lost; comment the command again to retry. (delivery \`${job.deliveryId}\`)`,
+    )
+    .catch((postError: unknown) =>
+      log.error({ err: postError, deliveryId: job.deliveryId }, "could not report a failed job"),
+    );
 }
 
 /** A "request changes" review as feedback: its body, then each inline comment with file and line. */
 function reviewFeedback(body: string, inline: ReviewComment[]): string {
   const parts = [body.trim() || "(no summary)"];
-  for (const comment of inline) parts.push(`- \`${comment.path}${comment.line ? `:${comment.line}` : ""}\`: ${comment.body.trim()}`);
+  for (const comment of inline)
+    parts.push(`- \`${comment.path}${comment.line ? `:${comment.line}` : ""}\`: ${comment.body.trim()}`);
   return parts.join("\n");
 }

@@ -1,9 +1,16 @@
 import type { Redactor } from "../agent/redact.js";
 import { fitComment } from "../github/comment-size.js";
-import { commentSeal, encodeStateMarker, MARKER_PREFIX, readStateMarker, threadSeal, type CommentSeal, type StateKey } from "../github/state-marker.js";
+import {
+  commentSeal,
+  encodeStateMarker,
+  MARKER_PREFIX,
+  readStateMarker,
+  threadSeal,
+  type CommentSeal,
+  type StateKey,
+} from "../github/state-marker.js";
 import { planHash } from "../plan/hash.js";
 import type { CheckRunOutput, CheckRunPort, ThreadPort } from "./ports.js";
-
 
 /**
  * Every body Blueprint posts passes the redactor and fits GitHub's size limit, whichever use case
@@ -18,7 +25,8 @@ import type { CheckRunOutput, CheckRunPort, ThreadPort } from "./ports.js";
 export function safePort(port: ThreadPort, redact: Redactor, stateKey: StateKey): ThreadPort {
   const seal = threadSeal(stateKey, port);
   const stateless = (body: string) => fitComment(redact(body.replaceAll(MARKER_PREFIX, "&lt;!-- blueprint:state")));
-  const clean = (body: string, comment: number) => fitComment(redactWithState(body, redact, commentSeal(seal, comment)));
+  const clean = (body: string, comment: number) =>
+    fitComment(redactWithState(body, redact, commentSeal(seal, comment)));
   return {
     repo: port.repo,
     number: port.number,
@@ -32,7 +40,8 @@ export function safePort(port: ThreadPort, redact: Redactor, stateKey: StateKey)
     account: (login) => port.account(login),
     gitToken: () => port.gitToken(),
     commitUrl: (sha) => port.commitUrl(sha),
-    upsertPullRequest: (draft) => port.upsertPullRequest({ ...draft, title: redact(draft.title), body: stateless(draft.body) }),
+    upsertPullRequest: (draft) =>
+      port.upsertPullRequest({ ...draft, title: redact(draft.title), body: stateless(draft.body) }),
     canWriteWorkflows: () => port.canWriteWorkflows(),
     reviewComments: (id) => port.reviewComments(id),
     comment: (id) => port.comment(id),
@@ -55,7 +64,15 @@ function redactedChecks(checks: CheckRunPort, redact: Redactor): CheckRunPort {
     title: redact(run.title),
     summary: redact(run.summary),
     ...(run.text ? { text: redact(run.text) } : {}),
-    ...(run.annotations ? { annotations: run.annotations.map((note) => ({ ...note, message: redact(note.message), ...(note.title ? { title: redact(note.title) } : {}) })) } : {}),
+    ...(run.annotations
+      ? {
+          annotations: run.annotations.map((note) => ({
+            ...note,
+            message: redact(note.message),
+            ...(note.title ? { title: redact(note.title) } : {}),
+          })),
+        }
+      : {}),
   });
   return {
     find: (headSha, name, externalId) => checks.find(headSha, name, externalId),
@@ -71,7 +88,8 @@ function redactedChecks(checks: CheckRunPort, redact: Redactor): CheckRunPort {
 export function redactWithState(body: string, redact: Redactor, seal: CommentSeal): string {
   const read = readStateMarker(body, seal);
   if (read.kind === "none") return redact(body);
-  if (read.kind === "corrupt") throw new Error(`refusing to write a state marker to comment ${seal.comment}: ${read.reason}`);
+  if (read.kind === "corrupt")
+    throw new Error(`refusing to write a state marker to comment ${seal.comment}: ${read.reason}`);
   const start = body.lastIndexOf(MARKER_PREFIX);
   const end = body.indexOf("-->", start) + 3;
   const state = redactStrings(read.state, redact);
@@ -89,5 +107,3 @@ function redactStrings<T>(value: T, redact: Redactor): T {
   }
   return value;
 }
-
-

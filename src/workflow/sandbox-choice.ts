@@ -46,19 +46,31 @@ export function sandboxProblem(mode: string | undefined): string | null {
  * `bwrap`: inside bubblewrap, or this throws. `auto`: bubblewrap when it works here, else the plain
  * runner with a warning. A bubblewrap its parent checked (requireSandbox) is used as it is.
  */
-export function sandboxFor(env: Pick<BlueprintEnv, "BLUEPRINT_SANDBOX" | "BLUEPRINT_SANDBOX_CHECKED">, log: Logger): string | null {
+export function sandboxFor(
+  env: Pick<BlueprintEnv, "BLUEPRINT_SANDBOX" | "BLUEPRINT_SANDBOX_CHECKED">,
+  log: Logger,
+): string | null {
   if (env.BLUEPRINT_SANDBOX === "none") {
-    log.warn({}, "BLUEPRINT_SANDBOX=none: agent commands run WITHOUT a sandbox, as this process's user, with only a scrubbed environment, a timeout and an output cap; they can read this process's files and environment");
+    log.warn(
+      {},
+      "BLUEPRINT_SANDBOX=none: agent commands run WITHOUT a sandbox, as this process's user, with only a scrubbed environment, a timeout and an output cap; they can read this process's files and environment",
+    );
     return null;
   }
   const check = env.BLUEPRINT_SANDBOX_CHECKED ? { path: env.BLUEPRINT_SANDBOX_CHECKED } : checkBubblewrap();
   if ("problem" in check) {
     // An operator who did not say otherwise must not get commands run without the sandbox.
     if (env.BLUEPRINT_SANDBOX === "bwrap") throw new SandboxUnavailable(sandboxRefusal(check.problem));
-    log.warn({}, `${check.problem}; agent commands fall back to the plain runner (scrubbed environment, timeout, output cap; no isolation)`);
+    log.warn(
+      {},
+      `${check.problem}; agent commands fall back to the plain runner (scrubbed environment, timeout, output cap; no isolation)`,
+    );
     return null;
   }
-  log.info({ bwrap: check.path }, "agent commands run inside bubblewrap: system directories read-only, their own worktree writable, private /tmp, HOME and /proc, a network of their own whose only way out is the job's allow-list proxy");
+  log.info(
+    { bwrap: check.path },
+    "agent commands run inside bubblewrap: system directories read-only, their own worktree writable, private /tmp, HOME and /proc, a network of their own whose only way out is the job's allow-list proxy",
+  );
   return check.path;
 }
 

@@ -13,5 +13,13 @@ export async function markStaleOnPush(deps: WorkflowDeps, job: JobContext, headS
   if (state.status !== "pending" && state.status !== "failed" && state.status !== "cancelled") return;
   const stale = `new commits were pushed to the pull request (\`${state.head.sha.slice(0, 7)}\` → \`${headSha.slice(0, 7)}\`) after the plan was made.`;
   if (state.stale === stale) return;
-  await port.updateComment(comment.id, deps.redact(renderPlanComment({ ...state, stale, updatedAt: new Date().toISOString() }, commentSeal(threadSeal(deps.stateKey, port), comment.id))));
+  await port.updateComment(
+    comment.id,
+    deps.redact(
+      renderPlanComment(
+        { ...state, stale, updatedAt: new Date().toISOString() },
+        commentSeal(threadSeal(deps.stateKey, port), comment.id),
+      ),
+    ),
+  );
 }

@@ -19,13 +19,25 @@ const stepProgressSchema = z.object({
   commitUrl: z.string().optional(),
   reason: z.string().optional(),
   tickedByHand: z.boolean().optional(),
-  /** A step done without a commit (nothing to change): the agent's complete_step summary, cut short. Committed steps keep theirs in the commit message. */
+  /**
+   * A step done without a commit (nothing to change): the agent's complete_step summary, cut short. Committed steps
+   * keep theirs in the commit message.
+   */
   summary: z.string().optional(),
   /** The model tokens the step's runs used, all builds together (the report prices them per step). */
-  usage: z.object({ prompt: z.number().int().min(0), completion: z.number().int().min(0), cached: z.number().int().min(0), requests: z.number().int().min(0) }).optional(),
+  usage: z
+    .object({
+      prompt: z.number().int().min(0),
+      completion: z.number().int().min(0),
+      cached: z.number().int().min(0),
+      requests: z.number().int().min(0),
+    })
+    .optional(),
   /** A step whose commit waits, unpushed, for a code owner's approval: the commit, kept under `ref` in the mirror. */
   held: z.object({ commit: z.string(), ref: z.string() }).optional(),
-  /** Files the step's commit changed that the plan's `files` do not cover (at most a few dozen named, with the total). */
+  /**
+   * Files the step's commit changed that the plan's `files` do not cover (at most a few dozen named, with the total).
+   */
   outsidePlan: z.object({ files: z.array(z.string()), total: z.number().int().min(0) }).optional(),
 });
 
@@ -98,16 +110,25 @@ export const threadStateSchema = z.object({
   approvals: z.array(recordedApprovalSchema).default([]),
   /** The approvers' notes for building this revision, oldest first; every step is given them. */
   buildNotes: z.array(buildNoteSchema).default([]),
-  /** The model `/plan --model` picked from the repository's `models:`; its revisions and its build use it. Null: the configured model. */
+  /**
+   * The model `/plan --model` picked from the repository's `models:`; its revisions and its build use it. Null: the
+   * configured model.
+   */
   model: z.string().nullable().default(null),
-  /** The repository's instruction files (AGENTS.md …) on the default branch that the plan's steps follow, named in the plan comment. */
+  /**
+   * The repository's instruction files (AGENTS.md …) on the default branch that the plan's steps follow, named in the
+   * plan comment.
+   */
   instructionFiles: z.array(z.string()).default([]),
   /** "What changed since the previous revision", computed when the revision was made. */
   changes: z.string().nullable().default(null),
   /** When this revision's plan was posted: an approval given before then did not see it. */
   postedAt: z.string().nullable().default(null),
   updatedAt: z.string(),
-  /** The webhook delivery whose planning run wrote this revision: that job, taken over after its process died, reuses its status comment. Absent in states written before it was recorded. */
+  /**
+   * The webhook delivery whose planning run wrote this revision: that job, taken over after its process died, reuses
+   * its status comment. Absent in states written before it was recorded.
+   */
   deliveryId: z.string().optional(),
 });
 

@@ -43,13 +43,18 @@ export function templateHeadings(markdown: string): Array<TemplateHeading & { li
   });
 }
 
-/** The template's headings missing from the answer, or out of order there (extra headings are allowed); empty when all are kept. */
+/**
+ * The template's headings missing from the answer, or out of order there (extra headings are allowed); empty when all
+ * are kept.
+ */
 export function lostHeadings(template: string, answer: string): TemplateHeading[] {
   const kept = templateHeadings(answer);
   let from = 0;
   const lost: TemplateHeading[] = [];
   for (const heading of templateHeadings(template)) {
-    const at = kept.findIndex((candidate, index) => index >= from && candidate.level === heading.level && candidate.text === heading.text);
+    const at = kept.findIndex(
+      (candidate, index) => index >= from && candidate.level === heading.level && candidate.text === heading.text,
+    );
     if (at < 0) lost.push({ level: heading.level, text: heading.text });
     else from = at + 1;
   }
@@ -87,7 +92,8 @@ export function withTextUnderFirstHeading(template: string, text: string): strin
 }
 
 const MENTION = /(^|[^\w`@/.-])@([A-Za-z0-9][A-Za-z0-9-]{0,38}(?:\/[A-Za-z0-9_.-]+)?)/g;
-const CLOSING_KEYWORD = /\b(clos|fix|resolv)(es?|ed|e)?(\s*:?\s+)(?=(?:[\w.-]+\/[\w.-]+)?#\d|https?:\/\/\S+\/(?:issues|pull)\/\d)/gi;
+const CLOSING_KEYWORD =
+  /\b(clos|fix|resolv)(es?|ed|e)?(\s*:?\s+)(?=(?:[\w.-]+\/[\w.-]+)?#\d|https?:\/\/\S+\/(?:issues|pull)\/\d)/gi;
 
 /**
  * Model-written text in a pull request body can neither ping people nor close issues: an `@name` the
@@ -103,8 +109,14 @@ export function quietReferences(description: string, template = ""): string {
     .map((line, index) =>
       prose.has(index)
         ? line
-            .replace(MENTION, (whole, before: string, name: string) => (template.includes(`@${name}`) ? whole : `${before}@\u200b${name}`))
-            .replace(CLOSING_KEYWORD, (_whole, stem: string, ending: string | undefined, gap: string) => `${stem.slice(0, 1)}\u200b${stem.slice(1)}${ending ?? ""}${gap}`)
+            .replace(MENTION, (whole, before: string, name: string) =>
+              template.includes(`@${name}`) ? whole : `${before}@\u200b${name}`,
+            )
+            .replace(
+              CLOSING_KEYWORD,
+              (_whole, stem: string, ending: string | undefined, gap: string) =>
+                `${stem.slice(0, 1)}\u200b${stem.slice(1)}${ending ?? ""}${gap}`,
+            )
         : line,
     )
     .join("\n");

@@ -13,7 +13,10 @@ export function modelRetryLine(retry: ModelRetry): string {
  * A model client whose retries show where people look: `show` gets the retry line when a retry
  * starts, and null once the model answers again (the line is then stale).
  */
-export function showingRetries(modelFor: (onRetry: (retry: ModelRetry) => void) => ModelClient, show: (retryLine: string | null) => void): ModelClient {
+export function showingRetries(
+  modelFor: (onRetry: (retry: ModelRetry) => void) => ModelClient,
+  show: (retryLine: string | null) => void,
+): ModelClient {
   let retrying = false;
   const model = modelFor((retry) => {
     retrying = true;

@@ -4,7 +4,17 @@ import { inlineCode } from "../plan/render.js";
 import type { Plan, PlanStep } from "../plan/schema.js";
 import type { Mirror } from "../workspace/mirror.js";
 import type { CommitResult, Workspace } from "../workspace/workspace.js";
-import { approverLogins, describeApprovals, describeOwnedFiles, ownedFiles, ownerMatcher, readCodeOwners, uncovered, type FoundCodeOwners, type OwnedFile } from "./code-owner-coverage.js";
+import {
+  approverLogins,
+  describeApprovals,
+  describeOwnedFiles,
+  ownedFiles,
+  ownerMatcher,
+  readCodeOwners,
+  uncovered,
+  type FoundCodeOwners,
+  type OwnedFile,
+} from "./code-owner-coverage.js";
 import { outsidePlan } from "./outside-plan.js";
 import type { ThreadPort } from "./ports.js";
 import type { ThreadState } from "./state.js";
@@ -39,10 +49,14 @@ export interface StepHold {
   comment: string;
 }
 
-export type WrittenFilesVerdict = { held: StepHold } | { held: null; outsidePlan: { files: string[]; total: number } | undefined };
+export type WrittenFilesVerdict =
+  { held: StepHold } | { held: null; outsidePlan: { files: string[]; total: number } | undefined };
 
 export interface WrittenFilesApproval {
-  /** The step's held commit, checked out to be pushed instead of building the step again; null when there is none to reuse. */
+  /**
+   * The step's held commit, checked out to be pushed instead of building the step again; null when there is none to
+   * reuse.
+   */
   reuseHeld(step: PlanStep): Promise<CommitResult | null>;
   /** After the step's commit, before its push: hold it (recorded in the state), or go on. */
   check(step: PlanStep, commit: CommitResult, usage: TokenUsage): Promise<WrittenFilesVerdict>;
@@ -54,15 +68,22 @@ export interface WrittenFilesApproval {
 
 export async function writtenFilesApproval(input: WrittenFilesInput): Promise<WrittenFilesApproval> {
   const { port, plan, state, mirror, tree } = input;
-  const found = input.config.approvers === "codeowners" ? await readCodeOwners((file) => mirror.readFile(`refs/heads/${port.repo.defaultBranch}`, file)) : null;
-  if (input.config.approvers === "codeowners" && !found) throw new Error(`the default branch \`${port.repo.defaultBranch}\` has no CODEOWNERS file any more, so no step can be approved by its code owners`);
+  const found =
+    input.config.approvers === "codeowners"
+      ? await readCodeOwners((file) => mirror.readFile(`refs/heads/${port.repo.defaultBranch}`, file))
+      : null;
+  if (input.config.approvers === "codeowners" && !found)
+    throw new Error(
+      `the default branch \`${port.repo.defaultBranch}\` has no CODEOWNERS file any more, so no step can be approved by its code owners`,
+    );
   const matcher = ownerMatcher(port);
   const heldRef = (step: PlanStep) => `refs/blueprint/held/${port.number}/${input.planCommentId}/${step.id}`;
   /** Steps that came to this build held: their refs go once they are pushed. */
   const wasHeld = new Set<string>();
   const filesOf = (sha: string) => tree.filesChanged(`${sha}^`, sha);
   /** The owned files of a commit that no approval covers yet (none without `approvers: codeowners`). */
-  const unapproved = async (files: string[]): Promise<OwnedFile[]> => (found ? uncovered(ownedFiles(found.codeowners, files), approverLogins(state), matcher) : []);
+  const unapproved = async (files: string[]): Promise<OwnedFile[]> =>
+    found ? uncovered(ownedFiles(found.codeowners, files), approverLogins(state), matcher) : [];
 
   return {
     async reuseHeld(step) {
@@ -90,8 +111,16 @@ export async function writtenFilesApproval(input: WrittenFilesInput): Promise<Wr
       if (missing.length === 0 || !found) return { held: null, outsidePlan: outsidePlan(plan, files) };
       const ref = heldRef(step);
       await mirror.keepCommit(ref, commit.sha);
-      const named = missing.map(({ file }) => `\`${inlineCode(file)}\``).slice(0, 5).join(", ");
-      state.steps[step.id] = { status: "failed", reason: `held before its push: it changed files that need a code owner's approval (${named}${missing.length > 5 ? ", …" : ""})`, held: { commit: commit.sha, ref }, usage };
+      const named = missing
+        .map(({ file }) => `\`${inlineCode(file)}\``)
+        .slice(0, 5)
+        .join(", ");
+      state.steps[step.id] = {
+        status: "failed",
+        reason: `held before its push: it changed files that need a code owner's approval (${named}${missing.length > 5 ? ", …" : ""})`,
+        held: { commit: commit.sha, ref },
+        usage,
+      };
       state.status = "failed";
       state.error = `${step.id} waits for a code owner's approval of files it changed (${named}${missing.length > 5 ? ", …" : ""}).`;
       return { held: holdMessages(step, missing, found, state, matcher.unchecked(), port.repo.defaultBranch) };
@@ -110,10 +139,20 @@ export async function writtenFilesApproval(input: WrittenFilesInput): Promise<Wr
   };
 }
 
-function holdMessages(step: PlanStep, missing: OwnedFile[], found: FoundCodeOwners, state: ThreadState, unchecked: string[], defaultBranch: string): StepHold {
+function holdMessages(
+  step: PlanStep,
+  missing: OwnedFile[],
+  found: FoundCodeOwners,
+  state: ThreadState,
+  unchecked: string[],
+  defaultBranch: string,
+): StepHold {
   const lines = missing.slice(0, 30).map((entry) => `- ${describeOwnedFiles([entry])}`);
   if (missing.length > 30) lines.push(`- and ${missing.length - 30} more`);
-  const approvals = state.approvals.length > 0 ? `Approvals of this plan so far: ${describeApprovals(state.approvals)}.` : "Nobody has approved this plan yet.";
+  const approvals =
+    state.approvals.length > 0
+      ? `Approvals of this plan so far: ${describeApprovals(state.approvals)}.`
+      : "Nobody has approved this plan yet.";
   return {
     statusLine: `> 🔒 **Build held before pushing ${step.id}:** its commit changes files that need a code owner's approval (see the comment below). ${step.id} is not ticked and nothing of it was pushed; an approval by their owners resumes the build.`,
     comment: [

@@ -18,24 +18,50 @@ interface Launch {
 /** Why a command is not run: its job's network should have a proxy and has none. */
 function notRunWithout(network: JobNetwork): { problem: string } | null {
   if (network.state.kind !== "failed") return null;
-  return { problem: `Blueprint did not run this command: ${network.state.problem}. Commands never fall back to the host's network.` };
+  return {
+    problem: `Blueprint did not run this command: ${network.state.problem}. Commands never fall back to the host's network.`,
+  };
 }
 
 /**
  * bubblewrap always gives the command a network namespace of its own. When the job's policy allows
  * any host, a bridge inside it reaches the job's proxy socket, and the proxy variables name it.
  */
-export function sandboxedLaunch(bwrap: string, command: string, cwd: string, network: JobNetwork, options: { hide: readonly string[]; disableUserns: boolean; nodePath: string; scratch?: string | undefined }): Launch | { problem: string } {
+export function sandboxedLaunch(
+  bwrap: string,
+  command: string,
+  cwd: string,
+  network: JobNetwork,
+  options: { hide: readonly string[]; disableUserns: boolean; nodePath: string; scratch?: string | undefined },
+): Launch | { problem: string } {
   const refused = notRunWithout(network);
   if (refused) return refused;
   const { state } = network;
   const scratch = options.scratch ? { scratch: options.scratch } : {};
-  if (state.kind !== "proxy") return { file: bwrap, args: [...sandboxArgs(cwd, { hide: options.hide, disableUserns: options.disableUserns, ...scratch }), "/bin/bash", "-c", command], proxy: null };
+  if (state.kind !== "proxy")
+    return {
+      file: bwrap,
+      args: [
+        ...sandboxArgs(cwd, { hide: options.hide, disableUserns: options.disableUserns, ...scratch }),
+        "/bin/bash",
+        "-c",
+        command,
+      ],
+      proxy: null,
+    };
   const node = realpathOrNull(options.nodePath);
-  if (!node) return { problem: `Blueprint did not run this command: the Node binary for the sandbox's network bridge (${options.nodePath}) is missing. Commands never fall back to the host's network.` };
+  if (!node)
+    return {
+      problem: `Blueprint did not run this command: the Node binary for the sandbox's network bridge (${options.nodePath}) is missing. Commands never fall back to the host's network.`,
+    };
   // Every job's socket directory is hidden like the App's own (the job's own socket is bound in below),
   // should they lie inside a directory the sandbox shows: no job reaches another job's proxy.
-  const args = sandboxArgs(cwd, { hide: [...options.hide, state.socketRoot], disableUserns: options.disableUserns, mounts: bridgeMounts(state.socketPath, node), ...scratch });
+  const args = sandboxArgs(cwd, {
+    hide: [...options.hide, state.socketRoot],
+    disableUserns: options.disableUserns,
+    mounts: bridgeMounts(state.socketPath, node),
+    ...scratch,
+  });
   return { file: bwrap, args: [...args, ...bridgedCommand(command)], proxy: BRIDGE_URL };
 }
 
@@ -64,7 +90,10 @@ interface SandboxOptions {
   disableUserns: boolean;
   /** More read-only binds (the network bridge's socket directory and Node binary). */
   mounts?: readonly string[];
-  /** A writable directory outside the worktree that lasts between commands (a build step's scratch), bound at its own path. */
+  /**
+   * A writable directory outside the worktree that lasts between commands (a build step's scratch), bound at its own
+   * path.
+   */
   scratch?: string;
 }
 
@@ -104,18 +133,28 @@ function sandboxArgs(workspace: string, options: SandboxOptions): string[] {
     if (common !== gitDir) args.push("--tmpfs", path.join(common, "worktrees"), "--ro-bind", gitDir, gitDir);
   }
   args.push(
-    "--bind", workspace, workspace,
-    ...(options.scratch ? ["--bind", options.scratch, options.scratch, "--setenv", SCRATCH_VARIABLE, options.scratch] : []),
+    "--bind",
+    workspace,
+    workspace,
+    ...(options.scratch
+      ? ["--bind", options.scratch, options.scratch, "--setenv", SCRATCH_VARIABLE, options.scratch]
+      : []),
     ...(options.mounts ?? []),
     // Every namespace, the network's included: nothing gives a command the host's network.
     "--unshare-all",
     ...(options.disableUserns ? ["--unshare-user", "--disable-userns"] : []),
-    "--cap-drop", "ALL",
+    "--cap-drop",
+    "ALL",
     "--die-with-parent",
     "--new-session",
-    "--setenv", "HOME", "/tmp/home",
-    "--setenv", "TMPDIR", "/tmp",
-    "--chdir", workspace,
+    "--setenv",
+    "HOME",
+    "/tmp/home",
+    "--setenv",
+    "TMPDIR",
+    "/tmp",
+    "--chdir",
+    workspace,
   );
   return args;
 }
@@ -147,7 +186,11 @@ const disableUsernsSupport = new Map<string, boolean>();
 export function supportsDisableUserns(bwrap: string): boolean {
   let known = disableUsernsSupport.get(bwrap);
   if (known === undefined) {
-    const probe = spawnSync(bwrap, ["--ro-bind", "/", "/", "--unshare-all", "--unshare-user", "--disable-userns", "/bin/true"], { stdio: "ignore", timeout: 5000 });
+    const probe = spawnSync(
+      bwrap,
+      ["--ro-bind", "/", "/", "--unshare-all", "--unshare-user", "--disable-userns", "/bin/true"],
+      { stdio: "ignore", timeout: 5000 },
+    );
     known = probe.status === 0;
     disableUsernsSupport.set(bwrap, known);
   }
@@ -157,16 +200,27 @@ export function supportsDisableUserns(bwrap: string): boolean {
 /** bubblewrap, where it can build the real sandbox here; otherwise why not, in words an operator can act on. */
 export function checkBubblewrap(explicit?: string): { path: string } | { problem: string } {
   // PATH is a fact of this process, not configuration: `bwrap` is looked up where a shell would find it.
-  const candidates = explicit ? [explicit] : (process.env.PATH ?? "").split(":").filter(Boolean).map((dir) => `${dir}/bwrap`);
+  const candidates = explicit
+    ? [explicit]
+    : (process.env.PATH ?? "")
+        .split(":")
+        .filter(Boolean)
+        .map((dir) => `${dir}/bwrap`);
   const found = candidates.filter((candidate) => lstatOrNull(candidate) !== null);
   if (found.length === 0) return { problem: "bubblewrap (`bwrap`) is not installed (not on PATH)" };
   const probeDir = mkdtempSync(path.join(os.tmpdir(), "blueprint-sandbox-probe-"));
   const problems: string[] = [];
   try {
     for (const candidate of found) {
-      const probe = spawnSync(candidate, [...sandboxArgs(probeDir, { hide: [], disableUserns: supportsDisableUserns(candidate) }), "/bin/true"], { encoding: "utf8", timeout: 5000 });
+      const probe = spawnSync(
+        candidate,
+        [...sandboxArgs(probeDir, { hide: [], disableUserns: supportsDisableUserns(candidate) }), "/bin/true"],
+        { encoding: "utf8", timeout: 5000 },
+      );
       if (probe.status === 0) return { path: candidate };
-      problems.push(`${candidate}: ${(probe.stderr || probe.error?.message || `exit ${probe.status ?? "killed"}`).trim()}`);
+      problems.push(
+        `${candidate}: ${(probe.stderr || probe.error?.message || `exit ${probe.status ?? "killed"}`).trim()}`,
+      );
     }
   } finally {
     rmSync(probeDir, { recursive: true, force: true });

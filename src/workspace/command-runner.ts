@@ -25,7 +25,10 @@ export interface RunOptions {
   network?: JobNetwork;
   /** Stops the command early (e.g. `/cancel`). */
   signal?: AbortSignal;
-  /** A directory outside the worktree that lasts between commands (a build step's), named in $BLUEPRINT_SCRATCH; /tmp does not last. */
+  /**
+   * A directory outside the worktree that lasts between commands (a build step's), named in $BLUEPRINT_SCRATCH; /tmp
+   * does not last.
+   */
   scratch?: string | undefined;
 }
 
@@ -103,8 +106,17 @@ export function createCommandRunner(options: CommandRunnerOptions = {}): Command
     run(command, { cwd, timeoutMs, network = OFFLINE, signal, scratch }) {
       const limit = Math.min(Math.max(timeoutMs ?? defaultTimeoutMs, 1000), maxTimeoutMs);
       const started = Date.now();
-      const launch = bwrap ? sandboxedLaunch(bwrap, command, cwd, network, { hide, disableUserns, nodePath, scratch }) : plainLaunch(command, network);
-      if ("problem" in launch) return Promise.resolve({ exitCode: NETWORK_NOT_READY_EXIT, signal: null, timedOut: false, output: `${launch.problem}\n`, durationMs: 0 });
+      const launch = bwrap
+        ? sandboxedLaunch(bwrap, command, cwd, network, { hide, disableUserns, nodePath, scratch })
+        : plainLaunch(command, network);
+      if ("problem" in launch)
+        return Promise.resolve({
+          exitCode: NETWORK_NOT_READY_EXIT,
+          signal: null,
+          timedOut: false,
+          output: `${launch.problem}\n`,
+          durationMs: 0,
+        });
       const { file, args, proxy } = launch;
       return new Promise((resolve) => {
         const commandEnv = scratch ? { ...withProxy(env, proxy), [SCRATCH_VARIABLE]: scratch } : withProxy(env, proxy);
@@ -138,7 +150,14 @@ export function createCommandRunner(options: CommandRunnerOptions = {}): Command
           signal?.removeEventListener("abort", onAbort);
           // Background processes the command left behind must not outlive it.
           killGroup();
-          const finish = () => resolve({ exitCode: code, signal: exitSignal, timedOut, output: output.text(), durationMs: Date.now() - started });
+          const finish = () =>
+            resolve({
+              exitCode: code,
+              signal: exitSignal,
+              timedOut,
+              output: output.text(),
+              durationMs: Date.now() - started,
+            });
           // Let the pipes drain what was already written, but never wait long for them.
           const drained = setTimeout(finish, 200);
           child.once("close", () => {
@@ -150,7 +169,6 @@ export function createCommandRunner(options: CommandRunnerOptions = {}): Command
     },
   };
 }
-
 
 /** Keeps the first and last halves of a stream once it outgrows the cap. */
 export class CappedOutput {

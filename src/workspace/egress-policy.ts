@@ -48,7 +48,11 @@ export const REGISTRY_HOSTS = [
   "api.nuget.org",
 ] as const;
 
-export const REGISTRY_ENTRIES: readonly EgressEntry[] = REGISTRY_HOSTS.map((host) => ({ kind: "host", host, port: 443 }));
+export const REGISTRY_ENTRIES: readonly EgressEntry[] = REGISTRY_HOSTS.map((host) => ({
+  kind: "host",
+  host,
+  port: 443,
+}));
 
 export const NO_EGRESS: EgressPolicy = { allow: [], exempt: [] };
 
@@ -69,10 +73,12 @@ export function parseEgressEntry(text: string): { ok: true; entry: EgressEntry }
   let port: number | null = null;
   if (portText !== undefined) {
     port = Number(portText);
-    if (!/^\d{1,5}$/.test(portText) || port < 1 || port > 65535) return bad("has a port that is not a number from 1 to 65535");
+    if (!/^\d{1,5}$/.test(portText) || port < 1 || port > 65535)
+      return bad("has a port that is not a number from 1 to 65535");
   }
   if (net.isIP(name)) {
-    if (port === null) return bad("is an address without a port: write it as address:port (e.g. 10.0.0.5:8080, [fd00::5]:8080)");
+    if (port === null)
+      return bad("is an address without a port: write it as address:port (e.g. 10.0.0.5:8080, [fd00::5]:8080)");
     return { ok: true, entry: { kind: "address", address: canonicalAddress(name), port } };
   }
   if (bracketed) return bad("is not an IPv6 address");
@@ -95,7 +101,8 @@ function splitPort(raw: string): [string, string | undefined] {
 
 export function formatEgressEntry(entry: EgressEntry): string {
   const port = entry.port === null ? "" : `:${entry.port}`;
-  if (entry.kind === "address") return entry.address.includes(":") ? `[${entry.address}]${port}` : `${entry.address}${port}`;
+  if (entry.kind === "address")
+    return entry.address.includes(":") ? `[${entry.address}]${port}` : `${entry.address}${port}`;
   return entry.kind === "suffix" ? `*.${entry.suffix}${port}` : `${entry.host}${port}`;
 }
 
@@ -103,11 +110,16 @@ export function formatEgressEntry(entry: EgressEntry): string {
  * BLUEPRINT_NETWORK_ALLOW: comma-separated entries; `registries` stands for the built-in list and
  * `none` for nothing at all. Unset: the built-in list.
  */
-export function parseNetworkCeiling(text: string | undefined): { ok: true; entries: EgressEntry[] } | { ok: false; message: string } {
+export function parseNetworkCeiling(
+  text: string | undefined,
+): { ok: true; entries: EgressEntry[] } | { ok: false; message: string } {
   if (text === undefined || text.trim() === "") return { ok: true, entries: [...REGISTRY_ENTRIES] };
   const entries: EgressEntry[] = [];
   const problems: string[] = [];
-  for (const item of text.split(",").map((part) => part.trim()).filter(Boolean)) {
+  for (const item of text
+    .split(",")
+    .map((part) => part.trim())
+    .filter(Boolean)) {
     if (item.toLowerCase() === "none") continue;
     if (item.toLowerCase() === "registries") {
       entries.push(...REGISTRY_ENTRIES);
@@ -125,10 +137,18 @@ export function parseNetworkCeiling(text: string | undefined): { ok: true; entri
  * built-in list as far as the ceiling allows it, plus the ceiling's explicit addresses. Entries of
  * an `allow` list that the ceiling does not cover at all come back in `dropped`.
  */
-export function resolveEgressPolicy(setting: NetworkSetting, ceiling: readonly EgressEntry[]): { policy: EgressPolicy; dropped: EgressEntry[] } {
-  const exempt = ceiling.flatMap((entry) => (entry.kind === "address" ? [{ address: entry.address, port: entry.port }] : []));
+export function resolveEgressPolicy(
+  setting: NetworkSetting,
+  ceiling: readonly EgressEntry[],
+): { policy: EgressPolicy; dropped: EgressEntry[] } {
+  const exempt = ceiling.flatMap((entry) =>
+    entry.kind === "address" ? [{ address: entry.address, port: entry.port }] : [],
+  );
   if (setting === "none") return { policy: { allow: [], exempt }, dropped: [] };
-  const wanted = setting === "registries" ? [...REGISTRY_ENTRIES, ...ceiling.filter((entry) => entry.kind === "address")] : setting.allow;
+  const wanted =
+    setting === "registries"
+      ? [...REGISTRY_ENTRIES, ...ceiling.filter((entry) => entry.kind === "address")]
+      : setting.allow;
   const allow: EgressEntry[] = [];
   const dropped: EgressEntry[] = [];
   for (const entry of wanted) {
@@ -144,7 +164,9 @@ function intersect(a: EgressEntry, b: EgressEntry): EgressEntry | null {
   const port = a.port === null ? b.port : b.port === null || b.port === a.port ? a.port : undefined;
   if (port === undefined) return null;
   if (a.kind === "address" || b.kind === "address") {
-    return a.kind === "address" && b.kind === "address" && a.address === b.address && port !== null ? { ...a, port } : null;
+    return a.kind === "address" && b.kind === "address" && a.address === b.address && port !== null
+      ? { ...a, port }
+      : null;
   }
   if (a.kind === "host") return nameCovered(a.host, b) ? { ...a, port } : null;
   if (b.kind === "host") return nameCovered(b.host, a) ? { ...b, port } : null;
@@ -223,7 +245,8 @@ function forbiddenIpv4(bytes: number[]): string | null {
   const [a = 0, b = 0, c = 0] = bytes;
   if (a === 0) return "unspecified";
   if (a === 127) return "loopback";
-  if (a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127)) return "private";
+  if (a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127))
+    return "private";
   if (a === 169 && b === 254) return "link-local";
   if (a >= 224 && a <= 239) return "multicast";
   if (a >= 240) return "broadcast or reserved";

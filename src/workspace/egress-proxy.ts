@@ -5,7 +5,15 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import type { Duplex } from "node:stream";
-import { allowsTarget, canonicalAddress, forbiddenAddress, isExempt, isHostName, NO_EGRESS, type EgressPolicy } from "./egress-policy.js";
+import {
+  allowsTarget,
+  canonicalAddress,
+  forbiddenAddress,
+  isExempt,
+  isHostName,
+  NO_EGRESS,
+  type EgressPolicy,
+} from "./egress-policy.js";
 
 /**
  * A job's way out of its network namespace: an HTTP proxy (CONNECT, and plain HTTP requests in
@@ -53,11 +61,19 @@ export interface JobNetworkOptions {
 }
 
 /** No network: what commands get when nothing opened one. */
-export const OFFLINE: JobNetwork = { policy: NO_EGRESS, state: { kind: "offline" }, refusals: () => [], close: async () => undefined };
+export const OFFLINE: JobNetwork = {
+  policy: NO_EGRESS,
+  state: { kind: "offline" },
+  refusals: () => [],
+  close: async () => undefined,
+};
 
 /** A tunnel or request left idle this long is closed. */
 const IDLE_MS = 5 * 60_000;
-/** Hosts counted by name; refusals of further hosts are counted together (a command cannot grow the App's memory or the report without end). */
+/**
+ * Hosts counted by name; refusals of further hosts are counted together (a command cannot grow the App's memory or the
+ * report without end).
+ */
 const MAX_REFUSED_HOSTS = 30;
 const OTHER_HOSTS = "(other hosts)";
 /** Open client connections per job; past it the proxy answers 503 (a command cannot use up the App's descriptors). */
@@ -140,7 +156,10 @@ class EgressGate {
   ) {}
 
   async check(rawHost: string, port: number): Promise<Verdict> {
-    const host = rawHost.toLowerCase().replace(/^\[(.*)\]$/, "$1").replace(/\.$/, "");
+    const host = rawHost
+      .toLowerCase()
+      .replace(/^\[(.*)\]$/, "$1")
+      .replace(/\.$/, "");
     const refusal = (reason: string): Verdict => {
       this.refuse(net.isIP(host) ? canonicalAddress(host) : host, port, reason);
       return { ok: false, status: 403, reason: `Blueprint refused ${host}:${port}: ${reason}.` };
@@ -148,16 +167,28 @@ class EgressGate {
     // Only names and addresses are counted by name: the report must not carry whatever a command sent.
     if (!net.isIP(host) && !isHostName(host)) {
       this.refuse("(malformed host)", port, "not a host name or address");
-      return { ok: false, status: 400, reason: "Blueprint refused a destination that is not a host name or an address." };
+      return {
+        ok: false,
+        status: 400,
+        reason: "Blueprint refused a destination that is not a host name or an address.",
+      };
     }
-    if (!allowsTarget(this.policy, host, port)) return refusal("it is not on this job's network allow-list (`network:` in .github/blueprint.yml, within the App's BLUEPRINT_NETWORK_ALLOW)");
+    if (!allowsTarget(this.policy, host, port))
+      return refusal(
+        "it is not on this job's network allow-list (`network:` in .github/blueprint.yml, within the App's BLUEPRINT_NETWORK_ALLOW)",
+      );
     let addresses: string[];
     try {
       addresses = net.isIP(host) ? [host] : await this.lookup(host);
     } catch (error) {
-      return { ok: false, status: 502, reason: `Blueprint could not resolve ${host}: ${error instanceof Error ? error.message : String(error)}` };
+      return {
+        ok: false,
+        status: 502,
+        reason: `Blueprint could not resolve ${host}: ${error instanceof Error ? error.message : String(error)}`,
+      };
     }
-    if (addresses.length === 0) return { ok: false, status: 502, reason: `Blueprint could not resolve ${host}: no address` };
+    if (addresses.length === 0)
+      return { ok: false, status: 502, reason: `Blueprint could not resolve ${host}: no address` };
     // Every address is checked, not only the first: a name may list a public and a loopback one.
     for (const address of addresses) {
       const why = forbiddenAddress(address);
@@ -177,8 +208,16 @@ function proxyServer(gate: EgressGate, open: Set<Duplex>): http.Server {
     track(open, socket);
   });
   // A connection that breaks mid-way ends only itself: nothing a command does may reject unhandled in the App.
-  server.on("connect", (request: http.IncomingMessage, client: Duplex, head: Buffer) => void tunnel(gate, open, request, client, head).catch(() => client.destroy()));
-  server.on("request", (request: http.IncomingMessage, response: http.ServerResponse) => void forward(gate, open, request, response).catch(() => response.destroy()));
+  server.on(
+    "connect",
+    (request: http.IncomingMessage, client: Duplex, head: Buffer) =>
+      void tunnel(gate, open, request, client, head).catch(() => client.destroy()),
+  );
+  server.on(
+    "request",
+    (request: http.IncomingMessage, response: http.ServerResponse) =>
+      void forward(gate, open, request, response).catch(() => response.destroy()),
+  );
   return server;
 }
 
@@ -190,7 +229,13 @@ function track(open: Set<Duplex>, socket: net.Socket | Duplex): void {
 }
 
 /** `CONNECT host:port`: HTTPS, git over https, anything that tunnels. */
-async function tunnel(gate: EgressGate, open: Set<Duplex>, request: http.IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
+async function tunnel(
+  gate: EgressGate,
+  open: Set<Duplex>,
+  request: http.IncomingMessage,
+  client: Duplex,
+  head: Buffer,
+): Promise<void> {
   client.on("error", () => client.destroy());
   const target = /^(\[[^\]]+\]|[^:[\]]+):(\d{1,5})$/.exec(request.url ?? "");
   const port = Number(target?.[2]);
@@ -198,7 +243,8 @@ async function tunnel(gate: EgressGate, open: Set<Duplex>, request: http.Incomin
   const verdict = await gate.check(target[1], port);
   if (!verdict.ok) return answer(client, verdict.status, verdict.reason);
   const upstream = await connectFirst(verdict.addresses, port).catch((error: unknown) => error as Error);
-  if (upstream instanceof Error) return answer(client, 502, `Blueprint could not connect to ${target[1]}:${port}: ${upstream.message}`);
+  if (upstream instanceof Error)
+    return answer(client, 502, `Blueprint could not connect to ${target[1]}:${port}: ${upstream.message}`);
   if (client.destroyed) return void upstream.destroy();
   track(open, upstream);
   client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
@@ -231,42 +277,75 @@ async function connectFirst(addresses: string[], port: number): Promise<net.Sock
 }
 
 /** Hop-by-hop headers, which belong to the connection to the proxy and are not passed on. */
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate", "te", "trailer", "upgrade"]);
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authorization",
+  "proxy-authenticate",
+  "te",
+  "trailer",
+  "upgrade",
+]);
 
 /** `GET http://host/path`: plain HTTP through the proxy. */
-async function forward(gate: EgressGate, open: Set<Duplex>, request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
+async function forward(
+  gate: EgressGate,
+  open: Set<Duplex>,
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+): Promise<void> {
   let url: URL;
   try {
     url = new URL(request.url ?? "");
   } catch {
-    return void response.writeHead(400, { "content-type": "text/plain" }).end("Blueprint's proxy takes CONNECT or absolute http:// URLs.\n");
+    return void response
+      .writeHead(400, { "content-type": "text/plain" })
+      .end("Blueprint's proxy takes CONNECT or absolute http:// URLs.\n");
   }
-  if (url.protocol !== "http:") return void response.writeHead(400, { "content-type": "text/plain" }).end("Only http:// is forwarded; https goes through CONNECT.\n");
+  if (url.protocol !== "http:")
+    return void response
+      .writeHead(400, { "content-type": "text/plain" })
+      .end("Only http:// is forwarded; https goes through CONNECT.\n");
   const port = Number(url.port || 80);
   const verdict = await gate.check(url.hostname, port);
-  if (!verdict.ok) return void response.writeHead(verdict.status, { "content-type": "text/plain" }).end(`${verdict.reason}\n`);
+  if (!verdict.ok)
+    return void response.writeHead(verdict.status, { "content-type": "text/plain" }).end(`${verdict.reason}\n`);
   const headers: http.OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(request.headers)) if (!HOP_BY_HOP.has(name) && value !== undefined) headers[name] = value;
+  for (const [name, value] of Object.entries(request.headers))
+    if (!HOP_BY_HOP.has(name) && value !== undefined) headers[name] = value;
   headers.host = url.host;
   let upstream: net.Socket;
   try {
     upstream = await connectFirst(verdict.addresses, port);
   } catch (error) {
-    return void response.writeHead(502, { "content-type": "text/plain" }).end(`Blueprint could not connect to ${url.host}: ${error instanceof Error ? error.message : String(error)}\n`);
+    return void response
+      .writeHead(502, { "content-type": "text/plain" })
+      .end(`Blueprint could not connect to ${url.host}: ${error instanceof Error ? error.message : String(error)}\n`);
   }
   track(open, upstream);
   // The request goes over the socket already connected to the checked address; its options name that
   // address too, so that whatever hooks Node's http (a test's nock) sees the true destination, not "localhost".
-  const outgoing = http.request({ method: request.method, host: upstream.remoteAddress, port, path: `${url.pathname}${url.search}`, headers, createConnection: () => upstream, setHost: false });
+  const outgoing = http.request({
+    method: request.method,
+    host: upstream.remoteAddress,
+    port,
+    path: `${url.pathname}${url.search}`,
+    headers,
+    createConnection: () => upstream,
+    setHost: false,
+  });
   outgoing.on("response", (reply) => {
     const replyHeaders: http.OutgoingHttpHeaders = {};
-    for (const [name, value] of Object.entries(reply.headers)) if (!HOP_BY_HOP.has(name) && value !== undefined) replyHeaders[name] = value;
+    for (const [name, value] of Object.entries(reply.headers))
+      if (!HOP_BY_HOP.has(name) && value !== undefined) replyHeaders[name] = value;
     response.writeHead(reply.statusCode ?? 502, replyHeaders);
     reply.pipe(response);
     reply.on("end", () => upstream.destroy());
   });
   outgoing.on("error", (error) => {
-    if (!response.headersSent) response.writeHead(502, { "content-type": "text/plain" }).end(`Blueprint's proxy: ${error.message}\n`);
+    if (!response.headersSent)
+      response.writeHead(502, { "content-type": "text/plain" }).end(`Blueprint's proxy: ${error.message}\n`);
     else response.destroy();
   });
   response.on("close", () => upstream.destroy());
@@ -276,5 +355,7 @@ async function forward(gate: EgressGate, open: Set<Duplex>, request: http.Incomi
 function answer(client: Duplex, status: number, reason: string): void {
   const phrase = http.STATUS_CODES[status] ?? "Error";
   const body = `${reason}\n`;
-  client.end(`HTTP/1.1 ${status} ${phrase}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  client.end(
+    `HTTP/1.1 ${status} ${phrase}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

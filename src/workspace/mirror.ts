@@ -57,15 +57,25 @@ export class Mirror {
   }
 
   /** Who made each commit between two points (oldest first): its author's and committer's name and e-mail. */
-  async commitPeople(from: string, to: string): Promise<Array<{ sha: string; author: GitPerson; committer: GitPerson }>> {
-    const out = await (await this.git()).raw(["log", "--reverse", "--format=%H%x1f%an%x1f%ae%x1f%cn%x1f%ce%x1e", `${from}..${to}`]);
+  async commitPeople(
+    from: string,
+    to: string,
+  ): Promise<Array<{ sha: string; author: GitPerson; committer: GitPerson }>> {
+    const out = await (
+      await this.git()
+    ).raw(["log", "--reverse", "--format=%H%x1f%an%x1f%ae%x1f%cn%x1f%ce%x1e", `${from}..${to}`]);
     return out
       .split("\x1e")
       .map((record) => record.trim())
       .filter(Boolean)
       .map((record) => {
-        const [sha = "", authorName = "", authorEmail = "", committerName = "", committerEmail = ""] = record.split("\x1f");
-        return { sha, author: { name: authorName, email: authorEmail }, committer: { name: committerName, email: committerEmail } };
+        const [sha = "", authorName = "", authorEmail = "", committerName = "", committerEmail = ""] =
+          record.split("\x1f");
+        return {
+          sha,
+          author: { name: authorName, email: authorEmail },
+          committer: { name: committerName, email: committerEmail },
+        };
       });
   }
 
@@ -90,7 +100,14 @@ export class Mirror {
     const ref = `refs/heads/${branch}`;
     if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(tip)) throw new Error(`not a commit id: ${tip}`);
     const git = await this.git();
-    const pushed = await git.run(["push", "--porcelain", "--no-verify", `--force-with-lease=${ref}:${tip}`, this.cloneUrl, `:${ref}`]);
+    const pushed = await git.run([
+      "push",
+      "--porcelain",
+      "--no-verify",
+      `--force-with-lease=${ref}:${tip}`,
+      this.cloneUrl,
+      `:${ref}`,
+    ]);
     if (pushed.code === 0) return { kind: "deleted" };
     // Rejected: "stale info" (checked before sending) or a failed ref lock (checked by the remote) both mean
     // the branch is not at `tip`; the remote says where it is now. Anything else is the remote's refusal.
@@ -119,6 +136,7 @@ function pushRefusal(stdout: string, stderr: string): string {
 }
 
 function ownRef(ref: string): string {
-  if (!/^refs\/blueprint\/[A-Za-z0-9._/-]+$/.test(ref) || ref.includes("..")) throw new Error(`not one of Blueprint's own refs: ${ref}`);
+  if (!/^refs\/blueprint\/[A-Za-z0-9._/-]+$/.test(ref) || ref.includes(".."))
+    throw new Error(`not one of Blueprint's own refs: ${ref}`);
   return ref;
 }

@@ -88,7 +88,8 @@ export class NestedRepositoryError extends WorkspaceError {
 }
 
 function explain(finding: NestedRepositoryError["finding"]): string {
-  const rule = "Blueprint commits no nested git repository and runs no git over a tree that holds one (git would follow that repository's own settings, outside the sandbox)";
+  const rule =
+    "Blueprint commits no nested git repository and runs no git over a tree that holds one (git would follow that repository's own settings, outside the sandbox)";
   switch (finding.kind) {
     case "repository": {
       const dir = path.dirname(finding.entry);
@@ -115,7 +116,9 @@ export async function refuseNestedGit(root: string): Promise<void> {
  * one here was put in the index by something else (a command without the sandbox, which can write it).
  */
 export async function gitlinkAddedSince(git: UntrustedGit, base: string): Promise<string | null> {
-  const fields = (await git.raw(["diff-index", "--cached", "--raw", "-z", "--no-renames", "--ignore-submodules=none", base])).split("\0");
+  const fields = (
+    await git.raw(["diff-index", "--cached", "--raw", "-z", "--no-renames", "--ignore-submodules=none", base])
+  ).split("\0");
   // `:<old mode> <new mode> <old object> <new object> <status>`, then the path.
   for (let at = 0; at + 1 < fields.length; at += 2) {
     const [oldMode, newMode] = (fields[at] ?? "").slice(1).split(" ");

@@ -4,12 +4,18 @@ import os from "node:os";
 import path from "node:path";
 import { describeGitError, WorkspaceError } from "./git.js";
 import { findNestedGit } from "./nested-git.js";
-import { excludeFileOf, forgetWorktree, NO_DRIVERS_ATTRIBUTES, recordWorktree, restoreGitPointer, untrustedGit } from "./untrusted-git.js";
+import {
+  excludeFileOf,
+  forgetWorktree,
+  NO_DRIVERS_ATTRIBUTES,
+  recordWorktree,
+  restoreGitPointer,
+  untrustedGit,
+} from "./untrusted-git.js";
 import { Mirror } from "./mirror.js";
 import { Slots } from "../shared/slots.js";
 import { currentIdentity, isAlive, madeBy, makerOf, register, type ProcessIdentity } from "./workdir-claim.js";
 import { liveToken, tagCacheDirOf, Workspace, type GitToken } from "./workspace.js";
-
 
 export interface WorkspaceRequest {
   /** From the webhook payload (`repository.clone_url`), never hard-coded. */
@@ -108,21 +114,27 @@ export class RepoCache {
   async prepare(request: WorkspaceRequest): Promise<Workspace> {
     const mirror = await this.sync(request);
     const sha = await mirror.resolve(request.sha ?? request.ref);
-    if (!sha) throw new WorkspaceError(`the repository has no ${request.sha ? `commit ${request.sha}` : `ref ${request.ref}`}`);
+    if (!sha)
+      throw new WorkspaceError(`the repository has no ${request.sha ? `commit ${request.sha}` : `ref ${request.ref}`}`);
     return mirror.checkout(sha);
   }
 
   /** @internal used by Mirror */
   async addWorktree(mirror: string, cloneUrl: string, sha: string, token: GitToken): Promise<Workspace> {
-    const tree = (await this.reuse(mirror, cloneUrl, sha, token)) ?? (await this.freshWorktree(mirror, cloneUrl, sha, token));
-    return new Workspace(tree.dir, sha, cloneUrl, { gitDir: tree.gitDir, mirror, token }, () => this.release(mirror, tree));
+    const tree =
+      (await this.reuse(mirror, cloneUrl, sha, token)) ?? (await this.freshWorktree(mirror, cloneUrl, sha, token));
+    return new Workspace(tree.dir, sha, cloneUrl, { gitDir: tree.gitDir, mirror, token }, () =>
+      this.release(mirror, tree),
+    );
   }
 
   private async freshWorktree(mirror: string, cloneUrl: string, sha: string, token: GitToken): Promise<Worktree> {
     await this.secureWorkdir();
     const dir = path.join(this.workdir, "jobs", madeBy(this.identity, randomUUID()));
     const auth = { token: await liveToken(token), url: cloneUrl };
-    await this.withLock(mirror, () => untrustedGit({ gitDir: mirror }, { auth }).raw(["worktree", "add", "--detach", dir, sha]));
+    await this.withLock(mirror, () =>
+      untrustedGit({ gitDir: mirror }, { auth }).raw(["worktree", "add", "--detach", dir, sha]),
+    );
     // Read once, now, before anything else has run in the tree; from here on this record counts.
     const gitDir = /^gitdir: (.+)$/m.exec(await fs.readFile(path.join(dir, ".git"), "utf8"))?.[1]?.trim() ?? "";
     if (path.dirname(gitDir) !== path.join(mirror, "worktrees")) {
@@ -145,8 +157,20 @@ export class RepoCache {
       // should have written there since, but if anything did, git must not meet a nested repository.
       if (!(await findNestedGit(tree.dir))) {
         const location = { gitDir: tree.gitDir, workTree: tree.dir };
-        await untrustedGit(location, { auth: { token: await liveToken(token), url: cloneUrl } }).raw(["checkout", "--quiet", "--force", "--detach", sha]);
-        const left = await untrustedGit(location).raw(["status", "--porcelain", "--ignored", "--untracked-files=all", "--ignore-submodules=all"]);
+        await untrustedGit(location, { auth: { token: await liveToken(token), url: cloneUrl } }).raw([
+          "checkout",
+          "--quiet",
+          "--force",
+          "--detach",
+          sha,
+        ]);
+        const left = await untrustedGit(location).raw([
+          "status",
+          "--porcelain",
+          "--ignored",
+          "--untracked-files=all",
+          "--ignore-submodules=all",
+        ]);
         if (left.trim() === "") return tree;
       }
     } catch {
@@ -186,7 +210,11 @@ export class RepoCache {
 
   mirrorPath(cloneUrl: string): string {
     const id = createHash("sha256").update(cloneUrl).digest("hex").slice(0, 16);
-    const name = path.basename(cloneUrl).replace(/\.git$/, "").replace(/[^A-Za-z0-9._-]/g, "_") || "repo";
+    const name =
+      path
+        .basename(cloneUrl)
+        .replace(/\.git$/, "")
+        .replace(/[^A-Za-z0-9._-]/g, "_") || "repo";
     return path.join(this.workdir, "mirrors", `${name}-${id}.git`);
   }
 
@@ -206,7 +234,9 @@ export class RepoCache {
     const worktrees = await Promise.all(
       records.map(async (name) => {
         // `<mirror>/worktrees/<name>/gitdir` names the worktree's `.git` file; out of the agent's reach.
-        const pointer = (await fs.readFile(path.join(mirror, "worktrees", name, "gitdir"), "utf8").catch(() => "")).trim();
+        const pointer = (
+          await fs.readFile(path.join(mirror, "worktrees", name, "gitdir"), "utf8").catch(() => "")
+        ).trim();
         const dir = path.dirname(pointer);
         return pointer && path.dirname(dir) === jobs ? [dir] : [];
       }),
@@ -243,20 +273,35 @@ export class RepoCache {
       if (gone) await fs.rm(path.join(jobs, name), { recursive: true, force: true });
     }
     for (const mirror of await this.mirrors()) {
-      await this.withLock(mirror, () => untrustedGit({ gitDir: mirror }).raw(["worktree", "prune"]).catch(() => undefined));
+      await this.withLock(mirror, () =>
+        untrustedGit({ gitDir: mirror })
+          .raw(["worktree", "prune"])
+          .catch(() => undefined),
+      );
     }
   }
 
   private async syncMirror(mirror: string, request: WorkspaceRequest): Promise<void> {
     const refspecs = ["+refs/heads/*:refs/heads/*"];
     if (!request.ref.startsWith("refs/heads/")) refspecs.push(`+${request.ref}:${request.ref}`);
-    const exists = await fs.stat(path.join(mirror, "HEAD")).then(() => true, () => false);
+    const exists = await fs.stat(path.join(mirror, "HEAD")).then(
+      () => true,
+      () => false,
+    );
     const auth = { token: await liveToken(request.token), url: request.cloneUrl };
     try {
       if (!exists) {
         await fs.mkdir(path.dirname(mirror), { recursive: true });
-        await untrustedGit({ discoverFrom: path.dirname(mirror) }, { auth }).raw(["clone", "--bare", "--filter=blob:none", "--quiet", request.cloneUrl, mirror]);
-        if (refspecs.length > 1) await untrustedGit({ gitDir: mirror }, { auth }).raw(["fetch", "--quiet", "origin", ...refspecs.slice(1)]);
+        await untrustedGit({ discoverFrom: path.dirname(mirror) }, { auth }).raw([
+          "clone",
+          "--bare",
+          "--filter=blob:none",
+          "--quiet",
+          request.cloneUrl,
+          mirror,
+        ]);
+        if (refspecs.length > 1)
+          await untrustedGit({ gitDir: mirror }, { auth }).raw(["fetch", "--quiet", "origin", ...refspecs.slice(1)]);
       } else {
         await untrustedGit({ gitDir: mirror }, { auth }).raw(["fetch", "--quiet", "--prune", "origin", ...refspecs]);
       }
@@ -278,7 +323,9 @@ export class RepoCache {
     forgetWorktree(tree.dir);
     await this.withLock(mirror, async () => {
       await fs.rm(tree.dir, { recursive: true, force: true });
-      await untrustedGit({ gitDir: mirror }).raw(["worktree", "prune"]).catch(() => undefined);
+      await untrustedGit({ gitDir: mirror })
+        .raw(["worktree", "prune"])
+        .catch(() => undefined);
     });
   }
 

@@ -58,11 +58,30 @@ export function bridgeMounts(socketPath: string, nodePath: string): string[] {
 
 /** What bubblewrap runs: the bridge, then the command. */
 export function bridgedCommand(command: string): string[] {
-  return ["/bin/bash", "-c", WRAPPER, "blueprint-bridge", NODE_INSIDE, BRIDGE_SCRIPT, SOCKET_INSIDE, String(BRIDGE_PORT), command];
+  return [
+    "/bin/bash",
+    "-c",
+    WRAPPER,
+    "blueprint-bridge",
+    NODE_INSIDE,
+    BRIDGE_SCRIPT,
+    SOCKET_INSIDE,
+    String(BRIDGE_PORT),
+    command,
+  ];
 }
 
 /** The variables that point npm, pip, git, curl, Yarn, Cargo and Go at a proxy. */
-const PROXY_VARIABLES = ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "npm_config_proxy", "npm_config_https_proxy", "YARN_HTTP_PROXY", "YARN_HTTPS_PROXY"];
+const PROXY_VARIABLES = [
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "npm_config_proxy",
+  "npm_config_https_proxy",
+  "YARN_HTTP_PROXY",
+  "YARN_HTTPS_PROXY",
+];
 /** Variables that would send connections past the proxy, or to another one: never passed on. */
 const BYPASS_VARIABLES = ["NO_PROXY", "no_proxy", "npm_config_noproxy", "ALL_PROXY", "all_proxy"];
 

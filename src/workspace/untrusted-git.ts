@@ -170,11 +170,17 @@ export const NO_DRIVERS_ATTRIBUTES = "* !filter !diff !merge\n";
 export function untrustedGit(location: GitLocation, options: UntrustedGitOptions = {}): UntrustedGit {
   const cwd = "gitDir" in location ? (location.workTree ?? location.gitDir) : location.discoverFrom;
   const env = environment(location, options);
-  const settings = options.excludesFile ? [...HARDENED_CONFIG, `core.excludesFile=${options.excludesFile}`] : HARDENED_CONFIG;
+  const settings = options.excludesFile
+    ? [...HARDENED_CONFIG, `core.excludesFile=${options.excludesFile}`]
+    : HARDENED_CONFIG;
   const maxOutput = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const run = (args: readonly string[]): Promise<GitResult> =>
     new Promise((resolve) => {
-      const child = spawn("git", [...settings.flatMap((setting) => ["-c", setting]), ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn("git", [...settings.flatMap((setting) => ["-c", setting]), ...args], {
+        cwd,
+        env,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       const stdout = new CappedBuffer(maxOutput);
       const stderr = new CappedBuffer(MAX_STDERR_BYTES);
       child.stdout.on("data", (chunk: Buffer) => {
@@ -186,7 +192,11 @@ export function untrustedGit(location: GitLocation, options: UntrustedGitOptions
         // Nothing thrown in this listener may escape: it would end the process every job shares.
         try {
           const text = stdout.text();
-          resolve(stdout.full ? { code: null, stdout: text, stderr: stderr.text(), truncated: true } : { code, stdout: text, stderr: stderr.text() });
+          resolve(
+            stdout.full
+              ? { code: null, stdout: text, stderr: stderr.text(), truncated: true }
+              : { code, stdout: text, stderr: stderr.text() },
+          );
         } catch (error) {
           resolve({ code: null, stdout: "", stderr: `git's output could not be read: ${(error as Error).message}` });
         }
@@ -196,9 +206,13 @@ export function untrustedGit(location: GitLocation, options: UntrustedGitOptions
     run,
     async raw(args) {
       const result = await run(args);
-      if (result.truncated) throw new GitError(`git ${args[0] ?? ""} printed more than ${maxOutput} bytes and was stopped`, null);
+      if (result.truncated)
+        throw new GitError(`git ${args[0] ?? ""} printed more than ${maxOutput} bytes and was stopped`, null);
       if (result.code === 0) return result.stdout;
-      throw new GitError(result.stderr.trim() || `git ${args[0] ?? ""} exited with ${result.code ?? "no code"}`, result.code);
+      throw new GitError(
+        result.stderr.trim() || `git ${args[0] ?? ""} exited with ${result.code ?? "no code"}`,
+        result.code,
+      );
     },
   };
 }
@@ -242,7 +256,9 @@ export function excludeFileOf(gitDir: string): string {
  */
 export function literalIgnorePattern(entry: string): string | null {
   if (/[\n\r]/.test(entry)) return null;
-  const escaped = entry.replace(/[\\*?[\]!#]/g, (char) => `\\${char}`).replace(/ +$/, (spaces) => spaces.replace(/ /g, "\\ "));
+  const escaped = entry
+    .replace(/[\\*?[\]!#]/g, (char) => `\\${char}`)
+    .replace(/ +$/, (spaces) => spaces.replace(/ /g, "\\ "));
   return `/${escaped}`;
 }
 

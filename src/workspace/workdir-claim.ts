@@ -26,7 +26,10 @@ const identitySchema = z.object({
   pidNamespace: z.string().nullable(),
 });
 
-/** How often a process marks its record alive, and how long an unmarked record of a process this one cannot see stays alive. */
+/**
+ * How often a process marks its record alive, and how long an unmarked record of a process this one cannot see stays
+ * alive.
+ */
 const HEARTBEAT_MS = 30_000;
 export const LEASE_MS = 4 * HEARTBEAT_MS;
 
@@ -39,7 +42,13 @@ export function currentIdentity(): ProcessIdentity {
 }
 
 export function newIdentity(pid: number, start: string | null = startOf(pid)): ProcessIdentity {
-  return { id: `p${pid}-${randomBytes(6).toString("hex")}`, pid, start, boot: readOr("/proc/sys/kernel/random/boot_id"), pidNamespace: namespaceOf("self") };
+  return {
+    id: `p${pid}-${randomBytes(6).toString("hex")}`,
+    pid,
+    start,
+    boot: readOr("/proc/sys/kernel/random/boot_id"),
+    pidNamespace: namespaceOf("self"),
+  };
 }
 
 function startOf(pid: number): string | null {
@@ -85,7 +94,8 @@ export function register(workdir: string, identity: ProcessIdentity): Promise<vo
       await fs.writeFile(file, JSON.stringify(identity), { mode: 0o600 });
     };
     done = write(true).then(() => {
-      // Written whole each time, not touched: a record removed meanwhile comes back, or this process's trees would look orphaned.
+      // Written whole each time, not touched: a record removed meanwhile comes back, or this process's trees would look
+      // orphaned.
       setInterval(() => void write(false).catch(() => undefined), HEARTBEAT_MS).unref();
     });
     done.catch(() => registered.delete(file));
@@ -102,11 +112,19 @@ export function register(workdir: string, identity: ProcessIdentity): Promise<vo
 export async function isAlive(workdir: string, id: string, self: ProcessIdentity): Promise<boolean> {
   if (id === self.id) return true;
   const file = recordOf(workdir, id);
-  const [text, stat] = await Promise.all([fs.readFile(file, "utf8").catch(() => null), fs.stat(file).catch(() => null)]);
+  const [text, stat] = await Promise.all([
+    fs.readFile(file, "utf8").catch(() => null),
+    fs.stat(file).catch(() => null),
+  ]);
   if (text === null || stat === null) return false;
   const record = parseIdentity(text);
   if (!record) return false;
-  if (record.boot !== null && record.boot === self.boot && record.pidNamespace !== null && record.pidNamespace === self.pidNamespace) {
+  if (
+    record.boot !== null &&
+    record.boot === self.boot &&
+    record.pidNamespace !== null &&
+    record.pidNamespace === self.pidNamespace
+  ) {
     return isProcessAlive(record.pid) && (record.start === null || record.start === startOf(record.pid));
   }
   return Date.now() - stat.mtimeMs < LEASE_MS;
@@ -163,7 +181,13 @@ export async function claimWorkdir(workdir: string, self: ProcessIdentity): Prom
     }
     if (holder !== null && (await isAlive(workdir, holder, self))) return holder;
     const aside = `${file}.${self.id}`;
-    if (!(await fs.rename(file, aside).then(() => true, () => false))) continue;
+    if (
+      !(await fs.rename(file, aside).then(
+        () => true,
+        () => false,
+      ))
+    )
+      continue;
     if ((await claimHolder(aside)) !== holder) await fs.link(aside, file).catch(() => undefined);
     await fs.rm(aside, { force: true });
   }
@@ -173,7 +197,9 @@ export async function claimWorkdir(workdir: string, self: ProcessIdentity): Prom
 
 /** The holder's id; null for an unreadable claim (a dead holder's, cut short); undefined for none. */
 async function claimHolder(file: string): Promise<string | null | undefined> {
-  const text = await fs.readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => (error.code === "ENOENT" ? undefined : ""));
+  const text = await fs
+    .readFile(file, "utf8")
+    .catch((error: NodeJS.ErrnoException) => (error.code === "ENOENT" ? undefined : ""));
   if (text === undefined) return undefined;
   try {
     const parsed = claimSchema.safeParse(JSON.parse(text));

@@ -13,7 +13,10 @@ export interface RepositoryOwner {
   cloneUrl: string;
 }
 
-/** An uninstall (`repositories` null: every repository of the installation) or repositories removed from an installation. */
+/**
+ * An uninstall (`repositories` null: every repository of the installation) or repositories removed from an
+ * installation.
+ */
 export interface RepositoryRemoval {
   installationId: number;
   repositories: ReadonlyArray<{ owner: string; name: string }> | null;
@@ -21,9 +24,17 @@ export interface RepositoryRemoval {
 
 /** A file of Blueprint's own inside each mirror (a bare repository: git ignores it). */
 const OWNER_FILE = "blueprint-repository.json";
-/** `in-use/<mirror's name>/<process id>`: which processes run jobs on a mirror, for the others on the directory to leave it be. */
+/**
+ * `in-use/<mirror's name>/<process id>`: which processes run jobs on a mirror, for the others on the directory to leave
+ * it be.
+ */
 const IN_USE = "in-use";
-const ownerSchema = z.object({ installationId: z.number().int(), owner: z.string(), name: z.string(), cloneUrl: z.string() });
+const ownerSchema = z.object({
+  installationId: z.number().int(),
+  owner: z.string(),
+  name: z.string(),
+  cloneUrl: z.string(),
+});
 
 interface Logger {
   info(object: object, message?: string): void;
@@ -111,7 +122,9 @@ export class WorkdirKeeper {
         this.users.delete(mirror);
         await this.markInUse(mirror, false).catch(() => undefined);
       } else this.using.set(mirror, left);
-      await this.afterUse(mirror).catch((error: unknown) => this.options.log?.warn({ err: error, mirror }, "could not tidy the work directory after a job"));
+      await this.afterUse(mirror).catch((error: unknown) =>
+        this.options.log?.warn({ err: error, mirror }, "could not tidy the work directory after a job"),
+      );
     }
   }
 
@@ -138,7 +151,10 @@ export class WorkdirKeeper {
     });
   }
 
-  /** Evicts least recently used repositories no job uses until the directory is within the bound; returns the mirrors evicted. */
+  /**
+   * Evicts least recently used repositories no job uses until the directory is within the bound; returns the mirrors
+   * evicted.
+   */
   enforceLimit(): Promise<string[]> {
     return this.serially(() => this.evictOverLimit());
   }
@@ -147,7 +163,11 @@ export class WorkdirKeeper {
     await this.serially(async () => {
       if (this.using.has(mirror)) return;
       if (this.doomed.delete(mirror)) {
-        if (!(await this.othersUse(mirror)) && (await this.removeIdle(mirror))) this.options.log?.info({ mirror }, "removed the files of a repository Blueprint no longer has access to, now that its last job ended");
+        if (!(await this.othersUse(mirror)) && (await this.removeIdle(mirror)))
+          this.options.log?.info(
+            { mirror },
+            "removed the files of a repository Blueprint no longer has access to, now that its last job ended",
+          );
         await this.record();
         return;
       }
@@ -178,18 +198,32 @@ export class WorkdirKeeper {
           evicted.push(mirror);
         }
       }
-      if (evicted.length > 0) this.options.log?.info({ evicted, bytes: total, limitBytes: limit }, "evicted the least recently used repositories to keep the work directory within BLUEPRINT_WORKDIR_MAX_GB");
-      if (total > limit) this.options.log?.warn({ bytes: total, limitBytes: limit }, "the work directory is over BLUEPRINT_WORKDIR_MAX_GB, and what is left running jobs use");
+      if (evicted.length > 0)
+        this.options.log?.info(
+          { evicted, bytes: total, limitBytes: limit },
+          "evicted the least recently used repositories to keep the work directory within BLUEPRINT_WORKDIR_MAX_GB",
+        );
+      if (total > limit)
+        this.options.log?.warn(
+          { bytes: total, limitBytes: limit },
+          "the work directory is over BLUEPRINT_WORKDIR_MAX_GB, and what is left running jobs use",
+        );
     }
     await recordWorkdirBytes(this.cache.workdir, total);
     return evicted;
   }
 
-  /** Removes a mirror's repository unless a job uses it (checked with no pause before the removal starts): true when removed. */
+  /**
+   * Removes a mirror's repository unless a job uses it (checked with no pause before the removal starts): true when
+   * removed.
+   */
   private async removeIdle(mirror: string): Promise<boolean> {
     if (this.using.has(mirror)) return false;
     const removal = this.cache.removeRepository(mirror);
-    this.removing.set(mirror, removal.catch(() => undefined));
+    this.removing.set(
+      mirror,
+      removal.catch(() => undefined),
+    );
     try {
       await removal;
       this.sizes.delete(mirror);
@@ -207,7 +241,11 @@ export class WorkdirKeeper {
    */
   private async keepsDirectory(): Promise<boolean> {
     const holder = await claimWorkdir(this.cache.workdir, this.cache.identity);
-    if (holder !== null && holder !== this.standingDownFor) this.options.log?.warn({ workdir: this.cache.workdir, keeper: holder }, "another process keeps this work directory (give each worker its own BLUEPRINT_WORKDIR): this one neither evicts nor removes leftover worktrees there");
+    if (holder !== null && holder !== this.standingDownFor)
+      this.options.log?.warn(
+        { workdir: this.cache.workdir, keeper: holder },
+        "another process keeps this work directory (give each worker its own BLUEPRINT_WORKDIR): this one neither evicts nor removes leftover worktrees there",
+      );
     this.standingDownFor = holder;
     return holder === null;
   }
@@ -217,7 +255,9 @@ export class WorkdirKeeper {
     const { workdir, identity } = this.cache;
     const marks = path.join(workdir, IN_USE, path.basename(mirror));
     const users = await fs.readdir(marks).catch(() => [] as string[]);
-    const trees = (await this.cache.repositoryFiles(mirror)).filter((file) => path.dirname(file) === path.join(workdir, "jobs"));
+    const trees = (await this.cache.repositoryFiles(mirror)).filter(
+      (file) => path.dirname(file) === path.join(workdir, "jobs"),
+    );
     const makers = trees.map((tree) => makerOf(path.basename(tree)));
     for (const id of new Set([...users, ...makers])) {
       if (id !== null && id !== identity.id && (await isAlive(workdir, id, identity))) return true;
@@ -239,13 +279,17 @@ export class WorkdirKeeper {
     for (const id of await recordedIds(workdir)) if (!(await isAlive(workdir, id, identity))) gone.add(id);
     for (const mirror of await fs.readdir(path.join(workdir, IN_USE)).catch(() => [] as string[])) {
       for (const id of await fs.readdir(path.join(workdir, IN_USE, mirror)).catch(() => [] as string[])) {
-        if (gone.has(id) || !(await isAlive(workdir, id, identity))) await fs.rm(path.join(workdir, IN_USE, mirror, id), { force: true });
+        if (gone.has(id) || !(await isAlive(workdir, id, identity)))
+          await fs.rm(path.join(workdir, IN_USE, mirror, id), { force: true });
       }
     }
     for (const id of gone) await forget(workdir, id);
   }
 
-  /** The owner record, written when a job's sync makes or fetches the mirror: an uninstall then finds a mirror whose job never ended. */
+  /**
+   * The owner record, written when a job's sync makes or fetches the mirror: an uninstall then finds a mirror whose job
+   * never ended.
+   */
   private async recordOwner(mirror: string): Promise<void> {
     const repository = this.users.get(mirror);
     if (repository) await fs.writeFile(path.join(mirror, OWNER_FILE), JSON.stringify(ownerSchema.parse(repository)));
@@ -288,12 +332,21 @@ async function readOwner(mirror: string): Promise<z.output<typeof ownerSchema> |
 function matches(owner: RepositoryOwner | null, removal: RepositoryRemoval): boolean {
   if (!owner || owner.installationId !== removal.installationId) return false;
   const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
-  return removal.repositories === null || removal.repositories.some((repository) => same(repository.owner, owner.owner) && same(repository.name, owner.name));
+  return (
+    removal.repositories === null ||
+    removal.repositories.some((repository) => same(repository.owner, owner.owner) && same(repository.name, owner.name))
+  );
 }
 
 async function leastRecentlyUsedFirst(mirrors: string[]): Promise<string[]> {
-  const used = await Promise.all(mirrors.map(async (mirror) => ({ mirror, at: (await fs.stat(mirror).catch(() => null))?.mtimeMs ?? 0 })));
+  const used = await Promise.all(
+    mirrors.map(async (mirror) => ({ mirror, at: (await fs.stat(mirror).catch(() => null))?.mtimeMs ?? 0 })),
+  );
   return used.sort((a, b) => a.at - b.at).map((entry) => entry.mirror);
 }
 
-const exists = (file: string) => fs.stat(file).then(() => true, () => false);
+const exists = (file: string) =>
+  fs.stat(file).then(
+    () => true,
+    () => false,
+  );

@@ -1,7 +1,14 @@
 import { promises as fs } from "node:fs";
 import { describeGitError, WorkspaceError } from "./git.js";
 import { gitlinkAddedSince, NestedRepositoryError, refuseNestedGit } from "./nested-git.js";
-import { excludeFileOf, literalIgnorePattern, restoreGitPointer, untrustedGit, type GitIdentity, type UntrustedGit } from "./untrusted-git.js";
+import {
+  excludeFileOf,
+  literalIgnorePattern,
+  restoreGitPointer,
+  untrustedGit,
+  type GitIdentity,
+  type UntrustedGit,
+} from "./untrusted-git.js";
 
 export interface CommitResult {
   sha: string;
@@ -59,7 +66,11 @@ export class Workspace {
     await restoreGitPointer(this.dir, this.repository.gitDir);
     return untrustedGit(
       { gitDir: this.repository.gitDir, workTree: this.dir },
-      { auth: options.token ? { token: await liveToken(this.repository.token), url: this.cloneUrl } : null, identity: options.identity, excludesFile: excludeFileOf(this.repository.gitDir) },
+      {
+        auth: options.token ? { token: await liveToken(this.repository.token), url: this.cloneUrl } : null,
+        identity: options.identity,
+        excludesFile: excludeFileOf(this.repository.gitDir),
+      },
     );
   }
 
@@ -88,7 +99,11 @@ export class Workspace {
   /** `git diff --stat` from the merge base with another ref to HEAD. */
   async diffSummary(baseRef: string): Promise<string> {
     try {
-      return (await (await this.treeGit({ token: true })).raw(["diff", "--no-ext-diff", "--no-textconv", "--stat=160", `${baseRef}...HEAD`])).trim();
+      return (
+        await (
+          await this.treeGit({ token: true })
+        ).raw(["diff", "--no-ext-diff", "--no-textconv", "--stat=160", `${baseRef}...HEAD`])
+      ).trim();
     } catch (error) {
       return `(the diff could not be computed: ${describeGitError(error)})`;
     }
@@ -96,7 +111,15 @@ export class Workspace {
 
   /** The whole patch from another commit to HEAD (no external diff or textconv driver runs). */
   async diffSince(baseRef: string): Promise<string> {
-    return (await this.treeGit({ token: true })).raw(["diff", "--no-ext-diff", "--no-textconv", "--no-color", "--find-renames", baseRef, "HEAD"]);
+    return (await this.treeGit({ token: true })).raw([
+      "diff",
+      "--no-ext-diff",
+      "--no-textconv",
+      "--no-color",
+      "--find-renames",
+      baseRef,
+      "HEAD",
+    ]);
   }
 
   /**
@@ -123,7 +146,9 @@ export class Workspace {
    * contain); a rename is its old and its new path. Only trees are compared: no blob is fetched.
    */
   async filesChanged(from: string, to: string): Promise<string[]> {
-    const out = await (await this.git()).raw(["diff", "--no-ext-diff", "--no-textconv", "--name-only", "--no-renames", "-z", from, to]);
+    const out = await (
+      await this.git()
+    ).raw(["diff", "--no-ext-diff", "--no-textconv", "--name-only", "--no-renames", "-z", from, to]);
     return out.split("\0").filter(Boolean);
   }
 
@@ -144,18 +169,40 @@ export class Workspace {
    * Commits between two points, oldest first. `trailer` names a trailer (e.g. `Blueprint-Plan`)
    * whose values are returned with each commit.
    */
-  async commitsBetween(from: string, to: string, trailer?: string): Promise<Array<{ sha: string; subject: string; author: string; trailers: string[] }>> {
+  async commitsBetween(
+    from: string,
+    to: string,
+    trailer?: string,
+  ): Promise<Array<{ sha: string; subject: string; author: string; trailers: string[] }>> {
     // The trailer key is Blueprint's own constant; refuse anything that could reshape the format.
-    if (trailer !== undefined && !/^[A-Za-z][A-Za-z0-9-]*$/.test(trailer)) throw new WorkspaceError(`not a trailer key: ${trailer}`);
+    if (trailer !== undefined && !/^[A-Za-z][A-Za-z0-9-]*$/.test(trailer))
+      throw new WorkspaceError(`not a trailer key: ${trailer}`);
     const trailers = trailer ? `%x1f%(trailers:key=${trailer},valueonly,separator=%x1e)` : "";
-    const out = await (await this.git()).raw(["log", "--no-ext-diff", "--no-textconv", "--reverse", `--format=%H%x1f%s%x1f%an${trailers}%x1d`, `${from}..${to}`]);
+    const out = await (
+      await this.git()
+    ).raw([
+      "log",
+      "--no-ext-diff",
+      "--no-textconv",
+      "--reverse",
+      `--format=%H%x1f%s%x1f%an${trailers}%x1d`,
+      `${from}..${to}`,
+    ]);
     return out
       .split("\x1d")
       .map((record) => record.replace(/^\n/, ""))
       .filter(Boolean)
       .map((record) => {
         const [sha = "", subject = "", author = "", values = ""] = record.split("\x1f");
-        return { sha, subject, author, trailers: values.split("\x1e").map((value) => value.trim()).filter(Boolean) };
+        return {
+          sha,
+          subject,
+          author,
+          trailers: values
+            .split("\x1e")
+            .map((value) => value.trim())
+            .filter(Boolean),
+        };
       });
   }
 
@@ -178,7 +225,9 @@ export class Workspace {
    */
   async ignoreUntracked(): Promise<void> {
     const git = await this.treeGit();
-    const untracked = (await git.raw(["ls-files", "-z", "--others", "--exclude-standard", "--directory"])).split("\0").filter(Boolean);
+    const untracked = (await git.raw(["ls-files", "-z", "--others", "--exclude-standard", "--directory"]))
+      .split("\0")
+      .filter(Boolean);
     const patterns = untracked.map(literalIgnorePattern).filter((pattern): pattern is string => pattern !== null);
     if (patterns.length === 0) return;
     await fs.appendFile(excludeFileOf(this.repository.gitDir), `${patterns.join("\n")}\n`);
@@ -207,7 +256,13 @@ export class Workspace {
     const sha = await headOf(await this.treeGit());
     try {
       // To the clone URL itself, not a remote name a changed config could point elsewhere.
-      await untrustedGit({ gitDir: this.repository.mirror }, { auth: { token, url: this.cloneUrl } }).raw(["push", "--quiet", "--no-verify", this.cloneUrl, `${sha}:refs/heads/${branch}`]);
+      await untrustedGit({ gitDir: this.repository.mirror }, { auth: { token, url: this.cloneUrl } }).raw([
+        "push",
+        "--quiet",
+        "--no-verify",
+        this.cloneUrl,
+        `${sha}:refs/heads/${branch}`,
+      ]);
     } catch (error) {
       throw new WorkspaceError(`the push to ${branch} was rejected: ${describeGitError(error)}`);
     }

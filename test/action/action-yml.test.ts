@@ -6,7 +6,10 @@ import { readInputs } from "../../src/action/inputs.js";
 import { outputsOf } from "../../src/action/summary.js";
 
 const actionSchema = z.object({
-  inputs: z.record(z.string(), z.object({ description: z.string().min(1), required: z.boolean().optional(), default: z.string().optional() })),
+  inputs: z.record(
+    z.string(),
+    z.object({ description: z.string().min(1), required: z.boolean().optional(), default: z.string().optional() }),
+  ),
   outputs: z.record(z.string(), z.object({ description: z.string().min(1) })),
   runs: z.object({ using: z.string(), main: z.string() }),
 });
@@ -47,12 +50,23 @@ describe("action.yml", () => {
 
   it("refuses a max-cost that is not an amount above 0 by the input's name", () => {
     const base = { "INPUT_GITHUB-TOKEN": "ghs_base", "INPUT_STATE-SECRET": "state-secret-base-value" };
-    for (const amount of ["0", "-1", "five dollars"]) expect(() => readInputs({ ...base, "INPUT_MAX-COST": amount }), amount).toThrow(/^invalid settings: input max-cost: /);
+    for (const amount of ["0", "-1", "five dollars"])
+      expect(() => readInputs({ ...base, "INPUT_MAX-COST": amount }), amount).toThrow(
+        /^invalid settings: input max-cost: /,
+      );
     expect(readInputs(base).engine.BLUEPRINT_MAX_COST).toBeUndefined();
   });
 
   it("declares exactly the outputs the runner sets", () => {
-    const none = outputsOf({ latest: null, plan: null, changed: false, failed: false, error: null, pullRequestUrl: null, replies: [] });
+    const none = outputsOf({
+      latest: null,
+      plan: null,
+      changed: false,
+      failed: false,
+      error: null,
+      pullRequestUrl: null,
+      replies: [],
+    });
     expect(Object.keys(action.outputs).sort()).toEqual(Object.keys(none).sort());
   });
 });

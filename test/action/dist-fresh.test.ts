@@ -17,11 +17,16 @@ describe("dist/index.js", () => {
     const result = await build({ ...workerBundleOptions, write: false });
     const fresh = result.outputFiles.find((file) => file.path === path.resolve("dist/tag-worker.js"));
     expect(fresh, "esbuild wrote no dist/tag-worker.js").toBeDefined();
-    expect(fresh?.text === readFileSync("dist/tag-worker.js", "utf8"), "stale dist/: run npm run build:action").toBe(true);
+    expect(fresh?.text === readFileSync("dist/tag-worker.js", "utf8"), "stale dist/: run npm run build:action").toBe(
+      true,
+    );
   });
 
   it("is built the same way twice (no timestamps or machine paths)", async () => {
-    const [first, second] = await Promise.all([build({ ...actionBundleOptions, write: false }), build({ ...actionBundleOptions, write: false })]);
+    const [first, second] = await Promise.all([
+      build({ ...actionBundleOptions, write: false }),
+      build({ ...actionBundleOptions, write: false }),
+    ]);
     expect(first.outputFiles[0]?.hash).toBe(second.outputFiles[0]?.hash);
     expect(first.outputFiles[0]?.text).not.toContain(process.cwd());
   });

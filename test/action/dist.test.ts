@@ -34,7 +34,9 @@ describe("the committed bundle, dist/index.js", () => {
     const repo = createBareRepo({ "README.md": "# Hello\n" });
     const github = actionsGitHubDouble({ permissions: { maintainer: "write" } });
     model = await startModelServer([{ toolCalls: [{ name: "submit_plan", arguments: samplePlan() }] }]);
-    const step = stepFiles("issue_comment", commentEvent({ body: "/plan", cloneUrl: repo.url }), { "openai-base-url": model.url });
+    const step = stepFiles("issue_comment", commentEvent({ body: "/plan", cloneUrl: repo.url }), {
+      "openai-base-url": model.url,
+    });
     for (const [name, value] of Object.entries(step.env)) vi.stubEnv(name, value ?? "");
     vi.spyOn(process.stdout, "write").mockImplementation(() => true);
 
@@ -52,7 +54,13 @@ describe("the committed bundle, dist/index.js", () => {
     const outputPath = path.join(dir, "output");
     writeFileSync(eventPath, "{}");
     writeFileSync(outputPath, "");
-    const env = { PATH: process.env.PATH ?? "", GITHUB_EVENT_PATH: eventPath, GITHUB_OUTPUT: outputPath, "INPUT_GITHUB-TOKEN": "ghs_distTestToken000000000000000000000", "INPUT_STATE-SECRET": "dist-test-state-secret-0000" };
+    const env = {
+      PATH: process.env.PATH ?? "",
+      GITHUB_EVENT_PATH: eventPath,
+      GITHUB_OUTPUT: outputPath,
+      "INPUT_GITHUB-TOKEN": "ghs_distTestToken000000000000000000000",
+      "INPUT_STATE-SECRET": "dist-test-state-secret-0000",
+    };
 
     const skipped = await run(process.execPath, [DIST], { env: { ...env, GITHUB_EVENT_NAME: "push" } });
     expect(skipped.stdout).toContain("Nothing to do");
@@ -63,7 +71,9 @@ describe("the committed bundle, dist/index.js", () => {
       (error: { code: number; stdout: string }) => error,
     );
     expect(broken.code).toBe(1);
-    expect(broken.stdout).toMatch(/::error::Blueprint could not run: the issue_comment event payload is not what GitHub sends/);
+    expect(broken.stdout).toMatch(
+      /::error::Blueprint could not run: the issue_comment event payload is not what GitHub sends/,
+    );
     expect(broken.stdout).toContain("::add-mask::ghs_distTestToken000000000000000000000");
   });
 });

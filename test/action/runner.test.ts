@@ -4,15 +4,27 @@ import { coreIo } from "../../src/action/io.js";
 import { createActionOctokit, type ActionOctokitOptions } from "../../src/action/octokit.js";
 import { runAction } from "../../src/action/runner.js";
 import { readStateMarker } from "../../src/github/state-marker.js";
-import { ACTIONS_BOT, ACTIONS_TOKEN, actionsGitHubDouble, type ActionsGitHubDouble } from "../helpers/actions-github.js";
+import {
+  ACTIONS_BOT,
+  ACTIONS_TOKEN,
+  actionsGitHubDouble,
+  type ActionsGitHubDouble,
+} from "../helpers/actions-github.js";
 import { createBareRepo, gitIn, type BareRepo } from "../helpers/git-repo.js";
 import { samplePlan, startModelServer, type ModelServer, type Script } from "../helpers/model-server.js";
 import { pendingState, planCommentBody, testSeal } from "../helpers/plan-state.js";
 import { commentEvent, MODEL_KEY, reviewEvent, stepFiles, type StepFiles } from "./support.js";
 
-const write = (path: string, content: string) => ({ toolCalls: [{ name: "write_file", arguments: { path, content } }] });
-const complete = (id: string) => ({ toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary: `did ${id}` } }] });
-const FILES = { "README.md": "# Hello\n", "src/client.js": "export async function get(url) {\n  return fetch(url);\n}\n" };
+const write = (path: string, content: string) => ({
+  toolCalls: [{ name: "write_file", arguments: { path, content } }],
+});
+const complete = (id: string) => ({
+  toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary: `did ${id}` } }],
+});
+const FILES = {
+  "README.md": "# Hello\n",
+  "src/client.js": "export async function get(url) {\n  return fetch(url);\n}\n",
+};
 
 /** The one item of a list (failing the test when there are more or none). */
 function only<T>(items: T[]): T {
@@ -54,7 +66,13 @@ describe("the Action runner", () => {
   });
 
   /** `paced`: GitHub's one-second spacing of writes, as in production; the other tests skip the wait. */
-  async function run(script: Script, event: unknown, paced = false, eventName = "issue_comment", inputs: Record<string, string> = {}): Promise<{ step: StepFiles; result: Awaited<ReturnType<typeof runAction>> }> {
+  async function run(
+    script: Script,
+    event: unknown,
+    paced = false,
+    eventName = "issue_comment",
+    inputs: Record<string, string> = {},
+  ): Promise<{ step: StepFiles; result: Awaited<ReturnType<typeof runAction>> }> {
     model = await startModelServer(script);
     const step = stepFiles(eventName, event, { "openai-base-url": model.url, model: "test-model", ...inputs });
     const createOctokit = (options: ActionOctokitOptions) => createActionOctokit({ ...options, paced });
@@ -64,7 +82,10 @@ describe("the Action runner", () => {
 
   it("plans from an issue comment: plan posted, outputs set, summary written, secrets masked", async () => {
     const { step, result } = await run(
-      [{ toolCalls: [{ name: "read_file", arguments: { path: "src/client.js" } }] }, { toolCalls: [{ name: "submit_plan", arguments: samplePlan() }] }],
+      [
+        { toolCalls: [{ name: "read_file", arguments: { path: "src/client.js" } }] },
+        { toolCalls: [{ name: "submit_plan", arguments: samplePlan() }] },
+      ],
       commentEvent({ body: "/plan add retry to the HTTP client", cloneUrl: repo.url, commentId: 77 }),
       true,
     );
@@ -80,7 +101,11 @@ describe("the Action runner", () => {
 
     // GitHub was reached at GITHUB_API_URL with the github-token input.
     expect(github.requests.length).toBeGreaterThan(3);
-    expect(github.requests.every((request) => request.path.startsWith("/api/v3/") && request.authorization === `token ${ACTIONS_TOKEN}`)).toBe(true);
+    expect(
+      github.requests.every(
+        (request) => request.path.startsWith("/api/v3/") && request.authorization === `token ${ACTIONS_TOKEN}`,
+      ),
+    ).toBe(true);
     expect(JSON.stringify(modelRequests()[0]?.messages)).toContain("add retry to the HTTP client");
 
     expect(step.outputs()).toEqual({ status: "pending", "plan-url": plan.html_url, "pr-url": "", branch: "" });
@@ -106,30 +131,56 @@ describe("the Action runner", () => {
   });
 
   it("builds an approved plan: a branch with one commit per step, a pull request, its url as an output", async () => {
-    github.addBotComment((id) => planCommentBody(pendingState(samplePlan(), { base: { branch: "main", sha: repo.head() } }), testSeal(id)));
+    github.addBotComment((id) =>
+      planCommentBody(pendingState(samplePlan(), { base: { branch: "main", sha: repo.head() } }), testSeal(id)),
+    );
     const { step, result } = await run(
-      [write("src/retry.js", "export const retry = (fn) => fn();\n"), complete("S1"), write("src/client.js", "// uses retry\n"), complete("S2")],
+      [
+        write("src/retry.js", "export const retry = (fn) => fn();\n"),
+        complete("S1"),
+        write("src/client.js", "// uses retry\n"),
+        complete("S2"),
+      ],
       // The command comes after the plan it approves (GitHub's comment ids grow).
       commentEvent({ body: "/build", cloneUrl: repo.url, commentId: 6000 }),
     );
 
     expect(result).toEqual({ status: "built", failed: false });
-    expect(repo.log("blueprint/issue-1").slice(0, 2)).toEqual(["S2: Use the helper in the client", "S1: Add a retry helper"]);
+    expect(repo.log("blueprint/issue-1").slice(0, 2)).toEqual([
+      "S2: Use the helper in the client",
+      "S1: Add a retry helper",
+    ]);
     expect(github.pulls).toHaveLength(1);
-    expect(step.outputs()).toMatchObject({ status: "built", branch: "blueprint/issue-1", "pr-url": only(github.pulls).html_url });
+    expect(step.outputs()).toMatchObject({
+      status: "built",
+      branch: "blueprint/issue-1",
+      "pr-url": only(github.pulls).html_url,
+    });
     expect(step.summary()).toContain(only(github.pulls).html_url);
-    // With the job's token the Action labels the issue as the App does: `npm test` fails here (no package.json), so not "built".
+    // With the job's token the Action labels the issue as the App does: `npm test` fails here (no package.json), so not
+    // "built".
     expect(github.threadLabels).toEqual(["blueprint: failed"]);
     expect(github.labels).toEqual(["blueprint: approved", "blueprint: building", "blueprint: failed"]);
   });
 
   it("stops a build at the max-cost input, with what was built pushed and the step failed saying so", async () => {
-    // test-model at $2 per million prompt and $10 per million completion tokens: each request costs $0.03, so S1 costs $0.06.
-    repo.commit({ ".github/blueprint.yml": "prices:\n  test-model: { input: 2, cached_input: 0.5, output: 10 }\n" }, "prices");
-    github.addBotComment((id) => planCommentBody(pendingState(samplePlan(), { base: { branch: "main", sha: repo.head() } }), testSeal(id)));
+    // test-model at $2 per million prompt and $10 per million completion tokens: each request costs $0.03, so S1 costs
+    // $0.06.
+    repo.commit(
+      { ".github/blueprint.yml": "prices:\n  test-model: { input: 2, cached_input: 0.5, output: 10 }\n" },
+      "prices",
+    );
+    github.addBotComment((id) =>
+      planCommentBody(pendingState(samplePlan(), { base: { branch: "main", sha: repo.head() } }), testSeal(id)),
+    );
     const usage = { prompt: 10_000, completion: 1_000 };
     const { step, result } = await run(
-      [{ ...write("src/retry.js", "x\n"), usage }, { ...complete("S1"), usage }, { ...write("src/client.js", "y\n"), usage }, { ...complete("S2"), usage }],
+      [
+        { ...write("src/retry.js", "x\n"), usage },
+        { ...complete("S1"), usage },
+        { ...write("src/client.js", "y\n"), usage },
+        { ...complete("S2"), usage },
+      ],
       commentEvent({ body: "/build", cloneUrl: repo.url, commentId: 6000 }),
       false,
       "issue_comment",
@@ -140,7 +191,9 @@ describe("the Action runner", () => {
     expect(repo.log("blueprint/issue-1").slice(0, 2)).toEqual(["S1: Add a retry helper", "prices"]);
     expect(modelRequests()).toHaveLength(2);
     expect(github.pulls).toHaveLength(0);
-    expect(only(github.botComments()).body).toContain("the build reached its cost cap of $0.05 ($0.06 spent); S2 not built yet");
+    expect(only(github.botComments()).body).toContain(
+      "the build reached its cost cap of $0.05 ($0.06 spent); S2 not built yet",
+    );
     expect(step.outputs().status).toBe("failed");
   });
 
@@ -154,7 +207,10 @@ describe("the Action runner", () => {
       .intercept(/\/issues\/comments\/\d+$/, "PATCH")
       .reply(403, { message: "Resource not accessible by integration" });
     github = actionsGitHubDouble({ permissions: { maintainer: "write" } });
-    const { step, result } = await run([{ toolCalls: [{ name: "submit_plan", arguments: samplePlan() }] }], commentEvent({ body: "/plan", cloneUrl: repo.url }));
+    const { step, result } = await run(
+      [{ toolCalls: [{ name: "submit_plan", arguments: samplePlan() }] }],
+      commentEvent({ body: "/plan", cloneUrl: repo.url }),
+    );
 
     expect(result.failed).toBe(true);
     expect(process.exitCode).toBe(1);
@@ -164,12 +220,20 @@ describe("the Action runner", () => {
 
   it("only trusts state markers in comments by the token's own account", async () => {
     // Someone pastes a plan comment, marker and all: it must not be buildable.
-    github.addUserComment("maintainer", planCommentBody(pendingState(samplePlan(), { base: { branch: "main", sha: repo.head() } }), testSeal(github.comments.length + 5000)));
+    github.addUserComment(
+      "maintainer",
+      planCommentBody(
+        pendingState(samplePlan(), { base: { branch: "main", sha: repo.head() } }),
+        testSeal(github.comments.length + 5000),
+      ),
+    );
     const { step, result } = await run([], commentEvent({ body: "/build", cloneUrl: repo.url }));
 
     expect(result).toEqual({ status: "none", failed: false });
     expect(modelRequests()).toHaveLength(0);
-    expect(github.botComments().map((comment) => comment.body)).toEqual(["There is no plan to build here yet. Comment `/plan` first."]);
+    expect(github.botComments().map((comment) => comment.body)).toEqual([
+      "There is no plan to build here yet. Comment `/plan` first.",
+    ]);
     expect(only(github.botComments()).user.login).toBe(ACTIONS_BOT);
     expect(step.outputs().status).toBe("none");
     expect(step.summary()).toContain("> There is no plan to build here yet.");
@@ -179,32 +243,79 @@ describe("the Action runner", () => {
     const headSha = repo.commit({ "docs/feature.md": "feature\n" }, "feature work", "feature");
     gitIn(repo.bare, ["update-ref", "refs/pull/2/head", headSha]);
     nock.cleanAll();
-    github = actionsGitHubDouble({ number: 2, permissions: { maintainer: "write" }, pullRequest: { headRef: "feature", headSha, baseRef: "main" } });
-    github.addBotComment((id) => planCommentBody(pendingState(samplePlan(), { base: { branch: "main", sha: repo.head() }, head: { ref: "feature", sha: headSha, sameRepo: true } }), testSeal(id, 2)));
+    github = actionsGitHubDouble({
+      number: 2,
+      permissions: { maintainer: "write" },
+      pullRequest: { headRef: "feature", headSha, baseRef: "main" },
+    });
+    github.addBotComment((id) =>
+      planCommentBody(
+        pendingState(samplePlan(), {
+          base: { branch: "main", sha: repo.head() },
+          head: { ref: "feature", sha: headSha, sameRepo: true },
+        }),
+        testSeal(id, 2),
+      ),
+    );
     const event = reviewEvent({ cloneUrl: repo.url, state: "approved" });
     event.review.commit_id = headSha;
     const { step, result } = await run(
-      [write("src/retry.js", "export const retry = (fn) => fn();\n"), complete("S1"), write("src/client.js", "// uses retry\n"), complete("S2")],
+      [
+        write("src/retry.js", "export const retry = (fn) => fn();\n"),
+        complete("S1"),
+        write("src/client.js", "// uses retry\n"),
+        complete("S2"),
+      ],
       event,
       false,
       "pull_request_review",
     );
 
     expect(result).toEqual({ status: "built", failed: false });
-    expect(repo.log("feature").slice(0, 3)).toEqual(["S2: Use the helper in the client", "S1: Add a retry helper", "feature work"]);
-    expect(step.outputs()).toEqual({ status: "built", "plan-url": github.comments[0]?.html_url, "pr-url": `${github.htmlUrl}/pull/2`, branch: "feature" });
+    expect(repo.log("feature").slice(0, 3)).toEqual([
+      "S2: Use the helper in the client",
+      "S1: Add a retry helper",
+      "feature work",
+    ]);
+    expect(step.outputs()).toEqual({
+      status: "built",
+      "plan-url": github.comments[0]?.html_url,
+      "pr-url": `${github.htmlUrl}/pull/2`,
+      branch: "feature",
+    });
   });
 
-  /** An approving review of a plan on pull request #2 from `feature`, built by the Action with a token that may or may not write checks. */
+  /**
+   * An approving review of a plan on pull request #2 from `feature`, built by the Action with a token that may or may
+   * not write checks.
+   */
   async function buildPullRequest(checks: "write" | "none") {
     const headSha = repo.commit({ "docs/feature.md": "feature\n" }, "feature work", "feature");
     gitIn(repo.bare, ["update-ref", "refs/pull/2/head", headSha]);
     nock.cleanAll();
-    github = actionsGitHubDouble({ number: 2, permissions: { maintainer: "write" }, pullRequest: { headRef: "feature", headSha, baseRef: "main" }, checks });
-    github.addBotComment((id) => planCommentBody(pendingState(samplePlan({ verification: ["test -f src/retry.js"] }), { base: { branch: "main", sha: repo.head() }, head: { ref: "feature", sha: headSha, sameRepo: true } }), testSeal(id, 2)));
+    github = actionsGitHubDouble({
+      number: 2,
+      permissions: { maintainer: "write" },
+      pullRequest: { headRef: "feature", headSha, baseRef: "main" },
+      checks,
+    });
+    github.addBotComment((id) =>
+      planCommentBody(
+        pendingState(samplePlan({ verification: ["test -f src/retry.js"] }), {
+          base: { branch: "main", sha: repo.head() },
+          head: { ref: "feature", sha: headSha, sameRepo: true },
+        }),
+        testSeal(id, 2),
+      ),
+    );
     const event = reviewEvent({ cloneUrl: repo.url, state: "approved" });
     event.review.commit_id = headSha;
-    const script = [write("src/retry.js", "export const retry = (fn) => fn();\n"), complete("S1"), write("src/client.js", "// uses retry\n"), complete("S2")];
+    const script = [
+      write("src/retry.js", "export const retry = (fn) => fn();\n"),
+      complete("S1"),
+      write("src/client.js", "// uses retry\n"),
+      complete("S2"),
+    ];
     return run(script, event, false, "pull_request_review");
   }
 
@@ -212,7 +323,12 @@ describe("the Action runner", () => {
     const { result } = await buildPullRequest("write");
     expect(result).toEqual({ status: "built", failed: false });
     const head = repo.head("feature");
-    expect(github.checkRuns.find((check) => check.head_sha === head)).toMatchObject({ name: "Blueprint build", status: "completed", conclusion: "success", app: { slug: "github-actions" } });
+    expect(github.checkRuns.find((check) => check.head_sha === head)).toMatchObject({
+      name: "Blueprint build",
+      status: "completed",
+      conclusion: "success",
+      app: { slug: "github-actions" },
+    });
     expect(github.checkRuns.filter((check) => check.status !== "completed")).toEqual([]);
   });
 
@@ -221,16 +337,29 @@ describe("the Action runner", () => {
     expect(result).toEqual({ status: "built", failed: false });
     expect(repo.log("feature")[0]).toBe("S2: Use the helper in the client");
     expect(github.requests.filter((request) => request.path.includes("/check-runs"))).toHaveLength(1);
-    expect(stdout.filter((line) => line.startsWith("::warning::") && line.includes("may not write check runs"))).toHaveLength(1);
+    expect(
+      stdout.filter((line) => line.startsWith("::warning::") && line.includes("may not write check runs")),
+    ).toHaveLength(1);
   });
 
   it("runs an approval with no plan as a build job, which finds it is not addressed to Blueprint", async () => {
     nock.cleanAll();
-    github = actionsGitHubDouble({ number: 2, permissions: { maintainer: "write" }, pullRequest: { headRef: "feature", headSha: repo.head(), baseRef: "main" } });
-    const { step, result } = await run([], reviewEvent({ cloneUrl: repo.url, state: "approved" }), false, "pull_request_review");
+    github = actionsGitHubDouble({
+      number: 2,
+      permissions: { maintainer: "write" },
+      pullRequest: { headRef: "feature", headSha: repo.head(), baseRef: "main" },
+    });
+    const { step, result } = await run(
+      [],
+      reviewEvent({ cloneUrl: repo.url, state: "approved" }),
+      false,
+      "pull_request_review",
+    );
     expect(result).toEqual({ status: "none", failed: false });
     // It looked at pull request #2 for a plan to approve, found none, and wrote nothing.
-    expect(github.requests.map((request) => `${request.method} ${request.path.split("?")[0]}`)).toContain("GET /api/v3/repos/Codertocat/Hello-World/pulls/2");
+    expect(github.requests.map((request) => `${request.method} ${request.path.split("?")[0]}`)).toContain(
+      "GET /api/v3/repos/Codertocat/Hello-World/pulls/2",
+    );
     expect(github.requests.filter((request) => request.method !== "GET")).toEqual([]);
     expect(github.comments).toEqual([]);
     expect(modelRequests()).toHaveLength(0);
@@ -238,25 +367,37 @@ describe("the Action runner", () => {
   });
 
   it("refuses a /plan from someone who may not command Blueprint: one reply, no 👀, no model", async () => {
-    const { step, result } = await run([], commentEvent({ body: "/plan add retry", cloneUrl: repo.url, login: "reader", commentId: 90 }));
+    const { step, result } = await run(
+      [],
+      commentEvent({ body: "/plan add retry", cloneUrl: repo.url, login: "reader", commentId: 90 }),
+    );
     expect(result).toEqual({ status: "none", failed: false });
     expect(github.reactions).toEqual([]);
     expect(modelRequests()).toHaveLength(0);
-    expect(github.botComments().map((comment) => comment.body)).toEqual(["Sorry @reader, only people with write access (or higher) to this repository can command Blueprint."]);
+    expect(github.botComments().map((comment) => comment.body)).toEqual([
+      "Sorry @reader, only people with write access (or higher) to this repository can command Blueprint.",
+    ]);
     expect(step.summary()).toContain("> Sorry @reader");
   });
 
   it("leaves a bot's comment alone: no permission check, no write, no model", async () => {
-    const { step, result } = await run([], commentEvent({ body: "/plan", cloneUrl: repo.url, login: "dependabot[bot]", userType: "Bot" }));
+    const { step, result } = await run(
+      [],
+      commentEvent({ body: "/plan", cloneUrl: repo.url, login: "dependabot[bot]", userType: "Bot" }),
+    );
     expect(result).toEqual({ status: "none", failed: false });
-    expect(github.requests.filter((request) => request.method !== "GET" || request.path.includes("/permission"))).toEqual([]);
+    expect(
+      github.requests.filter((request) => request.method !== "GET" || request.path.includes("/permission")),
+    ).toEqual([]);
     expect(modelRequests()).toHaveLength(0);
     expect(step.outputs().status).toBe("none");
   });
 
   it("fails the step in GitHub's own words when it cannot read the commenter's permission", async () => {
     nock.cleanAll();
-    nock("https://ghes.example.test").get(/\/collaborators\/maintainer\/permission$/).reply(403, { message: "Resource not accessible by integration" });
+    nock("https://ghes.example.test")
+      .get(/\/collaborators\/maintainer\/permission$/)
+      .reply(403, { message: "Resource not accessible by integration" });
     github = actionsGitHubDouble({ permissions: { maintainer: "write" } });
     const { result } = await run([], commentEvent({ body: "/plan", cloneUrl: repo.url }));
     expect(result).toEqual({ status: "error", failed: true });
@@ -266,7 +407,12 @@ describe("the Action runner", () => {
   });
 
   it("skips a dismissed review", async () => {
-    const { result } = await run([], reviewEvent({ cloneUrl: repo.url, state: "dismissed", action: "dismissed" }), false, "pull_request_review");
+    const { result } = await run(
+      [],
+      reviewEvent({ cloneUrl: repo.url, state: "dismissed", action: "dismissed" }),
+      false,
+      "pull_request_review",
+    );
     expect(result).toEqual({ status: "skipped", failed: false });
     expect(github.requests).toEqual([]);
   });
@@ -281,7 +427,9 @@ describe("the Action runner", () => {
 
   it("refuses an invalid input by name, before touching GitHub", async () => {
     model = await startModelServer([]);
-    const step = stepFiles("issue_comment", commentEvent({ body: "/plan", cloneUrl: repo.url }), { "min-permission": "owner" });
+    const step = stepFiles("issue_comment", commentEvent({ body: "/plan", cloneUrl: repo.url }), {
+      "min-permission": "owner",
+    });
     const result = await runAction({ env: step.env, io: coreIo(step.env) });
     expect(result.failed).toBe(true);
     expect(process.exitCode).toBe(1);
@@ -291,10 +439,14 @@ describe("the Action runner", () => {
 
   it("refuses to run without a state-secret, saying how to set one, before touching GitHub", async () => {
     model = await startModelServer([]);
-    const step = stepFiles("issue_comment", commentEvent({ body: "/plan", cloneUrl: repo.url }), { "state-secret": "" });
+    const step = stepFiles("issue_comment", commentEvent({ body: "/plan", cloneUrl: repo.url }), {
+      "state-secret": "",
+    });
     const result = await runAction({ env: step.env, io: coreIo(step.env) });
     expect(result).toEqual({ status: "error", failed: true });
-    expect(stdout.join("")).toMatch(/::error::Blueprint could not run: the state-secret input is empty\..*secrets\.BLUEPRINT_STATE_SECRET/);
+    expect(stdout.join("")).toMatch(
+      /::error::Blueprint could not run: the state-secret input is empty\..*secrets\.BLUEPRINT_STATE_SECRET/,
+    );
     expect(github.requests).toEqual([]);
   });
 
@@ -302,8 +454,19 @@ describe("the Action runner", () => {
     // Another App (or workflow account) posting a well-formed plan comment is not the token's account.
     const id = 7000;
     const now = new Date().toISOString();
-    const body = planCommentBody(pendingState(samplePlan(), { base: { branch: "main", sha: repo.head() } }), testSeal(id));
-    github.comments.push({ id, node_id: `IC_${id}`, body, user: { login: "other-app[bot]", type: "Bot" }, html_url: `${github.htmlUrl}/issues/1#issuecomment-${id}`, created_at: now, updated_at: now });
+    const body = planCommentBody(
+      pendingState(samplePlan(), { base: { branch: "main", sha: repo.head() } }),
+      testSeal(id),
+    );
+    github.comments.push({
+      id,
+      node_id: `IC_${id}`,
+      body,
+      user: { login: "other-app[bot]", type: "Bot" },
+      html_url: `${github.htmlUrl}/issues/1#issuecomment-${id}`,
+      created_at: now,
+      updated_at: now,
+    });
     const { result } = await run([], commentEvent({ body: "/build", cloneUrl: repo.url, commentId: 8000 }));
     expect(result).toEqual({ status: "none", failed: false });
     expect(modelRequests()).toHaveLength(0);

@@ -9,8 +9,18 @@ import { TEST_STATE_SECRET } from "../helpers/plan-state.js";
 export const MODEL_KEY = "sk-test-action-model-key-0000000000000";
 
 /** issue_comment.created from @octokit/webhooks-examples, edited to carry our comment and repository. */
-export function commentEvent(options: { body: string; cloneUrl: string; login?: string; userType?: string; action?: string; commentId?: number }) {
-  const payload = webhookExample("issue_comment", (e) => e.action === "created" && !(e.issue as { pull_request?: unknown }).pull_request);
+export function commentEvent(options: {
+  body: string;
+  cloneUrl: string;
+  login?: string;
+  userType?: string;
+  action?: string;
+  commentId?: number;
+}) {
+  const payload = webhookExample(
+    "issue_comment",
+    (e) => e.action === "created" && !(e.issue as { pull_request?: unknown }).pull_request,
+  );
   const login = options.login ?? "maintainer";
   payload.action = options.action ?? "created";
   payload.comment.id = options.commentId ?? 4242;
@@ -35,7 +45,12 @@ export interface StepFiles {
  * The files and variables a runner gives one step: the event file, GITHUB_OUTPUT and GITHUB_STEP_SUMMARY
  * (stubbed in process.env too, where @actions/core reads them), and the Action's inputs.
  */
-export function stepFiles(eventName: string, event: unknown, inputs: Record<string, string>, extraEnv: Record<string, string> = {}): StepFiles {
+export function stepFiles(
+  eventName: string,
+  event: unknown,
+  inputs: Record<string, string>,
+  extraEnv: Record<string, string> = {},
+): StepFiles {
   const dir = tempDir("blueprint-action-");
   const eventPath = path.join(dir, "event.json");
   const outputPath = path.join(dir, "github_output");
@@ -63,7 +78,12 @@ export function stepFiles(eventName: string, event: unknown, inputs: Record<stri
     ...Object.fromEntries(Object.entries(inputs).map(([name, value]) => [`INPUT_${name.toUpperCase()}`, value])),
     ...extraEnv,
   };
-  return { dir, env, outputs: () => parseOutputFile(readFileSync(outputPath, "utf8")), summary: () => readFileSync(summaryPath, "utf8") };
+  return {
+    dir,
+    env,
+    outputs: () => parseOutputFile(readFileSync(outputPath, "utf8")),
+    summary: () => readFileSync(summaryPath, "utf8"),
+  };
 }
 
 /** `name<<DELIMITER\nvalue\nDELIMITER`, as @actions/core writes it. */
@@ -74,7 +94,9 @@ export function parseOutputFile(text: string): Record<string, string> {
   return outputs;
 }
 
-/** pull_request_review.submitted from @octokit/webhooks-examples, edited to an approval (or another state) by `login`. */
+/**
+ * pull_request_review.submitted from @octokit/webhooks-examples, edited to an approval (or another state) by `login`.
+ */
 export function reviewEvent(options: { cloneUrl: string; state: string; login?: string; action?: string }) {
   const payload = webhookExample("pull_request_review", (e) => e.action === "submitted");
   const login = options.login ?? "maintainer";

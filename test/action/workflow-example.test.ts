@@ -31,7 +31,12 @@ describe("the example workflow (docs/workflow-example.yml)", () => {
   });
 
   it("grants what Blueprint needs: push, comment, open pull requests, write its check runs", () => {
-    expect(workflow.permissions).toEqual({ contents: "write", issues: "write", "pull-requests": "write", checks: "write" });
+    expect(workflow.permissions).toEqual({
+      contents: "write",
+      issues: "write",
+      "pull-requests": "write",
+      checks: "write",
+    });
   });
 
   it("skips bots and runs one job at a time per issue or pull request, never cancelling a build", () => {

@@ -13,18 +13,32 @@ function history(turns: Array<[string, Record<string, unknown>, string]>): ChatM
     { role: "user", content: "task" },
   ];
   turns.forEach(([name, args, result], i) => {
-    messages.push({ role: "assistant", content: null, tool_calls: [{ id: `c${i}`, type: "function", function: { name, arguments: JSON.stringify(args) } }] });
+    messages.push({
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: `c${i}`, type: "function", function: { name, arguments: JSON.stringify(args) } }],
+    });
     messages.push({ role: "tool", tool_call_id: `c${i}`, content: result });
   });
   return messages;
 }
 /** A read_file result: numbered lines `from`..`to`. */
-const numbered = (label: string, from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `${String(from + i).padStart(6)}\t${label} line ${from + i}`).join("\n");
+const numbered = (label: string, from: number, to: number) =>
+  Array.from({ length: to - from + 1 }, (_, i) => `${String(from + i).padStart(6)}\t${label} line ${from + i}`).join(
+    "\n",
+  );
 const tools = (messages: ChatMessage[]) => messages.filter((m) => m.role === "tool").map((m) => String(m.content));
 
 describe("leanHistory", () => {
   it("turns an earlier read whose lines a later turn read again into a reference", () => {
-    const lean = leanHistory(history([["read_file", { path: "a.ts" }, numbered("a-old", 1, 40)], ["read_file", { path: "b.ts" }, numbered("b", 1, 40)], ["read_file", { path: "./a.ts" }, numbered("a-new", 1, 40)]]), policy);
+    const lean = leanHistory(
+      history([
+        ["read_file", { path: "a.ts" }, numbered("a-old", 1, 40)],
+        ["read_file", { path: "b.ts" }, numbered("b", 1, 40)],
+        ["read_file", { path: "./a.ts" }, numbered("a-new", 1, 40)],
+      ]),
+      policy,
+    );
     const [first, second, third] = tools(lean);
     expect(first).toBe("[shrunk: a.ts lines 1-40 were read again later; see the newer result]");
     expect(second).toBe(numbered("b", 1, 40));
@@ -33,10 +47,27 @@ describe("leanHistory", () => {
 
   it("keeps an earlier read whose lines later reads of the same file do not all show", () => {
     const early = numbered("a", 1, 40);
-    const lean = tools(leanHistory(history([["read_file", { path: "a.ts" }, early], ["read_file", { path: "a.ts", start_line: 30 }, numbered("a", 30, 70)]]), policy));
+    const lean = tools(
+      leanHistory(
+        history([
+          ["read_file", { path: "a.ts" }, early],
+          ["read_file", { path: "a.ts", start_line: 30 }, numbered("a", 30, 70)],
+        ]),
+        policy,
+      ),
+    );
     expect(lean[0]).toBe(early);
     // Two later windows that together cover it do shrink it.
-    const covered = tools(leanHistory(history([["read_file", { path: "a.ts" }, early], ["read_file", { path: "a.ts", start_line: 20 }, numbered("a", 20, 60)], ["read_file", { path: "a.ts" }, numbered("a", 1, 25)]]), policy));
+    const covered = tools(
+      leanHistory(
+        history([
+          ["read_file", { path: "a.ts" }, early],
+          ["read_file", { path: "a.ts", start_line: 20 }, numbered("a", 20, 60)],
+          ["read_file", { path: "a.ts" }, numbered("a", 1, 25)],
+        ]),
+        policy,
+      ),
+    );
     expect(covered[0]).toBe("[shrunk: a.ts lines 1-40 were read again later; see the newer result]");
   });
 
@@ -55,11 +86,15 @@ describe("leanHistory", () => {
     const messages = history(["1", "2", "3", "4", "5", "6"].map((n) => ["search", { pattern: n }, `${n}: short`]));
     const lean = leanHistory(messages, policy);
     expect(lean).toEqual(messages);
-    expect(leanHistory(history([["read_file", { path: "x" }, big("x")]]), policy).slice(0, 2)).toEqual(messages.slice(0, 2));
+    expect(leanHistory(history([["read_file", { path: "x" }, big("x")]]), policy).slice(0, 2)).toEqual(
+      messages.slice(0, 2),
+    );
   });
 
   it("is stable: leaning a lean history changes nothing, and the result stays a valid tool history", () => {
-    const messages = history(["1", "2", "3", "4", "5", "6", "7"].map((n) => ["read_file", { path: `${n}.ts` }, big(n)]));
+    const messages = history(
+      ["1", "2", "3", "4", "5", "6", "7"].map((n) => ["read_file", { path: `${n}.ts` }, big(n)]),
+    );
     const once = leanHistory(messages, policy);
     expect(leanHistory(once, policy)).toEqual(once);
     expect(repairHistory(once)).toEqual(once);
@@ -75,7 +110,8 @@ describe("a planning run with lean context", () => {
     const path = await import("node:path");
     const { execFileSync } = await import("node:child_process");
     const root = mkdtempSync(path.join(os.tmpdir(), "lean-"));
-    for (let i = 0; i < 12; i++) writeFileSync(path.join(root, `f${i}.ts`), Array.from({ length: 5 }, () => big(`file${i}`)).join("\n"));
+    for (let i = 0; i < 12; i++)
+      writeFileSync(path.join(root, `f${i}.ts`), Array.from({ length: 5 }, () => big(`file${i}`)).join("\n"));
     execFileSync("git", ["init", "-q"], { cwd: root });
 
     const session = async (lean: boolean) => {
@@ -87,12 +123,33 @@ describe("a planning run with lean context", () => {
           async complete(messages) {
             sizes.push(JSON.stringify(messages).length);
             n++;
-            const call = n <= 20 ? { name: "read_file", arguments: JSON.stringify({ path: `f${n % 12}.ts` }) } : { name: "ask_user", arguments: JSON.stringify({ question: "done?" }) };
-            return { message: { role: "assistant", content: null, refusal: null, tool_calls: [{ id: `c${n}`, type: "function", function: call }] }, usage: { prompt: 0, completion: 0, cached: 0 } };
+            const call =
+              n <= 20
+                ? { name: "read_file", arguments: JSON.stringify({ path: `f${n % 12}.ts` }) }
+                : { name: "ask_user", arguments: JSON.stringify({ question: "done?" }) };
+            return {
+              message: {
+                role: "assistant",
+                content: null,
+                refusal: null,
+                tool_calls: [{ id: `c${n}`, type: "function", function: call }],
+              },
+              usage: { prompt: 0, completion: 0, cached: 0 },
+            };
           },
         },
-        messages: [{ role: "system", content: "s" }, { role: "user", content: "t" }],
-        context: { root, mode: "plan", runner: createCommandRunner(), filesRead: new Set(), audit: [], allowWorkflowWrites: false },
+        messages: [
+          { role: "system", content: "s" },
+          { role: "user", content: "t" },
+        ],
+        context: {
+          root,
+          mode: "plan",
+          runner: createCommandRunner(),
+          filesRead: new Set(),
+          audit: [],
+          allowWorkflowWrites: false,
+        },
         ...(lean ? {} : { contextPolicy: false as const }),
       });
       expect(outcome.kind).toBe("question");

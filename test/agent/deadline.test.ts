@@ -29,9 +29,19 @@ const buildContext = (overrides: Partial<ToolContext> = {}): ToolContext => ({
 });
 
 /** A build-mode run against a scripted model over HTTP, with the model's own timeout and retries far past the limit. */
-async function runWithLimit(script: Script, maxWallTimeMs: number, context = buildContext()): Promise<{ outcome: AgentOutcome }> {
+async function runWithLimit(
+  script: Script,
+  maxWallTimeMs: number,
+  context = buildContext(),
+): Promise<{ outcome: AgentOutcome }> {
   server = await startModelServer(script);
-  const model = createModelClient({ baseURL: server.url, apiKey: "sk-test-0000000000000000", model: "m", timeoutMs: 300_000, maxRetries: 3 });
+  const model = createModelClient({
+    baseURL: server.url,
+    apiKey: "sk-test-0000000000000000",
+    model: "m",
+    timeoutMs: 300_000,
+    maxRetries: 3,
+  });
   const outcome = await runAgent({
     model,
     context,
@@ -48,23 +58,38 @@ describe("the run's deadline", () => {
   it("ends a run whose model call hangs at the deadline, with a time-limit failure, and closes the request", async () => {
     const { outcome } = await runWithLimit([{ hang: true }], 2000);
     expect(outcome).toMatchObject({ kind: "failed", failure: "wall_time" });
-    if (outcome.kind === "failed") expect(outcome.message).toBe("the run hit its time limit of 2 seconds while waiting for the model to answer");
+    if (outcome.kind === "failed")
+      expect(outcome.message).toBe("the run hit its time limit of 2 seconds while waiting for the model to answer");
     // The SDK's request was aborted, not left to its own 300 s timeout and retries.
     await expect.poll(() => server?.events).toEqual(["request 0", "closed 0"]);
   });
 
   it("caps run_command at the time left: a long command is killed at the deadline and the run ends there", async () => {
     const context = buildContext();
-    const { outcome } = await runWithLimit([{ toolCalls: [{ name: "run_command", arguments: { command: "sleep 30", timeout_s: 600 } }] }], 2000, context);
+    const { outcome } = await runWithLimit(
+      [{ toolCalls: [{ name: "run_command", arguments: { command: "sleep 30", timeout_s: 600 } }] }],
+      2000,
+      context,
+    );
     expect(outcome).toMatchObject({ kind: "failed", failure: "wall_time" });
-    expect(context.audit).toEqual([{ action: "command", target: "sleep 30", exitCode: null, detail: "stopped at the run's time limit" }]);
+    expect(context.audit).toEqual([
+      { action: "command", target: "sleep 30", exitCode: null, detail: "stopped at the run's time limit" },
+    ]);
   });
 
   it("holds every tool call to the deadline: a tool that never returns is abandoned there and the run ends", async () => {
     // A runner that ignores its timeout and signal stands for any tool that hangs (a read that blocks, say).
     const hanging: CommandRunner = { isolation: "plain", run: () => new Promise(() => {}) };
-    const { outcome } = await runWithLimit([{ toolCalls: [{ name: "run_command", arguments: { command: "true", timeout_s: 600 } }] }], 1500, buildContext({ runner: hanging }));
-    expect(outcome).toMatchObject({ kind: "failed", failure: "wall_time", message: "the run hit its time limit of 2 seconds while run_command was running" });
+    const { outcome } = await runWithLimit(
+      [{ toolCalls: [{ name: "run_command", arguments: { command: "true", timeout_s: 600 } }] }],
+      1500,
+      buildContext({ runner: hanging }),
+    );
+    expect(outcome).toMatchObject({
+      kind: "failed",
+      failure: "wall_time",
+      message: "the run hit its time limit of 2 seconds while run_command was running",
+    });
   });
 
   it("a read_file on a named pipe the agent's command made neither hangs the run nor a thread of the App", async () => {
@@ -72,24 +97,47 @@ describe("the run's deadline", () => {
     const runner = createCommandRunner();
     expect((await runner.run("mkfifo notes.txt && echo made", { cwd: root })).output).toContain("made");
     onTestFinished(() => releaseFifo(path.join(root, "notes.txt")));
-    const { outcome } = await runWithLimit([{ toolCalls: [{ name: "read_file", arguments: { path: "notes.txt", start_line: null, end_line: null } }] }], 20_000, buildContext({ root, runner }));
+    const { outcome } = await runWithLimit(
+      [{ toolCalls: [{ name: "read_file", arguments: { path: "notes.txt", start_line: null, end_line: null } }] }],
+      20_000,
+      buildContext({ root, runner }),
+    );
     // The read did not wait for a writer, nor for the deadline: the tool answered, and the run went on.
-    expect(outcome.messages.find((message) => message.role === "tool")?.content).toMatch(/^Error: notes\.txt is not a regular file \(a named pipe\)/);
+    expect(outcome.messages.find((message) => message.role === "tool")?.content).toMatch(
+      /^Error: notes\.txt is not a regular file \(a named pipe\)/,
+    );
   });
 
   it("a cancelled run stops waiting for a tool that never returns", async () => {
-    server = await startModelServer([{ toolCalls: [{ name: "run_command", arguments: { command: "true", timeout_s: 600 } }] }]);
-    const model = createModelClient({ baseURL: server.url, apiKey: "sk-test-0000000000000000", model: "m", timeoutMs: 300_000, maxRetries: 0 });
+    server = await startModelServer([
+      { toolCalls: [{ name: "run_command", arguments: { command: "true", timeout_s: 600 } }] },
+    ]);
+    const model = createModelClient({
+      baseURL: server.url,
+      apiKey: "sk-test-0000000000000000",
+      model: "m",
+      timeoutMs: 300_000,
+      maxRetries: 0,
+    });
     const hanging: CommandRunner = { isolation: "plain", run: () => new Promise(() => {}) };
     const controller = new AbortController();
-    const run = runAgent({ model, context: buildContext({ runner: hanging }), messages: [{ role: "user", content: "Step S1: Wait" }], signal: controller.signal });
+    const run = runAgent({
+      model,
+      context: buildContext({ runner: hanging }),
+      messages: [{ role: "user", content: "Step S1: Wait" }],
+      signal: controller.signal,
+    });
     setTimeout(() => controller.abort("cancelled by @maintainer"), 300);
     await expect(run).resolves.toMatchObject({ kind: "failed", failure: "cancelled" });
   });
 
   it("run_command keeps its own timeout when the deadline is further away", async () => {
     const context = buildContext({ deadline: Date.now() + 60_000 });
-    const result = await dispatchToolCall("run_command", JSON.stringify({ command: "sleep 30", timeout_s: 1 }), context);
+    const result = await dispatchToolCall(
+      "run_command",
+      JSON.stringify({ command: "sleep 30", timeout_s: 1 }),
+      context,
+    );
     expect(result.content).toMatch(/^Error: the command failed \(timed out after 1 s and was killed\)/);
   });
 
@@ -100,6 +148,13 @@ describe("the run's deadline", () => {
     expect(result.content).toMatch(/^Error: the command was not run: the run's time limit is reached/);
     const again = await dispatchToolCall("list_files", "{}", context);
     expect(again.content).not.toContain("ran.txt");
-    expect(context.audit).toEqual([{ action: "command", target: "touch ran.txt", exitCode: null, detail: "not run: the run's time limit was reached" }]);
+    expect(context.audit).toEqual([
+      {
+        action: "command",
+        target: "touch ran.txt",
+        exitCode: null,
+        detail: "not run: the run's time limit was reached",
+      },
+    ]);
   });
 });

@@ -2,8 +2,16 @@ import { describe, expect, it } from "vitest";
 import { repairHistory } from "../../src/agent/history.js";
 import type { ChatMessage } from "../../src/agent/model.js";
 
-const call = (id: string, name = "read_file") => ({ id, type: "function" as const, function: { name, arguments: "{}" } });
-const assistantCalls = (...ids: string[]): ChatMessage => ({ role: "assistant", content: null, tool_calls: ids.map((id) => call(id)) });
+const call = (id: string, name = "read_file") => ({
+  id,
+  type: "function" as const,
+  function: { name, arguments: "{}" },
+});
+const assistantCalls = (...ids: string[]): ChatMessage => ({
+  role: "assistant",
+  content: null,
+  tool_calls: ids.map((id) => call(id)),
+});
 const toolAnswer = (id: string, content = `result ${id}`): ChatMessage => ({ role: "tool", tool_call_id: id, content });
 
 describe("repairHistory", () => {
@@ -45,12 +53,7 @@ describe("repairHistory", () => {
   });
 
   it("answers unanswered calls with an Error: tool message, right after their assistant turn", () => {
-    const repaired = repairHistory([
-      assistantCalls("a", "b"),
-      toolAnswer("a"),
-      assistantCalls("c"),
-      toolAnswer("c"),
-    ]);
+    const repaired = repairHistory([assistantCalls("a", "b"), toolAnswer("a"), assistantCalls("c"), toolAnswer("c")]);
     expect(repaired).toEqual([
       assistantCalls("a", "b"),
       toolAnswer("a"),
@@ -67,7 +70,9 @@ describe("repairHistory", () => {
       { role: "tool", tool_call_id: "y", content: "Error: this tool call was not answered." },
     ]);
     for (const message of repaired.slice(2)) {
-      expect(message.role === "tool" && typeof message.content === "string" && message.content.startsWith("Error:")).toBe(true);
+      expect(
+        message.role === "tool" && typeof message.content === "string" && message.content.startsWith("Error:"),
+      ).toBe(true);
     }
   });
 

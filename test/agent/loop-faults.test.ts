@@ -4,7 +4,13 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runAgent, type AgentOutcome, type AgentRun } from "../../src/agent/loop.js";
-import { ModelError, type AssistantMessage, type ChatMessage, type ModelClient, type ModelReply } from "../../src/agent/model.js";
+import {
+  ModelError,
+  type AssistantMessage,
+  type ChatMessage,
+  type ModelClient,
+  type ModelReply,
+} from "../../src/agent/model.js";
 import { BUILD_SYSTEM_PROMPT, PLAN_SYSTEM_PROMPT } from "../../src/agent/prompts.js";
 import { repairHistory } from "../../src/agent/history.js";
 import type { ChatTool } from "../../src/tools/registry.js";
@@ -44,8 +50,14 @@ const call = (id: string, name: string, args: unknown): ToolCall => ({
   type: "function",
   function: { name, arguments: typeof args === "string" ? args : JSON.stringify(args) },
 });
-const calls = (...toolCalls: ToolCall[]): ModelReply => ({ message: { role: "assistant", content: null, refusal: null, tool_calls: toolCalls }, usage });
-const text = (content: string | null): ModelReply => ({ message: { role: "assistant", content, refusal: null }, usage });
+const calls = (...toolCalls: ToolCall[]): ModelReply => ({
+  message: { role: "assistant", content: null, refusal: null, tool_calls: toolCalls },
+  usage,
+});
+const text = (content: string | null): ModelReply => ({
+  message: { role: "assistant", content, refusal: null },
+  usage,
+});
 
 const PLAN = {
   title: "Add retry",
@@ -69,7 +81,9 @@ beforeAll(async () => {
   await fs.writeFile(path.join(root, "README.md"), "# Demo\nretry support\n");
   execFileSync("git", ["init", "-q"], { cwd: root });
   execFileSync("git", ["-c", "user.name=T", "-c", "user.email=t@example.com", "add", "-A"], { cwd: root });
-  execFileSync("git", ["-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "init"], { cwd: root });
+  execFileSync("git", ["-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "init"], {
+    cwd: root,
+  });
 });
 
 afterAll(async () => {
@@ -100,8 +114,12 @@ function run(model: ModelClient, overrides: Partial<AgentRun> = {}): Promise<Age
 }
 
 const toolAnswer = (messages: ChatMessage[], id: string) =>
-  messages.find((message): message is Extract<ChatMessage, { role: "tool" }> => message.role === "tool" && message.tool_call_id === id);
-const contentOf = (message: { content?: unknown } | undefined) => (typeof message?.content === "string" ? message.content : "");
+  messages.find(
+    (message): message is Extract<ChatMessage, { role: "tool" }> =>
+      message.role === "tool" && message.tool_call_id === id,
+  );
+const contentOf = (message: { content?: unknown } | undefined) =>
+  typeof message?.content === "string" ? message.content : "";
 
 /** Every tool call is answered right after its turn and every answer belongs to a call. */
 function expectValidHistory(messages: ChatMessage[]): void {
@@ -152,7 +170,12 @@ describe("runAgent with malformed model output", () => {
   });
 
   it("handles empty content without tool calls, and never sends an assistant message with neither", async () => {
-    const model = new ScriptedModel([text(null), text(""), { message: { role: "assistant", content: null, refusal: null, tool_calls: [] }, usage }, submit()]);
+    const model = new ScriptedModel([
+      text(null),
+      text(""),
+      { message: { role: "assistant", content: null, refusal: null, tool_calls: [] }, usage },
+      submit(),
+    ]);
     const outcome = await run(model);
     expect(outcome.kind).toBe("plan_submitted");
     for (const request of model.requests) {
@@ -168,7 +191,10 @@ describe("runAgent with malformed model output", () => {
   it("answers a 1 MB argument with a bounded Error: tool message", async () => {
     const huge = "x".repeat(1_000_000);
     const model = new ScriptedModel([
-      calls(call("huge-path", "read_file", { path: huge }), call("huge-summary", "submit_plan", { ...PLAN, summary: huge })),
+      calls(
+        call("huge-path", "read_file", { path: huge }),
+        call("huge-summary", "submit_plan", { ...PLAN, summary: huge }),
+      ),
       submit(),
     ]);
     const outcome = await run(model);
@@ -182,7 +208,11 @@ describe("runAgent with malformed model output", () => {
   });
 
   it("does not send a 1 MB argument back to the model with every later request", async () => {
-    const model = new ScriptedModel([calls(call("huge", "write_file", { path: "big.txt", content: "y".repeat(1_000_000) })), calls(call("list", "list_files", {})), submit()]);
+    const model = new ScriptedModel([
+      calls(call("huge", "write_file", { path: "big.txt", content: "y".repeat(1_000_000) })),
+      calls(call("list", "list_files", {})),
+      submit(),
+    ]);
     const outcome = await run(model);
     expect(outcome.kind).toBe("plan_submitted");
     const later = model.requests.slice(1).map((request) => JSON.stringify(request.messages).length);
@@ -190,12 +220,20 @@ describe("runAgent with malformed model output", () => {
   });
 
   it("keeps oversized arguments in the history as valid JSON with the long values elided, and says so in the tool result", async () => {
-    const model = new ScriptedModel([calls(call("huge", "write_file", { path: "big.txt", content: "y".repeat(1_000_000) })), submit()]);
+    const model = new ScriptedModel([
+      calls(call("huge", "write_file", { path: "big.txt", content: "y".repeat(1_000_000) })),
+      submit(),
+    ]);
     const outcome = await run(model);
     expect(outcome.kind).toBe("plan_submitted");
     const messages = model.requests[1]?.messages ?? [];
-    const stored = messages.flatMap((message) => (message.role === "assistant" ? (message.tool_calls ?? []) : [])).find((entry) => entry.id === "huge");
-    const args = JSON.parse(stored?.type === "function" ? stored.function.arguments : "null") as { path?: unknown; content?: unknown };
+    const stored = messages
+      .flatMap((message) => (message.role === "assistant" ? (message.tool_calls ?? []) : []))
+      .find((entry) => entry.id === "huge");
+    const args = JSON.parse(stored?.type === "function" ? stored.function.arguments : "null") as {
+      path?: unknown;
+      content?: unknown;
+    };
     expect(args.path).toBe("big.txt");
     expect(args.content).toMatch(/1000000 characters, not kept in the history/);
     expect(contentOf(toolAnswer(messages, "huge"))).toMatch(/^Error:[\s\S]*arguments of this call were too large/);
@@ -203,10 +241,15 @@ describe("runAgent with malformed model output", () => {
   });
 
   it("keeps arguments sent as an object in the history as a JSON string", async () => {
-    const objectArguments = { ...call("object-args", "read_file", {}), function: { name: "read_file", arguments: { path: "README.md" } as unknown as string } };
+    const objectArguments = {
+      ...call("object-args", "read_file", {}),
+      function: { name: "read_file", arguments: { path: "README.md" } as unknown as string },
+    };
     const model = new ScriptedModel([calls(objectArguments), submit()]);
     await run(model);
-    const stored = (model.requests[1]?.messages ?? []).flatMap((message) => (message.role === "assistant" ? (message.tool_calls ?? []) : []));
+    const stored = (model.requests[1]?.messages ?? []).flatMap((message) =>
+      message.role === "assistant" ? (message.tool_calls ?? []) : [],
+    );
     expect(stored[0]?.type === "function" ? stored[0].function.arguments : undefined).toBe('{"path":"README.md"}');
   });
 
@@ -220,7 +263,10 @@ describe("runAgent with malformed model output", () => {
   });
 
   it("answers arguments sent as an object instead of a JSON string, as some compatible servers do", async () => {
-    const objectArguments = { ...call("object-args", "read_file", {}), function: { name: "read_file", arguments: { path: "README.md" } as unknown as string } };
+    const objectArguments = {
+      ...call("object-args", "read_file", {}),
+      function: { name: "read_file", arguments: { path: "README.md" } as unknown as string },
+    };
     const model = new ScriptedModel([calls(objectArguments), submit()]);
     const outcome = await run(model);
     expect(outcome.kind).toBe("plan_submitted");
@@ -230,13 +276,20 @@ describe("runAgent with malformed model output", () => {
   it("ends on submit_plan called first among several calls, and answers the others so the history stays valid", async () => {
     const ctx = context();
     const model = new ScriptedModel([
-      calls(call("a", "submit_plan", PLAN), call("b", "read_file", { path: "README.md" }), call("c", "list_files", {}), call("d", "write_file", { path: "y", content: "" })),
+      calls(
+        call("a", "submit_plan", PLAN),
+        call("b", "read_file", { path: "README.md" }),
+        call("c", "list_files", {}),
+        call("d", "write_file", { path: "y", content: "" }),
+      ),
     ]);
     const outcome = await run(model, { context: ctx });
     expect(outcome.kind).toBe("plan_submitted");
     if (outcome.kind === "plan_submitted") expect(outcome.plan.title).toBe(PLAN.title);
     expect(model.requests).toHaveLength(1);
-    expect(outcome.messages.slice(-4).map((message) => (message.role === "tool" ? message.tool_call_id : message.role))).toEqual(["a", "b", "c", "d"]);
+    expect(
+      outcome.messages.slice(-4).map((message) => (message.role === "tool" ? message.tool_call_id : message.role)),
+    ).toEqual(["a", "b", "c", "d"]);
     for (const id of ["b", "c", "d"]) expect(contentOf(toolAnswer(outcome.messages, id))).toMatch(/^Error:/);
     expect(ctx.filesRead.size).toBe(0); // the calls after the ending were not run
     expectValidHistory(outcome.messages);
@@ -244,7 +297,13 @@ describe("runAgent with malformed model output", () => {
 
   it("runs the calls before submit_plan in the same reply and answers the ones after it", async () => {
     const ctx = context();
-    const model = new ScriptedModel([calls(call("a", "read_file", { path: "README.md" }), call("b", "submit_plan", PLAN), call("c", "read_file", { path: "README.md" }))]);
+    const model = new ScriptedModel([
+      calls(
+        call("a", "read_file", { path: "README.md" }),
+        call("b", "submit_plan", PLAN),
+        call("c", "read_file", { path: "README.md" }),
+      ),
+    ]);
     const outcome = await run(model, { context: ctx });
     expect(outcome.kind).toBe("plan_submitted");
     expect(contentOf(toolAnswer(outcome.messages, "a"))).toContain("retry support");
@@ -257,9 +316,16 @@ describe("runAgent with malformed model output", () => {
 
 describe("runAgent when the model fails or a limit is hit", () => {
   it("fails with model and the ModelError's message", async () => {
-    const model = new ScriptedModel([calls(call("a", "list_files", {})), new ModelError("the model endpoint at http://x did not answer in time")]);
+    const model = new ScriptedModel([
+      calls(call("a", "list_files", {})),
+      new ModelError("the model endpoint at http://x did not answer in time"),
+    ]);
     const outcome = await run(model);
-    expect(outcome).toMatchObject({ kind: "failed", failure: "model", message: "the model endpoint at http://x did not answer in time" });
+    expect(outcome).toMatchObject({
+      kind: "failed",
+      failure: "model",
+      message: "the model endpoint at http://x did not answer in time",
+    });
     expect(outcome.iterations).toBe(1);
     expectValidHistory(outcome.messages);
   });
@@ -273,7 +339,8 @@ describe("runAgent when the model fails or a limit is hit", () => {
       ]);
       const outcome = await run(model);
       expect(outcome).toMatchObject({ kind: "failed", failure: "model" });
-      if (outcome.kind === "failed") expect(outcome.message).toContain(thrown instanceof Error ? "reading 'choices'" : "a bare string");
+      if (outcome.kind === "failed")
+        expect(outcome.message).toContain(thrown instanceof Error ? "reading 'choices'" : "a bare string");
     }
   });
 
@@ -331,7 +398,10 @@ describe("runAgent when the model fails or a limit is hit", () => {
 
   it("fails with tokens once the reported usage passes the token limit", async () => {
     const model = new ScriptedModel([
-      (request) => ({ ...calls(call(`c${request.messages.length}`, "list_files", {})), usage: { prompt: 900_000, completion: 200_000, cached: 0 } }),
+      (request) => ({
+        ...calls(call(`c${request.messages.length}`, "list_files", {})),
+        usage: { prompt: 900_000, completion: 200_000, cached: 0 },
+      }),
     ]);
     const outcome = await run(model, { limits: { maxTokens: 2_000_000 } });
     expect(outcome).toMatchObject({ kind: "failed", failure: "tokens" });
@@ -343,7 +413,13 @@ describe("runAgent when the model fails or a limit is hit", () => {
 // ---- what the model is sent -------------------------------------------------------------------------
 
 describe("runAgent requests", () => {
-  const exploring = () => new ScriptedModel([calls(call("a", "list_files", {})), calls(call("b", "read_file", { path: "README.md" })), text("hmm"), submit()]);
+  const exploring = () =>
+    new ScriptedModel([
+      calls(call("a", "list_files", {})),
+      calls(call("b", "read_file", { path: "README.md" })),
+      text("hmm"),
+      submit(),
+    ]);
 
   it("sends a byte-identical tool list and system prompt on every request, and across runs in the same mode", async () => {
     const first = exploring();
@@ -362,14 +438,24 @@ describe("runAgent requests", () => {
   it("offers no write or command tool in plan mode, and complete_step only in build mode", async () => {
     const planModel = new ScriptedModel([submit()]);
     await run(planModel);
-    const buildModel = new ScriptedModel([calls(call("done", "complete_step", { step_id: "S1", summary: "Added the helper." }))]);
+    const buildModel = new ScriptedModel([
+      calls(call("done", "complete_step", { step_id: "S1", summary: "Added the helper." })),
+    ]);
     const outcome = await run(buildModel, { context: context("build") });
     expect(outcome).toMatchObject({ kind: "step_completed", stepId: "S1" });
 
-    const names = (model: ScriptedModel) => (JSON.parse(model.requests[0]?.tools ?? "[]") as Array<{ function: { name: string } }>).map((tool) => tool.function.name);
-    expect(names(planModel)).toEqual(expect.arrayContaining(["read_file", "list_files", "search", "ask_user", "submit_plan"]));
-    for (const refused of ["write_file", "edit_file", "delete_file", "run_command", "complete_step"]) expect(names(planModel)).not.toContain(refused);
-    expect(names(buildModel)).toEqual(expect.arrayContaining(["write_file", "edit_file", "delete_file", "run_command", "complete_step"]));
+    const names = (model: ScriptedModel) =>
+      (JSON.parse(model.requests[0]?.tools ?? "[]") as Array<{ function: { name: string } }>).map(
+        (tool) => tool.function.name,
+      );
+    expect(names(planModel)).toEqual(
+      expect.arrayContaining(["read_file", "list_files", "search", "ask_user", "submit_plan"]),
+    );
+    for (const refused of ["write_file", "edit_file", "delete_file", "run_command", "complete_step"])
+      expect(names(planModel)).not.toContain(refused);
+    expect(names(buildModel)).toEqual(
+      expect.arrayContaining(["write_file", "edit_file", "delete_file", "run_command", "complete_step"]),
+    );
     expect(names(buildModel)).not.toContain("submit_plan");
   });
 });

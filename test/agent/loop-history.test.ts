@@ -7,7 +7,13 @@ import { createModelClient, type ChatMessage } from "../../src/agent/model.js";
 import type { ToolContext } from "../../src/tools/tool.js";
 import { createCommandRunner } from "../../src/workspace/command-runner.js";
 import { tempDir } from "../helpers/git-repo.js";
-import { samplePlan, startModelServer, type ModelRequest, type ModelServer, type Script } from "../helpers/model-server.js";
+import {
+  samplePlan,
+  startModelServer,
+  type ModelRequest,
+  type ModelServer,
+  type Script,
+} from "../helpers/model-server.js";
 
 /**
  * The loop repairs the history before every request (strict endpoints answer 400 otherwise):
@@ -20,7 +26,10 @@ afterEach(async () => {
   server = null;
 });
 
-/** What a strict endpoint would reject: a tool call without its answer right after, an answer to no call, an answer given twice. */
+/**
+ * What a strict endpoint would reject: a tool call without its answer right after, an answer to no call, an answer
+ * given twice.
+ */
 function malformations(messages: ModelRequest["messages"]): string[] {
   const problems: string[] = [];
   for (let index = 0; index < messages.length; index++) {
@@ -49,12 +58,24 @@ function planContext(): ToolContext {
   const root = tempDir("bp-history-");
   writeFileSync(path.join(root, "README.md"), "# Demo\n");
   execFileSync("git", ["init", "-q"], { cwd: root });
-  return { root, mode: "plan", runner: createCommandRunner(), filesRead: new Set(), audit: [], allowWorkflowWrites: false };
+  return {
+    root,
+    mode: "plan",
+    runner: createCommandRunner(),
+    filesRead: new Set(),
+    audit: [],
+    allowWorkflowWrites: false,
+  };
 }
 
 async function planRun(script: Script, messages: ChatMessage[]) {
   server = await startModelServer(script);
-  const model = createModelClient({ baseURL: server.url, apiKey: "sk-test-0000000000000000", model: "m", maxRetries: 0 });
+  const model = createModelClient({
+    baseURL: server.url,
+    apiKey: "sk-test-0000000000000000",
+    model: "m",
+    maxRetries: 0,
+  });
   const outcome = await runAgent({ model, context: planContext(), messages });
   return { outcome, requests: server.requests };
 }
@@ -84,33 +105,54 @@ describe("runAgent repairs the history before every request", () => {
     expect(requests).toHaveLength(3);
     for (const request of requests) expect(malformations(request.messages)).toEqual([]);
     // The broken turn is still there for the model to see, answered once.
-    expect(requests[1]?.messages.filter((message) => message.role === "tool" && message.tool_call_id === "dup")).toHaveLength(1);
+    expect(
+      requests[1]?.messages.filter((message) => message.role === "tool" && message.tool_call_id === "dup"),
+    ).toHaveLength(1);
   });
 
   it("a history handed over with an unanswered call and a stray answer is repaired before the first request", async () => {
     const resumed: ChatMessage[] = [
       ...TASK,
-      { role: "assistant", content: null, tool_calls: [{ id: "lost", type: "function", function: { name: "list_files", arguments: "{}" } }] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "lost", type: "function", function: { name: "list_files", arguments: "{}" } }],
+      },
       { role: "tool", tool_call_id: "stray", content: "an answer to nothing" },
       { role: "user", content: "Go on." },
     ];
     const { requests } = await planRun([{ toolCalls: [{ name: "list_files", arguments: {} }] }, submit], resumed);
     expect(requests).toHaveLength(2);
     for (const request of requests) expect(malformations(request.messages)).toEqual([]);
-    expect(requests[0]?.messages.find((message) => message.role === "tool" && message.tool_call_id === "lost")?.content).toMatch(/^Error:/);
+    expect(
+      requests[0]?.messages.find((message) => message.role === "tool" && message.tool_call_id === "lost")?.content,
+    ).toMatch(/^Error:/);
   });
 });
 
 describe("runAgent keeps what the model read", () => {
   const bigFile = Array.from({ length: 600 }, (_, i) => `const line${i + 1} = ${i + 1};`).join("\n");
-  const read = (start: number, end: number) => ({ name: "read_file", arguments: { path: "big.js", start_line: start, end_line: end } });
-  const toolContents = (request: ModelRequest | undefined) => (request?.messages ?? []).filter((message) => message.role === "tool").map((message) => String(message.content));
+  const read = (start: number, end: number) => ({
+    name: "read_file",
+    arguments: { path: "big.js", start_line: start, end_line: end },
+  });
+  const toolContents = (request: ModelRequest | undefined) =>
+    (request?.messages ?? []).filter((message) => message.role === "tool").map((message) => String(message.content));
 
   it("two windows of one file read in one batch both stay whole; a later read shrinks only the window whose lines it shows again", async () => {
-    server = await startModelServer([{ toolCalls: [read(1, 300), read(301, 600)] }, { toolCalls: [read(1, 300)] }, submit]);
+    server = await startModelServer([
+      { toolCalls: [read(1, 300), read(301, 600)] },
+      { toolCalls: [read(1, 300)] },
+      submit,
+    ]);
     const context = planContext();
     writeFileSync(path.join(context.root, "big.js"), bigFile);
-    const model = createModelClient({ baseURL: server.url, apiKey: "sk-test-0000000000000000", model: "m", maxRetries: 0 });
+    const model = createModelClient({
+      baseURL: server.url,
+      apiKey: "sk-test-0000000000000000",
+      model: "m",
+      maxRetries: 0,
+    });
     const outcome = await runAgent({ model, context, messages: TASK });
     expect(outcome.kind).toBe("plan_submitted");
     const [afterBatch, afterReread] = [toolContents(server.requests[1]), toolContents(server.requests[2])];

@@ -1,9 +1,17 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createModelClient, ModelError, type ModelClientOptions, type ModelReply, type ModelRetry } from "../../src/agent/model.js";
+import {
+  createModelClient,
+  ModelError,
+  type ModelClientOptions,
+  type ModelReply,
+  type ModelRetry,
+} from "../../src/agent/model.js";
 import { assembleStream } from "../../src/agent/model-stream.js";
 import { startModelServer, type ModelServer, type Script, type ScriptedReply } from "../helpers/model-server.js";
 
-/** Model requests are streamed: time limits watch the endpoint's silence, not the answer's length (issue #15, point 3). */
+/**
+ * Model requests are streamed: time limits watch the endpoint's silence, not the answer's length (issue #15, point 3).
+ */
 
 let server: ModelServer | null = null;
 afterEach(async () => {
@@ -14,20 +22,36 @@ afterEach(async () => {
 async function clientFor(script: Script, options: Partial<ModelClientOptions> = {}) {
   server = await startModelServer(script);
   const retries: ModelRetry[] = [];
-  const client = createModelClient({ baseURL: server.url, apiKey: "sk-test-0000000000000000", model: "m", maxRetries: 1, onRetry: (retry) => retries.push(retry), ...options });
+  const client = createModelClient({
+    baseURL: server.url,
+    apiKey: "sk-test-0000000000000000",
+    model: "m",
+    maxRetries: 1,
+    onRetry: (retry) => retries.push(retry),
+    ...options,
+  });
   return { client, retries, server };
 }
 
-const ask = (client: ReturnType<typeof createModelClient>, options = {}) => client.complete([{ role: "user", content: "hi" }], [], options);
+const ask = (client: ReturnType<typeof createModelClient>, options = {}) =>
+  client.complete([{ role: "user", content: "hi" }], [], options);
 
 /** What the agent loop reads from a reply. */
-const seen = (reply: ModelReply) => ({ content: reply.message.content, toolCalls: reply.message.tool_calls ?? [], usage: reply.usage });
+const seen = (reply: ModelReply) => ({
+  content: reply.message.content,
+  toolCalls: reply.message.tool_calls ?? [],
+  usage: reply.usage,
+});
 
 const answer: ScriptedReply = {
   content: "Reading the two files first.",
   toolCalls: [
     { name: "read_file", arguments: { path: "src/a.ts" }, id: "call_a" },
-    { name: "read_file", arguments: { path: "src/b.ts", around: "export function parse(input: string)" }, id: "call_b" },
+    {
+      name: "read_file",
+      arguments: { path: "src/b.ts", around: "export function parse(input: string)" },
+      id: "call_b",
+    },
   ],
   usage: { prompt: 1234, completion: 56, cached: 1000 },
   pieces: 4,
@@ -42,7 +66,14 @@ describe("streamed model requests", () => {
       content: "Reading the two files first.",
       toolCalls: [
         { id: "call_a", type: "function", function: { name: "read_file", arguments: '{"path":"src/a.ts"}' } },
-        { id: "call_b", type: "function", function: { name: "read_file", arguments: '{"path":"src/b.ts","around":"export function parse(input: string)"}' } },
+        {
+          id: "call_b",
+          type: "function",
+          function: {
+            name: "read_file",
+            arguments: '{"path":"src/b.ts","around":"export function parse(input: string)"}',
+          },
+        },
       ],
       usage: { prompt: 1234, completion: 56, cached: 1000 },
     });
@@ -52,30 +83,43 @@ describe("streamed model requests", () => {
   });
 
   it("retries an endpoint that sends the headers but no first chunk within the limit", async () => {
-    const { client, retries, server } = await clientFor([{ silentStream: true }, { content: "here" }], { timeoutMs: 300 });
+    const { client, retries, server } = await clientFor([{ silentStream: true }, { content: "here" }], {
+      timeoutMs: 300,
+    });
     expect((await ask(client)).message.content).toBe("here");
     expect(server.events.slice(0, 2)).toEqual(["request 0", "closed 0"]);
-    expect(retries.map(({ attempt, attempts, reason, timeoutMs }) => ({ attempt, attempts, reason, timeoutMs }))).toEqual([
-      { attempt: 2, attempts: 2, reason: "did not answer within 0.3 s", timeoutMs: 300 },
-    ]);
+    expect(
+      retries.map(({ attempt, attempts, reason, timeoutMs }) => ({ attempt, attempts, reason, timeoutMs })),
+    ).toEqual([{ attempt: 2, attempts: 2, reason: "did not answer within 0.3 s", timeoutMs: 300 }]);
   });
 
   it("says which limit an endpoint kept breaking when every attempt fails", async () => {
     const { client } = await clientFor([{ silentStream: true }, { silentStream: true }], { timeoutMs: 200 });
     const error = await ask(client).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ModelError);
-    expect((error as ModelError).message).toBe(`the model endpoint at ${server?.url} did not answer in time: it did not answer within 0.2 s on the last of 2 attempts`);
+    expect((error as ModelError).message).toBe(
+      `the model endpoint at ${server?.url} did not answer in time: it did not answer within 0.2 s on the last of 2 attempts`,
+    );
   });
 
   it("counts usage an endpoint reports oddly as whole, finite, non-negative tokens, for the hidden state to hold", async () => {
     const odd = { prompt: 1234.7, completion: -5, cached: 1e308 };
-    const { client } = await clientFor([{ content: "a", usage: odd }, { content: "b", usage: { ...odd, prompt: "12" as unknown as number }, whole: true }]);
+    const { client } = await clientFor([
+      { content: "a", usage: odd },
+      { content: "b", usage: { ...odd, prompt: "12" as unknown as number }, whole: true },
+    ]);
     expect((await ask(client)).usage).toEqual({ prompt: 1234, completion: 0, cached: 1e12 });
     expect((await ask(client)).usage).toEqual({ prompt: 0, completion: 0, cached: 1e12 });
   });
 
   it("stops reading an answer that grows past its size limit instead of holding it all in memory", async () => {
-    const { client, retries } = await clientFor([{ content: "x".repeat(200_000), pieces: 50 }, { content: "x".repeat(200_000), pieces: 50 }], { maxAnswerBytes: 50_000 });
+    const { client, retries } = await clientFor(
+      [
+        { content: "x".repeat(200_000), pieces: 50 },
+        { content: "x".repeat(200_000), pieces: 50 },
+      ],
+      { maxAnswerBytes: 50_000 },
+    );
     const error = await ask(client).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ModelError);
     expect((error as ModelError).message).toContain("sent an answer of more than 50000 bytes");
@@ -83,7 +127,10 @@ describe("streamed model requests", () => {
   });
 
   it("lets a slow but steady stream run longer than the limit, which now only bounds the silences", async () => {
-    const { client, retries, server } = await clientFor([{ content: "a long answer that keeps coming", chunkDelayMs: 100, pieces: 6 }], { timeoutMs: 300 });
+    const { client, retries, server } = await clientFor(
+      [{ content: "a long answer that keeps coming", chunkDelayMs: 100, pieces: 6 }],
+      { timeoutMs: 300 },
+    );
     // Nine chunks (role, six pieces, finish, usage) 100 ms apart: three times the limit in all.
     expect((await ask(client)).message.content).toBe("a long answer that keeps coming");
     expect(retries).toEqual([]);
@@ -91,14 +138,22 @@ describe("streamed model requests", () => {
   });
 
   it("retries an answer that goes quiet in the middle for longer than the idle limit", async () => {
-    const { client, retries } = await clientFor([{ content: "stalls", chunkDelayMs: 400 }, { content: "flows" }], { timeoutMs: 2000, idleTimeoutMs: 200 });
+    const { client, retries } = await clientFor([{ content: "stalls", chunkDelayMs: 400 }, { content: "flows" }], {
+      timeoutMs: 2000,
+      idleTimeoutMs: 200,
+    });
     expect((await ask(client)).message.content).toBe("flows");
     expect(retries.map((retry) => retry.reason)).toEqual(["went quiet for 0.2 s in the middle of an answer"]);
   });
 
   it("still ends a steady stream at the run's deadline, without a retry", async () => {
-    const { client, retries, server } = await clientFor([{ content: "never finished in time", chunkDelayMs: 100, pieces: 10 }], { timeoutMs: 300 });
-    const error = await ask(client, { signal: AbortSignal.timeout(400), deadline: Date.now() + 400 }).catch((caught: unknown) => caught);
+    const { client, retries, server } = await clientFor(
+      [{ content: "never finished in time", chunkDelayMs: 100, pieces: 10 }],
+      { timeoutMs: 300 },
+    );
+    const error = await ask(client, { signal: AbortSignal.timeout(400), deadline: Date.now() + 400 }).catch(
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(Error);
     expect(error).not.toBeInstanceOf(ModelError);
     expect(retries).toEqual([]);
@@ -113,7 +168,10 @@ describe("streamed model requests", () => {
   });
 
   it("falls back to whole answers once for an endpoint that refuses streaming with a 400, without calling it a retry", async () => {
-    const refusal: ScriptedReply = { status: 400, body: { error: { message: "stream_options: streaming is not supported by this server" } } };
+    const refusal: ScriptedReply = {
+      status: 400,
+      body: { error: { message: "stream_options: streaming is not supported by this server" } },
+    };
     const { client, retries, server } = await clientFor([refusal, { content: "first" }, { content: "second" }]);
     expect((await ask(client)).message.content).toBe("first");
     expect((await ask(client)).message.content).toBe("second");
@@ -122,7 +180,10 @@ describe("streamed model requests", () => {
   });
 
   it("does not take any other 400 for a refusal to stream", async () => {
-    const { client, server } = await clientFor([{ status: 400, body: { error: { message: "messages: too long" } } }, { content: "never asked" }]);
+    const { client, server } = await clientFor([
+      { status: 400, body: { error: { message: "messages: too long" } } },
+      { content: "never asked" },
+    ]);
     await expect(ask(client)).rejects.toThrow(/answered HTTP 400$/);
     expect(server.requests).toHaveLength(1);
   });
@@ -131,7 +192,14 @@ describe("streamed model requests", () => {
 describe("assembleStream", () => {
   type Chunk = Parameters<typeof assembleStream>[0] extends AsyncIterable<infer C> ? C : never;
   const chunk = (delta: object | null, extra: object = {}): Chunk =>
-    ({ id: "c", object: "chat.completion.chunk", created: 0, model: "m", choices: delta ? [{ index: 0, delta, finish_reason: null }] : [], ...extra }) as Chunk;
+    ({
+      id: "c",
+      object: "chat.completion.chunk",
+      created: 0,
+      model: "m",
+      choices: delta ? [{ index: 0, delta, finish_reason: null }] : [],
+      ...extra,
+    }) as Chunk;
   async function* stream(chunks: Chunk[]) {
     yield* chunks;
   }
@@ -139,7 +207,10 @@ describe("assembleStream", () => {
   it("keeps whole calls from servers that leave out the index, and takes usage from whichever chunk reports it", async () => {
     const answer = await assembleStream(
       stream([
-        chunk({ role: "assistant", tool_calls: [{ id: "x", type: "function", function: { name: "list_files", arguments: "{}" } }] }),
+        chunk({
+          role: "assistant",
+          tool_calls: [{ id: "x", type: "function", function: { name: "list_files", arguments: "{}" } }],
+        }),
         chunk({ refusal: "I would rather " }),
         chunk({ refusal: "not." }, { usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } }),
       ]),
@@ -154,14 +225,26 @@ describe("assembleStream", () => {
   });
 
   it("assembles calls with huge, negative or fractional indexes quickly, in index order, without dropping any", async () => {
-    const call = (index: number, name: string) => chunk({ tool_calls: [{ index, id: name, type: "function", function: { name, arguments: "{}" } }] });
+    const call = (index: number, name: string) =>
+      chunk({ tool_calls: [{ index, id: name, type: "function", function: { name, arguments: "{}" } }] });
     // A sparse array as long as the largest index took minutes to filter at 2^32 − 2, blocking the event loop
     // (timers, heartbeats, /cancel): the test's time limit, not a timed assertion, catches that.
-    const answer = await assembleStream(stream([call(2 ** 32 - 2, "far"), call(-1, "negative"), call(0, "first"), call(1.5, "fraction")]));
-    expect(answer?.message.tool_calls?.map((toolCall) => toolCall.id)).toEqual(["first", "far", "negative", "fraction"]);
+    const answer = await assembleStream(
+      stream([call(2 ** 32 - 2, "far"), call(-1, "negative"), call(0, "first"), call(1.5, "fraction")]),
+    );
+    expect(answer?.message.tool_calls?.map((toolCall) => toolCall.id)).toEqual([
+      "first",
+      "far",
+      "negative",
+      "fraction",
+    ]);
   });
 
   it("is null for a stream that never carried the first choice", async () => {
-    expect(await assembleStream(stream([chunk(null, { usage: { prompt_tokens: 1, completion_tokens: 0, total_tokens: 1 } })]))).toBeNull();
+    expect(
+      await assembleStream(
+        stream([chunk(null, { usage: { prompt_tokens: 1, completion_tokens: 0, total_tokens: 1 } })]),
+      ),
+    ).toBeNull();
   });
 });

@@ -52,9 +52,19 @@ describe("createRedactor", () => {
 
   it("removes a key cut off before its END line (truncated output), and the keys around it", () => {
     const redact = createRedactor([]);
-    expect(redact("a\n-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nMIIEowIBAAKC\nQQ==\n\n[output truncated]")).toBe("a\n[redacted]\n\n[output truncated]");
-    expect(redact("-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG\n-----BEGIN PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nQQ==\nend")).toBe("[redacted]\n[redacted]\nend");
-    expect(redact("x -----BEGIN PRIVATE KEY----- y\n-----END PRIVATE KEY----- z -----BEGIN EC PRIVATE KEY-----\nk\n-----END EC PRIVATE KEY-----!")).toBe("x [redacted] z [redacted]!");
+    expect(
+      redact("a\n-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nMIIEowIBAAKC\nQQ==\n\n[output truncated]"),
+    ).toBe("a\n[redacted]\n\n[output truncated]");
+    expect(
+      redact(
+        "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG\n-----BEGIN PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nQQ==\nend",
+      ),
+    ).toBe("[redacted]\n[redacted]\nend");
+    expect(
+      redact(
+        "x -----BEGIN PRIVATE KEY----- y\n-----END PRIVATE KEY----- z -----BEGIN EC PRIVATE KEY-----\nk\n-----END EC PRIVATE KEY-----!",
+      ),
+    ).toBe("x [redacted] z [redacted]!");
   });
 
   it("stays linear on repeated BEGIN lines without an END (quadratic before: 40 s for 50,000 lines)", () => {

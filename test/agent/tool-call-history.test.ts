@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { toolCallForHistory } from "../../src/agent/history.js";
 
-const call = (args: unknown) => ({ id: "c1", type: "function" as const, function: { name: "write_file", arguments: args as string } });
+const call = (args: unknown) => ({
+  id: "c1",
+  type: "function" as const,
+  function: { name: "write_file", arguments: args as string },
+});
 const argsOf = (args: unknown) => toolCallForHistory(call(args));
 
 describe("toolCallForHistory", () => {
@@ -17,7 +21,11 @@ describe("toolCallForHistory", () => {
   });
 
   it("elides the long strings of oversized JSON arguments and keeps the rest", () => {
-    const raw = JSON.stringify({ path: "big.txt", content: "y".repeat(50_000), steps: [{ details: "z".repeat(30_000), id: "S1" }] });
+    const raw = JSON.stringify({
+      path: "big.txt",
+      content: "y".repeat(50_000),
+      steps: [{ details: "z".repeat(30_000), id: "S1" }],
+    });
     const kept = argsOf(raw);
     expect(JSON.parse(kept.call.function.arguments)).toEqual({
       path: "big.txt",
@@ -29,9 +37,14 @@ describe("toolCallForHistory", () => {
   });
 
   it("replaces oversized arguments that are not JSON, or are many short strings, with a JSON note", () => {
-    for (const raw of ['{"path": "' + "x".repeat(30_000), JSON.stringify(Array.from({ length: 5000 }, (_, i) => `item ${i}`))]) {
+    for (const raw of [
+      '{"path": "' + "x".repeat(30_000),
+      JSON.stringify(Array.from({ length: 5000 }, (_, i) => `item ${i}`)),
+    ]) {
       const kept = argsOf(raw);
-      expect(JSON.parse(kept.call.function.arguments)).toEqual({ elided: `${raw.length} characters of arguments, not kept in the history` });
+      expect(JSON.parse(kept.call.function.arguments)).toEqual({
+        elided: `${raw.length} characters of arguments, not kept in the history`,
+      });
     }
   });
 });

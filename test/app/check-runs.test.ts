@@ -5,12 +5,22 @@ import nock from "nock";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startGitHubDouble, type GitHubDouble } from "../e2e/double/github-server.js";
 import type { CheckRunRecord } from "../e2e/double/state.js";
-import { checkActionPayload, commentPayload, settle, startTestApp, testPrivateKey, type TestApp } from "../helpers/app.js";
+import {
+  checkActionPayload,
+  commentPayload,
+  settle,
+  startTestApp,
+  testPrivateKey,
+  type TestApp,
+} from "../helpers/app.js";
 import { gitIn, tempDir } from "../helpers/git-repo.js";
 import { APP_ID, INSTALLATION_ID } from "../helpers/github-double.js";
 import { samplePlan, startModelServer, type ModelServer, type Script } from "../helpers/model-server.js";
 
-/** A verification script that fails naming files and lines: two in the repository, one outside it, one that is not there. */
+/**
+ * A verification script that fails naming files and lines: two in the repository, one outside it, one that is not
+ * there.
+ */
 const CHECK_SCRIPT = [
   "echo 'src/client.js:1:8: error: fetch is not retried'",
   "echo 'src/retry.js(1,14): error TS2304: Cannot find name'",
@@ -18,11 +28,26 @@ const CHECK_SCRIPT = [
   "echo 'src/missing.js:3:1: no such file'",
   "exit 1",
 ].join("\n");
-const FILES = { "README.md": "# Hello\n", "src/client.js": "export const get = (url) => fetch(url);\n", "scripts/check.sh": `${CHECK_SCRIPT}\n` };
-const write = (file: string, content: string) => ({ toolCalls: [{ name: "write_file", arguments: { path: file, content } }] });
-const complete = (id: string) => ({ toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary: `did ${id}` } }] });
-const submit = (overrides: Record<string, unknown> = {}) => ({ toolCalls: [{ name: "submit_plan", arguments: samplePlan({ verification: ["test -f src/retry.js"], ...overrides }) }] });
-const BUILD_STEPS: Script = [write("src/retry.js", "export const retry = (fn) => fn();\n"), complete("S1"), write("src/client.js", "export const get = (url) => retry(() => fetch(url));\n"), complete("S2")];
+const FILES = {
+  "README.md": "# Hello\n",
+  "src/client.js": "export const get = (url) => fetch(url);\n",
+  "scripts/check.sh": `${CHECK_SCRIPT}\n`,
+};
+const write = (file: string, content: string) => ({
+  toolCalls: [{ name: "write_file", arguments: { path: file, content } }],
+});
+const complete = (id: string) => ({
+  toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary: `did ${id}` } }],
+});
+const submit = (overrides: Record<string, unknown> = {}) => ({
+  toolCalls: [{ name: "submit_plan", arguments: samplePlan({ verification: ["test -f src/retry.js"], ...overrides }) }],
+});
+const BUILD_STEPS: Script = [
+  write("src/retry.js", "export const retry = (fn) => fn();\n"),
+  complete("S1"),
+  write("src/client.js", "export const get = (url) => retry(() => fetch(url));\n"),
+  complete("S2"),
+];
 
 /**
  * The plan and build check runs on a pull request, against the GitHub double (requests checked
@@ -55,9 +80,16 @@ describe("check runs", () => {
       installationId: INSTALLATION_ID,
       appPublicKey: createPublicKey(testPrivateKey()),
       permissions: { maintainer: "write", reader: "read", alice: "write" },
-      installationPermissions: { contents: "write", issues: "write", pull_requests: "write", checks: "write", metadata: "read" },
+      installationPermissions: {
+        contents: "write",
+        issues: "write",
+        pull_requests: "write",
+        checks: "write",
+        metadata: "read",
+      },
     });
-    // A local clone of the served repository (git on a path, not over the double's HTTP: the double answers on this event loop).
+    // A local clone of the served repository (git on a path, not over the double's HTTP: the double answers on this
+    // event loop).
     work = tempDir();
     gitIn(work, ["clone", "-q", github.repository.dir, "."]);
     mkdirSync(path.join(work, "src"), { recursive: true });
@@ -65,24 +97,52 @@ describe("check runs", () => {
     gitIn(work, ["commit", "-qam", "Use keepalive"]);
     gitIn(work, ["push", "-q", "origin", "HEAD:refs/heads/feature"]);
     github.repository.git(["update-ref", "refs/pull/1/head", github.repository.head("feature") ?? ""]);
-    github.state.addPull({ head: "feature", base: "main", title: "Use keepalive", body: "", draft: false, user: { login: "maintainer", type: "User" } });
+    github.state.addPull({
+      head: "feature",
+      base: "main",
+      title: "Use keepalive",
+      body: "",
+      draft: false,
+      user: { login: "maintainer", type: "User" },
+    });
     model = await startModelServer(script);
     app = await startTestApp({ OPENAI_BASE_URL: model.url }, { baseUrl: github.apiUrl });
   }
 
   async function comment(login: string, body: string): Promise<void> {
     const made = github.state.addUserComment(1, login, body);
-    await app.deliver("issue_comment", commentPayload({ body, login, commentId: made.id, cloneUrl: github.cloneUrl, isPullRequest: true }));
+    await app.deliver(
+      "issue_comment",
+      commentPayload({ body, login, commentId: made.id, cloneUrl: github.cloneUrl, isPullRequest: true }),
+    );
   }
 
-  async function click(run: CheckRunRecord, identifier: string, by: { login: string; userType?: string; app?: { id: number; slug: string } }): Promise<void> {
-    const check = { id: run.id, name: run.name, externalId: run.externalId, headSha: run.headSha, app: by.app ?? run.app };
-    await app.deliver("check_run", checkActionPayload({ identifier, login: by.login, userType: by.userType, cloneUrl: github.cloneUrl, check }));
+  async function click(
+    run: CheckRunRecord,
+    identifier: string,
+    by: { login: string; userType?: string; app?: { id: number; slug: string } },
+  ): Promise<void> {
+    const check = {
+      id: run.id,
+      name: run.name,
+      externalId: run.externalId,
+      headSha: run.headSha,
+      app: by.app ?? run.app,
+    };
+    await app.deliver(
+      "check_run",
+      checkActionPayload({ identifier, login: by.login, userType: by.userType, cloneUrl: github.cloneUrl, check }),
+    );
   }
 
   const checks = (name: string) => github.state.checkRuns.filter((run) => run.name === name);
-  const planCheck = (revision: number) => checks("Blueprint plan").find((run) => run.externalId === `blueprint-plan:#1:v${revision}`);
-  const botText = () => github.state.botComments(1).map((c) => c.body).join("\n---\n");
+  const planCheck = (revision: number) =>
+    checks("Blueprint plan").find((run) => run.externalId === `blueprint-plan:#1:v${revision}`);
+  const botText = () =>
+    github.state
+      .botComments(1)
+      .map((c) => c.body)
+      .join("\n---\n");
 
   it("puts each plan revision's check on the head it was made for, with Build and Revise buttons; a permitted click builds it and the build check passes", async () => {
     await start([submit(), ...BUILD_STEPS]);
@@ -90,7 +150,12 @@ describe("check runs", () => {
     await comment("maintainer", "/plan add retries");
 
     const plan = planCheck(1);
-    expect(plan).toMatchObject({ headSha: head, status: "completed", conclusion: "neutral", title: "Plan v1 waits for approval" });
+    expect(plan).toMatchObject({
+      headSha: head,
+      status: "completed",
+      conclusion: "neutral",
+      title: "Plan v1 waits for approval",
+    });
     expect(plan?.actions).toEqual([
       { label: "Build plan v1", identifier: "build", description: "Approve and build plan v1" },
       { label: "Revise", identifier: "revise", description: "Ask for changes before it is built" },
@@ -102,7 +167,11 @@ describe("check runs", () => {
 
     await click(plan as CheckRunRecord, "build", { login: "maintainer" });
 
-    expect(github.repository.log("feature").slice(0, 3)).toEqual(["S2: Use the helper in the client", "S1: Add a retry helper", "Use keepalive"]);
+    expect(github.repository.log("feature").slice(0, 3)).toEqual([
+      "S2: Use the helper in the client",
+      "S1: Add a retry helper",
+      "Use keepalive",
+    ]);
     const built = github.repository.head("feature");
     const build = checks("Blueprint build");
     // On each pushed head in turn; the one on the pull request's head now is the one that completed.
@@ -121,11 +190,17 @@ describe("check runs", () => {
     const plan = planCheck(1) as CheckRunRecord;
     await Promise.all([click(plan, "build", { login: "maintainer" }), click(plan, "build", { login: "maintainer" })]);
 
-    expect(github.repository.log("feature").slice(0, 3)).toEqual(["S2: Use the helper in the client", "S1: Add a retry helper", "Use keepalive"]);
+    expect(github.repository.log("feature").slice(0, 3)).toEqual([
+      "S2: Use the helper in the client",
+      "S1: Add a retry helper",
+      "Use keepalive",
+    ]);
     // One plan, one build of two steps (two model turns each).
     expect(model.requests).toHaveLength(1 + 4);
     const said = github.state.botComments(1).map((c) => c.body);
-    expect(said.filter((body) => body.startsWith("Queued: Blueprint is busy on this thread (building for @maintainer)"))).toHaveLength(1);
+    expect(
+      said.filter((body) => body.startsWith("Queued: Blueprint is busy on this thread (building for @maintainer)")),
+    ).toHaveLength(1);
     expect(said.at(-1)).toBe("This plan is already built. Comment `/plan` for new work.");
     expect(said.filter((body) => body.startsWith("### Build report"))).toHaveLength(1);
   });
@@ -136,18 +211,27 @@ describe("check runs", () => {
     await click(planCheck(1) as CheckRunRecord, "build", { login: "maintainer" });
 
     const final = checks("Blueprint build").find((run) => run.headSha === github.repository.head("feature"));
-    expect(final).toMatchObject({ status: "completed", conclusion: "failure", title: "Built, but verification failed: 1 of 1 checks" });
+    expect(final).toMatchObject({
+      status: "completed",
+      conclusion: "failure",
+      title: "Built, but verification failed: 1 of 1 checks",
+    });
     expect(final?.summary).toContain("Failed: `sh scripts/check.sh` (exit 1)");
-    expect(final?.annotations.map((note) => [note.path, note.start_line, note.annotation_level, note.message])).toEqual([
-      ["src/client.js", 1, "failure", "error: fetch is not retried"],
-      ["src/retry.js", 1, "failure", "error TS2304: Cannot find name"],
-    ]);
+    expect(final?.annotations.map((note) => [note.path, note.start_line, note.annotation_level, note.message])).toEqual(
+      [
+        ["src/client.js", 1, "failure", "error: fetch is not retried"],
+        ["src/retry.js", 1, "failure", "error TS2304: Cannot find name"],
+      ],
+    );
     // Built but not verified: the plan check does not claim success.
     expect(planCheck(1)?.conclusion).toBe("neutral");
     expect(github.violations).toEqual([]);
   });
 
-  /** Plan v1, then a click on its Build button, cancelled once S1 is pushed and S2's command runs: the plan waits for another /build. */
+  /**
+   * Plan v1, then a click on its Build button, cancelled once S1 is pushed and S2's command runs: the plan waits for
+   * another /build.
+   */
   async function buildStoppedAfterS1(more: Script): Promise<CheckRunRecord> {
     let commandStarted: () => void = () => undefined;
     const started = new Promise<void>((resolve) => (commandStarted = resolve));
@@ -163,7 +247,12 @@ describe("check runs", () => {
     ]);
     await comment("maintainer", "/plan add retries");
     const run = planCheck(1) as CheckRunRecord;
-    const payload = checkActionPayload({ identifier: "build", login: "maintainer", cloneUrl: github.cloneUrl, check: { id: run.id, name: run.name, externalId: run.externalId, headSha: run.headSha, app: run.app } });
+    const payload = checkActionPayload({
+      identifier: "build",
+      login: "maintainer",
+      cloneUrl: github.cloneUrl,
+      check: { id: run.id, name: run.name, externalId: run.externalId, headSha: run.headSha, app: run.app },
+    });
     await app.probot.receive({ id: "click-1", name: "check_run", payload } as never);
     await started;
     await comment("maintainer", "/cancel");
@@ -176,19 +265,37 @@ describe("check runs", () => {
     const run = await buildStoppedAfterS1([]);
 
     const pushed = github.repository.head("feature");
-    expect(checks("Blueprint build").find((check) => check.headSha === pushed)).toMatchObject({ status: "completed", conclusion: "cancelled" });
+    expect(checks("Blueprint build").find((check) => check.headSha === pushed)).toMatchObject({
+      status: "completed",
+      conclusion: "cancelled",
+    });
     // The one left behind on the head the build started from says where the check went.
-    expect(checks("Blueprint build").find((check) => check.headSha === run.headSha)).toMatchObject({ conclusion: "neutral", title: `Continued on ${pushed?.slice(0, 7)}` });
+    expect(checks("Blueprint build").find((check) => check.headSha === run.headSha)).toMatchObject({
+      conclusion: "neutral",
+      title: `Continued on ${pushed?.slice(0, 7)}`,
+    });
     expect(planCheck(1)?.conclusion).toBe("neutral");
   });
 
   it("keeps a partly built plan's check working: its Build button resumes the build, and the check ends built on the commit the plan was made on", async () => {
-    const run = await buildStoppedAfterS1([write("src/client.js", "export const get = (url) => retry(() => fetch(url));\n"), complete("S2")]);
+    const run = await buildStoppedAfterS1([
+      write("src/client.js", "export const get = (url) => retry(() => fetch(url));\n"),
+      complete("S2"),
+    ]);
 
     await click(planCheck(1) as CheckRunRecord, "build", { login: "maintainer" });
 
-    expect(github.repository.log("feature").slice(0, 3)).toEqual(["S2: Use the helper in the client", "S1: Add a retry helper", "Use keepalive"]);
-    expect(planCheck(1)).toMatchObject({ headSha: run.headSha, conclusion: "success", title: "Plan v1 is built", actions: [] });
+    expect(github.repository.log("feature").slice(0, 3)).toEqual([
+      "S2: Use the helper in the client",
+      "S1: Add a retry helper",
+      "Use keepalive",
+    ]);
+    expect(planCheck(1)).toMatchObject({
+      headSha: run.headSha,
+      conclusion: "success",
+      title: "Plan v1 is built",
+      actions: [],
+    });
   });
 
   it("supersedes a partly built plan's check when a revision comes, though the build moved the head on", async () => {
@@ -196,7 +303,12 @@ describe("check runs", () => {
 
     await comment("maintainer", "/revise add a test too");
 
-    expect(planCheck(1)).toMatchObject({ headSha: run.headSha, conclusion: "cancelled", title: "Superseded by plan v2", actions: [] });
+    expect(planCheck(1)).toMatchObject({
+      headSha: run.headSha,
+      conclusion: "cancelled",
+      title: "Superseded by plan v2",
+      actions: [],
+    });
     expect(planCheck(2)).toMatchObject({ conclusion: "neutral", title: "Plan v2 waits for approval" });
   });
 
@@ -213,10 +325,15 @@ describe("check runs", () => {
   });
 
   it("holds a click to the approvers rule: with `approvers: codeowners`, a non-owner's click is refused and an owner's builds", async () => {
-    await start([submit(), ...BUILD_STEPS], { ".github/blueprint.yml": "approvers: codeowners\n", ".github/CODEOWNERS": "/src/ @alice\n" });
+    await start([submit(), ...BUILD_STEPS], {
+      ".github/blueprint.yml": "approvers: codeowners\n",
+      ".github/CODEOWNERS": "/src/ @alice\n",
+    });
     await comment("maintainer", "/plan add retries");
     const plan = planCheck(1) as CheckRunRecord;
-    expect(plan.summary).toContain("**Who may approve:** code owners (per the default branch's CODEOWNERS) of the files each step changes");
+    expect(plan.summary).toContain(
+      "**Who may approve:** code owners (per the default branch's CODEOWNERS) of the files each step changes",
+    );
     const head = github.repository.head("feature");
 
     await click(plan, "build", { login: "maintainer" });
@@ -224,7 +341,10 @@ describe("check runs", () => {
     expect(github.repository.head("feature")).toBe(head);
 
     await click(plan, "build", { login: "alice" });
-    expect(github.repository.log("feature").slice(0, 2)).toEqual(["S2: Use the helper in the client", "S1: Add a retry helper"]);
+    expect(github.repository.log("feature").slice(0, 2)).toEqual([
+      "S2: Use the helper in the client",
+      "S1: Add a retry helper",
+    ]);
   });
 
   it("binds a click to the commit its check is on: a check on another commit, or a head that moved since, builds nothing", async () => {
@@ -234,7 +354,9 @@ describe("check runs", () => {
     const main = github.repository.head("main") ?? "";
 
     await click({ ...plan, headSha: main }, "build", { login: "maintainer" });
-    expect(github.state.botComments(1).at(-1)?.body).toContain(`The check @maintainer clicked is on commit \`${main.slice(0, 7)}\`, but plan v1 was made on \`${plan.headSha.slice(0, 7)}\``);
+    expect(github.state.botComments(1).at(-1)?.body).toContain(
+      `The check @maintainer clicked is on commit \`${main.slice(0, 7)}\`, but plan v1 was made on \`${plan.headSha.slice(0, 7)}\``,
+    );
 
     writeFileSync(path.join(work, "README.md"), "# Hello again\n");
     gitIn(work, ["commit", "-qam", "Another change"]);
@@ -252,12 +374,17 @@ describe("check runs", () => {
     const planComment = github.state.botComments(1).find((c) => c.body.includes("Use the helper in the client"));
     if (!planComment) throw new Error("no plan comment");
     // A maintainer rewords S2 a minute before the click; the check run still lists S2 as first planned.
-    planComment.body = planComment.body.replace("Use the helper in the client", "Use the helper in the client and the server");
+    planComment.body = planComment.body.replace(
+      "Use the helper in the client",
+      "Use the helper in the client and the server",
+    );
     planComment.updatedAt = new Date(Date.now() - 60_000).toISOString();
     const head = github.repository.head("feature");
     await click(planCheck(1) as CheckRunRecord, "build", { login: "maintainer" });
 
-    expect(github.state.botComments(1).at(-1)?.body).toContain("The plan was edited by hand, and the plan check's summary in the Checks tab still shows the plan as Blueprint posted it, so that click does not approve the edit.");
+    expect(github.state.botComments(1).at(-1)?.body).toContain(
+      "The plan was edited by hand, and the plan check's summary in the Checks tab still shows the plan as Blueprint posted it, so that click does not approve the edit.",
+    );
     expect(model.requests).toHaveLength(1);
     expect(github.repository.head("feature")).toBe(head);
   });
@@ -273,7 +400,9 @@ describe("check runs", () => {
     const head = github.repository.head("feature");
     await click(first, "build", { login: "maintainer" });
 
-    expect(github.state.botComments(1).at(-1)?.body).toContain("@maintainer clicked **Build plan v1** on an outdated check: plan v1 was superseded by v2");
+    expect(github.state.botComments(1).at(-1)?.body).toContain(
+      "@maintainer clicked **Build plan v1** on an outdated check: plan v1 was superseded by v2",
+    );
     expect(model.requests).toHaveLength(2);
     expect(github.repository.head("feature")).toBe(head);
   });

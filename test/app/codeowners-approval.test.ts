@@ -6,7 +6,12 @@ import { samplePlan, type ModelRequest, type Script } from "../helpers/model-ser
 import { commentPayload, reviewPayload } from "../helpers/app.js";
 import { useAppFixture } from "../helpers/app-fixture.js";
 
-const CODEOWNERS = ["# Who owns what", "*.md       @docs-writer", "/src/      @alice @octo-org/backend", "/src/generated/"].join("\n");
+const CODEOWNERS = [
+  "# Who owns what",
+  "*.md       @docs-writer",
+  "/src/      @alice @octo-org/backend",
+  "/src/generated/",
+].join("\n");
 const FILES = {
   "README.md": "# Hello\n",
   "src/client.js": "export const get = (url) => fetch(url);\n",
@@ -20,12 +25,22 @@ const plan = samplePlan({
   verification: [],
   steps: [
     { id: "S1", title: "Add a retry helper", details: "Create src/retry.js", files: ["src/retry.js"], deps: [] },
-    { id: "S2", title: "Use the helper", details: "Edit src/client.js", files: ["src/client.js", "src/generated/api.js"], deps: ["S1"] },
+    {
+      id: "S2",
+      title: "Use the helper",
+      details: "Edit src/client.js",
+      files: ["src/client.js", "src/generated/api.js"],
+      deps: ["S1"],
+    },
     { id: "S3", title: "Document retries", details: "README", files: ["README.md"], deps: [] },
   ],
 });
-const write = (path: string, content: string) => ({ toolCalls: [{ name: "write_file", arguments: { path, content } }] });
-const complete = (id: string) => ({ toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary: `did ${id}` } }] });
+const write = (path: string, content: string) => ({
+  toolCalls: [{ name: "write_file", arguments: { path, content } }],
+});
+const complete = (id: string) => ({
+  toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary: `did ${id}` } }],
+});
 const stepOf = (request: ModelRequest) => /^Step (S\d+):/.exec(String(request.messages[1]?.content))?.[1];
 
 describe("approvers: codeowners", () => {
@@ -47,7 +62,9 @@ describe("approvers: codeowners", () => {
     expect(reply).toContain("- **S2** Use the helper: `src/client.js` (@alice, @octo-org/backend)\n");
     expect(reply).toContain("- **S3** Document retries: `README.md` (@docs-writer)");
     // carol's team membership was asked once, however many files the team owns.
-    expect(fx.github.requests.filter((r) => r.path === "/orgs/octo-org/teams/backend/memberships/carol")).toHaveLength(1);
+    expect(fx.github.requests.filter((r) => r.path === "/orgs/octo-org/teams/backend/memberships/carol")).toHaveLength(
+      1,
+    );
   });
 
   it("counts a team member as an owner: /build S2 by a member of @octo-org/backend builds S1 and S2", async () => {
@@ -56,18 +73,33 @@ describe("approvers: codeowners", () => {
     await fx.app.deliver("issue_comment", commentPayload({ body: "/build S2", login: "bob", cloneUrl: fx.repo.url }));
 
     expect(fx.model.requests.map(stepOf)).toEqual(["S1", "S1", "S2", "S2"]);
-    expect(fx.repo.log("blueprint/issue-1")).toEqual(["S2: Use the helper", "S1: Add a retry helper", "initial commit"]);
+    expect(fx.repo.log("blueprint/issue-1")).toEqual([
+      "S2: Use the helper",
+      "S1: Add a retry helper",
+      "initial commit",
+    ]);
     expect(fx.github.requests.some((r) => r.path === "/orgs/octo-org/teams/backend/memberships/bob")).toBe(true);
   });
 
   it("lets a code owner's approving review build the pull request", async () => {
     const headSha = fx.repo.commit({ "src/feature.js": "f\n" }, "feature work", "feature");
     gitIn(fx.repo.bare, ["update-ref", "refs/pull/1/head", headSha]);
-    await start([write("src/retry.js", "x\n"), complete("S1")], { pullRequest: { headRef: "feature", headSha, baseRef: "main" } });
-    fx.seedPlan(samplePlan({ verification: [], steps: [{ id: "S1", title: "Add a retry helper", details: "", files: ["src/retry.js"], deps: [] }] }), {
-      head: { ref: "feature", sha: headSha, sameRepo: true },
+    await start([write("src/retry.js", "x\n"), complete("S1")], {
+      pullRequest: { headRef: "feature", headSha, baseRef: "main" },
     });
-    await fx.app.deliver("pull_request_review", reviewPayload({ state: "approved", commitId: headSha, login: "alice", cloneUrl: fx.repo.url }));
+    fx.seedPlan(
+      samplePlan({
+        verification: [],
+        steps: [{ id: "S1", title: "Add a retry helper", details: "", files: ["src/retry.js"], deps: [] }],
+      }),
+      {
+        head: { ref: "feature", sha: headSha, sameRepo: true },
+      },
+    );
+    await fx.app.deliver(
+      "pull_request_review",
+      reviewPayload({ state: "approved", commitId: headSha, login: "alice", cloneUrl: fx.repo.url }),
+    );
 
     expect(fx.repo.log("feature")).toEqual(["S1: Add a retry helper", "feature work", "initial commit"]);
     expect(fx.github.botComments().at(-1)?.body).toContain("### Build report");
@@ -97,19 +129,31 @@ describe("approvers: codeowners", () => {
   });
 
   describe("what a step wrote", () => {
-    const docsPlan = (files: string[]) => samplePlan({ verification: [], steps: [{ id: "S1", title: "Document retries", details: "README", files, deps: [] }] });
+    const docsPlan = (files: string[]) =>
+      samplePlan({
+        verification: [],
+        steps: [{ id: "S1", title: "Document retries", details: "README", files, deps: [] }],
+      });
     const writesBoth = [write("README.md", "# Retries\n"), write("src/client.js", "owned code\n"), complete("S1")];
-    const buildBy = (login: string) => fx.app.deliver("issue_comment", commentPayload({ body: "/build", login, cloneUrl: fx.repo.url }));
+    const buildBy = (login: string) =>
+      fx.app.deliver("issue_comment", commentPayload({ body: "/build", login, cloneUrl: fx.repo.url }));
     const branches = () => gitIn(fx.repo.bare, ["branch", "--list", "blueprint/*"]);
     /** The refs Blueprint keeps in its mirror of the test repository (held commits). */
     const heldRefs = () => {
       const mirrors = path.join(fx.app.workdir, "mirrors");
       return readdirSync(mirrors)
         .filter((name) => name.endsWith(".git"))
-        .flatMap((name) => gitIn(path.join(mirrors, name), ["for-each-ref", "--format=%(refname) %(objectname)", "refs/blueprint/"]).split("\n").filter(Boolean));
+        .flatMap((name) =>
+          gitIn(path.join(mirrors, name), ["for-each-ref", "--format=%(refname) %(objectname)", "refs/blueprint/"])
+            .split("\n")
+            .filter(Boolean),
+        );
     };
 
-    /** docs-writer approves a plan whose only step lists README.md; the step also changes src/client.js, which alice owns. */
+    /**
+     * docs-writer approves a plan whose only step lists README.md; the step also changes src/client.js, which alice
+     * owns.
+     */
     async function heldStep(script = writesBoth) {
       await start(script);
       const planComment = fx.seedPlan(docsPlan(["README.md"]));
@@ -129,7 +173,10 @@ describe("approvers: codeowners", () => {
       expect(held).not.toContain("`README.md`");
       expect(held).toContain("Approvals of this plan so far: @docs-writer (`/build`).");
       const state = fx.stateOf(planComment.body);
-      expect(state.steps.S1).toMatchObject({ status: "failed", held: { commit: expect.stringMatching(/^[0-9a-f]{40}$/) } });
+      expect(state.steps.S1).toMatchObject({
+        status: "failed",
+        held: { commit: expect.stringMatching(/^[0-9a-f]{40}$/) },
+      });
       expect(state.approvals).toEqual([{ login: "docs-writer", via: "build", at: expect.any(String) }]);
       expect(fx.visible(planComment.body)).toContain("Build held before pushing S1");
       expect(fx.visible(planComment.body)).toMatch(/- \[ \] \*\*S1\*\* ❌ Document retries/);
@@ -160,7 +207,8 @@ describe("approvers: codeowners", () => {
       const planComment = await heldStep([...writesBoth, write("README.md", "# Retries, again\n"), complete("S1")]);
       // As if the build resumed on another machine: this mirror has no held commit.
       const mirrors = path.join(fx.app.workdir, "mirrors");
-      for (const name of readdirSync(mirrors).filter((entry) => entry.endsWith(".git"))) gitIn(path.join(mirrors, name), ["update-ref", "-d", `refs/blueprint/held/1/${planComment.id}/S1`]);
+      for (const name of readdirSync(mirrors).filter((entry) => entry.endsWith(".git")))
+        gitIn(path.join(mirrors, name), ["update-ref", "-d", `refs/blueprint/held/1/${planComment.id}/S1`]);
       const asked = fx.model.requests.length;
 
       await buildBy("alice");
@@ -168,7 +216,9 @@ describe("approvers: codeowners", () => {
       expect(fx.model.requests.length).toBeGreaterThan(asked);
       expect(fx.repo.log("blueprint/issue-1")).toEqual(["S1: Document retries", "initial commit"]);
       expect(gitIn(fx.repo.bare, ["show", "blueprint/issue-1:README.md"])).toBe("# Retries, again\n");
-      expect(fx.visible(planComment.body)).toMatch(/S1's held commit `[0-9a-f]{7}` is not on the Blueprint server that resumed the build .*so S1 was built again/);
+      expect(fx.visible(planComment.body)).toMatch(
+        /S1's held commit `[0-9a-f]{7}` is not on the Blueprint server that resumed the build .*so S1 was built again/,
+      );
     });
 
     it("no longer lets owning one file of a step cover another owned file of it", async () => {
@@ -194,13 +244,18 @@ describe("approvers: codeowners", () => {
       await fx.app.deliver("issue_comment", early);
       expect(fx.stateOf(planComment.body).approvals.map((approval) => approval.login)).toEqual(["docs-writer"]);
       // A maintainer rewords the step after docs-writer approved, before alice does.
-      planComment.body = planComment.body.replace("- [ ] **S1** Document retries", "- [ ] **S1** Document retries well");
+      planComment.body = planComment.body.replace(
+        "- [ ] **S1** Document retries",
+        "- [ ] **S1** Document retries well",
+      );
       planComment.updated_at = minutesAgo(1);
 
       await buildBy("alice");
 
       expect(fx.model.requests).toHaveLength(0);
-      expect(fx.github.botComments().at(-1)?.body).toContain("- **S1** Document retries well: `README.md` (@docs-writer)");
+      expect(fx.github.botComments().at(-1)?.body).toContain(
+        "- **S1** Document retries well: `README.md` (@docs-writer)",
+      );
       expect(fx.stateOf(planComment.body).approvals.map((approval) => approval.login)).toEqual(["alice"]);
     });
 
@@ -208,11 +263,19 @@ describe("approvers: codeowners", () => {
       const headSha = fx.repo.commit({ "src/feature.js": "f\n" }, "feature work", "feature");
       gitIn(fx.repo.bare, ["update-ref", "refs/pull/1/head", headSha]);
       await start(writesBoth, { pullRequest: { headRef: "feature", headSha, baseRef: "main" } });
-      const planComment = fx.seedPlan(docsPlan(["README.md", "src/client.js"]), { head: { ref: "feature", sha: headSha, sameRepo: true } });
+      const planComment = fx.seedPlan(docsPlan(["README.md", "src/client.js"]), {
+        head: { ref: "feature", sha: headSha, sameRepo: true },
+      });
 
-      await fx.app.deliver("issue_comment", commentPayload({ body: "/build", login: "docs-writer", cloneUrl: fx.repo.url, isPullRequest: true }));
+      await fx.app.deliver(
+        "issue_comment",
+        commentPayload({ body: "/build", login: "docs-writer", cloneUrl: fx.repo.url, isPullRequest: true }),
+      );
       expect(fx.model.requests).toHaveLength(0);
-      await fx.app.deliver("pull_request_review", reviewPayload({ state: "approved", commitId: headSha, login: "alice", cloneUrl: fx.repo.url }));
+      await fx.app.deliver(
+        "pull_request_review",
+        reviewPayload({ state: "approved", commitId: headSha, login: "alice", cloneUrl: fx.repo.url }),
+      );
 
       expect(fx.repo.log("feature")).toEqual(["S1: Document retries", "feature work", "initial commit"]);
       expect(fx.stateOf(planComment.body).approvals).toEqual([
@@ -222,25 +285,45 @@ describe("approvers: codeowners", () => {
     });
 
     it("does not push an unfinished step's changes to files no owner approved", async () => {
-      const blocked = { toolCalls: [{ name: "complete_step", arguments: { step_id: "S1", summary: "cannot finish", outcome: "blocked" } }] };
+      const blocked = {
+        toolCalls: [
+          { name: "complete_step", arguments: { step_id: "S1", summary: "cannot finish", outcome: "blocked" } },
+        ],
+      };
       const planComment = await heldStep([write("src/client.js", "owned code\n"), blocked]);
 
       expect(branches()).toBe("");
-      expect(fx.visible(planComment.body)).toContain("S1's unfinished changes were not pushed: they change files that need a code owner's approval");
+      expect(fx.visible(planComment.body)).toContain(
+        "S1's unfinished changes were not pushed: they change files that need a code owner's approval",
+      );
     });
 
     it("matches an owner named by e-mail to the account showing that public e-mail, and no other account", async () => {
       fx.repo.commit({ ".github/CODEOWNERS": "/src/ Erin@Example.com\n" }, "owners by e-mail");
       const users = { erin: { id: 5, email: "erin@example.com" }, mallory: { id: 6, email: "mallory@example.com" } };
-      await start([write("src/retry.js", "x\n"), complete("S1")], { permissions: { ...PEOPLE, erin: "write", mallory: "write" }, users });
-      fx.seedPlan(samplePlan({ verification: [], steps: [{ id: "S1", title: "Add a retry helper", details: "", files: ["src/retry.js"], deps: [] }] }));
+      await start([write("src/retry.js", "x\n"), complete("S1")], {
+        permissions: { ...PEOPLE, erin: "write", mallory: "write" },
+        users,
+      });
+      fx.seedPlan(
+        samplePlan({
+          verification: [],
+          steps: [{ id: "S1", title: "Add a retry helper", details: "", files: ["src/retry.js"], deps: [] }],
+        }),
+      );
 
       await buildBy("mallory");
       expect(fx.model.requests).toHaveLength(0);
-      expect(fx.github.botComments().at(-1)?.body).toContain("- **S1** Add a retry helper: `src/retry.js` (Erin@Example.com)");
+      expect(fx.github.botComments().at(-1)?.body).toContain(
+        "- **S1** Add a retry helper: `src/retry.js` (Erin@Example.com)",
+      );
       await buildBy("erin");
 
-      expect(fx.repo.log("blueprint/issue-1")).toEqual(["S1: Add a retry helper", "owners by e-mail", "initial commit"]);
+      expect(fx.repo.log("blueprint/issue-1")).toEqual([
+        "S1: Add a retry helper",
+        "owners by e-mail",
+        "initial commit",
+      ]);
       expect(fx.github.requests.some((r) => r.path === "/users/erin")).toBe(true);
     });
   });
@@ -248,11 +331,17 @@ describe("approvers: codeowners", () => {
   it("lists files changed outside the plan's files with approvers: write too (a directory entry covers what is under it)", async () => {
     fx.repo.commit({ ".github/blueprint.yml": "approvers: write\n" }, "configure");
     await start([write("docs/guide.md", "guide\n"), write("src/x.js", "x\n"), complete("S1")]);
-    const planComment = fx.seedPlan(samplePlan({ verification: [], steps: [{ id: "S1", title: "Write the guide", details: "", files: ["docs/"], deps: [] }] }));
+    const planComment = fx.seedPlan(
+      samplePlan({
+        verification: [],
+        steps: [{ id: "S1", title: "Write the guide", details: "", files: ["docs/"], deps: [] }],
+      }),
+    );
     await fx.app.deliver("issue_comment", commentPayload({ body: "/build", login: "carol", cloneUrl: fx.repo.url }));
 
     expect(fx.repo.log("blueprint/issue-1")).toEqual(["S1: Write the guide", "configure", "initial commit"]);
     // docs/guide.md is under the plan's `docs/`: only src/x.js is listed.
-    for (const body of [fx.visible(planComment.body), fx.github.pulls[0]?.body ?? ""]) expect(body).toContain("- **S1** outside the plan: `src/x.js`\n");
+    for (const body of [fx.visible(planComment.body), fx.github.pulls[0]?.body ?? ""])
+      expect(body).toContain("- **S1** outside the plan: `src/x.js`\n");
   });
 });

@@ -14,7 +14,8 @@ const threeSteps = samplePlan({
     { id: "S3", title: "Document retries", details: "", files: ["README.md"], deps: [] },
   ],
 });
-const stepOf = (request: ModelRequest) => /^Step (S\d+): (.*)/.exec(String(request.messages[1]?.content))?.slice(1, 3).join(": ");
+const stepOf = (request: ModelRequest) =>
+  /^Step (S\d+): (.*)/.exec(String(request.messages[1]?.content))?.slice(1, 3).join(": ");
 
 const fx = useAppFixture({ files: { "README.md": "# Hello\n", "src/client.js": "x\n" } });
 const start = (script: Script, github: GitHubDoubleOptions = {}) => fx.start(script, {}, { github });
@@ -33,10 +34,15 @@ it("builds a plan edited by hand as it now reads, and says so", async () => {
     .replace("**S3** Document retries", "**S3** Document retries in the README");
   await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
 
-  expect(fx.model.requests.map(stepOf)).toEqual(["S3: Document retries in the README", "S3: Document retries in the README"]);
+  expect(fx.model.requests.map(stepOf)).toEqual([
+    "S3: Document retries in the README",
+    "S3: Document retries in the README",
+  ]);
   expect(fx.repo.log("blueprint/issue-1")).toEqual(["S3: Document retries in the README", "initial commit"]);
   const body = fx.github.comments.find((c) => c.id === plan.id)!.body;
-  expect(body).toContain("Built the plan as edited by hand: S1 was ticked by hand, so it is treated as done and skipped.");
+  expect(body).toContain(
+    "Built the plan as edited by hand: S1 was ticked by hand, so it is treated as done and skipped.",
+  );
   expect(body).toContain("S3 was reworded by hand.");
   expect(body).toContain("S2 was removed by hand.");
   expect(body).toContain("- [x] **S1** Add a retry helper — `src/retry.js` · ticked by hand");
@@ -59,7 +65,10 @@ it("refuses a hand edit that breaks the plan, with the reasons", async () => {
 it("a corrupted marker is not trusted", async () => {
   await start([]);
   const plan = seed();
-  plan.body = plan.body.replace(/v2\.([A-Za-z0-9_-]{10})/, (_, chars: string) => `v2.${chars.split("").reverse().join("")}`);
+  plan.body = plan.body.replace(
+    /v2\.([A-Za-z0-9_-]{10})/,
+    (_, chars: string) => `v2.${chars.split("").reverse().join("")}`,
+  );
   await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
   expect(fx.model.requests).toHaveLength(0);
   expect(fx.github.botComments().at(-1)!.body).toMatch(/hidden state is damaged/);
@@ -77,7 +86,10 @@ it("new commits on the pull request make the plan stale; /build explains, --forc
     ],
     { pullRequest: { headRef: "feature", headSha: moved, baseRef: "main" } },
   );
-  const plan = fx.seedPlan(samplePlan({ verification: [], steps: [{ id: "S1", title: "Only", details: "", files: [], deps: [] }] }), { head: { ref: "feature", sha: planned, sameRepo: true } });
+  const plan = fx.seedPlan(
+    samplePlan({ verification: [], steps: [{ id: "S1", title: "Only", details: "", files: [], deps: [] }] }),
+    { head: { ref: "feature", sha: planned, sameRepo: true } },
+  );
   const sync = webhookExample("pull_request", (e) => e.action === "synchronize" || e.action === "opened");
   sync.action = "synchronize";
   sync.number = 1;
@@ -94,7 +106,10 @@ it("new commits on the pull request make the plan stale; /build explains, --forc
   expect(fx.model.requests).toHaveLength(0);
   expect(fx.github.botComments().at(-1)!.body).toMatch(/`\/plan` to re-plan, or `\/build --force`/);
 
-  await fx.app.deliver("issue_comment", commentPayload({ body: "/build --force", cloneUrl: fx.repo.url, isPullRequest: true }));
+  await fx.app.deliver(
+    "issue_comment",
+    commentPayload({ body: "/build --force", cloneUrl: fx.repo.url, isPullRequest: true }),
+  );
   expect(fx.repo.log("feature")).toEqual(["S1: Only", "b", "a", "initial commit"]);
 });
 

@@ -9,7 +9,13 @@ import path from "node:path";
 const fx = useAppFixture({ files: { "README.md": "# Hello\n" } });
 const { start } = fx;
 
-const twoSteps = samplePlan({ verification: [], steps: [{ id: "S1", title: "One", details: "", files: [], deps: [] }, { id: "S2", title: "Two", details: "", files: [], deps: ["S1"] }] });
+const twoSteps = samplePlan({
+  verification: [],
+  steps: [
+    { id: "S1", title: "One", details: "", files: [], deps: [] },
+    { id: "S2", title: "Two", details: "", files: [], deps: ["S1"] },
+  ],
+});
 const seed = () => fx.seedPlan(twoSteps);
 const submit = { toolCalls: [{ name: "submit_plan", arguments: samplePlan() }] };
 
@@ -30,10 +36,16 @@ it("reports a model endpoint that hangs in plain words", async () => {
 
 it("waits out GitHub's 502 and secondary rate limit instead of dropping the write", async () => {
   // Registered before the double, so these answer first, once each.
-  const badGateway = nock("https://api.github.com").post("/repos/Codertocat/Hello-World/issues/1/comments").reply(502, { message: "Bad Gateway" });
+  const badGateway = nock("https://api.github.com")
+    .post("/repos/Codertocat/Hello-World/issues/1/comments")
+    .reply(502, { message: "Bad Gateway" });
   const secondaryLimit = nock("https://api.github.com")
     .post("/repos/Codertocat/Hello-World/issues/1/comments")
-    .reply(403, { message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again." }, { "retry-after": "1" });
+    .reply(
+      403,
+      { message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again." },
+      { "retry-after": "1" },
+    );
   await start([], {}, { githubRetries: true });
   await fx.app.deliver("issue_comment", commentPayload({ body: "/help", cloneUrl: fx.repo.url }));
   expect(fx.github.botComments().map((c) => c.body.split("\n")[0])).toEqual(["### Blueprint commands"]);
@@ -50,7 +62,9 @@ it("marks the step failed when the push is rejected, keeping what was pushed bef
       // S1 is pushed; from now on the remote rejects pushes.
       writeFileSync(hook, "#!/bin/sh\necho 'protected branch' >&2\nexit 1\n");
       chmodSync(hook, 0o755);
-      return { toolCalls: [{ name: "write_file", arguments: { path: "two.txt", content: String(request.messages.length) } }] };
+      return {
+        toolCalls: [{ name: "write_file", arguments: { path: "two.txt", content: String(request.messages.length) } }],
+      };
     },
     { toolCalls: [{ name: "complete_step", arguments: { step_id: "S2", summary: "two" } }] },
   ]);
@@ -59,7 +73,10 @@ it("marks the step failed when the push is rejected, keeping what was pushed bef
   expect(fx.repo.log("blueprint/issue-1")).toEqual(["S1: One", "initial commit"]);
   const body = fx.github.comments.find((c) => c.id === plan.id)!.body;
   expect(body).toMatch(/- \[ \] \*\*S2\*\* ❌ Two.*failed: the push to blueprint\/issue-1 was rejected/);
-  expect(stateOf(body)).toMatchObject({ status: "failed", steps: { S1: { status: "done" }, S2: { status: "failed" } } });
+  expect(stateOf(body)).toMatchObject({
+    status: "failed",
+    steps: { S1: { status: "done" }, S2: { status: "failed" } },
+  });
 });
 
 it("reports a fetch failure during /build on the thread instead of failing silently", async () => {
@@ -83,13 +100,20 @@ it("/cancel stops a running build promptly and keeps what was pushed", async () 
     },
   ]);
   const plan = seed();
-  await fx.app.probot.receive({ id: "build-1", name: "issue_comment", payload: commentPayload({ body: "/build", cloneUrl: fx.repo.url }) } as never);
+  await fx.app.probot.receive({
+    id: "build-1",
+    name: "issue_comment",
+    payload: commentPayload({ body: "/build", cloneUrl: fx.repo.url }),
+  } as never);
   await started;
   await fx.app.deliver("issue_comment", commentPayload({ body: "/cancel", cloneUrl: fx.repo.url }));
   await settle(fx.app.blueprint);
   expect(fx.github.botComments().some((c) => c.body.startsWith("Stopping building for @maintainer"))).toBe(true);
   const body = fx.github.comments.find((c) => c.id === plan.id)!.body;
-  expect(stateOf(body)).toMatchObject({ status: "cancelled", steps: { S1: { status: "done" }, S2: { status: "pending" } } });
+  expect(stateOf(body)).toMatchObject({
+    status: "cancelled",
+    steps: { S1: { status: "done" }, S2: { status: "pending" } },
+  });
   expect(fx.repo.log("blueprint/issue-1")).toEqual(["S1: One", "initial commit"]);
 });
 
@@ -102,9 +126,15 @@ it("/cancel also stops the verification commands after the last step", async () 
     { toolCalls: [{ name: "complete_step", arguments: { step_id: "S2", summary: "two" } }] },
   ]);
   const plan = seed();
-  await fx.app.probot.receive({ id: "build-v", name: "issue_comment", payload: commentPayload({ body: "/build", cloneUrl: fx.repo.url }) } as never);
+  await fx.app.probot.receive({
+    id: "build-v",
+    name: "issue_comment",
+    payload: commentPayload({ body: "/build", cloneUrl: fx.repo.url }),
+  } as never);
   // Both steps are pushed once the plan comment says it is verifying; the test command (sleep 60) then runs.
-  await vi.waitFor(() => expect(fx.github.comments.find((c) => c.id === plan.id)!.body).toContain("Verifying…"), { timeout: 15_000 });
+  await vi.waitFor(() => expect(fx.github.comments.find((c) => c.id === plan.id)!.body).toContain("Verifying…"), {
+    timeout: 15_000,
+  });
   await new Promise((resolve) => setTimeout(resolve, 300));
   await fx.app.deliver("issue_comment", commentPayload({ body: "/cancel", cloneUrl: fx.repo.url }));
   await settle(fx.app.blueprint); // without the signal, this waits out the 60 s sleep and the test times out

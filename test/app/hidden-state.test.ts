@@ -11,17 +11,34 @@ import { useAppFixture } from "../helpers/app-fixture.js";
 import { decodeState, pendingState, planCommentBody, testSeal } from "../helpers/plan-state.js";
 
 // docs/security.md: the hidden plan state is Blueprint's alone, and never overrides what people see.
-const onlyStep = samplePlan({ verification: [], steps: [{ id: "S1", title: "Only step", details: "", files: ["README.md"], deps: [] }] });
-const write = (path: string, content: string) => ({ toolCalls: [{ name: "write_file", arguments: { path, content } }] });
-const complete = (id: string) => ({ toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary: `did ${id}` } }] });
+const onlyStep = samplePlan({
+  verification: [],
+  steps: [{ id: "S1", title: "Only step", details: "", files: ["README.md"], deps: [] }],
+});
+const write = (path: string, content: string) => ({
+  toolCalls: [{ name: "write_file", arguments: { path, content } }],
+});
+const complete = (id: string) => ({
+  toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary: `did ${id}` } }],
+});
 const buildsS1: Script = [write("README.md", "# Hello\n\nRetries.\n"), complete("S1")];
 
-const fx = useAppFixture({ files: { "README.md": "# Hello\n" }, permissions: { maintainer: "write", "helper-bot[bot]": "write" } });
-const start = (script: Script, github: GitHubDoubleOptions = {}, env: Record<string, string> = {}) => fx.start(script, env, { github });
-const planState = (overrides: Partial<ThreadState> = {}) => pendingState(onlyStep, { base: { branch: "main", sha: fx.repo.head() }, ...overrides });
-const branches = () => gitIn(fx.repo.bare, ["for-each-ref", "--format=%(refname:short)", "refs/heads/"]).trim().split("\n");
+const fx = useAppFixture({
+  files: { "README.md": "# Hello\n" },
+  permissions: { maintainer: "write", "helper-bot[bot]": "write" },
+});
+const start = (script: Script, github: GitHubDoubleOptions = {}, env: Record<string, string> = {}) =>
+  fx.start(script, env, { github });
+const planState = (overrides: Partial<ThreadState> = {}) =>
+  pendingState(onlyStep, { base: { branch: "main", sha: fx.repo.head() }, ...overrides });
+const branches = () =>
+  gitIn(fx.repo.bare, ["for-each-ref", "--format=%(refname:short)", "refs/heads/"]).trim().split("\n");
 const lastReply = () => fx.github.botComments().at(-1)?.body ?? "";
-const build = (commentId?: number) => fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url, ...(commentId ? { commentId } : {}) }));
+const build = (commentId?: number) =>
+  fx.app.deliver(
+    "issue_comment",
+    commentPayload({ body: "/build", cloneUrl: fx.repo.url, ...(commentId ? { commentId } : {}) }),
+  );
 
 describe("the hidden state only Blueprint can write", () => {
   it("refuses a marker copied from another thread's plan comment", async () => {
@@ -30,7 +47,9 @@ describe("the hidden state only Blueprint can write", () => {
     fx.github.addBotComment(() => planCommentBody(planState({ requestedBy: "someone-else" }), testSeal(900, 2)));
     await build();
     expect(fx.model.requests).toHaveLength(0);
-    expect(lastReply()).toMatch(/hidden state is damaged \(the state marker's signature does not match: it was edited, or copied from another comment\)/);
+    expect(lastReply()).toMatch(
+      /hidden state is damaged \(the state marker's signature does not match: it was edited, or copied from another comment\)/,
+    );
     expect(lastReply()).toContain("Comment `/plan` to make a fresh plan.");
     expect(branches()).toEqual(["main"]);
   });
@@ -50,7 +69,9 @@ describe("the hidden state only Blueprint can write", () => {
 
   it("refuses a marker signed with any key but the App's", async () => {
     await start([]);
-    fx.github.addBotComment((id) => planCommentBody(planState(), { ...testSeal(id), key: deriveStateKey("a-guessed-secret-value") }));
+    fx.github.addBotComment((id) =>
+      planCommentBody(planState(), { ...testSeal(id), key: deriveStateKey("a-guessed-secret-value") }),
+    );
     await build();
     expect(fx.model.requests).toHaveLength(0);
     expect(lastReply()).toMatch(/hidden state is damaged/);
@@ -100,10 +121,15 @@ describe("an approval covers the revision its approver saw", () => {
     fx.seedPlan(onlyStep, { revision: 2, postedAt: new Date().toISOString() });
     await build(command.id);
     expect(fx.model.requests).toHaveLength(0);
-    expect(lastReply()).toBe("Plan v2 was posted after @maintainer's `/build`, so that command does not approve it. Read v2, then comment `/build` again (or `/build v2`) to build it.");
+    expect(lastReply()).toBe(
+      "Plan v2 was posted after @maintainer's `/build`, so that command does not approve it. Read v2, then comment `/build` again (or `/build v2`) to build it.",
+    );
 
     const again = fx.github.addUserComment("maintainer", "/build v2");
-    await fx.app.deliver("issue_comment", commentPayload({ body: "/build v2", cloneUrl: fx.repo.url, commentId: again.id }));
+    await fx.app.deliver(
+      "issue_comment",
+      commentPayload({ body: "/build v2", cloneUrl: fx.repo.url, commentId: again.id }),
+    );
     expect(fx.repo.log("blueprint/issue-1")).toEqual(["S1: Only step", "initial commit"]);
   });
 
@@ -122,14 +148,36 @@ describe("an approval covers the revision its approver saw", () => {
     const headSha = fx.repo.commit({ "src/feature.js": "f\n" }, "feature work", "feature");
     gitIn(fx.repo.bare, ["update-ref", "refs/pull/1/head", headSha]);
     await start(buildsS1, { pullRequest: { headRef: "feature", headSha, baseRef: "main" } });
-    fx.seedPlan(onlyStep, { revision: 3, head: { ref: "feature", sha: headSha, sameRepo: true }, postedAt: new Date().toISOString() });
+    fx.seedPlan(onlyStep, {
+      revision: 3,
+      head: { ref: "feature", sha: headSha, sameRepo: true },
+      postedAt: new Date().toISOString(),
+    });
 
-    await fx.app.deliver("pull_request_review", reviewPayload({ login: "maintainer", type: "User", commitId: headSha, submittedAt: new Date(Date.now() - 60_000).toISOString() }));
+    await fx.app.deliver(
+      "pull_request_review",
+      reviewPayload({
+        login: "maintainer",
+        type: "User",
+        commitId: headSha,
+        submittedAt: new Date(Date.now() - 60_000).toISOString(),
+      }),
+    );
     expect(fx.model.requests).toHaveLength(0);
-    expect(lastReply()).toBe("Plan v3 was posted after @maintainer's review was submitted, so the review does not approve it. Read v3, then approve the pull request again (or comment `/build`) to build it.");
+    expect(lastReply()).toBe(
+      "Plan v3 was posted after @maintainer's review was submitted, so the review does not approve it. Read v3, then approve the pull request again (or comment `/build`) to build it.",
+    );
     expect(fx.repo.log("feature")).toEqual(["feature work", "initial commit"]);
 
-    await fx.app.deliver("pull_request_review", reviewPayload({ login: "maintainer", type: "User", commitId: headSha, submittedAt: new Date(Date.now() + 1000).toISOString() }));
+    await fx.app.deliver(
+      "pull_request_review",
+      reviewPayload({
+        login: "maintainer",
+        type: "User",
+        commitId: headSha,
+        submittedAt: new Date(Date.now() + 1000).toISOString(),
+      }),
+    );
     expect(fx.repo.log("feature")).toEqual(["S1: Only step", "feature work", "initial commit"]);
   });
 
@@ -138,7 +186,15 @@ describe("an approval covers the revision its approver saw", () => {
     gitIn(fx.repo.bare, ["update-ref", "refs/pull/1/head", headSha]);
     await start(buildsS1, { pullRequest: { headRef: "feature", headSha, baseRef: "main" } });
     fx.seedPlan(onlyStep, { head: { ref: "feature", sha: headSha, sameRepo: true } });
-    await fx.app.deliver("pull_request_review", reviewPayload({ login: "helper-bot[bot]", type: "Bot", commitId: headSha, submittedAt: new Date().toISOString() }));
+    await fx.app.deliver(
+      "pull_request_review",
+      reviewPayload({
+        login: "helper-bot[bot]",
+        type: "Bot",
+        commitId: headSha,
+        submittedAt: new Date().toISOString(),
+      }),
+    );
     expect(fx.model.requests).toHaveLength(0);
     expect(fx.github.botComments()).toHaveLength(1);
     expect(fx.github.reactions).toEqual([]);

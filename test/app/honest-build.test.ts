@@ -17,7 +17,9 @@ const twoSteps = (verification: string[]) =>
     ],
   });
 
-const write = (path: string, content: string) => ({ toolCalls: [{ name: "write_file", arguments: { path, content } }] });
+const write = (path: string, content: string) => ({
+  toolCalls: [{ name: "write_file", arguments: { path, content } }],
+});
 const complete = (id: string, outcome: "done" | "blocked" | null = null, summary = `did ${id}`) => ({
   toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary, outcome } }],
 });
@@ -45,7 +47,10 @@ describe("honest builds", () => {
     expect(fx.model.requests.map(stepOf)).toEqual(["S1", "S1"]);
     expect(fx.github.pulls).toHaveLength(0);
     // Not committed as done: the kept work is a WIP commit, not "S1: …".
-    expect(fx.repo.log("blueprint/issue-1")).toEqual(["WIP S1 (blocked, not done): Add the retry helper", "initial commit"]);
+    expect(fx.repo.log("blueprint/issue-1")).toEqual([
+      "WIP S1 (blocked, not done): Add the retry helper",
+      "initial commit",
+    ]);
     expect(fx.repo.show("blueprint/issue-1", "src/retry.js")).toBe("// half a helper\n");
 
     const body = planBody(plan.id);
@@ -77,10 +82,21 @@ describe("honest builds", () => {
   it("on a pull request, a blocked step's WIP commit goes to its head and the plan records that head, so /build is not refused as stale", async () => {
     const headSha = fx.repo.commit({ "src/feature.js": "f\n" }, "feature work", "feature");
     gitIn(fx.repo.bare, ["update-ref", "refs/pull/1/head", headSha]);
-    await fx.start([write("src/retry.js", "// half\n"), complete("S1", "blocked", "Needs a decision on the backoff.")], {}, { github: { pullRequest: { headRef: "feature", headSha, baseRef: "main" } } });
+    await fx.start(
+      [write("src/retry.js", "// half\n"), complete("S1", "blocked", "Needs a decision on the backoff.")],
+      {},
+      { github: { pullRequest: { headRef: "feature", headSha, baseRef: "main" } } },
+    );
     const plan = fx.seedPlan(twoSteps([]), { head: { ref: "feature", sha: headSha, sameRepo: true } });
-    await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url, isPullRequest: true }));
-    expect(fx.repo.log("feature")).toEqual(["WIP S1 (blocked, not done): Add the retry helper", "feature work", "initial commit"]);
+    await fx.app.deliver(
+      "issue_comment",
+      commentPayload({ body: "/build", cloneUrl: fx.repo.url, isPullRequest: true }),
+    );
+    expect(fx.repo.log("feature")).toEqual([
+      "WIP S1 (blocked, not done): Add the retry helper",
+      "feature work",
+      "initial commit",
+    ]);
     expect(stateOf(planBody(plan.id)).head?.sha).toBe(fx.repo.head("feature"));
   });
 
@@ -88,7 +104,10 @@ describe("honest builds", () => {
     await fx.start([write("src/retry.js", "// started\n"), { status: 500 }]);
     const plan = fx.seedPlan(twoSteps([]));
     await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
-    expect(fx.repo.log("blueprint/issue-1")).toEqual(["WIP S1 (failed, not done): Add the retry helper", "initial commit"]);
+    expect(fx.repo.log("blueprint/issue-1")).toEqual([
+      "WIP S1 (failed, not done): Add the retry helper",
+      "initial commit",
+    ]);
     expect(fx.repo.show("blueprint/issue-1", "src/retry.js")).toBe("// started\n");
     const body = planBody(plan.id);
     expect(stateOf(body).steps.S1).toMatchObject({ status: "failed" });
@@ -105,7 +124,9 @@ describe("honest builds", () => {
     expect(fx.github.pulls).toHaveLength(1);
     expect(fx.github.pulls[0]?.draft).toBe(true);
     let shown = visible(planBody(plan.id));
-    expect(shown).toContain("Built, but verification failed:** `grep -q Retries README.md` (exit 1) — draft pull request https://github.com/");
+    expect(shown).toContain(
+      "Built, but verification failed:** `grep -q Retries README.md` (exit 1) — draft pull request https://github.com/",
+    );
     expect(shown).not.toContain("🎉");
     expect(shown).toContain("❌ 1 of 2 checks failed.");
     expect(fx.github.pulls[0]?.body).toContain("❌ <code>grep -q Retries README.md</code> — exit 1");
@@ -115,14 +136,21 @@ describe("honest builds", () => {
     await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
     expect(fx.github.pulls).toHaveLength(1);
     expect(fx.github.pulls[0]?.draft).toBe(false);
-    expect(fx.github.requests.some((request) => JSON.stringify(request.body).includes("markPullRequestReadyForReview"))).toBe(true);
+    expect(
+      fx.github.requests.some((request) => JSON.stringify(request.body).includes("markPullRequestReadyForReview")),
+    ).toBe(true);
     shown = visible(planBody(plan.id));
     expect(shown).toContain("🎉 **Built** — pull request https://github.com/");
     expect(stateOf(planBody(plan.id))).toMatchObject({ status: "built", error: null });
   });
 
   it("a passing build opens a ready pull request, as before", async () => {
-    await fx.start([write("src/retry.js", "x\n"), complete("S1", "done"), write("README.md", "# Retries\n"), complete("S2")]);
+    await fx.start([
+      write("src/retry.js", "x\n"),
+      complete("S1", "done"),
+      write("README.md", "# Retries\n"),
+      complete("S2"),
+    ]);
     fx.seedPlan(twoSteps(["test -f src/retry.js"]));
     await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
     expect(fx.github.pulls).toHaveLength(1);
@@ -149,7 +177,11 @@ describe("honest builds", () => {
     });
 
     it("verification commands are capped at the time limit and a killed check is reported as failed", async () => {
-      await fx.start([write("src/retry.js", "x\n"), complete("S1"), write("README.md", "# Retries\n"), complete("S2")], {}, limits(3000));
+      await fx.start(
+        [write("src/retry.js", "x\n"), complete("S1"), write("README.md", "# Retries\n"), complete("S2")],
+        {},
+        limits(3000),
+      );
       const plan = fx.seedPlan(twoSteps(["sleep 30"]));
       await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
       expect(fx.github.pulls[0]?.draft).toBe(true);

@@ -12,7 +12,9 @@ const plan = samplePlan({
   steps: [{ id: "S1", title: "Add the sub project", details: "Create sub/f", files: ["sub/f"], deps: [] }],
 });
 const run = (command: string) => ({ toolCalls: [{ name: "run_command", arguments: { command, timeout_s: null } }] });
-const makeNested = run("git init -q sub && echo x > sub/f && git -C sub add f && git -C sub -c user.name=a -c user.email=a@example.test commit -qm nested");
+const makeNested = run(
+  "git init -q sub && echo x > sub/f && git -C sub add f && git -C sub -c user.name=a -c user.email=a@example.test commit -qm nested",
+);
 const complete = { toolCalls: [{ name: "complete_step", arguments: { step_id: "S1", summary: "Added sub." } }] };
 
 describe("a nested repository made by a step", () => {
@@ -32,7 +34,12 @@ describe("a nested repository made by a step", () => {
   });
 
   it("a read tool tells the agent, which deletes the nested `.git`: the files are committed as ordinary files", async () => {
-    await fx.start([makeNested, { toolCalls: [{ name: "list_files", arguments: { path: null, pattern: null } }] }, run("rm -rf sub/.git"), complete]);
+    await fx.start([
+      makeNested,
+      { toolCalls: [{ name: "list_files", arguments: { path: null, pattern: null } }] },
+      run("rm -rf sub/.git"),
+      complete,
+    ]);
     fx.seedPlan(plan);
     await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
 

@@ -8,7 +8,9 @@ const ALLOWED = { ...CODE, ".github/blueprint.yml": "models: [big-model, small-m
 const plan = samplePlan({ verification: [] });
 const submit = (title = plan.title) => ({ toolCalls: [{ name: "submit_plan", arguments: { ...plan, title } }] });
 const write = (path: string) => ({ toolCalls: [{ name: "write_file", arguments: { path, content: "x\n" } }] });
-const complete = (id: string) => ({ toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary: `did ${id}` } }] });
+const complete = (id: string) => ({
+  toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary: `did ${id}` } }],
+});
 
 describe("/plan --model", () => {
   const fx = useAppFixture({ permissions: { maintainer: "write" } });
@@ -19,7 +21,15 @@ describe("/plan --model", () => {
   it("plans with a model from the repository's models:, keeps it for revisions and answers, and builds the plan with it", async () => {
     fx.createRepo(ALLOWED);
     const ask = { toolCalls: [{ name: "ask_user", arguments: { question: "Which client?" } }] };
-    await fx.start([submit(), ask, submit("Smaller"), write("src/retry.js"), complete("S1"), write("src/client.js"), complete("S2")]);
+    await fx.start([
+      submit(),
+      ask,
+      submit("Smaller"),
+      write("src/retry.js"),
+      complete("S1"),
+      write("src/client.js"),
+      complete("S2"),
+    ]);
 
     await comment("/plan --model big-model add retries\nKeep it small.");
     expect(asked()).toEqual(["big-model"]);
@@ -28,7 +38,11 @@ describe("/plan --model", () => {
     expect(task).toContain("add retries\nKeep it small.");
     expect(task).not.toContain("--model");
     const v1 = lastBot();
-    expect(fx.stateOf(v1)).toMatchObject({ status: "pending", model: "big-model", instructions: "add retries\nKeep it small." });
+    expect(fx.stateOf(v1)).toMatchObject({
+      status: "pending",
+      model: "big-model",
+      instructions: "add retries\nKeep it small.",
+    });
     expect(fx.visible(v1)).toContain("model `big-model` (`/plan --model`)");
 
     await comment("/status");
@@ -39,7 +53,11 @@ describe("/plan --model", () => {
     expect(fx.stateOf(lastBot())).toMatchObject({ revision: 2, status: "pending", model: "big-model" });
 
     await comment("/build");
-    expect(fx.repo.log("blueprint/issue-1")).toEqual(["S2: Use the helper in the client", "S1: Add a retry helper", "initial commit"]);
+    expect(fx.repo.log("blueprint/issue-1")).toEqual([
+      "S2: Use the helper in the client",
+      "S1: Add a retry helper",
+      "initial commit",
+    ]);
     expect(asked()).toEqual(Array(7).fill("big-model"));
   });
 
@@ -60,8 +78,12 @@ describe("/plan --model", () => {
     expect(asked()).toEqual([]);
     const refusal = lastBot();
     expect(refusal).toContain("## ❌ Planning failed");
-    expect(refusal).toContain("`gpt-9-turbo` is not one of the models this repository allows (`models:` in `.github/blueprint.yml`): `big-model`, `small-model`.");
-    expect(refusal).toContain("Comment `/plan --model NAME` with one of `big-model`, `small-model`, or `/plan` to plan with `test-model`.");
+    expect(refusal).toContain(
+      "`gpt-9-turbo` is not one of the models this repository allows (`models:` in `.github/blueprint.yml`): `big-model`, `small-model`.",
+    );
+    expect(refusal).toContain(
+      "Comment `/plan --model NAME` with one of `big-model`, `small-model`, or `/plan` to plan with `test-model`.",
+    );
   });
 
   it("without a models: list, refuses and says how to allow picking", async () => {
@@ -81,7 +103,9 @@ describe("/plan --model", () => {
     await comment("/build");
     expect(asked()).toEqual([]);
     expect(fx.repo.log("main")).toEqual(["initial commit"]);
-    expect(lastBot()).toContain("`big-model` is not one of the models this repository allows (`models:` in `.github/blueprint.yml`): `small-model`. This plan was made with it, so it is not built.");
+    expect(lastBot()).toContain(
+      "`big-model` is not one of the models this repository allows (`models:` in `.github/blueprint.yml`): `small-model`. This plan was made with it, so it is not built.",
+    );
   });
 
   it("answers `/plan --model` without a name with what to type, and runs nothing", async () => {

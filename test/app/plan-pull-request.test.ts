@@ -6,10 +6,19 @@ import { samplePlan } from "../helpers/model-server.js";
 import { commentPayload } from "../helpers/app.js";
 import { useAppFixture } from "../helpers/app-fixture.js";
 
-const fx = useAppFixture({ files: { "README.md": "# Hello\n", "src/client.js": "export const get = (url) => fetch(url);\n" } });
+const fx = useAppFixture({
+  files: { "README.md": "# Hello\n", "src/client.js": "export const get = (url) => fetch(url);\n" },
+});
 
 it("plans on a pull request's head with its description, diff and conversation", async () => {
-  const headSha = fx.repo.commit({ "src/client.js": "export const get = (url) => fetch(url, { keepalive: true });\n", "src/new-file.js": "export {};\n" }, "Add keepalive", "feature");
+  const headSha = fx.repo.commit(
+    {
+      "src/client.js": "export const get = (url) => fetch(url, { keepalive: true });\n",
+      "src/new-file.js": "export {};\n",
+    },
+    "Add keepalive",
+    "feature",
+  );
   gitIn(fx.repo.bare, ["update-ref", "refs/pull/1/head", headSha]);
   const app = await fx.start(
     [
@@ -28,7 +37,10 @@ it("plans on a pull request's head with its description, diff and conversation",
     },
   );
   fx.github.addUserComment("outsider", "Please also add a test\u200B.");
-  await app.deliver("issue_comment", commentPayload({ body: "/plan add a test for keepalive", cloneUrl: fx.repo.url, isPullRequest: true }));
+  await app.deliver(
+    "issue_comment",
+    commentPayload({ body: "/plan add a test for keepalive", cloneUrl: fx.repo.url, isPullRequest: true }),
+  );
 
   const task = String(fx.model.requests[0]!.messages[1]!.content);
   // An outsider's pull request: its title is theirs too, so it sits inside their untrusted block.

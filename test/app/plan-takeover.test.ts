@@ -59,9 +59,25 @@ function engine(modelUrl: string): WorkflowDeps {
 
 /** The thread as a worker sees it: GitHub's double through Octokit, bodies redacted and state checked. */
 function threadPort(deps: WorkflowDeps): ThreadPort {
-  const octokit = createActionOctokit({ token: INSTALLATION_TOKEN, baseUrl: "https://api.github.com", log: quiet, paced: false });
-  const repository = { owner: github.owner, name: github.repo, cloneUrl: repo.url, defaultBranch: "main", htmlUrl: `https://github.com/${github.owner}/${github.repo}` };
-  const port = createOctokitPort({ octokit, repo: repository, number: github.number, isOwnComment: ownCommentMatcher({ appId: APP_ID, botLogin: BOT_LOGIN }) });
+  const octokit = createActionOctokit({
+    token: INSTALLATION_TOKEN,
+    baseUrl: "https://api.github.com",
+    log: quiet,
+    paced: false,
+  });
+  const repository = {
+    owner: github.owner,
+    name: github.repo,
+    cloneUrl: repo.url,
+    defaultBranch: "main",
+    htmlUrl: `https://github.com/${github.owner}/${github.repo}`,
+  };
+  const port = createOctokitPort({
+    octokit,
+    repo: repository,
+    number: github.number,
+    isOwnComment: ownCommentMatcher({ appId: APP_ID, botLogin: BOT_LOGIN }),
+  });
   return safePort(port, deps.redact, deps.stateKey);
 }
 
@@ -69,7 +85,13 @@ function threadPort(deps: WorkflowDeps): ThreadPort {
 function mortal(port: ThreadPort): { port: ThreadPort; kill(): void } {
   let dead = false;
   const guarded = Object.fromEntries(
-    Object.entries(port).map(([name, value]) => [name, typeof value === "function" ? (...args: unknown[]) => (dead ? Promise.reject(new Error("the process died")) : (value as (...a: unknown[]) => unknown)(...args)) : value]),
+    Object.entries(port).map(([name, value]) => [
+      name,
+      typeof value === "function"
+        ? (...args: unknown[]) =>
+            dead ? Promise.reject(new Error("the process died")) : (value as (...a: unknown[]) => unknown)(...args)
+        : value,
+    ]),
   ) as unknown as ThreadPort;
   return { port: guarded, kill: () => (dead = true) };
 }
@@ -95,9 +117,17 @@ async function startEngine(): Promise<{ deps: WorkflowDeps; releaseFirst(): void
  * The first run of `deliveryId` gets as far as asking the model, and its process dies there: its
  * status comment stays as it was. Returns what settles the first run once it has given up.
  */
-async function firstRunDies(wired: { deps: WorkflowDeps; releaseFirst(): void }, deliveryId: string, request: PlanRequest): Promise<() => Promise<void>> {
+async function firstRunDies(
+  wired: { deps: WorkflowDeps; releaseFirst(): void },
+  deliveryId: string,
+  request: PlanRequest,
+): Promise<() => Promise<void>> {
   const dying = mortal(threadPort(wired.deps));
-  const run = planThread(wired.deps, { port: dying.port, actor: "maintainer", signal: new AbortController().signal, deliveryId }, request);
+  const run = planThread(
+    wired.deps,
+    { port: dying.port, actor: "maintainer", signal: new AbortController().signal, deliveryId },
+    request,
+  );
   await waitFor(() => model?.requests.length === 1);
   dying.kill();
   return async () => {
@@ -114,8 +144,13 @@ async function firstRunDiesAfterPosting(deliveryId: string) {
   model = await startModelServer([submit]);
   const deps = engine(model.url);
   const dying = mortal(threadPort(deps));
-  const port: ThreadPort = { ...dying.port, postComment: async (body) => dying.port.postComment(body).finally(() => dying.kill()) };
-  await expect(planThread(deps, { port, actor: "maintainer", signal: new AbortController().signal, deliveryId }, PLAN)).rejects.toThrow(/the process died/);
+  const port: ThreadPort = {
+    ...dying.port,
+    postComment: async (body) => dying.port.postComment(body).finally(() => dying.kill()),
+  };
+  await expect(
+    planThread(deps, { port, actor: "maintainer", signal: new AbortController().signal, deliveryId }, PLAN),
+  ).rejects.toThrow(/the process died/);
   const [unsigned] = github.botComments();
   return { deps, unsigned };
 }
@@ -141,16 +176,28 @@ describe("a planning job taken over after its process died", () => {
     const settleFirst = await firstRunDies(started, "delivery-A", PLAN);
     const [status] = github.botComments();
     expect(status?.body).toMatch(/^## ⏳ Planning…/);
-    expect(stateIn(status?.id ?? -1, status?.body ?? "")).toMatchObject({ status: "planning", deliveryId: "delivery-A" });
+    expect(stateIn(status?.id ?? -1, status?.body ?? "")).toMatchObject({
+      status: "planning",
+      deliveryId: "delivery-A",
+    });
 
-    await planThread(deps, { port: threadPort(deps), actor: "maintainer", signal: new AbortController().signal, deliveryId: "delivery-A" }, PLAN);
+    await planThread(
+      deps,
+      { port: threadPort(deps), actor: "maintainer", signal: new AbortController().signal, deliveryId: "delivery-A" },
+      PLAN,
+    );
     await settleFirst();
 
     const bot = github.botComments();
     expect(bot).toHaveLength(1);
     expect(bot[0]?.id).toBe(status?.id);
     expect(bot[0]?.body).toMatch(/^## 📋 Plan v1: Add retry to the HTTP client/);
-    expect(stateIn(bot[0]?.id ?? -1, bot[0]?.body ?? "")).toMatchObject({ status: "pending", revision: 1, instructions: "add retry to the HTTP client", deliveryId: "delivery-A" });
+    expect(stateIn(bot[0]?.id ?? -1, bot[0]?.body ?? "")).toMatchObject({
+      status: "pending",
+      revision: 1,
+      instructions: "add retry to the HTTP client",
+      deliveryId: "delivery-A",
+    });
     // The second run posted nothing: it edited the comment the first one had posted.
     expect(github.requests.filter((r) => r.method === "POST" && r.path.endsWith("/issues/1/comments"))).toHaveLength(1);
   });
@@ -160,24 +207,39 @@ describe("a planning job taken over after its process died", () => {
     expect(unsigned?.body).toMatch(/^## ⏳ Planning…/);
     expect(readStateMarker(unsigned?.body ?? "", testSeal(unsigned?.id ?? -1)).kind).toBe("none");
 
-    await planThread(deps, { port: threadPort(deps), actor: "maintainer", signal: new AbortController().signal, deliveryId: "delivery-U" }, PLAN);
+    await planThread(
+      deps,
+      { port: threadPort(deps), actor: "maintainer", signal: new AbortController().signal, deliveryId: "delivery-U" },
+      PLAN,
+    );
 
     const bot = github.botComments();
     expect(bot.map((c) => c.id)).toEqual([unsigned?.id]);
     expect(bot[0]?.body).toMatch(/^## 📋 Plan v1: Add retry to the HTTP client/);
-    expect(stateIn(bot[0]?.id ?? -1, bot[0]?.body ?? "")).toMatchObject({ status: "pending", revision: 1, deliveryId: "delivery-U" });
+    expect(stateIn(bot[0]?.id ?? -1, bot[0]?.body ?? "")).toMatchObject({
+      status: "pending",
+      revision: 1,
+      deliveryId: "delivery-U",
+    });
     expect(github.requests.filter((r) => r.method === "POST" && r.path.endsWith("/issues/1/comments"))).toHaveLength(1);
   });
 
   it("an unsigned status comment of another delivery's run is not taken: the run posts its own", async () => {
     const { deps, unsigned } = await firstRunDiesAfterPosting("delivery-U");
 
-    await planThread(deps, { port: threadPort(deps), actor: "maintainer", signal: new AbortController().signal, deliveryId: "delivery-V" }, PLAN);
+    await planThread(
+      deps,
+      { port: threadPort(deps), actor: "maintainer", signal: new AbortController().signal, deliveryId: "delivery-V" },
+      PLAN,
+    );
 
     const bot = github.botComments();
     expect(bot).toHaveLength(2);
     expect(bot[0]?.body).toBe(unsigned?.body);
-    expect(stateIn(bot[1]?.id ?? -1, bot[1]?.body ?? "")).toMatchObject({ status: "pending", deliveryId: "delivery-V" });
+    expect(stateIn(bot[1]?.id ?? -1, bot[1]?.body ?? "")).toMatchObject({
+      status: "pending",
+      deliveryId: "delivery-V",
+    });
   });
 
   it("a run for another delivery leaves that comment alone and posts its own", async () => {
@@ -187,7 +249,11 @@ describe("a planning job taken over after its process died", () => {
     const [abandoned] = github.botComments();
     const before = abandoned?.body;
 
-    await planThread(deps, { port: threadPort(deps), actor: "maintainer", signal: new AbortController().signal, deliveryId: "delivery-B" }, PLAN);
+    await planThread(
+      deps,
+      { port: threadPort(deps), actor: "maintainer", signal: new AbortController().signal, deliveryId: "delivery-B" },
+      PLAN,
+    );
     await settleFirst();
 
     const bot = github.botComments();
@@ -195,18 +261,32 @@ describe("a planning job taken over after its process died", () => {
     expect(bot[0]?.id).toBe(abandoned?.id);
     expect(bot[0]?.body).toBe(before);
     expect(bot[1]?.body).toMatch(/^## 📋 Plan v1/);
-    expect(stateIn(bot[1]?.id ?? -1, bot[1]?.body ?? "")).toMatchObject({ status: "pending", deliveryId: "delivery-B" });
+    expect(stateIn(bot[1]?.id ?? -1, bot[1]?.body ?? "")).toMatchObject({
+      status: "pending",
+      deliveryId: "delivery-B",
+    });
   });
 
   it("a revision taken over records its feedback once, makes v2 in the first run's comment and supersedes v1", async () => {
-    const v1 = github.addBotComment((id) => planCommentBody(pendingState(samplePlan(), { base: { branch: "main", sha: repo.head() } }), testSeal(id)));
+    const v1 = github.addBotComment((id) =>
+      planCommentBody(pendingState(samplePlan(), { base: { branch: "main", sha: repo.head() } }), testSeal(id)),
+    );
     const started = await startEngine();
     const deps = started.deps;
-    const revise: PlanRequest = { trigger: { kind: "feedback", feedback: { author: "maintainer", source: "revise", text: "use exponential backoff" } } };
+    const revise: PlanRequest = {
+      trigger: {
+        kind: "feedback",
+        feedback: { author: "maintainer", source: "revise", text: "use exponential backoff" },
+      },
+    };
     const settleFirst = await firstRunDies(started, "delivery-R", revise);
     expect(github.botComments().at(-1)?.body).toMatch(/^## ⏳ Revising the plan \(v1 → v2\)…/);
 
-    await planThread(deps, { port: threadPort(deps), actor: "maintainer", signal: new AbortController().signal, deliveryId: "delivery-R" }, revise);
+    await planThread(
+      deps,
+      { port: threadPort(deps), actor: "maintainer", signal: new AbortController().signal, deliveryId: "delivery-R" },
+      revise,
+    );
     await settleFirst();
 
     const bot = github.botComments();

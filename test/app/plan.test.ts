@@ -29,7 +29,14 @@ describe("/plan on an issue", () => {
       { toolCalls: [{ name: "search", arguments: { pattern: "fetch\\(", glob: "*.js" } }] },
       { toolCalls: [{ name: "submit_plan", arguments: samplePlan() }] },
     ]);
-    await fx.app.deliver("issue_comment", commentPayload({ body: "/plan add retry to the HTTP client\nKeep it small.", cloneUrl: fx.repo.url, commentId: 77 }));
+    await fx.app.deliver(
+      "issue_comment",
+      commentPayload({
+        body: "/plan add retry to the HTTP client\nKeep it small.",
+        cloneUrl: fx.repo.url,
+        commentId: 77,
+      }),
+    );
 
     expect(fx.github.reactions).toEqual([{ commentId: 77, content: "eyes" }]);
     const comment = planComment();
@@ -64,7 +71,14 @@ describe("/plan on an issue", () => {
     expect(task).toContain("add retry to the HTTP client");
     expect(task).toContain("Keep it small.");
     expect(task).toContain("Spelling error in the README file");
-    expect(first.tools?.map((t) => t.function.name).sort()).toEqual(["ask_user", "list_files", "read_file", "repo_map", "search", "submit_plan"]);
+    expect(first.tools?.map((t) => t.function.name).sort()).toEqual([
+      "ask_user",
+      "list_files",
+      "read_file",
+      "repo_map",
+      "search",
+      "submit_plan",
+    ]);
     expect(JSON.stringify(fx.model.requests[2]!.messages)).toContain("return fetch(url);");
     expect(JSON.stringify(fx.model.requests[3]!.messages)).toContain("src/client.js:2:");
     // The token never reaches the model or the comment.
@@ -74,7 +88,10 @@ describe("/plan on an issue", () => {
 
   it("refuses a read-only user once and never calls the model", async () => {
     await start([{ toolCalls: [{ name: "submit_plan", arguments: samplePlan() }] }]);
-    await fx.app.deliver("issue_comment", commentPayload({ body: "/plan do it", login: "reader", cloneUrl: fx.repo.url }));
+    await fx.app.deliver(
+      "issue_comment",
+      commentPayload({ body: "/plan do it", login: "reader", cloneUrl: fx.repo.url }),
+    );
     expect(fx.model.requests).toHaveLength(0);
     const bot = fx.github.botComments();
     expect(bot).toHaveLength(1);
@@ -84,7 +101,10 @@ describe("/plan on an issue", () => {
 
   it("ignores comments by bots, Blueprint included", async () => {
     await start([{ toolCalls: [{ name: "submit_plan", arguments: samplePlan() }] }]);
-    await fx.app.deliver("issue_comment", commentPayload({ body: "/plan do it", login: "blueprint[bot]", userType: "Bot", cloneUrl: fx.repo.url }));
+    await fx.app.deliver(
+      "issue_comment",
+      commentPayload({ body: "/plan do it", login: "blueprint[bot]", userType: "Bot", cloneUrl: fx.repo.url }),
+    );
     expect(fx.model.requests).toHaveLength(0);
     expect(fx.github.requests).toEqual([]);
   });
@@ -150,7 +170,10 @@ describe("/plan on an issue", () => {
   });
 
   it("does not start a second job for a redelivered webhook", async () => {
-    await start([{ toolCalls: [{ name: "submit_plan", arguments: samplePlan() }] }, { toolCalls: [{ name: "submit_plan", arguments: samplePlan() }] }]);
+    await start([
+      { toolCalls: [{ name: "submit_plan", arguments: samplePlan() }] },
+      { toolCalls: [{ name: "submit_plan", arguments: samplePlan() }] },
+    ]);
     const payload = commentPayload({ body: "/plan", cloneUrl: fx.repo.url, commentId: 5 });
     await fx.app.deliver("issue_comment", payload, "same-delivery");
     await fx.app.deliver("issue_comment", payload, "same-delivery");

@@ -17,7 +17,11 @@ const TEMPLATE = [
   "- [ ] The changelog is updated",
   "",
 ].join("\n");
-const FILES = { "README.md": "# Hello\n", "src/client.js": "export async function get(url) {\n  return fetch(url);\n}\n", ".github/pull_request_template.md": TEMPLATE };
+const FILES = {
+  "README.md": "# Hello\n",
+  "src/client.js": "export async function get(url) {\n  return fetch(url);\n}\n",
+  ".github/pull_request_template.md": TEMPLATE,
+};
 
 const plan = samplePlan({
   verification: ["test -f src/retry.js"],
@@ -28,8 +32,12 @@ const plan = samplePlan({
   ],
 });
 
-const write = (path: string, content: string) => ({ toolCalls: [{ name: "write_file", arguments: { path, content } }] });
-const complete = (id: string) => ({ toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary: `did ${id}` } }] });
+const write = (path: string, content: string) => ({
+  toolCalls: [{ name: "write_file", arguments: { path, content } }],
+});
+const complete = (id: string) => ({
+  toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary: `did ${id}` } }],
+});
 /** The three steps' conversations: each writes one file with a marker the diff must carry. */
 const steps: Script = [
   write("src/retry.js", "export const retry = (fn) => fn(); // EARLY-STEP-MARKER\n"),
@@ -57,14 +65,21 @@ const FILLED = [
 ].join("\n");
 
 const headingsOf = (markdown: string) => templateHeadings(markdown).map((heading) => heading.text);
-const textOf = (request: ModelRequest | undefined) => (request?.messages ?? []).map((message) => String(message.content)).join("\n");
+const textOf = (request: ModelRequest | undefined) =>
+  (request?.messages ?? []).map((message) => String(message.content)).join("\n");
 
 describe("the pull request follows the repository's template", () => {
   const fx = useAppFixture({ files: FILES });
   const warnings: Array<{ message: string; reason: unknown }> = [];
   // Kept so that a build that fails (it did once, under CI load) says why instead of only "no pull request".
   const errors: string[] = [];
-  const log = { info: () => undefined, error: (object: object, message?: string) => void errors.push(`${message ?? ""}: ${String((object as { err?: unknown }).err ?? JSON.stringify(object))}`), warn: (object: object, message?: string) => void warnings.push({ message: message ?? "", reason: (object as { reason?: unknown }).reason }) };
+  const log = {
+    info: () => undefined,
+    error: (object: object, message?: string) =>
+      void errors.push(`${message ?? ""}: ${String((object as { err?: unknown }).err ?? JSON.stringify(object))}`),
+    warn: (object: object, message?: string) =>
+      void warnings.push({ message: message ?? "", reason: (object as { reason?: unknown }).reason }),
+  };
   const build = async (answer: Script[number]) => {
     warnings.length = 0;
     errors.length = 0;
@@ -105,9 +120,14 @@ describe("the pull request follows the repository's template", () => {
 
   it("gives the writer each step's details with their line breaks, each step's summary, and a failed command's last lines", async () => {
     const details = "Create src/retry.js:\n```js\nexport const retry = (fn) => fn();\n```\nKeep it small.";
-    const failing = "for i in $(seq 1 80); do echo \"noise $i\"; done; echo 'FAILED: retry.test.js expected 3 calls, got 1'; exit 1";
+    const failing =
+      "for i in $(seq 1 80); do echo \"noise $i\"; done; echo 'FAILED: retry.test.js expected 3 calls, got 1'; exit 1";
     await fx.start([...steps, { content: FILLED }], {}, { deps: { log } });
-    fx.seedPlan({ ...plan, verification: [failing], steps: plan.steps.map((step) => (step.id === "S1" ? { ...step, details } : step)) });
+    fx.seedPlan({
+      ...plan,
+      verification: [failing],
+      steps: plan.steps.map((step) => (step.id === "S1" ? { ...step, details } : step)),
+    });
     await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
 
     const asked = textOf(fx.model.requests[6]);
@@ -115,7 +135,9 @@ describe("the pull request follows the repository's template", () => {
     expect(asked).toContain(details);
     expect(asked).toContain("What the agent did: did S1");
     expect(asked).toContain("What the agent did: did S3");
-    expect(asked).toMatch(/failed \(exit 1\), its output ending:\n```\n[\s\S]*noise 80\nFAILED: retry\.test\.js expected 3 calls, got 1\n```/);
+    expect(asked).toMatch(
+      /failed \(exit 1\), its output ending:\n```\n[\s\S]*noise 80\nFAILED: retry\.test\.js expected 3 calls, got 1\n```/,
+    );
     expect(asked).not.toContain("noise 40\n");
   });
 
@@ -142,7 +164,11 @@ describe("the pull request follows the repository's template", () => {
   });
 
   it("leaves the description as it was without a template: no extra model call", async () => {
-    fx.createRepo({ "README.md": "# Hello\n", "src/client.js": "x\n", ".github/PULL_REQUEST_TEMPLATE/feature.md": TEMPLATE });
+    fx.createRepo({
+      "README.md": "# Hello\n",
+      "src/client.js": "x\n",
+      ".github/PULL_REQUEST_TEMPLATE/feature.md": TEMPLATE,
+    });
     const body = await build({ content: FILLED });
 
     expect(fx.model.requests).toHaveLength(6);

@@ -3,7 +3,9 @@ import { commentPayload } from "../helpers/app.js";
 import { useAppFixture, visible } from "../helpers/app-fixture.js";
 import { samplePlan } from "../helpers/model-server.js";
 
-/** docs/workflow.md: a pull request is ready for review only while the plan's checks pass, also after it was ready once. */
+/**
+ * docs/workflow.md: a pull request is ready for review only while the plan's checks pass, also after it was ready once.
+ */
 
 const plan = samplePlan({
   verification: ["test ! -f broken.txt"],
@@ -12,8 +14,12 @@ const plan = samplePlan({
     { id: "S2", title: "Add notes", details: "Create broken.txt", files: ["broken.txt"], deps: ["S1"] },
   ],
 });
-const write = (path: string, content: string) => ({ toolCalls: [{ name: "write_file", arguments: { path, content } }] });
-const complete = (id: string) => ({ toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary: `did ${id}` } }] });
+const write = (path: string, content: string) => ({
+  toolCalls: [{ name: "write_file", arguments: { path, content } }],
+});
+const complete = (id: string) => ({
+  toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary: `did ${id}` } }],
+});
 
 describe("a ready pull request whose later build fails verification", () => {
   const fx = useAppFixture({ files: { "README.md": "# Hello\n" } });
@@ -26,7 +32,8 @@ describe("a ready pull request whose later build fails verification", () => {
     await fx.app.deliver("issue_comment", commentPayload({ body: "/build S1", cloneUrl: fx.repo.url }));
     expect(fx.github.pulls).toHaveLength(1);
     expect(fx.github.pulls[0]?.draft).toBe(false);
-    const toDraft = () => fx.github.requests.filter((request) => JSON.stringify(request.body).includes("convertPullRequestToDraft"));
+    const toDraft = () =>
+      fx.github.requests.filter((request) => JSON.stringify(request.body).includes("convertPullRequestToDraft"));
     expect(toDraft()).toHaveLength(0);
 
     // S2 makes the check fail: the same pull request goes back to draft.
@@ -36,6 +43,8 @@ describe("a ready pull request whose later build fails verification", () => {
     expect(toDraft()).toHaveLength(1);
     expect(fx.github.pulls[0]?.body).toContain("❌ <code>test ! -f broken.txt</code> — exit 1");
     const shown = visible(fx.github.comments.find((comment) => comment.id === seeded.id)?.body ?? "");
-    expect(shown).toContain("Built, but verification failed:** `test ! -f broken.txt` (exit 1) — draft pull request https://github.com/");
+    expect(shown).toContain(
+      "Built, but verification failed:** `test ! -f broken.txt` (exit 1) — draft pull request https://github.com/",
+    );
   });
 });

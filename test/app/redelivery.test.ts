@@ -5,11 +5,14 @@ import { useAppFixture } from "../helpers/app-fixture.js";
 
 const fx = useAppFixture({ files: { "README.md": "# Hello\n" } });
 
-const permissionCalls = () => fx.github.requests.filter((r) => r.method === "GET" && r.path.endsWith("/permission")).length;
+const permissionCalls = () =>
+  fx.github.requests.filter((r) => r.method === "GET" && r.path.endsWith("/permission")).length;
 
 it("handles GitHub's redelivery of a command whose permission check failed, instead of dropping it", async () => {
   // Registered before the double, so it answers first, once.
-  const outage = nock("https://api.github.com").get("/repos/Codertocat/Hello-World/collaborators/maintainer/permission").reply(502, { message: "Bad Gateway" });
+  const outage = nock("https://api.github.com")
+    .get("/repos/Codertocat/Hello-World/collaborators/maintainer/permission")
+    .reply(502, { message: "Bad Gateway" });
   await fx.start([]);
   const payload = commentPayload({ body: "/cancel", cloneUrl: fx.repo.url, commentId: 4242 });
   await fx.app.deliver("issue_comment", payload, "delivery-outage");
@@ -41,7 +44,10 @@ it("answers /help and /status for anyone, without asking for their permission, a
   await fx.app.deliver("issue_comment", commentPayload({ body: "/help", login: "outsider", cloneUrl: fx.repo.url }));
   await fx.app.deliver("issue_comment", commentPayload({ body: "/status", login: "reader", cloneUrl: fx.repo.url }));
   expect(permissionCalls()).toBe(0);
-  expect(fx.github.botComments().map((c) => c.body.split("\n")[0])).toEqual(["### Blueprint commands", "### Blueprint status"]);
+  expect(fx.github.botComments().map((c) => c.body.split("\n")[0])).toEqual([
+    "### Blueprint commands",
+    "### Blueprint status",
+  ]);
   await fx.app.deliver("issue_comment", commentPayload({ body: "/plan", login: "outsider", cloneUrl: fx.repo.url }));
   expect(fx.github.botComments()).toHaveLength(3);
   expect(fx.github.botComments()[2]!.body).toMatch(/^Sorry @outsider/);
@@ -50,7 +56,13 @@ it("answers /help and /status for anyone, without asking for their permission, a
 it("shares the permission answers with the jobs: a /build checked by intake and by the repository's min_permission asks GitHub once", async () => {
   fx.repo.commit({ ".github/blueprint.yml": "min_permission: maintain\n" }, "configure");
   await fx.start([]);
-  fx.seedPlan({ title: "One", summary: "s", steps: [{ id: "S1", title: "One", details: "", files: [], deps: [] }], risks: [], verification: [] });
+  fx.seedPlan({
+    title: "One",
+    summary: "s",
+    steps: [{ id: "S1", title: "One", details: "", files: [], deps: [] }],
+    risks: [],
+    verification: [],
+  });
   await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
   expect(fx.github.botComments().at(-1)!.body).toMatch(/allows only people with maintain access/);
   expect(permissionCalls()).toBe(1);

@@ -9,19 +9,35 @@ import { samplePlan, type ModelRequest, type Script, type ScriptedReply } from "
 import { commentPayload, startTestApp, type TestApp } from "../helpers/app.js";
 import { stateOf, useAppFixture, visible } from "../helpers/app-fixture.js";
 
-/** docs/reliability.md's promises, driven through the real Probot app: GitHub doubled with nock, a scripted model, real git. */
+/**
+ * docs/reliability.md's promises, driven through the real Probot app: GitHub doubled with nock, a scripted model, real
+ * git.
+ */
 
 const fx = useAppFixture({ files: { "README.md": "# Hello\n" } });
 const { start, seedPlan } = fx;
 
 const submit: ScriptedReply = { toolCalls: [{ name: "submit_plan", arguments: samplePlan() }] };
-const complete = (id: string) => ({ toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary: `did ${id}` } }] });
-const write = (path: string, content: string) => ({ toolCalls: [{ name: "write_file", arguments: { path, content } }] });
+const complete = (id: string) => ({
+  toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary: `did ${id}` } }],
+});
+const write = (path: string, content: string) => ({
+  toolCalls: [{ name: "write_file", arguments: { path, content } }],
+});
 const stepOf = (request: ModelRequest) => /^Step (S\d+):/.exec(String(request.messages[1]?.content))?.[1];
 const oneStep = samplePlan({ verification: [], steps: [{ id: "S1", title: "One", details: "", files: [], deps: [] }] });
-const twoSteps = samplePlan({ verification: [], steps: [{ id: "S1", title: "One", details: "", files: [], deps: [] }, { id: "S2", title: "Two", details: "", files: [], deps: ["S1"] }] });
+const twoSteps = samplePlan({
+  verification: [],
+  steps: [
+    { id: "S1", title: "One", details: "", files: [], deps: [] },
+    { id: "S2", title: "Two", details: "", files: [], deps: ["S1"] },
+  ],
+});
 
-/** An app whose first model request hangs; `busy` resolves once a job is running (holding it), `comment` sends a command. */
+/**
+ * An app whose first model request hangs; `busy` resolves once a job is running (holding it), `comment` sends a
+ * command.
+ */
 async function startWithBusyThread() {
   let firstArrived: () => void = () => undefined;
   const busy = new Promise<void>((resolve) => (firstArrived = resolve));
@@ -32,13 +48,20 @@ async function startWithBusyThread() {
     },
   ]);
   const comment = (id: string, body: string) =>
-    app.probot.receive({ id, name: "issue_comment", payload: commentPayload({ body, cloneUrl: fx.repo.url }) } as Parameters<typeof app.probot.receive>[0]);
+    app.probot.receive({
+      id,
+      name: "issue_comment",
+      payload: commentPayload({ body, cloneUrl: fx.repo.url }),
+    } as Parameters<typeof app.probot.receive>[0]);
   return { app, busy, comment };
 }
 
 describe("sandbox settings reach the command runner", () => {
   it("a repository's `network: true` (registries) gives every command a build runs one network: setup, the agent's run_command, the test command", async () => {
-    fx.repo.commit({ ".github/blueprint.yml": "network: true\nsetup: echo setup-ran\ntest: echo tests-ran\n" }, "configure blueprint");
+    fx.repo.commit(
+      { ".github/blueprint.yml": "network: true\nsetup: echo setup-ran\ntest: echo tests-ran\n" },
+      "configure blueprint",
+    );
     const calls: Array<{ command: string; network: JobNetwork | undefined }> = [];
     const plain = createCommandRunner();
     const recording: CommandRunner = {
@@ -48,14 +71,23 @@ describe("sandbox settings reach the command runner", () => {
         return plain.run(command, options);
       },
     };
-    const app = await start([{ toolCalls: [{ name: "run_command", arguments: { command: "echo agent-ran", timeout_s: null } }] }, complete("S1")], {}, { deps: { runner: recording } });
+    const app = await start(
+      [
+        { toolCalls: [{ name: "run_command", arguments: { command: "echo agent-ran", timeout_s: null } }] },
+        complete("S1"),
+      ],
+      {},
+      { deps: { runner: recording } },
+    );
     seedPlan(oneStep);
     await app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
 
     expect(calls.map((call) => call.command)).toEqual(["echo setup-ran", "echo agent-ran", "echo tests-ran"]);
     const [network] = calls.map((call) => call.network);
     expect(calls.every((call) => call.network === network)).toBe(true);
-    expect(network?.policy.allow.map((entry) => (entry.kind === "host" ? `${entry.host}:${entry.port}` : "?"))).toEqual(REGISTRY_HOSTS.map((host) => `${host}:443`));
+    expect(network?.policy.allow.map((entry) => (entry.kind === "host" ? `${entry.host}:${entry.port}` : "?"))).toEqual(
+      REGISTRY_HOSTS.map((host) => `${host}:443`),
+    );
     expect(String(fx.model.requests[1]!.messages.at(-1)?.content)).toContain("agent-ran");
     expect(stateOf(fx.github.botComments()[0]!.body).status).toBe("built");
   });
@@ -67,11 +99,15 @@ describe("one job at a time per thread", () => {
     await receive("c-1", "/plan first");
     await busy;
     await receive("c-2", "/plan second");
-    await vi.waitFor(() => expect(fx.github.botComments().some((c) => c.body.startsWith("Queued:"))).toBe(true), { timeout: 10_000 });
+    await vi.waitFor(() => expect(fx.github.botComments().some((c) => c.body.startsWith("Queued:"))).toBe(true), {
+      timeout: 10_000,
+    });
     await receive("c-3", "/cancel");
     await app.blueprint.idle();
     const replies = fx.github.botComments().map((c) => c.body);
-    expect(replies).toContain("Stopping planning for @maintainer at the next safe point. Everything already pushed stays. The command queued behind it will not run; comment again if you still want it.");
+    expect(replies).toContain(
+      "Stopping planning for @maintainer at the next safe point. Everything already pushed stays. The command queued behind it will not run; comment again if you still want it.",
+    );
     expect(fx.model.requests).toHaveLength(1); // the queued /plan never ran
   });
 
@@ -95,15 +131,26 @@ describe("one job at a time per thread", () => {
     const other = githubDouble({ repo: "Other-World", permissions: { maintainer: "write" } });
     const onOtherThread = (body: string) => {
       const payload = commentPayload({ body, cloneUrl: otherRepo.url });
-      Object.assign(payload.repository, { name: "Other-World", full_name: "Codertocat/Other-World", html_url: "https://github.com/Codertocat/Other-World" });
+      Object.assign(payload.repository, {
+        name: "Other-World",
+        full_name: "Codertocat/Other-World",
+        html_url: "https://github.com/Codertocat/Other-World",
+      });
       return payload;
     };
-    const receive = (id: string, payload: unknown) => app.probot.receive({ id, name: "issue_comment", payload } as Parameters<typeof app.probot.receive>[0]);
+    const receive = (id: string, payload: unknown) =>
+      app.probot.receive({ id, name: "issue_comment", payload } as Parameters<typeof app.probot.receive>[0]);
 
     await receive("a-1", commentPayload({ body: "/plan first-on-A", cloneUrl: fx.repo.url }));
     await heldRequest;
     await receive("a-2", commentPayload({ body: "/plan second-on-A", cloneUrl: fx.repo.url }));
-    await vi.waitFor(() => expect(fx.github.botComments().map((c) => c.body)).toContain("Queued: Blueprint is busy on this thread (planning for @maintainer); this starts when it is done."), { timeout: 10_000 });
+    await vi.waitFor(
+      () =>
+        expect(fx.github.botComments().map((c) => c.body)).toContain(
+          "Queued: Blueprint is busy on this thread (planning for @maintainer); this starts when it is done.",
+        ),
+      { timeout: 10_000 },
+    );
 
     // Thread B is not held up by thread A's job.
     await receive("b-1", onOtherThread("/plan on-B"));
@@ -116,7 +163,9 @@ describe("one job at a time per thread", () => {
     await app.blueprint.idle();
     expect(seen).toEqual(["first-on-A", "on-B", "second-on-A"]);
     // On thread A the first job's plan was written before the second job posted anything of its own.
-    const writes = fx.github.requests.filter((r) => r.method !== "GET").map((r) => String((r.body as { body?: string } | null)?.body ?? "").split("\n")[0] ?? "");
+    const writes = fx.github.requests
+      .filter((r) => r.method !== "GET")
+      .map((r) => String((r.body as { body?: string } | null)?.body ?? "").split("\n")[0] ?? "");
     const planned = writes.findIndex((line) => line.startsWith("## 📋 Plan v1"));
     const secondStarted = writes.findIndex((line) => line.startsWith("## ⏳ Revising the plan (v1 → v2)"));
     expect(planned).toBeGreaterThan(-1);
@@ -127,7 +176,9 @@ describe("one job at a time per thread", () => {
       "## 📋 Plan v2: Add retry to the HTTP client",
     ]);
     // Thread B never saw a Queued notice.
-    expect(other.botComments().map((c) => c.body.split("\n")[0])).toEqual(["## 📋 Plan v1: Add retry to the HTTP client"]);
+    expect(other.botComments().map((c) => c.body.split("\n")[0])).toEqual([
+      "## 📋 Plan v1: Add retry to the HTTP client",
+    ]);
   });
 });
 
@@ -135,7 +186,9 @@ describe("the status comment always ends with a final header", () => {
   it("a /plan whose plan edit GitHub answers with 500 ends its status comment with ## ❌, not ⏳", async () => {
     // Registered before the double, so it answers first: only the edit that carries the plan, once.
     const serverError = nock("https://api.github.com")
-      .patch(/^\/repos\/Codertocat\/Hello-World\/issues\/comments\/\d+$/, (body: { body: string }) => body.body.startsWith("## 📋 Plan v1"))
+      .patch(/^\/repos\/Codertocat\/Hello-World\/issues\/comments\/\d+$/, (body: { body: string }) =>
+        body.body.startsWith("## 📋 Plan v1"),
+      )
       .reply(500, { message: "Server Error" });
     const app = await start([submit]);
     await app.deliver("issue_comment", commentPayload({ body: "/plan", cloneUrl: fx.repo.url }));
@@ -164,10 +217,16 @@ describe("the status comment always ends with a final header", () => {
     const limited: string[] = [];
     nock("https://api.github.com")
       .persist()
-      .patch(/^\/repos\/Codertocat\/Hello-World\/issues\/comments\/\d+$/, (body: { body: string }) => body.body.startsWith("## 📋 Plan v1"))
+      .patch(/^\/repos\/Codertocat\/Hello-World\/issues\/comments\/\d+$/, (body: { body: string }) =>
+        body.body.startsWith("## 📋 Plan v1"),
+      )
       .reply((uri) => {
         limited.push(uri);
-        return [403, { message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again." }, { "retry-after": "1" }];
+        return [
+          403,
+          { message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again." },
+          { "retry-after": "1" },
+        ];
       });
     // Progress edits once per 10 minutes: only the first goes out, which keeps this test's paced writes few.
     const app = await start([submit], { BLUEPRINT_PROGRESS_INTERVAL_MS: "600000" }, { githubRetries: true });
@@ -175,7 +234,9 @@ describe("the status comment always ends with a final header", () => {
     expect(limited).toHaveLength(4);
     const [status] = fx.github.botComments();
     expect(status!.body).toMatch(/^## ❌ Planning failed/);
-    expect(status!.body).toContain("Blueprint could not make a plan: You have exceeded a secondary rate limit. Please wait a few minutes before you try again.");
+    expect(status!.body).toContain(
+      "Blueprint could not make a plan: You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+    );
     expect(fx.github.botComments()).toHaveLength(1);
   });
 });
@@ -206,8 +267,13 @@ describe("graceful shutdown", () => {
 
     expect(fx.repo.log("blueprint/issue-1")).toEqual(["S1: One", "initial commit"]);
     const stopped = stateOf(planBody());
-    expect(stopped).toMatchObject({ status: "cancelled", steps: { S1: { status: "done" }, S2: { status: "pending" } } });
-    expect(stopped.error).toMatch(/^Blueprint was shut down \(a restart or deploy\); comment `\/build` or `\/plan` again to resume/);
+    expect(stopped).toMatchObject({
+      status: "cancelled",
+      steps: { S1: { status: "done" }, S2: { status: "pending" } },
+    });
+    expect(stopped.error).toMatch(
+      /^Blueprint was shut down \(a restart or deploy\); comment `\/build` or `\/plan` again to resume/,
+    );
     expect(visible(planBody())).toContain("> ⏹️ **Stopped:** Blueprint was shut down (a restart or deploy)");
     expect(visible(planBody())).toContain("Everything already pushed stays; `/build` resumes.");
     expect(visible(planBody())).toMatch(/- \*\*S2\*\* Two — not built/);
@@ -216,7 +282,10 @@ describe("graceful shutdown", () => {
     await restarted.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
     expect(fx.model.requests.slice(3).map(stepOf)).toEqual(["S2", "S2"]);
     expect(fx.repo.log("blueprint/issue-1")).toEqual(["S2: Two", "S1: One", "initial commit"]);
-    expect(stateOf(planBody())).toMatchObject({ status: "built", steps: { S1: { status: "done" }, S2: { status: "done" } } });
+    expect(stateOf(planBody())).toMatchObject({
+      status: "built",
+      steps: { S1: { status: "done" }, S2: { status: "done" } },
+    });
   });
 
   // People read the plan comment, not the hidden marker: the reason must be visible there.
@@ -230,7 +299,13 @@ describe("graceful shutdown", () => {
     await comment("a-1", "/plan first");
     await busy;
     await comment("a-2", "/plan second");
-    await vi.waitFor(() => expect(fx.github.botComments().map((c) => c.body)).toContain("Queued: Blueprint is busy on this thread (planning for @maintainer); this starts when it is done."), { timeout: 10_000 });
+    await vi.waitFor(
+      () =>
+        expect(fx.github.botComments().map((c) => c.body)).toContain(
+          "Queued: Blueprint is busy on this thread (planning for @maintainer); this starts when it is done.",
+        ),
+      { timeout: 10_000 },
+    );
 
     await app.blueprint.shutdown(20_000);
     await app.blueprint.idle();
@@ -261,6 +336,8 @@ describe("model retries", () => {
     // The same turn, sent again only after the timed-out request was given up (not a hedge in parallel).
     expect(fx.model.requests[1]!.messages).toEqual(fx.model.requests[0]!.messages);
     expect(fx.model.events).toEqual(["request 0", "closed 0", "request 1"]);
-    expect(fx.github.botComments().map((c) => c.body.split("\n")[0])).toEqual(["## 📋 Plan v1: Add retry to the HTTP client"]);
+    expect(fx.github.botComments().map((c) => c.body.split("\n")[0])).toEqual([
+      "## 📋 Plan v1: Add retry to the HTTP client",
+    ]);
   });
 });

@@ -5,11 +5,21 @@ import { samplePlan, type Script } from "../helpers/model-server.js";
 import { commentPayload, startTestApp, webhookExample } from "../helpers/app.js";
 import { stateOf, useAppFixture } from "../helpers/app-fixture.js";
 
-const FILES = { "README.md": "# Hello\n", "src/client.js": "export const get = (url) => fetch(url);\n", "src/retry.js": "export const retry = (fn) => fn();\n" };
+const FILES = {
+  "README.md": "# Hello\n",
+  "src/client.js": "export const get = (url) => fetch(url);\n",
+  "src/retry.js": "export const retry = (fn) => fn();\n",
+};
 
 const v2Plan = samplePlan({
   steps: [
-    { id: "S1", title: "Use the existing retry helper in the client", details: "Import src/retry.js", files: ["src/client.js"], deps: [] },
+    {
+      id: "S1",
+      title: "Use the existing retry helper in the client",
+      details: "Import src/retry.js",
+      files: ["src/client.js"],
+      deps: [],
+    },
     { id: "S2", title: "Add a test for retries", details: "New test", files: ["test/retry.test.js"], deps: ["S1"] },
   ],
 });
@@ -41,11 +51,16 @@ describe("revisions and questions", () => {
   it("/revise makes v2 with the previous plan, the feedback marked newest, and a computed diff", async () => {
     await start([submitV2]);
     const v1 = seedV1();
-    await fx.app.deliver("issue_comment", commentPayload({ body: "/revise use the existing retry helper instead", cloneUrl: fx.repo.url }));
+    await fx.app.deliver(
+      "issue_comment",
+      commentPayload({ body: "/revise use the existing retry helper instead", cloneUrl: fx.repo.url }),
+    );
     const task = lastTask();
     expect(task).toContain("# The current plan (v1)");
     expect(task).toContain('"title": "Add a retry helper"');
-    expect(task).toMatch(/## NEWEST feedback \(on v1, by @maintainer, via revise\)\nuse the existing retry helper instead/);
+    expect(task).toMatch(
+      /## NEWEST feedback \(on v1, by @maintainer, via revise\)\nuse the existing retry helper instead/,
+    );
     expect(task).toContain("Files you already read in earlier runs (read again only what you need)\nsrc/client.js");
     expectV2(v1.id);
   });
@@ -61,13 +76,22 @@ describe("revisions and questions", () => {
   it("a plain comment by an allowed user is feedback, and the history keeps older feedback", async () => {
     await start([submitV2, { toolCalls: [{ name: "submit_plan", arguments: samplePlan() }] }]);
     const v1 = seedV1();
-    await fx.app.deliver("issue_comment", commentPayload({ body: "Please reuse src/retry.js.", cloneUrl: fx.repo.url }));
+    await fx.app.deliver(
+      "issue_comment",
+      commentPayload({ body: "Please reuse src/retry.js.", cloneUrl: fx.repo.url }),
+    );
     expectV2(v1.id);
     expect(fx.github.reactions.at(-1)?.content).toBe("eyes");
     // A read-only user's comment is not feedback.
-    await fx.app.deliver("issue_comment", commentPayload({ body: "I think it should be v3!", login: "reader", cloneUrl: fx.repo.url }));
+    await fx.app.deliver(
+      "issue_comment",
+      commentPayload({ body: "I think it should be v3!", login: "reader", cloneUrl: fx.repo.url }),
+    );
     expect(fx.model.requests).toHaveLength(1);
-    await fx.app.deliver("issue_comment", commentPayload({ body: "Actually, go back to the first approach.", cloneUrl: fx.repo.url }));
+    await fx.app.deliver(
+      "issue_comment",
+      commentPayload({ body: "Actually, go back to the first approach.", cloneUrl: fx.repo.url }),
+    );
     const task = lastTask();
     expect(task).toMatch(/Earlier feedback \(on v1, by @maintainer, via comment\)\nPlease reuse src\/retry.js./);
     expect(task).toMatch(/NEWEST feedback \(on v2, by @maintainer, via comment\)\nActually, go back/);
@@ -78,7 +102,10 @@ describe("revisions and questions", () => {
     fx.repo.commit({ ".github/blueprint.yml": "feedback: command-only\n" }, "configure blueprint");
     await start([submitV2]);
     seedV1();
-    await fx.app.deliver("issue_comment", commentPayload({ body: "Please reuse src/retry.js.", cloneUrl: fx.repo.url }));
+    await fx.app.deliver(
+      "issue_comment",
+      commentPayload({ body: "Please reuse src/retry.js.", cloneUrl: fx.repo.url }),
+    );
     expect(fx.model.requests).toHaveLength(0);
     expect(fx.github.botComments()).toHaveLength(1);
   });
@@ -92,7 +119,14 @@ describe("revisions and questions", () => {
     });
     const v1 = fx.seedPlan(samplePlan(), { head: { ref: "feature", sha: headSha, sameRepo: true } });
     const review = webhookExample("pull_request_review", (e) => e.action === "submitted");
-    review.review = { ...review.review, id: 555, state: "changes_requested", body: "Not like this.", commit_id: headSha, user: { ...review.review.user, login: "maintainer", type: "User" } };
+    review.review = {
+      ...review.review,
+      id: 555,
+      state: "changes_requested",
+      body: "Not like this.",
+      commit_id: headSha,
+      user: { ...review.review.user, login: "maintainer", type: "User" },
+    };
     review.sender = { ...review.sender, login: "maintainer", type: "User" };
     review.pull_request.number = 1;
     review.repository.clone_url = fx.repo.url;
@@ -100,7 +134,9 @@ describe("revisions and questions", () => {
     review.installation = { id: 42, node_id: "x" };
     await fx.app.deliver("pull_request_review", review);
     const task = lastTask();
-    expect(task).toMatch(/NEWEST feedback \(on v1, by @maintainer, via review\)\nNot like this.\n- `src\/client.js:1`: Wrap this call, do not replace it./);
+    expect(task).toMatch(
+      /NEWEST feedback \(on v1, by @maintainer, via review\)\nNot like this.\n- `src\/client.js:1`: Wrap this call, do not replace it./,
+    );
     expectV2(v1.id);
   });
 
@@ -122,21 +158,36 @@ describe("revisions and questions", () => {
     await fx.app.deliver("issue_comment", commentPayload({ body: "/plan add retries", cloneUrl: fx.repo.url }));
     const asked = fx.github.botComments().at(-1)!;
     expect(asked.body).toContain("Should retries apply to POST requests too?");
-    expect(stateOf(asked.body)).toMatchObject({ status: "awaiting_answer", questionMode: "plan", explored: ["src/client.js"] });
+    expect(stateOf(asked.body)).toMatchObject({
+      status: "awaiting_answer",
+      questionMode: "plan",
+      explored: ["src/client.js"],
+    });
     // /build while waiting is refused.
     await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
     expect(fx.github.botComments().at(-1)!.body).toMatch(/no plan to build/i);
 
     // A new app instance: nothing shared but GitHub.
     const restarted = await startTestApp({ OPENAI_BASE_URL: fx.model.url });
-    await restarted.deliver("issue_comment", commentPayload({ body: "Only idempotent ones: GET and HEAD.", cloneUrl: fx.repo.url }));
+    await restarted.deliver(
+      "issue_comment",
+      commentPayload({ body: "Only idempotent ones: GET and HEAD.", cloneUrl: fx.repo.url }),
+    );
     const task = lastTask();
-    expect(task).toContain("Q: Should retries apply to POST requests too?\nA (@maintainer): Only idempotent ones: GET and HEAD.");
+    expect(task).toContain(
+      "Q: Should retries apply to POST requests too?\nA (@maintainer): Only idempotent ones: GET and HEAD.",
+    );
     expect(task).toContain("# Request from @maintainer\n\nadd retries");
     expect(task).toContain("src/client.js");
     const plan = fx.github.comments.find((c) => c.id === asked.id)!;
     expect(plan.body).toMatch(/^## 📋 Plan v1/);
-    expect(stateOf(plan.body).answers).toEqual([{ question: "Should retries apply to POST requests too?", answer: "Only idempotent ones: GET and HEAD.", author: "maintainer" }]);
+    expect(stateOf(plan.body).answers).toEqual([
+      {
+        question: "Should retries apply to POST requests too?",
+        answer: "Only idempotent ones: GET and HEAD.",
+        author: "maintainer",
+      },
+    ]);
   });
 
   it("/cancel withdraws a waiting question", async () => {

@@ -22,12 +22,18 @@ async function anotherInstallationsRepository(app: TestApp): Promise<string> {
   const theirs = createBareRepo({ "README.md": "# Theirs\n" });
   const cache = new RepoCache(app.workdir);
   const owner = { installationId: INSTALLATION_ID + 1, owner: "someone", name: "theirs", cloneUrl: theirs.url };
-  await new WorkdirKeeper(cache).use(owner, async () => (await cache.prepare({ cloneUrl: theirs.url, ref: "refs/heads/main" })).dispose());
+  await new WorkdirKeeper(cache).use(owner, async () =>
+    (await cache.prepare({ cloneUrl: theirs.url, ref: "refs/heads/main" })).dispose(),
+  );
   return cache.mirrorPath(theirs.url);
 }
 
 const comment = (app: TestApp, id: string, body: string) =>
-  app.probot.receive({ id, name: "issue_comment", payload: commentPayload({ body, cloneUrl: fx.repo.url }) } as Parameters<typeof app.probot.receive>[0]);
+  app.probot.receive({
+    id,
+    name: "issue_comment",
+    payload: commentPayload({ body, cloneUrl: fx.repo.url }),
+  } as Parameters<typeof app.probot.receive>[0]);
 
 describe("a repository removed from the App", () => {
   it("installation_repositories.removed stops the running job, drops the one waiting, and removes the repository's files once the job ended; another installation's stay", async () => {
@@ -46,12 +52,16 @@ describe("a repository removed from the App", () => {
     await comment(app, "c-1", "/plan first");
     await busy;
     await comment(app, "c-2", "/plan second");
-    await vi.waitFor(() => expect(fx.github.botComments().some((c) => c.body.startsWith("Queued:"))).toBe(true), { timeout: 10_000 });
+    await vi.waitFor(() => expect(fx.github.botComments().some((c) => c.body.startsWith("Queued:"))).toBe(true), {
+      timeout: 10_000,
+    });
     expect(existsSync(ours)).toBe(true);
 
     const removed = webhookExample("installation_repositories", (example) => example.action === "removed");
     removed.installation.id = INSTALLATION_ID;
-    removed.repositories_removed = [{ ...removed.repositories_removed[0], name: "Hello-World", full_name: "Codertocat/Hello-World" }];
+    removed.repositories_removed = [
+      { ...removed.repositories_removed[0], name: "Hello-World", full_name: "Codertocat/Hello-World" },
+    ];
     await app.deliver("installation_repositories", removed);
 
     expect(fx.model.requests).toHaveLength(1); // the waiting /plan never ran
@@ -87,7 +97,9 @@ describe("/healthz", () => {
     const server = http.createServer((req, res) => void Promise.all(app.handlers.map((handle) => handle(req, res))));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     try {
-      const health = (await (await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/healthz`)).json()) as { disk: Record<string, unknown> };
+      const health = (await (
+        await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/healthz`)
+      ).json()) as { disk: Record<string, unknown> };
       const cache = new RepoCache(app.workdir);
       let bytes = 0;
       const { sizeOnDisk } = await import("../../src/shared/disk-usage.js");

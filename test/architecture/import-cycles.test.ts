@@ -21,12 +21,21 @@ describe("import cycles", () => {
     const dir = mkdtempSync(path.join(tmpdir(), "bp-cycles-"));
     scratch.push(dir);
     mkdirSync(path.join(dir, "src", "parts"), { recursive: true });
-    writeFileSync(path.join(dir, "src", "facade.ts"), 'import { part } from "./parts/part.js";\nexport interface Options { a: number }\nexport const run = part;\n');
-    writeFileSync(path.join(dir, "src", "parts", "part.ts"), 'import type { Options } from "../facade.js";\nimport { leaf } from "./leaf.js";\nexport const part = (options: Options) => leaf(options.a);\n');
+    writeFileSync(
+      path.join(dir, "src", "facade.ts"),
+      'import { part } from "./parts/part.js";\nexport interface Options { a: number }\nexport const run = part;\n',
+    );
+    writeFileSync(
+      path.join(dir, "src", "parts", "part.ts"),
+      'import type { Options } from "../facade.js";\nimport { leaf } from "./leaf.js";\nexport const part = (options: Options) => leaf(options.a);\n',
+    );
     writeFileSync(path.join(dir, "src", "parts", "leaf.ts"), "export const leaf = (n: number) => n + 1;\n");
     expect(importCycles(dir)).toEqual([["src/facade.ts", "src/parts/part.ts"]]);
 
-    writeFileSync(path.join(dir, "src", "parts", "part.ts"), 'import { leaf } from "./leaf.js";\nexport const part = (options: { a: number }) => leaf(options.a);\n');
+    writeFileSync(
+      path.join(dir, "src", "parts", "part.ts"),
+      'import { leaf } from "./leaf.js";\nexport const part = (options: { a: number }) => leaf(options.a);\n',
+    );
     expect(importCycles(dir)).toEqual([]);
   });
 });

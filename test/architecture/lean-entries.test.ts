@@ -19,9 +19,11 @@ function packagesLoadedBy(entry: string): Set<string> {
     const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest);
     for (const statement of source.statements) {
       const loads =
-        (ts.isImportDeclaration(statement) && !statement.importClause?.isTypeOnly) || (ts.isExportDeclaration(statement) && !statement.isTypeOnly && statement.moduleSpecifier);
+        (ts.isImportDeclaration(statement) && !statement.importClause?.isTypeOnly) ||
+        (ts.isExportDeclaration(statement) && !statement.isTypeOnly && statement.moduleSpecifier);
       if (!loads) continue;
-      const specifier = ((statement as ts.ImportDeclaration | ts.ExportDeclaration).moduleSpecifier as ts.StringLiteral).text;
+      const specifier = ((statement as ts.ImportDeclaration | ts.ExportDeclaration).moduleSpecifier as ts.StringLiteral)
+        .text;
       if (!specifier.startsWith(".")) packages.add(specifier);
       else {
         const target = path.resolve(path.dirname(file), specifier.replace(/\.js$/, ".ts"));

@@ -8,10 +8,19 @@ import { createBareRepo, gitIn, tempDir, type BareRepo } from "../helpers/git-re
 import { samplePlan, startModelServer, type ModelServer, type Script } from "../helpers/model-server.js";
 import { assertCliBuilt, blueprint, readThread, startBlueprint } from "./support.js";
 
-const FILES = { "README.md": "# Hello\n", "src/client.js": "export async function get(url) {\n  return fetch(url);\n}\n" };
-const write = (path: string, content: string) => ({ toolCalls: [{ name: "write_file", arguments: { path, content } }] });
-const complete = (id: string) => ({ toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary: `did ${id}` } }] });
-const submit = (overrides: Record<string, unknown> = {}) => ({ toolCalls: [{ name: "submit_plan", arguments: samplePlan(overrides) }] });
+const FILES = {
+  "README.md": "# Hello\n",
+  "src/client.js": "export async function get(url) {\n  return fetch(url);\n}\n",
+};
+const write = (path: string, content: string) => ({
+  toolCalls: [{ name: "write_file", arguments: { path, content } }],
+});
+const complete = (id: string) => ({
+  toolCalls: [{ name: "complete_step", arguments: { step_id: id, summary: `did ${id}` } }],
+});
+const submit = (overrides: Record<string, unknown> = {}) => ({
+  toolCalls: [{ name: "submit_plan", arguments: samplePlan(overrides) }],
+});
 
 describe("the blueprint CLI", () => {
   let repo: BareRepo;
@@ -40,7 +49,15 @@ describe("the blueprint CLI", () => {
   it("prints its usage with --help, and exits 2 on a usage mistake", async () => {
     const help = await blueprint(["--help"], { cwd: checkout });
     expect(help.code).toBe(0);
-    for (const command of ["blueprint plan", "blueprint build", "blueprint revise", "blueprint status", "--base-url", "OPENAI_API_KEY", "BLUEPRINT_MODEL"]) {
+    for (const command of [
+      "blueprint plan",
+      "blueprint build",
+      "blueprint revise",
+      "blueprint status",
+      "--base-url",
+      "OPENAI_API_KEY",
+      "BLUEPRINT_MODEL",
+    ]) {
       expect(help.stdout).toContain(command);
     }
     const wrong = await blueprint(["revise"], { cwd: checkout });
@@ -50,7 +67,10 @@ describe("the blueprint CLI", () => {
   });
 
   it("plans on the committed code, prints the plan and keeps its state in .git/blueprint", async () => {
-    const cli = await withModel([{ toolCalls: [{ name: "read_file", arguments: { path: "src/client.js" } }] }, submit()]);
+    const cli = await withModel([
+      { toolCalls: [{ name: "read_file", arguments: { path: "src/client.js" } }] },
+      submit(),
+    ]);
     const result = await cli(["plan", "add retry to the HTTP client"]);
 
     expect(result.code).toBe(0);
@@ -110,7 +130,10 @@ describe("the blueprint CLI", () => {
     const result = await cli(["build"]);
 
     expect(result.code).toBe(0);
-    expect(gitIn(checkout, ["log", "--format=%s", "main..blueprint/issue-1"]).trim().split("\n")).toEqual(["S2: Use the helper in the client", "S1: Add a retry helper"]);
+    expect(gitIn(checkout, ["log", "--format=%s", "main..blueprint/issue-1"]).trim().split("\n")).toEqual([
+      "S2: Use the helper in the client",
+      "S1: Add a retry helper",
+    ]);
     expect(gitIn(checkout, ["show", "blueprint/issue-1:src/retry.js"])).toBe("export const retry = (fn) => fn();\n");
     expect(gitIn(checkout, ["symbolic-ref", "--short", "HEAD"]).trim()).toBe("main");
     expect(gitIn(checkout, ["status", "--porcelain"])).toBe("");
@@ -125,48 +148,84 @@ describe("the blueprint CLI", () => {
     expect(again.stdout).toContain("This plan is already built. Run `blueprint plan` for new work.");
   });
 
-  it("never says plain \"built\" when verification failed: the build's output and `blueprint status` name the failed check", async () => {
-    const cli = await withModel([submit({ verification: ["test -f src/missing.js"] }), write("src/retry.js", "x\n"), complete("S1"), write("src/client.js", "y\n"), complete("S2")]);
+  it('never says plain "built" when verification failed: the build\'s output and `blueprint status` name the failed check', async () => {
+    const cli = await withModel([
+      submit({ verification: ["test -f src/missing.js"] }),
+      write("src/retry.js", "x\n"),
+      complete("S1"),
+      write("src/client.js", "y\n"),
+      complete("S2"),
+    ]);
     expect((await cli(["plan", "add retry"])).code).toBe(0);
     const built = await cli(["build"]);
     const status = await cli(["status"]);
     for (const output of [built.stdout, status.stdout]) {
-      expect(output).toContain("Status: built on branch blueprint/issue-1, but verification failed: `test -f src/missing.js` (exit 1)");
+      expect(output).toContain(
+        "Status: built on branch blueprint/issue-1, but verification failed: `test -f src/missing.js` (exit 1)",
+      );
       expect(output).not.toMatch(/Status: built on branch blueprint\/issue-1\n/);
     }
   });
 
   it("--max-cost caps a build in dollars: it stops between steps once the cap is reached, and says so", async () => {
-    // $2 per million prompt tokens and $10 per million completion tokens: each request below costs $0.03, so S1 costs $0.06.
+    // $2 per million prompt tokens and $10 per million completion tokens: each request below costs $0.03, so S1 costs
+    // $0.06.
     const usage = { prompt: 10_000, completion: 1_000 };
-    const prices = { BLUEPRINT_MODEL: "test-model", BLUEPRINT_PRICES: JSON.stringify({ "test-model": { input: 2, cached_input: 0.5, output: 10 } }) };
-    const cli = await withModel([submit(), { ...write("src/retry.js", "x\n"), usage }, { ...complete("S1"), usage }, { ...write("src/client.js", "y\n"), usage }, { ...complete("S2"), usage }], prices);
+    const prices = {
+      BLUEPRINT_MODEL: "test-model",
+      BLUEPRINT_PRICES: JSON.stringify({ "test-model": { input: 2, cached_input: 0.5, output: 10 } }),
+    };
+    const cli = await withModel(
+      [
+        submit(),
+        { ...write("src/retry.js", "x\n"), usage },
+        { ...complete("S1"), usage },
+        { ...write("src/client.js", "y\n"), usage },
+        { ...complete("S2"), usage },
+      ],
+      prices,
+    );
     expect((await cli(["plan", "add retry"])).code).toBe(0);
     const result = await cli(["build", "--max-cost", "0.05"]);
 
     expect(result.code).toBe(1);
-    expect(gitIn(checkout, ["log", "--format=%s", "main..blueprint/issue-1"]).trim().split("\n")).toEqual(["S1: Add a retry helper"]);
+    expect(gitIn(checkout, ["log", "--format=%s", "main..blueprint/issue-1"]).trim().split("\n")).toEqual([
+      "S1: Add a retry helper",
+    ]);
     expect(result.stdout).toContain("the build reached its cost cap of $0.05 ($0.06 spent); S2 not built yet");
     expect(model?.requests).toHaveLength(3);
   });
 
   it("prints what planning cost and the build estimate, then the cost per step and in total, when the model has a price", async () => {
     // $2 per million prompt tokens, $0.50 cached, $10 completion.
-    const prices = { BLUEPRINT_MODEL: "test-model", BLUEPRINT_PRICES: JSON.stringify({ "test-model": { input: 2, cached_input: 0.5, output: 10 } }) };
+    const prices = {
+      BLUEPRINT_MODEL: "test-model",
+      BLUEPRINT_PRICES: JSON.stringify({ "test-model": { input: 2, cached_input: 0.5, output: 10 } }),
+    };
     const usage = { prompt: 10_000, completion: 1_000 };
     const cli = await withModel(
-      [{ ...submit(), usage: { prompt: 100_000, completion: 5_000, cached: 40_000 } }, { ...write("src/retry.js", "x\n"), usage }, { ...complete("S1"), usage }, { ...write("src/client.js", "y\n"), usage }, { ...complete("S2"), usage }],
+      [
+        { ...submit(), usage: { prompt: 100_000, completion: 5_000, cached: 40_000 } },
+        { ...write("src/retry.js", "x\n"), usage },
+        { ...complete("S1"), usage },
+        { ...write("src/client.js", "y\n"), usage },
+        { ...complete("S2"), usage },
+      ],
       prices,
     );
     const planned = await cli(["plan", "add retry"]);
     expect(planned.code).toBe(0);
     // (60,000 · $2 + 40,000 · $0.50 + 5,000 · $10) / 1M = $0.19
-    expect(planned.stdout).toContain("Planning cost: 100,000 prompt tokens (40,000 cached) + 5,000 completion tokens over 1 answered model request — $0.19 at `test-model`'s configured prices\n");
+    expect(planned.stdout).toContain(
+      "Planning cost: 100,000 prompt tokens (40,000 cached) + 5,000 completion tokens over 1 answered model request — $0.19 at `test-model`'s configured prices\n",
+    );
     // The App's estimate (S1 low with a file, S2 unrated with a file), in the App's words.
     expect(planned.stdout).toContain(
       "Estimated build cost: about 250,000 tokens for 2 steps (S1 ~80k, S2 ~170k), ≈ $0.60 at `test-model`'s configured prices.\n  (a guess from the plan's steps, not a measurement: `blueprint status --markdown` shows what it assumes)",
     );
-    expect((await cli(["status", "--markdown"])).stdout).toContain("Estimate, not a measurement: it assumes 60,000 tokens for a low-complexity step");
+    expect((await cli(["status", "--markdown"])).stdout).toContain(
+      "Estimate, not a measurement: it assumes 60,000 tokens for a low-complexity step",
+    );
     expect(planned.stdout).not.toMatch(/<sub>|\*\*|\| Step/);
 
     const built = await cli(["build"]);
@@ -186,11 +245,19 @@ describe("the blueprint CLI", () => {
   });
 
   it("prints no cost lines when the model has no price (--markdown still shows the tokens)", async () => {
-    const plain = await withModel([submit(), write("src/retry.js", "x\n"), complete("S1"), write("src/client.js", "y\n"), complete("S2")]);
+    const plain = await withModel([
+      submit(),
+      write("src/retry.js", "x\n"),
+      complete("S1"),
+      write("src/client.js", "y\n"),
+      complete("S2"),
+    ]);
     const plainPlan = await plain(["plan", "add retry"]);
     const plainBuild = await plain(["build"]);
     expect(plainPlan.code + plainBuild.code, plainPlan.stderr + plainBuild.stderr).toBe(0);
-    expect(plainPlan.stdout + plainBuild.stdout).not.toMatch(/Planning cost|Estimated build cost|Cost per step|This build|\$/);
+    expect(plainPlan.stdout + plainBuild.stdout).not.toMatch(
+      /Planning cost|Estimated build cost|Cost per step|This build|\$/,
+    );
     expect((await plain(["status", "--markdown"])).stdout).toContain("| Step | Tokens | Prompt | Completion |\n");
   });
 
@@ -236,7 +303,10 @@ describe("the blueprint CLI", () => {
     expect(revise.stdout).toContain("There is no plan to revise yet. Run `blueprint plan` first.");
 
     const fresh = createBareRepo(FILES);
-    const noPlan = await blueprint(["build"], { cwd: fresh.seed, env: { OPENAI_API_KEY: "sk-unused-key-0000000000000000000000" } });
+    const noPlan = await blueprint(["build"], {
+      cwd: fresh.seed,
+      env: { OPENAI_API_KEY: "sk-unused-key-0000000000000000000000" },
+    });
     expect(noPlan.code).toBe(1);
     expect(noPlan.stderr).toContain("there is no plan yet");
 
@@ -253,7 +323,12 @@ describe("the blueprint CLI", () => {
     // Like Ollama: the API under /v1 (which does not serve the model asked for), plain-text 404s elsewhere.
     const endpoint = http.createServer((req, res) => {
       req.resume();
-      if (req.url === "/v1/chat/completions") res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: 'model "llama9" not found, try pulling it first', type: "api_error" } }));
+      if (req.url === "/v1/chat/completions")
+        res
+          .writeHead(404, { "content-type": "application/json" })
+          .end(
+            JSON.stringify({ error: { message: 'model "llama9" not found, try pulling it first', type: "api_error" } }),
+          );
       else res.writeHead(404, { "content-type": "text/plain" }).end("404 page not found");
     });
     await new Promise<void>((resolve) => endpoint.listen(0, "127.0.0.1", resolve));
@@ -265,9 +340,13 @@ describe("the blueprint CLI", () => {
       expect(noV1.stdout).toContain(`so try ${root}/v1.`);
       expect(noV1.stdout).not.toContain("does not know the model");
 
-      const unknown = await blueprint(["plan", "add retry", "--base-url", `${root}/v1`, "--model", "llama9"], { cwd: checkout });
+      const unknown = await blueprint(["plan", "add retry", "--base-url", `${root}/v1`, "--model", "llama9"], {
+        cwd: checkout,
+      });
       expect(unknown.code).toBe(1);
-      expect(unknown.stdout).toContain(`the model endpoint at ${root}/v1 does not know the model \`llama9\` (HTTP 404: "{"error":{"message":"model \\"llama9\\" not found, try pulling it first"`);
+      expect(unknown.stdout).toContain(
+        `the model endpoint at ${root}/v1 does not know the model \`llama9\` (HTTP 404: "{"error":{"message":"model \\"llama9\\" not found, try pulling it first"`,
+      );
       expect(unknown.stdout).toContain("the CLI's `--model`");
     } finally {
       await new Promise((resolve) => endpoint.close(resolve));
@@ -276,16 +355,23 @@ describe("the blueprint CLI", () => {
 
   it("refuses to plan on a detached HEAD", async () => {
     gitIn(checkout, ["checkout", "-q", "--detach"]);
-    const result = await blueprint(["plan", "x"], { cwd: checkout, env: { OPENAI_API_KEY: "sk-unused-key-0000000000000000000000" } });
+    const result = await blueprint(["plan", "x"], {
+      cwd: checkout,
+      env: { OPENAI_API_KEY: "sk-unused-key-0000000000000000000000" },
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("HEAD is detached");
   });
 
   it("stops at a safe point on Ctrl-C and exits 130", async () => {
     model = await startModelServer([{ hang: true }]);
-    const running = startBlueprint(["plan", "add retry"], { cwd: checkout, env: { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: "sk-cli-test-key-000000000000000000000" } });
+    const running = startBlueprint(["plan", "add retry"], {
+      cwd: checkout,
+      env: { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: "sk-cli-test-key-000000000000000000000" },
+    });
     const started = Date.now();
-    while (model.requests.length === 0 && Date.now() - started < 15_000) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (model.requests.length === 0 && Date.now() - started < 15_000)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     expect(model.requests).toHaveLength(1);
     running.child.kill("SIGINT");
     const result = await running.result;

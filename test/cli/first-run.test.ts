@@ -22,7 +22,9 @@ describe("the CLI on first use", () => {
 
   it("lists every limit and time-out of the environment as a flag in --help", async () => {
     const help = await blueprint(["--help"], { cwd: tempDir() });
-    const limits = Object.keys(envSchema.shape).filter((name) => /^BLUEPRINT_(MAX_|MODEL_(TIMEOUT|RETRIES))/.test(name) && name !== "BLUEPRINT_MAX_FETCHES");
+    const limits = Object.keys(envSchema.shape).filter(
+      (name) => /^BLUEPRINT_(MAX_|MODEL_(TIMEOUT|RETRIES))/.test(name) && name !== "BLUEPRINT_MAX_FETCHES",
+    );
     expect(limits.length).toBeGreaterThanOrEqual(5);
     for (const name of limits) {
       const [flag, limit] = Object.entries(LIMIT_FLAGS).find(([, limit]) => limit.env === name) ?? [];
@@ -49,12 +51,30 @@ describe("the CLI on first use", () => {
 
     const notDollars = await blueprint(["build", "--max-cost", "$5"], { cwd: tempDir() });
     expect(notDollars.code).toBe(2);
-    expect(notDollars.stderr).toContain("`--max-cost` needs an amount in dollars above 0, e.g. --max-cost 0.50, not `$5`");
+    expect(notDollars.stderr).toContain(
+      "`--max-cost` needs an amount in dollars above 0, e.g. --max-cost 0.50, not `$5`",
+    );
   });
 
   it("hands limit flags to the engine as the environment variables they stand for", () => {
-    const args = parseCliArgs(["plan", "x", "--max-iterations", "7", "--model-timeout", "30", "--model-retries", "0", "--max-cost", "0.50"]);
-    expect(args.limits).toEqual({ BLUEPRINT_MAX_ITERATIONS: "7", BLUEPRINT_MODEL_TIMEOUT_S: "30", BLUEPRINT_MODEL_RETRIES: "0", BLUEPRINT_MAX_COST: "0.50" });
+    const args = parseCliArgs([
+      "plan",
+      "x",
+      "--max-iterations",
+      "7",
+      "--model-timeout",
+      "30",
+      "--model-retries",
+      "0",
+      "--max-cost",
+      "0.50",
+    ]);
+    expect(args.limits).toEqual({
+      BLUEPRINT_MAX_ITERATIONS: "7",
+      BLUEPRINT_MODEL_TIMEOUT_S: "30",
+      BLUEPRINT_MODEL_RETRIES: "0",
+      BLUEPRINT_MAX_COST: "0.50",
+    });
   });
 
   it("makes no thread when plan is refused for want of a model endpoint", async () => {
@@ -72,12 +92,16 @@ describe("the CLI on first use", () => {
     mkdirSync(path.join(checkout, "bin"));
     copyFileSync("bin/blueprint.js", path.join(checkout, "bin", "blueprint.js"));
     writeFileSync(path.join(checkout, "package.json"), JSON.stringify({ type: "module" }));
-    const run = spawnSync(process.execPath, [path.join(checkout, "bin", "blueprint.js"), "--help"], { encoding: "utf8" });
+    const run = spawnSync(process.execPath, [path.join(checkout, "bin", "blueprint.js"), "--help"], {
+      encoding: "utf8",
+    });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain("the CLI is not built yet");
     expect(run.stderr).toContain("npm run build");
     expect(run.stderr).not.toContain("ERR_MODULE_NOT_FOUND");
     // The same file still starts the built CLI.
-    expect(execFileSync(process.execPath, ["bin/blueprint.js", "--version"], { encoding: "utf8" })).toMatch(/^blueprint \d/);
+    expect(execFileSync(process.execPath, ["bin/blueprint.js", "--version"], { encoding: "utf8" })).toMatch(
+      /^blueprint \d/,
+    );
   });
 });

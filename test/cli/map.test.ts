@@ -4,8 +4,10 @@ import { assertCliBuilt, blueprint } from "./support.js";
 
 const FILES = {
   "README.md": "# Hello\n",
-  "src/http.ts": "export async function getJson(url: string): Promise<unknown> {\n  return (await fetch(url)).json();\n}\n",
-  "src/users.ts": 'import { getJson } from "./http";\n\nexport function loadUsers() {\n  return getJson("/users");\n}\n',
+  "src/http.ts":
+    "export async function getJson(url: string): Promise<unknown> {\n  return (await fetch(url)).json();\n}\n",
+  "src/users.ts":
+    'import { getJson } from "./http";\n\nexport function loadUsers() {\n  return getJson("/users");\n}\n',
 };
 
 describe("blueprint map", () => {
@@ -18,7 +20,10 @@ describe("blueprint map", () => {
     expect(run.stdout).toMatch(/^Repository map: 3 tracked files/);
     expect(run.stdout).not.toContain("regex outline");
     const body = run.stdout.split("\n\n")[1] ?? "";
-    expect(body.split("\n").slice(0, 2)).toEqual(["src/http.ts", "   1│export async function getJson(url: string): Promise<unknown> {"]);
+    expect(body.split("\n").slice(0, 2)).toEqual([
+      "src/http.ts",
+      "   1│export async function getJson(url: string): Promise<unknown> {",
+    ]);
   });
 
   it("takes focus words and a token budget, and refuses a budget out of range", async () => {

@@ -12,12 +12,18 @@ export interface CliRun {
 }
 
 /** Runs the built CLI (`node bin/blueprint.js …`) as a child process, as a person would in a checkout. */
-export async function blueprint(args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<CliRun> {
+export async function blueprint(
+  args: string[],
+  options: { cwd: string; env?: Record<string, string> },
+): Promise<CliRun> {
   return startBlueprint(args, options).result;
 }
 
 /** The same, with a handle on the process (to interrupt it). */
-export function startBlueprint(args: string[], options: { cwd: string; env?: Record<string, string> }): { child: ChildProcess; result: Promise<CliRun> } {
+export function startBlueprint(
+  args: string[],
+  options: { cwd: string; env?: Record<string, string> },
+): { child: ChildProcess; result: Promise<CliRun> } {
   const env = {
     PATH: process.env.PATH ?? "",
     HOME: tempDir("blueprint-cli-home-"),
@@ -44,9 +50,13 @@ export function assertCliBuilt(): void {
   if (!built) throw new Error("lib/cli.js is missing: run `npm run build` first (npm test does).");
   const sources = ["src/cli.ts", ...readdirSync("src/cli").map((name) => path.join("src/cli", name))];
   const newer = sources.filter((source) => statSync(source).mtimeMs > built.mtimeMs);
-  if (newer.length > 0) throw new Error(`lib/ is older than ${newer.join(", ")}: run \`npm run build\` first (npm test does).`);
+  if (newer.length > 0)
+    throw new Error(`lib/ is older than ${newer.join(", ")}: run \`npm run build\` first (npm test does).`);
 }
 
-export function readThread(checkout: string, number = 1): { comments: Array<{ body: string; own: boolean; author: string }> } {
+export function readThread(
+  checkout: string,
+  number = 1,
+): { comments: Array<{ body: string; own: boolean; author: string }> } {
   return JSON.parse(readFileSync(path.join(checkout, ".git", "blueprint", "threads", `${number}.json`), "utf8"));
 }

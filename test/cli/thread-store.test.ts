@@ -16,7 +16,16 @@ const threadHolding = (body: string): StoredThread => ({
   baseBranch: "main",
   requestedBy: "me",
   nextId: 2,
-  comments: [{ id: 1, body, author: "blueprint", own: true, createdAt: "2026-01-01T00:00:00Z", updatedAt: "2026-01-01T00:00:00Z" }],
+  comments: [
+    {
+      id: 1,
+      body,
+      author: "blueprint",
+      own: true,
+      createdAt: "2026-01-01T00:00:00Z",
+      updatedAt: "2026-01-01T00:00:00Z",
+    },
+  ],
 });
 const plan = () => pendingState(samplePlan(), { base: { branch: "main", sha: "a".repeat(40) } });
 

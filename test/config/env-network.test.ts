@@ -11,15 +11,17 @@ describe("BLUEPRINT_NETWORK_ALLOW", () => {
 
   it("reads the operator's entries, `registries` and `none`", () => {
     expect(loadEnv({ BLUEPRINT_NETWORK_ALLOW: "none" }).BLUEPRINT_NETWORK_ALLOW).toEqual([]);
-    expect(loadEnv({ BLUEPRINT_NETWORK_ALLOW: "github.com:443, *.internal.example, [fd00::5]:4873" }).BLUEPRINT_NETWORK_ALLOW.map(formatEgressEntry)).toEqual([
-      "github.com:443",
-      "*.internal.example",
-      "[fd00::5]:4873",
-    ]);
+    expect(
+      loadEnv({
+        BLUEPRINT_NETWORK_ALLOW: "github.com:443, *.internal.example, [fd00::5]:4873",
+      }).BLUEPRINT_NETWORK_ALLOW.map(formatEgressEntry),
+    ).toEqual(["github.com:443", "*.internal.example", "[fd00::5]:4873"]);
   });
 
   it("refuses a bad entry at start, naming the variable and the entry", () => {
     expect(() => loadEnv({ BLUEPRINT_NETWORK_ALLOW: "registries, 10.0.0.5" })).toThrow(ConfigError);
-    expect(() => loadEnv({ BLUEPRINT_NETWORK_ALLOW: "registries, 10.0.0.5" })).toThrow(/BLUEPRINT_NETWORK_ALLOW: `10\.0\.0\.5` is an address without a port/);
+    expect(() => loadEnv({ BLUEPRINT_NETWORK_ALLOW: "registries, 10.0.0.5" })).toThrow(
+      /BLUEPRINT_NETWORK_ALLOW: `10\.0\.0\.5` is an address without a port/,
+    );
   });
 });

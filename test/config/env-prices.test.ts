@@ -3,7 +3,10 @@ import { ConfigError, loadEnv } from "../../src/config/env.js";
 
 describe("the App's prices and cost cap from the environment", () => {
   it("reads BLUEPRINT_PRICES as JSON and BLUEPRINT_MAX_COST as dollars", () => {
-    const env = loadEnv({ BLUEPRINT_PRICES: '{"gpt-4.1": {"input": 2, "cached_input": 0.5, "output": 8}}', BLUEPRINT_MAX_COST: "1.5" });
+    const env = loadEnv({
+      BLUEPRINT_PRICES: '{"gpt-4.1": {"input": 2, "cached_input": 0.5, "output": 8}}',
+      BLUEPRINT_MAX_COST: "1.5",
+    });
     expect(env.BLUEPRINT_PRICES).toEqual({ "gpt-4.1": { input: 2, cached_input: 0.5, output: 8 } });
     expect(env.BLUEPRINT_MAX_COST).toBe(1.5);
   });

@@ -1,13 +1,18 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { REPO_CONFIG_JSON_SCHEMA_PATH, repoConfigJsonSchema, repoConfigJsonSchemaText } from "../../src/config/repo-config-json-schema.js";
+import {
+  REPO_CONFIG_JSON_SCHEMA_PATH,
+  repoConfigJsonSchema,
+  repoConfigJsonSchemaText,
+} from "../../src/config/repo-config-json-schema.js";
 import { parseRepoConfig } from "../../src/config/repo-config.js";
 import { jsonSchemaChecker } from "../e2e/double/json-schema.js";
 
 const committed = readFileSync(new URL(`../../${REPO_CONFIG_JSON_SCHEMA_PATH}`, import.meta.url), "utf8");
 /** Standalone: a $ref would fail to compile. */
-const validateJson = (schema: object, value: unknown, at: string) => jsonSchemaChecker()(schema as Record<string, unknown>, value, at);
+const validateJson = (schema: object, value: unknown, at: string) =>
+  jsonSchemaChecker()(schema as Record<string, unknown>, value, at);
 
 /** The example configuration in a page of the docs, the way people copy it. */
 function exampleIn(page: string): string {
@@ -31,12 +36,17 @@ describe("the committed JSON Schema of .github/blueprint.yml", () => {
     expect(properties.sort()).toEqual(Object.keys(JSON.parse(committed).properties).sort());
   });
 
-  it.each(EXAMPLES)("accepts %s's example, as the zod schema does, and the example points editors at the committed file", (page) => {
-    const example = exampleIn(page);
-    expect(example.split("\n")[0]).toMatch(new RegExp(`\\$schema=\\S+/${REPO_CONFIG_JSON_SCHEMA_PATH.replace(".", "\\.")}$`));
-    expect(parseRepoConfig(example).ok).toBe(true);
-    expect(validateJson(JSON.parse(committed), parseYaml(example), "config")).toEqual([]);
-  });
+  it.each(EXAMPLES)(
+    "accepts %s's example, as the zod schema does, and the example points editors at the committed file",
+    (page) => {
+      const example = exampleIn(page);
+      expect(example.split("\n")[0]).toMatch(
+        new RegExp(`\\$schema=\\S+/${REPO_CONFIG_JSON_SCHEMA_PATH.replace(".", "\\.")}$`),
+      );
+      expect(parseRepoConfig(example).ok).toBe(true);
+      expect(validateJson(JSON.parse(committed), parseYaml(example), "config")).toEqual([]);
+    },
+  );
 
   it("is shown whole in docs/configuration.md: its example sets every key, and its table describes every key", () => {
     const keys = Object.keys(JSON.parse(committed).properties as object).sort();

@@ -24,7 +24,12 @@ describe("parseRepoConfig limits", () => {
   });
 
   it("rejects nesting deeper than 20 levels in flow and block style, before the YAML library composes it", () => {
-    for (const text of ["[".repeat(5000) + "]".repeat(5000), "[".repeat(5000), "- ".repeat(21) + "x", `a: ${"{b: ".repeat(30)}1${"}".repeat(30)}`]) {
+    for (const text of [
+      "[".repeat(5000) + "]".repeat(5000),
+      "[".repeat(5000),
+      "- ".repeat(21) + "x",
+      `a: ${"{b: ".repeat(30)}1${"}".repeat(30)}`,
+    ]) {
       const message = problem(text);
       expect(message).toContain(REPO_CONFIG_PATH);
       expect(message).toContain("20 levels");
@@ -33,7 +38,9 @@ describe("parseRepoConfig limits", () => {
 
   it("still reads nesting within the limit", () => {
     expect(problem("- ".repeat(20) + "x")).toMatch(/has problems/);
-    expect(parseRepoConfig("limits:\n  max_iterations: 3\ncommit_author: { name: Bot, email: bot@example.com }\n").ok).toBe(true);
+    expect(
+      parseRepoConfig("limits:\n  max_iterations: 3\ncommit_author: { name: Bot, email: bot@example.com }\n").ok,
+    ).toBe(true);
   });
 
   it("prints no warning for an unknown tag, and reads its value", () => {
@@ -52,7 +59,11 @@ describe("limits: in .github/blueprint.yml", () => {
   };
 
   it("lower the App's own limits", () => {
-    expect(limitsOf("limits:\n  max_iterations: 5\n  max_minutes: 2\n  max_tokens: 1000\n")).toEqual({ maxIterations: 5, maxWallTimeMs: 120_000, maxTokens: 1000 });
+    expect(limitsOf("limits:\n  max_iterations: 5\n  max_minutes: 2\n  max_tokens: 1000\n")).toEqual({
+      maxIterations: 5,
+      maxWallTimeMs: 120_000,
+      maxTokens: 1000,
+    });
   });
 
   it("never raise them: a repository cannot buy itself more iterations, time or tokens", () => {

@@ -112,18 +112,26 @@ describe("parseRepoConfig", () => {
   });
 
   it("names the line and column of each problem", () => {
-    const message = problem(["model: gpt-4.1", "limits:", "  max_minutes: 30", "  max_iterations: -3", "approvers: admins", "modle: x"].join("\n"));
+    const message = problem(
+      ["model: gpt-4.1", "limits:", "  max_minutes: 30", "  max_iterations: -3", "approvers: admins", "modle: x"].join(
+        "\n",
+      ),
+    );
     expect(message).toContain("`limits.max_iterations` (line 4, column 19): ");
     expect(message).toContain("`approvers` (line 5, column 12): ");
     expect(message).toContain("`modle` (line 6, column 1): unknown key");
     // A missing field points at the mapping that lacks it.
     expect(problem("commit_author:\n  name: Bot\n")).toContain("`commit_author.email` (line 2, column 3): ");
     // An unknown key inside a flow mapping, on the key itself.
-    expect(problem("network: true\nlimits: { max_minutes: 5, max_iteration: 10 }\n")).toContain("`limits.max_iteration` (line 2, column 27): unknown key");
+    expect(problem("network: true\nlimits: { max_minutes: 5, max_iteration: 10 }\n")).toContain(
+      "`limits.max_iteration` (line 2, column 27): unknown key",
+    );
   });
 
   it("names the line and column of a YAML syntax error", () => {
-    expect(problem("model: gpt-4.1\nfeedback: [any-comment\nsetup: npm ci\n")).toMatch(/is not valid YAML \(line 3, column \d+\): /);
+    expect(problem("model: gpt-4.1\nfeedback: [any-comment\nsetup: npm ci\n")).toMatch(
+      /is not valid YAML \(line 3, column \d+\): /,
+    );
     expect(problem("model: a\nmodel: b\n")).toContain("is not valid YAML (line 2, column 1): Map keys must be unique");
   });
 
@@ -132,7 +140,10 @@ describe("parseRepoConfig", () => {
     expect(ok("network: registries\n").network).toBe("registries");
     expect(ok("network: true\n").network).toBe("registries");
     expect(ok("network: false\n").network).toBe("none");
-    expect(ok('network:\n  allow: [registry.npmjs.org, "github.com:443", "*.example.com", "10.0.0.5:8080", "[::1]:4873"]\n').network).toEqual({
+    expect(
+      ok('network:\n  allow: [registry.npmjs.org, "github.com:443", "*.example.com", "10.0.0.5:8080", "[::1]:4873"]\n')
+        .network,
+    ).toEqual({
       allow: [
         { kind: "host", host: "registry.npmjs.org", port: null },
         { kind: "host", host: "github.com", port: 443 },
@@ -144,7 +155,9 @@ describe("parseRepoConfig", () => {
   });
 
   it("refuses a bad `network:` in plain words, naming the entry and where it is", () => {
-    expect(problem("network: some\n")).toContain("`network` (line 1, column 10): use `none`, `registries`, `true` (registries), `false` (none) or `{ allow: [");
+    expect(problem("network: some\n")).toContain(
+      "`network` (line 1, column 10): use `none`, `registries`, `true` (registries), `false` (none) or `{ allow: [",
+    );
     const message = problem('network:\n  allow:\n    - registry.npmjs.org\n    - "not a host"\n    - 10.0.0.5\n');
     expect(message).toContain("`network.allow.1` (line 4, column 7): `not a host` is not a host name");
     expect(message).toContain("`network.allow.2` (line 5, column 7): `10.0.0.5` is an address without a port");
@@ -166,7 +179,9 @@ describe("parseRepoConfig", () => {
 
   it("refuses a bad `labels:` in plain words", () => {
     expect(problem("labels: { done: x }\n")).toContain("`labels.done` (line 1, column 11): unknown key");
-    expect(problem('labels: { built: "Ship", failed: "ship" }\n')).toContain('"ship" names two states; each state needs a label of its own');
+    expect(problem('labels: { built: "Ship", failed: "ship" }\n')).toContain(
+      '"ship" names two states; each state needs a label of its own',
+    );
     expect(problem(`labels: { built: "${"x".repeat(51)}" }\n`)).toContain("`labels.built`");
     expect(problem("labels: some\n")).toContain("use `true` (the default names), `false` (no labels) or a map");
   });

@@ -14,8 +14,14 @@ const instructions = dockerfile
   .split("\n")
   .map((line) => line.trim())
   .filter((line) => line !== "" && !line.startsWith("#"));
-const stages = instructions.join("\n").split(/^FROM /m).slice(1);
-const ignored = readFileSync(".dockerignore", "utf8").split("\n").map((line) => line.trim()).filter((line) => line && !line.startsWith("#"));
+const stages = instructions
+  .join("\n")
+  .split(/^FROM /m)
+  .slice(1);
+const ignored = readFileSync(".dockerignore", "utf8")
+  .split("\n")
+  .map((line) => line.trim())
+  .filter((line) => line && !line.startsWith("#"));
 const exampleText = readFileSync(".env.example", "utf8");
 const run = promisify(execFile);
 
@@ -49,7 +55,9 @@ describe("Dockerfile", () => {
     // The same node, flags and entry (the intake's larger young generation: see docs/operations.md, "Node's flags").
     const start = (JSON.parse(readFileSync("package.json", "utf8")).scripts.start as string).split(" ");
     expect(start).toEqual(["node", "--max-semi-space-size=64", "./lib/start.js"]);
-    expect(JSON.parse(/^CMD (\[.*\])/m.exec(runtime)?.[1] ?? "[]")).toEqual(start.map((word) => word.replace(/^\.\//, "")));
+    expect(JSON.parse(/^CMD (\[.*\])/m.exec(runtime)?.[1] ?? "[]")).toEqual(
+      start.map((word) => word.replace(/^\.\//, "")),
+    );
     const volume = /^VOLUME \["([^"]+)"\]/m.exec(runtime)?.[1] ?? "";
     expect(runtime).toMatch(new RegExp(`chown node:node ${volume}\\b`));
     // Probot writes .env in the working directory (/app, root's): it must be a link into the volume.
@@ -59,7 +67,9 @@ describe("Dockerfile", () => {
   });
 
   it("copies only files that exist and that .dockerignore lets through", () => {
-    const sources = instructions.filter((line) => line.startsWith("COPY ") && !line.includes("--from")).flatMap((line) => line.split(/\s+/).slice(1, -1));
+    const sources = instructions
+      .filter((line) => line.startsWith("COPY ") && !line.includes("--from"))
+      .flatMap((line) => line.split(/\s+/).slice(1, -1));
     expect(sources.length).toBeGreaterThan(0);
     for (const source of sources) {
       expect(existsSync(source), source).toBe(true);
@@ -89,14 +99,29 @@ describe(".env.example", () => {
   const listed = new Set([...exampleText.matchAll(/^#?\s*([A-Z][A-Z0-9_]+)=/gm)].map((match) => match[1]));
 
   it("lists Probot's variables and every one of Blueprint's", () => {
-    for (const name of ["APP_ID", "PRIVATE_KEY", "PRIVATE_KEY_PATH", "WEBHOOK_SECRET", "GHE_HOST", "OPENAI_BASE_URL", "OPENAI_API_KEY", "BLUEPRINT_MODEL", "BLUEPRINT_WORKDIR"]) {
+    for (const name of [
+      "APP_ID",
+      "PRIVATE_KEY",
+      "PRIVATE_KEY_PATH",
+      "WEBHOOK_SECRET",
+      "GHE_HOST",
+      "OPENAI_BASE_URL",
+      "OPENAI_API_KEY",
+      "BLUEPRINT_MODEL",
+      "BLUEPRINT_WORKDIR",
+    ]) {
       expect(listed, name).toContain(name);
     }
     for (const name of Object.keys(envSchema.shape)) expect(listed, name).toContain(name);
   });
 
   it("holds valid settings, and placeholders only", () => {
-    const values = Object.fromEntries([...exampleText.matchAll(/^([A-Z][A-Z0-9_]+)=(.*)$/gm)].map(([, name = "", value = ""]) => [name, value.replace(/^"|"$/g, "")]));
+    const values = Object.fromEntries(
+      [...exampleText.matchAll(/^([A-Z][A-Z0-9_]+)=(.*)$/gm)].map(([, name = "", value = ""]) => [
+        name,
+        value.replace(/^"|"$/g, ""),
+      ]),
+    );
     expect(() => loadEnv(values)).not.toThrow();
     // Nothing in it looks like a real token or key to Blueprint's own redactor.
     expect(createRedactor([])(exampleText)).toBe(exampleText);

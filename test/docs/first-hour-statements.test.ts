@@ -11,12 +11,19 @@ const engines = (JSON.parse(readFileSync("package.json", "utf8")) as { engines: 
 
 describe("the README's Node statement", () => {
   it("names the same versions as package.json's engines", () => {
-    const statement = /Node (\d+\.\d+\.\d+) or newer, Node (\d+) excepted \(`engines` in package\.json: `([^`]+)`/.exec(readme);
+    const statement = /Node (\d+\.\d+\.\d+) or newer, Node (\d+) excepted \(`engines` in package\.json: `([^`]+)`/.exec(
+      readme,
+    );
     expect(statement, "README: Node <x.y.z> or newer, Node <n> excepted (`engines` …)").not.toBeNull();
     const [, floor = "", excepted = "", quoted = ""] = statement ?? [];
     expect(quoted).toBe(engines);
     expect(satisfiesEngines(floor, engines)).toBe(true);
-    expect(satisfiesEngines(floor.replace(/\d+$/, (patch) => String(Number(patch) - 1)), engines)).toBe(false);
+    expect(
+      satisfiesEngines(
+        floor.replace(/\d+$/, (patch) => String(Number(patch) - 1)),
+        engines,
+      ),
+    ).toBe(false);
     expect(satisfiesEngines(`${excepted}.9.0`, engines)).toBe(false);
     for (const recommended of ["22.0.0", "24.0.0"]) expect(satisfiesEngines(recommended, engines)).toBe(true);
   });
@@ -47,7 +54,8 @@ describe("the Action's status output", () => {
     const runner = readFileSync("src/action/runner.ts", "utf8");
     const set = [...runner.matchAll(/setOutput\("status", "(\w+)"\)/g)].map((match) => match[1] ?? "");
     expect(set).toEqual(expect.arrayContaining(["error", "skipped"]));
-    const described = (parse(readFileSync("action.yml", "utf8")) as { outputs: { status: { description: string } } }).outputs.status.description;
+    const described = (parse(readFileSync("action.yml", "utf8")) as { outputs: { status: { description: string } } })
+      .outputs.status.description;
     for (const status of set) {
       expect(described, status).toContain(status);
       expect(readme, status).toContain(`\`${status}\``);

@@ -7,6 +7,15 @@ import { installDependencies, sweInstanceSchema } from "../../eval/swe/index.js"
  * would be: `node --import tsx install-driver.ts DIR INSTALL` prints the install's result as JSON.
  */
 const [dir = "", install = ""] = process.argv.slice(2);
-const instance = sweInstanceSchema.parse({ instance_id: "probe-1", repo: "example/probe", base_commit: "0".repeat(40), problem_statement: "-", test_patch: "-", FAIL_TO_PASS: [], PASS_TO_PASS: [], install });
+const instance = sweInstanceSchema.parse({
+  instance_id: "probe-1",
+  repo: "example/probe",
+  base_commit: "0".repeat(40),
+  problem_statement: "-",
+  test_patch: "-",
+  FAIL_TO_PASS: [],
+  PASS_TO_PASS: [],
+  install,
+});
 const sandbox = evalSandbox(process.env, (text) => process.stderr.write(`${text}\n`));
 process.stdout.write(JSON.stringify(await installDependencies(instance, dir, { timeoutMs: 120_000, sandbox })));

@@ -17,7 +17,9 @@ interface Seen {
 }
 
 /** An endpoint that answers each request with the next reply: [status, content type, body]. */
-async function upstream(replies: Array<[number, string, string, Record<string, string>?]>): Promise<{ url: string; seen: Seen[]; close(): Promise<void> }> {
+async function upstream(
+  replies: Array<[number, string, string, Record<string, string>?]>,
+): Promise<{ url: string; seen: Seen[]; close(): Promise<void> }> {
   const seen: Seen[] = [];
   const server = http.createServer((req, res) => {
     let body = "";
@@ -30,10 +32,18 @@ async function upstream(replies: Array<[number, string, string, Record<string, s
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/v1/`, seen, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${port}/v1/`,
+    seen,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
-const usage = (prompt: number, completion: number, cached: number) => ({ prompt_tokens: prompt, completion_tokens: completion, prompt_tokens_details: { cached_tokens: cached } });
+const usage = (prompt: number, completion: number, cached: number) => ({
+  prompt_tokens: prompt,
+  completion_tokens: completion,
+  prompt_tokens_details: { cached_tokens: cached },
+});
 
 describe("the eval's metering proxy", () => {
   let proxy: MeteringProxy | null = null;
@@ -43,7 +53,12 @@ describe("the eval's metering proxy", () => {
   });
 
   it("passes requests through unchanged and adds up the usage each answer reports, per phase", async () => {
-    const sse = [`data: ${JSON.stringify({ choices: [{ delta: { content: "hi" } }] })}`, `data: ${JSON.stringify({ choices: [], usage: usage(50, 5, 10) })}`, "data: [DONE]", ""].join("\n\n");
+    const sse = [
+      `data: ${JSON.stringify({ choices: [{ delta: { content: "hi" } }] })}`,
+      `data: ${JSON.stringify({ choices: [], usage: usage(50, 5, 10) })}`,
+      "data: [DONE]",
+      "",
+    ].join("\n\n");
     const endpoint = await upstream([
       [200, "application/json", JSON.stringify({ choices: [], usage: usage(100, 20, 30) })],
       [429, "application/json", JSON.stringify({ error: { message: "slow down" } })],
@@ -51,7 +66,12 @@ describe("the eval's metering proxy", () => {
       [200, "application/json", JSON.stringify({ choices: [] })],
     ]);
     proxy = await startMeteringProxy(endpoint.url);
-    const post = (body: string) => fetch(`${proxy?.url}/chat/completions`, { method: "POST", headers: { authorization: "Bearer sk-test", "content-type": "application/json" }, body });
+    const post = (body: string) =>
+      fetch(`${proxy?.url}/chat/completions`, {
+        method: "POST",
+        headers: { authorization: "Bearer sk-test", "content-type": "application/json" },
+        body,
+      });
 
     proxy.setPhase("plan");
     const first = await post('{"model":"m"}');
@@ -62,7 +82,11 @@ describe("the eval's metering proxy", () => {
     expect(await (await post("{}")).text()).toBe(sse);
     await post("{}");
 
-    expect(endpoint.seen[0]).toEqual({ url: "/v1/chat/completions", authorization: "Bearer sk-test", body: '{"model":"m"}' });
+    expect(endpoint.seen[0]).toEqual({
+      url: "/v1/chat/completions",
+      authorization: "Bearer sk-test",
+      body: '{"model":"m"}',
+    });
     expect(proxy.usage("plan")).toEqual({ requests: 1, errors: 1, prompt: 100, cached: 30, completion: 20 });
     expect(proxy.usage("build")).toEqual({ requests: 2, errors: 0, prompt: 50, cached: 10, completion: 5 });
     expect(proxy.usage("revise")).toEqual({ requests: 0, errors: 0, prompt: 0, cached: 0, completion: 0 });
@@ -74,12 +98,21 @@ describe("the eval's metering proxy", () => {
     proxy.setPhase("plan");
     const answer = await fetch(`${proxy.url}/chat/completions`, { method: "POST", body: "{}" });
     expect(answer.status).toBe(502);
-    expect(((await answer.json()) as { error: { message: string } }).error.message).toMatch(/^eval proxy: the model endpoint http:\/\/127\.0\.0\.1:9\/v1 did not answer/);
+    expect(((await answer.json()) as { error: { message: string } }).error.message).toMatch(
+      /^eval proxy: the model endpoint http:\/\/127\.0\.0\.1:9\/v1 did not answer/,
+    );
     expect(proxy.usage("plan")).toMatchObject({ requests: 0, errors: 1 });
   });
 
   it("passes a 429 on with its status, body, Retry-After and other headers intact", async () => {
-    const endpoint = await upstream([[429, "application/json", '{"error":{"message":"slow down"}}', { "retry-after": "7", "x-ratelimit-remaining-requests": "0" }]]);
+    const endpoint = await upstream([
+      [
+        429,
+        "application/json",
+        '{"error":{"message":"slow down"}}',
+        { "retry-after": "7", "x-ratelimit-remaining-requests": "0" },
+      ],
+    ]);
     proxy = await startMeteringProxy(endpoint.url);
     proxy.setPhase("plan");
     const answer = await fetch(`${proxy.url}/chat/completions`, { method: "POST", body: "{}" });
@@ -108,14 +141,20 @@ describe("the eval's metering proxy", () => {
     const env = { BLUEPRINT_MODEL_TIMEOUT_S: "1", OPENAI_API_KEY: "sk-test", BLUEPRINT_MODEL: "scripted" };
     try {
       const direct = checkout();
-      const alone = await blueprint(["plan", "Make index.js export 2."], { cwd: direct, env: { ...env, OPENAI_BASE_URL: model.url } });
+      const alone = await blueprint(["plan", "Make index.js export 2."], {
+        cwd: direct,
+        env: { ...env, OPENAI_BASE_URL: model.url },
+      });
       expect(alone.code, alone.stderr).toBe(0);
       expect((await latestThreadState(direct))?.status).toBe("pending");
 
       proxy = await startMeteringProxy(model.url);
       proxy.setPhase("plan");
       const proxied = checkout();
-      const through = await blueprint(["plan", "Make index.js export 2."], { cwd: proxied, env: { ...env, OPENAI_BASE_URL: proxy.url } });
+      const through = await blueprint(["plan", "Make index.js export 2."], {
+        cwd: proxied,
+        env: { ...env, OPENAI_BASE_URL: proxy.url },
+      });
       expect(through.code, through.stderr).toBe(0);
       expect((await latestThreadState(proxied))?.status).toBe("pending");
       expect(proxy.usage("plan")).toEqual({ requests: 1, errors: 0, prompt: 1_000, cached: 400, completion: 100 });

@@ -17,8 +17,16 @@ describe("fetching a published package for the smoke suite (a registry double on
 
   beforeAll(async () => {
     registry = await startPackageRegistry([
-      { name: "tiny-left-pad", version: "1.0.0", files: { "index.js": "module.exports = (s, n) => ' '.repeat(n) + s;\n", "lib/util.js": "exports.x = 1;\n" } },
-      { name: "tiny-left-pad", version: "1.0.1", files: { "index.js": "module.exports = (s, n) => ' '.repeat(Math.max(0, n - s.length)) + s;\n" } },
+      {
+        name: "tiny-left-pad",
+        version: "1.0.0",
+        files: { "index.js": "module.exports = (s, n) => ' '.repeat(n) + s;\n", "lib/util.js": "exports.x = 1;\n" },
+      },
+      {
+        name: "tiny-left-pad",
+        version: "1.0.1",
+        files: { "index.js": "module.exports = (s, n) => ' '.repeat(Math.max(0, n - s.length)) + s;\n" },
+      },
     ]);
   });
   afterAll(async () => {
@@ -32,7 +40,10 @@ describe("fetching a published package for the smoke suite (a registry double on
     const dir = await fetchPackage("tiny-left-pad", "1.0.0", { registry: registry.url, cacheDir });
     expect(readFileSync(path.join(dir, "index.js"), "utf8")).toContain("' '.repeat(n)");
     expect(readFileSync(path.join(dir, "lib/util.js"), "utf8")).toBe("exports.x = 1;\n");
-    expect(JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8"))).toMatchObject({ name: "tiny-left-pad", version: "1.0.0" });
+    expect(JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8"))).toMatchObject({
+      name: "tiny-left-pad",
+      version: "1.0.0",
+    });
     expect(registry.requests.slice(before)).toEqual(["/tiny-left-pad", "/tiny-left-pad/-/tiny-left-pad-1.0.0.tgz"]);
     expect(readFileSync(`${dir}.integrity`, "utf8")).toMatch(/^sha512-/);
 
@@ -52,7 +63,10 @@ describe("fetching a published package for the smoke suite (a registry double on
   it("fetches a version two tasks ask for at once only once (one's later version is the other's earlier)", async () => {
     const source = { registry: registry.url, cacheDir: cache() };
     const before = registry.requests.length;
-    const [first, second] = await Promise.all([fetchPackage("tiny-left-pad", "1.0.1", source), fetchPackage("tiny-left-pad", "1.0.1", source)]);
+    const [first, second] = await Promise.all([
+      fetchPackage("tiny-left-pad", "1.0.1", source),
+      fetchPackage("tiny-left-pad", "1.0.1", source),
+    ]);
     expect(second).toBe(first);
     expect(registry.requests.slice(before)).toEqual(["/tiny-left-pad", "/tiny-left-pad/-/tiny-left-pad-1.0.1.tgz"]);
   });
@@ -74,9 +88,15 @@ describe("fetching a published package for the smoke suite (a registry double on
 
   it("says which version is missing and which the registry has, when the package is not there at all, and when the registry does not answer", async () => {
     const source = { registry: registry.url, cacheDir: cache() };
-    await expect(fetchPackage("tiny-left-pad", "9.9.9", source)).rejects.toThrow(`tiny-left-pad@9.9.9: the registry ${registry.url} has no version 9.9.9 of tiny-left-pad (it has 1.0.0, 1.0.1)`);
-    await expect(fetchPackage("no-such-package", "1.0.0", source)).rejects.toThrow(`no-such-package@1.0.0: the registry ${registry.url} has no package no-such-package`);
+    await expect(fetchPackage("tiny-left-pad", "9.9.9", source)).rejects.toThrow(
+      `tiny-left-pad@9.9.9: the registry ${registry.url} has no version 9.9.9 of tiny-left-pad (it has 1.0.0, 1.0.1)`,
+    );
+    await expect(fetchPackage("no-such-package", "1.0.0", source)).rejects.toThrow(
+      `no-such-package@1.0.0: the registry ${registry.url} has no package no-such-package`,
+    );
     const closed = `http://127.0.0.1:${await closedPort()}/`;
-    await expect(fetchPackage("tiny-left-pad", "1.0.0", { ...source, registry: closed })).rejects.toThrow(`tiny-left-pad@1.0.0: could not reach ${closed}tiny-left-pad (fetch failed: connect ECONNREFUSED`);
+    await expect(fetchPackage("tiny-left-pad", "1.0.0", { ...source, registry: closed })).rejects.toThrow(
+      `tiny-left-pad@1.0.0: could not reach ${closed}tiny-left-pad (fetch failed: connect ECONNREFUSED`,
+    );
   });
 });

@@ -14,14 +14,22 @@ describe.runIf(process.env.BLUEPRINT_EVAL_REPOS)("the real suite's gold validati
   let instances: RealInstance[] = [];
 
   beforeAll(async () => {
-    instances = await loadRealSuite({ reposDir: process.env.BLUEPRINT_EVAL_REPOS, problemStatements: false, only: TASKS });
+    instances = await loadRealSuite({
+      reposDir: process.env.BLUEPRINT_EVAL_REPOS,
+      problemStatements: false,
+      only: TASKS,
+    });
   }, 120_000);
 
-  it.each(TASKS)("%s: FAIL_TO_PASS fails and PASS_TO_PASS passes without the fix, all pass with it", async (id) => {
-    const inst = instances.find((candidate) => candidate.instance_id === id);
-    if (!inst) throw new Error(`${id} did not load`);
-    const result = await validateInstance(inst, inst.source, { timeoutMs: 60_000, installTimeoutMs: 120_000 });
-    expect(result.problems).toEqual([]);
-    expect(result.ok).toBe(true);
-  }, 180_000);
+  it.each(TASKS)(
+    "%s: FAIL_TO_PASS fails and PASS_TO_PASS passes without the fix, all pass with it",
+    async (id) => {
+      const inst = instances.find((candidate) => candidate.instance_id === id);
+      if (!inst) throw new Error(`${id} did not load`);
+      const result = await validateInstance(inst, inst.source, { timeoutMs: 60_000, installTimeoutMs: 120_000 });
+      expect(result.problems).toEqual([]);
+      expect(result.ok).toBe(true);
+    },
+    180_000,
+  );
 });

@@ -18,8 +18,25 @@ describe("npm run eval's rounds with no human: feedback, questions, an endpoint 
       done("S1"),
     ]);
     const out = outDir();
-    const argv = ["--suite", "smoke", ...smoke().args, "--base-url", model.url, "--tasks", "tiny-encodeurl-1.0.1", "--feedback", "change index.js, not the README", "--out", out];
-    const { report } = await main(argv, { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: () => {}, stderr: () => {} }, { smokeDir: smoke().smokeDir });
+    const argv = [
+      "--suite",
+      "smoke",
+      ...smoke().args,
+      "--base-url",
+      model.url,
+      "--tasks",
+      "tiny-encodeurl-1.0.1",
+      "--feedback",
+      "change index.js, not the README",
+      "--out",
+      out,
+    ];
+    const { report } = await main(
+      argv,
+      { BLUEPRINT_MODEL_RETRIES: "0" },
+      { stdout: () => {}, stderr: () => {} },
+      { smokeDir: smoke().smokeDir },
+    );
 
     const run = report?.runs[0];
     expect(run?.plan).toMatchObject({ valid: true, revision: 2, files: ["index.js"], recall: 1, precision: 1 });
@@ -43,17 +60,32 @@ describe("npm run eval's rounds with no human: feedback, questions, an endpoint 
     const model = await startModel([{ status: 503 }]);
     const out = outDir();
     const stderr: string[] = [];
-    const { exitCode, report } = await main(["--suite", "smoke", ...smoke().args, "--base-url", model.url, "--tasks", "tiny-ms-1.0.1", "--out", out], { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: () => {}, stderr: (text) => stderr.push(text) }, { smokeDir: smoke().smokeDir });
+    const { exitCode, report } = await main(
+      ["--suite", "smoke", ...smoke().args, "--base-url", model.url, "--tasks", "tiny-ms-1.0.1", "--out", out],
+      { BLUEPRINT_MODEL_RETRIES: "0" },
+      { stdout: () => {}, stderr: (text) => stderr.push(text) },
+      { smokeDir: smoke().smokeDir },
+    );
 
     expect(exitCode).toBe(1);
-    expect(report?.runs[0]).toMatchObject({ plan: { valid: false, recall: 0, precision: null }, build: { ran: false }, check: { ran: false, passed: false }, exitCodes: { plan: 1, build: null } });
+    expect(report?.runs[0]).toMatchObject({
+      plan: { valid: false, recall: 0, precision: null },
+      build: { ran: false },
+      check: { ran: false, passed: false },
+      exitCodes: { plan: 1, build: null },
+    });
     expect(report?.overall.totals).toMatchObject({ requests: 0, errors: 1 });
     expect(stderr.join("\n")).toContain(`the model endpoint ${model.url} answered none of 1 requests`);
   });
 
   it("counts a build step the endpoint fails as failed, not blocked, and the failed request apart", async () => {
     const model = await startModel([planReply(plan([step("S1", ["index.js"])])), { status: 500 }]);
-    const { exitCode, report } = await main(["--suite", "smoke", ...smoke().args, "--base-url", model.url, "--tasks", "tiny-ms-1.0.1", "--out", outDir()], { BLUEPRINT_MODEL_RETRIES: "0" }, { stdout: () => {}, stderr: () => {} }, { smokeDir: smoke().smokeDir });
+    const { exitCode, report } = await main(
+      ["--suite", "smoke", ...smoke().args, "--base-url", model.url, "--tasks", "tiny-ms-1.0.1", "--out", outDir()],
+      { BLUEPRINT_MODEL_RETRIES: "0" },
+      { stdout: () => {}, stderr: () => {} },
+      { smokeDir: smoke().smokeDir },
+    );
 
     // No run passed: exit 1 (without --fail-under, a run where nothing passes fails).
     expect(exitCode).toBe(1);

@@ -8,6 +8,17 @@ export const call = (name: string, args: unknown): ScriptedReply => ({ toolCalls
 export const planReply = (args: unknown): ScriptedReply => ({ ...call("submit_plan", args), usage: PLAN_USAGE });
 export const buildReply = (name: string, args: unknown): ScriptedReply => ({ ...call(name, args), usage: BUILD_USAGE });
 export const done = (id: string) => buildReply("complete_step", { step_id: id, summary: `did ${id}` });
-export const step = (id: string, files: string[], deps: string[] = []) => ({ id, title: `Step ${id}`, details: `Change ${files.join(", ")}.`, files, deps });
-export const plan = (steps: unknown[]) => ({ title: "Fix it", summary: "What the issue asks.", steps, risks: [], verification: [] });
-
+export const step = (id: string, files: string[], deps: string[] = []) => ({
+  id,
+  title: `Step ${id}`,
+  details: `Change ${files.join(", ")}.`,
+  files,
+  deps,
+});
+export const plan = (steps: unknown[]) => ({
+  title: "Fix it",
+  summary: "What the issue asks.",
+  steps,
+  risks: [],
+  verification: [],
+});

@@ -23,8 +23,12 @@ export function scriptedJudge(calls: string[] = []): Judge {
         .split("\n")
         .filter((line) => line.trim() !== "")
         .map((line) => {
-          const raw = JSON.parse(line) as SweInstance & { FAIL_TO_PASS: string[] | string; PASS_TO_PASS: string[] | string };
-          const list = (value: string[] | string) => (typeof value === "string" ? (JSON.parse(value) as string[]) : value);
+          const raw = JSON.parse(line) as SweInstance & {
+            FAIL_TO_PASS: string[] | string;
+            PASS_TO_PASS: string[] | string;
+          };
+          const list = (value: string[] | string) =>
+            typeof value === "string" ? (JSON.parse(value) as string[]) : value;
           return { ...raw, FAIL_TO_PASS: list(raw.FAIL_TO_PASS), PASS_TO_PASS: list(raw.PASS_TO_PASS) };
         });
     },
@@ -32,7 +36,13 @@ export function scriptedJudge(calls: string[] = []): Judge {
     async checkoutInstance(inst, source, into) {
       calls.push(`checkout ${inst.instance_id}`);
       if (!("reposDir" in source)) throw new Error("the scripted judge reads repositories from a folder");
-      gitIn(path.dirname(into), ["clone", "-q", "--no-checkout", path.join(source.reposDir, inst.repo.replace("/", "__")), into]);
+      gitIn(path.dirname(into), [
+        "clone",
+        "-q",
+        "--no-checkout",
+        path.join(source.reposDir, inst.repo.replace("/", "__")),
+        into,
+      ]);
       gitIn(into, ["checkout", "-q", "--detach", inst.base_commit]);
       gitIn(into, ["remote", "remove", "origin"]);
     },
@@ -56,8 +66,16 @@ export function scriptedJudge(calls: string[] = []): Judge {
       );
       const file = tiny.test_files[0] ?? "";
       const passed = new Set([...output.matchAll(/^ok \d+ - (.+)$/gm)].map((match) => `${file} > ${match[1]}`));
-      const split = (ids: string[]) => ({ success: ids.filter((id) => passed.has(id)), failure: ids.filter((id) => !passed.has(id)) });
-      const report: JudgeReport = { resolved: false, FAIL_TO_PASS: split(inst.FAIL_TO_PASS), PASS_TO_PASS: split(inst.PASS_TO_PASS), log: output };
+      const split = (ids: string[]) => ({
+        success: ids.filter((id) => passed.has(id)),
+        failure: ids.filter((id) => !passed.has(id)),
+      });
+      const report: JudgeReport = {
+        resolved: false,
+        FAIL_TO_PASS: split(inst.FAIL_TO_PASS),
+        PASS_TO_PASS: split(inst.PASS_TO_PASS),
+        log: output,
+      };
       report.resolved = report.FAIL_TO_PASS.failure.length === 0 && report.PASS_TO_PASS.failure.length === 0;
       return report;
     },
@@ -74,8 +92,14 @@ export function scriptedJudge(calls: string[] = []): Judge {
             gitIn(tree, ["apply", path.join(scratch, "gold.patch")]);
           }
           const report = await judge.judgeInstance(inst, tree, { timeoutMs: 60_000 });
-          if (!gold) problems.push(...report.FAIL_TO_PASS.success.map((id) => `FAIL_TO_PASS test passes without the gold patch: ${id}`));
-          else problems.push(...report.FAIL_TO_PASS.failure.map((id) => `FAIL_TO_PASS test does not pass with the gold patch: ${id}`));
+          if (!gold)
+            problems.push(
+              ...report.FAIL_TO_PASS.success.map((id) => `FAIL_TO_PASS test passes without the gold patch: ${id}`),
+            );
+          else
+            problems.push(
+              ...report.FAIL_TO_PASS.failure.map((id) => `FAIL_TO_PASS test does not pass with the gold patch: ${id}`),
+            );
         } finally {
           rmSync(scratch, { recursive: true, force: true });
         }

@@ -21,8 +21,16 @@ export interface FixtureTask {
   issue: string;
 }
 
-/** A task whose id is `<package>-<later version>`, as in the real suite; its check runs check/check.cjs unless it says otherwise. */
-function fixtureTask(name: string, from: string, to: string, task: Omit<FixtureTask, "id" | "package" | "from" | "to" | "command"> & { command?: string[] }): FixtureTask {
+/**
+ * A task whose id is `<package>-<later version>`, as in the real suite; its check runs check/check.cjs unless it says
+ * otherwise.
+ */
+function fixtureTask(
+  name: string,
+  from: string,
+  to: string,
+  task: Omit<FixtureTask, "id" | "package" | "from" | "to" | "command"> & { command?: string[] },
+): FixtureTask {
   return { id: `${name}-${to}`, package: name, from, to, command: ["node", ".eval-check/check.cjs"], ...task };
 }
 
@@ -36,61 +44,103 @@ const assertHeader = "'use strict'\nconst assert = require('node:assert')\n";
  */
 export const FIXTURE_TASKS: FixtureTask[] = [
   fixtureTask("tiny-bytes", "1.0.0", "1.0.1", {
-    earlier: { LICENSE: MIT, "Readme.md": "# Bytes utility\n\nFormats a number of bytes: `bytes(2048)` is `'2kb'`.\n", "index.js": "'use strict'\n\nmodule.exports = function bytes (n) {\n  return Math.floor(n / 1024) + 'kb'\n}\n" },
-    later: { LICENSE: MIT, "Readme.md": "# Bytes utility\n\nFormats a number of bytes: `bytes(1536)` is `'1.5kb'`.\n", "index.js": "'use strict'\n\nmodule.exports = function bytes (n) {\n  return String(Math.round(n / 102.4) / 10) + 'kb'\n}\n" },
+    earlier: {
+      LICENSE: MIT,
+      "Readme.md": "# Bytes utility\n\nFormats a number of bytes: `bytes(2048)` is `'2kb'`.\n",
+      "index.js": "'use strict'\n\nmodule.exports = function bytes (n) {\n  return Math.floor(n / 1024) + 'kb'\n}\n",
+    },
+    later: {
+      LICENSE: MIT,
+      "Readme.md": "# Bytes utility\n\nFormats a number of bytes: `bytes(1536)` is `'1.5kb'`.\n",
+      "index.js":
+        "'use strict'\n\nmodule.exports = function bytes (n) {\n  return String(Math.round(n / 102.4) / 10) + 'kb'\n}\n",
+    },
     changedFiles: ["index.js"],
-    check: { "check.cjs": `${assertHeader}const bytes = require('..')\nassert.strictEqual(bytes(1536), '1.5kb')\nassert.strictEqual(bytes(2048), '2kb')\n` },
-    issue: "bytes() drops the fractional part\n\n`bytes(1536)` returns `'1kb'`; I expected `'1.5kb'`, as the readme's examples suggest for sizes between two units.",
+    check: {
+      "check.cjs": `${assertHeader}const bytes = require('..')\nassert.strictEqual(bytes(1536), '1.5kb')\nassert.strictEqual(bytes(2048), '2kb')\n`,
+    },
+    issue:
+      "bytes() drops the fractional part\n\n`bytes(1536)` returns `'1kb'`; I expected `'1.5kb'`, as the readme's examples suggest for sizes between two units.",
   }),
   fixtureTask("tiny-camelcase", "2.0.0", "2.1.0", {
     earlier: {
       license: MIT,
-      "index.js": "'use strict'\n\nmodule.exports = function camelCase (input) {\n  return input.replace(/[-_\\s]+(.)/g, (_, c) => c.toUpperCase())\n}\n",
+      "index.js":
+        "'use strict'\n\nmodule.exports = function camelCase (input) {\n  return input.replace(/[-_\\s]+(.)/g, (_, c) => c.toUpperCase())\n}\n",
       "index.d.ts": "declare function camelCase(input: string): string;\nexport = camelCase;\n",
     },
     later: {
       license: MIT,
       "index.js":
         "'use strict'\n\nmodule.exports = function camelCase (input, options = {}) {\n  const camel = input.replace(/[-_\\s]+(.)/g, (_, c) => c.toUpperCase())\n  return options.pascalCase ? camel.charAt(0).toUpperCase() + camel.slice(1) : camel\n}\n",
-      "index.d.ts": "declare function camelCase(input: string, options?: { pascalCase?: boolean }): string;\nexport = camelCase;\n",
+      "index.d.ts":
+        "declare function camelCase(input: string, options?: { pascalCase?: boolean }): string;\nexport = camelCase;\n",
       "test/options.js": `${assertHeader}const camelCase = require('..')\nassert.strictEqual(camelCase('foo-bar', { pascalCase: true }), 'FooBar')\nassert.strictEqual(camelCase('foo-bar'), 'fooBar')\n`,
     },
     changedFiles: ["index.js", "index.d.ts"],
     check: {},
     command: ["node", ".eval-check/options.js"],
     upstream: ["test/options.js"],
-    issue: "camelCase cannot make PascalCase\n\nI need `FooBar` from `foo-bar`, but nothing gives an upper-case first letter. Could it take `{ pascalCase: true }`, typed too?",
+    issue:
+      "camelCase cannot make PascalCase\n\nI need `FooBar` from `foo-bar`, but nothing gives an upper-case first letter. Could it take `{ pascalCase: true }`, typed too?",
   }),
   fixtureTask("tiny-encodeurl", "1.0.0", "1.0.1", {
     earlier: {
       LICENSE: MIT,
       "README.md": "# tiny-encodeurl\n\nEncodes the stray `%` signs of a URL.\n",
       "HISTORY.md": "1.0.0\n  * first release\n",
-      "index.js": "'use strict'\n\nmodule.exports = function encodeUrl (url) {\n  return String(url).replace(/%(?![0-9A-Fa-f]{2}|$)/g, '%25')\n}\n",
+      "index.js":
+        "'use strict'\n\nmodule.exports = function encodeUrl (url) {\n  return String(url).replace(/%(?![0-9A-Fa-f]{2}|$)/g, '%25')\n}\n",
     },
     later: {
       LICENSE: MIT,
       "README.md": "# tiny-encodeurl\n\nEncodes the stray `%` signs of a URL, the last one too.\n",
       "HISTORY.md": "1.0.1\n  * Fix encoding `%` as last character\n\n1.0.0\n  * first release\n",
-      "index.js": "'use strict'\n\nmodule.exports = function encodeUrl (url) {\n  return String(url).replace(/%(?![0-9A-Fa-f]{2})/g, '%25')\n}\n",
+      "index.js":
+        "'use strict'\n\nmodule.exports = function encodeUrl (url) {\n  return String(url).replace(/%(?![0-9A-Fa-f]{2})/g, '%25')\n}\n",
     },
     changedFiles: ["index.js"],
-    check: { "check.cjs": `${assertHeader}const encodeUrl = require('..')\nassert.strictEqual(encodeUrl('/a%'), '/a%25')\nassert.strictEqual(encodeUrl('/a%zz'), '/a%25zz')\nassert.strictEqual(encodeUrl('/a%20b'), '/a%20b')\n` },
-    issue: "A lone `%` at the end of a URL is left as it is\n\n`encodeUrl('/a%zz')` gives `'/a%25zz'`, good, but `encodeUrl('/a%')` gives `'/a%'` where I expected `'/a%25'`.",
+    check: {
+      "check.cjs": `${assertHeader}const encodeUrl = require('..')\nassert.strictEqual(encodeUrl('/a%'), '/a%25')\nassert.strictEqual(encodeUrl('/a%zz'), '/a%25zz')\nassert.strictEqual(encodeUrl('/a%20b'), '/a%20b')\n`,
+    },
+    issue:
+      "A lone `%` at the end of a URL is left as it is\n\n`encodeUrl('/a%zz')` gives `'/a%25zz'`, good, but `encodeUrl('/a%')` gives `'/a%'` where I expected `'/a%25'`.",
   }),
   fixtureTask("tiny-ms", "1.0.0", "1.0.1", {
-    earlier: { "license.md": MIT, "index.js": "'use strict'\n\nmodule.exports = function ms (n) {\n  if (typeof n !== 'number') throw new Error('ms needs a number')\n  return n + 'ms'\n}\n" },
-    later: { "license.md": MIT, "index.js": "'use strict'\n\nmodule.exports = function ms (n) {\n  if (typeof n !== 'number' || !isFinite(n)) throw new Error('ms needs a finite number')\n  return n + 'ms'\n}\n" },
+    earlier: {
+      "license.md": MIT,
+      "index.js":
+        "'use strict'\n\nmodule.exports = function ms (n) {\n  if (typeof n !== 'number') throw new Error('ms needs a number')\n  return n + 'ms'\n}\n",
+    },
+    later: {
+      "license.md": MIT,
+      "index.js":
+        "'use strict'\n\nmodule.exports = function ms (n) {\n  if (typeof n !== 'number' || !isFinite(n)) throw new Error('ms needs a finite number')\n  return n + 'ms'\n}\n",
+    },
     changedFiles: ["index.js"],
-    check: { "check.cjs": `${assertHeader}const ms = require('..')\nassert.throws(() => ms(Infinity))\nassert.strictEqual(ms(5), '5ms')\n` },
-    issue: "ms(Infinity) returns 'Infinityms'\n\nBad input throws, except `Infinity`: `ms(Infinity)` returns the string `'Infinityms'`. I expected an error.",
+    check: {
+      "check.cjs": `${assertHeader}const ms = require('..')\nassert.throws(() => ms(Infinity))\nassert.strictEqual(ms(5), '5ms')\n`,
+    },
+    issue:
+      "ms(Infinity) returns 'Infinityms'\n\nBad input throws, except `Infinity`: `ms(Infinity)` returns the string `'Infinityms'`. I expected an error.",
   }),
   fixtureTask("tiny-statuses", "1.0.0", "1.1.0", {
-    earlier: { LICENSE: MIT, "codes.json": '{\n  "200": "OK",\n  "404": "Not Found"\n}\n', "index.js": "'use strict'\n\nmodule.exports = require('./codes.json')\n" },
-    later: { LICENSE: MIT, "codes.json": '{\n  "103": "Early Hints",\n  "200": "OK",\n  "404": "Not Found"\n}\n', "index.js": "'use strict'\n\nmodule.exports = require('./codes.json')\n" },
+    earlier: {
+      LICENSE: MIT,
+      "codes.json": '{\n  "200": "OK",\n  "404": "Not Found"\n}\n',
+      "index.js": "'use strict'\n\nmodule.exports = require('./codes.json')\n",
+    },
+    later: {
+      LICENSE: MIT,
+      "codes.json": '{\n  "103": "Early Hints",\n  "200": "OK",\n  "404": "Not Found"\n}\n',
+      "index.js": "'use strict'\n\nmodule.exports = require('./codes.json')\n",
+    },
     changedFiles: ["codes.json"],
-    check: { "check.cjs": `${assertHeader}const status = require('..')\nassert.strictEqual(status[103], 'Early Hints')\nassert.strictEqual(status[200], 'OK')\n` },
-    issue: "103 Early Hints is missing\n\n`require('tiny-statuses')[103]` is undefined; I expected `'Early Hints'`, as for the other codes the package knows.",
+    check: {
+      "check.cjs": `${assertHeader}const status = require('..')\nassert.strictEqual(status[103], 'Early Hints')\nassert.strictEqual(status[200], 'OK')\n`,
+    },
+    issue:
+      "103 Early Hints is missing\n\n`require('tiny-statuses')[103]` is undefined; I expected `'Early Hints'`, as for the other codes the package knows.",
   }),
 ];
 
@@ -164,7 +214,12 @@ export function writeTask(smokeDir: string, task: FixtureTask): void {
     kind: "bugfix",
     changelog: "(made up for the tests)",
     changedFiles: task.changedFiles,
-    check: { command: task.command, source: task.upstream ? "upstream" : "written", ...(task.upstream ? { upstream: task.upstream } : {}), note: "Made up for the tests." },
+    check: {
+      command: task.command,
+      source: task.upstream ? "upstream" : "written",
+      ...(task.upstream ? { upstream: task.upstream } : {}),
+      note: "Made up for the tests.",
+    },
   };
   writeFileSync(path.join(dir, "task.json"), `${JSON.stringify(meta, null, 2)}\n`);
   writeFileSync(path.join(dir, "issue.md"), `${task.issue}\n`);

@@ -3,7 +3,17 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkoutInstance, filesOfPatch, judgeInstance, loadInstances, parseInstances, parseTestLog, validateInstance, applyPatch, type SweInstance } from "../../eval/swe/index.js";
+import {
+  checkoutInstance,
+  filesOfPatch,
+  judgeInstance,
+  loadInstances,
+  parseInstances,
+  parseTestLog,
+  validateInstance,
+  applyPatch,
+  type SweInstance,
+} from "../../eval/swe/index.js";
 
 // A tiny repository whose "issue" is a subtraction where an addition belongs: node:test, no dependencies.
 const temp = mkdtempSync(path.join(os.tmpdir(), "swe-judge-"));
@@ -15,7 +25,12 @@ let bundle: string;
 let fixCommit: string;
 
 function git(cwd: string, ...args: string[]): string {
-  return execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" } });
+  return execFileSync("git", args, {
+    cwd,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" },
+  });
 }
 
 function write(dir: string, file: string, text: string): void {
@@ -30,14 +45,26 @@ beforeAll(() => {
   git(upstream, "init", "-q", "-b", "main");
   git(upstream, "config", "user.name", "Upstream");
   git(upstream, "config", "user.email", "upstream@example.invalid");
-  write(upstream, "package.json", JSON.stringify({ name: "tiny-sum", version: "1.0.0", scripts: { test: "node --test" } }));
+  write(
+    upstream,
+    "package.json",
+    JSON.stringify({ name: "tiny-sum", version: "1.0.0", scripts: { test: "node --test" } }),
+  );
   write(upstream, "lib/sum.js", "module.exports = (a, b) => a - b;\n");
-  write(upstream, "test/sum.test.js", `${TEST_HEAD}describe("sum", () => {\n  it("keeps zero", () => assert.equal(sum(0, 0), 0));\n});\n`);
+  write(
+    upstream,
+    "test/sum.test.js",
+    `${TEST_HEAD}describe("sum", () => {\n  it("keeps zero", () => assert.equal(sum(0, 0), 0));\n});\n`,
+  );
   git(upstream, "add", "-A");
   git(upstream, "commit", "-q", "-m", "tiny-sum");
   const baseCommit = git(upstream, "rev-parse", "HEAD").trim();
   write(upstream, "lib/sum.js", "module.exports = (a, b) => a + b;\n");
-  write(upstream, "test/sum.test.js", `${TEST_HEAD}describe("sum", () => {\n  it("keeps zero", () => assert.equal(sum(0, 0), 0));\n  it("adds two numbers", () => assert.equal(sum(2, 3), 5));\n});\n`);
+  write(
+    upstream,
+    "test/sum.test.js",
+    `${TEST_HEAD}describe("sum", () => {\n  it("keeps zero", () => assert.equal(sum(0, 0), 0));\n  it("adds two numbers", () => assert.equal(sum(2, 3), 5));\n});\n`,
+  );
   git(upstream, "add", "-A");
   git(upstream, "commit", "-q", "-m", "fix: add, do not subtract");
   fixCommit = git(upstream, "rev-parse", "HEAD").trim();
@@ -89,7 +116,9 @@ describe("checkoutInstance", () => {
     expect(git(dir, "rev-parse", "HEAD~1").trim()).toBe(base.base_commit);
     expect(git(dir, "status", "--porcelain").trim()).toBe("");
     expect(readFileSync(path.join(dir, "package-lock.json"), "utf8").trim()).toBe('{"lockfileVersion":3}');
-    await expect(checkoutInstance({ ...base, repo: "example/missing" }, { reposDir }, path.join(temp, "nowhere"))).rejects.toThrow(/no repository for example\/missing under/);
+    await expect(
+      checkoutInstance({ ...base, repo: "example/missing" }, { reposDir }, path.join(temp, "nowhere")),
+    ).rejects.toThrow(/no repository for example\/missing under/);
   });
 });
 
@@ -106,7 +135,11 @@ describe("judgeInstance", () => {
     const dir = await checkout();
     await applyPatch(dir, base.patch ?? "", "gold patch");
     const report = await judgeInstance(base, dir, opts);
-    expect(report).toMatchObject({ resolved: true, FAIL_TO_PASS: { success: [F2P], failure: [] }, PASS_TO_PASS: { success: [P2P], failure: [] } });
+    expect(report).toMatchObject({
+      resolved: true,
+      FAIL_TO_PASS: { success: [F2P], failure: [] },
+      PASS_TO_PASS: { success: [P2P], failure: [] },
+    });
     expect(report.statuses).toEqual({ [F2P]: "passed", [P2P]: "passed" });
   });
 
@@ -114,12 +147,20 @@ describe("judgeInstance", () => {
     const dir = await checkout();
     write(dir, "lib/sum.js", "module.exports = (a, b) => (a === 0 && b === 0 ? 1 : a + b);\n");
     const report = await judgeInstance(base, dir, opts);
-    expect(report).toMatchObject({ resolved: false, FAIL_TO_PASS: { success: [F2P], failure: [] }, PASS_TO_PASS: { success: [], failure: [P2P] } });
+    expect(report).toMatchObject({
+      resolved: false,
+      FAIL_TO_PASS: { success: [F2P], failure: [] },
+      PASS_TO_PASS: { success: [], failure: [P2P] },
+    });
   });
 
   it("judges with the repository's tests, not the agent's edits to them", async () => {
     const dir = await checkout();
-    write(dir, "test/sum.test.js", `${TEST_HEAD}describe("sum", () => {\n  it("keeps zero", () => {});\n  it("adds two numbers", () => {});\n});\n`);
+    write(
+      dir,
+      "test/sum.test.js",
+      `${TEST_HEAD}describe("sum", () => {\n  it("keeps zero", () => {});\n  it("adds two numbers", () => {});\n});\n`,
+    );
     const report = await judgeInstance(base, dir, opts);
     expect(report.FAIL_TO_PASS.failure).toEqual([F2P]);
     expect(report.resolved).toBe(false);
@@ -170,7 +211,10 @@ describe("validateInstance", () => {
   });
 
   it("rejects an instance whose gold patch does not make its tests pass, and one without a gold patch", async () => {
-    const wrongGold = (base.patch ?? "").replace("+module.exports = (a, b) => a + b;", "+module.exports = (a, b) => a * b;");
+    const wrongGold = (base.patch ?? "").replace(
+      "+module.exports = (a, b) => a + b;",
+      "+module.exports = (a, b) => a * b;",
+    );
     const result = await validateInstance({ ...base, patch: wrongGold }, { bundle }, opts);
     expect(result.problems).toEqual([`FAIL_TO_PASS test does not pass with the gold patch: ${F2P}`]);
     const { patch: _gold, ...withoutGold } = base;
@@ -224,12 +268,19 @@ describe("parseInstances", () => {
   it("reads a JSONL file in SWE-bench's own shape (lists as JSON strings, no extensions but the test command) that then judges like any instance", async () => {
     const file = path.join(temp, "tasks.jsonl");
     const { patch: _gold, install: _install, ...plain } = base;
-    writeFileSync(file, `${JSON.stringify({ ...plain, FAIL_TO_PASS: JSON.stringify([F2P]), PASS_TO_PASS: JSON.stringify([P2P]), version: "1.0" })}\n`);
+    writeFileSync(
+      file,
+      `${JSON.stringify({ ...plain, FAIL_TO_PASS: JSON.stringify([F2P]), PASS_TO_PASS: JSON.stringify([P2P]), version: "1.0" })}\n`,
+    );
     const [inst] = loadInstances(file);
     if (!inst) throw new Error("no instance read");
     const dir = path.join(temp, "from-jsonl");
     await checkoutInstance(inst, { bundle }, dir);
-    expect(await judgeInstance(inst, dir, opts)).toMatchObject({ resolved: false, FAIL_TO_PASS: { failure: [F2P] }, PASS_TO_PASS: { success: [P2P] } });
+    expect(await judgeInstance(inst, dir, opts)).toMatchObject({
+      resolved: false,
+      FAIL_TO_PASS: { failure: [F2P] },
+      PASS_TO_PASS: { success: [P2P] },
+    });
   });
 
   it("refuses an empty file", () => {
@@ -239,30 +290,95 @@ describe("parseInstances", () => {
 
 describe("parseTestLog", () => {
   it("reads mocha's JSON after whatever the tests printed, with the file when mocha gives it", () => {
-    const report = { stats: {}, passes: [{ title: "b", fullTitle: "a b", file: "/r/test/x.js" }, { title: "c", fullTitle: "a c" }], failures: [{ title: "d", fullTitle: "a d", file: "/r/test/x.js" }], pending: [{ title: "e", fullTitle: "a e" }] };
+    const report = {
+      stats: {},
+      passes: [
+        { title: "b", fullTitle: "a b", file: "/r/test/x.js" },
+        { title: "c", fullTitle: "a c" },
+      ],
+      failures: [{ title: "d", fullTitle: "a d", file: "/r/test/x.js" }],
+      pending: [{ title: "e", fullTitle: "a e" }],
+    };
     const results = parseTestLog("mocha", `log line {\n${JSON.stringify(report, null, 2)}\n`, "/r");
-    expect(Object.fromEntries(results)).toEqual({ "test/x.js > a b": "passed", "a c": "passed", "test/x.js > a d": "failed", "a e": "skipped" });
+    expect(Object.fromEntries(results)).toEqual({
+      "test/x.js > a b": "passed",
+      "a c": "passed",
+      "test/x.js > a d": "failed",
+      "a e": "skipped",
+    });
   });
 
   it("reads jest and vitest JSON, suites joined with ' > ', and a title reported twice is failed if either failed", () => {
-    const report = { testResults: [{ name: "/r/src/a.test.ts", assertionResults: [
-      { ancestorTitles: ["outer", "inner"], title: "works", status: "passed" },
-      { ancestorTitles: [], title: "twice", status: "failed" },
-      { ancestorTitles: [], title: "twice", status: "passed" },
-      { ancestorTitles: [], title: "later", status: "todo" },
-    ] }] };
-    expect(Object.fromEntries(parseTestLog("vitest", JSON.stringify(report), "/r"))).toEqual({ "src/a.test.ts > outer > inner > works": "passed", "src/a.test.ts > twice": "failed", "src/a.test.ts > later": "skipped" });
+    const report = {
+      testResults: [
+        {
+          name: "/r/src/a.test.ts",
+          assertionResults: [
+            { ancestorTitles: ["outer", "inner"], title: "works", status: "passed" },
+            { ancestorTitles: [], title: "twice", status: "failed" },
+            { ancestorTitles: [], title: "twice", status: "passed" },
+            { ancestorTitles: [], title: "later", status: "todo" },
+          ],
+        },
+      ],
+    };
+    expect(Object.fromEntries(parseTestLog("vitest", JSON.stringify(report), "/r"))).toEqual({
+      "src/a.test.ts > outer > inner > works": "passed",
+      "src/a.test.ts > twice": "failed",
+      "src/a.test.ts > later": "skipped",
+    });
   });
 
   it("reads node:test TAP: leaves only, nested names, escaped '#', skips", () => {
-    const tap = ["TAP version 13", "# Subtest: suite", "    # Subtest: adds", "    ok 1 - adds", "      ---", "      ...", "    # Subtest: inner", "        # Subtest: fails \\# hash", "        not ok 1 - fails \\# hash", "    not ok 2 - inner", "not ok 1 - suite", "# Subtest: skipped", "ok 2 - skipped # SKIP", "# noise ok 3 - fake", "1..2"].join("\n");
-    expect(Object.fromEntries(parseTestLog("node-test", tap, "/r"))).toEqual({ "suite > adds": "passed", "suite > inner > fails # hash": "failed", skipped: "skipped" });
+    const tap = [
+      "TAP version 13",
+      "# Subtest: suite",
+      "    # Subtest: adds",
+      "    ok 1 - adds",
+      "      ---",
+      "      ...",
+      "    # Subtest: inner",
+      "        # Subtest: fails \\# hash",
+      "        not ok 1 - fails \\# hash",
+      "    not ok 2 - inner",
+      "not ok 1 - suite",
+      "# Subtest: skipped",
+      "ok 2 - skipped # SKIP",
+      "# noise ok 3 - fake",
+      "1..2",
+    ].join("\n");
+    expect(Object.fromEntries(parseTestLog("node-test", tap, "/r"))).toEqual({
+      "suite > adds": "passed",
+      "suite > inner > fails # hash": "failed",
+      skipped: "skipped",
+    });
   });
 });
 
 describe("filesOfPatch", () => {
   it("lists new paths, and a deleted file by its old path", () => {
-    const patch = ["diff --git a/lib/a.js b/lib/a.js", "--- a/lib/a.js", "+++ b/lib/a.js", "@@ -1 +1 @@", "-x", "+y", "diff --git a/old.js b/old.js", "deleted file mode 100644", "--- a/old.js", "+++ /dev/null", "diff --git a/new.js b/new.js", "new file mode 100644", "--- /dev/null", "+++ b/new.js", "diff --git a/test/empty.txt b/test/empty.txt", "new file mode 100644", "index 0000000..e69de29", "diff --git a/logo.png b/logo.png", "GIT binary patch", "literal 1"].join("\n");
+    const patch = [
+      "diff --git a/lib/a.js b/lib/a.js",
+      "--- a/lib/a.js",
+      "+++ b/lib/a.js",
+      "@@ -1 +1 @@",
+      "-x",
+      "+y",
+      "diff --git a/old.js b/old.js",
+      "deleted file mode 100644",
+      "--- a/old.js",
+      "+++ /dev/null",
+      "diff --git a/new.js b/new.js",
+      "new file mode 100644",
+      "--- /dev/null",
+      "+++ b/new.js",
+      "diff --git a/test/empty.txt b/test/empty.txt",
+      "new file mode 100644",
+      "index 0000000..e69de29",
+      "diff --git a/logo.png b/logo.png",
+      "GIT binary patch",
+      "literal 1",
+    ].join("\n");
     expect(filesOfPatch(patch)).toEqual(["lib/a.js", "old.js", "new.js", "test/empty.txt", "logo.png"]);
   });
 });

@@ -9,7 +9,12 @@ const temp = mkdtempSync(path.join(os.tmpdir(), "swe-real-suite-"));
 afterAll(() => rmSync(temp, { recursive: true, force: true }));
 
 function git(cwd: string, ...args: string[]): string {
-  return execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" } });
+  return execFileSync("git", args, {
+    cwd,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" },
+  });
 }
 
 function write(dir: string, file: string, text: string): void {
@@ -38,11 +43,28 @@ function makeSuite(): { root: string; reposDir: string; base: string; fix: strin
   const fix = git(upstream, "rev-parse", "HEAD").trim();
   const root = path.join(temp, "suites");
   write(root, "example__lib/lockfiles/base.package-lock.json", '{\n  "lockfileVersion": 3\n}\n');
-  write(root, "example__lib/suite.json", JSON.stringify({
-    repo: "example/lib",
-    license: "MIT",
-    tasks: [{ instance_id: "example__lib-7", base_commit: base, fix_commit: fix, issue: 7, test_paths: ["test/"], test_cmd: "node --test --test-reporter=tap test/", test_runner: "node-test", lockfile: "lockfiles/base.package-lock.json", FAIL_TO_PASS: ["a"], PASS_TO_PASS: [] }],
-  }));
+  write(
+    root,
+    "example__lib/suite.json",
+    JSON.stringify({
+      repo: "example/lib",
+      license: "MIT",
+      tasks: [
+        {
+          instance_id: "example__lib-7",
+          base_commit: base,
+          fix_commit: fix,
+          issue: 7,
+          test_paths: ["test/"],
+          test_cmd: "node --test --test-reporter=tap test/",
+          test_runner: "node-test",
+          lockfile: "lockfiles/base.package-lock.json",
+          FAIL_TO_PASS: ["a"],
+          PASS_TO_PASS: [],
+        },
+      ],
+    }),
+  );
   return { root, reposDir, base, fix };
 }
 
@@ -53,10 +75,21 @@ describe("the real suite loader", () => {
     const asked: string[] = [];
     const fetchIssue = async (repo: string, issue: number) => {
       asked.push(`${repo}#${issue}`);
-      return { title: "It returns 1", body: "See [the docs](https://example.invalid/docs) and https://example.invalid/x ![shot](https://example.invalid/s.png)." };
+      return {
+        title: "It returns 1",
+        body: "See [the docs](https://example.invalid/docs) and https://example.invalid/x ![shot](https://example.invalid/s.png).",
+      };
     };
     const [inst] = await loadRealSuite({ root, reposDir, cacheDir, fetchIssue });
-    expect(inst).toMatchObject({ instance_id: "example__lib-7", repo: "example/lib", base_commit: base, FAIL_TO_PASS: ["a"], source: { reposDir }, issue_url: "https://github.com/example/lib/issues/7", test_files: ["test/index.js"] });
+    expect(inst).toMatchObject({
+      instance_id: "example__lib-7",
+      repo: "example/lib",
+      base_commit: base,
+      FAIL_TO_PASS: ["a"],
+      source: { reposDir },
+      issue_url: "https://github.com/example/lib/issues/7",
+      test_files: ["test/index.js"],
+    });
     expect(filesOfPatch(inst?.patch ?? "")).toEqual(["index.js"]);
     expect(filesOfPatch(inst?.test_patch ?? "")).toEqual(["test/index.js"]);
     expect(filesOfPatch(inst?.lockfile_patch ?? "")).toEqual(["package-lock.json"]);
@@ -72,15 +105,26 @@ describe("the real suite loader", () => {
     const offline = async () => {
       throw new Error("getaddrinfo ENOTFOUND api.github.com");
     };
-    await expect(loadRealSuite({ root, reposDir, cacheDir: path.join(temp, "empty-cache"), fetchIssue: offline })).rejects.toThrow("could not load the text of example/lib#7 (getaddrinfo ENOTFOUND api.github.com)");
-    const [inst] = await loadRealSuite({ root, reposDir, cacheDir: path.join(temp, "empty-cache"), problemStatements: false });
+    await expect(
+      loadRealSuite({ root, reposDir, cacheDir: path.join(temp, "empty-cache"), fetchIssue: offline }),
+    ).rejects.toThrow("could not load the text of example/lib#7 (getaddrinfo ENOTFOUND api.github.com)");
+    const [inst] = await loadRealSuite({
+      root,
+      reposDir,
+      cacheDir: path.join(temp, "empty-cache"),
+      problemStatements: false,
+    });
     expect(inst?.problem_statement).toBe("(issue text not loaded: https://github.com/example/lib/issues/7)");
-    await expect(loadRealSuite({ root, reposDir, problemStatements: false, only: ["nope"] })).rejects.toThrow("unknown real task: nope");
+    await expect(loadRealSuite({ root, reposDir, problemStatements: false, only: ["nope"] })).rejects.toThrow(
+      "unknown real task: nope",
+    );
   });
 
   it("takes an issue's title and body from GitHub's answer, and refuses a pull request", () => {
     expect(issueFromGitHub({ title: "Broken", body: null, number: 7 }, 7)).toEqual({ title: "Broken", body: "" });
-    expect(() => issueFromGitHub({ title: "Fix it", body: "fixes #6", pull_request: { url: "x" } }, 7)).toThrow("#7 is a pull request, not an issue");
+    expect(() => issueFromGitHub({ title: "Fix it", body: "fixes #6", pull_request: { url: "x" } }, 7)).toThrow(
+      "#7 is a pull request, not an issue",
+    );
   });
 
   it("trims only links from an issue", () => {
@@ -99,8 +143,12 @@ describe("eval/suites/real", () => {
     for (const task of tasks) {
       expect(task.FAIL_TO_PASS.length, task.instance_id).toBeGreaterThan(0);
       expect(task.PASS_TO_PASS.length, task.instance_id).toBeGreaterThan(0);
-      expect(task.FAIL_TO_PASS.filter((id) => task.PASS_TO_PASS.includes(id)), task.instance_id).toEqual([]);
-      if (task.lockfile) expect(JSON.parse(readFileSync(path.join(task.dir, task.lockfile), "utf8"))).toHaveProperty("lockfileVersion");
+      expect(
+        task.FAIL_TO_PASS.filter((id) => task.PASS_TO_PASS.includes(id)),
+        task.instance_id,
+      ).toEqual([]);
+      if (task.lockfile)
+        expect(JSON.parse(readFileSync(path.join(task.dir, task.lockfile), "utf8"))).toHaveProperty("lockfileVersion");
     }
   });
 });

@@ -22,7 +22,9 @@ describe("the smoke suite in the repository: only our own files", () => {
       const upstream = (task.meta.check.upstream ?? []).map((file) => path.basename(file));
       // The package's own tests are taken from the later version's tarball, never kept here.
       expect(own.filter((name) => upstream.includes(name))).toEqual([]);
-      const run = task.meta.check.command.filter((word) => word.includes(".eval-check/")).map((word) => word.slice(word.indexOf(".eval-check/") + ".eval-check/".length));
+      const run = task.meta.check.command
+        .filter((word) => word.includes(".eval-check/"))
+        .map((word) => word.slice(word.indexOf(".eval-check/") + ".eval-check/".length));
       expect(run.length).toBeGreaterThan(0);
       for (const file of run) expect([...own, ...upstream]).toContain(file);
       expect(task.meta.changedFiles.filter((file) => /^(history|changelog|changes)\b/i.test(file))).toEqual([]);
@@ -42,17 +44,26 @@ describe("a smoke task's sources, from packages on a registry (a double serving 
     expect(sources.startingFiles).toEqual(["index.js", "LICENSE", "package.json", "README.md"]);
     // README.md and HISTORY.md changed too, but task.json names index.js only.
     expect(sources.goldPatch.match(/^diff --git .*$/gm)).toEqual(["diff --git a/index.js b/index.js"]);
-    expect(sources.goldPatch).toContain("-  return String(url).replace(/%(?![0-9A-Fa-f]{2}|$)/g, '%25')\n+  return String(url).replace(/%(?![0-9A-Fa-f]{2})/g, '%25')\n");
+    expect(sources.goldPatch).toContain(
+      "-  return String(url).replace(/%(?![0-9A-Fa-f]{2}|$)/g, '%25')\n+  return String(url).replace(/%(?![0-9A-Fa-f]{2})/g, '%25')\n",
+    );
     expect(sources.check.files.map((file) => file.name)).toEqual(["check.cjs"]);
 
     const upstream = await smokeSources(camelcase, npm());
-    expect(upstream.check.files.map((file) => [file.name, readFileSync(file.source, "utf8")])).toEqual([["options.js", FIXTURE_TASKS[1]?.later["test/options.js"]]]);
+    expect(upstream.check.files.map((file) => [file.name, readFileSync(file.source, "utf8")])).toEqual([
+      ["options.js", FIXTURE_TASKS[1]?.later["test/options.js"]],
+    ]);
     expect(upstream.startingFiles).not.toContain("test/options.js");
   });
 
   it("validates every task: its check fails on the earlier version and passes with the gold patch applied (npm run eval -- --suite smoke --validate)", async () => {
     const stdout: string[] = [];
-    const { exitCode } = await main(["--suite", "smoke", "--validate", ...smoke().args], {}, { stdout: (text) => stdout.push(text), stderr: () => {} }, { smokeDir: smoke().smokeDir });
+    const { exitCode } = await main(
+      ["--suite", "smoke", "--validate", ...smoke().args],
+      {},
+      { stdout: (text) => stdout.push(text), stderr: () => {} },
+      { smokeDir: smoke().smokeDir },
+    );
     expect(stdout.join("\n")).toContain(`${FIXTURE_TASKS.length} of ${FIXTURE_TASKS.length} valid.`);
     expect(exitCode).toBe(0);
   }, 60_000);
@@ -68,17 +79,42 @@ describe("a smoke task's sources, from packages on a registry (a double serving 
     try {
       for (const task of broken) writeTask(suite, task);
       const stdout: string[] = [];
-      const validated = await main(["--suite", "smoke", "--validate", ...smoke().args], {}, { stdout: (text) => stdout.push(text), stderr: () => {} }, { smokeDir: suite });
+      const validated = await main(
+        ["--suite", "smoke", "--validate", ...smoke().args],
+        {},
+        { stdout: (text) => stdout.push(text), stderr: () => {} },
+        { smokeDir: suite },
+      );
       expect(validated.exitCode).toBe(1);
       const table = stdout.join("\n");
       expect(table).toContain("| passes-before | no | the hidden check passes on tiny-ms@1.0.0 |");
-      expect(table).toContain("| unchanged-file | no | validation could not run: task unchanged-file: license.md is the same in tiny-ms@1.0.0 and @1.0.1, but task.json names it among the changed files |");
-      expect(table).toContain(`| unpublished | no | validation could not run: tiny-ms@1.0.2: the registry ${smoke().registry.url} has no version 1.0.2 of tiny-ms (it has 1.0.0, 1.0.1) |`);
+      expect(table).toContain(
+        "| unchanged-file | no | validation could not run: task unchanged-file: license.md is the same in tiny-ms@1.0.0 and @1.0.1, but task.json names it among the changed files |",
+      );
+      expect(table).toContain(
+        `| unpublished | no | validation could not run: tiny-ms@1.0.2: the registry ${smoke().registry.url} has no version 1.0.2 of tiny-ms (it has 1.0.0, 1.0.1) |`,
+      );
       expect(table).toContain("0 of 3 valid.");
 
       const stderr: string[] = [];
       const out = tempDir("blueprint-eval-out-");
-      const ran = await main(["--suite", "smoke", ...smoke().args, "--tasks", "unpublished", "--no-preflight", "--base-url", "http://127.0.0.1:9/v1", "--out", out], {}, { stdout: () => {}, stderr: (text) => stderr.push(text) }, { smokeDir: suite });
+      const ran = await main(
+        [
+          "--suite",
+          "smoke",
+          ...smoke().args,
+          "--tasks",
+          "unpublished",
+          "--no-preflight",
+          "--base-url",
+          "http://127.0.0.1:9/v1",
+          "--out",
+          out,
+        ],
+        {},
+        { stdout: () => {}, stderr: (text) => stderr.push(text) },
+        { smokeDir: suite },
+      );
       expect(ran.exitCode).toBe(2);
       expect(stderr.join("\n")).toContain("eval: tiny-ms@1.0.2: the registry");
       expect(existsSync(out) && readdirSync(out)).toEqual([]);

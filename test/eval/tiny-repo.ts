@@ -10,7 +10,8 @@ export const TINY_BASE_COMMIT = "6bd1377860aa9cae2a87f82809595b5b12f9041f";
 const TINY_FILES: Record<string, string> = {
   "package.json": `${JSON.stringify({ name: "tiny-math", version: "1.0.0", license: "MIT", scripts: { test: "node --test test/" } }, null, 2)}\n`,
   "index.js": "exports.sum = (list) => list.reduce((total, value) => total + value);\n",
-  "test/sum.test.js": 'const test = require("node:test");\nconst assert = require("node:assert");\nconst { sum } = require("..");\n\ntest("sums numbers", () => {\n  assert.strictEqual(sum([1, 2, 3]), 6);\n});\n',
+  "test/sum.test.js":
+    'const test = require("node:test");\nconst assert = require("node:assert");\nconst { sum } = require("..");\n\ntest("sums numbers", () => {\n  assert.strictEqual(sum([1, 2, 3]), 6);\n});\n',
   ".gitignore": "node_modules/\n",
 };
 

@@ -63,13 +63,21 @@ function tracked<T>(promise: Promise<T>): { promise: Promise<T>; settled: boolea
   return call;
 }
 
-/** One turn of the event loop (setImmediate is not faked): every promise chain not waiting on the clock or the network has run. */
+/**
+ * One turn of the event loop (setImmediate is not faked): every promise chain not waiting on the clock or the network
+ * has run.
+ */
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe("the App's token (JWT)", () => {
   const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   const pem = privateKey.export({ type: "pkcs1", format: "pem" }).toString();
-  const claims = (token: string) => JSON.parse(Buffer.from(token.split(".")[1] ?? "", "base64url").toString()) as { iat: number; exp: number; iss: number };
+  const claims = (token: string) =>
+    JSON.parse(Buffer.from(token.split(".")[1] ?? "", "base64url").toString()) as {
+      iat: number;
+      exp: number;
+      iss: number;
+    };
 
   it("is an RS256 token for the App, issued a minute early and good for nine minutes", () => {
     const now = Date.parse("2026-11-23T12:00:00Z");
@@ -77,7 +85,11 @@ describe("the App's token (JWT)", () => {
     const [header, payload, signature] = token.split(".");
     expect(JSON.parse(Buffer.from(header ?? "", "base64url").toString())).toEqual({ alg: "RS256", typ: "JWT" });
     expect(claims(token)).toEqual({ iat: now / 1000 - 60, exp: now / 1000 - 60 + 540, iss: 42 });
-    expect(createVerify("RSA-SHA256").update(`${header}.${payload}`).verify(createPublicKey(publicKey.export({ type: "spki", format: "pem" })), signature ?? "", "base64url")).toBe(true);
+    expect(
+      createVerify("RSA-SHA256")
+        .update(`${header}.${payload}`)
+        .verify(createPublicKey(publicKey.export({ type: "spki", format: "pem" })), signature ?? "", "base64url"),
+    ).toBe(true);
   });
 
   it("is signed once and reused for five minutes, then signed afresh", () => {
@@ -94,24 +106,51 @@ describe("the App's token (JWT)", () => {
 describe("job tokens minted with the App's own token", () => {
   let github: GitHubDouble;
   beforeAll(async () => {
-    github = await startGitHubDouble({ files: { "README.md": "hi\n" }, issues: [{ title: "t", body: "b", author: "octocat" }], permissions: { maintainer: "write" } });
+    github = await startGitHubDouble({
+      files: { "README.md": "hi\n" },
+      issues: [{ title: "t", body: "b", author: "octocat" }],
+      permissions: { maintainer: "write" },
+    });
   });
   afterAll(async () => github?.stop());
 
   it("are granted by GitHub (the double checks the App's signature), narrowed to one repository", async () => {
-    const mint = appTokenMinter({ appId: github.appId, privateKey: github.privateKey ?? "", baseUrl: github.apiUrl, log: quiet });
+    const mint = appTokenMinter({
+      appId: github.appId,
+      privateKey: github.privateKey ?? "",
+      baseUrl: github.apiUrl,
+      log: quiet,
+    });
     const installationId = github.installationIds[0] ?? 0;
     const minter = await mint(installationId);
-    const { data } = await minter.rest.apps.createInstallationAccessToken({ installation_id: installationId, repositories: ["hello-world"], permissions: { contents: "read" } });
+    const { data } = await minter.rest.apps.createInstallationAccessToken({
+      installation_id: installationId,
+      repositories: ["hello-world"],
+      permissions: { contents: "read" },
+    });
     expect(data.token).toMatch(/^ghs_/);
-    const grants = github.requests.filter((request) => request.path === `/app/installations/${installationId}/access_tokens`);
+    const grants = github.requests.filter(
+      (request) => request.path === `/app/installations/${installationId}/access_tokens`,
+    );
     expect(grants.map((request) => [request.status, request.auth])).toEqual([[201, "app-jwt"]]);
   });
 
   it("are refused when signed with another key", async () => {
-    const stranger = generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ type: "pkcs1", format: "pem" }).toString();
-    const minter = await appTokenMinter({ appId: github.appId, privateKey: stranger, baseUrl: github.apiUrl, log: quiet })(github.installationIds[0] ?? 0);
-    await expect(minter.rest.apps.createInstallationAccessToken({ installation_id: github.installationIds[0] ?? 0, repositories: ["hello-world"] })).rejects.toMatchObject({ status: 401 });
+    const stranger = generateKeyPairSync("rsa", { modulusLength: 2048 })
+      .privateKey.export({ type: "pkcs1", format: "pem" })
+      .toString();
+    const minter = await appTokenMinter({
+      appId: github.appId,
+      privateKey: stranger,
+      baseUrl: github.apiUrl,
+      log: quiet,
+    })(github.installationIds[0] ?? 0);
+    await expect(
+      minter.rest.apps.createInstallationAccessToken({
+        installation_id: github.installationIds[0] ?? 0,
+        repositories: ["hello-world"],
+      }),
+    ).rejects.toMatchObject({ status: 401 });
   });
 });
 
@@ -134,7 +173,10 @@ describe("job-token requests that GitHub does not grant at once", () => {
       req.on("end", () => {
         seen.push({ at: Date.now(), authorization: req.headers.authorization, body });
         events.changed();
-        const answer = answers.shift() ?? { status: 201, body: { token: "ghs_granted", expires_at: "2099-01-01T00:00:00Z", permissions: { issues: "write" } } };
+        const answer = answers.shift() ?? {
+          status: 201,
+          body: { token: "ghs_granted", expires_at: "2099-01-01T00:00:00Z", permissions: { issues: "write" } },
+        };
         res.writeHead(answer.status, { "content-type": "application/json", ...answer.headers });
         res.end(JSON.stringify(answer.body ?? { message: "no" }));
       });
@@ -160,7 +202,11 @@ describe("job-token requests that GitHub does not grant at once", () => {
   });
   const mint = async () => {
     const minter = await appTokenMinter({ appId: 7, privateKey: pem, baseUrl: url, log, secondMs: 20 })(3);
-    return minter.rest.apps.createInstallationAccessToken({ installation_id: 3, repositories: ["hello-world"], permissions: { issues: "write" } });
+    return minter.rest.apps.createInstallationAccessToken({
+      installation_id: 3,
+      repositories: ["hello-world"],
+      permissions: { issues: "write" },
+    });
   };
   /** When each request arrived, in milliseconds after the test's start. */
   const arrivedAt = () => seen.map((request) => request.at - start);
@@ -184,8 +230,15 @@ describe("job-token requests that GitHub does not grant at once", () => {
 
   it("sends the repository and permissions, signed with the App's token", async () => {
     const { data } = await mint();
-    expect(data).toEqual({ token: "ghs_granted", expires_at: "2099-01-01T00:00:00Z", permissions: { issues: "write" } });
-    expect(JSON.parse(seen[0]?.body ?? "")).toEqual({ repositories: ["hello-world"], permissions: { issues: "write" } });
+    expect(data).toEqual({
+      token: "ghs_granted",
+      expires_at: "2099-01-01T00:00:00Z",
+      permissions: { issues: "write" },
+    });
+    expect(JSON.parse(seen[0]?.body ?? "")).toEqual({
+      repositories: ["hello-world"],
+      permissions: { issues: "write" },
+    });
     expect(seen[0]?.authorization).toMatch(/^bearer [\w-]+\.[\w-]+\.[\w-]+$/);
   });
 
@@ -218,7 +271,9 @@ describe("job-token requests that GitHub does not grant at once", () => {
   });
 
   it("waits out a secondary rate limit for as long as GitHub asks, and says so", async () => {
-    answers = [{ status: 403, body: { message: "You have exceeded a secondary rate limit" }, headers: { "retry-after": "2" } }];
+    answers = [
+      { status: 403, body: { message: "You have exceeded a secondary rate limit" }, headers: { "retry-after": "2" } },
+    ];
     const call = tracked(mint());
     await retryAfter(call, 2 * 20);
 
@@ -229,7 +284,13 @@ describe("job-token requests that GitHub does not grant at once", () => {
 
   it("waits a minute for a secondary rate limit that names no wait, not until the hourly quota resets", async () => {
     const reset = String(Math.floor(Date.now() / 1000) + 3600);
-    answers = [{ status: 403, body: { message: "You have exceeded a secondary rate limit" }, headers: { "x-ratelimit-remaining": "4000", "x-ratelimit-reset": reset } }];
+    answers = [
+      {
+        status: 403,
+        body: { message: "You have exceeded a secondary rate limit" },
+        headers: { "x-ratelimit-remaining": "4000", "x-ratelimit-reset": reset },
+      },
+    ];
     const call = tracked(mint());
     await retryAfter(call, 60 * 20);
 

@@ -40,7 +40,10 @@ describe("parseComment", () => {
   });
 
   it("parses a bare /build", () => {
-    expect(parseComment("/build")).toEqual({ kind: "command", command: { name: "build", steps: [], fresh: false, force: false, revision: null, notes: "" } });
+    expect(parseComment("/build")).toEqual({
+      kind: "command",
+      command: { name: "build", steps: [], fresh: false, force: false, revision: null, notes: "" },
+    });
   });
 
   it("parses /build with a plan revision", () => {
@@ -62,13 +65,22 @@ describe("parseComment", () => {
   it("takes the words after the step ids and flags, and the lines below, as the build's notes", () => {
     expect(parseComment("/build S2 keep the public API stable")).toEqual({
       kind: "command",
-      command: { name: "build", steps: ["S2"], fresh: false, force: false, revision: null, notes: "keep the public API stable" },
+      command: {
+        name: "build",
+        steps: ["S2"],
+        fresh: false,
+        force: false,
+        revision: null,
+        notes: "keep the public API stable",
+      },
     });
     // Ids after the first note word are part of the note.
     expect(parseComment("/build --fresh, S1 but leave S3 alone\r\nAnd use tabs.")).toMatchObject({
       command: { steps: ["S1"], fresh: true, notes: "but leave S3 alone\nAnd use tabs." },
     });
-    expect(parseComment("/build\n\nPlease keep the diff small.")).toMatchObject({ command: { steps: [], notes: "Please keep the diff small." } });
+    expect(parseComment("/build\n\nPlease keep the diff small.")).toMatchObject({
+      command: { steps: [], notes: "Please keep the diff small." },
+    });
   });
 
   it("rejects /revise without feedback", () => {
@@ -115,20 +127,54 @@ describe("parseComment", () => {
 
 describe("/plan --model", () => {
   it("keeps the argument whole for the job, and splits it into the model and the instructions where the plan is made", () => {
-    expect(parseComment("/plan --model gpt-5 add retry\nand log it")).toEqual({ kind: "command", command: { name: "plan", instructions: "--model gpt-5 add retry\nand log it" } });
-    expect(parsePlanArgument("--model gpt-5 add retry\nand log it")).toEqual({ ok: true, model: "gpt-5", instructions: "add retry\nand log it" });
-    expect(parsePlanArgument("--MODEL=qwen2.5-coder:14b")).toEqual({ ok: true, model: "qwen2.5-coder:14b", instructions: "" });
-    expect(parsePlanArgument("--model gpt-5\nadd retry")).toEqual({ ok: true, model: "gpt-5", instructions: "add retry" });
+    expect(parseComment("/plan --model gpt-5 add retry\nand log it")).toEqual({
+      kind: "command",
+      command: { name: "plan", instructions: "--model gpt-5 add retry\nand log it" },
+    });
+    expect(parsePlanArgument("--model gpt-5 add retry\nand log it")).toEqual({
+      ok: true,
+      model: "gpt-5",
+      instructions: "add retry\nand log it",
+    });
+    expect(parsePlanArgument("--MODEL=qwen2.5-coder:14b")).toEqual({
+      ok: true,
+      model: "qwen2.5-coder:14b",
+      instructions: "",
+    });
+    expect(parsePlanArgument("--model gpt-5\nadd retry")).toEqual({
+      ok: true,
+      model: "gpt-5",
+      instructions: "add retry",
+    });
   });
 
   it("reads --model only before the instructions: later it is part of them", () => {
-    expect(parsePlanArgument("add a --model flag to the CLI")).toEqual({ ok: true, model: null, instructions: "add a --model flag to the CLI" });
-    expect(parsePlanArgument("--models-list cleanup")).toEqual({ ok: true, model: null, instructions: "--models-list cleanup" });
+    expect(parsePlanArgument("add a --model flag to the CLI")).toEqual({
+      ok: true,
+      model: null,
+      instructions: "add a --model flag to the CLI",
+    });
+    expect(parsePlanArgument("--models-list cleanup")).toEqual({
+      ok: true,
+      model: null,
+      instructions: "--models-list cleanup",
+    });
   });
 
   it("refuses --model without a name, saying what to type", () => {
-    for (const body of ["/plan --model", "/plan --model\nadd retry", "/plan --model= add retry", "/plan --model --fresh"]) {
-      expect(parseComment(body), body).toEqual({ kind: "invalid", name: "plan", message: expect.stringContaining("`/plan --model` needs a model name, e.g. `/plan --model gpt-4.1 add retries`") });
+    for (const body of [
+      "/plan --model",
+      "/plan --model\nadd retry",
+      "/plan --model= add retry",
+      "/plan --model --fresh",
+    ]) {
+      expect(parseComment(body), body).toEqual({
+        kind: "invalid",
+        name: "plan",
+        message: expect.stringContaining(
+          "`/plan --model` needs a model name, e.g. `/plan --model gpt-4.1 add retries`",
+        ),
+      });
     }
   });
 });

@@ -5,11 +5,18 @@ import { readStateMarker } from "../../src/github/state-marker.js";
 import { pendingState, testSeal } from "../helpers/plan-state.js";
 
 function hugePlan() {
-  const details = "A long paragraph of details. ".repeat(400) + "\n\n```ts\nconst x = 1;\n" + "x;\n".repeat(300) + "```";
+  const details =
+    "A long paragraph of details. ".repeat(400) + "\n\n```ts\nconst x = 1;\n" + "x;\n".repeat(300) + "```";
   return {
     title: "A very large plan",
     summary: "Summary first.",
-    steps: Array.from({ length: 30 }, (_, i) => ({ id: `S${i + 1}`, title: `Step ${i + 1}`, details, files: [`src/f${i}.ts`], deps: i > 0 ? [`S${i}`] : [] })),
+    steps: Array.from({ length: 30 }, (_, i) => ({
+      id: `S${i + 1}`,
+      title: `Step ${i + 1}`,
+      details,
+      files: [`src/f${i}.ts`],
+      deps: i > 0 ? [`S${i}`] : [],
+    })),
     risks: ["r"],
     verification: ["npm test"],
   };

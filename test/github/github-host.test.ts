@@ -17,12 +17,27 @@ describe("where a job's repository is cloned from and pushed to", () => {
       cloneUrl: "https://github.com/octo-org/hello-world.git",
       htmlUrl: "https://github.com/octo-org/hello-world",
     });
-    expect(repositoryOnHost(githubWebUrl({ GHE_HOST: "127.0.0.1:8123", GHE_PROTOCOL: "http" }), repository).cloneUrl).toBe("http://127.0.0.1:8123/octo-org/hello-world.git");
+    expect(
+      repositoryOnHost(githubWebUrl({ GHE_HOST: "127.0.0.1:8123", GHE_PROTOCOL: "http" }), repository).cloneUrl,
+    ).toBe("http://127.0.0.1:8123/octo-org/hello-world.git");
   });
 
   it("a worker's ports use the configured host whatever clone and web URLs the job carries", () => {
     const env = loadEnv({ GHE_HOST: "ghe.example.com", PATH: process.env.PATH ?? "" });
-    const job = { kind: "help", deliveryId: "d-1", installationId: 1, number: 1, actor: "maintainer", receivedAt: 0, commentId: 1, repository: { ...repository, cloneUrl: "https://attacker.example/loot.git", htmlUrl: "https://attacker.example/loot" } } satisfies Job;
+    const job = {
+      kind: "help",
+      deliveryId: "d-1",
+      installationId: 1,
+      number: 1,
+      actor: "maintainer",
+      receivedAt: 0,
+      commentId: 1,
+      repository: {
+        ...repository,
+        cloneUrl: "https://attacker.example/loot.git",
+        htmlUrl: "https://attacker.example/loot",
+      },
+    } satisfies Job;
     const ports = tokenPorts(env, quiet).portsFor(job, { token: "ghs_x", permissions: {} });
     for (const port of [ports.ack, ports.reply, ports.work]) {
       expect(port.repo.cloneUrl).toBe("https://ghe.example.com/octo-org/hello-world.git");

@@ -20,10 +20,18 @@ function throttledApp() {
     level: "trace",
     child: () => log,
     ...Object.fromEntries(
-      ["trace", "debug", "info", "warn", "error", "fatal"].map((level) => [level, (object: unknown, message?: string) => lines.push({ level, message: typeof object === "string" ? object : (message ?? "") })]),
+      ["trace", "debug", "info", "warn", "error", "fatal"].map((level) => [
+        level,
+        (object: unknown, message?: string) =>
+          lines.push({ level, message: typeof object === "string" ? object : (message ?? "") }),
+      ]),
     ),
   };
-  const probot = new Probot({ appId: APP_ID, privateKey: testPrivateKey(), log: log as unknown as NonNullable<ConstructorParameters<typeof Probot>[0]>["log"] });
+  const probot = new Probot({
+    appId: APP_ID,
+    privateKey: testPrivateKey(),
+    log: log as unknown as NonNullable<ConstructorParameters<typeof Probot>[0]>["log"],
+  });
   return { probot, lines };
 }
 
@@ -33,7 +41,11 @@ function githubFor(installationId: number, owner: string, received: string[]) {
   return nock("https://api.github.com")
     .persist()
     .post(`/app/installations/${installationId}/access_tokens`)
-    .reply(201, { token: `ghs_token_for_${installationId}`, expires_at: new Date(Date.now() + 3600_000).toISOString(), permissions: { issues: "write" } })
+    .reply(201, {
+      token: `ghs_token_for_${installationId}`,
+      expires_at: new Date(Date.now() + 3600_000).toISOString(),
+      permissions: { issues: "write" },
+    })
     .get(`/repos/${owner}/repo`)
     .reply(200, { name: "repo", owner: { login: owner } })
     .patch(new RegExp(`^/repos/${owner}/repo/issues/comments/\\d+$`))
@@ -61,8 +73,12 @@ describe("installationOctokit", () => {
     githubFor(102, "bravo", received);
     const [a, b] = await Promise.all([installationOctokit(probot, 101), installationOctokit(probot, 102)]);
     // Both have their tokens before the writes start, so only the pacing of writes decides the order.
-    await Promise.all([a.rest.repos.get({ owner: "alpha", repo: "repo" }), b.rest.repos.get({ owner: "bravo", repo: "repo" })]);
-    const edit = (octokit: typeof a, owner: string, id: number) => octokit.rest.issues.updateComment({ owner, repo: "repo", comment_id: id, body: `edit ${id}` });
+    await Promise.all([
+      a.rest.repos.get({ owner: "alpha", repo: "repo" }),
+      b.rest.repos.get({ owner: "bravo", repo: "repo" }),
+    ]);
+    const edit = (octokit: typeof a, owner: string, id: number) =>
+      octokit.rest.issues.updateComment({ owner, repo: "repo", comment_id: id, body: `edit ${id}` });
 
     // GitHub's pacing of writes (one at a time, a second apart) applies within an installation only:
     // A's second write waits its turn; B's first write, sent while it waits, does not wait behind it.
@@ -82,7 +98,11 @@ describe("installationOctokit", () => {
     nock("https://api.github.com")
       .persist()
       .post("/app/installations/103/access_tokens")
-      .reply(201, { token: "ghs_token_for_103", expires_at: new Date(Date.now() + 3600_000).toISOString(), permissions: { issues: "write" } })
+      .reply(201, {
+        token: "ghs_token_for_103",
+        expires_at: new Date(Date.now() + 3600_000).toISOString(),
+        permissions: { issues: "write" },
+      })
       .patch("/repos/charlie/repo/issues/comments/5")
       .reply(() => {
         attempts.push(attempts.length + 1);
@@ -91,11 +111,16 @@ describe("installationOctokit", () => {
     const octokit = await installationOctokit(probot, 103);
 
     let settled = false;
-    const write = octokit.rest.issues.updateComment({ owner: "charlie", repo: "repo", comment_id: 5, body: "hello" }).finally(() => (settled = true));
+    const write = octokit.rest.issues
+      .updateComment({ owner: "charlie", repo: "repo", comment_id: 5, body: "hello" })
+      .finally(() => (settled = true));
     write.catch(() => undefined);
     while (!settled) await vi.advanceTimersByTimeAsync(250);
 
-    await expect(write).rejects.toMatchObject({ status: 403, message: expect.stringContaining("secondary rate limit") });
+    await expect(write).rejects.toMatchObject({
+      status: 403,
+      message: expect.stringContaining("secondary rate limit"),
+    });
     expect(attempts).toEqual([1, 2, 3, 4]);
     expect(lines.filter((line) => /rate limit hit/.test(line.message))).toEqual([
       { level: "warn", message: "secondary rate limit hit; retrying in 1 s" },

@@ -13,13 +13,21 @@ interface Seen {
 }
 
 /** A server that records what it was sent and answers by path. */
-async function recordingServer(route: (seen: Seen, res: http.ServerResponse) => void): Promise<{ url: string; seen: Seen[]; close(): Promise<void> }> {
+async function recordingServer(
+  route: (seen: Seen, res: http.ServerResponse) => void,
+): Promise<{ url: string; seen: Seen[]; close(): Promise<void> }> {
   const seen: Seen[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
-      const entry = { method: req.method ?? "", url: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks).toString(), port: req.socket.remotePort ?? 0 };
+      const entry = {
+        method: req.method ?? "",
+        url: req.url ?? "",
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+        port: req.socket.remotePort ?? 0,
+      };
       seen.push(entry);
       route(entry, res);
     });
@@ -38,18 +46,28 @@ describe("keepAliveFetch", () => {
   const fetch = keepAliveFetch();
 
   beforeAll(async () => {
-    other = await recordingServer((_seen, res) => res.writeHead(200, { "content-type": "text/plain" }).end("elsewhere"));
+    other = await recordingServer((_seen, res) =>
+      res.writeHead(200, { "content-type": "text/plain" }).end("elsewhere"),
+    );
     api = await recordingServer((seen, res) => {
       const json = (status: number, body: unknown, headers: Record<string, string | string[]> = {}) =>
-        res.writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers }).end(JSON.stringify(body));
+        res
+          .writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers })
+          .end(JSON.stringify(body));
       if (seen.url === "/see-other") return res.writeHead(303, { location: "/echo" }).end();
       if (seen.url === "/temporary") return res.writeHead(307, { location: "/echo" }).end();
       if (seen.url === "/away") return res.writeHead(302, { location: `${other.url}/landing` }).end();
       if (seen.url === "/loop") return res.writeHead(302, { location: "/loop" }).end();
-      if (seen.url.startsWith("/hop/")) return res.writeHead(302, { location: `/hop/${Number(seen.url.slice(5)) + 1}` }).end();
+      if (seen.url.startsWith("/hop/"))
+        return res.writeHead(302, { location: `/hop/${Number(seen.url.slice(5)) + 1}` }).end();
       if (seen.url === "/slow") return setTimeout(() => json(200, {}), 2_000);
-      if (seen.url.startsWith("/repos/o/r/issues/404")) return json(404, { message: "Not Found", documentation_url: "https://docs.github.com/rest" });
-      json(seen.method === "POST" ? 201 : 200, { method: seen.method, body: seen.body }, { "x-ratelimit-remaining": "4999", "set-cookie": ["a=1", "b=2"] });
+      if (seen.url.startsWith("/repos/o/r/issues/404"))
+        return json(404, { message: "Not Found", documentation_url: "https://docs.github.com/rest" });
+      json(
+        seen.method === "POST" ? 201 : 200,
+        { method: seen.method, body: seen.body },
+        { "x-ratelimit-remaining": "4999", "set-cookie": ["a=1", "b=2"] },
+      );
     });
   });
   afterAll(async () => {
@@ -58,14 +76,25 @@ describe("keepAliveFetch", () => {
   });
 
   it("answers with the status, the headers as fetch iterates them, and the body as text or JSON", async () => {
-    const response = await fetch(`${api.url}/echo`, { method: "POST", body: '{"content":"eyes"}', headers: { "Content-Type": "application/json", Authorization: "token t" } });
+    const response = await fetch(`${api.url}/echo`, {
+      method: "POST",
+      body: '{"content":"eyes"}',
+      headers: { "Content-Type": "application/json", Authorization: "token t" },
+    });
     expect(response.status).toBe(201);
     expect(response.ok).toBe(true);
     expect(response.headers.get("X-RateLimit-Remaining")).toBe("4999");
-    expect(Object.fromEntries(response.headers)).toMatchObject({ "content-type": "application/json; charset=utf-8", "set-cookie": "a=1, b=2" });
+    expect(Object.fromEntries(response.headers)).toMatchObject({
+      "content-type": "application/json; charset=utf-8",
+      "set-cookie": "a=1, b=2",
+    });
     expect(await response.json()).toEqual({ method: "POST", body: '{"content":"eyes"}' });
     const sent = api.seen.at(-1);
-    expect(sent?.headers).toMatchObject({ "content-type": "application/json", authorization: "token t", "content-length": "18" });
+    expect(sent?.headers).toMatchObject({
+      "content-type": "application/json",
+      authorization: "token t",
+      "content-length": "18",
+    });
   });
 
   it("sends one request after another over the same connection", async () => {
@@ -82,7 +111,11 @@ describe("keepAliveFetch", () => {
   });
 
   it("follows redirects as fetch does: a 303 becomes a GET without its body, a 307 keeps both, and another origin gets no credentials", async () => {
-    const seeOther = await fetch(`${api.url}/see-other`, { method: "POST", body: "data", headers: { authorization: "token t" } });
+    const seeOther = await fetch(`${api.url}/see-other`, {
+      method: "POST",
+      body: "data",
+      headers: { authorization: "token t" },
+    });
     expect(await seeOther.json()).toEqual({ method: "GET", body: "" });
     expect(seeOther.redirected).toBe(true);
     expect(seeOther.url).toBe(`${api.url}/echo`);
@@ -92,7 +125,10 @@ describe("keepAliveFetch", () => {
     expect(await away.text()).toBe("elsewhere");
     expect(other.seen.at(-1)?.headers.authorization).toBeUndefined();
     await expect(fetch(`${api.url}/loop`)).rejects.toThrow(TypeError);
-    await expect(fetch(`${api.url}/hop/0`)).rejects.toMatchObject({ name: "TypeError", cause: { message: "redirect count exceeded" } });
+    await expect(fetch(`${api.url}/hop/0`)).rejects.toMatchObject({
+      name: "TypeError",
+      cause: { message: "redirect count exceeded" },
+    });
     expect(api.seen.filter((seen) => seen.url.startsWith("/hop/"))).toHaveLength(21);
   });
 
@@ -101,17 +137,26 @@ describe("keepAliveFetch", () => {
     const aborted = fetch(`${api.url}/slow`, { signal: controller.signal });
     setTimeout(() => controller.abort(), 50);
     await expect(aborted).rejects.toMatchObject({ name: "AbortError" });
-    await expect(fetch(`${api.url}/slow`, { signal: AbortSignal.timeout(50) })).rejects.toMatchObject({ name: "TimeoutError" });
+    await expect(fetch(`${api.url}/slow`, { signal: AbortSignal.timeout(50) })).rejects.toMatchObject({
+      name: "TimeoutError",
+    });
     const closed = await recordingServer(() => undefined);
     const gone = closed.url;
     await closed.close();
-    await expect(fetch(`${gone}/echo`)).rejects.toMatchObject({ name: "TypeError", message: "fetch failed", cause: { code: "ECONNREFUSED" } });
+    await expect(fetch(`${gone}/echo`)).rejects.toMatchObject({
+      name: "TypeError",
+      message: "fetch failed",
+      cause: { code: "ECONNREFUSED" },
+    });
   });
 
   it("serves Octokit: its data, and GitHub's error message and status", async () => {
     const octokit = new Octokit({ baseUrl: api.url, request: { fetch } });
     const { data } = await octokit.rest.issues.createComment({ owner: "o", repo: "r", issue_number: 1, body: "hi" });
     expect(data).toMatchObject({ method: "POST", body: '{"body":"hi"}' });
-    await expect(octokit.rest.issues.get({ owner: "o", repo: "r", issue_number: 404 })).rejects.toMatchObject({ status: 404, message: expect.stringContaining("Not Found") });
+    await expect(octokit.rest.issues.get({ owner: "o", repo: "r", issue_number: 404 })).rejects.toMatchObject({
+      status: 404,
+      message: expect.stringContaining("Not Found"),
+    });
   });
 });

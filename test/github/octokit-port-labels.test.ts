@@ -14,8 +14,18 @@ describe("labels and branches through the Octokit port", () => {
 
   beforeAll(async () => {
     github = await startGitHubDouble({ files: { "README.md": "# hi\n" }, issues: [{ title: "An issue" }] });
-    const octokit = new Octokit({ auth: github.issueInstallationToken(), baseUrl: github.apiUrl, log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
-    const repo = { owner: github.repository.owner, name: github.repository.name, cloneUrl: github.cloneUrl, defaultBranch: "main", htmlUrl: github.htmlUrl };
+    const octokit = new Octokit({
+      auth: github.issueInstallationToken(),
+      baseUrl: github.apiUrl,
+      log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
+    });
+    const repo = {
+      owner: github.repository.owner,
+      name: github.repository.name,
+      cloneUrl: github.cloneUrl,
+      defaultBranch: "main",
+      htmlUrl: github.htmlUrl,
+    };
     port = createOctokitPort({ octokit, repo, number: 1, isOwnComment: () => false });
   });
 
@@ -32,7 +42,10 @@ describe("labels and branches through the Octokit port", () => {
 
     await labels.show("planned");
     expect(issueLabels()).toEqual(["bug", "blueprint: planned"]);
-    expect(github.state.label("blueprint: planned")).toMatchObject({ color: DEFAULT_LABELS.planned.color, description: DEFAULT_LABELS.planned.description });
+    expect(github.state.label("blueprint: planned")).toMatchObject({
+      color: DEFAULT_LABELS.planned.color,
+      description: DEFAULT_LABELS.planned.description,
+    });
     await labels.show("building");
     await labels.show("built");
     expect(issueLabels()).toEqual(["bug", "blueprint: built"]);
@@ -59,7 +72,14 @@ describe("labels and branches through the Octokit port", () => {
     expect(github.violations).toEqual([]);
     expect(github.unimplemented.map((r) => `${r.method} ${r.path}`)).toEqual([]);
     const operations = new Set(github.requests.map((r) => r.operationId));
-    for (const operation of ["issues/list-labels-on-issue", "issues/list-labels-for-repo", "issues/create-label", "issues/add-labels", "issues/remove-label", "repos/get"]) {
+    for (const operation of [
+      "issues/list-labels-on-issue",
+      "issues/list-labels-for-repo",
+      "issues/create-label",
+      "issues/add-labels",
+      "issues/remove-label",
+      "repos/get",
+    ]) {
       expect(operations).toContain(operation);
     }
   });

@@ -72,7 +72,11 @@ function readBody(request: IncomingMessage): Promise<void> {
 
 beforeAll(async () => {
   server = createServer(async (request, response) => {
-    const arrival: Arrival = { method: request.method ?? "", path: new URL(request.url ?? "/", "http://x").pathname, at: Date.now() };
+    const arrival: Arrival = {
+      method: request.method ?? "",
+      path: new URL(request.url ?? "/", "http://x").pathname,
+      at: Date.now(),
+    };
     const index = arrivals.push(arrival) - 1;
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
@@ -136,10 +140,16 @@ function when(ready: () => boolean): Promise<void> {
   });
 }
 
-/** One turn of the event loop (setImmediate is real): every promise chain not waiting on the clock or the network has run. */
+/**
+ * One turn of the event loop (setImmediate is real): every promise chain not waiting on the clock or the network has
+ * run.
+ */
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** Lets what needs no timer happen (the clock stays put), and waits until every request that left has reached the server. */
+/**
+ * Lets what needs no timer happen (the clock stays put), and waits until every request that left has reached the
+ * server.
+ */
 async function settle(): Promise<void> {
   await turn();
   await when(() => arrivals.length >= sent.length);
@@ -190,11 +200,19 @@ const recordingFetch: typeof fetch = (input, init) => {
 
 /** An Octokit with the plugin; no gaps and a short second unless the test says otherwise. */
 function paced(options: Partial<PacingOptions> = {}, baseUrl = base) {
-  const pacingOptions: PacingOptions = { onRateLimit: () => false, gapsMs: { write: 0, notification: 0, search: 0 }, secondMs: 10, ...options };
+  const pacingOptions: PacingOptions = {
+    onRateLimit: () => false,
+    gapsMs: { write: 0, notification: 0, search: 0 },
+    secondMs: 10,
+    ...options,
+  };
   return new Paced({ baseUrl, pacing: pacingOptions, request: { fetch: recordingFetch } });
 }
 
-/** "<ms after the start> <method> <path>" for each request that left, by time (requests leaving in the same millisecond: by name). */
+/**
+ * "<ms after the start> <method> <path>" for each request that left, by time (requests leaving in the same millisecond:
+ * by name).
+ */
 const timeline = () =>
   [...sent]
     .sort((a, b) => a.at - b.at || `${a.method} ${a.path}`.localeCompare(`${b.method} ${b.path}`))
@@ -215,7 +233,12 @@ describe("pacing: writes", () => {
   it("starts writes (POST, PATCH, DELETE, GraphQL) the write gap apart, the first at once", async () => {
     const octokit = paced({ gapsMs: { write: 400, notification: 0, search: 0 } });
     const all = Promise.all([
-      octokit.request("POST /repos/{owner}/{repo}/git/refs", { owner: "o", repo: "r", ref: "refs/heads/x", sha: "a".repeat(40) }),
+      octokit.request("POST /repos/{owner}/{repo}/git/refs", {
+        owner: "o",
+        repo: "r",
+        ref: "refs/heads/x",
+        sha: "a".repeat(40),
+      }),
       octokit.request("PATCH /repos/o/r/git/refs/heads/x", { sha: "b".repeat(40) }),
       octokit.request("DELETE /repos/o/r/git/refs/heads/x"),
       octokit.graphql("query { viewer { login } }"),
@@ -227,14 +250,28 @@ describe("pacing: writes", () => {
     expect(arrivals.map((arrival) => arrival.at - start)).toEqual([0]);
     for (const ms of [400, 800, 1200]) await clock(ms);
 
-    expect(timeline()).toEqual(["0 POST /repos/o/r/git/refs", "400 PATCH /repos/o/r/git/refs/heads/x", "800 DELETE /repos/o/r/git/refs/heads/x", "1200 POST /graphql"]);
+    expect(timeline()).toEqual([
+      "0 POST /repos/o/r/git/refs",
+      "400 PATCH /repos/o/r/git/refs/heads/x",
+      "800 DELETE /repos/o/r/git/refs/heads/x",
+      "1200 POST /graphql",
+    ]);
     await all;
-    expect(seen()).toEqual(["POST /repos/o/r/git/refs", "PATCH /repos/o/r/git/refs/heads/x", "DELETE /repos/o/r/git/refs/heads/x", "POST /graphql"]);
+    expect(seen()).toEqual([
+      "POST /repos/o/r/git/refs",
+      "PATCH /repos/o/r/git/refs/heads/x",
+      "DELETE /repos/o/r/git/refs/heads/x",
+      "POST /graphql",
+    ]);
   });
 
   it("shares one installation's gates between its Octokits (one per job token), and only theirs", async () => {
     const gapsMs = { write: 150, notification: 0, search: 0 };
-    const [first, second, other] = [paced({ gapsMs, id: "7-ack" }), paced({ gapsMs, id: "7-ack" }), paced({ gapsMs, id: "8-ack" })];
+    const [first, second, other] = [
+      paced({ gapsMs, id: "7-ack" }),
+      paced({ gapsMs, id: "7-ack" }),
+      paced({ gapsMs, id: "8-ack" }),
+    ];
     const all = Promise.all([
       first.request("POST /repos/o/r/issues/comments/1/reactions", { content: "eyes" }),
       second.request("POST /repos/o/r/issues/comments/2/reactions", { content: "eyes" }),
@@ -244,33 +281,57 @@ describe("pacing: writes", () => {
     await clock(150);
 
     // The same installation's second Octokit waits for the first's gap; another installation does not.
-    expect(timeline()).toEqual(["0 POST /repos/o/r/issues/comments/1/reactions", "0 POST /repos/o/r/issues/comments/3/reactions", "150 POST /repos/o/r/issues/comments/2/reactions"]);
+    expect(timeline()).toEqual([
+      "0 POST /repos/o/r/issues/comments/1/reactions",
+      "0 POST /repos/o/r/issues/comments/3/reactions",
+      "150 POST /repos/o/r/issues/comments/2/reactions",
+    ]);
     await all;
   });
 
   it("holds comments (a notifying path) the notification gap apart, other writes only the write gap", async () => {
     const octokit = paced({ gapsMs: { write: 20, notification: 200, search: 0 } });
     const comment = () => octokit.rest.issues.createComment({ owner: "o", repo: "r", issue_number: 1, body: "hi" });
-    const all = Promise.all([comment(), octokit.request("PATCH /repos/o/r/git/refs/heads/main", { sha: "c".repeat(40) }), comment()]);
+    const all = Promise.all([
+      comment(),
+      octokit.request("PATCH /repos/o/r/git/refs/heads/main", { sha: "c".repeat(40) }),
+      comment(),
+    ]);
     await settle();
     for (const ms of [20, 200]) await clock(ms);
 
     // The ref update, not notifying, leaves after the write gap, before the second comment.
-    expect(timeline()).toEqual(["0 POST /repos/o/r/issues/1/comments", "20 PATCH /repos/o/r/git/refs/heads/main", "200 POST /repos/o/r/issues/1/comments"]);
+    expect(timeline()).toEqual([
+      "0 POST /repos/o/r/issues/1/comments",
+      "20 PATCH /repos/o/r/git/refs/heads/main",
+      "200 POST /repos/o/r/issues/1/comments",
+    ]);
     await all;
-    expect(seen()).toEqual(["POST /repos/o/r/issues/1/comments", "PATCH /repos/o/r/git/refs/heads/main", "POST /repos/o/r/issues/1/comments"]);
+    expect(seen()).toEqual([
+      "POST /repos/o/r/issues/1/comments",
+      "PATCH /repos/o/r/git/refs/heads/main",
+      "POST /repos/o/r/issues/1/comments",
+    ]);
   });
 
   it("strips GitHub Enterprise's /api/v3 prefix before matching notifying paths", async () => {
     const octokit = paced({ gapsMs: { write: 10, notification: 150, search: 0 } }, `${base}/api/v3`);
     // An absolute URL (as in a `next` link or a URL from a payload) carries the prefix into the hook.
     const absolute = () => octokit.request(`POST ${base}/api/v3/repos/o/r/issues/1/comments`, { body: "hi" });
-    const all = Promise.all([octokit.rest.issues.createComment({ owner: "o", repo: "r", issue_number: 1, body: "hi" }), absolute(), absolute()]);
+    const all = Promise.all([
+      octokit.rest.issues.createComment({ owner: "o", repo: "r", issue_number: 1, body: "hi" }),
+      absolute(),
+      absolute(),
+    ]);
     await settle();
     for (const ms of [150, 300]) await clock(ms);
 
     // Each comment the notification gap after the one before (the write gap alone would let them go 10 ms apart).
-    expect(timeline()).toEqual(["0 POST /api/v3/repos/o/r/issues/1/comments", "150 POST /api/v3/repos/o/r/issues/1/comments", "300 POST /api/v3/repos/o/r/issues/1/comments"]);
+    expect(timeline()).toEqual([
+      "0 POST /api/v3/repos/o/r/issues/1/comments",
+      "150 POST /api/v3/repos/o/r/issues/1/comments",
+      "300 POST /api/v3/repos/o/r/issues/1/comments",
+    ]);
     await all;
     expect(seen()).toEqual(Array(3).fill("POST /api/v3/repos/o/r/issues/1/comments"));
   });
@@ -315,7 +376,9 @@ describe("pacing: reads and concurrency", () => {
   it("keeps at most ten requests in flight, and runs the rest as slots free up", async () => {
     reply = () => ({ holdMs: 300 });
     const octokit = paced();
-    const requests = Array.from({ length: 15 }, (_, i) => octokit.request("GET /repos/o/r/issues/{issue_number}", { issue_number: i + 1 }));
+    const requests = Array.from({ length: 15 }, (_, i) =>
+      octokit.request("GET /repos/o/r/issues/{issue_number}", { issue_number: i + 1 }),
+    );
 
     await settle();
     expect(sent).toHaveLength(10);
@@ -330,13 +393,18 @@ describe("pacing: reads and concurrency", () => {
     const responses = await Promise.all(requests);
     expect(responses).toHaveLength(15);
     expect(maxInFlight).toBe(10);
-    expect(arrivals.map((arrival) => arrival.at - start)).toEqual([...Array<number>(10).fill(0), ...Array<number>(5).fill(300)]);
+    expect(arrivals.map((arrival) => arrival.at - start)).toEqual([
+      ...Array<number>(10).fill(0),
+      ...Array<number>(5).fill(300),
+    ]);
   });
 
   it("runs token requests one at a time, outside the write gate", async () => {
     reply = () => ({ status: 201, body: { token: "t", expires_at: "2030-01-01T00:00:00Z" }, holdMs: 30 });
     const octokit = paced({ gapsMs: { write: 1_000, notification: 0, search: 0 } });
-    const tokens = Array.from({ length: 3 }, () => octokit.request("POST /app/installations/{installation_id}/access_tokens", { installation_id: 1 }));
+    const tokens = Array.from({ length: 3 }, () =>
+      octokit.request("POST /app/installations/{installation_id}/access_tokens", { installation_id: 1 }),
+    );
     const token = "POST /app/installations/1/access_tokens";
 
     // Each leaves when the one before is answered (held 30 ms), not a write gap (1 s) after it.
@@ -400,9 +468,14 @@ describe("pacing: retries", () => {
 
 describe("pacing: rate limits", () => {
   it("asks onRateLimit about a secondary limit and waits retry-after units before trying again", async () => {
-    reply = (_, index) => (index === 0 ? { status: 403, headers: { "retry-after": "1" }, body: { message: SECONDARY_LIMIT } } : { status: 201, body: { number: 7 } });
+    reply = (_, index) =>
+      index === 0
+        ? { status: 403, headers: { "retry-after": "1" }, body: { message: SECONDARY_LIMIT } }
+        : { status: 201, body: { number: 7 } };
     const onRateLimit = vi.fn<PacingOptions["onRateLimit"]>(() => true);
-    const call = tracked(paced({ onRateLimit, secondMs: 100 }).rest.issues.create({ owner: "o", repo: "r", title: "t" }));
+    const call = tracked(
+      paced({ onRateLimit, secondMs: 100 }).rest.issues.create({ owner: "o", repo: "r", title: "t" }),
+    );
     // One unit of secondMs, not GitHub's second nor the 60-unit fallback.
     await retryAfter(call, 100);
 
@@ -428,7 +501,13 @@ describe("pacing: rate limits", () => {
     // The reset is one second after the clock (on a whole second); a second's margin is added.
     const reset = String(start / 1000 + 1);
     reply = (_, index) =>
-      index === 0 ? { status: 403, headers: { "x-ratelimit-remaining": "0", "x-ratelimit-reset": reset }, body: { message: "API rate limit exceeded for installation ID 1." } } : { body: { ok: true } };
+      index === 0
+        ? {
+            status: 403,
+            headers: { "x-ratelimit-remaining": "0", "x-ratelimit-reset": reset },
+            body: { message: "API rate limit exceeded for installation ID 1." },
+          }
+        : { body: { ok: true } };
     const onRateLimit = vi.fn<PacingOptions["onRateLimit"]>(() => true);
     const call = tracked(paced({ onRateLimit, secondMs: 20 }).request("GET /repos/o/r"));
     await retryAfter(call, 2 * 20);
@@ -449,7 +528,10 @@ describe("pacing: rate limits", () => {
   });
 
   it("treats a GraphQL RATE_LIMITED error as a primary limit", async () => {
-    reply = (_, index) => (index === 0 ? { body: { data: null, errors: [{ type: "RATE_LIMITED", message: "API rate limit exceeded" }] } } : { body: { data: { viewer: { login: "bot" } } } });
+    reply = (_, index) =>
+      index === 0
+        ? { body: { data: null, errors: [{ type: "RATE_LIMITED", message: "API rate limit exceeded" }] } }
+        : { body: { data: { viewer: { login: "bot" } } } };
     const onRateLimit = vi.fn<PacingOptions["onRateLimit"]>(() => true);
     const call = tracked(paced({ onRateLimit }).graphql<{ viewer: { login: string } }>("query { viewer { login } }"));
     // No reset named: tried again at once.
@@ -465,7 +547,10 @@ describe("pacing: rate limits", () => {
 describe("pacing: GitHub Enterprise GraphQL", () => {
   // On GHE, @octokit/graphql turns a `.../api/v3` baseUrl into an absolute `.../api/graphql` URL: still GraphQL.
   it("treats a GraphQL RATE_LIMITED error on GHE (POST /api/graphql) as a primary limit", async () => {
-    reply = (_, index) => (index === 0 ? { body: { data: null, errors: [{ type: "RATE_LIMITED", message: "API rate limit exceeded" }] } } : { body: { data: { viewer: { login: "bot" } } } });
+    reply = (_, index) =>
+      index === 0
+        ? { body: { data: null, errors: [{ type: "RATE_LIMITED", message: "API rate limit exceeded" }] } }
+        : { body: { data: { viewer: { login: "bot" } } } };
     const onRateLimit = vi.fn<PacingOptions["onRateLimit"]>(() => true);
     const octokit = paced({ onRateLimit }, `${base}/api/v3`);
     const call = tracked(octokit.graphql<{ viewer: { login: string } }>("query { viewer { login } }"));
@@ -473,7 +558,12 @@ describe("pacing: GitHub Enterprise GraphQL", () => {
 
     expect(seen()[0]).toBe("POST /api/graphql");
     expect((await call.promise).viewer.login).toBe("bot");
-    expect(onRateLimit).toHaveBeenCalledWith("primary", expect.any(Number), { method: "POST", url: `${base}/api/graphql` }, 0);
+    expect(onRateLimit).toHaveBeenCalledWith(
+      "primary",
+      expect.any(Number),
+      { method: "POST", url: `${base}/api/graphql` },
+      0,
+    );
   });
 });
 
@@ -505,18 +595,27 @@ describe("pacing: gates shared with other processes", () => {
     expect(gates.asked).toEqual(["7-ack:write 1000", "7-ack:write 1000", "7-ack:notification 3000"]);
     // Three waits of 250 ms the gates asked for, and none of this process's own one-second gaps.
     expect(events.sleeps).toEqual([250, 250, 250]);
-    expect(timeline()).toEqual(["250 POST /repos/o/r/issues/comments/1/reactions", "750 GET /repos/o/r/collaborators/maintainer/permission", "750 POST /repos/o/r/issues/1/comments"]);
+    expect(timeline()).toEqual([
+      "250 POST /repos/o/r/issues/comments/1/reactions",
+      "750 GET /repos/o/r/collaborators/maintainer/permission",
+      "750 POST /repos/o/r/issues/1/comments",
+    ]);
   });
 
   it("paces in this process alone while the shared gates fail", async () => {
     const gates = sharedGates(async () => Promise.reject(new Error("Redis is down")));
     const octokit = paced({ id: "8-ack", gapsMs: { write: 300, notification: 0, search: 0 }, shared: gates });
-    const all = Promise.all([1, 2].map((n) => octokit.request("POST /repos/o/r/issues/comments/{id}/reactions", { id: n, content: "eyes" })));
+    const all = Promise.all(
+      [1, 2].map((n) => octokit.request("POST /repos/o/r/issues/comments/{id}/reactions", { id: n, content: "eyes" })),
+    );
     await settle();
     await clock(300);
 
     expect(gates.asked).toHaveLength(2);
-    expect(timeline()).toEqual(["0 POST /repos/o/r/issues/comments/1/reactions", "300 POST /repos/o/r/issues/comments/2/reactions"]);
+    expect(timeline()).toEqual([
+      "0 POST /repos/o/r/issues/comments/1/reactions",
+      "300 POST /repos/o/r/issues/comments/2/reactions",
+    ]);
     await all;
   });
 });

@@ -13,9 +13,17 @@ import type { ThreadState } from "../../src/workflow/state.js";
 function validPlan(title = "Add retries"): Plan {
   const result = validatePlan({
     title,
-    summary: "Retry failed HTTP calls — with `backoff` and <html> & \"quotes\" --> too.",
+    summary: 'Retry failed HTTP calls — with `backoff` and <html> & "quotes" --> too.',
     steps: [
-      { id: "S1", title: "Helper", details: "Write it.\n\n```ts\nretry()\n```", files: ["src/retry.ts"], deps: [], risk: null, complexity: "low" },
+      {
+        id: "S1",
+        title: "Helper",
+        details: "Write it.\n\n```ts\nretry()\n```",
+        files: ["src/retry.ts"],
+        deps: [],
+        risk: null,
+        complexity: "low",
+      },
       { id: "S2", title: "Use it", details: "", files: [], deps: ["S1"], risk: "ünïcødé ✓", complexity: null },
     ],
     risks: ["outages hidden"],
@@ -40,7 +48,10 @@ function makeState(overrides: Partial<ThreadState> = {}): ThreadState {
     head: null,
     planHead: null,
     branch: "blueprint/issue-7",
-    steps: { S1: { status: "done", commit: "b".repeat(40), commitUrl: "https://example.test/c/b" }, S2: { status: "pending" } },
+    steps: {
+      S1: { status: "done", commit: "b".repeat(40), commitUrl: "https://example.test/c/b" },
+      S2: { status: "pending" },
+    },
     stale: null,
     question: null,
     error: null,
@@ -140,7 +151,9 @@ describe("state marker", () => {
     // The plan's summary is model-written markdown rendered verbatim into the comment,
     // before the real marker. A marker quoted there must not replace the comment's state.
     const forged = makeState({ status: "built", requestedBy: "mallory" });
-    const real = makeState({ plan: { ...validPlan(), summary: `See ${encodeStateMarker(forged, seal)} for details.` } });
+    const real = makeState({
+      plan: { ...validPlan(), summary: `See ${encodeStateMarker(forged, seal)} for details.` },
+    });
     const realState = { ...real, planHash: planHash(real.plan!) };
     const read = readStateMarker(renderPlanComment(realState, seal), seal);
     expect(read.kind).toBe("ok");
@@ -162,7 +175,9 @@ describe("state marker authentication", () => {
   });
 
   it("refuses a marker signed with another key (another installation of Blueprint, or a guess)", () => {
-    expect(reasonOf(marker, { ...seal, key: deriveStateKey("some-other-secret-value") })).toMatch(/signature does not match/);
+    expect(reasonOf(marker, { ...seal, key: deriveStateKey("some-other-secret-value") })).toMatch(
+      /signature does not match/,
+    );
   });
 
   it("refuses hidden fields edited and re-encoded by someone without the key", () => {

@@ -46,7 +46,13 @@ describe("the webhook route", () => {
     fetch(`${base}${path}`, {
       method: "POST",
       body,
-      headers: { "content-type": "application/json", "x-github-event": "issue_comment", "x-github-delivery": "d-1", "x-hub-signature-256": sign(body), ...headers },
+      headers: {
+        "content-type": "application/json",
+        "x-github-event": "issue_comment",
+        "x-github-delivery": "d-1",
+        "x-hub-signature-256": sign(body),
+        ...headers,
+      },
     });
 
   it("takes in a signed delivery: its id, event and parsed payload, answered 200 once received", async () => {
@@ -54,7 +60,9 @@ describe("the webhook route", () => {
     const response = await post(body, { "x-github-delivery": "abc-123" });
     expect(response.status).toBe(200);
     expect(await response.text()).toBe("ok\n");
-    expect(received).toEqual([{ id: "abc-123", name: "issue_comment", payload: { action: "created", comment: { body: "/plan ✓ ünïcode" } } }]);
+    expect(received).toEqual([
+      { id: "abc-123", name: "issue_comment", payload: { action: "created", comment: { body: "/plan ✓ ünïcode" } } },
+    ]);
   });
 
   it("refuses a forged or altered delivery, and one that is not JSON, without taking anything in", async () => {
@@ -73,7 +81,11 @@ describe("the webhook route", () => {
   it("answers what is not a delivery as @octokit/webhooks does", async () => {
     const wrongType = await post("{}", { "content-type": "text/plain" });
     expect(wrongType.status).toBe(415);
-    const missing = await fetch(`${base}${PATH}`, { method: "POST", body: "{}", headers: { "content-type": "application/json", "x-github-event": "ping" } });
+    const missing = await fetch(`${base}${PATH}`, {
+      method: "POST",
+      body: "{}",
+      headers: { "content-type": "application/json", "x-github-event": "ping" },
+    });
     expect(missing.status).toBe(400);
     expect(await missing.json()).toEqual({ error: "Required headers missing: x-hub-signature-256, x-github-delivery" });
     const get = await fetch(`${base}${PATH}`);

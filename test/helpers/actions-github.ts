@@ -27,7 +27,9 @@ export interface ActionsDoubleOptions {
   checks?: "write" | "none";
 }
 
-/** GitHub at the HTTP boundary for the Action's tests, with memory; records every request and its Authorization header. */
+/**
+ * GitHub at the HTTP boundary for the Action's tests, with memory; records every request and its Authorization header.
+ */
 export function actionsGitHubDouble(options: ActionsDoubleOptions = {}) {
   const owner = options.owner ?? "Codertocat";
   const repo = options.repo ?? "Hello-World";
@@ -36,24 +38,46 @@ export function actionsGitHubDouble(options: ActionsDoubleOptions = {}) {
   const html = `https://ghes.example.test/${owner}/${repo}`;
   const comments: ActionsComment[] = [];
   const reactions: Array<{ commentId: number; content: string }> = [];
-  const pulls: Array<{ number: number; head: string; base: string; title: string; body: string; html_url: string }> = [];
+  const pulls: Array<{ number: number; head: string; base: string; title: string; body: string; html_url: string }> =
+    [];
   const requests: Array<{ method: string; path: string; authorization: string }> = [];
   /** The repository's label names, and the thread's. */
   const labels: string[] = [];
   const threadLabels: string[] = [];
-  const checkRuns: Array<{ id: number; name: string; head_sha: string; external_id: string | null; status: string; conclusion: string | null; actions: unknown[]; app: { id: number; slug: string } }> = [];
+  const checkRuns: Array<{
+    id: number;
+    name: string;
+    head_sha: string;
+    external_id: string | null;
+    status: string;
+    conclusion: string | null;
+    actions: unknown[];
+    app: { id: number; slug: string };
+  }> = [];
   const noChecks = [403, { message: "Resource not accessible by integration" }] as const;
   let nextId = 5000;
 
   const addComment = (body: string, user: { login: string; type: string }): ActionsComment => {
     const id = nextId++;
     const now = new Date().toISOString();
-    const comment = { id, node_id: `IC_${id}`, body, user, html_url: `${html}/issues/${number}#issuecomment-${id}`, created_at: now, updated_at: now };
+    const comment = {
+      id,
+      node_id: `IC_${id}`,
+      body,
+      user,
+      html_url: `${html}/issues/${number}#issuecomment-${id}`,
+      created_at: now,
+      updated_at: now,
+    };
     comments.push(comment);
     return comment;
   };
   const track = function (this: { req: { method: string; path: string; headers: Record<string, string> } }) {
-    requests.push({ method: this.req.method, path: this.req.path, authorization: this.req.headers.authorization ?? "" });
+    requests.push({
+      method: this.req.method,
+      path: this.req.path,
+      authorization: this.req.headers.authorization ?? "",
+    });
   };
 
   const scope = nock("https://ghes.example.test")
@@ -61,8 +85,19 @@ export function actionsGitHubDouble(options: ActionsDoubleOptions = {}) {
     .get(`${base}/issues/${number}`)
     .reply(function () {
       track.call(this);
-      const pull = options.pullRequest ? { pull_request: { url: `${GHES_API_URL}/repos/${owner}/${repo}/pulls/${number}` } } : {};
-      return [200, { number, title: "Spelling error in the README file", body: "It looks like you accidently spelled 'commit' with two 't's.", user: { login: "Codertocat", type: "User" }, ...pull }];
+      const pull = options.pullRequest
+        ? { pull_request: { url: `${GHES_API_URL}/repos/${owner}/${repo}/pulls/${number}` } }
+        : {};
+      return [
+        200,
+        {
+          number,
+          title: "Spelling error in the README file",
+          body: "It looks like you accidently spelled 'commit' with two 't's.",
+          user: { login: "Codertocat", type: "User" },
+          ...pull,
+        },
+      ];
     })
     .get(`${base}/pulls/${number}`)
     .reply(function () {
@@ -70,7 +105,15 @@ export function actionsGitHubDouble(options: ActionsDoubleOptions = {}) {
       const pr = options.pullRequest;
       if (!pr) return [404, { message: "Not Found" }];
       const full = `${owner}/${repo}`;
-      return [200, { number, html_url: `${html}/pull/${number}`, head: { ref: pr.headRef, sha: pr.headSha, repo: { full_name: full } }, base: { ref: pr.baseRef, repo: { full_name: full } } }];
+      return [
+        200,
+        {
+          number,
+          html_url: `${html}/pull/${number}`,
+          head: { ref: pr.headRef, sha: pr.headSha, repo: { full_name: full } },
+          base: { ref: pr.baseRef, repo: { full_name: full } },
+        },
+      ];
     })
     .get(new RegExp(`^${escape(base)}/issues/${number}/comments(\\?.*)?$`))
     .reply(function () {
@@ -129,7 +172,11 @@ export function actionsGitHubDouble(options: ActionsDoubleOptions = {}) {
     .reply(function (_uri, body) {
       track.call(this);
       const { name } = body as { name: string };
-      if (labels.includes(name)) return [422, { message: "Validation Failed", errors: [{ resource: "Label", code: "already_exists", field: "name" }] }];
+      if (labels.includes(name))
+        return [
+          422,
+          { message: "Validation Failed", errors: [{ resource: "Label", code: "already_exists", field: "name" }] },
+        ];
       labels.push(name);
       return [201, body];
     })
@@ -141,7 +188,8 @@ export function actionsGitHubDouble(options: ActionsDoubleOptions = {}) {
     .post(`${base}/issues/${number}/labels`)
     .reply(function (_uri, body) {
       track.call(this);
-      for (const name of (body as { labels: string[] }).labels) if (!threadLabels.includes(name)) threadLabels.push(name);
+      for (const name of (body as { labels: string[] }).labels)
+        if (!threadLabels.includes(name)) threadLabels.push(name);
       return [200, threadLabels.map((name) => ({ name }))];
     })
     .delete(new RegExp(`^${escape(base)}/issues/${number}/labels/[^/]+$`))
@@ -163,9 +211,25 @@ export function actionsGitHubDouble(options: ActionsDoubleOptions = {}) {
     .reply(function (_uri, body) {
       track.call(this);
       if (options.checks === "none") return noChecks;
-      const draft = body as { name: string; head_sha: string; external_id?: string; status?: string; conclusion?: string; actions?: unknown[] };
+      const draft = body as {
+        name: string;
+        head_sha: string;
+        external_id?: string;
+        status?: string;
+        conclusion?: string;
+        actions?: unknown[];
+      };
       // Check runs made with a workflow's token are the GitHub Actions app's.
-      const run = { id: nextId++, name: draft.name, head_sha: draft.head_sha, external_id: draft.external_id ?? null, status: draft.conclusion ? "completed" : (draft.status ?? "queued"), conclusion: draft.conclusion ?? null, actions: draft.actions ?? [], app: { id: 15368, slug: "github-actions" } };
+      const run = {
+        id: nextId++,
+        name: draft.name,
+        head_sha: draft.head_sha,
+        external_id: draft.external_id ?? null,
+        status: draft.conclusion ? "completed" : (draft.status ?? "queued"),
+        conclusion: draft.conclusion ?? null,
+        actions: draft.actions ?? [],
+        app: { id: 15368, slug: "github-actions" },
+      };
       checkRuns.push(run);
       return [201, run];
     })

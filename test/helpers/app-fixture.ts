@@ -19,7 +19,10 @@ export function visible(body: string): string {
 }
 
 export interface AppFixtureOptions {
-  /** The remote's files on `main`, created before each test; without them, a test makes its repository with `createRepo`. */
+  /**
+   * The remote's files on `main`, created before each test; without them, a test makes its repository with
+   * `createRepo`.
+   */
   files?: Record<string, string>;
   /** Permissions the GitHub double answers (login → permission); `{ maintainer: "write" }` unless given. */
   permissions?: Record<string, string>;
@@ -78,7 +81,8 @@ export function useAppFixture(options: AppFixtureOptions = {}): AppFixture {
   });
 
   const started = <T>(value: T | null, what: string): T => {
-    if (value === null) throw new Error(`no ${what} yet: ${what === "repo" ? "pass files or call createRepo" : "call start"} first`);
+    if (value === null)
+      throw new Error(`no ${what} yet: ${what === "repo" ? "pass files or call createRepo" : "call start"} first`);
     return value;
   };
 
@@ -102,7 +106,10 @@ export function useAppFixture(options: AppFixtureOptions = {}): AppFixture {
     async start(script, env = {}, startOptions = {}) {
       github = githubDouble({ permissions: options.permissions ?? { maintainer: "write" }, ...startOptions.github });
       model = await startModelServer(script);
-      app = await startTestApp({ OPENAI_BASE_URL: model.url, ...options.env, ...env }, { githubRetries: startOptions.githubRetries, deps: startOptions.deps });
+      app = await startTestApp(
+        { OPENAI_BASE_URL: model.url, ...options.env, ...env },
+        { githubRetries: startOptions.githubRetries, deps: startOptions.deps },
+      );
       return app;
     },
     seedPlan(plan, state = {}) {

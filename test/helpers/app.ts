@@ -14,7 +14,9 @@ import { tempDir } from "./git-repo.js";
 let privateKey: string | null = null;
 /** A throwaway RSA key made at test time: Probot signs its app JWT with it; nothing is committed. */
 export function testPrivateKey(): string {
-  privateKey ??= generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ type: "pkcs1", format: "pem" }).toString();
+  privateKey ??= generateKeyPairSync("rsa", { modulusLength: 2048 })
+    .privateKey.export({ type: "pkcs1", format: "pem" })
+    .toString();
   return privateKey;
 }
 
@@ -32,7 +34,10 @@ export interface TestApp {
  * `deps` replaces parts of the engine (e.g. a command runner that records what it was asked).
  * `baseUrl`: the REST API to use (a test/e2e/double server) instead of api.github.com.
  */
-export async function startTestApp(env: Record<string, string> = {}, options: { githubRetries?: boolean; deps?: Partial<WorkflowDeps>; baseUrl?: string } = {}): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  options: { githubRetries?: boolean; deps?: Partial<WorkflowDeps>; baseUrl?: string } = {},
+): Promise<TestApp> {
   const workdir = tempDir("blueprint-workdir-");
   const probot = new Probot({
     // Another GitHub than nock's api.github.com (the e2e double), when given.
@@ -42,7 +47,10 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     secret: TEST_STATE_SECRET,
     logLevel: "fatal",
     Octokit: options.githubRetries
-      ? ProbotOctokit.defaults((defaults: Record<string, unknown>) => ({ ...defaults, retry: { retryAfterBaseValue: 50 } }))
+      ? ProbotOctokit.defaults((defaults: Record<string, unknown>) => ({
+          ...defaults,
+          retry: { retryAfterBaseValue: 50 },
+        }))
       : ProbotOctokit.defaults((defaults: Record<string, unknown>) => ({
           ...defaults,
           retry: { enabled: false },
@@ -100,7 +108,10 @@ export async function settle(app: BlueprintApp): Promise<void> {
 const require = createRequire(import.meta.url);
 type Example = Record<string, unknown> & { action: string };
 const examples = JSON.parse(
-  readFileSync(path.join(path.dirname(require.resolve("@octokit/webhooks-examples/package.json")), "api.github.com/index.json"), "utf8"),
+  readFileSync(
+    path.join(path.dirname(require.resolve("@octokit/webhooks-examples/package.json")), "api.github.com/index.json"),
+    "utf8",
+  ),
 ) as Array<{ name: string; examples: Example[] }>;
 
 /** A real payload from @octokit/webhooks-examples, deep-copied for editing. */
@@ -114,18 +125,38 @@ export function webhookExample(name: string, pick: (example: Example) => boolean
 
 const account = z.looseObject({ login: z.string(), type: z.string() });
 
-/** What commentPayload promises of its payload (what the intake reads of it), checked as it is made; the rest of the example is kept. */
+/**
+ * What commentPayload promises of its payload (what the intake reads of it), checked as it is made; the rest of the
+ * example is kept.
+ */
 const commentPayloadSchema = z.looseObject({
   installation: z.looseObject({ id: z.number() }),
-  repository: z.looseObject({ name: z.string(), owner: z.looseObject({ login: z.string() }), clone_url: z.string(), default_branch: z.string(), html_url: z.string() }),
+  repository: z.looseObject({
+    name: z.string(),
+    owner: z.looseObject({ login: z.string() }),
+    clone_url: z.string(),
+    default_branch: z.string(),
+    html_url: z.string(),
+  }),
   issue: z.looseObject({ number: z.number() }),
   comment: z.looseObject({ id: z.number(), body: z.string(), user: account, created_at: z.string() }),
   sender: account,
 });
 
 /** issue_comment.created from the examples, edited to carry our repository, comment and installation. */
-export function commentPayload(options: { body: string; login?: string; userType?: string; cloneUrl: string; commentId?: number; number?: number; isPullRequest?: boolean }) {
-  const payload = webhookExample("issue_comment", (e) => e.action === "created" && !(e.issue as { pull_request?: unknown }).pull_request);
+export function commentPayload(options: {
+  body: string;
+  login?: string;
+  userType?: string;
+  cloneUrl: string;
+  commentId?: number;
+  number?: number;
+  isPullRequest?: boolean;
+}) {
+  const payload = webhookExample(
+    "issue_comment",
+    (e) => e.action === "created" && !(e.issue as { pull_request?: unknown }).pull_request,
+  );
   const login = options.login ?? "maintainer";
   payload.comment.body = options.body;
   payload.comment.id = options.commentId ?? Math.floor(Math.random() * 1e9);
@@ -134,7 +165,8 @@ export function commentPayload(options: { body: string; login?: string; userType
   payload.comment.user = { ...payload.comment.user, login, type: options.userType ?? "User" };
   payload.sender = { ...payload.sender, login, type: options.userType ?? "User" };
   payload.issue.number = options.number ?? 1;
-  if (options.isPullRequest) payload.issue.pull_request = { url: "https://api.github.com/repos/Codertocat/Hello-World/pulls/1" };
+  if (options.isPullRequest)
+    payload.issue.pull_request = { url: "https://api.github.com/repos/Codertocat/Hello-World/pulls/1" };
   payload.repository.clone_url = options.cloneUrl;
   payload.repository.default_branch = "main";
   payload.installation = { id: INSTALLATION_ID, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI=" };
@@ -142,7 +174,14 @@ export function commentPayload(options: { body: string; login?: string; userType
 }
 
 /** pull_request_review.submitted from the examples, edited to carry our repository, reviewer, verdict and body. */
-export function reviewPayload(options: { state: string; commitId: string; login: string; cloneUrl: string; body?: string; submittedAt?: string }) {
+export function reviewPayload(options: {
+  state: string;
+  commitId: string;
+  login: string;
+  cloneUrl: string;
+  body?: string;
+  submittedAt?: string;
+}) {
   const payload = webhookExample("pull_request_review", (e) => e.action === "submitted");
   payload.review.state = options.state;
   // Submitted now unless told otherwise: the fixture's date predates every plan a test makes.
@@ -159,16 +198,35 @@ export function reviewPayload(options: { state: string; commitId: string; login:
   return payload;
 }
 
-/** pull_request.closed from the examples, edited into Blueprint's pull request from `headRef` (merged or not) on our repository. */
-export function closedPullPayload(options: { number: number; headRef: string; headSha: string; merged: boolean; cloneUrl: string; login?: string; author?: { login: string; type: string } }) {
+/**
+ * pull_request.closed from the examples, edited into Blueprint's pull request from `headRef` (merged or not) on our
+ * repository.
+ */
+export function closedPullPayload(options: {
+  number: number;
+  headRef: string;
+  headSha: string;
+  merged: boolean;
+  cloneUrl: string;
+  login?: string;
+  author?: { login: string; type: string };
+}) {
   const payload = webhookExample("pull_request", (e) => e.action === "closed");
   const login = options.login ?? "maintainer";
   payload.number = options.number;
   payload.pull_request.number = options.number;
   payload.pull_request.merged = options.merged;
   payload.pull_request.merged_at = options.merged ? new Date().toISOString() : null;
-  payload.pull_request.user = { ...payload.pull_request.user, ...(options.author ?? { login: "blueprint[bot]", type: "Bot" }) };
-  payload.pull_request.head = { ...payload.pull_request.head, ref: options.headRef, sha: options.headSha, label: `Codertocat:${options.headRef}` };
+  payload.pull_request.user = {
+    ...payload.pull_request.user,
+    ...(options.author ?? { login: "blueprint[bot]", type: "Bot" }),
+  };
+  payload.pull_request.head = {
+    ...payload.pull_request.head,
+    ref: options.headRef,
+    sha: options.headSha,
+    label: `Codertocat:${options.headRef}`,
+  };
   payload.sender = { ...payload.sender, login, type: "User" };
   payload.repository.clone_url = options.cloneUrl;
   payload.repository.default_branch = "main";
@@ -189,10 +247,21 @@ export function checkActionPayload(options: {
 }) {
   const payload = webhookExample("check_run", (e) => e.action === "requested_action");
   payload.requested_action = { identifier: options.identifier };
-  payload.check_run = { ...payload.check_run, id: options.check.id, name: options.check.name, external_id: options.check.externalId, head_sha: options.check.headSha, app: { ...payload.check_run.app, id: options.check.app.id, slug: options.check.app.slug } };
+  payload.check_run = {
+    ...payload.check_run,
+    id: options.check.id,
+    name: options.check.name,
+    external_id: options.check.externalId,
+    head_sha: options.check.headSha,
+    app: { ...payload.check_run.app, id: options.check.app.id, slug: options.check.app.slug },
+  };
   payload.sender = { ...payload.sender, login: options.login, type: options.userType ?? "User" };
   // The example's repository is another one: the same repository as the comment payloads'.
-  payload.repository = { ...webhookExample("issue_comment", (e) => e.action === "created").repository, clone_url: options.cloneUrl, default_branch: "main" };
+  payload.repository = {
+    ...webhookExample("issue_comment", (e) => e.action === "created").repository,
+    clone_url: options.cloneUrl,
+    default_branch: "main",
+  };
   payload.installation = { id: INSTALLATION_ID, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI=" };
   return payload;
 }

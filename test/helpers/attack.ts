@@ -50,5 +50,12 @@ export function plantAttack(into: string): Attack {
   );
   chmodSync(script, 0o755);
   const loot = () => readdirSync(lootDir);
-  return { script, loot, lootText: () => loot().map((file) => readFileSync(path.join(lootDir, file), "utf8")).join("") };
+  return {
+    script,
+    loot,
+    lootText: () =>
+      loot()
+        .map((file) => readFileSync(path.join(lootDir, file), "utf8"))
+        .join(""),
+  };
 }

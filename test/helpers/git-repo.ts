@@ -14,7 +14,13 @@ const IDENTITY = {
 
 /** git's stderr is captured: a failure throws with it in the message; an expected one prints nothing. */
 export function gitIn(dir: string, args: string[], input?: string): string {
-  return execFileSync("git", args, { cwd: dir, env: { ...process.env, ...IDENTITY }, encoding: "utf8", input, stdio: ["pipe", "pipe", "pipe"] });
+  return execFileSync("git", args, {
+    cwd: dir,
+    env: { ...process.env, ...IDENTITY },
+    encoding: "utf8",
+    input,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
 }
 
 export function tempDir(prefix = "blueprint-test-"): string {
@@ -64,7 +70,10 @@ export function createBareRepo(files: Record<string, string>): BareRepo {
       gitIn(seed, ["push", "-q", "origin", `HEAD:refs/heads/${branch}`]);
       return repo.head(branch);
     },
-    log: (branch) => gitIn(bare, ["log", "--format=%s", `refs/heads/${branch}`]).trim().split("\n"),
+    log: (branch) =>
+      gitIn(bare, ["log", "--format=%s", `refs/heads/${branch}`])
+        .trim()
+        .split("\n"),
     show: (branch, file) => gitIn(bare, ["show", `refs/heads/${branch}:${file}`]),
   };
   return repo;

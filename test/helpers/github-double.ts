@@ -50,9 +50,14 @@ export interface GitHubDoubleOptions {
   labels?: Record<string, string>;
   /** GitHub refuses every label write (403), as it does a token without `issues: write`. */
   labelWritesRefused?: boolean;
-  /** The repository's "automatically delete head branches" setting; unset, the field is left out, as GitHub does for a token without `administration: read`. */
+  /**
+   * The repository's "automatically delete head branches" setting; unset, the field is left out, as GitHub does for a
+   * token without `administration: read`.
+   */
   deleteBranchOnMerge?: boolean;
-  /** Runs as `GET /repos/{owner}/{repo}` is answered: a test changes the remote there, between two of Blueprint's steps. */
+  /**
+   * Runs as `GET /repos/{owner}/{repo}` is answered: a test changes the remote there, between two of Blueprint's steps.
+   */
   onRepositoryRead?: () => void;
 }
 
@@ -80,14 +85,38 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
   const comments: DoubleComment[] = [];
   const reactions: Array<{ commentId: number; content: string }> = [];
   const requests: RecordedRequest[] = [];
-  const pulls: Array<{ number: number; node_id: string; head: string; base: string; title: string; body: string; draft: boolean; html_url: string; state: "open" | "closed" }> = [];
-  const labels: DoubleLabel[] = Object.entries(options.labels ?? {}).map(([name, color]) => ({ name, color, description: null }));
+  const pulls: Array<{
+    number: number;
+    node_id: string;
+    head: string;
+    base: string;
+    title: string;
+    body: string;
+    draft: boolean;
+    html_url: string;
+    state: "open" | "closed";
+  }> = [];
+  const labels: DoubleLabel[] = Object.entries(options.labels ?? {}).map(([name, color]) => ({
+    name,
+    color,
+    description: null,
+  }));
   /** The thread's labels, by name, in the order they were added. */
   const threadLabels: string[] = [];
   const labelNamed = (name: string) => labels.find((label) => label.name.toLowerCase() === name.toLowerCase());
   const commentHistory = new Map<number, string[]>();
   /** Check runs as the Checks API keeps them (each update merged in; annotations appended). */
-  const checkRuns: Array<{ id: number; name: string; head_sha: string; external_id: string | null; status: string; conclusion: string | null; output: Record<string, unknown>; actions: unknown[]; app: { id: number; slug: string } }> = [];
+  const checkRuns: Array<{
+    id: number;
+    name: string;
+    head_sha: string;
+    external_id: string | null;
+    status: string;
+    conclusion: string | null;
+    output: Record<string, unknown>;
+    actions: unknown[];
+    app: { id: number; slug: string };
+  }> = [];
   /** The app behind Blueprint's check runs (the bot's login is its slug with `[bot]`). */
   const ownApp = { id: APP_ID, slug: "blueprint" };
   let nextId = 1000;
@@ -121,12 +150,34 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       const { query = "", variables } = body as { query?: string; variables?: { id?: string } };
       const id = variables?.id;
       // A pull request's draft state changes only through GraphQL.
-      const toDraft = /convertPullRequestToDraft/.test(query) ? true : /markPullRequestReadyForReview/.test(query) ? false : null;
+      const toDraft = /convertPullRequestToDraft/.test(query)
+        ? true
+        : /markPullRequestReadyForReview/.test(query)
+          ? false
+          : null;
       if (toDraft !== null) {
         const pull = pulls.find((p) => p.node_id === id);
-        if (!pull) return [200, { data: null, errors: [{ type: "NOT_FOUND", message: `Could not resolve to a node with the global id of '${String(id)}'` }] }];
+        if (!pull)
+          return [
+            200,
+            {
+              data: null,
+              errors: [
+                { type: "NOT_FOUND", message: `Could not resolve to a node with the global id of '${String(id)}'` },
+              ],
+            },
+          ];
         pull.draft = toDraft;
-        return [200, { data: { [toDraft ? "convertPullRequestToDraft" : "markPullRequestReadyForReview"]: { pullRequest: { isDraft: toDraft } } } }];
+        return [
+          200,
+          {
+            data: {
+              [toDraft ? "convertPullRequestToDraft" : "markPullRequestReadyForReview"]: {
+                pullRequest: { isDraft: toDraft },
+              },
+            },
+          },
+        ];
       }
       if (id) minimized.push(id);
       return [200, { data: { minimizeComment: { minimizedComment: { isMinimized: true } } } }];
@@ -134,7 +185,15 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     .get(new RegExp(`^${escape(base)}/pulls/${number}/reviews/\\d+/comments(\\?.*)?$`))
     .reply((uri) => {
       record("GET", uri, null);
-      return [200, (options.reviewComments ?? []).map((c, i) => ({ id: i + 1, ...c, original_line: c.line, user: { login: "maintainer", type: "User" } }))];
+      return [
+        200,
+        (options.reviewComments ?? []).map((c, i) => ({
+          id: i + 1,
+          ...c,
+          original_line: c.line,
+          user: { login: "maintainer", type: "User" },
+        })),
+      ];
     })
     .post(`/app/installations/${INSTALLATION_ID}/access_tokens`)
     .reply(201, (_uri, body) => {
@@ -232,7 +291,11 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
         {
           number,
           html_url: `https://github.com/${full}/pull/${number}`,
-          head: { ref: pr.headRef, sha: pr.headSha, repo: { full_name: pr.sameRepo === false ? `fork/${repo}` : full } },
+          head: {
+            ref: pr.headRef,
+            sha: pr.headSha,
+            repo: { full_name: pr.sameRepo === false ? `fork/${repo}` : full },
+          },
           base: { ref: pr.baseRef, repo: { full_name: full } },
         },
       ];
@@ -250,7 +313,14 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       record("POST", uri, body);
       const draft = body as { head: string; base: string; title: string; body: string; draft?: boolean };
       const number = 100 + pulls.length;
-      const pull = { number, node_id: `PR_${number}`, ...draft, draft: draft.draft === true, html_url: `https://github.com/${owner}/${repo}/pull/${number}`, state: "open" as const };
+      const pull = {
+        number,
+        node_id: `PR_${number}`,
+        ...draft,
+        draft: draft.draft === true,
+        html_url: `https://github.com/${owner}/${repo}/pull/${number}`,
+        state: "open" as const,
+      };
       pulls.push(pull);
       return [201, pull];
     })
@@ -265,8 +335,26 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     .post(`${base}/check-runs`)
     .reply((uri, body) => {
       record("POST", uri, body);
-      const draft = body as { name: string; head_sha: string; external_id?: string; status?: string; conclusion?: string; output?: Record<string, unknown>; actions?: unknown[] };
-      const run = { id: nextId++, name: draft.name, head_sha: draft.head_sha, external_id: draft.external_id ?? null, status: draft.conclusion ? "completed" : (draft.status ?? "queued"), conclusion: draft.conclusion ?? null, output: draft.output ?? {}, actions: draft.actions ?? [], app: ownApp };
+      const draft = body as {
+        name: string;
+        head_sha: string;
+        external_id?: string;
+        status?: string;
+        conclusion?: string;
+        output?: Record<string, unknown>;
+        actions?: unknown[];
+      };
+      const run = {
+        id: nextId++,
+        name: draft.name,
+        head_sha: draft.head_sha,
+        external_id: draft.external_id ?? null,
+        status: draft.conclusion ? "completed" : (draft.status ?? "queued"),
+        conclusion: draft.conclusion ?? null,
+        output: draft.output ?? {},
+        actions: draft.actions ?? [],
+        app: ownApp,
+      };
       checkRuns.push(run);
       return [201, run];
     })
@@ -281,10 +369,18 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       record("PATCH", uri, body);
       const run = checkRuns.find((candidate) => candidate.id === Number(uri.split("/").at(-1)));
       if (!run) return [404, { message: "Not Found" }];
-      const update = body as { status?: string; conclusion?: string; output?: Record<string, unknown>; actions?: unknown[] };
+      const update = body as {
+        status?: string;
+        conclusion?: string;
+        output?: Record<string, unknown>;
+        actions?: unknown[];
+      };
       if (update.conclusion) Object.assign(run, { conclusion: update.conclusion, status: "completed" });
       else if (update.status) run.status = update.status;
-      const annotations = [...((run.output.annotations as unknown[] | undefined) ?? []), ...((update.output?.annotations as unknown[] | undefined) ?? [])];
+      const annotations = [
+        ...((run.output.annotations as unknown[] | undefined) ?? []),
+        ...((update.output?.annotations as unknown[] | undefined) ?? []),
+      ];
       run.output = { ...run.output, ...update.output, annotations };
       if (update.actions) run.actions = update.actions;
       return [200, run];
@@ -307,7 +403,11 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       record("POST", uri, body);
       if (options.labelWritesRefused) return [403, { message: "Resource not accessible by integration" }];
       const wanted = body as DoubleLabel;
-      if (labelNamed(wanted.name)) return [422, { message: "Validation Failed", errors: [{ resource: "Label", code: "already_exists", field: "name" }] }];
+      if (labelNamed(wanted.name))
+        return [
+          422,
+          { message: "Validation Failed", errors: [{ resource: "Label", code: "already_exists", field: "name" }] },
+        ];
       const label = { name: wanted.name, color: wanted.color, description: wanted.description ?? null };
       labels.push(label);
       return [201, label];
@@ -341,8 +441,12 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     .reply((uri) => {
       record("GET", uri, null);
       options.onRepositoryRead?.();
-      const setting = options.deleteBranchOnMerge === undefined ? {} : { delete_branch_on_merge: options.deleteBranchOnMerge };
-      return [200, { name: repo, full_name: `${owner}/${repo}`, owner: { login: owner }, default_branch: "main", ...setting }];
+      const setting =
+        options.deleteBranchOnMerge === undefined ? {} : { delete_branch_on_merge: options.deleteBranchOnMerge };
+      return [
+        200,
+        { name: repo, full_name: `${owner}/${repo}`, owner: { login: owner }, default_branch: "main", ...setting },
+      ];
     });
 
   return {
@@ -360,8 +464,22 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     checkRuns,
     commentHistory,
     /** A check run already on GitHub (Blueprint's plan check unless told otherwise), as if made before the test. */
-    addCheckRun: (run: { name?: string; head_sha: string; external_id: string | null; app?: { id: number; slug: string } }) => {
-      const made = { id: nextId++, name: PLAN_CHECK_NAME, status: "completed", conclusion: "neutral", output: {}, actions: [], app: ownApp, ...run };
+    addCheckRun: (run: {
+      name?: string;
+      head_sha: string;
+      external_id: string | null;
+      app?: { id: number; slug: string };
+    }) => {
+      const made = {
+        id: nextId++,
+        name: PLAN_CHECK_NAME,
+        status: "completed",
+        conclusion: "neutral",
+        output: {},
+        actions: [],
+        app: ownApp,
+        ...run,
+      };
       checkRuns.push(made);
       return made;
     },

@@ -30,7 +30,12 @@ export interface ModelRequest {
   model: string;
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
-  messages: Array<{ role: string; content?: unknown; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>; tool_call_id?: string }>;
+  messages: Array<{
+    role: string;
+    content?: unknown;
+    tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>;
+    tool_call_id?: string;
+  }>;
   tools?: Array<{ function: { name: string } }>;
 }
 
@@ -40,7 +45,9 @@ export type Script = Array<ScriptedReply | ((request: ModelRequest) => ScriptedR
 export interface ModelServer {
   url: string;
   requests: ModelRequest[];
-  /** In order: `request N` when request N (0-based) arrives, `closed N` when its client hung up before it was answered. */
+  /**
+   * In order: `request N` when request N (0-based) arrives, `closed N` when its client hung up before it was answered.
+   */
   events: string[];
   close(): Promise<void>;
 }
@@ -77,7 +84,10 @@ export async function startModelServer(script: Script): Promise<ModelServer> {
       });
       const entry = script[index++];
       const position = index;
-      const scripted = typeof entry === "function" ? entry(request) : entry ?? { status: 500, body: { error: { message: "script exhausted" } } };
+      const scripted =
+        typeof entry === "function"
+          ? entry(request)
+          : (entry ?? { status: 500, body: { error: { message: "script exhausted" } } });
       if (scripted instanceof Promise) void scripted.then((reply) => answer(res, request, reply, position));
       else answer(res, request, scripted, position);
     });
@@ -102,7 +112,10 @@ export async function startModelServer(script: Script): Promise<ModelServer> {
     const toolCalls = (reply.toolCalls ?? []).map((call, n) => ({
       id: call.id ?? `call_${index}_${n}`,
       type: "function" as const,
-      function: { name: call.name, arguments: typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments) },
+      function: {
+        name: call.name,
+        arguments: typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments),
+      },
     }));
     const scriptedUsage = reply.usage ?? { prompt: 100, completion: 20, cached: 0 };
     const usage = {
@@ -113,15 +126,29 @@ export async function startModelServer(script: Script): Promise<ModelServer> {
     };
     const finishReason = toolCalls.length > 0 ? "tool_calls" : "stop";
     if (request.stream && !reply.whole) {
-      const chunk = (choices: unknown[], extra: object = {}) => ({ id: `chatcmpl-${index}`, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model: request.model, choices, ...extra });
-      const delta = (fields: object, finish: string | null = null) => chunk([{ index: 0, delta: fields, finish_reason: finish }]);
+      const chunk = (choices: unknown[], extra: object = {}) => ({
+        id: `chatcmpl-${index}`,
+        object: "chat.completion.chunk",
+        created: Math.floor(Date.now() / 1000),
+        model: request.model,
+        choices,
+        ...extra,
+      });
+      const delta = (fields: object, finish: string | null = null) =>
+        chunk([{ index: 0, delta: fields, finish_reason: finish }]);
       const pieces = reply.pieces ?? 3;
       const events = [
         delta({ role: "assistant", content: "" }),
         ...cut(reply.content ?? "", pieces).map((content) => delta({ content })),
         ...toolCalls.flatMap((call, n) => [
-          delta({ tool_calls: [{ index: n, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }] }),
-          ...cut(call.function.arguments, pieces).map((piece) => delta({ tool_calls: [{ index: n, function: { arguments: piece } }] })),
+          delta({
+            tool_calls: [
+              { index: n, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } },
+            ],
+          }),
+          ...cut(call.function.arguments, pieces).map((piece) =>
+            delta({ tool_calls: [{ index: n, function: { arguments: piece } }] }),
+          ),
         ]),
         delta({}, finishReason),
         ...(request.stream_options?.include_usage ? [chunk([], { usage })] : []),
@@ -148,7 +175,11 @@ export async function startModelServer(script: Script): Promise<ModelServer> {
           {
             index: 0,
             finish_reason: finishReason,
-            message: { role: "assistant", content: reply.content ?? null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
+            message: {
+              role: "assistant",
+              content: reply.content ?? null,
+              ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+            },
           },
         ],
         usage,
@@ -184,8 +215,24 @@ export function samplePlan(overrides: Record<string, unknown> = {}) {
     title: "Add retry to the HTTP client",
     summary: "Wrap requests in a retry helper with exponential backoff.",
     steps: [
-      { id: "S1", title: "Add a retry helper", details: "Create `src/retry.js` exporting `retry(fn, attempts)`.", files: ["src/retry.js"], deps: [], risk: null, complexity: "low" },
-      { id: "S2", title: "Use the helper in the client", details: "Call `retry` around `fetch` in `src/client.js`.", files: ["src/client.js"], deps: ["S1"], risk: "Retries may hide errors", complexity: null },
+      {
+        id: "S1",
+        title: "Add a retry helper",
+        details: "Create `src/retry.js` exporting `retry(fn, attempts)`.",
+        files: ["src/retry.js"],
+        deps: [],
+        risk: null,
+        complexity: "low",
+      },
+      {
+        id: "S2",
+        title: "Use the helper in the client",
+        details: "Call `retry` around `fetch` in `src/client.js`.",
+        files: ["src/client.js"],
+        deps: ["S1"],
+        risk: "Retries may hide errors",
+        complexity: null,
+      },
     ],
     risks: ["Retrying non-idempotent requests"],
     verification: ["npm test"],

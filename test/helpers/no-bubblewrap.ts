@@ -11,7 +11,10 @@ export function pathWithout(kind: "missing" | "broken", tools: string[] = []): s
   const dir = tempDir("no-bubblewrap-path-");
   for (const tool of tools) symlinkSync(path.join("/usr/bin", tool), path.join(dir, tool));
   if (kind === "broken") {
-    writeFileSync(path.join(dir, "bwrap"), "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n");
+    writeFileSync(
+      path.join(dir, "bwrap"),
+      "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n",
+    );
     chmodSync(path.join(dir, "bwrap"), 0o755);
   }
   return dir;

@@ -11,10 +11,24 @@ import { TEST_STATE_SECRET } from "./plan-state.js";
 export const JOB_SECRET = TEST_STATE_SECRET;
 export const sealer = new Sealer(JOB_SECRET);
 
-export const repository = { owner: "Codertocat", name: "Hello-World", cloneUrl: "https://github.com/Codertocat/Hello-World.git", defaultBranch: "main", htmlUrl: "https://github.com/Codertocat/Hello-World" };
-const common = { installationId: INSTALLATION_ID, repository, number: 1, actor: "maintainer", receivedAt: Date.now(), commentId: 7 };
+export const repository = {
+  owner: "Codertocat",
+  name: "Hello-World",
+  cloneUrl: "https://github.com/Codertocat/Hello-World.git",
+  defaultBranch: "main",
+  htmlUrl: "https://github.com/Codertocat/Hello-World",
+};
+const common = {
+  installationId: INSTALLATION_ID,
+  repository,
+  number: 1,
+  actor: "maintainer",
+  receivedAt: Date.now(),
+  commentId: 7,
+};
 
-export const planJob = (deliveryId: string, changes: Partial<Job> = {}): Job => ({ kind: "plan", deliveryId, ...common, instructions: "", ...changes }) as Job;
+export const planJob = (deliveryId: string, changes: Partial<Job> = {}): Job =>
+  ({ kind: "plan", deliveryId, ...common, instructions: "", ...changes }) as Job;
 export const helpJob = (deliveryId: string): Job => ({ kind: "help", deliveryId, ...common });
 export const buildJob = (deliveryId: string, changes: Partial<Extract<Job, { kind: "build" }>> = {}): Job => ({
   kind: "build",
@@ -31,16 +45,33 @@ export const buildJob = (deliveryId: string, changes: Partial<Extract<Job, { kin
 
 /** A token an intake sealed for `job`, with `leftMs` to live. */
 export const sealedFor = (job: Job, leftMs = 3600_000, by: Sealer = sealer) =>
-  sealToken(by, { token: INSTALLATION_TOKEN, expiresAt: new Date(Date.now() + leftMs).toISOString(), permissions: { contents: "write", issues: "write" } }, job);
+  sealToken(
+    by,
+    {
+      token: INSTALLATION_TOKEN,
+      expiresAt: new Date(Date.now() + leftMs).toISOString(),
+      permissions: { contents: "write", issues: "write" },
+    },
+    job,
+  );
 
 /** A job as an intake puts it in `queue` under `id`: signed, its token sealed for it. */
 export const signedWire = (queue: string, id: string, job: Job, options: { sealedToken?: string; by?: Sealer } = {}) =>
-  signWire(options.by ?? sealer, { queue, id }, { job, keys: [], sealedToken: options.sealedToken ?? sealedFor(job, 3600_000, options.by) });
+  signWire(
+    options.by ?? sealer,
+    { queue, id },
+    { job, keys: [], sealedToken: options.sealedToken ?? sealedFor(job, 3600_000, options.by) },
+  );
 
 /** A log that keeps what it was told, so tests can find a line and what it named. */
-export function recordingLog(): Logger & { lines: Array<{ level: string; message: string; fields: Record<string, unknown> }> } {
+export function recordingLog(): Logger & {
+  lines: Array<{ level: string; message: string; fields: Record<string, unknown> }>;
+} {
   const lines: Array<{ level: string; message: string; fields: Record<string, unknown> }> = [];
-  const at = (level: string) => (fields: object, message = "") => void lines.push({ level, message, fields: fields as Record<string, unknown> });
+  const at =
+    (level: string) =>
+    (fields: object, message = "") =>
+      void lines.push({ level, message, fields: fields as Record<string, unknown> });
   return { lines, info: at("info"), warn: at("warn"), error: at("error") };
 }
 
@@ -54,7 +85,9 @@ export async function eventually<T>(read: () => Promise<T | undefined>, what: st
   throw new Error(`${what} did not happen`);
 }
 
-/** The BullMQ job `id` in `queue` once it has finished, read then (a job read before is a snapshot without its outcome). */
+/**
+ * The BullMQ job `id` in `queue` once it has finished, read then (a job read before is a snapshot without its outcome).
+ */
 export function finished(queue: Queue, id: string): Promise<BullJob> {
   return eventually(async () => {
     const state = await queue.getJobState(id);

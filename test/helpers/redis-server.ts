@@ -5,7 +5,9 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll } from "vitest";
 
-const REDIS_SERVER = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"].find((candidate) => existsSync(candidate));
+const REDIS_SERVER = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"].find((candidate) =>
+  existsSync(candidate),
+);
 
 export interface RedisServer {
   url: string;
@@ -26,11 +28,29 @@ async function freePort(): Promise<number> {
  * runner at the latest. Fails loudly when redis-server is not installed (`.ci/run` installs it).
  */
 export async function startRedisServer(): Promise<RedisServer> {
-  if (!REDIS_SERVER) throw new Error("redis-server is not installed: the Redis tests start a real one (apt-get install redis-server)");
+  if (!REDIS_SERVER)
+    throw new Error("redis-server is not installed: the Redis tests start a real one (apt-get install redis-server)");
   const port = await freePort();
-  const child = spawn(REDIS_SERVER, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "yes", "--loglevel", "warning"], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    REDIS_SERVER,
+    [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--protected-mode",
+      "yes",
+      "--loglevel",
+      "warning",
+    ],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let output = "";
   child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -49,7 +69,8 @@ export async function startRedisServer(): Promise<RedisServer> {
       socket.once("error", () => resolve(false));
     });
     if (ready) break;
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server did not start on port ${port}:\n${output}`);
+    if (child.exitCode !== null || Date.now() > deadline)
+      throw new Error(`redis-server did not start on port ${port}:\n${output}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return {

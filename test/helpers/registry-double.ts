@@ -6,7 +6,10 @@ import net from "node:net";
 import path from "node:path";
 import { tempDir } from "./git-repo.js";
 
-/** An npm registry on 127.0.0.1 serving one tiny package (packument and tarball), and a plain server standing for the App's own port. */
+/**
+ * An npm registry on 127.0.0.1 serving one tiny package (packument and tarball), and a plain server standing for the
+ * App's own port.
+ */
 export interface RegistryDouble extends PackageRegistry {
   packageName: string;
   /** The package's tarball, and its integrity as a package-lock.json records it. */
@@ -15,7 +18,9 @@ export interface RegistryDouble extends PackageRegistry {
 }
 
 export async function startRegistryDouble(packageName = "blueprint-tiny-pkg"): Promise<RegistryDouble> {
-  const registry = await startPackageRegistry([{ name: packageName, version: "1.0.0", files: { "index.js": "module.exports = 'from the registry double';\n" } }]);
+  const registry = await startPackageRegistry([
+    { name: packageName, version: "1.0.0", files: { "index.js": "module.exports = 'from the registry double';\n" } },
+  ]);
   const { tarball, integrity } = registry.dist(packageName, "1.0.0");
   return { ...registry, packageName, tarballUrl: tarball, integrity };
 }
@@ -46,7 +51,12 @@ export interface PackageRegistry {
  * the tarball, packed here from the files given; anything else is a 404.
  */
 export async function startPackageRegistry(published: PublishedVersion[]): Promise<PackageRegistry> {
-  const tarballs = new Map(published.map((entry) => [`/${entry.name}/-/${entry.name.split("/").pop() ?? entry.name}-${entry.version}.tgz`, { entry, bytes: packTarball(entry) }]));
+  const tarballs = new Map(
+    published.map((entry) => [
+      `/${entry.name}/-/${entry.name.split("/").pop() ?? entry.name}-${entry.version}.tgz`,
+      { entry, bytes: packTarball(entry) },
+    ]),
+  );
   const requests: string[] = [];
   const tampered = new Set<string>();
   let port = 0;
@@ -77,7 +87,9 @@ export async function startPackageRegistry(published: PublishedVersion[]): Promi
       };
       response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(packument));
     } else if (tarball) {
-      const bytes = tampered.has(`${tarball.entry.name}@${tarball.entry.version}`) ? Buffer.concat([tarball.bytes, Buffer.from([0])]) : tarball.bytes;
+      const bytes = tampered.has(`${tarball.entry.name}@${tarball.entry.version}`)
+        ? Buffer.concat([tarball.bytes, Buffer.from([0])])
+        : tarball.bytes;
       response.writeHead(200, { "content-type": "application/octet-stream" }).end(bytes);
     } else {
       response.writeHead(404).end("{}");
@@ -93,7 +105,10 @@ export async function startPackageRegistry(published: PublishedVersion[]): Promi
     dist(name, version) {
       const found = [...tarballs].find(([, { entry }]) => entry.name === name && entry.version === version);
       if (!found) throw new Error(`the registry double does not publish ${name}@${version}`);
-      return { tarball: `http://127.0.0.1:${port}${found[0]}`, integrity: `sha512-${createHash("sha512").update(found[1].bytes).digest("base64")}` };
+      return {
+        tarball: `http://127.0.0.1:${port}${found[0]}`,
+        integrity: `sha512-${createHash("sha512").update(found[1].bytes).digest("base64")}`,
+      };
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
@@ -107,15 +122,28 @@ export async function startPackageRegistry(published: PublishedVersion[]): Promi
 export function npmProjectFiles(registry: RegistryDouble, locked = true): Record<string, string> {
   const dependencies = { [registry.packageName]: "1.0.0" };
   const manifest = { name: "job", version: "1.0.0", private: true, scripts: { test: "node --test" }, dependencies };
-  const resolved = { [`node_modules/${registry.packageName}`]: { version: "1.0.0", resolved: registry.tarballUrl, integrity: registry.integrity } };
+  const resolved = {
+    [`node_modules/${registry.packageName}`]: {
+      version: "1.0.0",
+      resolved: registry.tarballUrl,
+      integrity: registry.integrity,
+    },
+  };
   const lock = {
     name: "job",
     version: "1.0.0",
     lockfileVersion: 3,
     requires: true,
-    packages: { "": { name: "job", version: "1.0.0", ...(locked ? { dependencies } : {}) }, ...(locked ? resolved : {}) },
+    packages: {
+      "": { name: "job", version: "1.0.0", ...(locked ? { dependencies } : {}) },
+      ...(locked ? resolved : {}),
+    },
   };
-  return { "package.json": JSON.stringify(manifest, null, 2), "package-lock.json": JSON.stringify(lock, null, 2), ".npmrc": `registry=${registry.url}\n` };
+  return {
+    "package.json": JSON.stringify(manifest, null, 2),
+    "package-lock.json": JSON.stringify(lock, null, 2),
+    ".npmrc": `registry=${registry.url}\n`,
+  };
 }
 
 /** A PyPI "simple" index (PEP 503) on 127.0.0.1 serving one tiny pure-Python wheel. */
@@ -139,7 +167,11 @@ export async function startPypiDouble(): Promise<PypiDouble> {
     const url = request.url ?? "";
     requests.push(url);
     if (url === `/simple/${project}/` || url === `/simple/${project}`) {
-      response.writeHead(200, { "content-type": "text/html" }).end(`<!DOCTYPE html><html><body><a href="/files/${wheelName}#sha256=${digest}">${wheelName}</a></body></html>\n`);
+      response
+        .writeHead(200, { "content-type": "text/html" })
+        .end(
+          `<!DOCTYPE html><html><body><a href="/files/${wheelName}#sha256=${digest}">${wheelName}</a></body></html>\n`,
+        );
     } else if (url === `/files/${wheelName}`) {
       response.writeHead(200, { "content-type": "application/octet-stream" }).end(wheel);
     } else {
@@ -148,10 +180,19 @@ export async function startPypiDouble(): Promise<PypiDouble> {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as net.AddressInfo).port;
-  return { indexUrl: `http://127.0.0.1:${port}/simple/`, port, project, requests, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    indexUrl: `http://127.0.0.1:${port}/simple/`,
+    port,
+    project,
+    requests,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
-/** A wheel as a build backend makes it: the module and its .dist-info (METADATA, WHEEL, RECORD), zipped by Python's zipfile. */
+/**
+ * A wheel as a build backend makes it: the module and its .dist-info (METADATA, WHEEL, RECORD), zipped by Python's
+ * zipfile.
+ */
 function buildWheel(fileName: string): Buffer {
   const out = path.join(tempDir("pypi-double-"), fileName);
   const script = [
@@ -182,8 +223,12 @@ function packTarball({ name, version, files }: PublishedVersion): Buffer {
   return bytes;
 }
 
-/** A TCP server that answers every connection with a line: the App's port or Redis, as a command must never reach it. */
-export async function startLoopbackService(reply = "secret-service\n"): Promise<{ port: number; connections: () => number; close(): Promise<void> }> {
+/**
+ * A TCP server that answers every connection with a line: the App's port or Redis, as a command must never reach it.
+ */
+export async function startLoopbackService(
+  reply = "secret-service\n",
+): Promise<{ port: number; connections: () => number; close(): Promise<void> }> {
   let connections = 0;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {

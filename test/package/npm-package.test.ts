@@ -28,17 +28,44 @@ describe("the npm package", () => {
   });
 
   it("packs only what runs: the compiled lib/, app.yml, the README and package.json", () => {
-    const [packed] = JSON.parse(execFileSync(npm, ["pack", "--dry-run", "--json", "--ignore-scripts"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })) as Array<{ files: Array<{ path: string }> }>;
+    const [packed] = JSON.parse(
+      execFileSync(npm, ["pack", "--dry-run", "--json", "--ignore-scripts"], {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "ignore"],
+      }),
+    ) as Array<{ files: Array<{ path: string }> }>;
     const files = (packed?.files ?? []).map((file) => file.path);
-    expect(files).toEqual(expect.arrayContaining(["lib/cli.js", "lib/index.js", "lib/start.js", "lib/tools/repo-map/tag-worker.js", "app.yml", "README.md", "package.json"]));
-    expect(files.filter((file) => !/^lib\/.*\.js$/.test(file)).sort()).toEqual(["README.md", "app.yml", "package.json"]);
+    expect(files).toEqual(
+      expect.arrayContaining([
+        "lib/cli.js",
+        "lib/index.js",
+        "lib/start.js",
+        "lib/tools/repo-map/tag-worker.js",
+        "app.yml",
+        "README.md",
+        "package.json",
+      ]),
+    );
+    expect(files.filter((file) => !/^lib\/.*\.js$/.test(file)).sort()).toEqual([
+      "README.md",
+      "app.yml",
+      "package.json",
+    ]);
   });
 
   it("prepack builds when lib/ is missing, and leaves a built lib/ alone", () => {
     const dir = tempDir("blueprint-prepack-");
     // The real prepack script, with a build that leaves a mark instead of compiling.
-    const build = "node -e \"require('node:fs').mkdirSync('lib',{recursive:true});require('node:fs').writeFileSync('lib/cli.js','built');require('node:fs').appendFileSync('builds','x')\"";
-    writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "prepack-check", version: "1.0.0", scripts: { build, prepack: manifest.scripts.prepack } }));
+    const build =
+      "node -e \"require('node:fs').mkdirSync('lib',{recursive:true});require('node:fs').writeFileSync('lib/cli.js','built');require('node:fs').appendFileSync('builds','x')\"";
+    writeFileSync(
+      path.join(dir, "package.json"),
+      JSON.stringify({
+        name: "prepack-check",
+        version: "1.0.0",
+        scripts: { build, prepack: manifest.scripts.prepack },
+      }),
+    );
     const prepack = () => spawnSync(npm, ["run", "--silent", "prepack"], { cwd: dir, encoding: "utf8" });
     expect(prepack().status).toBe(0);
     expect(readFileSync(path.join(dir, "lib", "cli.js"), "utf8")).toBe("built");

@@ -7,15 +7,21 @@ const errorsFor = (file: string) => {
 };
 
 describe("file paths in a plan", () => {
-  it.each(["\\etc\\passwd", "\\\\server\\share\\x", "C:\\x", "c:/x", "C:x", "D:"])("rejects the Windows-style absolute path %s, saying what to send instead", (file) => {
-    expect(errorsFor(file)).toEqual([
-      `step S1: file "${file}" is absolute (a Windows drive or backslash path); use a path relative to the repository root with forward slashes, like "src/index.ts"`,
-    ]);
-  });
+  it.each(["\\etc\\passwd", "\\\\server\\share\\x", "C:\\x", "c:/x", "C:x", "D:"])(
+    "rejects the Windows-style absolute path %s, saying what to send instead",
+    (file) => {
+      expect(errorsFor(file)).toEqual([
+        `step S1: file "${file}" is absolute (a Windows drive or backslash path); use a path relative to the repository root with forward slashes, like "src/index.ts"`,
+      ]);
+    },
+  );
 
-  it.each(["src\\a.ts", "a\\b\\..\\c.ts", "~user/x"])("accepts the relative path %s (backslashes count as separators)", (file) => {
-    expect(checkRepoRelativePath(file)).toBeNull();
-  });
+  it.each(["src\\a.ts", "a\\b\\..\\c.ts", "~user/x"])(
+    "accepts the relative path %s (backslashes count as separators)",
+    (file) => {
+      expect(checkRepoRelativePath(file)).toBeNull();
+    },
+  );
 
   it("still reads backslash escapes as leaving the repository", () => {
     expect(errorsFor("..\\..\\x")).toEqual(['step S1: file "..\\..\\x" leaves the repository']);

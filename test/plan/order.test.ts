@@ -7,7 +7,13 @@ function plan(steps: Array<{ id: string; deps?: string[] }>): Plan {
   const result = validatePlan({
     title: "t",
     summary: "s",
-    steps: steps.map((step) => ({ id: step.id, title: `title ${step.id}`, details: "", files: [], deps: step.deps ?? [] })),
+    steps: steps.map((step) => ({
+      id: step.id,
+      title: `title ${step.id}`,
+      details: "",
+      files: [],
+      deps: step.deps ?? [],
+    })),
     risks: [],
     verification: [],
   });
@@ -30,7 +36,9 @@ describe("buildOrder", () => {
 
   it("prefers the lowest ready id at every point, not only at the start", () => {
     // S1 unlocks S10; S3 is independent. After S1: ready are S3 and S10 → S3 first.
-    const order = ids(buildOrder(plan([{ id: "S10", deps: ["S1"] }, { id: "S3" }, { id: "S1" }, { id: "S11", deps: ["S10"] }])));
+    const order = ids(
+      buildOrder(plan([{ id: "S10", deps: ["S1"] }, { id: "S3" }, { id: "S1" }, { id: "S11", deps: ["S10"] }])),
+    );
     expect(order).toEqual(["S1", "S3", "S10", "S11"]);
   });
 

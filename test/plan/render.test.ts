@@ -8,8 +8,22 @@ function makePlan(): Plan {
     title: "Add retries",
     summary: "Retry failed HTTP calls.",
     steps: [
-      { id: "S1", title: "Add the helper", details: "Write `retry()` with backoff.", files: ["src/retry.ts"], deps: [], complexity: "low" },
-      { id: "S2", title: 'Use "retry" in <client>', details: "Wrap the calls.", files: ["src/client.ts"], deps: ["S1"], risk: "timeouts" },
+      {
+        id: "S1",
+        title: "Add the helper",
+        details: "Write `retry()` with backoff.",
+        files: ["src/retry.ts"],
+        deps: [],
+        complexity: "low",
+      },
+      {
+        id: "S2",
+        title: 'Use "retry" in <client>',
+        details: "Wrap the calls.",
+        files: ["src/client.ts"],
+        deps: ["S1"],
+        risk: "timeouts",
+      },
       { id: "S3", title: "Document it", details: "", files: [], deps: ["S1", "S2"] },
     ],
     risks: ["Retries could hide real outages"],
@@ -88,7 +102,9 @@ describe("renderMermaid", () => {
 });
 
 describe("renderPlanBody", () => {
-  const body = renderPlanBody(makePlan(), { S1: { status: "done", commit: "abcdef1234", commitUrl: "https://x/c/abcdef1234" } });
+  const body = renderPlanBody(makePlan(), {
+    S1: { status: "done", commit: "abcdef1234", commitUrl: "https://x/c/abcdef1234" },
+  });
 
   it("contains the summary, task list, mermaid graph, risks, verification and questions", () => {
     expect(body.startsWith("Retry failed HTTP calls.")).toBe(true);
@@ -106,7 +122,7 @@ describe("renderPlanBody", () => {
     expect(blocks[0]).toContain("<summary><b>S1</b> Add the helper</summary>");
     expect(blocks[0]).toContain("Write `retry()` with backoff.");
     expect(blocks[0]).toContain("**Complexity:** low");
-    expect(blocks[1]).toContain("<summary><b>S2</b> Use \"retry\" in &lt;client&gt;</summary>");
+    expect(blocks[1]).toContain('<summary><b>S2</b> Use "retry" in &lt;client&gt;</summary>');
     expect(blocks[1]).toContain("**Risk:** timeouts");
     expect(blocks[1]).toContain("**Depends on:** S1");
     expect(blocks[2]).toContain("_No further details._");

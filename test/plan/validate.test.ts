@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { validatePlan, checkRepoRelativePath, findCycle, MAX_STEPS } from "../../src/plan/validate.js";
 
-type RawStep = { id: string; title?: string; details?: string; files?: string[]; deps?: string[]; [key: string]: unknown };
+type RawStep = {
+  id: string;
+  title?: string;
+  details?: string;
+  files?: string[];
+  deps?: string[];
+  [key: string]: unknown;
+};
 
 function rawPlan(steps: RawStep[], extra: Record<string, unknown> = {}) {
   return {
@@ -22,7 +29,12 @@ function errorsOf(input: unknown): string[] {
 
 describe("validatePlan", () => {
   it("accepts a well-formed plan and returns the parsed plan", () => {
-    const result = validatePlan(rawPlan([{ id: "S1", files: ["src/a.ts"] }, { id: "S2", deps: ["S1"] }]));
+    const result = validatePlan(
+      rawPlan([
+        { id: "S1", files: ["src/a.ts"] },
+        { id: "S2", deps: ["S1"] },
+      ]),
+    );
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.plan.steps.map((step) => step.id)).toEqual(["S1", "S2"]);
@@ -45,7 +57,13 @@ describe("validatePlan", () => {
   });
 
   it("rejects a dependency cycle and names its path", () => {
-    const errors = errorsOf(rawPlan([{ id: "S1", deps: ["S3"] }, { id: "S2", deps: ["S1"] }, { id: "S3", deps: ["S2"] }]));
+    const errors = errorsOf(
+      rawPlan([
+        { id: "S1", deps: ["S3"] },
+        { id: "S2", deps: ["S1"] },
+        { id: "S3", deps: ["S2"] },
+      ]),
+    );
     const cycle = errors.find((error) => error.startsWith("the dependencies form a cycle"));
     expect(cycle).toBe("the dependencies form a cycle: S1 → S3 → S2 → S1");
   });
@@ -98,9 +116,7 @@ describe("validatePlan", () => {
   );
 
   it("accepts null for the optional fields risk, complexity and questions", () => {
-    const result = validatePlan(
-      rawPlan([{ id: "S1", risk: null, complexity: null }], { questions: null }),
-    );
+    const result = validatePlan(rawPlan([{ id: "S1", risk: null, complexity: null }], { questions: null }));
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.plan.steps[0]?.risk).toBeUndefined();
@@ -109,7 +125,9 @@ describe("validatePlan", () => {
   });
 
   it("keeps optional fields that are given", () => {
-    const result = validatePlan(rawPlan([{ id: "S1", risk: "flaky", complexity: "high" }], { questions: ["Which API?"] }));
+    const result = validatePlan(
+      rawPlan([{ id: "S1", risk: "flaky", complexity: "high" }], { questions: ["Which API?"] }),
+    );
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.plan.steps[0]?.risk).toBe("flaky");

@@ -1,16 +1,34 @@
 import { describe, expect, it } from "vitest";
-import { STEPS_END, STEPS_START, escapeTaskTitle, inlineCode, renderPlanBody, renderTaskItem, unescapeTaskTitle } from "../../src/plan/render.js";
+import {
+  STEPS_END,
+  STEPS_START,
+  escapeTaskTitle,
+  inlineCode,
+  renderPlanBody,
+  renderTaskItem,
+  unescapeTaskTitle,
+} from "../../src/plan/render.js";
 import { validatePlan } from "../../src/plan/validate.js";
 import { readVisibleSteps } from "../../src/plan/visible.js";
 import type { Plan } from "../../src/plan/schema.js";
 
-function planWith(steps: Array<{ id: string; title: string; files?: string[]; deps?: string[] }>, summary = "Why and what."): Plan {
+function planWith(
+  steps: Array<{ id: string; title: string; files?: string[]; deps?: string[] }>,
+  summary = "Why and what.",
+): Plan {
   const result = validatePlan({ title: "A plan", summary, steps, verification: ["npm test"] });
   if (!result.ok) throw new Error(result.errors.join("; "));
   return result.plan;
 }
 
-const visible = (plan: Plan) => plan.steps.map((step) => ({ id: step.id, ticked: false, title: step.title, deps: step.deps, files: step.files.map(inlineCode) }));
+const visible = (plan: Plan) =>
+  plan.steps.map((step) => ({
+    id: step.id,
+    ticked: false,
+    title: step.title,
+    deps: step.deps,
+    files: step.files.map(inlineCode),
+  }));
 
 describe("rendered task titles", () => {
   it("show the task line's own markup as character references GitHub displays as the character", () => {
@@ -23,9 +41,12 @@ describe("rendered task titles", () => {
     expect(escapeTaskTitle("Use `a && b` in R&D · after S1")).toBe("Use `a && b` in R&D · after S1");
   });
 
-  it.each(["a — b", "&mdash;", "&amp;mdash;", "❌❌", "<!--<!--", "&&lt;", "&#x23F3;", "&lt", "x &copy; y"])("round-trip exactly: %s", (title) => {
-    expect(unescapeTaskTitle(escapeTaskTitle(title))).toBe(title);
-  });
+  it.each(["a — b", "&mdash;", "&amp;mdash;", "❌❌", "<!--<!--", "&&lt;", "&#x23F3;", "&lt", "x &copy; y"])(
+    "round-trip exactly: %s",
+    (title) => {
+      expect(unescapeTaskTitle(escapeTaskTitle(title))).toBe(title);
+    },
+  );
 });
 
 describe("readVisibleSteps", () => {
@@ -66,7 +87,13 @@ describe("readVisibleSteps", () => {
 
   it("finds the task list by its markers, not by headings or task lines the summary or titles hold", () => {
     const summary = "See below.\n\n### Steps\n\n- [x] **S9** a step the summary made up\n\n```mermaid\n### Notes";
-    const plan = planWith([{ id: "S1", title: "```mermaid and ### Steps" }, { id: "S2", title: "Two", deps: ["S1"] }], summary);
+    const plan = planWith(
+      [
+        { id: "S1", title: "```mermaid and ### Steps" },
+        { id: "S2", title: "Two", deps: ["S1"] },
+      ],
+      summary,
+    );
     const body = renderPlanBody(plan);
     expect(body).toContain(`### Steps\n\n${STEPS_START}\n\n- [ ] **S1**`);
     expect(body).toContain(`- [ ] **S2** Two — after S1\n\n${STEPS_END}\n\n\`\`\`mermaid`);
@@ -80,7 +107,10 @@ describe("readVisibleSteps", () => {
   });
 
   it("reads a comment saved by GitHub with CRLF line endings", () => {
-    const plan = planWith([{ id: "S1", title: "One" }, { id: "S2", title: "Two — or so", deps: ["S1"] }]);
+    const plan = planWith([
+      { id: "S1", title: "One" },
+      { id: "S2", title: "Two — or so", deps: ["S1"] },
+    ]);
     const body = renderPlanBody(plan).replace("- [ ] **S1**", "- [x] **S1**").replaceAll("\n", "\r\n");
     expect(readVisibleSteps(body)).toEqual([
       { id: "S1", ticked: true, title: "One", deps: [], files: [] },
@@ -89,7 +119,10 @@ describe("readVisibleSteps", () => {
   });
 
   it("reads hand edits: a typed dash in a title, a new step, changed deps", () => {
-    const plan = planWith([{ id: "S1", title: "One" }, { id: "S2", title: "Two", deps: ["S1"] }]);
+    const plan = planWith([
+      { id: "S1", title: "One" },
+      { id: "S2", title: "Two", deps: ["S1"] },
+    ]);
     const body = renderPlanBody(plan)
       .replace("- [ ] **S2** Two — after S1", "- [ ] **S2** Two — really — after S1, S3\n- [ ] **S3** Three — added")
       .replace("**S1** One", "**S1** One — `a.ts`");
@@ -101,7 +134,10 @@ describe("readVisibleSteps", () => {
   });
 
   it("stops at the graph when the closing marker was cut", () => {
-    const plan = planWith([{ id: "S1", title: "One" }, { id: "S2", title: "Two", deps: ["S1"] }]);
+    const plan = planWith([
+      { id: "S1", title: "One" },
+      { id: "S2", title: "Two", deps: ["S1"] },
+    ]);
     const body = `${renderPlanBody(plan).replace(STEPS_END, "")}\n\n- [ ] **S8** in a later section`;
     expect(readVisibleSteps(body)).toEqual(visible(plan));
   });
@@ -124,6 +160,8 @@ describe("readVisibleSteps", () => {
 
   it("reads a line full of typed dashes as one title", () => {
     const line = `- [ ] **S1** ${"x — ".repeat(50_000)}y`;
-    expect(readVisibleSteps(line)).toEqual([{ id: "S1", ticked: false, title: `${"x — ".repeat(50_000)}y`, deps: [], files: [] }]);
+    expect(readVisibleSteps(line)).toEqual([
+      { id: "S1", ticked: false, title: `${"x — ".repeat(50_000)}y`, deps: [], files: [] },
+    ]);
   });
 });

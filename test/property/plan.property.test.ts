@@ -55,12 +55,43 @@ function structurallyValid(plan: Plan): boolean {
 const idPool = fc.constantFrom("S1", "S2", "S3", "S4", "S5", "S01", "S999", "S1000", "s1", "X1", "", " S2 ", "S3\n");
 const depValue = fc.oneof({ weight: 4, arbitrary: idPool }, { weight: 1, arbitrary: fc.string({ maxLength: 4 }) });
 const filePool = fc.constantFrom(
-  "src/a.ts", "README.md", ".", "./", "a//b", "a/../b", ".github/workflows/ci.yml", "..foo", ".gitignore", ".git2/x", "~user/x",
-  "../x", "..", "a/../../b", "/etc/passwd", "C:\\x", "c:/x", "~/x", "~", "a\0b", "", " ", "..\\..\\x", "\\etc\\passwd",
-  ".git", ".git/config", "./.git/HEAD", "a/../.git/x", "src/../../x",
+  "src/a.ts",
+  "README.md",
+  ".",
+  "./",
+  "a//b",
+  "a/../b",
+  ".github/workflows/ci.yml",
+  "..foo",
+  ".gitignore",
+  ".git2/x",
+  "~user/x",
+  "../x",
+  "..",
+  "a/../../b",
+  "/etc/passwd",
+  "C:\\x",
+  "c:/x",
+  "~/x",
+  "~",
+  "a\0b",
+  "",
+  " ",
+  "..\\..\\x",
+  "\\etc\\passwd",
+  ".git",
+  ".git/config",
+  "./.git/HEAD",
+  "a/../.git/x",
+  "src/../../x",
 );
 const fileValue = fc.oneof({ weight: 4, arbitrary: filePool }, { weight: 1, arbitrary: fc.string({ maxLength: 12 }) });
-const text = fc.oneof(fc.constant(""), fc.constant("   "), fc.string({ maxLength: 30 }), fc.string({ unit: "binary", maxLength: 10 }));
+const text = fc.oneof(
+  fc.constant(""),
+  fc.constant("   "),
+  fc.string({ maxLength: 30 }),
+  fc.string({ unit: "binary", maxLength: 10 }),
+);
 
 const planShapedStep = fc.record(
   {
@@ -78,20 +109,29 @@ const planShapedStep = fc.record(
 const wellTypedStep = fc.record({
   id: fc.constantFrom("S1", "S2", "S3", "S4", "S5", "S01", "S999", " S2 "),
   title: fc.constantFrom("Add it", "Fix  the\nparser", "x"),
-  files: fc.array(filePool.filter((file) => file.trim() !== ""), { maxLength: 3 }),
+  files: fc.array(
+    filePool.filter((file) => file.trim() !== ""),
+    { maxLength: 3 },
+  ),
   deps: fc.array(depValue, { maxLength: 4 }),
 });
 const wellTypedPlan = fc.record({
   title: fc.constant("A plan"),
   summary: fc.constant("Why and what."),
-  steps: fc.oneof({ weight: 5, arbitrary: fc.array(wellTypedStep, { maxLength: 6 }) }, { weight: 1, arbitrary: fc.array(wellTypedStep, { minLength: 28, maxLength: 34 }) }),
+  steps: fc.oneof(
+    { weight: 5, arbitrary: fc.array(wellTypedStep, { maxLength: 6 }) },
+    { weight: 1, arbitrary: fc.array(wellTypedStep, { minLength: 28, maxLength: 34 }) },
+  ),
 });
 
 const planShaped = fc.record(
   {
     title: text,
     summary: text,
-    steps: fc.oneof({ weight: 5, arbitrary: fc.array(planShapedStep, { maxLength: 6 }) }, { weight: 1, arbitrary: fc.array(planShapedStep, { minLength: 28, maxLength: 34 }) }),
+    steps: fc.oneof(
+      { weight: 5, arbitrary: fc.array(planShapedStep, { maxLength: 6 }) },
+      { weight: 1, arbitrary: fc.array(planShapedStep, { minLength: 28, maxLength: 34 }) },
+    ),
     risks: fc.oneof(fc.array(text, { maxLength: 3 }), fc.constant(null)),
     verification: fc.oneof(fc.array(text, { maxLength: 3 }), fc.constant(null)),
     questions: fc.oneof(fc.array(text, { maxLength: 2 }), fc.constant(null)),
@@ -100,7 +140,11 @@ const planShaped = fc.record(
 );
 
 /** Plans that pass validation: ids unique, deps on earlier-generated steps, files inside, then shuffled. */
-function validPlanWith(title: fc.Arbitrary<string>, summary: fc.Arbitrary<string>, file: fc.Arbitrary<string>): fc.Arbitrary<Plan> {
+function validPlanWith(
+  title: fc.Arbitrary<string>,
+  summary: fc.Arbitrary<string>,
+  file: fc.Arbitrary<string>,
+): fc.Arbitrary<Plan> {
   return fc
     .integer({ min: 1, max: 10 })
     .chain((count) =>
@@ -109,10 +153,13 @@ function validPlanWith(title: fc.Arbitrary<string>, summary: fc.Arbitrary<string
         summary: summary,
         numbers: fc.uniqueArray(fc.integer({ min: 0, max: 999 }), { minLength: count, maxLength: count }),
         order: fc.shuffledSubarray([...Array(count).keys()], { minLength: count, maxLength: count }),
-        steps: fc.array(fc.record({ title, files: fc.array(file, { maxLength: 3 }), depPicks: fc.array(fc.nat(), { maxLength: 3 }) }), {
-          minLength: count,
-          maxLength: count,
-        }),
+        steps: fc.array(
+          fc.record({ title, files: fc.array(file, { maxLength: 3 }), depPicks: fc.array(fc.nat(), { maxLength: 3 }) }),
+          {
+            minLength: count,
+            maxLength: count,
+          },
+        ),
       }),
     )
     .map(({ numbers, order, steps, ...plan }) => {
@@ -123,16 +170,30 @@ function validPlanWith(title: fc.Arbitrary<string>, summary: fc.Arbitrary<string
         details: "",
         deps: index === 0 ? [] : [...new Set(depPicks.map((pick) => ids[pick % index]))],
       }));
-      const checked = validatePlan({ ...plan, steps: order.map((index) => built[index]), risks: [], verification: ["npm test"] });
+      const checked = validatePlan({
+        ...plan,
+        steps: order.map((index) => built[index]),
+        risks: [],
+        verification: ["npm test"],
+      });
       if (!checked.ok) throw new Error(`generator made an invalid plan: ${checked.errors.join("; ")}`);
       return checked.plan;
     });
 }
 
 const plainTitle = fc.string({ minLength: 1, maxLength: 60 }).filter((title) => title.trim() !== "");
-const plainFile = fc.array(fc.stringMatching(/^[a-z0-9_-]{1,8}(\.[a-z]{1,3})?$/), { minLength: 1, maxLength: 3 }).map((parts) => parts.join("/"));
+const plainFile = fc
+  .array(fc.stringMatching(/^[a-z0-9_-]{1,8}(\.[a-z]{1,3})?$/), { minLength: 1, maxLength: 3 })
+  .map((parts) => parts.join("/"));
 const normalise = (value: string) => value.replace(/\s+/g, " ").trim();
-const expectedVisible = (plan: Plan) => plan.steps.map((step) => ({ id: step.id, ticked: false, title: normalise(step.title), deps: step.deps, files: step.files.map(inlineCode) }));
+const expectedVisible = (plan: Plan) =>
+  plan.steps.map((step) => ({
+    id: step.id,
+    ticked: false,
+    title: normalise(step.title),
+    deps: step.deps,
+    files: step.files.map(inlineCode),
+  }));
 
 // ---- validatePlan -----------------------------------------------------------------------------
 
@@ -160,7 +221,8 @@ function expectErrorsOrInvariants(input: unknown): void {
   }
   const order = buildOrder(plan).map((step) => step.id);
   expect([...order].sort()).toEqual([...ids].sort());
-  for (const step of plan.steps) for (const dep of step.deps) expect(order.indexOf(dep)).toBeLessThan(order.indexOf(step.id));
+  for (const step of plan.steps)
+    for (const dep of step.deps) expect(order.indexOf(dep)).toBeLessThan(order.indexOf(step.id));
 }
 
 describe("validatePlan", () => {
@@ -178,7 +240,9 @@ describe("validatePlan", () => {
       fc.property(wellTypedPlan, (input) => {
         const typed = planSchema.safeParse(input);
         if (!typed.success) throw new Error(`the generator made an ill-typed plan: ${typed.error.message}`);
-        const shape = JSON.stringify(typed.data.steps.map((step) => ({ id: step.id, deps: step.deps, files: step.files })));
+        const shape = JSON.stringify(
+          typed.data.steps.map((step) => ({ id: step.id, deps: step.deps, files: step.files })),
+        );
         expect(validatePlan(input).ok, shape).toBe(structurallyValid(typed.data));
       }),
       { numRuns: RUNS },
@@ -188,24 +252,47 @@ describe("validatePlan", () => {
   // Normalising a long "../" chain is quadratic (1 MB took minutes), so the length is checked first.
   it("refuses a file path over the length cap for its length, without echoing it whole", () => {
     fc.assert(
-      fc.property(fc.constantFrom("", "src/", "./", "a\\", "\\"), fc.integer({ min: Math.ceil(MAX_PATH_LENGTH / 3), max: 350_000 }), (prefix, count) => {
-        const file = prefix + "../".repeat(count);
-        const result = validatePlan({ title: "T", summary: "S", steps: [{ id: "S1", title: "Do it", files: [file] }] });
-        expect(result).toEqual({ ok: false, errors: [expect.stringContaining(`is too long (${file.length} characters; at most ${MAX_PATH_LENGTH} are allowed)`)] });
-        if (!result.ok) expect(result.errors[0]?.length).toBeLessThan(400);
-      }),
+      fc.property(
+        fc.constantFrom("", "src/", "./", "a\\", "\\"),
+        fc.integer({ min: Math.ceil(MAX_PATH_LENGTH / 3), max: 350_000 }),
+        (prefix, count) => {
+          const file = prefix + "../".repeat(count);
+          const result = validatePlan({
+            title: "T",
+            summary: "S",
+            steps: [{ id: "S1", title: "Do it", files: [file] }],
+          });
+          expect(result).toEqual({
+            ok: false,
+            errors: [
+              expect.stringContaining(
+                `is too long (${file.length} characters; at most ${MAX_PATH_LENGTH} are allowed)`,
+              ),
+            ],
+          });
+          if (!result.ok) expect(result.errors[0]?.length).toBeLessThan(400);
+        },
+      ),
       { numRuns: 20 },
     );
   });
 
   it("judges a path up to the length cap on its merits", () => {
     fc.assert(
-      fc.property(fc.constantFrom("../", "a/", "a\\", "./", "src/../"), fc.integer({ min: 1, max: MAX_PATH_LENGTH }), (chunk, length) => {
-        const file = chunk.repeat(Math.ceil(length / chunk.length)).slice(0, length);
-        const result = validatePlan({ title: "T", summary: "S", steps: [{ id: "S1", title: "Do it", files: [file] }] });
-        expect(result.ok, `${JSON.stringify(chunk)} up to ${length} characters`).toBe(isInsideRepo(file));
-        if (!result.ok) expect(result.errors.join("\n")).not.toMatch(/too long/);
-      }),
+      fc.property(
+        fc.constantFrom("../", "a/", "a\\", "./", "src/../"),
+        fc.integer({ min: 1, max: MAX_PATH_LENGTH }),
+        (chunk, length) => {
+          const file = chunk.repeat(Math.ceil(length / chunk.length)).slice(0, length);
+          const result = validatePlan({
+            title: "T",
+            summary: "S",
+            steps: [{ id: "S1", title: "Do it", files: [file] }],
+          });
+          expect(result.ok, `${JSON.stringify(chunk)} up to ${length} characters`).toBe(isInsideRepo(file));
+          if (!result.ok) expect(result.errors.join("\n")).not.toMatch(/too long/);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -223,9 +310,38 @@ describe("validatePlan", () => {
 // ---- readVisibleSteps -------------------------------------------------------------------------
 
 const MARKDOWN_PIECES = [
-  "### Steps", "### Step details", "\n### ", "```mermaid", "```", "\n", "\r\n", " ", "- [ ] ", "- [x] ", "* [X] ", "**S1**", "**S22**",
-  "**S1000**", " — ", " · ", "after S1", "after S2, S3", "`src/a.ts`", "`a`, `b`", "✅ abc1234", "ticked by hand", "failed: x", "❌ ",
-  "⏳ ", "title", "é", "😀", "<!--", "-->", "—", "·",
+  "### Steps",
+  "### Step details",
+  "\n### ",
+  "```mermaid",
+  "```",
+  "\n",
+  "\r\n",
+  " ",
+  "- [ ] ",
+  "- [x] ",
+  "* [X] ",
+  "**S1**",
+  "**S22**",
+  "**S1000**",
+  " — ",
+  " · ",
+  "after S1",
+  "after S2, S3",
+  "`src/a.ts`",
+  "`a`, `b`",
+  "✅ abc1234",
+  "ticked by hand",
+  "failed: x",
+  "❌ ",
+  "⏳ ",
+  "title",
+  "é",
+  "😀",
+  "<!--",
+  "-->",
+  "—",
+  "·",
 ];
 const markdown = fc.oneof(
   fc.string({ unit: fc.constantFrom(...MARKDOWN_PIECES), maxLength: 60 }),
@@ -258,10 +374,28 @@ describe("readVisibleSteps", () => {
 
   // A plan's own words may look like the comment's markup; reading must still recover the plan.
   const markupWords = (words: string[]) =>
-    fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 6 }).map((parts) => parts.join(" ")).filter((title) => title.trim() !== "");
+    fc
+      .array(fc.constantFrom(...words), { minLength: 1, maxLength: 6 })
+      .map((parts) => parts.join(" "))
+      .filter((title) => title.trim() !== "");
 
   it("reads back step titles that look like the task line's metadata", () => {
-    const title = markupWords(["fix", "the", "parser", "—", "after", "S1", "S2,", "·", "`a.ts`", "✅", "ticked by hand", "failed:", "❌", "⏳"]);
+    const title = markupWords([
+      "fix",
+      "the",
+      "parser",
+      "—",
+      "after",
+      "S1",
+      "S2,",
+      "·",
+      "`a.ts`",
+      "✅",
+      "ticked by hand",
+      "failed:",
+      "❌",
+      "⏳",
+    ]);
     fc.assert(
       fc.property(validPlanWith(title, plainTitle, plainFile), (plan) => {
         expect(readVisibleSteps(renderPlanBody(plan))).toEqual(expectedVisible(plan));
@@ -283,7 +417,9 @@ describe("readVisibleSteps", () => {
   const headingWords = ["see", "### Steps", "```mermaid", "below", "\n", "### Notes"];
 
   it("reads back the steps when the summary mentions the section headings", () => {
-    const summary = fc.array(fc.constantFrom(...headingWords), { minLength: 1, maxLength: 6 }).map((parts) => `Summary ${parts.join(" ")}`);
+    const summary = fc
+      .array(fc.constantFrom(...headingWords), { minLength: 1, maxLength: 6 })
+      .map((parts) => `Summary ${parts.join(" ")}`);
     fc.assert(
       fc.property(validPlanWith(plainTitle, summary, plainFile), (plan) => {
         expect(readVisibleSteps(renderPlanBody(plan))).toEqual(expectedVisible(plan));

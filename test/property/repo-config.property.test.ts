@@ -3,7 +3,12 @@ import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import fc from "fast-check";
 import { stringify as toYaml } from "yaml";
-import { REPO_CONFIG_PATH, parseRepoConfig, repoConfigSchema, type RepoConfigRead } from "../../src/config/repo-config.js";
+import {
+  REPO_CONFIG_PATH,
+  parseRepoConfig,
+  repoConfigSchema,
+  type RepoConfigRead,
+} from "../../src/config/repo-config.js";
 import { PERMISSION_LEVELS } from "../../src/github/permission.js";
 
 const RUNS = 2000;
@@ -23,10 +28,64 @@ function expectWellFormed(read: RepoConfigRead): void {
 
 /** Pieces of YAML syntax, glued at random: the generator reaches the parser's odd corners quickly. */
 const YAML_PIECES = [
-  "\n", "\n  ", "\n    ", "\t", " ", ": ", ":", "- ", "-", "? ", "---", "...", "#", "# note", "%YAML 1.2\n", "%TAG ! tag:x,2024:\n",
-  "&a ", "*a", "&b ", "*b", "<<: *a", "!!str ", "!!int ", "!!map ", "!!binary ", "!custom ", "!", "[", "]", "{", "}", ",", "'", '"', "|", ">",
-  "|-", "\\", "\\u0000", "~", "null", "true", "yes", "1", "-1", "0x1F", "1e3", ".inf", ".nan", "2024-01-01", "é", "😀", "\u2028", "\ufeff",
-  ...KNOWN_KEYS, "limits:\n  max_iterations: ", "commit_author:\n  name: ", "unknown_key",
+  "\n",
+  "\n  ",
+  "\n    ",
+  "\t",
+  " ",
+  ": ",
+  ":",
+  "- ",
+  "-",
+  "? ",
+  "---",
+  "...",
+  "#",
+  "# note",
+  "%YAML 1.2\n",
+  "%TAG ! tag:x,2024:\n",
+  "&a ",
+  "*a",
+  "&b ",
+  "*b",
+  "<<: *a",
+  "!!str ",
+  "!!int ",
+  "!!map ",
+  "!!binary ",
+  "!custom ",
+  "!",
+  "[",
+  "]",
+  "{",
+  "}",
+  ",",
+  "'",
+  '"',
+  "|",
+  ">",
+  "|-",
+  "\\",
+  "\\u0000",
+  "~",
+  "null",
+  "true",
+  "yes",
+  "1",
+  "-1",
+  "0x1F",
+  "1e3",
+  ".inf",
+  ".nan",
+  "2024-01-01",
+  "é",
+  "😀",
+  "\u2028",
+  "\ufeff",
+  ...KNOWN_KEYS,
+  "limits:\n  max_iterations: ",
+  "commit_author:\n  name: ",
+  "unknown_key",
 ];
 const yamlSoup = fc.string({ unit: fc.constantFrom(...YAML_PIECES), maxLength: 50 });
 
@@ -40,10 +99,22 @@ const scalar = fc.oneof(
 );
 /** Objects whose keys are mostly the config's own, with values of any type, nested a little. */
 const configLike = fc.letrec((tie) => ({
-  value: fc.oneof({ depthSize: "small", withCrossShrink: true }, scalar, fc.array(tie("value"), { maxLength: 3 }), tie("object")),
-  object: fc.dictionary(fc.oneof(fc.constantFrom(...KNOWN_KEYS, "max_iterations", "max_minutes", "max_tokens", "name", "email"), fc.string({ maxLength: 8 })), tie("value"), {
-    maxKeys: 5,
-  }),
+  value: fc.oneof(
+    { depthSize: "small", withCrossShrink: true },
+    scalar,
+    fc.array(tie("value"), { maxLength: 3 }),
+    tie("object"),
+  ),
+  object: fc.dictionary(
+    fc.oneof(
+      fc.constantFrom(...KNOWN_KEYS, "max_iterations", "max_minutes", "max_tokens", "name", "email"),
+      fc.string({ maxLength: 8 }),
+    ),
+    tie("value"),
+    {
+      maxKeys: 5,
+    },
+  ),
 })).object;
 
 /** A configuration the schema must accept, with the values it must come back with. */
@@ -85,9 +156,12 @@ afterEach(() => {
 describe("parseRepoConfig on arbitrary input", () => {
   it("never throws on arbitrary text, and names the file in every complaint", () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string({ unit: "binary", maxLength: 200 }), fc.string({ maxLength: 200 }), yamlSoup), (text) => {
-        expectWellFormed(parseRepoConfig(text));
-      }),
+      fc.property(
+        fc.oneof(fc.string({ unit: "binary", maxLength: 200 }), fc.string({ maxLength: 200 }), yamlSoup),
+        (text) => {
+          expectWellFormed(parseRepoConfig(text));
+        },
+      ),
       { numRuns: RUNS },
     );
   });
@@ -117,7 +191,12 @@ describe("parseRepoConfig on arbitrary input", () => {
   it("survives anchors, aliases and alias bombs quickly", () => {
     const aliasBomb = fc.integer({ min: 3, max: 9 }).map((levels) => {
       const lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'];
-      for (let level = 1; level <= levels; level++) lines.push(`a${level}: &a${level} [${Array(9).fill(`*a${level - 1}`).join(", ")}]`);
+      for (let level = 1; level <= levels; level++)
+        lines.push(
+          `a${level}: &a${level} [${Array(9)
+            .fill(`*a${level - 1}`)
+            .join(", ")}]`,
+        );
       return lines.join("\n");
     });
     const reuse = fc
@@ -150,11 +229,15 @@ describe("parseRepoConfig on arbitrary input", () => {
 
   it("never writes a repository's text to the server's log as a warning", () => {
     fc.assert(
-      fc.property(fc.constantFrom("!custom", "!x", "!!python/object", "!<tag:x>"), fc.string({ maxLength: 20 }), (tag, value) => {
-        warnings.mockClear();
-        expectWellFormed(parseRepoConfig(`model: ${tag} ${JSON.stringify(value)}\n`));
-        expect(warnings).not.toHaveBeenCalled();
-      }),
+      fc.property(
+        fc.constantFrom("!custom", "!x", "!!python/object", "!<tag:x>"),
+        fc.string({ maxLength: 20 }),
+        (tag, value) => {
+          warnings.mockClear();
+          expectWellFormed(parseRepoConfig(`model: ${tag} ${JSON.stringify(value)}\n`));
+          expect(warnings).not.toHaveBeenCalled();
+        },
+      ),
       { numRuns: 50 },
     );
   });
@@ -180,7 +263,10 @@ describe("parseRepoConfig on arbitrary input", () => {
     const why = child.stderr.split("\n").find((line) => /FATAL|Error/.test(line)) ?? child.stderr.slice(0, 300);
     expect(child.signal, why).toBeNull();
     expect(child.status, why).toBe(0);
-    const reads = child.stdout.trim().split("\n").map((line) => JSON.parse(line) as { ok: boolean; message: string });
+    const reads = child.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { ok: boolean; message: string });
     expect(reads).toHaveLength(8);
     for (const read of reads) {
       expect(read.ok).toBe(false);

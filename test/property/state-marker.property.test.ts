@@ -14,7 +14,22 @@ const RUNS = 2000;
 // ---- generators -------------------------------------------------------------------------------
 
 /** Characters that stress JSON, base64 and HTML comments; drawn from a list because it is fast. */
-const trickyChar = fc.constantFrom(..."aZ09 _-.\\\"'`<>&{}[]:,", "\n", "\r", "\t", "\u0000", "\u2028", "é", "ß", "中", "😀", "\u{10ffff}", "-->", "<!--", "\ufeff");
+const trickyChar = fc.constantFrom(
+  ..."aZ09 _-.\\\"'`<>&{}[]:,",
+  "\n",
+  "\r",
+  "\t",
+  "\u0000",
+  "\u2028",
+  "é",
+  "ß",
+  "中",
+  "😀",
+  "\u{10ffff}",
+  "-->",
+  "<!--",
+  "\ufeff",
+);
 const anyText = fc.oneof(
   { weight: 3, arbitrary: fc.string({ maxLength: 40 }) },
   { weight: 2, arbitrary: fc.string({ unit: trickyChar, maxLength: 30 }) },
@@ -85,7 +100,16 @@ const threadState: fc.Arbitrary<ThreadState> = fc
   .tuple(
     nullable(validPlan),
     fc.record({
-      status: fc.constantFrom("planning", "pending", "awaiting_answer", "building", "built", "failed", "superseded", "cancelled"),
+      status: fc.constantFrom(
+        "planning",
+        "pending",
+        "awaiting_answer",
+        "building",
+        "built",
+        "failed",
+        "superseded",
+        "cancelled",
+      ),
       revision: fc.integer({ min: 1, max: 10_000 }),
       requestedBy: anyText,
       instructions: anyText,
@@ -101,15 +125,25 @@ const threadState: fc.Arbitrary<ThreadState> = fc
       pullRequest: nullable(fc.integer({ min: 1, max: 1_000_000 })),
       explored: fc.array(anyText, { maxLength: 4 }),
       feedback: fc.array(
-        fc.record({ author: anyText, source: fc.constantFrom("revise", "plan", "review", "comment"), text: anyText, onRevision: fc.integer() }),
+        fc.record({
+          author: anyText,
+          source: fc.constantFrom("revise", "plan", "review", "comment"),
+          text: anyText,
+          onRevision: fc.integer(),
+        }),
         { maxLength: 3 },
       ),
       answers: fc.array(fc.record({ question: anyText, answer: anyText, author: anyText }), { maxLength: 2 }),
       questionMode: fc.constantFrom(null, "plan", "build"),
       questionStep: nullable(anyText),
       approvedBy: nullable(anyText),
-      approvals: fc.array(fc.record({ login: anyText, via: fc.constantFrom("build", "review"), at: nullable(anyText) }), { maxLength: 3 }),
-      buildNotes: fc.array(fc.record({ author: anyText, source: fc.constantFrom("build", "review"), text: anyText }), { maxLength: 2 }),
+      approvals: fc.array(
+        fc.record({ login: anyText, via: fc.constantFrom("build", "review"), at: nullable(anyText) }),
+        { maxLength: 3 },
+      ),
+      buildNotes: fc.array(fc.record({ author: anyText, source: fc.constantFrom("build", "review"), text: anyText }), {
+        maxLength: 2,
+      }),
       changes: nullable(anyText),
       instructionFiles: fc.array(anyText, { maxLength: 3 }),
       model: nullable(anyText),
@@ -122,7 +156,12 @@ const threadState: fc.Arbitrary<ThreadState> = fc
     ...rest,
     plan,
     planHash: plan ? planHash(plan) : null,
-    steps: { ...extraSteps, ...Object.fromEntries((plan?.steps ?? []).map((step, index) => [step.id, progress[index] ?? { status: "pending" }])) },
+    steps: {
+      ...extraSteps,
+      ...Object.fromEntries(
+        (plan?.steps ?? []).map((step, index) => [step.id, progress[index] ?? { status: "pending" }]),
+      ),
+    },
   }));
 
 const MARKER = /^(<!-- blueprint:state v2\.)([A-Za-z0-9_-]*)\.([A-Za-z0-9_-]{43})( -->)$/;
@@ -171,7 +210,9 @@ function expectWellFormed(read: MarkerRead): void {
 
 /** The v2 signature, written out from the format: HMAC-SHA256 over the version, the binding and the payload. */
 const signatureOf = (payload: string) =>
-  createHmac("sha256", seal.key).update(["blueprint:state v2", seal.repository, String(seal.thread), String(seal.comment), payload].join("\n")).digest("base64url");
+  createHmac("sha256", seal.key)
+    .update(["blueprint:state v2", seal.repository, String(seal.thread), String(seal.comment), payload].join("\n"))
+    .digest("base64url");
 /** A well-formed, correctly signed marker around any value: encodeStateMarker serialises whatever it is given. */
 const markerHolding = (value: unknown) => encodeStateMarker(value as ThreadState, seal);
 /** A correctly signed marker around raw bytes (deflate-raw, base64url, signature of the payload). */
@@ -205,7 +246,10 @@ describe("readStateMarker on arbitrary input", () => {
         fc.constantFrom(" -->", "-->", "", " --"),
         anyText,
       )
-      .map(([before, version, payload, dot, sum, close, after]) => `${before}${MARKER_PREFIX}${version}${payload}${dot}${sum}${close}${after}`);
+      .map(
+        ([before, version, payload, dot, sum, close, after]) =>
+          `${before}${MARKER_PREFIX}${version}${payload}${dot}${sum}${close}${after}`,
+      );
     fc.assert(
       fc.property(markerish, (body) => {
         const read = readStateMarker(body, seal);
@@ -266,11 +310,17 @@ describe("state marker round trip", () => {
 
   it("never reads a marker as valid in any other comment, thread or repository", () => {
     fc.assert(
-      fc.property(threadState, fc.integer({ min: 1, max: 2 ** 40 }), fc.integer({ min: 1, max: 100_000 }), fc.string({ minLength: 1, maxLength: 20 }), (state, comment, thread, repository) => {
-        fc.pre(comment !== seal.comment || thread !== seal.thread || repository.toLowerCase() !== seal.repository);
-        const read = readStateMarker(encodeStateMarker(state, seal), { ...seal, comment, thread, repository });
-        expect(read.kind).toBe("corrupt");
-      }),
+      fc.property(
+        threadState,
+        fc.integer({ min: 1, max: 2 ** 40 }),
+        fc.integer({ min: 1, max: 100_000 }),
+        fc.string({ minLength: 1, maxLength: 20 }),
+        (state, comment, thread, repository) => {
+          fc.pre(comment !== seal.comment || thread !== seal.thread || repository.toLowerCase() !== seal.repository);
+          const read = readStateMarker(encodeStateMarker(state, seal), { ...seal, comment, thread, repository });
+          expect(read.kind).toBe("corrupt");
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -288,15 +338,20 @@ describe("state marker round trip", () => {
   it("never returns a state other than the original from a corrupted marker", () => {
     // Several corruptions per generated state: 300 states × 8 = 2,400 corrupted markers.
     fc.assert(
-      fc.property(threadState, fc.array(corruption, { minLength: 8, maxLength: 8 }), anyText, (state, changes, after) => {
-        fc.pre(!after.includes(MARKER_PREFIX));
-        const marker = encodeStateMarker(state, seal);
-        for (const change of changes) {
-          const read = readStateMarker(`## Plan v1\n\n${corrupt(marker, change)}${after}`, seal);
-          expectWellFormed(read);
-          if (read.kind === "ok") expect(read.state).toEqual(state);
-        }
-      }),
+      fc.property(
+        threadState,
+        fc.array(corruption, { minLength: 8, maxLength: 8 }),
+        anyText,
+        (state, changes, after) => {
+          fc.pre(!after.includes(MARKER_PREFIX));
+          const marker = encodeStateMarker(state, seal);
+          for (const change of changes) {
+            const read = readStateMarker(`## Plan v1\n\n${corrupt(marker, change)}${after}`, seal);
+            expectWellFormed(read);
+            if (read.kind === "ok") expect(read.state).toEqual(state);
+          }
+        },
+      ),
       { numRuns: 300 },
     );
   });

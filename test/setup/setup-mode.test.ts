@@ -24,7 +24,13 @@ async function startSetupMode(env: Record<string, string> = {}, dotEnv = "") {
   const port = await freePort();
   const child = spawn(process.execPath, [START], {
     cwd,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOST: "127.0.0.1", PORT: String(port), NO_SMEE_SETUP: "true", ...env },
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      NO_SMEE_SETUP: "true",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   running.push(() => child.kill("SIGKILL"));
@@ -33,13 +39,21 @@ async function startSetupMode(env: Record<string, string> = {}, dotEnv = "") {
   child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 20_000;
-  while (!(await fetch(`${url}/healthz`).then((r) => r.ok, () => false))) {
+  while (
+    !(await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    ))
+  ) {
     if (Date.now() > deadline || child.exitCode !== null) throw new Error(`setup mode did not start:\n${output}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const manifestHookUrl = async () => {
     const page = await (await fetch(`${url}/probot`)).text();
-    return /&quot;hook_attributes&quot;:\{&quot;url&quot;:&quot;([^&]+)&quot;|"hook_attributes":\{"url":"([^"]+)"/.exec(page)?.slice(1).find(Boolean);
+    return /&quot;hook_attributes&quot;:\{&quot;url&quot;:&quot;([^&]+)&quot;|"hook_attributes":\{"url":"([^"]+)"/
+      .exec(page)
+      ?.slice(1)
+      .find(Boolean);
   };
   return { url, cwd, output: () => output, manifestHookUrl };
 }
@@ -47,7 +61,9 @@ async function startSetupMode(env: Record<string, string> = {}, dotEnv = "") {
 describe("setup mode (npm start with no App credentials)", () => {
   it("names the unreachable webhook URL in the start-up log and on the setup page, and answers /healthz", async () => {
     const setup = await startSetupMode();
-    expect(setup.output()).toMatch(/WARN.*No WEBHOOK_PROXY_URL or BLUEPRINT_PUBLIC_URL is set: a GitHub App registered now would send its webhooks to http:\/\/localhost:\d+\/, which GitHub cannot reach/);
+    expect(setup.output()).toMatch(
+      /WARN.*No WEBHOOK_PROXY_URL or BLUEPRINT_PUBLIC_URL is set: a GitHub App registered now would send its webhooks to http:\/\/localhost:\d+\/, which GitHub cannot reach/,
+    );
     const page = await (await fetch(`${setup.url}/`)).text();
     expect(page).toContain("GitHub cannot reach this server yet");
     expect(page).toContain("https://smee.io/new");
@@ -66,9 +82,14 @@ describe("setup mode (npm start with no App credentials)", () => {
     expect(refused.status).toBe(400);
     expect(await refused.text()).toContain("not an http(s) address");
 
-    const taken = await fetch(`${setup.url}/blueprint/public-url?url=${encodeURIComponent("https://blueprint.example.com/")}`, { redirect: "manual" });
+    const taken = await fetch(
+      `${setup.url}/blueprint/public-url?url=${encodeURIComponent("https://blueprint.example.com/")}`,
+      { redirect: "manual" },
+    );
     expect(taken.status).toBe(303);
-    expect(await (await fetch(`${setup.url}/`)).text()).toContain("GitHub will send webhooks to <code>https://blueprint.example.com/api/github/webhooks</code>");
+    expect(await (await fetch(`${setup.url}/`)).text()).toContain(
+      "GitHub will send webhooks to <code>https://blueprint.example.com/api/github/webhooks</code>",
+    );
     expect(await setup.manifestHookUrl()).toBe("https://blueprint.example.com/api/github/webhooks");
     // Nothing is written until GitHub hands back the App's credentials.
     expect(existsSync(path.join(setup.cwd, ".env"))).toBe(false);
@@ -87,11 +108,23 @@ describe("setup mode (npm start with no App credentials)", () => {
 
   it("is plain `probot run ./lib/index.js` once .env holds the App's credentials", async () => {
     const key = testPrivateKey().replace(/\n/g, "\\n");
-    const app = await startSetupMode({ BLUEPRINT_WORKDIR: tempDir() }, `APP_ID=1\nPRIVATE_KEY="${key}"\nWEBHOOK_SECRET=first-hour-secret\n`);
+    const app = await startSetupMode(
+      { BLUEPRINT_WORKDIR: tempDir() },
+      `APP_ID=1\nPRIVATE_KEY="${key}"\nWEBHOOK_SECRET=first-hour-secret\n`,
+    );
     const health = (await (await fetch(`${app.url}/healthz`)).json()) as { status?: string };
     expect(health.status).not.toBe("setup");
     // The App's webhook endpoint verifies signatures; setup mode has none (404).
-    const unsigned = await fetch(`${app.url}/api/github/webhooks`, { method: "POST", headers: { "content-type": "application/json", "x-github-event": "ping", "x-github-delivery": "d-1", "x-hub-signature-256": "sha256=00" }, body: "{}" });
+    const unsigned = await fetch(`${app.url}/api/github/webhooks`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-github-event": "ping",
+        "x-github-delivery": "d-1",
+        "x-hub-signature-256": "sha256=00",
+      },
+      body: "{}",
+    });
     expect(unsigned.status).toBe(400);
     expect(app.output()).not.toContain("cannot reach");
   });

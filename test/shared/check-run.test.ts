@@ -1,17 +1,38 @@
 import { describe, expect, it } from "vitest";
-import { ACTION_LIMITS, checkRunExternalId, parseCheckRunExternalId, planCheckButtons } from "../../src/shared/check-run.js";
+import {
+  ACTION_LIMITS,
+  checkRunExternalId,
+  parseCheckRunExternalId,
+  planCheckButtons,
+} from "../../src/shared/check-run.js";
 
 describe("Blueprint's check runs as GitHub shows them", () => {
   it("binds a check run to its thread and plan revision in the external id, and reads only that form back", () => {
     const id = checkRunExternalId({ kind: "plan", number: 12, revision: 3 });
     expect(id).toBe("blueprint-plan:#12:v3");
     expect(parseCheckRunExternalId(id)).toEqual({ kind: "plan", number: 12, revision: 3 });
-    expect(parseCheckRunExternalId(checkRunExternalId({ kind: "build", number: 1, revision: 1 }))).toEqual({ kind: "build", number: 1, revision: 1 });
-    for (const other of [null, "", "lgtm|26764", "blueprint-plan:#12:v3 ", "blueprint-plan:12:v3", "blueprint-other:#1:v1", "blueprint-plan:#1:v"]) expect(parseCheckRunExternalId(other)).toBeNull();
+    expect(parseCheckRunExternalId(checkRunExternalId({ kind: "build", number: 1, revision: 1 }))).toEqual({
+      kind: "build",
+      number: 1,
+      revision: 1,
+    });
+    for (const other of [
+      null,
+      "",
+      "lgtm|26764",
+      "blueprint-plan:#12:v3 ",
+      "blueprint-plan:12:v3",
+      "blueprint-other:#1:v1",
+      "blueprint-plan:#1:v",
+    ])
+      expect(parseCheckRunExternalId(other)).toBeNull();
   });
 
   it("names the buttons `build` and `revise`, within GitHub's limits, for any revision", () => {
-    expect(planCheckButtons(2).map((button) => [button.label, button.identifier])).toEqual([["Build plan v2", "build"], ["Revise", "revise"]]);
+    expect(planCheckButtons(2).map((button) => [button.label, button.identifier])).toEqual([
+      ["Build plan v2", "build"],
+      ["Revise", "revise"],
+    ]);
     for (const revision of [1, 99, 99_999_999, 123_456_789]) {
       const buttons = planCheckButtons(revision);
       expect(buttons.length).toBeLessThanOrEqual(ACTION_LIMITS.count);

@@ -11,7 +11,10 @@ import { makeFifo, releaseFifo } from "../helpers/fifo.js";
 let root: string;
 
 function git(...args: string[]): string {
-  return execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], { cwd: root, encoding: "utf8" });
+  return execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], {
+    cwd: root,
+    encoding: "utf8",
+  });
 }
 
 function context(overrides: Partial<ToolContext> = {}): ToolContext {
@@ -62,7 +65,10 @@ afterEach(async () => {
 describe("edit_file", () => {
   it("replaces an exact unique match and records it in the audit log", async () => {
     const ctx = context();
-    const result = await edit({ path: "src/retry.ts", old_string: "export const delay = 100;", new_string: "export const delay = 250;" }, ctx);
+    const result = await edit(
+      { path: "src/retry.ts", old_string: "export const delay = 100;", new_string: "export const delay = 250;" },
+      ctx,
+    );
     expect(result.content).toMatch(/^Edited src\/retry\.ts: 1 replacement\(s\) at line 9\./);
     expect(await read("src/retry.ts")).toBe(SOURCE.replace("delay = 100", "delay = 250"));
     expect(ctx.audit).toEqual([{ action: "edit", target: "src/retry.ts", detail: "1 replacement(s)" }]);
@@ -104,7 +110,12 @@ describe("edit_file", () => {
   });
 
   it("accepts replace_all: null as not set", async () => {
-    const result = await edit({ path: "src/retry.ts", old_string: "delay = 100", new_string: "delay = 1", replace_all: null });
+    const result = await edit({
+      path: "src/retry.ts",
+      old_string: "delay = 100",
+      new_string: "delay = 1",
+      replace_all: null,
+    });
     expect(result.content.startsWith("Edited")).toBe(true);
   });
 
@@ -171,7 +182,9 @@ describe("edit_file", () => {
     await fs.truncate(path.join(root, "huge.log"), 64 * 1024 * 1024);
     const ctx = context();
     const result = await edit({ path: "huge.log", old_string: "delay = 100", new_string: "delay = 1" }, ctx);
-    expect(result.content).toBe("Error: huge.log is 64.0 MB, more than edit_file handles (8.0 MB). Change a file this large with run_command (e.g. sed), or replace it with write_file.");
+    expect(result.content).toBe(
+      "Error: huge.log is 64.0 MB, more than edit_file handles (8.0 MB). Change a file this large with run_command (e.g. sed), or replace it with write_file.",
+    );
     expect(ctx.audit).toEqual([]);
     expect((await fs.stat(path.join(root, "huge.log"))).size).toBe(64 * 1024 * 1024);
   });

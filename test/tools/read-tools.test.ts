@@ -11,11 +11,22 @@ import { makeFifo, releaseFifo } from "../helpers/fifo.js";
 let root: string;
 
 function git(...args: string[]): string {
-  return execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], { cwd: root, encoding: "utf8" });
+  return execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], {
+    cwd: root,
+    encoding: "utf8",
+  });
 }
 
 function context(overrides: Partial<ToolContext> = {}): ToolContext {
-  return { root, mode: "plan", runner: createCommandRunner(), filesRead: new Set(), audit: [], allowWorkflowWrites: false, ...overrides };
+  return {
+    root,
+    mode: "plan",
+    runner: createCommandRunner(),
+    filesRead: new Set(),
+    audit: [],
+    allowWorkflowWrites: false,
+    ...overrides,
+  };
 }
 
 const call = (name: string, args: unknown, ctx = context()) => dispatchToolCall(name, JSON.stringify(args), ctx);
@@ -52,7 +63,9 @@ describe("read_file", () => {
   it("returns the file with a header and line numbers, and records the read", async () => {
     const ctx = context();
     const result = await call("read_file", { path: "src/lib/retry.ts" }, ctx);
-    expect(result.content).toBe("src/lib/retry.ts (3 lines)\n     1\texport function retry() {\n     2\t  return 42;\n     3\t}\n");
+    expect(result.content).toBe(
+      "src/lib/retry.ts (3 lines)\n     1\texport function retry() {\n     2\t  return 42;\n     3\t}\n",
+    );
     expect([...ctx.filesRead]).toEqual(["src/lib/retry.ts"]);
   });
 
@@ -91,7 +104,9 @@ describe("read_file", () => {
 
   it("refuses a directory and a missing file", async () => {
     expect((await call("read_file", { path: "src/lib" })).content).toMatch(/^Error: src\/lib is a directory/);
-    expect((await call("read_file", { path: "src/missing.ts" })).content).toMatch(/^Error: src\/missing\.ts does not exist/);
+    expect((await call("read_file", { path: "src/missing.ts" })).content).toMatch(
+      /^Error: src\/missing\.ts does not exist/,
+    );
   });
 
   it("refuses paths outside the workspace", async () => {
@@ -99,13 +114,17 @@ describe("read_file", () => {
     expect((await call("read_file", { path: ".git/config" })).content).toMatch(/^Error: .*\.git/);
   });
 
-  it("refuses a named pipe a command left in the workspace at once, instead of blocking on it", { timeout: 5000 }, async () => {
-    const dir = await fs.mkdtemp(path.join(os.tmpdir(), "bp-read-fifo-"));
-    const fifo = makeFifo(dir, "notes.txt");
-    onTestFinished(() => releaseFifo(fifo));
-    const result = await call("read_file", { path: "notes.txt" }, context({ root: dir }));
-    expect(result.content).toMatch(/^Error: notes\.txt is not a regular file \(a named pipe\)/);
-  });
+  it(
+    "refuses a named pipe a command left in the workspace at once, instead of blocking on it",
+    { timeout: 5000 },
+    async () => {
+      const dir = await fs.mkdtemp(path.join(os.tmpdir(), "bp-read-fifo-"));
+      const fifo = makeFifo(dir, "notes.txt");
+      onTestFinished(() => releaseFifo(fifo));
+      const result = await call("read_file", { path: "notes.txt" }, context({ root: dir }));
+      expect(result.content).toMatch(/^Error: notes\.txt is not a regular file \(a named pipe\)/);
+    },
+  );
 
   it("reads a window of a huge file without reading the whole file", async () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), "bp-read-huge-"));
@@ -120,7 +139,9 @@ describe("read_file", () => {
     expect(lines.slice(1, 4)).toEqual(["   998\tline 998", "   999\tline 999", "  1000\tline 1000"]);
     // The rest is one line of zeros, shown cut; the hint says how to read on.
     expect(lines[4]).toMatch(/^ {2}1001\t\0+ … \[line cut\]$/);
-    expect(result.content).toMatch(/\[Showing lines 998-1001 of a file too large to count its lines\. Call read_file with start_line=1002/);
+    expect(result.content).toMatch(
+      /\[Showing lines 998-1001 of a file too large to count its lines\. Call read_file with start_line=1002/,
+    );
   });
 });
 
@@ -142,8 +163,14 @@ describe("list_files", () => {
   });
 
   it("limits the listing to a path prefix", async () => {
-    expect(listed((await call("list_files", { path: "src/lib" })).content)).toEqual(["src/lib/draft.ts", "src/lib/retry.ts", "src/lib/util.js"]);
-    expect(listed((await call("list_files", { path: "src/lib/", pattern: "*.js" })).content)).toEqual(["src/lib/util.js"]);
+    expect(listed((await call("list_files", { path: "src/lib" })).content)).toEqual([
+      "src/lib/draft.ts",
+      "src/lib/retry.ts",
+      "src/lib/util.js",
+    ]);
+    expect(listed((await call("list_files", { path: "src/lib/", pattern: "*.js" })).content)).toEqual([
+      "src/lib/util.js",
+    ]);
   });
 
   it("accepts nulls for the optional arguments", async () => {
@@ -171,7 +198,10 @@ describe("search", () => {
     const result = await call("search", { pattern: "^// retry", path: "src" });
     expect(result.content).toBe("1 matches\nsrc/lib/draft.ts:1:// retry draft");
     const globbed = await call("search", { pattern: "retry", glob: "*.md" });
-    expect(globbed.content.split("\n").slice(1).sort()).toEqual(["README.md:2:retry support", "docs/guide.md:1:Call retry() twice."]);
+    expect(globbed.content.split("\n").slice(1).sort()).toEqual([
+      "README.md:2:retry support",
+      "docs/guide.md:1:Call retry() twice.",
+    ]);
   });
 
   it("supports Perl-style classes", async () => {
@@ -201,7 +231,9 @@ describe("search", () => {
     await fs.writeFile(path.join(dir, "huge.txt"), `${"a".repeat(8 * 1024 * 1024)}\nb\n`);
     await fs.writeFile(path.join(dir, "many.txt"), Array.from({ length: 5_000 }, (_, i) => `a ${i}`).join("\n"));
     const result = await call("search", { pattern: "a" }, context({ root: dir }));
-    expect(result.content).toMatch(/^More than \d+ matches: the search was stopped after 4 MiB of results\. The first \d+:\n/);
+    expect(result.content).toMatch(
+      /^More than \d+ matches: the search was stopped after 4 MiB of results\. The first \d+:\n/,
+    );
     expect(result.content.length).toBeLessThan(200 * 320);
     // The match cap per file (-m): 5,000 matching lines in one file give at most 1,000.
     const counted = await call("search", { pattern: "^a \\d+$" }, context({ root: dir }));

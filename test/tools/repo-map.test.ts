@@ -12,7 +12,15 @@ let base: string;
 let root: string;
 
 function context(dir: string, overrides: Partial<ToolContext> = {}): ToolContext {
-  return { root: dir, mode: "plan", runner: createCommandRunner(), filesRead: new Set(), audit: [], allowWorkflowWrites: false, ...overrides };
+  return {
+    root: dir,
+    mode: "plan",
+    runner: createCommandRunner(),
+    filesRead: new Set(),
+    audit: [],
+    allowWorkflowWrites: false,
+    ...overrides,
+  };
 }
 
 const repoMap = (args: unknown, dir = root, mode: "plan" | "build" = "plan", overrides: Partial<ToolContext> = {}) =>
@@ -122,8 +130,31 @@ const FILES: Record<string, string> = {
     "    }", // 14
     "}", // 15
   ].join("\n"),
-  "app/src/Util.kt": ["package app", "", "data class Point(val x: Int)", "", "fun distance(a: Point, b: Point): Double = 0.0", "", "object Registry {", "    fun register(name: String) {}", "}"].join("\n"),
-  "lib/greeter.rb": ["require 'json'", "", "module Greeting", "  class Greeter", "    def hello(name)", "      name", "    end", "", "    def self.build", "    end", "  end", "end"].join("\n"),
+  "app/src/Util.kt": [
+    "package app",
+    "",
+    "data class Point(val x: Int)",
+    "",
+    "fun distance(a: Point, b: Point): Double = 0.0",
+    "",
+    "object Registry {",
+    "    fun register(name: String) {}",
+    "}",
+  ].join("\n"),
+  "lib/greeter.rb": [
+    "require 'json'",
+    "",
+    "module Greeting",
+    "  class Greeter",
+    "    def hello(name)",
+    "      name",
+    "    end",
+    "",
+    "    def self.build",
+    "    end",
+    "  end",
+    "end",
+  ].join("\n"),
   "include/buffer.h": [
     "#ifndef BUFFER_H", // 1
     "#define BUFFER_H", // 2
@@ -154,7 +185,11 @@ beforeAll(async () => {
   await write(base, "outside/secret.ts", "export function outsideSecret() {}\n");
   await fs.symlink(path.join(base, "outside", "secret.ts"), path.join(root, "src", "leak.ts"));
   await write(root, "assets/logo.png", Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0]));
-  const big = ["export function firstHuge() {}", ...Array.from({ length: 9000 }, (_, i) => `// padding line ${i} ${"x".repeat(20)}`), "export function pastTheLimit() {}"];
+  const big = [
+    "export function firstHuge() {}",
+    ...Array.from({ length: 9000 }, (_, i) => `// padding line ${i} ${"x".repeat(20)}`),
+    "export function pastTheLimit() {}",
+  ];
   await write(root, "gen/huge.ts", big.join("\n"));
   git(root, "add", "-A");
   git(root, "commit", "-q", "-m", "init");
@@ -279,7 +314,9 @@ describe("repo_map", () => {
   it("refuses a focus of the wrong type with an Error: naming focus", async () => {
     for (const focus of [42, { path: "src" }, [1, 2], true]) {
       const result = await repoMap({ focus });
-      expect(result.content).toMatch(/^Error: invalid arguments for repo_map:\n- focus: must be a string or an array of strings/);
+      expect(result.content).toMatch(
+        /^Error: invalid arguments for repo_map:\n- focus: must be a string or an array of strings/,
+      );
     }
   });
 
@@ -291,7 +328,9 @@ describe("repo_map", () => {
       expect(result.content).toMatch(/^Repository map: /);
     }
     const tool = toolsForMode("plan").find((candidate) => candidate.function.name === "repo_map");
-    expect(Object.keys((tool?.function.parameters as { properties: Record<string, unknown> }).properties)).toEqual(["focus"]);
+    expect(Object.keys((tool?.function.parameters as { properties: Record<string, unknown> }).properties)).toEqual([
+      "focus",
+    ]);
   });
 });
 
@@ -304,7 +343,8 @@ describe("repo_map on a large repository", () => {
     const writes: Promise<void>[] = [];
     for (let i = 0; i < 1500; i++) {
       const dir = `pkg${String(i % 60).padStart(2, "0")}`;
-      const uses = i > 0 ? `import { helper${i - 1} } from "./module${i - 1}";\nexport const used${i} = helper${i - 1}();\n` : "";
+      const uses =
+        i > 0 ? `import { helper${i - 1} } from "./module${i - 1}";\nexport const used${i} = helper${i - 1}();\n` : "";
       const content = `${uses}export function handler${i}() {}\nexport function helper${i}() {}\nexport class Model${i} {}\n`;
       writes.push(write(large, `${dir}/module${i}.ts`, content));
     }

@@ -12,7 +12,10 @@ let root: string;
 let outside: string;
 
 function git(...args: string[]): string {
-  return execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], { cwd: root, encoding: "utf8" });
+  return execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], {
+    cwd: root,
+    encoding: "utf8",
+  });
 }
 
 function context(overrides: Partial<ToolContext> = {}): ToolContext {
@@ -28,7 +31,11 @@ function context(overrides: Partial<ToolContext> = {}): ToolContext {
 }
 
 const call = (name: string, args: unknown, ctx = context()) => dispatchToolCall(name, JSON.stringify(args), ctx);
-const exists = (file: string) => fs.lstat(path.join(root, file)).then(() => true, () => false);
+const exists = (file: string) =>
+  fs.lstat(path.join(root, file)).then(
+    () => true,
+    () => false,
+  );
 
 beforeEach(async () => {
   root = await fs.mkdtemp(path.join(os.tmpdir(), "bp-write-"));
@@ -73,7 +80,11 @@ describe("write_file", () => {
   });
 
   it("writes under .github/workflows/ when allowed", async () => {
-    const result = await call("write_file", { path: ".github/workflows/ci.yml", content: "on: push\n" }, context({ allowWorkflowWrites: true }));
+    const result = await call(
+      "write_file",
+      { path: ".github/workflows/ci.yml", content: "on: push\n" },
+      context({ allowWorkflowWrites: true }),
+    );
     expect(result.content).toMatch(/^Created/);
     expect(await exists(".github/workflows/ci.yml")).toBe(true);
   });
@@ -103,8 +114,12 @@ describe("write_file", () => {
   });
 
   it("refuses .git/ and absolute paths", async () => {
-    expect((await call("write_file", { path: ".git/hooks/pre-commit", content: "x" })).content).toMatch(/^Error: .*\.git/);
-    expect((await call("write_file", { path: path.join(outside, "x"), content: "x" })).content).toMatch(/^Error: .*absolute/);
+    expect((await call("write_file", { path: ".git/hooks/pre-commit", content: "x" })).content).toMatch(
+      /^Error: .*\.git/,
+    );
+    expect((await call("write_file", { path: path.join(outside, "x"), content: "x" })).content).toMatch(
+      /^Error: .*absolute/,
+    );
     expect(await fs.readdir(outside)).toEqual([]);
   });
 
@@ -143,12 +158,16 @@ describe("delete_file", () => {
 });
 
 describe("write_file and a named pipe", () => {
-  it("refuses to write over a named pipe, instead of blocking until something reads it", { timeout: 5000 }, async () => {
-    const fifo = makeFifo(root, "notes.txt");
-    onTestFinished(() => releaseFifo(fifo));
-    const ctx = context();
-    const result = await call("write_file", { path: "notes.txt", content: "hello\n" }, ctx);
-    expect(result.content).toMatch(/^Error: notes\.txt is not a regular file \(a named pipe\)/);
-    expect(ctx.audit).toEqual([]);
-  });
+  it(
+    "refuses to write over a named pipe, instead of blocking until something reads it",
+    { timeout: 5000 },
+    async () => {
+      const fifo = makeFifo(root, "notes.txt");
+      onTestFinished(() => releaseFifo(fifo));
+      const ctx = context();
+      const result = await call("write_file", { path: "notes.txt", content: "hello\n" }, ctx);
+      expect(result.content).toMatch(/^Error: notes\.txt is not a regular file \(a named pipe\)/);
+      expect(ctx.audit).toEqual([]);
+    },
+  );
 });

@@ -25,7 +25,9 @@ describe("build notes", () => {
   });
 
   it("shows a note as one quote in the report, without hidden comments that could swallow the rest of the comment", () => {
-    const [line] = buildNoteLines([{ author: "ann", source: "build", text: "first\n\nsecond <!-- hidden\nstill hidden" }]);
+    const [line] = buildNoteLines([
+      { author: "ann", source: "build", text: "first\n\nsecond <!-- hidden\nstill hidden" },
+    ]);
     expect(line).toBe("**Notes from @ann** (with the `/build`), given to every step:\n> first\n> \n> second");
   });
 });

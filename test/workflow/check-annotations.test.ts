@@ -4,7 +4,8 @@ import { annotationsFrom, MAX_ANNOTATIONS } from "../../src/workflow/check-annot
 const ROOT = "/work/tree";
 const FILES = new Set(["src/a.ts", "src/b.py", "lib/c.go", "test/d.test.ts"]);
 const exists = (file: string) => FILES.has(file);
-const found = (output: string) => annotationsFrom(output, "npm test", ROOT, exists).map((note) => `${note.path}:${note.line} ${note.message}`);
+const found = (output: string) =>
+  annotationsFrom(output, "npm test", ROOT, exists).map((note) => `${note.path}:${note.line} ${note.message}`);
 
 describe("annotations from a failed command's output", () => {
   it("reads path:line:col, path:line and path(line,col), relative or under the repository's root, colours stripped", () => {
@@ -25,7 +26,15 @@ describe("annotations from a failed command's output", () => {
   });
 
   it("names only files inside the repository that exist, once per line", () => {
-    const output = ["/etc/passwd:1:1 outside", "../other/src/a.ts:2:1 outside", `${ROOT}/../src/a.ts:3:1 outside`, "src/missing.ts:4:1 gone", "12:05:33 a time, not a file", "src/a.ts:5:1 first", "src/a.ts:5:9 again"].join("\n");
+    const output = [
+      "/etc/passwd:1:1 outside",
+      "../other/src/a.ts:2:1 outside",
+      `${ROOT}/../src/a.ts:3:1 outside`,
+      "src/missing.ts:4:1 gone",
+      "12:05:33 a time, not a file",
+      "src/a.ts:5:1 first",
+      "src/a.ts:5:9 again",
+    ].join("\n");
     expect(found(output)).toEqual(["src/a.ts:5 first"]);
   });
 

@@ -27,7 +27,10 @@ const plan = planOf(state);
 const codeowners = { ...DEFAULT_REPO_CONFIG, approvers: "codeowners" as const };
 
 /** The port's members the check uses; team members by `org/slug`, or an error to throw; accounts by login. */
-function portWith(teams: Record<string, string[] | Error> = {}, accounts: Record<string, GitHubAccount | Error> = {}): ThreadPort {
+function portWith(
+  teams: Record<string, string[] | Error> = {},
+  accounts: Record<string, GitHubAccount | Error> = {},
+): ThreadPort {
   const asked: string[] = [];
   const port = {
     repo: { owner: "o", name: "r", cloneUrl: "", defaultBranch: "main", htmlUrl: "" },
@@ -57,51 +60,159 @@ describe("codeOwnersRefusal", () => {
     const read = async (): Promise<string | null> => {
       throw new Error("must not read CODEOWNERS");
     };
-    expect(await codeOwnersRefusal(portWith(), DEFAULT_REPO_CONFIG, { approver: "x", plan, state, steps: [], readDefaultBranch: read })).toBeNull();
+    expect(
+      await codeOwnersRefusal(portWith(), DEFAULT_REPO_CONFIG, {
+        approver: "x",
+        plan,
+        state,
+        steps: [],
+        readDefaultBranch: read,
+      }),
+    ).toBeNull();
   });
 
   it("reads .github/CODEOWNERS before CODEOWNERS and docs/CODEOWNERS, as GitHub does", async () => {
-    const read = files({ ".github/CODEOWNERS": "* @alice\n", CODEOWNERS: "* @mallory\n", "docs/CODEOWNERS": "* @mallory\n" });
-    expect(await codeOwnersRefusal(portWith(), codeowners, { approver: "alice", plan, state, steps: [], readDefaultBranch: read })).toBeNull();
-    const refusal = await codeOwnersRefusal(portWith(), codeowners, { approver: "mallory", plan, state, steps: [], readDefaultBranch: read });
+    const read = files({
+      ".github/CODEOWNERS": "* @alice\n",
+      CODEOWNERS: "* @mallory\n",
+      "docs/CODEOWNERS": "* @mallory\n",
+    });
+    expect(
+      await codeOwnersRefusal(portWith(), codeowners, {
+        approver: "alice",
+        plan,
+        state,
+        steps: [],
+        readDefaultBranch: read,
+      }),
+    ).toBeNull();
+    const refusal = await codeOwnersRefusal(portWith(), codeowners, {
+      approver: "mallory",
+      plan,
+      state,
+      steps: [],
+      readDefaultBranch: read,
+    });
     expect(refusal).toContain("per `.github/CODEOWNERS` on `main`");
-    expect(await codeOwnersRefusal(portWith(), codeowners, { approver: "mallory", plan, state, steps: [], readDefaultBranch: files({ "docs/CODEOWNERS": "* @mallory\n" }) })).toBeNull();
+    expect(
+      await codeOwnersRefusal(portWith(), codeowners, {
+        approver: "mallory",
+        plan,
+        state,
+        steps: [],
+        readDefaultBranch: files({ "docs/CODEOWNERS": "* @mallory\n" }),
+      }),
+    ).toBeNull();
   });
 
   it("matches logins without regard to case", async () => {
-    expect(await codeOwnersRefusal(portWith(), codeowners, { approver: "ALICE", plan, state, steps: [], readDefaultBranch: files({ CODEOWNERS: "* @Alice\n" }) })).toBeNull();
+    expect(
+      await codeOwnersRefusal(portWith(), codeowners, {
+        approver: "ALICE",
+        plan,
+        state,
+        steps: [],
+        readDefaultBranch: files({ CODEOWNERS: "* @Alice\n" }),
+      }),
+    ).toBeNull();
   });
 
   it("needs no code owner for a step whose files nobody owns, and none for steps already done", async () => {
     const read = files({ CODEOWNERS: "/src/ @alice\n/docs/ @writer\n/docs/guide.md\n" });
-    expect(await codeOwnersRefusal(portWith(), codeowners, { approver: "alice", plan, state, steps: [], readDefaultBranch: read })).toBeNull();
+    expect(
+      await codeOwnersRefusal(portWith(), codeowners, {
+        approver: "alice",
+        plan,
+        state,
+        steps: [],
+        readDefaultBranch: read,
+      }),
+    ).toBeNull();
     const done = { ...state, steps: { S1: { status: "done" as const }, S2: { status: "pending" as const } } };
-    expect(await codeOwnersRefusal(portWith(), codeowners, { approver: "writer", plan, state: done, steps: [], readDefaultBranch: files({ CODEOWNERS: "/src/ @alice\n/docs/ @writer\n" }) })).toBeNull();
+    expect(
+      await codeOwnersRefusal(portWith(), codeowners, {
+        approver: "writer",
+        plan,
+        state: done,
+        steps: [],
+        readDefaultBranch: files({ CODEOWNERS: "/src/ @alice\n/docs/ @writer\n" }),
+      }),
+    ).toBeNull();
   });
 
   it("checks only the steps named and what they depend on", async () => {
     const read = files({ CODEOWNERS: "/src/ @alice\n/docs/ @writer\n" });
-    expect(await codeOwnersRefusal(portWith(), codeowners, { approver: "writer", plan, state, steps: ["S2"], readDefaultBranch: read })).toBeNull();
-    expect(await codeOwnersRefusal(portWith(), codeowners, { approver: "writer", plan, state, steps: [], readDefaultBranch: read })).toContain("- **S1** Helper: `src/retry.js` (@alice)");
+    expect(
+      await codeOwnersRefusal(portWith(), codeowners, {
+        approver: "writer",
+        plan,
+        state,
+        steps: ["S2"],
+        readDefaultBranch: read,
+      }),
+    ).toBeNull();
+    expect(
+      await codeOwnersRefusal(portWith(), codeowners, {
+        approver: "writer",
+        plan,
+        state,
+        steps: [],
+        readDefaultBranch: read,
+      }),
+    ).toContain("- **S1** Helper: `src/retry.js` (@alice)");
   });
 
   it("says when GitHub would not tell whether the approver is in a team, and does not count it", async () => {
     const port = portWith({ "org/core": new Error("Resource not accessible by integration") });
-    const refusal = await codeOwnersRefusal(port, codeowners, { approver: "bob", plan, state, steps: [], readDefaultBranch: files({ CODEOWNERS: "* @org/core\n" }) });
-    expect(refusal).toContain("Blueprint could not check membership of @org/core (Resource not accessible by integration.)");
+    const refusal = await codeOwnersRefusal(port, codeowners, {
+      approver: "bob",
+      plan,
+      state,
+      steps: [],
+      readDefaultBranch: files({ CODEOWNERS: "* @org/core\n" }),
+    });
+    expect(refusal).toContain(
+      "Blueprint could not check membership of @org/core (Resource not accessible by integration.)",
+    );
     expect((port as unknown as { asked: string[] }).asked).toEqual(["org/core:bob"]);
   });
 
   it("adds up the approvals the state records with this one, file by file", async () => {
     const read = files({ CODEOWNERS: "/src/ @alice\n/docs/ @writer\n" });
-    expect(await codeOwnersRefusal(portWith(), codeowners, { approver: "alice", plan, state, steps: [], readDefaultBranch: read })).toContain("@alice's approval is recorded, but");
+    expect(
+      await codeOwnersRefusal(portWith(), codeowners, {
+        approver: "alice",
+        plan,
+        state,
+        steps: [],
+        readDefaultBranch: read,
+      }),
+    ).toContain("@alice's approval is recorded, but");
     const approved = { ...state, approvals: [{ login: "writer", via: "build" as const, at: null }] };
-    expect(await codeOwnersRefusal(portWith(), codeowners, { approver: "alice", plan, state: approved, steps: [], readDefaultBranch: read })).toBeNull();
+    expect(
+      await codeOwnersRefusal(portWith(), codeowners, {
+        approver: "alice",
+        plan,
+        state: approved,
+        steps: [],
+        readDefaultBranch: read,
+      }),
+    ).toBeNull();
   });
 
   it("needs an owner's approval for each owned file a step lists, not for one of them", async () => {
-    const both = pendingState(samplePlan({ steps: [{ id: "S1", title: "Both", details: "", files: ["src/retry.js", "docs/guide.md"], deps: [] }] }));
-    const refusal = await codeOwnersRefusal(portWith(), codeowners, { approver: "alice", plan: planOf(both), state: both, steps: [], readDefaultBranch: files({ CODEOWNERS: "/src/ @alice\n/docs/ @writer\n" }) });
+    const both = pendingState(
+      samplePlan({
+        steps: [{ id: "S1", title: "Both", details: "", files: ["src/retry.js", "docs/guide.md"], deps: [] }],
+      }),
+    );
+    const refusal = await codeOwnersRefusal(portWith(), codeowners, {
+      approver: "alice",
+      plan: planOf(both),
+      state: both,
+      steps: [],
+      readDefaultBranch: files({ CODEOWNERS: "/src/ @alice\n/docs/ @writer\n" }),
+    });
     expect(refusal).toContain("- **S1** Both: `docs/guide.md` (@writer)");
     expect(refusal).not.toContain("`src/retry.js` (");
   });
@@ -119,7 +230,8 @@ describe("ownerMatcher: owners named by e-mail", () => {
 
   it("matches no other address: another id's noreply, another person's e-mail, or a private one GitHub does not show", async () => {
     const hidden = { ...erin, email: null };
-    for (const email of ["6+erin@users.noreply.github.com", "mallory@example.com"]) expect(await ownerMatcher(portWith({}, { erin })).owns("erin", owners(email))).toBe(false);
+    for (const email of ["6+erin@users.noreply.github.com", "mallory@example.com"])
+      expect(await ownerMatcher(portWith({}, { erin })).owns("erin", owners(email))).toBe(false);
     expect(await ownerMatcher(portWith({}, { erin: hidden })).owns("erin", owners("erin@example.com"))).toBe(false);
     expect(await ownerMatcher(portWith()).owns("erin", owners("erin@example.com"))).toBe(false);
   });

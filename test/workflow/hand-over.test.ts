@@ -19,7 +19,12 @@ import { samplePlan, startModelServer, type ModelServer, type Script } from "../
  * has finished: put back, it would run again on the next worker — a second plan revision.
  */
 
-const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined } as unknown as Logger;
+const quiet = {
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+  debug: () => undefined,
+} as unknown as Logger;
 let github: GitHubDouble;
 let model: ModelServer | null = null;
 beforeEach(() => {
@@ -35,7 +40,10 @@ afterEach(async () => {
 });
 
 async function plan(script: Script, stopWhen: (write: string) => boolean) {
-  const repo = createBareRepo({ "README.md": "# Hello\n", "src/client.js": "export const get = (url) => fetch(url);\n" });
+  const repo = createBareRepo({
+    "README.md": "# Hello\n",
+    "src/client.js": "export const get = (url) => fetch(url);\n",
+  });
   model = await startModelServer(script);
   const env = loadEnv({
     BLUEPRINT_WORKDIR: tempDir("blueprint-workdir-"),
@@ -49,8 +57,17 @@ async function plan(script: Script, stopWhen: (write: string) => boolean) {
   });
   const deps = createWorkflowDeps(env, quiet);
   const thread = createOctokitPort({
-    octokit: new Octokit({ auth: "ghs_TestInstallationToken0000000000000000", request: { retries: 0 } }) as unknown as PortOctokit,
-    repo: { owner: "Codertocat", name: "Hello-World", cloneUrl: repo.url, defaultBranch: "main", htmlUrl: "https://github.com/Codertocat/Hello-World" },
+    octokit: new Octokit({
+      auth: "ghs_TestInstallationToken0000000000000000",
+      request: { retries: 0 },
+    }) as unknown as PortOctokit,
+    repo: {
+      owner: "Codertocat",
+      name: "Hello-World",
+      cloneUrl: repo.url,
+      defaultBranch: "main",
+      htmlUrl: "https://github.com/Codertocat/Hello-World",
+    },
     number: 1,
     isOwnComment: (comment) => comment.user?.login === BOT_LOGIN && comment.body.includes(MARKER_PREFIX),
   });
@@ -64,7 +81,11 @@ async function plan(script: Script, stopWhen: (write: string) => boolean) {
     postComment: (body) => (stopAt(body), thread.postComment(body)),
     updateComment: (id, body) => (stopAt(body), thread.updateComment(id, body)),
   };
-  await planThread(deps, { port, actor: "maintainer", signal: controller.signal, deliveryId: "d-1" }, { trigger: { kind: "plan", instructions: "add retries" } });
+  await planThread(
+    deps,
+    { port, actor: "maintainer", signal: controller.signal, deliveryId: "d-1" },
+    { trigger: { kind: "plan", instructions: "add retries" } },
+  );
   return { signal: controller.signal, bodies: github.comments.map((comment) => comment.body) };
 }
 
@@ -76,7 +97,9 @@ describe("a planning job and its worker's shutdown", () => {
   });
 
   it("stopped while its plan is being posted: it has finished, and is not handed over to run again", async () => {
-    const { signal, bodies } = await plan([{ toolCalls: [{ name: "submit_plan", arguments: samplePlan() }] }], (body) => body.includes("Plan v1"));
+    const { signal, bodies } = await plan([{ toolCalls: [{ name: "submit_plan", arguments: samplePlan() }] }], (body) =>
+      body.includes("Plan v1"),
+    );
     expect(signal.aborted).toBe(true);
     expect(bodies.filter((body) => body.includes("Plan v1"))).toHaveLength(1);
     expect(handOverTaken(signal)).toBe(false);

@@ -16,10 +16,19 @@ describe("retries of model requests", () => {
     const server = await startModelServer([{ status: 503 }, { hang: true }, { content: "done" }]);
     try {
       const retries: ModelRetry[] = [];
-      const client = createModelClient({ baseURL: server.url, apiKey: "k", model: "m", timeoutMs: 1000, maxRetries: 2, onRetry: (retry) => retries.push(retry) });
+      const client = createModelClient({
+        baseURL: server.url,
+        apiKey: "k",
+        model: "m",
+        timeoutMs: 1000,
+        maxRetries: 2,
+        onRetry: (retry) => retries.push(retry),
+      });
       const reply = await client.complete([{ role: "user", content: "hi" }], []);
       expect(reply.message.content).toBe("done");
-      expect(retries.map(({ attempt, attempts, reason, timeoutMs }) => ({ attempt, attempts, reason, timeoutMs }))).toEqual([
+      expect(
+        retries.map(({ attempt, attempts, reason, timeoutMs }) => ({ attempt, attempts, reason, timeoutMs })),
+      ).toEqual([
         { attempt: 2, attempts: 3, reason: "answered HTTP 503", timeoutMs: 1000 },
         { attempt: 3, attempts: 3, reason: "did not answer within 1.0 s", timeoutMs: 1000 },
       ]);
@@ -37,12 +46,17 @@ describe("retries of model requests", () => {
     const retried = bodies.find((body) => body.includes("attempt 2 of 3"));
     expect(retried).toBeDefined();
     expect(retried).toContain("## ⏳ Planning…");
-    expect(retried).toMatch(/⚠️ The model endpoint answered HTTP 502 on attempt 1 of 3; attempt 2 of 3 started after a \d+\.\d s wait \(each attempt must start answering within 60 s\)/);
+    expect(retried).toMatch(
+      /⚠️ The model endpoint answered HTTP 502 on attempt 1 of 3; attempt 2 of 3 started after a \d+\.\d s wait \(each attempt must start answering within 60 s\)/,
+    );
     expect(bodies.at(-1)?.split("\n")[0]).toBe("## 📋 Plan v1: Add retry to the HTTP client");
   });
 
   it("the plan comment shows a retry while building a step, and drops it once the model answers", async () => {
-    const plan = samplePlan({ verification: [], steps: [{ id: "S1", title: "One", details: "", files: [], deps: [] }] });
+    const plan = samplePlan({
+      verification: [],
+      steps: [{ id: "S1", title: "One", details: "", files: [], deps: [] }],
+    });
     const app = await fx.start(
       [
         { silentStream: true },
@@ -68,10 +82,16 @@ describe("retries of model requests", () => {
     const server = await startModelServer([{ status: 500 }, submit, { status: 500 }, submit]);
     try {
       const repo = createBareRepo({ "README.md": "# Hello\n" });
-      const env = { OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-cli-test-key-000000000000000000000", BLUEPRINT_MODEL_RETRIES: "1" };
+      const env = {
+        OPENAI_BASE_URL: server.url,
+        OPENAI_API_KEY: "sk-cli-test-key-000000000000000000000",
+        BLUEPRINT_MODEL_RETRIES: "1",
+      };
       const quiet = await blueprint(["plan", "add retry"], { cwd: repo.seed, env });
       expect(quiet.code).toBe(0);
-      expect(quiet.stderr).toMatch(/^⚠️ The model endpoint answered HTTP 500 on attempt 1 of 2; attempt 2 of 2 started after a [\d.]+ s wait/m);
+      expect(quiet.stderr).toMatch(
+        /^⚠️ The model endpoint answered HTTP 500 on attempt 1 of 2; attempt 2 of 2 started after a [\d.]+ s wait/m,
+      );
       const verbose = await blueprint(["plan", "--new", "add retry", "-v"], { cwd: repo.seed, env });
       expect(verbose.code).toBe(0);
       expect(verbose.stderr).toMatch(/^\[warn\] The model endpoint answered HTTP 500 on attempt 1 of 2/m);

@@ -4,7 +4,11 @@ import { pendingState } from "../helpers/plan-state.js";
 import { samplePlan } from "../helpers/model-server.js";
 
 const planListing = (...entries: string[][]) => {
-  const state = pendingState(samplePlan({ steps: entries.map((files, i) => ({ id: `S${i + 1}`, title: `Step ${i + 1}`, details: "", files, deps: [] })) }));
+  const state = pendingState(
+    samplePlan({
+      steps: entries.map((files, i) => ({ id: `S${i + 1}`, title: `Step ${i + 1}`, details: "", files, deps: [] })),
+    }),
+  );
   if (!state.plan) throw new Error("no plan");
   return { plan: state.plan, state };
 };
@@ -17,19 +21,30 @@ describe("outsidePlan", () => {
 
   it("names the files no entry covers", () => {
     const { plan } = planListing(["src/a.ts"]);
-    expect(outsidePlan(plan, ["src/a.ts", "src/b.ts", "README.md"])).toEqual({ files: ["src/b.ts", "README.md"], total: 2 });
+    expect(outsidePlan(plan, ["src/a.ts", "src/b.ts", "README.md"])).toEqual({
+      files: ["src/b.ts", "README.md"],
+      total: 2,
+    });
   });
 
   it("reads a directory entry, with or without its slash, as everything under it (and nothing beside it)", () => {
     for (const entry of ["docs/", "docs", "./docs/"]) {
       const { plan } = planListing([entry]);
-      expect(outsidePlan(plan, ["docs/a.md", "docs/deep/b.md", "docsy/c.md", "src/docs/d.md"])).toEqual({ files: ["docsy/c.md", "src/docs/d.md"], total: 2 });
+      expect(outsidePlan(plan, ["docs/a.md", "docs/deep/b.md", "docsy/c.md", "src/docs/d.md"])).toEqual({
+        files: ["docsy/c.md", "src/docs/d.md"],
+        total: 2,
+      });
     }
   });
 
   it("reads globs from the root: `*` within a segment, `**` across segments", () => {
-    expect(outsidePlan(planListing(["src/*.ts"]).plan, ["src/a.ts", "src/a.js", "lib/src/b.ts"])?.files).toEqual(["src/a.js", "lib/src/b.ts"]);
-    expect(outsidePlan(planListing(["src/**/*.test.ts"]).plan, ["src/x/y/a.test.ts", "src/a.test.ts", "src/a.ts"])?.files).toEqual(["src/a.ts"]);
+    expect(outsidePlan(planListing(["src/*.ts"]).plan, ["src/a.ts", "src/a.js", "lib/src/b.ts"])?.files).toEqual([
+      "src/a.js",
+      "lib/src/b.ts",
+    ]);
+    expect(
+      outsidePlan(planListing(["src/**/*.test.ts"]).plan, ["src/x/y/a.test.ts", "src/a.test.ts", "src/a.ts"])?.files,
+    ).toEqual(["src/a.ts"]);
     expect(outsidePlan(planListing(["*.md"]).plan, ["README.md", "docs/a.md"])?.files).toEqual(["docs/a.md"]);
     expect(outsidePlan(planListing(["."]).plan, ["anything/at/all"])).toBeUndefined();
   });
@@ -47,7 +62,9 @@ describe("renderOutsidePlan", () => {
     const { plan, state } = planListing(["src/a.ts"], ["README.md"]);
     expect(renderOutsidePlan(plan, state)).toBeNull();
     state.steps.S2 = { status: "done", outsidePlan: { files: ["src/x.ts", "src/y.ts"], total: 5 } };
-    expect(renderOutsidePlan(plan, state)).toBe("**Changed outside the plan's files** (no step of the plan lists them):\n- **S2** outside the plan: `src/x.ts`, `src/y.ts`, and 3 more");
+    expect(renderOutsidePlan(plan, state)).toBe(
+      "**Changed outside the plan's files** (no step of the plan lists them):\n- **S2** outside the plan: `src/x.ts`, `src/y.ts`, and 3 more",
+    );
   });
 
   it("keeps a file name with a backtick or a line break inside its code span", () => {

@@ -6,7 +6,12 @@ import { DEFAULT_REPO_CONFIG } from "../../src/config/repo-config.js";
 import { planSchema } from "../../src/plan/schema.js";
 import { diffForModel } from "../../src/workflow/diff-for-model.js";
 import { fillPullRequestTemplate, findPullRequestTemplate } from "../../src/workflow/pr-template.js";
-import { lostHeadings, templateHeadings, untickNewCheckboxes, withTextUnderFirstHeading } from "../../src/workflow/template-sections.js";
+import {
+  lostHeadings,
+  templateHeadings,
+  untickNewCheckboxes,
+  withTextUnderFirstHeading,
+} from "../../src/workflow/template-sections.js";
 import { RepoCache } from "../../src/workspace/repo-cache.js";
 import type { Workspace } from "../../src/workspace/workspace.js";
 import { createBareRepo, gitIn, tempDir, type BareRepo } from "../helpers/git-repo.js";
@@ -18,22 +23,38 @@ afterEach(async () => {
 });
 
 async function checkout(repo: BareRepo): Promise<Workspace> {
-  const workspace = await new RepoCache(tempDir("blueprint-cache-")).prepare({ cloneUrl: repo.url, ref: "refs/heads/main" });
+  const workspace = await new RepoCache(tempDir("blueprint-cache-")).prepare({
+    cloneUrl: repo.url,
+    ref: "refs/heads/main",
+  });
   open.push(workspace);
   return workspace;
 }
 
 describe("findPullRequestTemplate", () => {
   it("reads the template GitHub would use: any case, .github/ before the root before docs/", async () => {
-    const repo = createBareRepo({ "README.md": "# x\n", "docs/Pull_Request_Template.md": "## From docs\n", "PULL_REQUEST_TEMPLATE.md": "## From the root\n" });
-    expect(await findPullRequestTemplate(await checkout(repo))).toEqual({ path: "PULL_REQUEST_TEMPLATE.md", text: "## From the root\n" });
+    const repo = createBareRepo({
+      "README.md": "# x\n",
+      "docs/Pull_Request_Template.md": "## From docs\n",
+      "PULL_REQUEST_TEMPLATE.md": "## From the root\n",
+    });
+    expect(await findPullRequestTemplate(await checkout(repo))).toEqual({
+      path: "PULL_REQUEST_TEMPLATE.md",
+      text: "## From the root\n",
+    });
 
     repo.commit({ ".github/pull_request_template.md": "## From .github\n" }, "add a .github template");
-    expect(await findPullRequestTemplate(await checkout(repo))).toEqual({ path: ".github/pull_request_template.md", text: "## From .github\n" });
+    expect(await findPullRequestTemplate(await checkout(repo))).toEqual({
+      path: ".github/pull_request_template.md",
+      text: "## From .github\n",
+    });
   });
 
   it("skips the PULL_REQUEST_TEMPLATE/ directory, empty templates and symlinks", async () => {
-    const repo = createBareRepo({ ".github/PULL_REQUEST_TEMPLATE/feature.md": "## Feature\n", "docs/pull_request_template.md": "  \n" });
+    const repo = createBareRepo({
+      ".github/PULL_REQUEST_TEMPLATE/feature.md": "## Feature\n",
+      "docs/pull_request_template.md": "  \n",
+    });
     expect(await findPullRequestTemplate(await checkout(repo))).toBeNull();
 
     // A symlink's target is never followed: it could point outside the repository.
@@ -59,10 +80,21 @@ describe("fillPullRequestTemplate", () => {
       const warnings: string[] = [];
       const deps = {
         modelFor: () => createModelClient({ baseURL: server.url, apiKey: "sk-test", model: "m", maxRetries: 0 }),
-        log: { info: () => undefined, error: () => undefined, warn: (object: object) => void warnings.push(String((object as { reason?: unknown }).reason)) },
+        log: {
+          info: () => undefined,
+          error: () => undefined,
+          warn: (object: object) => void warnings.push(String((object as { reason?: unknown }).reason)),
+        },
       };
       const job = { signal: new AbortController().signal, deliveryId: "d1" };
-      const filled = await fillPullRequestTemplate(deps, job, { tree: await checkout(repo), plan: planSchema.parse(samplePlan()), config: DEFAULT_REPO_CONFIG, baseSha: base, verification: [], ...(timeoutMs ? { timeoutMs } : {}) });
+      const filled = await fillPullRequestTemplate(deps, job, {
+        tree: await checkout(repo),
+        plan: planSchema.parse(samplePlan()),
+        config: DEFAULT_REPO_CONFIG,
+        baseSha: base,
+        verification: [],
+        ...(timeoutMs ? { timeoutMs } : {}),
+      });
       return { filled, warnings, request: server.requests[0] };
     } finally {
       await server.close();
@@ -70,7 +102,8 @@ describe("fillPullRequestTemplate", () => {
   }
 
   it("keeps an answer that starts and ends with its own code blocks, drops the template's comments and shows any other", async () => {
-    const answer = "```\nconst before = 0;\n```\n## Summary\nAdds `a`. <!-- model aside -->\n<!-- Say what changed and why. -->\n\n## Example\n```js\nimport { a } from './a.js';\n```";
+    const answer =
+      "```\nconst before = 0;\n```\n## Summary\nAdds `a`. <!-- model aside -->\n<!-- Say what changed and why. -->\n\n## Example\n```js\nimport { a } from './a.js';\n```";
     const { filled, warnings, request } = await fill({ content: answer, usage: { prompt: 1200, completion: 80 } });
     expect(warnings).toEqual([]);
     expect(filled?.usage).toEqual({ prompt: 1200, completion: 80, cached: 0, requests: 1 });
@@ -82,7 +115,8 @@ describe("fillPullRequestTemplate", () => {
   });
 
   it("lets the model's description neither ping people nor close other issues on merge", async () => {
-    const answer = "## Summary\nFixes #99, closes octo-org/other#3 and resolves https://github.com/o/r/issues/4. Thanks @alice and @octo-org/admins! Mail me@example.com.\n\n## Example\nThe prefix #5 stays.";
+    const answer =
+      "## Summary\nFixes #99, closes octo-org/other#3 and resolves https://github.com/o/r/issues/4. Thanks @alice and @octo-org/admins! Mail me@example.com.\n\n## Example\nThe prefix #5 stays.";
     const { filled } = await fill({ content: answer });
     const text = filled?.text ?? "";
     expect(text).not.toMatch(/(^|[^\w])@(alice|octo-org)/);
@@ -98,14 +132,21 @@ describe("fillPullRequestTemplate", () => {
 
   it("reads the template at the build's base: one the build wrote is code under review, not the repository's template", async () => {
     const written = "## Summary\ncc @mallory\n\n## Example\n";
-    const { filled, request } = await fill({ content: "## Summary\nAdds a. cc @mallory\n\n## Example\nnone" }, undefined, { ".github/pull_request_template.md": written });
+    const { filled, request } = await fill(
+      { content: "## Summary\nAdds a. cc @mallory\n\n## Example\nnone" },
+      undefined,
+      { ".github/pull_request_template.md": written },
+    );
     const asked = JSON.stringify(request?.messages);
     expect(asked).toContain(JSON.stringify(TEMPLATE).slice(1, -1));
     expect(filled?.text).toContain("cc @\u200bmallory");
   });
 
   it("closes a code fence or <details> the answer left open, so the rest of the pull request body is not swallowed", async () => {
-    const { filled, warnings } = await fill({ content: "## Summary\nAdds a.\n<details><summary>More</summary>\n\n## Example\n```js\nimport { a } from './a.js';" });
+    const { filled, warnings } = await fill({
+      content:
+        "## Summary\nAdds a.\n<details><summary>More</summary>\n\n## Example\n```js\nimport { a } from './a.js';",
+    });
     expect(warnings).toEqual([]);
     const text = filled?.text ?? "";
     expect(text.match(/^```/gm)).toHaveLength(2);
@@ -113,20 +154,26 @@ describe("fillPullRequestTemplate", () => {
   });
 
   it("gives up on a model that keeps trickling its answer, and falls back to the template", async () => {
-    const { filled, warnings } = await fill({ content: "## Summary\nslow ".repeat(200), chunkDelayMs: 100, pieces: 200 }, 500);
+    const { filled, warnings } = await fill(
+      { content: "## Summary\nslow ".repeat(200), chunkDelayMs: 100, pieces: 200 },
+      500,
+    );
     expect(filled?.text).toContain("_Blueprint could not fill in this template; above is the plan's summary.");
     expect(warnings[0]).toMatch(/^the model call failed/);
   });
 
   it("puts the plan's summary under the first heading when the answer has none of the template's headings", async () => {
     const { filled, warnings } = await fill({ content: "Adds a." });
-    expect(filled?.text).toBe(`## Summary\n\n${samplePlan().summary}\n\n_Blueprint could not fill in this template; above is the plan's summary. The plan, its step commits and the verification follow below._\n<!-- Say what changed and why. -->\n\n## Example`);
+    expect(filled?.text).toBe(
+      `## Summary\n\n${samplePlan().summary}\n\n_Blueprint could not fill in this template; above is the plan's summary. The plan, its step commits and the verification follow below._\n<!-- Say what changed and why. -->\n\n## Example`,
+    );
     expect(warnings).toEqual(["the model's answer dropped or moved headings: ## Summary, ## Example"]);
   });
 });
 
 describe("diffForModel", () => {
-  const section = (file: string, lines: number) => `diff --git a/${file} b/${file}\n--- a/${file}\n+++ b/${file}\n@@ -0,0 +1,${lines} @@\n${Array.from({ length: lines }, (_, n) => `+line ${n} of ${file}`).join("\n")}\n`;
+  const section = (file: string, lines: number) =>
+    `diff --git a/${file} b/${file}\n--- a/${file}\n+++ b/${file}\n@@ -0,0 +1,${lines} @@\n${Array.from({ length: lines }, (_, n) => `+line ${n} of ${file}`).join("\n")}\n`;
 
   it("keeps each file's patch whole or leaves it out by name, so a large file does not crowd out the small ones", () => {
     const patch = section("a.txt", 3) + section("big.lock", 2000) + section("z.txt", 3);
@@ -141,7 +188,8 @@ describe("diffForModel", () => {
 });
 
 describe("template sections", () => {
-  const template = "## Summary\n<!-- ## Not a heading -->\n\n```\n## Not one either\n```\n\n### Testing\n- [ ] Tested by hand\n- [x] Read the guide\n";
+  const template =
+    "## Summary\n<!-- ## Not a heading -->\n\n```\n## Not one either\n```\n\n### Testing\n- [ ] Tested by hand\n- [x] Read the guide\n";
 
   it("finds the headings GitHub renders, outside code fences and comments", () => {
     expect(templateHeadings(template).map(({ level, text }) => ({ level, text }))).toEqual([
@@ -158,7 +206,9 @@ describe("template sections", () => {
   });
 
   it("unticks what the answer ticked, but not what the template had ticked", () => {
-    expect(untickNewCheckboxes(template, "- [x] Tested by hand\n* [X] Added tests\n- [x] Read the guide")).toBe("- [ ] Tested by hand\n* [ ] Added tests\n- [x] Read the guide");
+    expect(untickNewCheckboxes(template, "- [x] Tested by hand\n* [X] Added tests\n- [x] Read the guide")).toBe(
+      "- [ ] Tested by hand\n* [ ] Added tests\n- [x] Read the guide",
+    );
   });
 
   it("puts text under the first heading, or on top without one", () => {

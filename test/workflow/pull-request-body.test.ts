@@ -8,10 +8,15 @@ describe("the pull request body", () => {
   const plan = planSchema.parse(
     samplePlan({
       title: "Fix #7 for @octocat",
-      summary: "Wrap requests in a retry helper. Fixes #99, closes other/repo#3 and resolves https://github.com/o/r/issues/5; cc @maintainers.\n\n```js\n@decorator\n// fixes #12 in a comment\n```",
+      summary:
+        "Wrap requests in a retry helper. Fixes #99, closes other/repo#3 and resolves https://github.com/o/r/issues/5; cc @maintainers.\n\n```js\n@decorator\n// fixes #12 in a comment\n```",
     }),
   );
-  const body = renderPullRequestBody({ issueNumber: 1, plan, report: "#### Verification\n\nthanks @someone, fixed #4" });
+  const body = renderPullRequestBody({
+    issueNumber: 1,
+    plan,
+    report: "#### Verification\n\nthanks @someone, fixed #4",
+  });
 
   it("closes only the issue Blueprint names, and pings no one from the plan or the report", () => {
     expect(body.startsWith("Closes #1\n\n")).toBe(true);

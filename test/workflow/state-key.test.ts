@@ -13,18 +13,38 @@ import { pendingState } from "../helpers/plan-state.js";
 
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 const depsWith = (env: Record<string, string>) =>
-  createWorkflowDeps(loadEnv({ BLUEPRINT_SANDBOX: "none", BLUEPRINT_WORKDIR: mkdtempSync(path.join(os.tmpdir(), "state-key-")), ...env }), quiet);
-const seal = (key: ReturnType<typeof deriveStateKey>, comment = 5) => ({ key, repository: "octo/repo", thread: 3, comment });
+  createWorkflowDeps(
+    loadEnv({
+      BLUEPRINT_SANDBOX: "none",
+      BLUEPRINT_WORKDIR: mkdtempSync(path.join(os.tmpdir(), "state-key-")),
+      ...env,
+    }),
+    quiet,
+  );
+const seal = (key: ReturnType<typeof deriveStateKey>, comment = 5) => ({
+  key,
+  repository: "octo/repo",
+  thread: 3,
+  comment,
+});
 const state = () => pendingState(samplePlan(), { base: { branch: "main", sha: "a".repeat(40) } });
 
 describe("the hidden state's key", () => {
   it("comes from BLUEPRINT_STATE_SECRET when set, else from the App's WEBHOOK_SECRET", () => {
     const fromWebhook = depsWith({ WEBHOOK_SECRET: "the-webhook-secret" });
-    const dedicated = depsWith({ WEBHOOK_SECRET: "the-webhook-secret", BLUEPRINT_STATE_SECRET: "a-dedicated-state-secret" });
+    const dedicated = depsWith({
+      WEBHOOK_SECRET: "the-webhook-secret",
+      BLUEPRINT_STATE_SECRET: "a-dedicated-state-secret",
+    });
     const marker = encodeStateMarker(state(), seal(deriveStateKey("the-webhook-secret")));
     expect(readStateMarker(marker, seal(fromWebhook.stateKey)).kind).toBe("ok");
     expect(readStateMarker(marker, seal(dedicated.stateKey)).kind).toBe("corrupt");
-    expect(readStateMarker(encodeStateMarker(state(), seal(deriveStateKey("a-dedicated-state-secret"))), seal(dedicated.stateKey)).kind).toBe("ok");
+    expect(
+      readStateMarker(
+        encodeStateMarker(state(), seal(deriveStateKey("a-dedicated-state-secret"))),
+        seal(dedicated.stateKey),
+      ).kind,
+    ).toBe("ok");
   });
 
   it("is derived: the deps hold neither secret, and the key does not print", () => {
@@ -37,7 +57,12 @@ describe("the hidden state's key", () => {
 
   it("can be handed over already derived, to a process that holds neither secret", () => {
     const key = deriveStateKey("the-webhook-secret");
-    const worker = createWorkflowDeps(loadEnv({ BLUEPRINT_SANDBOX: "none", BLUEPRINT_WORKDIR: mkdtempSync(path.join(os.tmpdir(), "state-key-")) }), quiet, [], key);
+    const worker = createWorkflowDeps(
+      loadEnv({ BLUEPRINT_SANDBOX: "none", BLUEPRINT_WORKDIR: mkdtempSync(path.join(os.tmpdir(), "state-key-")) }),
+      quiet,
+      [],
+      key,
+    );
     expect(readStateMarker(encodeStateMarker(state(), seal(key)), seal(worker.stateKey)).kind).toBe("ok");
   });
 
@@ -69,7 +94,9 @@ describe("safePort and the state marker", () => {
 
   it("writes a marker only to the comment it is signed for", async () => {
     await port.updateComment(5, `Plan\n\n${encodeStateMarker(state(), seal(key, 5))}`);
-    await expect(port.updateComment(6, `Plan\n\n${encodeStateMarker(state(), seal(key, 5))}`)).rejects.toThrow(/refusing to write a state marker to comment 6/);
+    await expect(port.updateComment(6, `Plan\n\n${encodeStateMarker(state(), seal(key, 5))}`)).rejects.toThrow(
+      /refusing to write a state marker to comment 6/,
+    );
     expect(written.map((write) => write.id)).toEqual([5]);
   });
 

@@ -28,7 +28,13 @@ function fakeThread() {
 }
 
 function tracking(thread: ReturnType<typeof fakeThread>, onError: (error: unknown) => void = () => undefined) {
-  return new TrackingComment(thread.port, COMMENT_ID, "https://github.com/o/r/issues/1#issuecomment-7", INTERVAL_MS, onError);
+  return new TrackingComment(
+    thread.port,
+    COMMENT_ID,
+    "https://github.com/o/r/issues/1#issuecomment-7",
+    INTERVAL_MS,
+    onError,
+  );
 }
 
 beforeEach(() => {

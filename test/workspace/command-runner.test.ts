@@ -90,7 +90,9 @@ describe("createCommandRunner", () => {
 
   it("caps long output, keeping its head and tail", async () => {
     const capped = createCommandRunner({ outputCapBytes: 200 });
-    const result = await capped.run("echo HEAD-MARK; for i in $(seq 1 2000); do echo filler-$i; done; echo TAIL-MARK", { cwd });
+    const result = await capped.run("echo HEAD-MARK; for i in $(seq 1 2000); do echo filler-$i; done; echo TAIL-MARK", {
+      cwd,
+    });
     expect(result.exitCode).toBe(0);
     expect(result.output.startsWith("HEAD-MARK\n")).toBe(true);
     expect(result.output.trimEnd().endsWith("TAIL-MARK")).toBe(true);
@@ -115,7 +117,14 @@ describe("createCommandRunner", () => {
         .split("\n")
         .filter((line) => line.includes("="))
         .map((line) => line.slice(0, line.indexOf("=")));
-      for (const name of ["GITHUB_TOKEN", "OPENAI_API_KEY", "PRIVATE_KEY", "WEBHOOK_SECRET", "GH_TOKEN", "AWS_SECRET_ACCESS_KEY"]) {
+      for (const name of [
+        "GITHUB_TOKEN",
+        "OPENAI_API_KEY",
+        "PRIVATE_KEY",
+        "WEBHOOK_SECRET",
+        "GH_TOKEN",
+        "AWS_SECRET_ACCESS_KEY",
+      ]) {
         expect(names).not.toContain(name);
       }
       expect(result.output).not.toContain("leaky");

@@ -41,11 +41,20 @@ describe("diff drivers a repository names", () => {
     // Blueprint's own diffs: the patch and summary for the model and the pull request, the files a build changed.
     expect(await ws.diffSince(ws.baseSha)).toContain("+changed");
     expect(await ws.diffSummary(ws.baseSha)).toContain("src/a.txt");
-    expect(await (await cache.sync({ cloneUrl: repo.url, ref: "refs/heads/main" })).changedFiles(ws.baseSha, await ws.head())).toEqual(["src/a.txt"]);
+    expect(
+      await (
+        await cache.sync({ cloneUrl: repo.url, ref: "refs/heads/main" })
+      ).changedFiles(ws.baseSha, await ws.head()),
+    ).toEqual(["src/a.txt"]);
     // Blueprint's git asked for a diff without those flags (as a later call might forget them).
     const gitDir = recordedGitDir(ws.dir) ?? "";
     const git = untrustedGit({ gitDir, workTree: ws.dir });
-    for (const args of [["diff", ws.baseSha, "HEAD"], ["log", "-p", "-1"], ["show", "HEAD"], ["diff", "--stat", ws.baseSha, "HEAD"]]) {
+    for (const args of [
+      ["diff", ws.baseSha, "HEAD"],
+      ["log", "-p", "-1"],
+      ["show", "HEAD"],
+      ["diff", "--stat", ws.baseSha, "HEAD"],
+    ]) {
       expect(await git.raw(args), args.join(" ")).toContain("src/a.txt");
     }
     expect(attack.loot()).toEqual([]);

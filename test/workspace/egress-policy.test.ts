@@ -59,11 +59,17 @@ describe("BLUEPRINT_NETWORK_ALLOW, the operator's ceiling", () => {
     expect(names(ceiling(""))).toEqual(REGISTRY_HOSTS.map((host) => `${host}:443`));
     expect(parseNetworkCeiling(undefined)).toEqual({ ok: true, entries: ceiling("registries") });
     expect(ceiling("none")).toEqual([]);
-    expect(names(ceiling("registries, 127.0.0.1:4873"))).toEqual([...REGISTRY_HOSTS.map((host) => `${host}:443`), "127.0.0.1:4873"]);
+    expect(names(ceiling("registries, 127.0.0.1:4873"))).toEqual([
+      ...REGISTRY_HOSTS.map((host) => `${host}:443`),
+      "127.0.0.1:4873",
+    ]);
   });
 
   it("names every bad entry", () => {
-    expect(parseNetworkCeiling("ok.example, bad host, 10.0.0.1")).toEqual({ ok: false, message: expect.stringMatching(/`bad host`.*; `10\.0\.0\.1` is an address without a port/) });
+    expect(parseNetworkCeiling("ok.example, bad host, 10.0.0.1")).toEqual({
+      ok: false,
+      message: expect.stringMatching(/`bad host`.*; `10\.0\.0\.1` is an address without a port/),
+    });
   });
 });
 
@@ -81,15 +87,38 @@ describe("the job's policy: the repository's setting held under the ceiling", ()
   it("an allow list keeps what the ceiling covers, narrowed to it, and drops the rest", () => {
     const limit = ceiling("*.example.com, github.com:443, api.test, 10.0.0.5:8080");
     const { policy, dropped } = resolveEgressPolicy(
-      { allow: ["a.example.com", "*.b.example.com", "*.example.com:8443", "example.com", "github.com", "github.com:22", "api.test:9000", "10.0.0.5:8080", "10.0.0.5:9090", "evil.test"].map(entry) },
+      {
+        allow: [
+          "a.example.com",
+          "*.b.example.com",
+          "*.example.com:8443",
+          "example.com",
+          "github.com",
+          "github.com:22",
+          "api.test:9000",
+          "10.0.0.5:8080",
+          "10.0.0.5:9090",
+          "evil.test",
+        ].map(entry),
+      },
       limit,
     );
-    expect(names(policy.allow)).toEqual(["a.example.com", "*.b.example.com", "*.example.com:8443", "github.com:443", "api.test:9000", "10.0.0.5:8080"]);
+    expect(names(policy.allow)).toEqual([
+      "a.example.com",
+      "*.b.example.com",
+      "*.example.com:8443",
+      "github.com:443",
+      "api.test:9000",
+      "10.0.0.5:8080",
+    ]);
     expect(names(dropped)).toEqual(["example.com", "github.com:22", "10.0.0.5:9090", "evil.test"]);
   });
 
   it("a repository names a loopback or private address only where the operator's list holds that exact address:port", () => {
-    const { policy, dropped } = resolveEgressPolicy({ allow: [entry("127.0.0.1:6379"), entry("169.254.169.254:80")] }, ceiling("registries"));
+    const { policy, dropped } = resolveEgressPolicy(
+      { allow: [entry("127.0.0.1:6379"), entry("169.254.169.254:80")] },
+      ceiling("registries"),
+    );
     expect(policy.allow).toEqual([]);
     expect(names(dropped)).toEqual(["127.0.0.1:6379", "169.254.169.254:80"]);
     // A wide name in the ceiling does not cover an address.
@@ -97,7 +126,10 @@ describe("the job's policy: the repository's setting held under the ceiling", ()
   });
 
   it("matches a destination by name, suffix and port; an address literal only by an address entry", () => {
-    const { policy } = resolveEgressPolicy({ allow: ["registry.npmjs.org:443", "*.example.com", "[::1]:4873"].map(entry) }, ceiling("registry.npmjs.org, *.example.com, [::1]:4873"));
+    const { policy } = resolveEgressPolicy(
+      { allow: ["registry.npmjs.org:443", "*.example.com", "[::1]:4873"].map(entry) },
+      ceiling("registry.npmjs.org, *.example.com, [::1]:4873"),
+    );
     expect(allowsTarget(policy, "registry.npmjs.org", 443)).toBe(true);
     expect(allowsTarget(policy, "registry.npmjs.org", 80)).toBe(false);
     expect(allowsTarget(policy, "deep.sub.example.com", 22)).toBe(true);
@@ -153,7 +185,17 @@ describe("addresses the proxy never connects to", () => {
     expect(forbiddenAddress(address)).toBe(reason);
   });
 
-  it.each(["93.184.216.34", "8.8.8.8", "172.32.0.1", "100.128.0.1", "192.0.1.1", "2606:4700::1111", "::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"])("%s is public", (address) => {
+  it.each([
+    "93.184.216.34",
+    "8.8.8.8",
+    "172.32.0.1",
+    "100.128.0.1",
+    "192.0.1.1",
+    "2606:4700::1111",
+    "::ffff:8.8.8.8",
+    "64:ff9b::808:808",
+    "2002:808:808::1",
+  ])("%s is public", (address) => {
     expect(forbiddenAddress(address)).toBeNull();
   });
 });

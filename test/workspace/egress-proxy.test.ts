@@ -4,12 +4,21 @@ import net from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createCommandRunner } from "../../src/workspace/command-runner.js";
-import { parseEgressEntry, parseNetworkCeiling, resolveEgressPolicy, type EgressPolicy, type NetworkSetting } from "../../src/workspace/egress-policy.js";
+import {
+  parseEgressEntry,
+  parseNetworkCeiling,
+  resolveEgressPolicy,
+  type EgressPolicy,
+  type NetworkSetting,
+} from "../../src/workspace/egress-policy.js";
 import { openJobNetwork, type JobNetwork, type JobNetworkOptions } from "../../src/workspace/egress-proxy.js";
 import { tempDir } from "../helpers/git-repo.js";
 import { startLoopbackService, startRegistryDouble } from "../helpers/registry-double.js";
 
-/** The proxy on its own, spoken to over its Unix socket as the sandbox bridge would (the sandboxed path is in sandbox-network.test.ts). */
+/**
+ * The proxy on its own, spoken to over its Unix socket as the sandbox bridge would (the sandboxed path is in
+ * sandbox-network.test.ts).
+ */
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -64,17 +73,28 @@ describe("the egress proxy", () => {
     expect(existsSync(socketPath)).toBe(true);
     expect(statSync(path.dirname(socketPath)).mode & 0o777).toBe(0o700);
 
-    const tunnelled = await connectThrough(socketPath, `127.0.0.1:${registry.port}`, `GET /${registry.packageName} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    const tunnelled = await connectThrough(
+      socketPath,
+      `127.0.0.1:${registry.port}`,
+      `GET /${registry.packageName} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+    );
     expect(tunnelled).toMatch(/^HTTP\/1\.1 200 Connection Established\r\n\r\nHTTP\/1\.1 200 OK/);
     expect(tunnelled).toContain('"dist-tags"');
 
     const forwarded = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       http
-        .get({ socketPath, path: `http://127.0.0.1:${registry.port}/${registry.packageName}`, headers: { "proxy-connection": "keep-alive" } }, (response) => {
-          let body = "";
-          response.on("data", (chunk) => (body += String(chunk)));
-          response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
-        })
+        .get(
+          {
+            socketPath,
+            path: `http://127.0.0.1:${registry.port}/${registry.packageName}`,
+            headers: { "proxy-connection": "keep-alive" },
+          },
+          (response) => {
+            let body = "";
+            response.on("data", (chunk) => (body += String(chunk)));
+            response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+          },
+        )
         .on("error", reject);
     });
     expect(forwarded.status).toBe(200);
@@ -88,9 +108,14 @@ describe("the egress proxy", () => {
 
   it("refuses hosts off the list before resolving them, and counts refusals per host", async () => {
     const lookups: string[] = [];
-    const network = await open(policyFor(allow("allowed.test"), "allowed.test"), { lookup: async (host) => (lookups.push(host), ["93.184.216.34"]) });
+    const network = await open(policyFor(allow("allowed.test"), "allowed.test"), {
+      lookup: async (host) => (lookups.push(host), ["93.184.216.34"]),
+    });
     const socketPath = socketOf(network);
-    for (let i = 0; i < 3; i += 1) expect(await connectThrough(socketPath, "example.invalid:443")).toMatch(/^HTTP\/1\.1 403 Forbidden[\s\S]*not on this job's network allow-list/);
+    for (let i = 0; i < 3; i += 1)
+      expect(await connectThrough(socketPath, "example.invalid:443")).toMatch(
+        /^HTTP\/1\.1 403 Forbidden[\s\S]*not on this job's network allow-list/,
+      );
     expect(await connectThrough(socketPath, "allowed.test.evil.invalid:443")).toMatch(/^HTTP\/1\.1 403/);
     expect(await connectThrough(socketPath, "127.0.0.2:80")).toMatch(/^HTTP\/1\.1 403/);
     // Whatever else a command sends is counted, but never named as it was sent (it would land in the report).
@@ -119,9 +144,15 @@ describe("the egress proxy", () => {
     };
     const network = await open(policyFor(allow("*.test"), "*.test"), { lookup: async (host) => answers[host] ?? [] });
     const socketPath = socketOf(network);
-    expect(await connectThrough(socketPath, `mixed.test:${service.port}`)).toMatch(/^HTTP\/1\.1 403[\s\S]*resolves to 127\.0\.0\.1, a loopback address/);
-    expect(await connectThrough(socketPath, "metadata.test:80")).toMatch(/resolves to 169\.254\.169\.254, a link-local address/);
-    expect(await connectThrough(socketPath, "mapped.test:443")).toMatch(/resolves to ::ffff:10\.0\.0\.1, a private address/);
+    expect(await connectThrough(socketPath, `mixed.test:${service.port}`)).toMatch(
+      /^HTTP\/1\.1 403[\s\S]*resolves to 127\.0\.0\.1, a loopback address/,
+    );
+    expect(await connectThrough(socketPath, "metadata.test:80")).toMatch(
+      /resolves to 169\.254\.169\.254, a link-local address/,
+    );
+    expect(await connectThrough(socketPath, "mapped.test:443")).toMatch(
+      /resolves to ::ffff:10\.0\.0\.1, a private address/,
+    );
     expect(service.connections()).toBe(0);
     expect(network.refusals().map((refusal) => refusal.host)).toEqual(["mixed.test", "metadata.test", "mapped.test"]);
   });
@@ -130,7 +161,9 @@ describe("the egress proxy", () => {
     const service = await startLoopbackService();
     cleanups.push(() => service.close());
     const network = await open(policyFor(allow("localhost"), "localhost"));
-    expect(await connectThrough(socketOf(network), `localhost:${service.port}`)).toMatch(/^HTTP\/1\.1 403[\s\S]*a loopback address/);
+    expect(await connectThrough(socketOf(network), `localhost:${service.port}`)).toMatch(
+      /^HTTP\/1\.1 403[\s\S]*a loopback address/,
+    );
     expect(service.connections()).toBe(0);
     expect(network.refusals()).toEqual([{ host: "localhost", count: 1 }]);
   });
@@ -140,8 +173,14 @@ describe("the egress proxy", () => {
     cleanups.push(() => registry.close());
     const lookups: string[] = [];
     // `mirror.test` resolves nowhere but in this lookup: a second resolution by anyone else would fail.
-    const network = await open(policyFor(allow("mirror.test"), `mirror.test,127.0.0.1:${registry.port}`), { lookup: async (host) => (lookups.push(host), ["127.0.0.1"]) });
-    const reply = await connectThrough(socketOf(network), `mirror.test:${registry.port}`, `GET /${registry.packageName} HTTP/1.1\r\nHost: mirror.test\r\nConnection: close\r\n\r\n`);
+    const network = await open(policyFor(allow("mirror.test"), `mirror.test,127.0.0.1:${registry.port}`), {
+      lookup: async (host) => (lookups.push(host), ["127.0.0.1"]),
+    });
+    const reply = await connectThrough(
+      socketOf(network),
+      `mirror.test:${registry.port}`,
+      `GET /${registry.packageName} HTTP/1.1\r\nHost: mirror.test\r\nConnection: close\r\n\r\n`,
+    );
     expect(reply).toContain("HTTP/1.1 200 OK");
     expect(lookups).toEqual(["mirror.test"]);
     // The operator's exception is that exact address:port: another port of the same address is refused.
@@ -157,11 +196,16 @@ describe("the egress proxy", () => {
 describe("fail closed", () => {
   it("a proxy that cannot start gives a failed network, and commands are not run, with a message that says why", async () => {
     const network = await open(policyFor("registries", "registries"), { socketRoot: "/nonexistent/blueprint" });
-    expect(network.state).toEqual({ kind: "failed", problem: expect.stringMatching(/^Blueprint's network proxy could not start \(.*ENOENT/) });
+    expect(network.state).toEqual({
+      kind: "failed",
+      problem: expect.stringMatching(/^Blueprint's network proxy could not start \(.*ENOENT/),
+    });
     const workspace = tempDir("egress-failed-");
     const result = await createCommandRunner().run("touch ran.txt", { cwd: workspace, network });
     expect(existsSync(path.join(workspace, "ran.txt"))).toBe(false);
     expect(result.exitCode).toBe(125);
-    expect(result.output).toMatch(/Blueprint did not run this command: Blueprint's network proxy could not start .*never fall back to the host's network/);
+    expect(result.output).toMatch(
+      /Blueprint did not run this command: Blueprint's network proxy could not start .*never fall back to the host's network/,
+    );
   });
 });

@@ -31,7 +31,9 @@ interface Trap {
   ran(): string[];
 }
 
-/** A program that notes each time it runs and prints a made-up answer (it never reads stdin: askpass's is git's pipe). */
+/**
+ * A program that notes each time it runs and prints a made-up answer (it never reads stdin: askpass's is git's pipe).
+ */
 function trap(): Trap {
   const dir = tempDir("git-config-trap-");
   const script = path.join(dir, "trap.sh");
@@ -51,7 +53,9 @@ function trapConfig(planted: Trap): string {
 
 /** A git host that refuses every request with 401, as GitHub answers a token that has expired. */
 async function refusingHost(): Promise<string> {
-  const server = http.createServer((_, res) => res.writeHead(401, { "www-authenticate": 'Basic realm="GitHub"' }).end());
+  const server = http.createServer((_, res) =>
+    res.writeHead(401, { "www-authenticate": 'Basic realm="GitHub"' }).end(),
+  );
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/octo/repo.git`;
@@ -65,7 +69,10 @@ function machineGit(systemConfig: string): { homes(): string[] } {
   const dir = tempDir("git-config-path-");
   const record = path.join(dir, "homes");
   writeFileSync(record, "");
-  writeFileSync(path.join(dir, "git"), `#!/bin/sh\nprintf '%s\\n' "$HOME" >> "${record}"\nGIT_CONFIG_SYSTEM="${systemConfig}" exec "${REAL_GIT}" "$@"\n`);
+  writeFileSync(
+    path.join(dir, "git"),
+    `#!/bin/sh\nprintf '%s\\n' "$HOME" >> "${record}"\nGIT_CONFIG_SYSTEM="${systemConfig}" exec "${REAL_GIT}" "$@"\n`,
+  );
   chmodSync(path.join(dir, "git"), 0o755);
   process.env.PATH = `${dir}:${savedPath ?? ""}`;
   return { homes: () => [...new Set(readFileSync(record, "utf8").split("\n").filter(Boolean))] };
@@ -77,12 +84,20 @@ async function blueprintMeetsTheTraps(cache: RepoCache, repoUrl: string, refusin
   cleanups.push(() => ws.dispose());
   writeFileSync(path.join(ws.dir, "notes.txt"), "work\n");
   expect(await ws.commitAll("S1: notes", { name: "blueprint[bot]", email: "bot@example.test" })).not.toBeNull();
-  await expect(cache.prepare({ cloneUrl: refusingUrl, ref: "refs/heads/main", token: "ghs_fake-expired-token" })).rejects.toThrow(/could not fetch the repository/);
+  await expect(
+    cache.prepare({ cloneUrl: refusingUrl, ref: "refs/heads/main", token: "ghs_fake-expired-token" }),
+  ).rejects.toThrow(/could not fetch the repository/);
 }
 
-/** Plain git, with the machine's config as `env` sets it, cloning from the refusing host (which this process serves: no sync spawn). */
+/**
+ * Plain git, with the machine's config as `env` sets it, cloning from the refusing host (which this process serves: no
+ * sync spawn).
+ */
 function plainGitClones(refusingUrl: string, env: Record<string, string>): Promise<void> {
-  const child = spawn(REAL_GIT, ["clone", "--quiet", refusingUrl, path.join(tempDir("git-config-control-"), "clone")], { env: { PATH: savedPath ?? "", GIT_TERMINAL_PROMPT: "0", ...env }, stdio: "ignore" });
+  const child = spawn(REAL_GIT, ["clone", "--quiet", refusingUrl, path.join(tempDir("git-config-control-"), "clone")], {
+    env: { PATH: savedPath ?? "", GIT_TERMINAL_PROMPT: "0", ...env },
+    stdio: "ignore",
+  });
   return new Promise((resolve) => child.on("close", () => resolve()));
 }
 
@@ -95,7 +110,11 @@ describe("Blueprint's git and the machine's git config", () => {
     writeFileSync(systemConfig, trapConfig(planted));
     machineGit(systemConfig);
 
-    await blueprintMeetsTheTraps(new RepoCache(tempDir("git-config-system-work-"), { poolSize: 0 }), repo.url, refusingUrl);
+    await blueprintMeetsTheTraps(
+      new RepoCache(tempDir("git-config-system-work-"), { poolSize: 0 }),
+      repo.url,
+      refusingUrl,
+    );
     expect(planted.ran()).toEqual([]);
 
     await plainGitClones(refusingUrl, { HOME: tempDir("git-config-plain-home-"), GIT_CONFIG_SYSTEM: systemConfig });

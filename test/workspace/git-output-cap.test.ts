@@ -20,11 +20,18 @@ describe("untrustedGit's output cap", () => {
     expect(result.truncated).toBe(true);
     expect(result.code).toBeNull();
     expect(result.stdout).toBe("x".repeat(10_000));
-    await expect(git.raw(["grep", "-h", "--untracked", "x"])).rejects.toThrow("git grep printed more than 10000 bytes and was stopped");
+    await expect(git.raw(["grep", "-h", "--untracked", "x"])).rejects.toThrow(
+      "git grep printed more than 10000 bytes and was stopped",
+    );
   });
 
   it("reads output under the cap whole", async () => {
-    const result = await untrustedGit({ discoverFrom: tree() }, { maxOutputBytes: 300_000 }).run(["grep", "-h", "--untracked", "x"]);
+    const result = await untrustedGit({ discoverFrom: tree() }, { maxOutputBytes: 300_000 }).run([
+      "grep",
+      "-h",
+      "--untracked",
+      "x",
+    ]);
     expect(result).toEqual({ code: 0, stdout: `${"x".repeat(200_000)}\n`, stderr: "" });
   });
 });

@@ -1,5 +1,14 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { gitRead } from "../../src/tools/git-read.js";
@@ -95,7 +104,10 @@ function touch(file: string): void {
 }
 
 /** A worktree after step 1 made `sub` a gitlink, with the route planted in `sub/.git`. */
-async function armed(route: Route, options: { poolSize?: number; beforeArming?: (j: Omit<Armed, "ran" | "rearm">) => Promise<void> } = {}): Promise<Armed> {
+async function armed(
+  route: Route,
+  options: { poolSize?: number; beforeArming?: (j: Omit<Armed, "ran" | "rearm">) => Promise<void> } = {},
+): Promise<Armed> {
   const repo = createBareRepo({ "README.md": "# repo\n" });
   const cache = new RepoCache(tempDir("blueprint-nested-"), { poolSize: options.poolSize ?? 0 });
   const ws = await cache.prepare({ cloneUrl: repo.url, ref: "refs/heads/main" });
@@ -134,7 +146,15 @@ async function armed(route: Route, options: { poolSize?: number; beforeArming?: 
 function plainGit(cwd: string, args: string[]): void {
   spawnSync("git", args, {
     cwd,
-    env: { PATH: process.env.PATH, HOME: tempDir("blueprint-plain-home-"), GIT_CONFIG_NOSYSTEM: "1", GIT_AUTHOR_NAME: "a", GIT_AUTHOR_EMAIL: "a@example.test", GIT_COMMITTER_NAME: "a", GIT_COMMITTER_EMAIL: "a@example.test" },
+    env: {
+      PATH: process.env.PATH,
+      HOME: tempDir("blueprint-plain-home-"),
+      GIT_CONFIG_NOSYSTEM: "1",
+      GIT_AUTHOR_NAME: "a",
+      GIT_AUTHOR_EMAIL: "a@example.test",
+      GIT_COMMITTER_NAME: "a",
+      GIT_COMMITTER_EMAIL: "a@example.test",
+    },
     stdio: "ignore",
   });
 }
@@ -160,7 +180,10 @@ const CALLS: Record<string, Call> = {
     },
   },
   "add and commit (commitAll)": {
-    plain: () => [["add", "--all"], ["commit", "-q", "-m", "S2"]],
+    plain: () => [
+      ["add", "--all"],
+      ["commit", "-q", "-m", "S2"],
+    ],
     async blueprint(j) {
       const head = gitIn(j.ws.dir, ["rev-parse", "HEAD"]).trim();
       await expect(j.ws.commitAll("S2: touch sub/f", identity)).rejects.toThrow(NestedRepositoryError);
@@ -182,7 +205,10 @@ const CALLS: Record<string, Call> = {
     plain: () => [["status", "--porcelain"]],
     async blueprint(j) {
       await expect(j.ws.push("blueprint/issue-2", null)).rejects.toThrow(REFUSED);
-      expect(spawnSync("git", ["--git-dir", j.repo.bare, "rev-parse", "--verify", "--quiet", "refs/heads/blueprint/issue-2"]).status).toBe(1);
+      expect(
+        spawnSync("git", ["--git-dir", j.repo.bare, "rev-parse", "--verify", "--quiet", "refs/heads/blueprint/issue-2"])
+          .status,
+      ).toBe(1);
     },
   },
   "worktree reuse": {
@@ -197,7 +223,10 @@ const CALLS: Record<string, Call> = {
       await disposeNow(ws);
       renameSync(aside, path.join(ws.dir, "sub", ".git"));
     },
-    plain: (j) => [["checkout", "-q", "--force", "--detach", j.stepOne], ["status", "--porcelain", "--ignored", "--untracked-files=all"]],
+    plain: (j) => [
+      ["checkout", "-q", "--force", "--detach", j.stepOne],
+      ["status", "--porcelain", "--ignored", "--untracked-files=all"],
+    ],
     async blueprint(j) {
       const next = await j.cache.prepare({ cloneUrl: j.repo.url, ref: "refs/heads/blueprint/issue-1" });
       open.push(next);
@@ -225,23 +254,26 @@ const ROUTE_NAMES = Object.keys(ROUTES) as Route[];
 const CASES = Object.keys(CALLS).flatMap((call) => ROUTE_NAMES.map((route) => ({ call, route })));
 
 describe("no Blueprint git reads a nested repository's config", () => {
-  it.each(CASES)("$call, $route: plain git runs the planted command; Blueprint refuses and runs nothing", async ({ call, route }) => {
-    const spec = CALLS[call];
-    if (!spec) throw new Error(`no call ${call}`);
-    const j = await armed(route, { poolSize: spec.poolSize, beforeArming: spec.beforeArming });
-    const control = () => {
-      for (const args of spec.plain(j)) plainGit(j.ws.dir, args);
-      expect(j.ran(), "plain git runs the nested repository's command").toBe(true);
-    };
-    // Where Blueprint removes the tree, the control goes first and the same trap is set again.
-    if (spec.removesTree) {
-      control();
-      j.rearm();
-    }
-    await spec.blueprint(j);
-    expect(j.ran(), "Blueprint ran it").toBe(false);
-    if (!spec.removesTree) control();
-  });
+  it.each(CASES)(
+    "$call, $route: plain git runs the planted command; Blueprint refuses and runs nothing",
+    async ({ call, route }) => {
+      const spec = CALLS[call];
+      if (!spec) throw new Error(`no call ${call}`);
+      const j = await armed(route, { poolSize: spec.poolSize, beforeArming: spec.beforeArming });
+      const control = () => {
+        for (const args of spec.plain(j)) plainGit(j.ws.dir, args);
+        expect(j.ran(), "plain git runs the nested repository's command").toBe(true);
+      };
+      // Where Blueprint removes the tree, the control goes first and the same trap is set again.
+      if (spec.removesTree) {
+        control();
+        j.rearm();
+      }
+      await spec.blueprint(j);
+      expect(j.ran(), "Blueprint ran it").toBe(false);
+      if (!spec.removesTree) control();
+    },
+  );
 });
 
 describe("what counts as a nested repository", () => {
@@ -257,12 +289,18 @@ describe("what counts as a nested repository", () => {
   });
 
   it("a submodule the base repository has keeps its gitlink through a step's commit and push; initialised by a command, it stops the step", async () => {
-    const repo = createBareRepo({ "README.md": "# repo\n", ".gitmodules": '[submodule "dep"]\n\tpath = lib/dep\n\turl = https://example.test/dep.git\n' });
+    const repo = createBareRepo({
+      "README.md": "# repo\n",
+      ".gitmodules": '[submodule "dep"]\n\tpath = lib/dep\n\turl = https://example.test/dep.git\n',
+    });
     const pinned = repo.head(); // any commit id does for the submodule's
     gitIn(repo.seed, ["update-index", "--add", "--cacheinfo", `160000,${pinned},lib/dep`]);
     gitIn(repo.seed, ["commit", "-q", "-m", "add the submodule"]);
     gitIn(repo.seed, ["push", "-q", "origin", "HEAD:refs/heads/main"]);
-    const ws = await new RepoCache(tempDir("blueprint-nested-"), { poolSize: 0 }).prepare({ cloneUrl: repo.url, ref: "refs/heads/main" });
+    const ws = await new RepoCache(tempDir("blueprint-nested-"), { poolSize: 0 }).prepare({
+      cloneUrl: repo.url,
+      ref: "refs/heads/main",
+    });
     open.push(ws);
     expect(readdirSync(path.join(ws.dir, "lib", "dep")), "checked out as an empty directory").toEqual([]);
 
@@ -271,7 +309,9 @@ describe("what counts as a nested repository", () => {
     const commit = await ws.commitAll("S1: change the readme", identity);
     expect(commit?.changedFiles).toEqual(["README.md"]);
     await ws.push("blueprint/issue-1", null);
-    expect(gitIn(repo.bare, ["ls-tree", "refs/heads/blueprint/issue-1", "lib/dep"])).toBe(`160000 commit ${pinned}\tlib/dep\n`);
+    expect(gitIn(repo.bare, ["ls-tree", "refs/heads/blueprint/issue-1", "lib/dep"])).toBe(
+      `160000 commit ${pinned}\tlib/dep\n`,
+    );
 
     gitIn(path.join(ws.dir, "lib", "dep"), ["init", "-q"]);
     writeFileSync(path.join(ws.dir, "lib", "dep", "x.txt"), "x\n");
@@ -280,7 +320,10 @@ describe("what counts as a nested repository", () => {
 
   it("a gitlink in the index that the base commit did not have stops the step, though no `.git` is in the tree", async () => {
     const repo = createBareRepo({ "README.md": "# repo\n" });
-    const ws = await new RepoCache(tempDir("blueprint-nested-"), { poolSize: 0 }).prepare({ cloneUrl: repo.url, ref: "refs/heads/main" });
+    const ws = await new RepoCache(tempDir("blueprint-nested-"), { poolSize: 0 }).prepare({
+      cloneUrl: repo.url,
+      ref: "refs/heads/main",
+    });
     open.push(ws);
     // What a command could do where no sandbox keeps the index read-only (BLUEPRINT_SANDBOX=none).
     gitIn(ws.dir, ["update-index", "--add", "--cacheinfo", `160000,${ws.baseSha},ghost`]);
@@ -329,6 +372,8 @@ describe("what counts as a nested repository", () => {
     expect(await findNestedGit(tree, 3)).toEqual({ kind: "too-many", limit: 3 });
     expect(await findNestedGit(tree, 4)).toBeNull();
     expect(await findNestedGit(path.join(tree, "gone"))).toEqual({ kind: "unreadable", dir: ".", reason: "ENOENT" });
-    expect(new NestedRepositoryError({ kind: "too-many", limit: 3 }).message).toMatch(/more than 3 files and directories/);
+    expect(new NestedRepositoryError({ kind: "too-many", limit: 3 }).message).toMatch(
+      /more than 3 files and directories/,
+    );
   });
 });

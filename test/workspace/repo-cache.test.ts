@@ -61,7 +61,8 @@ describe("RepoCache", () => {
     expect(await next.changes()).toEqual([]);
     expect(readFileSync(path.join(next.dir, "README.md"), "utf8")).toBe("# two\n");
     expect(readFileSync(path.join(next.dir, "src/a.txt"), "utf8")).toBe("a\n");
-    for (const gone of ["secret.env", "build", "untracked-dir", "staged.txt"]) expect(existsSync(path.join(next.dir, gone))).toBe(false);
+    for (const gone of ["secret.env", "build", "untracked-dir", "staged.txt"])
+      expect(existsSync(path.join(next.dir, gone))).toBe(false);
     expect(gitIn(next.dir, ["status", "--porcelain", "--ignored", "--untracked-files=all"])).toBe("");
   });
 
@@ -88,7 +89,9 @@ describe("RepoCache", () => {
     await b.dispose();
     open.splice(0);
     expect(jobsIn(cache)).toEqual([path.basename(a.dir)]);
-    expect(gitIn(cache.mirrorPath(repo.url), ["worktree", "list", "--porcelain"]).match(/^worktree /gm)).toHaveLength(2); // the mirror and a
+    expect(gitIn(cache.mirrorPath(repo.url), ["worktree", "list", "--porcelain"]).match(/^worktree /gm)).toHaveLength(
+      2,
+    ); // the mirror and a
   });
 
   it("removes every worktree when pooling is off", async () => {
@@ -111,7 +114,11 @@ describe("a mirror's lazy blob fetches on a token renewed while the job works", 
       const second = github.issueInstallationToken();
       let current = first;
       const cache = new RepoCache(tempDir("blueprint-cache-"));
-      const mirror = await cache.sync({ cloneUrl: github.cloneUrl, ref: "refs/heads/main", token: async () => current });
+      const mirror = await cache.sync({
+        cloneUrl: github.cloneUrl,
+        ref: "refs/heads/main",
+        token: async () => current,
+      });
       await new Promise((resolve) => setTimeout(resolve, 1_600));
       current = second;
       // Blobless: the file's blob was never fetched, so reading it asks GitHub now, with the live token.

@@ -4,7 +4,12 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseRepoConfig } from "../../src/config/repo-config.js";
 import { checkBubblewrap, createCommandRunner } from "../../src/workspace/command-runner.js";
-import { parseEgressEntry, parseNetworkCeiling, resolveEgressPolicy, type NetworkSetting } from "../../src/workspace/egress-policy.js";
+import {
+  parseEgressEntry,
+  parseNetworkCeiling,
+  resolveEgressPolicy,
+  type NetworkSetting,
+} from "../../src/workspace/egress-policy.js";
 import { openJobNetwork, type JobNetwork, type JobNetworkOptions } from "../../src/workspace/egress-proxy.js";
 import { startLoopbackService, startRegistryDouble, type RegistryDouble } from "../helpers/registry-double.js";
 
@@ -32,7 +37,11 @@ afterAll(async () => {
 });
 
 /** The job's network for a repository setting under the operator's BLUEPRINT_NETWORK_ALLOW. */
-async function jobNetwork(setting: NetworkSetting, allowEnv: string, options: JobNetworkOptions = {}): Promise<JobNetwork> {
+async function jobNetwork(
+  setting: NetworkSetting,
+  allowEnv: string,
+  options: JobNetworkOptions = {},
+): Promise<JobNetwork> {
   const ceiling = parseNetworkCeiling(allowEnv);
   if (!ceiling.ok) throw new Error(ceiling.message);
   const network = await openJobNetwork(resolveEgressPolicy(setting, ceiling.entries).policy, options);
@@ -55,7 +64,8 @@ function workspace(): string {
 /** A raw CONNECT through the proxy variable, printing the proxy's status line: no client's own rules in between. */
 const connectVia = (target: string) =>
   `(proxy=\${HTTP_PROXY#http://}; exec 3<>/dev/tcp/\${proxy%:*}/\${proxy##*:} && printf 'CONNECT ${target} HTTP/1.1\\r\\nHost: ${target}\\r\\n\\r\\n' >&3 && head -1 <&3) || echo "no proxy"`;
-const direct = (port: number) => `(exec 3<>/dev/tcp/127.0.0.1/${port} && cat <&3) 2>/dev/null || echo "direct: refused"`;
+const direct = (port: number) =>
+  `(exec 3<>/dev/tcp/127.0.0.1/${port} && cat <&3) 2>/dev/null || echo "direct: refused"`;
 
 describe("a sandboxed command's network", () => {
   it("has bubblewrap here (install it: these tests must run)", () => {
@@ -86,11 +96,30 @@ describe("a sandboxed command's network", () => {
 
   it("names the proxy in the usual variables, and never a NO_PROXY or another proxy, whatever the App's environment held", async () => {
     const network = await jobNetwork("registries", "registries");
-    const leaky = createCommandRunner({ bwrapPath: bwrap, env: { PATH: process.env.PATH, NO_PROXY: "127.0.0.1,localhost", HTTPS_PROXY: "http://10.0.0.1:3128", ALL_PROXY: "socks5://127.0.0.1:1080" } });
+    const leaky = createCommandRunner({
+      bwrapPath: bwrap,
+      env: {
+        PATH: process.env.PATH,
+        NO_PROXY: "127.0.0.1,localhost",
+        HTTPS_PROXY: "http://10.0.0.1:3128",
+        ALL_PROXY: "socks5://127.0.0.1:1080",
+      },
+    });
     const result = await leaky.run("env | grep -i -e proxy -e npm_config | sort", { cwd: workspace(), network });
     const bridge = "http://127.0.0.1:3128";
     expect(result.output.trim().split("\n")).toEqual(
-      ["HTTPS_PROXY", "HTTP_PROXY", "YARN_HTTPS_PROXY", "YARN_HTTP_PROXY", "http_proxy", "https_proxy", "npm_config_https_proxy", "npm_config_proxy"].map((name) => `${name}=${bridge}`).sort(),
+      [
+        "HTTPS_PROXY",
+        "HTTP_PROXY",
+        "YARN_HTTPS_PROXY",
+        "YARN_HTTP_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "npm_config_https_proxy",
+        "npm_config_proxy",
+      ]
+        .map((name) => `${name}=${bridge}`)
+        .sort(),
     );
   });
 
@@ -110,8 +139,19 @@ describe("a sandboxed command's network", () => {
       ].join("; "),
       { cwd: workspace(), network },
     );
-    const statuses = result.output.split("\n").filter((line) => /^HTTP\/1\.1|^curl/.test(line)).map((line) => line.trim());
-    expect(statuses).toEqual(["HTTP/1.1 403 Forbidden", "HTTP/1.1 403 Forbidden", "HTTP/1.1 403 Forbidden", "HTTP/1.1 403 Forbidden", "HTTP/1.1 403 Forbidden", "curl 403", "HTTP/1.1 200 Connection Established"]);
+    const statuses = result.output
+      .split("\n")
+      .filter((line) => /^HTTP\/1\.1|^curl/.test(line))
+      .map((line) => line.trim());
+    expect(statuses).toEqual([
+      "HTTP/1.1 403 Forbidden",
+      "HTTP/1.1 403 Forbidden",
+      "HTTP/1.1 403 Forbidden",
+      "HTTP/1.1 403 Forbidden",
+      "HTTP/1.1 403 Forbidden",
+      "curl 403",
+      "HTTP/1.1 200 Connection Established",
+    ]);
     expect(service.connections()).toBe(0);
     expect(network.refusals()).toEqual([
       { host: "example.invalid", count: 3 },
@@ -129,7 +169,7 @@ describe("a sandboxed command's network", () => {
     const result = await runner.run(
       [
         "env | grep -ci proxy || true",
-        "awk -F: 'NR > 2 { gsub(/ /, \"\", $1); print \"interface \" $1 }' /proc/net/dev",
+        'awk -F: \'NR > 2 { gsub(/ /, "", $1); print "interface " $1 }\' /proc/net/dev',
         direct(registry.port),
         direct(service.port),
         `npm install ${registry.packageName} --registry ${registry.url} --no-audit --no-fund --fetch-retries=0 --loglevel=error >/dev/null 2>&1 || echo "npm: failed"`,
@@ -152,9 +192,14 @@ describe("a sandboxed command's network", () => {
     const broken = createCommandRunner({ bwrapPath: bwrap, nodePath: "/bin/false" });
     const result = await broken.run("touch ran.txt; curl -sS http://example.invalid/", { cwd: dir, network });
     expect(result.exitCode).toBe(125);
-    expect(result.output).toContain("Blueprint did not run this command: the network bridge inside the sandbox did not start");
+    expect(result.output).toContain(
+      "Blueprint did not run this command: the network bridge inside the sandbox did not start",
+    );
     expect(existsSync(path.join(dir, "ran.txt"))).toBe(false);
-    const missing = await createCommandRunner({ bwrapPath: bwrap, nodePath: "/nonexistent/node" }).run("touch ran.txt", { cwd: dir, network });
+    const missing = await createCommandRunner({ bwrapPath: bwrap, nodePath: "/nonexistent/node" }).run(
+      "touch ran.txt",
+      { cwd: dir, network },
+    );
     expect(missing.output).toMatch(/Node binary .* is missing/);
     expect(existsSync(path.join(dir, "ran.txt"))).toBe(false);
   });
@@ -164,7 +209,10 @@ describe("a sandboxed command's network", () => {
     if (!entry.ok) throw new Error(entry.message);
     const network = await jobNetwork({ allow: [entry.entry] }, `127.0.0.1:${registry.port}`, { tcp: true });
     if (network.state.kind !== "proxy" || network.state.tcpPort === null) throw new Error("expected a TCP proxy");
-    const result = await createCommandRunner().run(`echo "proxy=$HTTPS_PROXY"; ${connectVia("example.invalid:443")}`, { cwd: workspace(), network });
+    const result = await createCommandRunner().run(`echo "proxy=$HTTPS_PROXY"; ${connectVia("example.invalid:443")}`, {
+      cwd: workspace(),
+      network,
+    });
     expect(result.output).toContain(`proxy=http://127.0.0.1:${network.state.tcpPort}`);
     expect(result.output).toContain("HTTP/1.1 403 Forbidden");
     expect(network.refusals()).toEqual([{ host: "example.invalid", count: 1 }]);
@@ -179,8 +227,13 @@ describe("other jobs' proxies", () => {
     const a = await jobNetwork("registries", "registries", { socketRoot: root });
     const b = await jobNetwork("registries", "registries", { socketRoot: root });
     const theirs = b.state.kind === "proxy" ? path.dirname(b.state.socketPath) : "";
-    expect(readdirSync(root).sort()).toEqual([path.basename(path.dirname(a.state.kind === "proxy" ? a.state.socketPath : "")), path.basename(theirs)].sort());
-    const result = await runner.run(`echo "root: $(ls -A ${root} 2>/dev/null | tr '\\n' ' ')"; test -e ${theirs}/proxy.sock && echo "B's socket: there" || echo "B's socket: not there"`, { cwd: workspace(), network: a });
+    expect(readdirSync(root).sort()).toEqual(
+      [path.basename(path.dirname(a.state.kind === "proxy" ? a.state.socketPath : "")), path.basename(theirs)].sort(),
+    );
+    const result = await runner.run(
+      `echo "root: $(ls -A ${root} 2>/dev/null | tr '\\n' ' ')"; test -e ${theirs}/proxy.sock && echo "B's socket: there" || echo "B's socket: not there"`,
+      { cwd: workspace(), network: a },
+    );
     expect(result.output).toContain("root: \n");
     expect(result.output).toContain("B's socket: not there");
     rmSync(root, { recursive: true, force: true });

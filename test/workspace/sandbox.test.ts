@@ -60,7 +60,9 @@ describe("command sandbox", () => {
     cleanups.push(() => rmSync(app, { recursive: true, force: true }));
     writeFileSync(path.join(app, ".env"), `PRIVATE_KEY=${FAKE_SECRETS.PRIVATE_KEY}\n`);
     const command = `cat ${app}/.env`;
-    expect((await createCommandRunner({ bwrapPath: bwrap, hide: [] }).run(command, { cwd: workspace() })).output).toContain(FAKE_SECRETS.PRIVATE_KEY); // control
+    expect(
+      (await createCommandRunner({ bwrapPath: bwrap, hide: [] }).run(command, { cwd: workspace() })).output,
+    ).toContain(FAKE_SECRETS.PRIVATE_KEY); // control
     const hidden = await createCommandRunner({ bwrapPath: bwrap, hide: [app] }).run(command, { cwd: workspace() });
     expect(hidden.output).not.toContain(FAKE_SECRETS.PRIVATE_KEY);
     expect(hidden.output).toContain("No such file or directory");
@@ -84,7 +86,9 @@ describe("command sandbox", () => {
       expect(existsSync(path.join(loot, "environ"))).toBe(false);
       expect(Number(result.output.trim().split("\n").at(-1))).toBeLessThan(6);
       // Control: the plain runner (BLUEPRINT_SANDBOX=none) reads the App's environment.
-      expect((await plain.run(`tr '\\0' '\\n' < /proc/${app.pid}/environ`, { cwd: workspace() })).output).toContain(FAKE_SECRETS.PRIVATE_KEY);
+      expect((await plain.run(`tr '\\0' '\\n' < /proc/${app.pid}/environ`, { cwd: workspace() })).output).toContain(
+        FAKE_SECRETS.PRIVATE_KEY,
+      );
     });
   });
 
@@ -129,7 +133,9 @@ describe("command sandbox", () => {
       // The agent points its .git at the other installation's worktree: the next command still sees only its own.
       const adminB = readFileSync(path.join(other.dir, ".git"), "utf8");
       await runner.run(`printf '%s' '${adminB}' > .git`, { cwd: mine.dir });
-      const second = await runner.run(`cat ${mirrorB}/config; cat ${other.dir}/b.txt; git log -1 --format=%s`, { cwd: mine.dir });
+      const second = await runner.run(`cat ${mirrorB}/config; cat ${other.dir}/b.txt; git log -1 --format=%s`, {
+        cwd: mine.dir,
+      });
       expect(second.output).not.toContain("tenant B");
       expect(second.output).not.toMatch(/\[remote "origin"\]/);
     });
@@ -141,7 +147,10 @@ describe("command sandbox", () => {
     const port = (server.address() as net.AddressInfo).port;
     const probe = `exec 3<>/dev/tcp/127.0.0.1/${port} && cat <&3 || echo "no network"`;
     // Allowed, it is reached through the job's proxy only (test/workspace/sandbox-network.test.ts), never directly.
-    const network = await openJobNetwork({ allow: [{ kind: "address", address: "127.0.0.1", port }], exempt: [{ address: "127.0.0.1", port }] });
+    const network = await openJobNetwork({
+      allow: [{ kind: "address", address: "127.0.0.1", port }],
+      exempt: [{ address: "127.0.0.1", port }],
+    });
     try {
       const closed = await runner.run(probe, { cwd: workspace() });
       expect(closed.output).toContain("no network");

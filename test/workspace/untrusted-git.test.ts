@@ -2,7 +2,12 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createCommandRunner, checkBubblewrap, scrubbedEnv, type CommandRunner } from "../../src/workspace/command-runner.js";
+import {
+  createCommandRunner,
+  checkBubblewrap,
+  scrubbedEnv,
+  type CommandRunner,
+} from "../../src/workspace/command-runner.js";
 import { RepoCache } from "../../src/workspace/repo-cache.js";
 import type { Workspace } from "../../src/workspace/workspace.js";
 import { FAKE_SECRETS, plantAttack, plantSecrets, type Attack } from "../helpers/attack.js";
@@ -45,10 +50,24 @@ async function job(): Promise<Job> {
   open.push(ws);
   const attack = plantAttack(ws.dir);
   mkdirSync(path.join(ws.dir, "hooks"));
-  for (const hook of ["pre-commit", "post-commit", "reference-transaction", "pre-push", "post-checkout", "fsmonitor-watchman"]) {
+  for (const hook of [
+    "pre-commit",
+    "post-commit",
+    "reference-transaction",
+    "pre-push",
+    "post-checkout",
+    "fsmonitor-watchman",
+  ]) {
     writeFileSync(path.join(ws.dir, "hooks", hook), `#!/bin/sh\nexec "${attack.script}" "$@"\n`, { mode: 0o755 });
   }
-  return { repo, cache, ws, mirror: cache.mirrorPath(repo.url), attack, pointer: readFileSync(path.join(ws.dir, ".git"), "utf8") };
+  return {
+    repo,
+    cache,
+    ws,
+    mirror: cache.mirrorPath(repo.url),
+    attack,
+    pointer: readFileSync(path.join(ws.dir, ".git"), "utf8"),
+  };
 }
 
 /** A command the agent runs; throws (with its output) when it did not exit 0. */
@@ -71,7 +90,17 @@ async function blueprintCommitsAndPushes(j: Job, subject: string): Promise<void>
 
 /** Plain git in the worktree, started with the App's environment (as the old Blueprint's git was). */
 function plainGit(cwd: string, args: string[], env: NodeJS.ProcessEnv = {}): void {
-  execFileSync("git", args, { cwd, env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: "1", HOME: tempDir("blueprint-plain-home-"), ...FAKE_SECRETS, ...env }, stdio: "ignore" });
+  execFileSync("git", args, {
+    cwd,
+    env: {
+      PATH: process.env.PATH,
+      GIT_CONFIG_NOSYSTEM: "1",
+      HOME: tempDir("blueprint-plain-home-"),
+      ...FAKE_SECRETS,
+      ...env,
+    },
+    stdio: "ignore",
+  });
 }
 
 function expectNothingRan(j: Job): void {
@@ -81,14 +110,21 @@ function expectNothingRan(j: Job): void {
 
 /** No file under the work directory (mirror config included) holds the token. */
 function expectNoTokenOnDisk(workdir: string): void {
-  const grep = spawnSync("grep", ["-rl", "-e", TOKEN, "-e", Buffer.from(`x-access-token:${TOKEN}`).toString("base64"), workdir], { encoding: "utf8" });
+  const grep = spawnSync(
+    "grep",
+    ["-rl", "-e", TOKEN, "-e", Buffer.from(`x-access-token:${TOKEN}`).toString("base64"), workdir],
+    { encoding: "utf8" },
+  );
   expect(grep.stdout.trim()).toBe("");
   expect(grep.status).toBe(1); // searched, nothing found
 }
 
 describe("Blueprint's git on a tree the agent touched", () => {
   it("the sandbox is available (CI installs bubblewrap; these tests must not run without it)", () => {
-    expect(bwrap, "bubblewrap (bwrap) is missing or cannot start here: install it to run the sandbox tests").not.toBeNull();
+    expect(
+      bwrap,
+      "bubblewrap (bwrap) is missing or cannot start here: install it to run the sandbox tests",
+    ).not.toBeNull();
   });
 
   it("(a) ignores a .git pointer rewritten to the agent's own git dir with fsmonitor and hooks", async () => {
@@ -147,7 +183,12 @@ describe("Blueprint's git on a tree the agent touched", () => {
     await agentRuns(
       plain,
       j.ws,
-      ['git config filter.evil.clean "$PWD/evil.sh"', 'git config filter.evil.smudge "$PWD/evil.sh"', 'git config filter.evil.required true', 'git config diff.evil.textconv "$PWD/evil.sh"'].join(" && "),
+      [
+        'git config filter.evil.clean "$PWD/evil.sh"',
+        'git config filter.evil.smudge "$PWD/evil.sh"',
+        "git config filter.evil.required true",
+        'git config diff.evil.textconv "$PWD/evil.sh"',
+      ].join(" && "),
     );
     expect(readFileSync(path.join(j.mirror, "config"), "utf8")).toContain("evil.sh");
 
@@ -165,7 +206,12 @@ describe("Blueprint's git on a tree the agent touched", () => {
   it("(c) ignores `git config --global` written by a command, and the sandbox keeps it from lasting", async () => {
     const j = await job();
     const appHome = tempDir("blueprint-app-home-");
-    const settings = ['core.fsmonitor "$PWD/evil.sh"', 'core.hooksPath "$PWD/hooks"', 'filter.evil.clean "$PWD/evil.sh"', "filter.evil.required true"];
+    const settings = [
+      'core.fsmonitor "$PWD/evil.sh"',
+      'core.hooksPath "$PWD/hooks"',
+      'filter.evil.clean "$PWD/evil.sh"',
+      "filter.evil.required true",
+    ];
     const setAll = settings.map((setting) => `git config --global ${setting}`).join(" && ");
     writeFileSync(path.join(j.ws.dir, ".gitattributes"), "* filter=evil\n");
     // Sandboxed: HOME is private to the command and gone afterwards.
@@ -198,11 +244,23 @@ describe("Blueprint's git on a tree the agent touched", () => {
         `git config --add include.path "$PWD/more.config"`,
       ].join(" && "),
     );
-    writeFileSync(path.join(j.ws.dir, "more.config"), `[core]\n\tfsmonitor = ${j.attack.script}\n[credential]\n\thelper = !${j.attack.script}\n`);
+    writeFileSync(
+      path.join(j.ws.dir, "more.config"),
+      `[core]\n\tfsmonitor = ${j.attack.script}\n[credential]\n\thelper = !${j.attack.script}\n`,
+    );
 
     await blueprintCommitsAndPushes(j, "S1: pushed");
     expectNothingRan(j);
-    expect(spawnSync("git", ["--git-dir", elsewhere.bare, "rev-parse", "--verify", "--quiet", "refs/heads/blueprint/issue-1"]).status).toBe(1);
+    expect(
+      spawnSync("git", [
+        "--git-dir",
+        elsewhere.bare,
+        "rev-parse",
+        "--verify",
+        "--quiet",
+        "refs/heads/blueprint/issue-1",
+      ]).status,
+    ).toBe(1);
     expectNoTokenOnDisk(j.cache.workdir);
 
     // Control: plain git's push from the worktree runs the pre-push hook.

@@ -7,7 +7,14 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { readDiskUse, sizeOnDisk } from "../../src/shared/disk-usage.js";
 import { RepoCache } from "../../src/workspace/repo-cache.js";
-import { claimWorkdir, currentIdentity, LEASE_MS, newIdentity, register, type ProcessIdentity } from "../../src/workspace/workdir-claim.js";
+import {
+  claimWorkdir,
+  currentIdentity,
+  LEASE_MS,
+  newIdentity,
+  register,
+  type ProcessIdentity,
+} from "../../src/workspace/workdir-claim.js";
 import { WorkdirKeeper, type RepositoryOwner } from "../../src/workspace/workdir-keeper.js";
 import type { Workspace } from "../../src/workspace/workspace.js";
 import { createBareRepo, tempDir, type BareRepo } from "../helpers/git-repo.js";
@@ -17,13 +24,26 @@ interface Repo {
   owner: RepositoryOwner;
 }
 
-function repository(installationId: number, owner: string, name: string, files: Record<string, string> = { "README.md": `# ${name}\n` }): Repo {
+function repository(
+  installationId: number,
+  owner: string,
+  name: string,
+  files: Record<string, string> = { "README.md": `# ${name}\n` },
+): Repo {
   const bare = createBareRepo(files);
   return { bare, owner: { installationId, owner, name, cloneUrl: bare.url } };
 }
 
-/** One job on a repository as a use case runs it: a worktree checked out, a repo_map cache written, the tree handed back. */
-async function job(keeper: WorkdirKeeper, cache: RepoCache, repo: Repo, during?: (tree: Workspace) => Promise<void>): Promise<string> {
+/**
+ * One job on a repository as a use case runs it: a worktree checked out, a repo_map cache written, the tree handed
+ * back.
+ */
+async function job(
+  keeper: WorkdirKeeper,
+  cache: RepoCache,
+  repo: Repo,
+  during?: (tree: Workspace) => Promise<void>,
+): Promise<string> {
   return keeper.use(repo.owner, async () => {
     const tree = await cache.prepare({ cloneUrl: repo.bare.url, ref: "refs/heads/main" });
     mkdirSync(tree.tagCacheDir, { recursive: true });
@@ -40,7 +60,11 @@ async function filesOf(cache: RepoCache, repo: Repo): Promise<string[]> {
 }
 
 /** A job that runs until told to finish, returned once its worktree is checked out. */
-async function runningJob(keeper: WorkdirKeeper, cache: RepoCache, repo: Repo): Promise<{ tree: string; finish: () => Promise<string> }> {
+async function runningJob(
+  keeper: WorkdirKeeper,
+  cache: RepoCache,
+  repo: Repo,
+): Promise<{ tree: string; finish: () => Promise<string> }> {
   const started = deferred();
   const finish = deferred();
   let tree = "";
@@ -78,16 +102,23 @@ function claimant(workdir: string): { child: ChildProcess; answer: Promise<{ id:
     console.log(JSON.stringify({ id: currentIdentity().id, holder }));
     process.stdin.resume();
     process.stdin.on("end", () => process.exit(0));`;
-  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: fileURLToPath(new URL("../..", import.meta.url)), stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+    cwd: fileURLToPath(new URL("../..", import.meta.url)),
+    stdio: ["pipe", "pipe", "inherit"],
+  });
   const answer = (async () => {
     if (!child.stdout) throw new Error("no stdout");
-    for await (const line of createInterface({ input: child.stdout })) return JSON.parse(line) as { id: string; holder: string | null };
+    for await (const line of createInterface({ input: child.stdout }))
+      return JSON.parse(line) as { id: string; holder: string | null };
     throw new Error("the claimant exited without answering");
   })();
   return { child, answer };
 }
 
-function collectWarnings(): { warnings: string[]; log: { info: () => void; warn: (fields: object, message?: string) => void } } {
+function collectWarnings(): {
+  warnings: string[];
+  log: { info: () => void; warn: (fields: object, message?: string) => void };
+} {
   const warnings: string[] = [];
   return { warnings, log: { info: () => undefined, warn: (_fields, message = "") => void warnings.push(message) } };
 }
@@ -110,14 +141,19 @@ describe("WorkdirKeeper: uninstalls", () => {
     expect(before).toHaveLength(3); // mirror, repo_map cache, the pooled worktree
 
     // GitHub's names are case-insensitive; the payload may spell them otherwise than the clone URL.
-    const result = await keeper.remove({ installationId: 1, repositories: [{ owner: "Octo-Org", name: "hello-world" }] });
+    const result = await keeper.remove({
+      installationId: 1,
+      repositories: [{ owner: "Octo-Org", name: "hello-world" }],
+    });
     expect(result).toEqual({ removed: [cache.mirrorPath(removed.bare.url)], deferred: [], left: [] });
     for (const file of before) expect(existsSync(file)).toBe(false);
     expect(await filesOf(cache, kept)).toHaveLength(3);
     expect(await filesOf(cache, other)).toHaveLength(3);
 
     // The same names under another installation are not that installation's.
-    expect((await keeper.remove({ installationId: 2, repositories: [{ owner: "octo-org", name: "kept" }] })).removed).toEqual([]);
+    expect(
+      (await keeper.remove({ installationId: 2, repositories: [{ owner: "octo-org", name: "kept" }] })).removed,
+    ).toEqual([]);
     await keeper.remove({ installationId: 2, repositories: null });
     expect(await filesOf(cache, other)).toEqual([]);
     expect(await filesOf(cache, kept)).toHaveLength(3);
@@ -153,7 +189,9 @@ describe("WorkdirKeeper: BLUEPRINT_WORKDIR_MAX_GB", () => {
     const workdir = tempDir("blueprint-keeper-");
     const cache = new RepoCache(workdir);
     const unbounded = new WorkdirKeeper(cache);
-    const [a, b, c] = ["a", "b", "c"].map((name) => repository(1, "octo-org", name, { "data.txt": `${name}\n`.repeat(20_000) })) as [Repo, Repo, Repo];
+    const [a, b, c] = ["a", "b", "c"].map((name) =>
+      repository(1, "octo-org", name, { "data.txt": `${name}\n`.repeat(20_000) }),
+    ) as [Repo, Repo, Repo];
     // Used in the order a, b, c, then a again: least recently used first is b, then c.
     for (const repo of [a, b, c, a]) await job(unbounded, cache, repo);
     const size = async (repo: Repo) => {
@@ -213,7 +251,10 @@ describe("WorkdirKeeper: a first start", () => {
   it("starts on a work directory that does not exist yet, quietly, and records it empty", async () => {
     const workdir = path.join(tempDir("blueprint-keeper-"), "not-yet");
     const warnings: string[] = [];
-    const keeper = new WorkdirKeeper(new RepoCache(workdir), { maxBytes: 1, log: { info: () => undefined, warn: (_fields, message = "") => void warnings.push(message) } });
+    const keeper = new WorkdirKeeper(new RepoCache(workdir), {
+      maxBytes: 1,
+      log: { info: () => undefined, warn: (_fields, message = "") => void warnings.push(message) },
+    });
     expect(await keeper.start()).toEqual([]);
     expect(warnings).toEqual([]);
     expect((await readDiskUse(workdir, 1)).workdirBytes).toBe(0);
@@ -279,7 +320,10 @@ describe("WorkdirKeeper: one keeper per directory", () => {
     const mine = repository(2, "octo-org", "mine");
     const { tree: ourTree, finish: finishOurs } = await runningJob(ours, ourCache, mine);
     const theirIdentity = theirCache.identity;
-    writeFileSync(path.join(workdir, "processes", `${theirIdentity.id}.json`), JSON.stringify({ ...goneProcess(), id: theirIdentity.id }));
+    writeFileSync(
+      path.join(workdir, "processes", `${theirIdentity.id}.json`),
+      JSON.stringify({ ...goneProcess(), id: theirIdentity.id }),
+    );
     const restarted = new WorkdirKeeper(new RepoCache(workdir, { identity: liveProcess() }), { maxBytes: 1 });
     expect(await restarted.start()).toEqual([theirCache.mirrorPath(repo.bare.url)]);
     expect(existsSync(theirTree)).toBe(false);
@@ -304,7 +348,6 @@ describe("WorkdirKeeper: one keeper per directory", () => {
     expect(warnings).toEqual([]);
     expect(existsSync(crashed.dir)).toBe(false);
     expect(JSON.parse(readFileSync(path.join(workdir, "keeper.json"), "utf8"))).toEqual({ id: currentIdentity().id });
-
   });
 
   it("takes the directory over from a keeper whose pid it has itself (a container restarted)", async () => {
@@ -329,7 +372,10 @@ describe("WorkdirKeeper: one keeper per directory", () => {
     expect(warnings).toHaveLength(1);
 
     // The keeper's process exits (its record now names a dead process).
-    writeFileSync(path.join(workdir, "processes", `${keeperIdentity.id}.json`), JSON.stringify({ ...goneProcess(), id: keeperIdentity.id }));
+    writeFileSync(
+      path.join(workdir, "processes", `${keeperIdentity.id}.json`),
+      JSON.stringify({ ...goneProcess(), id: keeperIdentity.id }),
+    );
     expect(await keeper.enforceLimit()).toEqual([cache.mirrorPath(repo.bare.url)]);
     expect(await filesOf(cache, repo)).toEqual([]);
   });

@@ -7,7 +7,10 @@ import { RepoCache } from "../../src/workspace/repo-cache.js";
 import type { Workspace } from "../../src/workspace/workspace.js";
 import { createBareRepo, tempDir } from "../helpers/git-repo.js";
 
-/** What one job leaves in a repository's mirror or pooled worktree must not reach the next job (real git, real bubblewrap). */
+/**
+ * What one job leaves in a repository's mirror or pooled worktree must not reach the next job (real git, real
+ * bubblewrap).
+ */
 
 const check = checkBubblewrap();
 const sandboxed = createCommandRunner({ bwrapPath: "path" in check ? check.path : null });
@@ -40,7 +43,14 @@ describe("setup output hidden from commits (ignoreUntracked)", () => {
     await ws.ignoreUntracked();
     expect(await ws.changes(), "only the name no pattern can hold is left").toEqual(['"line\\nbreak"']);
     // The agent's list_files tool does not list them either.
-    const listed = await dispatchToolCall("list_files", "{}", { root: ws.dir, mode: "build", runner: sandboxed, filesRead: new Set(), audit: [], allowWorkflowWrites: false });
+    const listed = await dispatchToolCall("list_files", "{}", {
+      root: ws.dir,
+      mode: "build",
+      runner: sandboxed,
+      filesRead: new Set(),
+      audit: [],
+      allowWorkflowWrites: false,
+    });
     expect(listed.content).toContain("README.md");
     expect(listed.content).not.toContain("#hash");
     expect(listed.content).not.toContain("a?c");
@@ -49,7 +59,15 @@ describe("setup output hidden from commits (ignoreUntracked)", () => {
       mkdirSync(path.dirname(path.join(ws.dir, name)), { recursive: true });
       writeFileSync(path.join(ws.dir, name), "agent's work\n");
     }
-    expect((await ws.changes()).sort()).toEqual(['"line\\nbreak"', "abc", "b", "dirx/f", "keep", "src/new.js", "trail"]);
+    expect((await ws.changes()).sort()).toEqual([
+      '"line\\nbreak"',
+      "abc",
+      "b",
+      "dirx/f",
+      "keep",
+      "src/new.js",
+      "trail",
+    ]);
     expect(readFileSync(path.join(cache.mirrorPath(repo.url), "info", "exclude"), "utf8")).toBe("");
   });
 
@@ -69,7 +87,10 @@ describe("setup output hidden from commits (ignoreUntracked)", () => {
       mkdirSync(path.join(b.dir, "src", "feature"), { recursive: true });
       writeFileSync(path.join(b.dir, "src", "feature", "new.js"), "export const x = 1;\n");
       writeFileSync(path.join(b.dir, "node_modules"), "a file this time\n");
-      expect((await b.changes()).sort(), pooled ? "in the pooled worktree" : "in a fresh worktree").toEqual(["node_modules", "src/feature/new.js"]);
+      expect((await b.changes()).sort(), pooled ? "in the pooled worktree" : "in a fresh worktree").toEqual([
+        "node_modules",
+        "src/feature/new.js",
+      ]);
       if (pooled) {
         // A second job at once gets a fresh worktree.
         const c = await cache.prepare({ cloneUrl: repo.url, ref: "refs/heads/main" });
@@ -87,7 +108,10 @@ describe("the worktree pool", () => {
     const repo = createBareRepo({ "README.md": "# r\n", "src/a.txt": "a\n" });
     const cache = new RepoCache(tempDir("leftovers-pool-"), { poolSize: 2 });
     const a = await cache.prepare({ cloneUrl: repo.url, ref: "refs/heads/main" });
-    await agent(a, "mkdir -p src/.git && echo 'left by job A: instructions for the next agent' > src/.git/NOTES && chmod -R a+rwx src/.git");
+    await agent(
+      a,
+      "mkdir -p src/.git && echo 'left by job A: instructions for the next agent' > src/.git/NOTES && chmod -R a+rwx src/.git",
+    );
     const dirA = a.dir;
     await a.dispose();
     expect(existsSync(dirA), "the tree was removed").toBe(false);

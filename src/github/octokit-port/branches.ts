@@ -1,7 +1,10 @@
 import type { ThreadPort } from "../../workflow/ports.js";
 import type { ThreadScope } from "./scope.js";
 
-/** The repository's own clean-up setting for merged branches (Blueprint deletes one through git, see Mirror.deleteBranch). */
+/**
+ * The repository's own clean-up setting for merged branches (Blueprint deletes one through git, see
+ * Mirror.deleteBranch).
+ */
 export function branches({ octokit, where }: ThreadScope): Pick<ThreadPort, "deletesMergedBranches"> {
   return {
     async deletesMergedBranches() {

@@ -7,13 +7,25 @@ const ANNOTATIONS_PER_REQUEST = 50;
 const MAX_OUTPUT_CHARS = 65_535;
 
 /** Check runs on the repository's commits: found by name and external id, read by id, created, updated. */
-export function checkRuns({ octokit, where }: ThreadScope, { isOwnApp, buttons }: Pick<CheckRunPort, "isOwnApp" | "buttons">): CheckRunPort {
+export function checkRuns(
+  { octokit, where }: ThreadScope,
+  { isOwnApp, buttons }: Pick<CheckRunPort, "isOwnApp" | "buttons">,
+): CheckRunPort {
   const output = (run: CheckRunOutput, annotations: CheckAnnotation[]) => ({
     title: run.title,
     summary: clip(run.summary),
     ...(run.text ? { text: clip(run.text) } : {}),
     ...(annotations.length > 0
-      ? { annotations: annotations.map((note) => ({ path: note.path, start_line: note.line, end_line: note.line, annotation_level: note.level, message: note.message, ...(note.title ? { title: note.title } : {}) })) }
+      ? {
+          annotations: annotations.map((note) => ({
+            path: note.path,
+            start_line: note.line,
+            end_line: note.line,
+            annotation_level: note.level,
+            message: note.message,
+            ...(note.title ? { title: note.title } : {}),
+          })),
+        }
       : {}),
   });
   const fields = (run: CheckRunOutput) => ({
@@ -22,15 +34,26 @@ export function checkRuns({ octokit, where }: ThreadScope, { isOwnApp, buttons }
     ...(run.actions ? { actions: run.actions } : {}),
   });
   /** Whether GitHub says this app made the run (a run's `app` is null when no app did). */
-  const ownRun = (run: { app: { id: number; slug?: string | undefined } | null }) => run.app !== null && isOwnApp({ id: run.app.id, slug: run.app.slug ?? "" });
+  const ownRun = (run: { app: { id: number; slug?: string | undefined } | null }) =>
+    run.app !== null && isOwnApp({ id: run.app.id, slug: run.app.slug ?? "" });
   const addRest = async (id: number, run: CheckRunOutput, rest: CheckAnnotation[]) => {
     for (let at = 0; at < rest.length; at += ANNOTATIONS_PER_REQUEST) {
-      await octokit.rest.checks.update({ ...where, check_run_id: id, output: output(run, rest.slice(at, at + ANNOTATIONS_PER_REQUEST)) });
+      await octokit.rest.checks.update({
+        ...where,
+        check_run_id: id,
+        output: output(run, rest.slice(at, at + ANNOTATIONS_PER_REQUEST)),
+      });
     }
   };
   return {
     async find(headSha, name, externalId) {
-      const runs = await octokit.paginate(octokit.rest.checks.listForRef, { ...where, ref: headSha, check_name: name, filter: "all", per_page: 100 });
+      const runs = await octokit.paginate(octokit.rest.checks.listForRef, {
+        ...where,
+        ref: headSha,
+        check_name: name,
+        filter: "all",
+        per_page: 100,
+      });
       const own = runs.find((run) => run.external_id === externalId && ownRun(run));
       return own?.id ?? null;
     },
@@ -55,7 +78,12 @@ export function checkRuns({ octokit, where }: ThreadScope, { isOwnApp, buttons }
     },
     async update(id, run) {
       const annotations = run.annotations ?? [];
-      await octokit.rest.checks.update({ ...where, check_run_id: id, ...fields(run), output: output(run, annotations.slice(0, ANNOTATIONS_PER_REQUEST)) });
+      await octokit.rest.checks.update({
+        ...where,
+        check_run_id: id,
+        ...fields(run),
+        output: output(run, annotations.slice(0, ANNOTATIONS_PER_REQUEST)),
+      });
       await addRest(id, run, annotations.slice(ANNOTATIONS_PER_REQUEST));
     },
     isOwnApp,
@@ -64,5 +92,7 @@ export function checkRuns({ octokit, where }: ThreadScope, { isOwnApp, buttons }
 }
 
 function clip(text: string): string {
-  return text.length <= MAX_OUTPUT_CHARS ? text : `${text.slice(0, MAX_OUTPUT_CHARS - 40)}\n\n… (cut to GitHub's limit)`;
+  return text.length <= MAX_OUTPUT_CHARS
+    ? text
+    : `${text.slice(0, MAX_OUTPUT_CHARS - 40)}\n\n… (cut to GitHub's limit)`;
 }

@@ -2,7 +2,11 @@ import type { Reaction, ThreadPort } from "../../workflow/ports.js";
 import type { ThreadScope } from "./scope.js";
 
 /** Writing to the thread: comments posted, edited, reacted to and minimized. */
-export function commentWrites({ octokit, where, number }: ThreadScope): Pick<ThreadPort, "postComment" | "updateComment" | "reactToComment" | "minimizeComment"> {
+export function commentWrites({
+  octokit,
+  where,
+  number,
+}: ThreadScope): Pick<ThreadPort, "postComment" | "updateComment" | "reactToComment" | "minimizeComment"> {
   return {
     async postComment(body) {
       const { data } = await octokit.rest.issues.createComment({ ...where, issue_number: number, body });

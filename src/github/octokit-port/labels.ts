@@ -2,10 +2,21 @@ import type { ThreadPort } from "../../workflow/ports.js";
 import { unlessNotFound, type ThreadScope } from "./scope.js";
 
 /** The thread's labels, and the repository's labels they come from. */
-export function labels({ octokit, where, number }: ThreadScope): Pick<ThreadPort, "threadLabels" | "repositoryLabels" | "createLabel" | "addThreadLabel" | "removeThreadLabel"> {
+export function labels({
+  octokit,
+  where,
+  number,
+}: ThreadScope): Pick<
+  ThreadPort,
+  "threadLabels" | "repositoryLabels" | "createLabel" | "addThreadLabel" | "removeThreadLabel"
+> {
   return {
     async threadLabels() {
-      const all = await octokit.paginate(octokit.rest.issues.listLabelsOnIssue, { ...where, issue_number: number, per_page: 100 });
+      const all = await octokit.paginate(octokit.rest.issues.listLabelsOnIssue, {
+        ...where,
+        issue_number: number,
+        per_page: 100,
+      });
       return all.map((label) => label.name);
     },
     async repositoryLabels() {
@@ -33,6 +44,9 @@ export function labels({ octokit, where, number }: ThreadScope): Pick<ThreadPort
 
 /** GitHub's 422 for a label whose name the repository uses already (`already_exists`). */
 function alreadyExists(error: unknown): boolean {
-  const { status, response } = error as { status?: number; response?: { data?: { errors?: Array<{ code?: string }> } } };
+  const { status, response } = error as {
+    status?: number;
+    response?: { data?: { errors?: Array<{ code?: string }> } };
+  };
   return status === 422 && (response?.data?.errors ?? []).some((problem) => problem.code === "already_exists");
 }

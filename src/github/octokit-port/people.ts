@@ -6,11 +6,19 @@ import { unlessNotFound, type ThreadScope } from "./scope.js";
 export function people({ octokit, where }: ThreadScope): Pick<ThreadPort, "permission" | "teamMember" | "account"> {
   return {
     async permission(login) {
-      const answer = await unlessNotFound(octokit.rest.repos.getCollaboratorPermissionLevel({ ...where, username: login }), null);
-      return answer ? toPermissionLevel({ permission: answer.data.permission, role_name: answer.data.role_name }) : "none";
+      const answer = await unlessNotFound(
+        octokit.rest.repos.getCollaboratorPermissionLevel({ ...where, username: login }),
+        null,
+      );
+      return answer
+        ? toPermissionLevel({ permission: answer.data.permission, role_name: answer.data.role_name })
+        : "none";
     },
     async teamMember(org, teamSlug, login) {
-      const answer = await unlessNotFound(octokit.rest.teams.getMembershipForUserInOrg({ org, team_slug: teamSlug, username: login }), null);
+      const answer = await unlessNotFound(
+        octokit.rest.teams.getMembershipForUserInOrg({ org, team_slug: teamSlug, username: login }),
+        null,
+      );
       // A pending invitation is not membership yet.
       return answer?.data.state === "active";
     },

@@ -2,13 +2,27 @@ import type { PullRequestDraft, ThreadPort } from "../../workflow/ports.js";
 import type { ThreadScope } from "./scope.js";
 
 /** The pull request a build opens or updates, and links to its commits. */
-export function pullRequests({ octokit, where, repo }: ThreadScope): Pick<ThreadPort, "upsertPullRequest" | "commitUrl"> {
+export function pullRequests({
+  octokit,
+  where,
+  repo,
+}: ThreadScope): Pick<ThreadPort, "upsertPullRequest" | "commitUrl"> {
   return {
     async upsertPullRequest(draft: PullRequestDraft) {
-      const { data: open } = await octokit.rest.pulls.list({ ...where, state: "open", head: `${repo.owner}:${draft.head}`, per_page: 1 });
+      const { data: open } = await octokit.rest.pulls.list({
+        ...where,
+        state: "open",
+        head: `${repo.owner}:${draft.head}`,
+        per_page: 1,
+      });
       const existing = open[0];
       if (existing) {
-        await octokit.rest.pulls.update({ ...where, pull_number: existing.number, title: draft.title, body: draft.body });
+        await octokit.rest.pulls.update({
+          ...where,
+          pull_number: existing.number,
+          title: draft.title,
+          body: draft.body,
+        });
         // REST cannot change a pull request's draft state; GraphQL can.
         if (Boolean(existing.draft) !== draft.draft) {
           await octokit.graphql(
@@ -20,7 +34,14 @@ export function pullRequests({ octokit, where, repo }: ThreadScope): Pick<Thread
         }
         return { number: existing.number, url: existing.html_url, created: false };
       }
-      const { data } = await octokit.rest.pulls.create({ ...where, head: draft.head, base: draft.base, title: draft.title, body: draft.body, draft: draft.draft });
+      const { data } = await octokit.rest.pulls.create({
+        ...where,
+        head: draft.head,
+        base: draft.base,
+        title: draft.title,
+        body: draft.body,
+        draft: draft.draft,
+      });
       return { number: data.number, url: data.html_url, created: true };
     },
     commitUrl(sha) {

@@ -11,9 +11,19 @@ export interface OctokitPortOptions {
   octokit: PortOctokit;
   repo: RepositoryInfo;
   number: number;
-  /** Comments made by this app: matched by the app id GitHub records on them, or by the bot login (and, in the Action, the state marker). */
-  isOwnComment: (comment: { user: { login: string; type: string } | null; performed_via_github_app?: { id: number } | null; body: string }) => boolean;
-  /** Check runs made by this app: by default, as its comments are recognised (its app id, or its bot login `<slug>[bot]`). */
+  /**
+   * Comments made by this app: matched by the app id GitHub records on them, or by the bot login (and, in the Action,
+   * the state marker).
+   */
+  isOwnComment: (comment: {
+    user: { login: string; type: string } | null;
+    performed_via_github_app?: { id: number } | null;
+    body: string;
+  }) => boolean;
+  /**
+   * Check runs made by this app: by default, as its comments are recognised (its app id, or its bot login
+   * `<slug>[bot]`).
+   */
   isOwnCheckApp?: ((app: { id: number; slug: string }) => boolean) | undefined;
   /** Whether check runs carry buttons: only where their clicks come back as webhooks (the App, not the Action). */
   checkButtons?: boolean | undefined;

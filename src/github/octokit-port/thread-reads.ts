@@ -2,7 +2,10 @@ import type { PullRequestReview, ThreadComment, ThreadInfo, ThreadPort } from ".
 import { unlessNotFound, type IssueComment, type OctokitPortOptions, type ThreadScope } from "./scope.js";
 
 /** Reading the thread: the issue or pull request, its comments, and its reviews. */
-export function threadReads(scope: ThreadScope, isOwnComment: OctokitPortOptions["isOwnComment"]): Pick<ThreadPort, "info" | "comments" | "comment" | "review" | "reviewComments"> {
+export function threadReads(
+  scope: ThreadScope,
+  isOwnComment: OctokitPortOptions["isOwnComment"],
+): Pick<ThreadPort, "info" | "comments" | "comment" | "review" | "reviewComments"> {
   const { octokit, where, number } = scope;
   const threadComment = (comment: IssueComment): ThreadComment => ({
     id: comment.id,
@@ -11,27 +14,50 @@ export function threadReads(scope: ThreadScope, isOwnComment: OctokitPortOptions
     body: comment.body ?? "",
     author: comment.user?.login ?? "ghost",
     authorIsBot: comment.user?.type === "Bot",
-    own: isOwnComment({ user: comment.user ?? null, performed_via_github_app: comment.performed_via_github_app ?? null, body: comment.body ?? "" }),
+    own: isOwnComment({
+      user: comment.user ?? null,
+      performed_via_github_app: comment.performed_via_github_app ?? null,
+      body: comment.body ?? "",
+    }),
     createdAt: comment.created_at,
     updatedAt: comment.updated_at,
   });
   return {
     info: () => threadInfo(scope),
     async comments(): Promise<ThreadComment[]> {
-      const all = await octokit.paginate(octokit.rest.issues.listComments, { ...where, issue_number: number, per_page: 100 });
+      const all = await octokit.paginate(octokit.rest.issues.listComments, {
+        ...where,
+        issue_number: number,
+        per_page: 100,
+      });
       return all.map(threadComment);
     },
     async comment(id) {
-      const comment = (await unlessNotFound(octokit.rest.issues.getComment({ ...where, comment_id: id }), null))?.data ?? null;
+      const comment =
+        (await unlessNotFound(octokit.rest.issues.getComment({ ...where, comment_id: id }), null))?.data ?? null;
       // The comments endpoint is per repository: one on another issue is not this thread's.
       return comment && comment.issue_url.endsWith(`/issues/${number}`) ? threadComment(comment) : null;
     },
     async review(id): Promise<PullRequestReview | null> {
-      const review = (await unlessNotFound(octokit.rest.pulls.getReview({ ...where, pull_number: number, review_id: id }), null))?.data ?? null;
-      return review ? { author: review.user?.login ?? "ghost", state: review.state, submittedAt: review.submitted_at ?? null, commitId: review.commit_id ?? "" } : null;
+      const review =
+        (await unlessNotFound(octokit.rest.pulls.getReview({ ...where, pull_number: number, review_id: id }), null))
+          ?.data ?? null;
+      return review
+        ? {
+            author: review.user?.login ?? "ghost",
+            state: review.state,
+            submittedAt: review.submitted_at ?? null,
+            commitId: review.commit_id ?? "",
+          }
+        : null;
     },
     async reviewComments(reviewId) {
-      const all = await octokit.paginate(octokit.rest.pulls.listCommentsForReview, { ...where, pull_number: number, review_id: reviewId, per_page: 100 });
+      const all = await octokit.paginate(octokit.rest.pulls.listCommentsForReview, {
+        ...where,
+        pull_number: number,
+        review_id: reviewId,
+        per_page: 100,
+      });
       return all.map((comment) => ({
         path: comment.path,
         line: comment.line ?? comment.original_line ?? null,

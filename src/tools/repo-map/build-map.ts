@@ -38,7 +38,11 @@ export interface RepoMap {
 export function prefetchRepoMap(root: string, tagCacheDir?: string, signal?: AbortSignal): () => Promise<void> {
   const controller = new AbortController();
   // A failure shows when the tool is called (it collects again); here it only means no head start.
-  const work = collectTags(root, signal ? AbortSignal.any([controller.signal, signal]) : controller.signal, tagCacheDir).then(
+  const work = collectTags(
+    root,
+    signal ? AbortSignal.any([controller.signal, signal]) : controller.signal,
+    tagCacheDir,
+  ).then(
     () => undefined,
     () => undefined,
   );
@@ -59,7 +63,14 @@ export async function buildRepoMap(root: string, options: RepoMapOptions = {}): 
   const collected = await collectTags(root, options.signal, options.tagCacheDir);
   const { files } = collected;
   if (files.length === 0) {
-    return { text: "The repository has no tracked files yet. Use list_files to see untracked ones.", tokens: 0, budget, files: 0, parsed: 0, parsersUnavailable: false };
+    return {
+      text: "The repository has no tracked files yet. Use list_files to see untracked ones.",
+      tokens: 0,
+      budget,
+      files: 0,
+      parsed: 0,
+      parsersUnavailable: false,
+    };
   }
   // Only as many items as tokens can ever be shown: the rest need not be sorted.
   const ranking = rankDefinitions(files, focus, options.mentions ?? noMentions(), budget);
@@ -69,16 +80,36 @@ export async function buildRepoMap(root: string, options: RepoMapOptions = {}): 
     `Repository map: ${files.length} tracked file${files.length === 1 ? "" : "s"}, the definitions most used by the rest of the code first${focusText}. Each file lists definitions as "line│source"; ⋮ marks lines left out. Read the code with read_file.`,
   ];
   if (focus.dropped > 0) head.push(`Only the first ${MAX_FOCUS_TERMS} focus terms were used.`);
-  if (focus.keys.length > 0 && !ranking.focusMatched) head.push(`Nothing matched the focus (${focus.terms.join(", ")}); showing the whole repository.`);
-  if (collected.parsersUnavailable) head.push("Parsers are not available here: every file is outlined by regular expressions (regex outline), and references are guessed from words.");
-  else if (files.some((file) => file.tags?.source === "regex")) head.push("Files marked (regex outline) are in languages without a parser here: their definitions were found by regular expressions.");
+  if (focus.keys.length > 0 && !ranking.focusMatched)
+    head.push(`Nothing matched the focus (${focus.terms.join(", ")}); showing the whole repository.`);
+  if (collected.parsersUnavailable)
+    head.push(
+      "Parsers are not available here: every file is outlined by regular expressions (regex outline), and references are guessed from words.",
+    );
+  else if (files.some((file) => file.tags?.source === "regex"))
+    head.push(
+      "Files marked (regex outline) are in languages without a parser here: their definitions were found by regular expressions.",
+    );
 
-  if (collected.cacheError) head.push(`The parsed tags could not be saved for the next process (${collected.cacheError}); this map is complete.`);
-  if (collected.generated > 0) head.push(`${collected.generated} file${collected.generated === 1 ? " looks" : "s look"} minified or generated (very long lines, named *.min.*, compiled output, marked generated, or tables of literal values): listed by name only, not outlined.`);
+  if (collected.cacheError)
+    head.push(
+      `The parsed tags could not be saved for the next process (${collected.cacheError}); this map is complete.`,
+    );
+  if (collected.generated > 0)
+    head.push(
+      `${collected.generated} file${collected.generated === 1 ? " looks" : "s look"} minified or generated (very long lines, named *.min.*, compiled output, marked generated, or tables of literal values): listed by name only, not outlined.`,
+    );
 
   // Loaded here, not at the top: its tokenizer's tables (68 MB, 0.24 s) are for processes that build a
   // map, not the intake and workers that only import this module's callers.
   const { fitToBudget } = await import("./render.js");
   const rendered = fitToBudget(files, ranking.items, head, budget);
-  return { text: rendered.text, tokens: rendered.tokens, budget, files: files.length, parsed: collected.parsed, parsersUnavailable: collected.parsersUnavailable };
+  return {
+    text: rendered.text,
+    tokens: rendered.tokens,
+    budget,
+    files: files.length,
+    parsed: collected.parsed,
+    parsersUnavailable: collected.parsersUnavailable,
+  };
 }

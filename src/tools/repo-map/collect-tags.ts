@@ -39,7 +39,10 @@ const cache = new Map<string, CachedTags>();
 const MAX_CACHED = 200_000;
 /** Repository cache directories read into `cache` by this process. */
 const loadedDirs = new Set<string>();
-/** Per cache directory: files parsed since its file was last written. A one-file change does not rewrite it; a push does. */
+/**
+ * Per cache directory: files parsed since its file was last written. A one-file change does not rewrite it; a push
+ * does.
+ */
 const unsavedParses = new Map<string, number>();
 const PERSIST_AFTER = 32;
 
@@ -52,13 +55,21 @@ interface TrackedEntry {
 interface Tracked {
   entries: TrackedEntry[];
   modified: Set<string>;
-  /** JavaScript the listing shows to be compiled output (see compiledBesideDeclarations): listed by name, never read. */
+  /**
+   * JavaScript the listing shows to be compiled output (see compiledBesideDeclarations): listed by name, never read.
+   */
   compiled: Set<string>;
 }
 
-/** The last listing, by git's own output: a warm map usually lists the same tree (a changed file is listed the same however often it changes). */
+/**
+ * The last listing, by git's own output: a warm map usually lists the same tree (a changed file is listed the same
+ * however often it changes).
+ */
 let lastListing: { root: string; stdout: string; tracked: Tracked } | undefined;
-/** The files of the last map, one per entry of its listing: a map of the same listing takes those of unchanged files as they are. */
+/**
+ * The files of the last map, one per entry of its listing: a map of the same listing takes those of unchanged files as
+ * they are.
+ */
 let lastTree: { tracked: Tracked; files: RepoFile[]; keys: Array<string | undefined> } | undefined;
 
 /**
@@ -114,9 +125,16 @@ export async function collectTags(root: string, signal?: AbortSignal, cacheDir?:
   }
 }
 
-async function collectNow(root: string, signal: AbortSignal | undefined, cacheDir: string | undefined): Promise<CollectedTags> {
+async function collectNow(
+  root: string,
+  signal: AbortSignal | undefined,
+  cacheDir: string | undefined,
+): Promise<CollectedTags> {
   if (!lastTree) startParserWorkers();
-  const [tracked, persisted] = await Promise.all([listTracked(root), cacheDir && !loadedDirs.has(cacheDir) ? loadPersistedTags(cacheDir) : undefined]);
+  const [tracked, persisted] = await Promise.all([
+    listTracked(root),
+    cacheDir && !loadedDirs.has(cacheDir) ? loadPersistedTags(cacheDir) : undefined,
+  ]);
   const { entries, modified } = tracked;
   if (cacheDir && persisted) {
     loadedDirs.add(cacheDir);
@@ -128,7 +146,8 @@ async function collectNow(root: string, signal: AbortSignal | undefined, cacheDi
   const reader = new HeadReader(root);
   const files: RepoFile[] = [];
   const keys: Array<string | undefined> = [];
-  // Per blob key not cached: the job outlining it and every file holding that blob (vendored copies share one parse and one tags object).
+  // Per blob key not cached: the job outlining it and every file holding that blob (vendored copies share one parse and
+  // one tags object).
   const queued = new Map<string, { job: OutlineJob; files: RepoFile[] }>();
   entries.forEach((entry, index) => {
     const unchanged = previous && !modified.has(entry.path) ? previous.files[index] : undefined;
@@ -156,7 +175,9 @@ async function collectNow(root: string, signal: AbortSignal | undefined, cacheDi
           return;
         }
         job.head = head;
-        sha = createHash("sha1").update(`blob ${Buffer.byteLength(head.text)}\0${head.text}`).digest("hex");
+        sha = createHash("sha1")
+          .update(`blob ${Buffer.byteLength(head.text)}\0${head.text}`)
+          .digest("hex");
       }
       const key = `${sha}:${language ?? "regex"}`;
       keys[index] = key;
@@ -180,7 +201,8 @@ async function collectNow(root: string, signal: AbortSignal | undefined, cacheDi
   blobs.forEach(([key, blob], index) => {
     const { worktree, ...entry } = tagged[index] ?? {};
     for (const file of blob.files) Object.assign(file, entry);
-    // What the worktree gave rather than the blob (a file gone mid-map, unreadable, behind a link) is not the blob's to keep.
+    // What the worktree gave rather than the blob (a file gone mid-map, unreadable, behind a link) is not the blob's to
+    // keep.
     if (worktree) fromWorktree = true;
     else remember(key, entry);
   });
@@ -188,8 +210,20 @@ async function collectNow(root: string, signal: AbortSignal | undefined, cacheDi
   // are files the worktree kept from being read: the next map looks at them again.
   lastTree = parsersUnavailable || fromWorktree ? undefined : { tracked, files, keys };
   // A cache that cannot be written leaves the map whole: the map says so rather than failing.
-  const cacheError = cacheDir && !parsersUnavailable ? await persistIfDue(cacheDir, keys, blobs.length).then(() => undefined, (error: unknown) => (error instanceof Error ? error.message : String(error))) : undefined;
-  return { files, parsersUnavailable, parsed: blobs.length, generated: files.filter((file) => file.generated).length, ...(cacheError ? { cacheError } : {}) };
+  const cacheError =
+    cacheDir && !parsersUnavailable
+      ? await persistIfDue(cacheDir, keys, blobs.length).then(
+          () => undefined,
+          (error: unknown) => (error instanceof Error ? error.message : String(error)),
+        )
+      : undefined;
+  return {
+    files,
+    parsersUnavailable,
+    parsed: blobs.length,
+    generated: files.filter((file) => file.generated).length,
+    ...(cacheError ? { cacheError } : {}),
+  };
 }
 
 /** Outlines on the main thread by regular expressions, yielding to the event loop between files now and then. */

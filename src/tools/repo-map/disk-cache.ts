@@ -15,7 +15,10 @@ export interface CachedTags {
   worktree?: true;
 }
 
-/** Bumped when what a parse produces changes in a way the grammar and query text do not show (3: a 64 KB head, data tables and big compiled files left unparsed; 4: CommonJS compiler output left unparsed). */
+/**
+ * Bumped when what a parse produces changes in a way the grammar and query text do not show (3: a 64 KB head, data
+ * tables and big compiled files left unparsed; 4: CommonJS compiler output left unparsed).
+ */
 const FORMAT = 5;
 /** A repository's cache file holds the blobs of the last trees mapped, up to this many. */
 const MAX_PERSISTED_BLOBS = 100_000;
@@ -27,7 +30,14 @@ const require = createRequire(import.meta.url);
  * version is named differently and never read.
  */
 const VERSION = createHash("sha256")
-  .update(JSON.stringify({ FORMAT, queries: PARSED_LANGUAGES, grammars: packageVersion("@repomix/tree-sitter-wasms"), parser: packageVersion("web-tree-sitter") }))
+  .update(
+    JSON.stringify({
+      FORMAT,
+      queries: PARSED_LANGUAGES,
+      grammars: packageVersion("@repomix/tree-sitter-wasms"),
+      parser: packageVersion("web-tree-sitter"),
+    }),
+  )
   .digest("hex")
   .slice(0, 16);
 
@@ -36,7 +46,10 @@ function packageVersion(name: string): string {
     const manifest: unknown = JSON.parse(readFileSync(file, "utf8"));
     return typeof manifest === "object" && manifest !== null && "version" in manifest ? manifest.version : undefined;
   };
-  for (const manifest of [() => require.resolve(`${name}/package.json`), () => path.join(path.dirname(require.resolve(name)), "package.json")]) {
+  for (const manifest of [
+    () => require.resolve(`${name}/package.json`),
+    () => path.join(path.dirname(require.resolve(name)), "package.json"),
+  ]) {
     try {
       const found = version(manifest());
       return typeof found === "string" ? found : "unknown";
@@ -46,7 +59,10 @@ function packageVersion(name: string): string {
   }
   // The Action bundle has no node_modules: scripts/build-action.mjs wrote the versions beside it.
   try {
-    const bundled = JSON.parse(readFileSync(new URL("./grammars/versions.json", import.meta.url), "utf8")) as Record<string, unknown>;
+    const bundled = JSON.parse(readFileSync(new URL("./grammars/versions.json", import.meta.url), "utf8")) as Record<
+      string,
+      unknown
+    >;
     const found = bundled[name];
     return typeof found === "string" ? found : "unknown";
   } catch {
@@ -85,7 +101,9 @@ export async function loadPersistedTags(dir: string): Promise<Map<string, Cached
   return loaded;
 }
 
-/** A shape check of each entry: the file is ours, outside the sandbox, but a torn or foreign file must not crash a map. */
+/**
+ * A shape check of each entry: the file is ours, outside the sandbox, but a torn or foreign file must not crash a map.
+ */
 function isCachedTags(value: unknown): value is CachedTags {
   if (typeof value !== "object" || value === null) return false;
   if (!("tags" in value)) return true;

@@ -44,7 +44,8 @@ export function threadMentions(text: string): Mentions {
     const word = match[0].replace(/^[./]+|[.,:;/]+$/g, "");
     if (/^[\w-]+(?:\/[\w.-]+)+$|^[\w-]+\.[a-z]{1,5}$/.test(word) && !/^\d/.test(word)) paths.add(word);
     for (const part of word.split(/[./-]+/)) {
-      if (/^[A-Za-z_$][\w$]{2,}$/.test(part) && /[a-z][A-Z]|[A-Za-z]_[A-Za-z]|^[A-Z][a-z]+[A-Z]/.test(part)) identifiers.add(part);
+      if (/^[A-Za-z_$][\w$]{2,}$/.test(part) && /[a-z][A-Z]|[A-Za-z]_[A-Za-z]|^[A-Z][a-z]+[A-Z]/.test(part))
+        identifiers.add(part);
     }
     if (identifiers.size + paths.size >= MAX_MENTIONS) break;
   }

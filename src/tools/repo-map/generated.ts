@@ -3,28 +3,42 @@ import { countLines } from "./tags.js";
 
 /** Files at least this big are judged by their line length; smaller ones cost little to outline. */
 const MIN_JUDGED_BYTES = 16 * 1024;
-/** Hand-written code averages well under 80 characters a line, long re-export lists a few hundred; minified bundles run to thousands. */
+/**
+ * Hand-written code averages well under 80 characters a line, long re-export lists a few hundred; minified bundles run
+ * to thousands.
+ */
 const MAX_AVERAGE_LINE = 1000;
 const MINIFIED_NAME = /\.min\.[cm]?[jt]sx?$|[.-]bundle\.[cm]?js$/;
-/** What compilers and bundlers write last in their output (tsc, esbuild, Babel, sass…): the file has its source elsewhere. */
+/**
+ * What compilers and bundlers write last in their output (tsc, esbuild, Babel, sass…): the file has its source
+ * elsewhere.
+ */
 const SOURCE_MAP_TRAILER = /(?:^|\n)[ \t]*(?:\/\/[#@] sourceMappingURL=\S*|\/\*[#@] sourceMappingURL=[^*]*\*\/)\s*$/;
 /**
  * What compilers write first in CommonJS output: the `__esModule` flag (TypeScript's and Babel's
  * module transforms) or esbuild's helper prologue. Nobody writes these by hand; the source is elsewhere.
  */
-const COMPILER_PROLOGUE = /^(?:Object\.defineProperty\(exports, ["']__esModule["'], \{ value: true \}\);|var __defProp = Object\.defineProperty;$)/m;
+const COMPILER_PROLOGUE =
+  /^(?:Object\.defineProperty\(exports, ["']__esModule["'], \{ value: true \}\);|var __defProp = Object\.defineProperty;$)/m;
 /** Go's convention (`// Code generated … DO NOT EDIT.`) and `@generated`, in a comment near the top. */
 const GENERATED_HEADER = /^[ \t]*(?:\/\/|\/\*|\*|#).*(?:\bCode generated\b.*\bDO NOT EDIT\b|@generated\b)/m;
-/** A literal value on one line: a quoted string, a number, or true/false/null and their kin (each alternative is unambiguous: no backtracking blow-up). */
+/**
+ * A literal value on one line: a quoted string, a number, or true/false/null and their kin (each alternative is
+ * unambiguous: no backtracking blow-up).
+ */
 const LITERAL = /"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|\b(?:true|false|null|nil|None|True|False)\b|-?\b\d[\w.+-]*/g;
 /** What is left of a line of data once its literals are replaced by 0: separators and brackets. */
 const DATA_LINE = /^[\s0,:;()[\]{}]*$/;
-/** Of every ten written lines, how many hold only literal values when a file is data rather than code (word lists, lookup tables, fixtures). */
+/**
+ * Of every ten written lines, how many hold only literal values when a file is data rather than code (word lists,
+ * lookup tables, fixtures).
+ */
 const DATA_LINES_IN_TEN = 9;
 
 /** JavaScript, by extension, and the declaration files TypeScript writes beside it (`x.mjs` → `x.d.mts`). */
 const JAVASCRIPT = /\.([cm]?)js$/;
-export const BESIDE_DECLARATIONS_NOTE = "compiled output (its folder's JavaScript all has declarations beside it); not outlined";
+export const BESIDE_DECLARATIONS_NOTE =
+  "compiled output (its folder's JavaScript all has declarations beside it); not outlined";
 
 /**
  * The JavaScript files among `paths` that are a compiler's output, told from the listing alone: a
@@ -48,7 +62,8 @@ export function compiledBesideDeclarations(paths: readonly string[]): Set<string
     if (!tracked.has(`${stem}.d.${js[1]}ts`) && !tracked.has(`${stem}.d.ts`)) folder.declared = false;
   }
   const compiled = new Set<string>();
-  for (const folder of folders.values()) if (folder.declared && folder.files.length >= 2) for (const path of folder.files) compiled.add(path);
+  for (const folder of folders.values())
+    if (folder.declared && folder.files.length >= 2) for (const path of folder.files) compiled.add(path);
   return compiled;
 }
 
@@ -79,7 +94,7 @@ export function generatedReason(path: string, text: string, tail = text.slice(-T
 function isData(text: string, lines: number): boolean {
   let written = 0;
   let code = 0;
-  for (let start = 0; start < text.length; ) {
+  for (let start = 0; start < text.length;) {
     const end = text.indexOf("\n", start);
     const line = text.slice(start, end < 0 ? text.length : end);
     start = end < 0 ? text.length : end + 1;

@@ -5,7 +5,10 @@ import type { ParsedLanguage } from "./queries.js";
 import { BINARY_NOTE, type FileHead, type HeadReader } from "./read-head.js";
 import { countLines, normaliseTags, signatureLine, type FileTags } from "./tags.js";
 
-/** One file to outline: read from the workspace, unless the caller had to read it already (a changed file, keyed by its content). */
+/**
+ * One file to outline: read from the workspace, unless the caller had to read it already (a changed file, keyed by its
+ * content).
+ */
 export interface OutlineJob {
   path: string;
   /** The parsed language, or undefined for the regex outline. */
@@ -19,7 +22,11 @@ export type ParseFile = (language: ParsedLanguage, text: string) => Promise<File
  * What one file gives the map: its tags (parsed where `parse` is given and the language has a
  * grammar, else the regex outline), or why it has none (unreadable, binary, minified or generated).
  */
-export async function outlineFile(reader: HeadReader, job: OutlineJob, parse: ParseFile | undefined): Promise<CachedTags> {
+export async function outlineFile(
+  reader: HeadReader,
+  job: OutlineJob,
+  parse: ParseFile | undefined,
+): Promise<CachedTags> {
   const head = job.head ?? reader.read(job.path);
   if (head.text === undefined) {
     if (head.note === BINARY_NOTE) return { note: head.note };

@@ -19,7 +19,12 @@ export interface WeightedEdges {
  * Parallel edges add up. Without `personal`, the teleport is uniform.
  * Rank of dangling nodes (no out-edges) teleports like the rest.
  */
-export function pagerank(nodeCount: number, edges: WeightedEdges, personal?: Float64Array, damping = 0.85): Float64Array {
+export function pagerank(
+  nodeCount: number,
+  edges: WeightedEdges,
+  personal?: Float64Array,
+  damping = 0.85,
+): Float64Array {
   const n = nodeCount;
   if (n === 0) return new Float64Array(0);
   const teleport = new Float64Array(n);

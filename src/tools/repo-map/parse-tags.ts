@@ -36,7 +36,9 @@ async function newParser(): Promise<Parser> {
 async function loadLanguage(name: ParsedLanguage): Promise<LoadedLanguage> {
   const { grammar, query } = PARSED_LANGUAGES[name];
   await (parser ??= newParser());
-  const language = await Language.load(bundledWasm(grammar) ?? require.resolve(`@repomix/tree-sitter-wasms/out/${grammar}`));
+  const language = await Language.load(
+    bundledWasm(grammar) ?? require.resolve(`@repomix/tree-sitter-wasms/out/${grammar}`),
+  );
   return { language, query: new Query(language, query) };
 }
 
@@ -72,7 +74,12 @@ export async function parseTags(name: ParsedLanguage, text: string): Promise<Fil
         references.set(capture.node.id, { name, member: capture.name === "reference.member" || seen?.member === true });
       } else if (capture.name.startsWith("definition.")) {
         definitionNodes.add(capture.node.id);
-        definitions.push({ name, kind: capture.name.slice("definition.".length), line: capture.node.startPosition.row + 1, signature: signatureLine(lineAt(text, capture.node.startIndex)) });
+        definitions.push({
+          name,
+          kind: capture.name.slice("definition.".length),
+          line: capture.node.startPosition.row + 1,
+          signature: signatureLine(lineAt(text, capture.node.startIndex)),
+        });
       }
     }
   } finally {
@@ -89,7 +96,9 @@ export async function parseTags(name: ParsedLanguage, text: string): Promise<Fil
   return normaliseTags("parser", definitions, counts, countLines(text));
 }
 
-/** The line holding the character at `index` (tree-sitter's indices count UTF-16 code units, as JavaScript strings do). */
+/**
+ * The line holding the character at `index` (tree-sitter's indices count UTF-16 code units, as JavaScript strings do).
+ */
 function lineAt(text: string, index: number): string {
   const end = text.indexOf("\n", index);
   return text.slice(index > 0 ? text.lastIndexOf("\n", index - 1) + 1 : 0, end < 0 ? text.length : end);

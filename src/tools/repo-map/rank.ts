@@ -32,7 +32,12 @@ const BASELINE_SHARE = 0.05;
  * PageRank over that graph ranks the files; each file's rank then flows along its edges to the
  * definitions it uses, which ranks definitions (within and across files) by the same scores.
  */
-export function rankDefinitions(files: RepoFile[], focus: Focus, mentions: Mentions, limit = Number.POSITIVE_INFINITY): Ranking {
+export function rankDefinitions(
+  files: RepoFile[],
+  focus: Focus,
+  mentions: Mentions,
+  limit = Number.POSITIVE_INFINITY,
+): Ranking {
   const graph = useGraph(files, mentions);
   // The same graph (the tree unchanged) asked the same question: the same answer.
   const question = JSON.stringify([focus.keys, [...mentions.identifiers].sort(), [...mentions.paths].sort(), limit]);
@@ -49,7 +54,8 @@ export function rankDefinitions(files: RepoFile[], focus: Focus, mentions: Menti
     compare(files[a.file]?.path ?? "", files[b.file]?.path ?? "") ||
     (a.definition?.line ?? 0) - (b.definition?.line ?? 0) ||
     a.order - b.order;
-  // Every candidate in file order (its position is the last tie-break), as numbers: most cannot make the cut, and get no object.
+  // Every candidate in file order (its position is the last tie-break), as numbers: most cannot make the cut, and get
+  // no object.
   const total = files.reduce((sum, file) => sum + Math.max(1, file.tags?.definitions.length ?? 0), 0);
   const fileOf = new Int32Array(total);
   const definitionAt = new Int32Array(total);
@@ -95,7 +101,10 @@ export function rankDefinitions(files: RepoFile[], focus: Focus, mentions: Menti
   return ranking;
 }
 
-/** The last ranking: a map asked for again on an unchanged tree (the model calls repo_map more than once) is not ranked again. */
+/**
+ * The last ranking: a map asked for again on an unchanged tree (the model calls repo_map more than once) is not ranked
+ * again.
+ */
 let lastRanking: { graph: UseGraph; question: string; ranking: Ranking } | undefined;
 
 interface Scores {
@@ -141,12 +150,18 @@ function scoresOf(nodeCount: number, graph: UseGraph, personal: Float64Array | u
 
 /**
  * The graph's name id of each definition of a file's tags (-1 for a name without edges). Kept per
- * tags object while the graph's names stay the same array: after a one-file change only that file's are looked up again.
+ * tags object while the graph's names stay the same array: after a one-file change only that file's are looked up
+ * again.
  */
 let nameIdCache: { names: string[]; byName: Map<string, number>; byTags: WeakMap<FileTags, Int32Array> } | undefined;
 
 function definitionNameIds(graph: UseGraph): (tags: FileTags) => Int32Array {
-  if (nameIdCache?.names !== graph.names) nameIdCache = { names: graph.names, byName: new Map(graph.names.map((name, id) => [name, id])), byTags: new WeakMap() };
+  if (nameIdCache?.names !== graph.names)
+    nameIdCache = {
+      names: graph.names,
+      byName: new Map(graph.names.map((name, id) => [name, id])),
+      byTags: new WeakMap(),
+    };
   const { byName, byTags } = nameIdCache;
   return (tags) => {
     let ids = byTags.get(tags);
@@ -182,7 +197,8 @@ function contenders(groups: Uint8Array, scores: Float64Array, limit: number): nu
     for (cut = 0; before + (perGroup[cut] ?? 0) < limit; cut++) before += perGroup[cut] ?? 0;
     const inCut = new Float64Array(perGroup[cut] ?? 0);
     let filled = 0;
-    for (let candidate = 0; candidate < groups.length; candidate++) if (groups[candidate] === cut) inCut[filled++] = scores[candidate] ?? 0;
+    for (let candidate = 0; candidate < groups.length; candidate++)
+      if (groups[candidate] === cut) inCut[filled++] = scores[candidate] ?? 0;
     inCut.sort();
     lowest = inCut[inCut.length - (limit - before)] ?? Number.NEGATIVE_INFINITY;
   }
@@ -199,12 +215,19 @@ function symbolTier(name: string, focus: Focus): 0 | 1 | 2 {
   return focus.keys.some((key) => key.length >= 3 && lower.includes(key)) ? 1 : 2;
 }
 
-function personalisation(files: RepoFile[], focus: Focus, mentions: Mentions): { vector: Float64Array | undefined; fileTiers: Array<1 | 2>; matched: boolean } {
+function personalisation(
+  files: RepoFile[],
+  focus: Focus,
+  mentions: Mentions,
+): { vector: Float64Array | undefined; fileTiers: Array<1 | 2>; matched: boolean } {
   const fileTiers: Array<1 | 2> = new Array<1 | 2>(files.length).fill(2);
   // Nothing asked and nothing mentioned: a uniform teleport, and no file singled out.
-  if (focus.keys.length === 0 && mentions.paths.size === 0 && mentions.identifiers.size === 0) return { vector: undefined, fileTiers, matched: false };
+  if (focus.keys.length === 0 && mentions.paths.size === 0 && mentions.identifiers.size === 0)
+    return { vector: undefined, fileTiers, matched: false };
   const vector = new Float64Array(files.length);
-  const mentionedFolders = [...mentions.paths].filter((mentioned) => mentioned.includes("/")).map((mentioned) => `/${mentioned}`);
+  const mentionedFolders = [...mentions.paths]
+    .filter((mentioned) => mentioned.includes("/"))
+    .map((mentioned) => `/${mentioned}`);
   let matched = false;
   files.forEach((file, index) => {
     let weight = 0;
@@ -224,8 +247,10 @@ function personalisation(files: RepoFile[], focus: Focus, mentions: Mentions): {
         break;
       }
     }
-    if (mentions.paths.has(file.path) || mentionedFolders.some((mentioned) => file.path.endsWith(mentioned))) weight += PERSONAL.mentionedPath;
-    for (const definition of definitions) if (mentions.identifiers.has(definition.name)) weight += PERSONAL.mentionedIdentifier;
+    if (mentions.paths.has(file.path) || mentionedFolders.some((mentioned) => file.path.endsWith(mentioned)))
+      weight += PERSONAL.mentionedPath;
+    for (const definition of definitions)
+      if (mentions.identifiers.has(definition.name)) weight += PERSONAL.mentionedIdentifier;
     if (tier === 1) matched = true;
     vector[index] = weight;
     fileTiers[index] = tier;

@@ -7,7 +7,10 @@ export const MAX_FILE_BYTES = 64 * 1024;
 /** Never follow a symbolic link at open time, nor block on a FIFO swapped in for a file. */
 const NO_FOLLOW_READ = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
-/** The one note about a file's content rather than the worktree's state: the rest (gone, a link, unreadable, outside) is the worktree's. */
+/**
+ * The one note about a file's content rather than the worktree's state: the rest (gone, a link, unreadable, outside) is
+ * the worktree's.
+ */
 export const BINARY_NOTE = "binary";
 
 /** How much of a big file's end is read besides its head: where compilers write their source-map comment. */
@@ -60,15 +63,24 @@ export class HeadReader {
       const tail = Buffer.allocUnsafe(TAIL_BYTES);
       const tailText = tail.subarray(0, readSync(fd, tail, 0, TAIL_BYTES, stat.size - TAIL_BYTES)).toString("utf8");
       // Drop the partial last line; the outline covers only the head of the file.
-      return { text: text.slice(0, text.lastIndexOf("\n") + 1), tail: tailText, large: true, note: `${formatSize(stat.size)}; outlined from the first ${MAX_FILE_BYTES / 1024} KB` };
+      return {
+        text: text.slice(0, text.lastIndexOf("\n") + 1),
+        tail: tailText,
+        large: true,
+        note: `${formatSize(stat.size)}; outlined from the first ${MAX_FILE_BYTES / 1024} KB`,
+      };
     } finally {
       closeSync(fd);
     }
   }
 
-  /** Why files in this path's folder must not be read: it leaves the workspace, or leads into .git/, through a symbolic link. */
+  /**
+   * Why files in this path's folder must not be read: it leaves the workspace, or leads into .git/, through a symbolic
+   * link.
+   */
   private folderProblem(relative: string): string | undefined {
-    if (path.isAbsolute(relative) || relative.split("/").some((part) => part === ".." || part === ".git")) return "not read: it leads outside the repository";
+    if (path.isAbsolute(relative) || relative.split("/").some((part) => part === ".." || part === ".git"))
+      return "not read: it leads outside the repository";
     const slash = relative.lastIndexOf("/");
     const folder = slash < 0 ? "" : relative.slice(0, slash);
     let problem = this.folders.get(folder);

@@ -43,7 +43,11 @@ export function fitToBudget(files: RepoFile[], items: RankedItem[], head: string
   const estimate = (count: number) => {
     const footer = footerLines(files, directories, items, count, budget);
     // The footer follows a blank line.
-    return fixed + body(count) + footer.reduce((sum, line) => sum + tokensOfLine(line), footer.length > 0 ? tokensOfLine("") : 0);
+    return (
+      fixed +
+      body(count) +
+      footer.reduce((sum, line) => sum + tokensOfLine(line), footer.length > 0 ? tokensOfLine("") : 0)
+    );
   };
   // Doubling first: a map shows a few hundred items, so lines far down the ranking are never counted.
   let low = 0;
@@ -76,7 +80,10 @@ const FIRST_PROBE = 64;
  */
 function bodyEstimates(files: RepoFile[], items: RankedItem[], limit: number): (count: number) => number {
   const estimates = new Float64Array(limit + 1);
-  /** Per file shown: the lines of its definitions shown so far, ascending (the first-ranked definition of a line is the one shown). */
+  /**
+   * Per file shown: the lines of its definitions shown so far, ascending (the first-ranked definition of a line is the
+   * one shown).
+   */
   const shownLines = new Map<number, number[]>();
   const elided = tokensOfLine(ELIDED);
   let total = 0;
@@ -98,7 +105,9 @@ function bodyEstimates(files: RepoFile[], items: RankedItem[], limit: number): (
           const lineCount = file.tags?.lineCount ?? 0;
           const before = lines[at - 1] ?? 0;
           const after = lines[at];
-          total += definitionTokens(item.definition) + elided * (gap(before, line, lineCount) + gap(line, after, lineCount) - gap(before, after, lineCount));
+          total +=
+            definitionTokens(item.definition) +
+            elided * (gap(before, line, lineCount) + gap(line, after, lineCount) - gap(before, after, lineCount));
           lines.splice(at, 0, line);
         }
       }
@@ -108,13 +117,19 @@ function bodyEstimates(files: RepoFile[], items: RankedItem[], limit: number): (
   };
 }
 
-/** Whether ⋮ stands between two shown lines (0 before the first; undefined past the last, where ⋮ closes a block that ends before the file does). */
+/**
+ * Whether ⋮ stands between two shown lines (0 before the first; undefined past the last, where ⋮ closes a block that
+ * ends before the file does).
+ */
 function gap(before: number, after: number | undefined, lineCount: number): number {
   if (after === undefined) return before > 0 && before < lineCount ? 1 : 0;
   return after > before + 1 ? 1 : 0;
 }
 
-/** A definition's line as shown, counted once per definition (they come from the blob-keyed cache, so they live across maps). */
+/**
+ * A definition's line as shown, counted once per definition (they come from the blob-keyed cache, so they live across
+ * maps).
+ */
 const definitionLineTokens = new WeakMap<Definition, number>();
 
 function definitionTokens(definition: Definition): number {
@@ -137,7 +152,8 @@ let lastDirectories: { paths: string[]; directories: Directories } | undefined;
 
 function directoriesOf(files: RepoFile[]): Directories {
   const last = lastDirectories;
-  if (last && last.paths.length === files.length && files.every((file, index) => file.path === last.paths[index])) return last.directories;
+  if (last && last.paths.length === files.length && files.every((file, index) => file.path === last.paths[index]))
+    return last.directories;
   const directories = countDirectories(files);
   lastDirectories = { paths: files.map((file) => file.path), directories };
   return directories;
@@ -153,7 +169,14 @@ function countDirectories(files: RepoFile[]): Directories {
   return { ofFile, files: counts };
 }
 
-function renderLines(files: RepoFile[], directories: Directories, items: RankedItem[], head: string[], count: number, budget: number): string[] {
+function renderLines(
+  files: RepoFile[],
+  directories: Directories,
+  items: RankedItem[],
+  head: string[],
+  count: number,
+  budget: number,
+): string[] {
   const byFile = new Map<number, Definition[]>();
   for (const item of items.slice(0, count)) {
     const list = byFile.get(item.file) ?? [];
@@ -171,8 +194,17 @@ function renderLines(files: RepoFile[], directories: Directories, items: RankedI
   return [...head, "", ...body, ...(footer.length > 0 ? ["", ...footer] : [])];
 }
 
-/** What the first `count` items leave out: files not shown (and where they are), definitions not shown in the files shown. */
-function footerLines(files: RepoFile[], directories: Directories, items: RankedItem[], count: number, budget: number): string[] {
+/**
+ * What the first `count` items leave out: files not shown (and where they are), definitions not shown in the files
+ * shown.
+ */
+function footerLines(
+  files: RepoFile[],
+  directories: Directories,
+  items: RankedItem[],
+  count: number,
+  budget: number,
+): string[] {
   const shownFiles = new Set<number>();
   let definitionsShown = 0;
   for (let k = 0; k < count; k++) {
@@ -186,7 +218,9 @@ function footerLines(files: RepoFile[], directories: Directories, items: RankedI
   const footer: string[] = [];
   const unshown = files.length - shownFiles.size;
   if (unshown > 0) {
-    footer.push(`… ${unshown} more file${unshown === 1 ? "" : "s"} not shown; call repo_map with focus (a directory, file or symbol name) or use list_files to see them.`);
+    footer.push(
+      `… ${unshown} more file${unshown === 1 ? "" : "s"} not shown; call repo_map with focus (a directory, file or symbol name) or use list_files to see them.`,
+    );
     const unshownByDirectory = new Map(directories.files);
     for (const index of shownFiles) {
       const dir = directories.ofFile[index];
@@ -196,7 +230,9 @@ function footerLines(files: RepoFile[], directories: Directories, items: RankedI
     footer.push(unshownDirectories(unshownByDirectory, Math.min(500, budget / 2)));
   }
   if (definitionsLeftOut > 0) {
-    footer.push(`… ${definitionsLeftOut} more definition${definitionsLeftOut === 1 ? "" : "s"} in the files shown; focus on a file, or read it.`);
+    footer.push(
+      `… ${definitionsLeftOut} more definition${definitionsLeftOut === 1 ? "" : "s"} in the files shown; focus on a file, or read it.`,
+    );
   }
   return footer;
 }
@@ -226,7 +262,9 @@ function definitionLine(definition: Definition): string {
 
 /** Where the files left out live, most first, so the next call can focus there. */
 function unshownDirectories(counts: Map<string, number>, maxChars: number): string {
-  const ranked = [...counts].filter(([, count]) => count > 0).sort(([a, countA], [b, countB]) => countB - countA || (a < b ? -1 : a > b ? 1 : 0));
+  const ranked = [...counts]
+    .filter(([, count]) => count > 0)
+    .sort(([a, countA], [b, countB]) => countB - countA || (a < b ? -1 : a > b ? 1 : 0));
   let text = "  in";
   let listed = 0;
   for (const [dir, count] of ranked) {

@@ -39,7 +39,11 @@ function workerSource(): { url: URL; viaTsx: boolean } | undefined {
 function startWorker(source: { url: URL; viaTsx: boolean }): Worker {
   if (!source.viaTsx) return new Worker(source.url);
   // The package's "import" entry sits beside the "require" one that createRequire resolves.
-  const tsxApi = pathToFileURL(createRequire(import.meta.url).resolve("tsx/esm/api").replace(/\.cjs$/, ".mjs")).href;
+  const tsxApi = pathToFileURL(
+    createRequire(import.meta.url)
+      .resolve("tsx/esm/api")
+      .replace(/\.cjs$/, ".mjs"),
+  ).href;
   const script = `import(${JSON.stringify(tsxApi)}).then(({ tsImport }) => tsImport(${JSON.stringify(source.url.href)}, ${JSON.stringify(source.url.href)}));`;
   return new Worker(script, { eval: true });
 }
@@ -96,7 +100,11 @@ function send(entry: PoolWorker, root: string, jobs: OutlineJob[]): Promise<Outl
  * Reads and outlines the files on worker threads, so a big repository never blocks the event loop
  * (webhooks, other jobs). Undefined when parsers are unavailable here (the Action bundle); throws if a worker dies.
  */
-export async function outlineInWorkers(root: string, jobs: OutlineJob[], signal?: AbortSignal): Promise<CachedTags[] | undefined> {
+export async function outlineInWorkers(
+  root: string,
+  jobs: OutlineJob[],
+  signal?: AbortSignal,
+): Promise<CachedTags[] | undefined> {
   const workers = ensurePool();
   if (!workers) return undefined;
   clearTimeout(idleTimer);
@@ -109,7 +117,10 @@ export async function outlineInWorkers(root: string, jobs: OutlineJob[], signal?
     while (next < jobs.length && !failed) {
       signal?.throwIfAborted();
       const start = next;
-      next += Math.max(1, Math.min(MAX_BATCH, Math.floor((jobs.length - start) / (workers.length * BATCHES_PER_WORKER))));
+      next += Math.max(
+        1,
+        Math.min(MAX_BATCH, Math.floor((jobs.length - start) / (workers.length * BATCHES_PER_WORKER))),
+      );
       const result = await send(entry, root, jobs.slice(start, next));
       result.outcomes.forEach((outcome, offset) => (outcomes[start + offset] = outcome));
     }

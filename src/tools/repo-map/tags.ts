@@ -1,4 +1,7 @@
-/** What repo_map learns from one file: its definitions and the names it uses. Plain data, so it crosses a worker boundary and is cached by blob SHA. */
+/**
+ * What repo_map learns from one file: its definitions and the names it uses. Plain data, so it crosses a worker
+ * boundary and is cached by blob SHA.
+ */
 export interface Definition {
   name: string;
   /** function, class, method, … (the query's or the regex outline's word). */
@@ -38,10 +41,19 @@ export function signatureLine(line: string): string {
  * an import, not a definition. A test file whose only "definition" is one would fill the map with
  * lines that say nothing of the code.
  */
-const IMPORT_BINDING = /^\s*(?:export\s+)?(?:(?:const|let|var)\s+)?[\w$]+\s*=\s*(?:await\s+)?(?:require|import|importlib\.import_module|__import__)\s*\(/;
+const IMPORT_BINDING =
+  /^\s*(?:export\s+)?(?:(?:const|let|var)\s+)?[\w$]+\s*=\s*(?:await\s+)?(?:require|import|importlib\.import_module|__import__)\s*\(/;
 
-/** Definitions in line order, one per (name, line), imports left out, and references sorted: the same input always gives the same tags. */
-export function normaliseTags(source: FileTags["source"], definitions: Definition[], counts: Map<string, number>, lineCount: number): FileTags {
+/**
+ * Definitions in line order, one per (name, line), imports left out, and references sorted: the same input always gives
+ * the same tags.
+ */
+export function normaliseTags(
+  source: FileTags["source"],
+  definitions: Definition[],
+  counts: Map<string, number>,
+  lineCount: number,
+): FileTags {
   const seen = new Set<string>();
   const unique = definitions
     .filter((definition) => !IMPORT_BINDING.test(definition.signature))

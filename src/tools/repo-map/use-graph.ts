@@ -30,7 +30,13 @@ export interface UseGraph extends WeightedEdges {
  * longer, structured ones (`parseRetryAfter`) are specific; short ones, private ones (`_x`) and
  * names defined in many files (`run`, `get`) say little. The weight is split between a name's definers.
  */
-export function identifierWeight(name: string, definers: number, referencers: number, totalFiles: number, mentioned: boolean): number {
+export function identifierWeight(
+  name: string,
+  definers: number,
+  referencers: number,
+  totalFiles: number,
+  mentioned: boolean,
+): number {
   let weight = mentioned ? 10 : 1;
   if (name.length >= 8 && /[a-z][A-Z]|[A-Za-z]_[A-Za-z]/.test(name)) weight *= 4;
   else if (name.length <= 3) weight *= 0.3;
@@ -43,7 +49,10 @@ export function identifierWeight(name: string, definers: number, referencers: nu
 
 type FileView = Pick<RepoFile, "path" | "tags" | "large">;
 
-/** One name's edges, kept so that a changed file re-derives only the names it defines or uses. Typed arrays: the whole graph is copied out of them after each change. */
+/**
+ * One name's edges, kept so that a changed file re-derives only the names it defines or uses. Typed arrays: the whole
+ * graph is copied out of them after each change.
+ */
 interface NameEdges {
   sources: Int32Array;
   targets: Int32Array;
@@ -68,13 +77,19 @@ interface GraphIndex {
 /** The last graph: a model calls repo_map several times on one tree, and after a push few files change. */
 let last: GraphIndex | undefined;
 
-/** The use graph of these files. Patched from the last one when only a few files' tags changed; equal to a fresh build either way. */
+/**
+ * The use graph of these files. Patched from the last one when only a few files' tags changed; equal to a fresh build
+ * either way.
+ */
 export function useGraph(files: RepoFile[], mentions: Mentions): UseGraph {
   const mentioned = [...mentions.identifiers].sort().join("\0");
   const previous = last;
   const changed = previous && previous.mentioned === mentioned ? changedFiles(previous.files, files) : undefined;
   if (previous && changed && changed.length === 0) return previous.graph;
-  const index = previous && changed && changed.length <= MAX_PATCHED_FILES ? patch(previous, files, changed, mentions) : build(files, mentions, mentioned);
+  const index =
+    previous && changed && changed.length <= MAX_PATCHED_FILES
+      ? patch(previous, files, changed, mentions)
+      : build(files, mentions, mentioned);
   last = index;
   return index.graph;
 }
@@ -184,11 +199,23 @@ function patch(previous: GraphIndex, files: RepoFile[], changed: number[], menti
 }
 
 /** A name's edges: from each file using it (but not defining it) to each file defining it. */
-function nameEdges(name: string, files: RepoFile[], definers: Map<string, number[]>, users: Map<string, { files: number[]; uses: number[] }>, mentions: Mentions): NameEdges | undefined {
+function nameEdges(
+  name: string,
+  files: RepoFile[],
+  definers: Map<string, number[]>,
+  users: Map<string, { files: number[]; uses: number[] }>,
+  mentions: Mentions,
+): NameEdges | undefined {
   const targets = definers.get(name);
   const using = users.get(name);
   if (!targets || targets.length > MAX_DEFINERS || !using || using.files.length === 0) return undefined;
-  const weight = identifierWeight(name, targets.length, using.files.length, files.length, mentions.identifiers.has(name));
+  const weight = identifierWeight(
+    name,
+    targets.length,
+    using.files.length,
+    files.length,
+    mentions.identifiers.has(name),
+  );
   const sources: number[] = [];
   const ends: number[] = [];
   const weights: number[] = [];
@@ -202,7 +229,12 @@ function nameEdges(name: string, files: RepoFile[], definers: Map<string, number
       weights.push(files[to]?.large ? edgeWeight * LARGE_FILE_WEIGHT : edgeWeight);
     }
   });
-  return { sources: Int32Array.from(sources), targets: Int32Array.from(ends), weights: Float64Array.from(weights), singleDefiner: targets.length === 1 };
+  return {
+    sources: Int32Array.from(sources),
+    targets: Int32Array.from(ends),
+    weights: Float64Array.from(weights),
+    singleDefiner: targets.length === 1,
+  };
 }
 
 function flatten(names: string[], edges: Map<string, NameEdges>): { graph: UseGraph; offsets: Int32Array } {
@@ -226,13 +258,21 @@ function flatten(names: string[], edges: Map<string, NameEdges>): { graph: UseGr
  * last graph in runs (a copy per run rather than per name), the touched names' from their blocks.
  * Equal to `flatten` of the same names and edges.
  */
-function refill(previous: GraphIndex, touched: Set<string>, edges: Map<string, NameEdges>): { graph: UseGraph; offsets: Int32Array } {
+function refill(
+  previous: GraphIndex,
+  touched: Set<string>,
+  edges: Map<string, NameEdges>,
+): { graph: UseGraph; offsets: Int32Array } {
   const { names } = previous;
   const before = previous.graph;
   const starts = previous.offsets;
-  const ids = [...touched].map((name) => nameId(names, name)).filter((id) => id >= 0).sort((a, b) => a - b);
+  const ids = [...touched]
+    .map((name) => nameId(names, name))
+    .filter((id) => id >= 0)
+    .sort((a, b) => a - b);
   let count = before.count;
-  for (const id of ids) count += (edges.get(names[id] ?? "")?.sources.length ?? 0) - ((starts[id + 1] ?? 0) - (starts[id] ?? 0));
+  for (const id of ids)
+    count += (edges.get(names[id] ?? "")?.sources.length ?? 0) - ((starts[id + 1] ?? 0) - (starts[id] ?? 0));
   const graph = emptyGraph(names, count, [...before.singleDefiner]);
   const offsets = new Int32Array(names.length + 1);
   let at = 0;
@@ -262,7 +302,15 @@ function refill(previous: GraphIndex, touched: Set<string>, edges: Map<string, N
 }
 
 function emptyGraph(names: string[], count: number, singleDefiner: boolean[]): UseGraph {
-  return { sources: new Int32Array(count), targets: new Int32Array(count), weights: new Float64Array(count), nameIds: new Int32Array(count), names, singleDefiner, count };
+  return {
+    sources: new Int32Array(count),
+    targets: new Int32Array(count),
+    weights: new Float64Array(count),
+    nameIds: new Int32Array(count),
+    names,
+    singleDefiner,
+    count,
+  };
 }
 
 /** Writes a name's edges into the graph's arrays at `at`; returns where the next name's start. */

@@ -36,16 +36,24 @@ async function bundleMapScript(dir: string): Promise<string> {
 describe("repo_map inside a single-file bundle like the Action's", () => {
   it("without the parser worker and grammars beside it, outlines by regular expressions and says so", async () => {
     const outfile = await bundleMapScript(path.join(base, "bare"));
-    const repo = await commitRepo(path.join(base, "repo"), { "src/util.ts": "export function sleep(ms: number) {\n  return ms;\n}\n" });
+    const repo = await commitRepo(path.join(base, "repo"), {
+      "src/util.ts": "export function sleep(ms: number) {\n  return ms;\n}\n",
+    });
 
     const map = execFileSync(process.execPath, [outfile, repo], { encoding: "utf8" });
-    expect(map).toContain("Parsers are not available here: every file is outlined by regular expressions (regex outline)");
+    expect(map).toContain(
+      "Parsers are not available here: every file is outlined by regular expressions (regex outline)",
+    );
     expect(headerOf(map, "src/util.ts")).toBe("src/util.ts (regex outline)");
     expect(map).toContain("   1│export function sleep(ms: number) {");
   }, 60_000);
 
   it("with the parser worker and the gzipped grammars the build writes beside it, parses every listed language", async () => {
-    expect([...GRAMMAR_FILES].sort()).toEqual(Object.values(PARSED_LANGUAGES).map((language) => language.grammar).sort());
+    expect([...GRAMMAR_FILES].sort()).toEqual(
+      Object.values(PARSED_LANGUAGES)
+        .map((language) => language.grammar)
+        .sort(),
+    );
     const dir = path.join(base, "full");
     const outfile = await bundleMapScript(dir);
     await writeRepoMapAssets(dir);

@@ -49,7 +49,10 @@ describe("repo_map's tag cache", () => {
       const map = await buildRepoMap(repo, { focus, tokens: 512 });
       expect(filesInOrder(map.text)[0]).toBe(`src/${focus}.ts`);
     }
-    const thread = await buildRepoMap(repo, { tokens: 512, mentions: { identifiers: new Set(["run_tool"]), paths: new Set() } });
+    const thread = await buildRepoMap(repo, {
+      tokens: 512,
+      mentions: { identifiers: new Set(["run_tool"]), paths: new Set() },
+    });
     expect(filesInOrder(thread.text)[0]).toBe("scripts/tool.py");
     expect(filesInOrder((await buildRepoMap(repo, { tokens: 512 })).text)[0]).toBe("src/shared.ts");
   });
@@ -86,17 +89,30 @@ describe("repo_map's tag cache", () => {
     await cold({ tokens: 1024 });
     const changes: Array<[string, string]> = [
       // A new definition others could use, and a new use of an existing one.
-      ["src/part3.ts", 'import { shared, part4 } from "./shared";\nexport function part3() {\n  return shared(part4());\n}\nexport function freshHelper() {\n  return 3;\n}\n'],
+      [
+        "src/part3.ts",
+        'import { shared, part4 } from "./shared";\nexport function part3() {\n  return shared(part4());\n}\nexport function freshHelper() {\n  return 3;\n}\n',
+      ],
       // The same file again: git lists the tree the same way, only the content differs.
-      ["src/part3.ts", 'import { freshHelper } from "./part9";\nexport function part3Again() {\n  return freshHelper();\n}\n'],
+      [
+        "src/part3.ts",
+        'import { freshHelper } from "./part9";\nexport function part3Again() {\n  return freshHelper();\n}\n',
+      ],
       // The file everything uses: every edge into it changes.
-      ["src/shared.ts", "export function shared(n: number): number {\n  return n + 1;\n}\nexport function part4(): number {\n  return 4;\n}\n"],
+      [
+        "src/shared.ts",
+        "export function shared(n: number): number {\n  return n + 1;\n}\nexport function part4(): number {\n  return 4;\n}\n",
+      ],
       // A file that stops defining what others use.
       ["src/part9.ts", "export const nothingHere = 0;\n"],
     ];
     for (const [file, content] of changes) {
       await write(repo, file, content);
-      for (const options of [{ tokens: 1024 }, { tokens: 512, focus: "freshHelper" }, { tokens: 512, mentions: { identifiers: new Set(["part4"]), paths: new Set(["src/part9.ts"]) } }]) {
+      for (const options of [
+        { tokens: 1024 },
+        { tokens: 512, focus: "freshHelper" },
+        { tokens: 512, mentions: { identifiers: new Set(["part4"]), paths: new Set(["src/part9.ts"]) } },
+      ]) {
         const warm = await buildRepoMap(repo, options);
         expect(warm.parsed).toBeLessThanOrEqual(1);
         expect(warm.text, `${file}: ${JSON.stringify(options)}`).toBe(await cold(options));

@@ -13,8 +13,12 @@ let cacheDir: string;
 
 beforeAll(async () => {
   base = await fs.mkdtemp(path.join(os.tmpdir(), "bp-map-disk-"));
-  const files: Record<string, string> = { "src/shared.ts": "export function shared(n: number): number {\n  return n;\n}\n" };
-  for (let i = 0; i < 40; i++) files[`src/part${i}.ts`] = `import { shared } from "./shared";\nexport function part${i}() {\n  return shared(${i});\n}\n`;
+  const files: Record<string, string> = {
+    "src/shared.ts": "export function shared(n: number): number {\n  return n;\n}\n",
+  };
+  for (let i = 0; i < 40; i++)
+    files[`src/part${i}.ts`] =
+      `import { shared } from "./shared";\nexport function part${i}() {\n  return shared(${i});\n}\n`;
   files["lib/tool.py"] = "def run_tool():\n    return 1\n";
   repo = await commitRepo(path.join(base, "repo"), files);
   cacheDir = path.join(base, "mirrors", "repo.repo-map");
@@ -59,7 +63,9 @@ describe("repo_map's tags on disk", () => {
     await fs.writeFile(blocked, "a file where the cache directory would be");
     clearTagCache();
     const map = await buildRepoMap(repo, { tagCacheDir: path.join(blocked, "cache") });
-    expect(map.text).toMatch(/^The parsed tags could not be saved for the next process \(.+\); this map is complete\.$/m);
+    expect(map.text).toMatch(
+      /^The parsed tags could not be saved for the next process \(.+\); this map is complete\.$/m,
+    );
     expect(map.text).toMatch(/^src\/shared\.ts$/m);
   }, 60_000);
 });

@@ -3,7 +3,10 @@ import { promises as fs } from "node:fs";
 import path from "node:path";
 
 export function git(dir: string, ...args: string[]): string {
-  return execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], { cwd: dir, encoding: "utf8" });
+  return execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], {
+    cwd: dir,
+    encoding: "utf8",
+  });
 }
 
 export async function write(dir: string, file: string, content: string | Buffer): Promise<void> {
@@ -23,8 +26,12 @@ export async function commitRepo(dir: string, files: Record<string, string>): Pr
 
 /** `src/shared.ts` and `parts` files `src/part<i>.ts` that each use it: a tree with one hub and many leaves. */
 export function sharedAndParts(parts: number): Record<string, string> {
-  const files: Record<string, string> = { "src/shared.ts": "export function shared(n: number): number {\n  return n;\n}\n" };
-  for (let i = 0; i < parts; i++) files[`src/part${i}.ts`] = `import { shared } from "./shared";\nexport function part${i}() {\n  return shared(${i});\n}\n`;
+  const files: Record<string, string> = {
+    "src/shared.ts": "export function shared(n: number): number {\n  return n;\n}\n",
+  };
+  for (let i = 0; i < parts; i++)
+    files[`src/part${i}.ts`] =
+      `import { shared } from "./shared";\nexport function part${i}() {\n  return shared(${i});\n}\n`;
   return files;
 }
 

@@ -14,7 +14,11 @@ beforeAll(async () => {
   base = await fs.mkdtemp(path.join(os.tmpdir(), "bp-map-read-"));
   root = path.join(base, "repo");
   await write(root, "src/app.ts", "export const app = 1;\n");
-  await write(root, "src/huge.ts", `${"// padding\n".repeat(Math.ceil((MAX_FILE_BYTES + 4096) / 11))}// the last line\n`);
+  await write(
+    root,
+    "src/huge.ts",
+    `${"// padding\n".repeat(Math.ceil((MAX_FILE_BYTES + 4096) / 11))}// the last line\n`,
+  );
   await write(root, "assets/logo.png", Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0]));
   await write(base, "outside/secret.ts", "export const secret = 1;\n");
   // A folder swapped for a link out of the workspace after checkout, and a file linked likewise.
@@ -60,8 +64,14 @@ describe("repo_map's reader of file heads", () => {
 
   it("marks what the worktree kept from being read as the worktree's, not the blob's (never cached), and binary as the blob's", async () => {
     const reader = new HeadReader(root);
-    expect(await outlineFile(reader, { path: "src/gone.ts" }, undefined)).toEqual({ note: "deleted in the working tree", worktree: true });
-    expect(await outlineFile(reader, { path: "linked/secret.ts" }, undefined)).toEqual({ note: "not read: it leads outside the repository", worktree: true });
+    expect(await outlineFile(reader, { path: "src/gone.ts" }, undefined)).toEqual({
+      note: "deleted in the working tree",
+      worktree: true,
+    });
+    expect(await outlineFile(reader, { path: "linked/secret.ts" }, undefined)).toEqual({
+      note: "not read: it leads outside the repository",
+      worktree: true,
+    });
     expect(await outlineFile(reader, { path: "src/pipe.ts" }, undefined)).toEqual({ worktree: true });
     expect(await outlineFile(reader, { path: "assets/logo.png" }, undefined)).toEqual({ note: "binary" });
     expect((await outlineFile(reader, { path: "src/app.ts" }, undefined)).worktree).toBeUndefined();

@@ -17,7 +17,10 @@ function random(seed: number): () => number {
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
 const HEAD = ["Repository map: a test tree.", "A second line of notes."];
 
-/** Files with definitions on random lines (some sharing a line, some on the first or last line), some without any, some with notes. */
+/**
+ * Files with definitions on random lines (some sharing a line, some on the first or last line), some without any, some
+ * with notes.
+ */
 function randomTree(next: () => number): { files: RepoFile[]; items: RankedItem[] } {
   const files: RepoFile[] = [];
   const items: RankedItem[] = [];
@@ -27,9 +30,17 @@ function randomTree(next: () => number): { files: RepoFile[]; items: RankedItem[
     const count = next() < 0.2 ? 0 : 1 + Math.floor(next() * 8);
     for (let d = 0; d < count; d++) {
       const line = next() < 0.15 ? lineCount : 1 + Math.floor(next() * lineCount);
-      definitions.push({ name: `name${index}x${d}`, kind: "function", line, signature: `export function name${index}x${d}(value: number): string {` });
+      definitions.push({
+        name: `name${index}x${d}`,
+        kind: "function",
+        line,
+        signature: `export function name${index}x${d}(value: number): string {`,
+      });
     }
-    const file: RepoFile = { path: `src/dir${index % 5}/file${index}.ts`, tags: normaliseTags("parser", definitions, new Map(), lineCount) };
+    const file: RepoFile = {
+      path: `src/dir${index % 5}/file${index}.ts`,
+      tags: normaliseTags("parser", definitions, new Map(), lineCount),
+    };
     if (next() < 0.1) file.note = "300 KB; outlined from the first 64 KB";
     files.push(file);
   }
@@ -44,7 +55,8 @@ function randomTree(next: () => number): { files: RepoFile[]; items: RankedItem[
 }
 
 /** The map of exactly the first `count` items, rendered whole (a budget they all fit in). */
-const mapOf = (files: RepoFile[], items: RankedItem[], count: number) => fitToBudget(files, items.slice(0, count), HEAD, 16_384).text;
+const mapOf = (files: RepoFile[], items: RankedItem[], count: number) =>
+  fitToBudget(files, items.slice(0, count), HEAD, 16_384).text;
 /** The per-line estimate the budget search is defined by: each line with its newline, counted alone. */
 const estimateOf = (text: string) => text.split("\n").reduce((sum, line) => sum + countTokens(`${line}\n`, AS_TEXT), 0);
 

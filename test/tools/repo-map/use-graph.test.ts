@@ -14,10 +14,28 @@ function random(seed: number): () => number {
   };
 }
 
-const NAMES = ["parseRetryAfter", "run", "get", "_private", "shared", "buildMap", "RepoFile", "x", "tokenCount", "renderLines", "Query", "load"];
+const NAMES = [
+  "parseRetryAfter",
+  "run",
+  "get",
+  "_private",
+  "shared",
+  "buildMap",
+  "RepoFile",
+  "x",
+  "tokenCount",
+  "renderLines",
+  "Query",
+  "load",
+];
 
 function randomFile(path: string, next: () => number): RepoFile {
-  const definitions = NAMES.filter(() => next() < 0.15).map((name, index) => ({ name, kind: "function", line: index + 1, signature: `function ${name}() {` }));
+  const definitions = NAMES.filter(() => next() < 0.15).map((name, index) => ({
+    name,
+    kind: "function",
+    line: index + 1,
+    signature: `function ${name}() {`,
+  }));
   const counts = new Map<string, number>();
   for (const name of NAMES) if (next() < 0.3) counts.set(name, 1 + Math.floor(next() * 4));
   const file: RepoFile = { path, tags: normaliseTags("parser", definitions, counts, 40) };
