@@ -5,7 +5,7 @@ import { createOctokitPort } from "../github/octokit-port.js";
 import { installationOctokit } from "../github/installation-octokit.js";
 import { ownCommentMatcher } from "../github/own-comment.js";
 import type { JobBackend } from "../jobs/backend.js";
-import { EmbeddedBackend } from "../jobs/embedded.js";
+import { LocalJobs } from "../jobs/local-jobs.js";
 import { ForkedRedisWorker } from "../jobs/forked-redis-worker.js";
 import { LocalWorkerBackend, withoutIntakeSecrets } from "../jobs/local-worker.js";
 import type { JobMetrics } from "../jobs/metrics.js";
@@ -59,9 +59,9 @@ function queueWorkerEnvironment(): NodeJS.ProcessEnv {
 }
 
 /** One process: the worker uses Probot's installation Octokits, one budget each for acknowledgements, quick answers and jobs. */
-function inProcessBackend(app: Probot, env: BlueprintEnv, deps: WorkflowDeps, metrics: JobMetrics): EmbeddedBackend {
+function inProcessBackend(app: Probot, env: BlueprintEnv, deps: WorkflowDeps, metrics: JobMetrics): LocalJobs {
   const isOwnComment = ownCommentMatcher({ appId: env.APP_ID, botLogin: env.BLUEPRINT_BOT_NAME });
-  return new EmbeddedBackend({
+  return new LocalJobs({
     deps,
     concurrency: env.BLUEPRINT_CONCURRENCY,
     metrics,

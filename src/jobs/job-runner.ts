@@ -1,10 +1,11 @@
-import { fresherThan, type JobToken, type RenewToken } from "../credentials/index.js";
+import type { JobToken, RenewToken } from "../credentials/index.js";
 import type { Logger } from "../shared/logger.js";
 import { HandOver, handedOver } from "../shared/hand-over.js";
 import type { Job, Removal } from "./job.js";
 import type { JobTelemetry } from "./metrics.js";
 import { fromJobRunnerSchema, type FromJobRunner, type ToJobRunner } from "./protocol.js";
 import { SupervisedChild } from "./supervised-child.js";
+import { answerTokenRequest } from "./token-relay.js";
 
 export interface JobRunnerOptions {
   /** The compiled runner entry (lib/job-runner.js). */
@@ -118,21 +119,13 @@ export class JobRunner {
   }
 
   /**
-   * The runner asks (question `question`) for a fresh token for the job of `deliveryId`: it gets one, or
-   * null (it then works on with the one it has). Only for a job it runs, with the renewal it came with.
+   * The runner asks (question `question`) for a fresh token for the job of `deliveryId`: only for a
+   * job it runs, with the renewal it came with; kept for a fresh runner taking the job over.
    */
   private async renew(deliveryId: string, question: number): Promise<void> {
     const pending = this.runner.trackedWhere((run) => run.job.deliveryId === deliveryId);
-    const fresh = await (pending?.renew?.() ?? Promise.resolve(null)).catch((error: unknown) => {
-      this.options.log.warn({ err: error, deliveryId }, "could not get a fresh token for a running job");
-      return null;
-    });
-    // Kept for a fresh runner taking the job over, if it is fresher than the one the job has.
-    if (pending && fresh && fresherThan(fresh, pending.token)) {
-      pending.token = fresh;
-      this.options.log.info({ deliveryId }, "a running job's token was about to expire: its job runner has a fresh one");
-    }
-    this.runner.send({ type: "token", id: question, deliveryId, token: fresh });
+    const renewed = "a running job's token was about to expire: its job runner has a fresh one";
+    await answerTokenRequest({ id: question, deliveryId }, pending, async () => (await pending?.renew?.()) ?? null, (answer) => this.runner.send(answer), this.options.log, renewed);
   }
 
   private abort(id: number, signal: AbortSignal): void {

@@ -4,7 +4,7 @@ import { sealToken, type JobTokenSource, type Sealer } from "../credentials/inde
 import type { Logger } from "../shared/logger.js";
 import type { Job } from "./job.js";
 import { bullId, claimedDeliveryId, JOB_OPTIONS, signWire, TRIAGE_QUEUE, verifiedWire, wireSchema } from "./job-wire.js";
-import type { RedisLanes } from "./redis-lanes.js";
+import type { RedisStore } from "./store/redis.js";
 
 /** Accepted webhooks waiting for their token: only processes that hold the App's key (intakes) work this queue. */
 const MINT_QUEUE = "blueprint-mint";
@@ -23,7 +23,7 @@ const HANDED_ON_AT_ONCE = 3;
 const LAST_PRIORITY = 2 ** 21;
 
 /**
- * Triage takes the installations' commands in turns (redis-lanes.ts's `claim`): every installation's
+ * Triage takes the installations' commands in turns (the Redis store's `claim`): every installation's
  * first pending command before any installation's second, so one busy installation's 👀 never wait
  * behind another's; an installation's own commands keep their order (their turns only grow). BullMQ
  * runs a job with no priority before any with one: every triage job has one.
@@ -32,8 +32,7 @@ const priorityOf = (turn: number) => Math.min(Math.max(1, Math.floor(turn)), LAS
 
 export interface MintingOptions {
   connection: Redis;
-  lanes: RedisLanes;
-  triage: Queue;
+  store: RedisStore;
   sealer: Sealer;
   log: Logger;
   tokens: JobTokenSource;
@@ -101,10 +100,10 @@ export class Minting {
 
   /** The job with its token sealed in, on the workers' triage queue in its installation's turn. */
   private async handOn(job: Job, keys: string[], turn: number): Promise<void> {
-    const { sealer, triage } = this.options;
+    const { sealer, store } = this.options;
     const token = await this.options.tokens.forJob(job);
     const id = bullId("t", job.deliveryId);
-    await triage.add(job.kind, signWire(sealer, { queue: TRIAGE_QUEUE, id }, { job, keys, sealedToken: sealToken(sealer, token, job) }), { ...JOB_OPTIONS, jobId: id, priority: priorityOf(turn) });
+    await store.triageQueue.add(job.kind, signWire(sealer, { queue: TRIAGE_QUEUE, id }, { job, keys, sealedToken: sealToken(sealer, token, job) }), { ...JOB_OPTIONS, jobId: id, priority: priorityOf(turn) });
   }
 
   /** A queued copy: its intake did not hand it on. Its turn is its priority. */
@@ -129,7 +128,7 @@ export class Minting {
     if (error instanceof UnrecoverableError) return;
     const parsed = wireSchema.safeParse(bullJob.data);
     this.options.log.error({ err: error, deliveryId: parsed.success ? parsed.data.job.deliveryId : bullJob.id }, "could not get an installation token for a job");
-    if (parsed.success) void forgetClaim(this.options.lanes, this.options.log, parsed.data.keys, parsed.data.job);
+    if (parsed.success) void forgetClaim(this.options.store, this.options.log, parsed.data.keys, parsed.data.job);
   }
 }
 
@@ -137,8 +136,8 @@ export class Minting {
  * Forgets a delivery's claim and its place among its installation's pending commands; if Redis will
  * not, GitHub's redelivery of it is taken for a duplicate until the claim expires: logged.
  */
-export async function forgetClaim(lanes: RedisLanes, log: Logger, keys: readonly string[], job: Pick<Job, "deliveryId" | "installationId">): Promise<void> {
-  await Promise.all([lanes.release(keys), lanes.settle(job.installationId)]).catch((error: unknown) =>
+export async function forgetClaim(store: RedisStore, log: Logger, keys: readonly string[], job: Pick<Job, "deliveryId" | "installationId">): Promise<void> {
+  await Promise.all([store.release(keys), store.triaged(job.installationId)]).catch((error: unknown) =>
     log.warn({ err: error, deliveryId: job.deliveryId }, "could not forget a delivery's claim in Redis; a redelivery of it may be taken for a duplicate"),
   );
 }

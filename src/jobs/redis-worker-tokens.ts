@@ -1,9 +1,16 @@
 import { DelayedError, UnrecoverableError, WaitingError, type Job as BullJob } from "bullmq";
-import { openToken, QUEUE_LIFE_MS, renewingToken, type JobToken, type RenewToken } from "../credentials/index.js";
+import { openToken, QUEUE_LIFE_MS, renewingToken, type JobToken, type RenewToken, type Sealer } from "../credentials/index.js";
+import { RefreshRefused, TokenUnavailable, type TokenRefresher } from "../credentials/redis.js";
+import type { Logger as WorkerLog } from "../shared/logger.js";
 import type { TokenGetter } from "../shared/token-getter.js";
-import { RefreshRefused, TokenUnavailable } from "../credentials/redis.js";
 import { claimedDeliveryId, verifiedWire, withoutToken, type Wire, type WirePlace } from "./job-wire.js";
-import type { TokenKeeper, WorkerLog } from "./redis-worker-context.js";
+
+/** What a queue worker needs to read a job's token from Redis and have it renewed by the intakes. */
+export interface TokenKeeper {
+  log: WorkerLog;
+  sealer: Sealer;
+  refresher: TokenRefresher;
+}
 
 /** A job with no fresh token yet (no intake answered) looks again this soon, and is given up after QUEUE_LIFE_MS in the queue. */
 const TOKEN_RETRY_MS = 30_000;

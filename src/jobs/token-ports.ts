@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import { tokenPorts as portsFromToken, type SharedGates, type TokenPorts } from "../github/token-port.js";
-import type { Logger } from "../workflow/deps.js";
+import type { Logger } from "../shared/logger.js";
 
 type PortsEnv = Parameters<typeof portsFromToken>[0] & { REDIS_URL?: string | undefined };
 

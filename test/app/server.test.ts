@@ -46,7 +46,7 @@ it("serves signed webhooks and /healthz over HTTP, and rejects a bad signature",
 
   const health = await fetch(`${base}/healthz`);
   expect(health.status).toBe(200);
-  expect(await health.json()).toMatchObject({ status: "ok", queue: { backend: "embedded", waiting: 0, running: 0, workers: 1 } });
+  expect(await health.json()).toMatchObject({ status: "ok", queue: { backend: "local", waiting: 0, running: 0, workers: 1 } });
 
   const body = JSON.stringify(commentPayload({ body: "/help", cloneUrl: "file:///nowhere" }));
   const send = (signature: string) =>

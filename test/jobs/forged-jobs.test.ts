@@ -7,7 +7,7 @@ import { tokenPorts } from "../../src/jobs/token-ports.js";
 import type { Job } from "../../src/jobs/job.js";
 import { JobMetrics } from "../../src/jobs/metrics.js";
 import { startRedisWorkers } from "../../src/jobs/redis-worker.js";
-import { RedisLanes } from "../../src/jobs/redis-lanes.js";
+import { RedisStore } from "../../src/jobs/store/redis.js";
 import { openToken, Sealer } from "../../src/credentials/index.js";
 import { createWorkflowDeps } from "../../src/workflow/create-deps.js";
 import { TRIAGE_QUEUE, verifiedWire, WORK_QUEUE } from "../../src/jobs/job-wire.js";
@@ -237,8 +237,9 @@ describe("what a job keeps in Redis once it has run", () => {
 
     // A signed job that fails as it runs: its /build comment is not on GitHub.
     const build = buildJob("d-fails", { commentId: 424242 });
-    await work.add("build", signedWire(WORK_QUEUE, "w-d-fails", build), { jobId: "w-d-fails" });
-    await new RedisLanes(connection).wait("Codertocat/Hello-World#1", "w-d-fails");
+    const store = new RedisStore({ connection, sealer, concurrency: 2 });
+    closers.push(() => store.close());
+    await store.enqueueWork(build, { keys: [], sealedToken: sealedFor(build) });
     const failed = await finished(work, "w-d-fails");
     expect(await failed.getState()).toBe("failed");
 

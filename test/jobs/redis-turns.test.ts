@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { JobToken, JobTokenSource } from "../../src/credentials/index.js";
 import type { Job } from "../../src/jobs/job.js";
 import { TRIAGE_QUEUE, verifiedWire } from "../../src/jobs/job-wire.js";
-import { RedisLanes } from "../../src/jobs/redis-lanes.js";
+import { RedisStore } from "../../src/jobs/store/redis.js";
 import { Minting } from "../../src/jobs/redis-mint.js";
 import { INSTALLATION_TOKEN } from "../helpers/github-double.js";
 import { eventually, planJob, recordingLog, sealer } from "../helpers/redis-jobs.js";
@@ -22,12 +22,12 @@ const command = (deliveryId: string, installationId: number): Job => planJob(del
 /** An intake's minting on the test Redis; `tokens` mints every job's token unless the test says otherwise. */
 function minting(tokens: JobTokenSource = { forJob: async () => token }, fallbackMs?: number) {
   const log = recordingLog();
-  const lanes = new RedisLanes(redis.connection);
-  const minting = new Minting({ connection: redis.connection, lanes, triage: redis.queue(TRIAGE_QUEUE), sealer, log, tokens, lockMs: 30_000, ...(fallbackMs === undefined ? {} : { fallbackMs }) });
-  redis.closers.push(() => minting.close());
+  const lanes = new RedisStore({ connection: redis.connection, sealer, concurrency: 1 });
+  const minting = new Minting({ connection: redis.connection, store: lanes, sealer, log, tokens, lockMs: 30_000, ...(fallbackMs === undefined ? {} : { fallbackMs }) });
+  redis.closers.push(() => lanes.close(), () => minting.close());
   /** What `submit` does: the claim, then the accepted webhook queued and handed on. */
   const accept = async (job: Job) => {
-    const claim = await lanes.claim([`delivery:${job.deliveryId}`], job.deliveryId, job.installationId);
+    const claim = await lanes.claim([`delivery:${job.deliveryId}`], job);
     if (!claim) return null;
     await minting.accept(job, [`delivery:${job.deliveryId}`], claim.turn);
     return claim.turn;
@@ -54,12 +54,12 @@ describe("an installation's turn", () => {
     expect(await accept(command("a-3", 1))).toBe(3);
 
     // a-1 triaged: a-2 and a-3 still wait, so the next command goes after them.
-    await lanes.settle(1);
+    await lanes.triaged(1);
     expect(await accept(command("a-4", 1))).toBe(4);
-    for (let n = 0; n < 3; n++) await lanes.settle(1);
+    for (let n = 0; n < 3; n++) await lanes.triaged(1);
     expect(await accept(command("a-5", 1))).toBe(1);
     // Settling more than was claimed never makes a count below zero: the next is still first.
-    for (let n = 0; n < 3; n++) await lanes.settle(1);
+    for (let n = 0; n < 3; n++) await lanes.triaged(1);
     expect(await accept(command("a-6", 1))).toBe(1);
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadEnv } from "../../src/config/env.js";
-import { EmbeddedBackend } from "../../src/jobs/embedded.js";
+import { LocalJobs } from "../../src/jobs/local-jobs.js";
 import { commandJob } from "../../src/jobs/from-webhook.js";
 import type { Job } from "../../src/jobs/job.js";
 import { JobMetrics } from "../../src/jobs/metrics.js";
@@ -63,7 +63,7 @@ describe("triage in a burst", () => {
         reactToComment: async (commentId: number) => void events.push(`👀 ${installation}/${commentId}`),
         postComment: async () => ({ id: 1, url: "" }),
       }) as unknown as ThreadPort;
-    const backend = new EmbeddedBackend({
+    const backend = new LocalJobs({
       deps: createWorkflowDeps(env, quiet),
       portsFor: async (job) => {
         const port = portFor(job.installationId);
@@ -113,7 +113,7 @@ describe("a thread's commands reach its lane in arrival order", () => {
       info: async () => ({ title: "t", body: "", author: "ann", state: "open", isPullRequest: false, labels: [] }),
     } as unknown as ThreadPort;
     const aborted: string[] = [];
-    const backend = new EmbeddedBackend({
+    const backend = new LocalJobs({
       deps: createWorkflowDeps(env, quiet),
       portsFor: async () => ({ ack: port, reply: port, work: port }),
       concurrency: 2,

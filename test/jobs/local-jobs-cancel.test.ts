@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadEnv } from "../../src/config/env.js";
 import { createOctokitPort, type PortOctokit } from "../../src/github/octokit-port.js";
 import { MARKER_PREFIX } from "../../src/github/state-marker.js";
-import { EmbeddedBackend } from "../../src/jobs/embedded.js";
+import { LocalJobs } from "../../src/jobs/local-jobs.js";
 import { commandJob } from "../../src/jobs/from-webhook.js";
 import type { Job } from "../../src/jobs/job.js";
 import { JobMetrics } from "../../src/jobs/metrics.js";
@@ -37,7 +37,7 @@ async function until(what: string, ready: () => boolean): Promise<void> {
   }
 }
 
-describe("the embedded queue's account of unfinished jobs", () => {
+describe("the local worker's account of unfinished jobs", () => {
   it("counts a running job stopped with /cancel as finished at once, not when it reaches its safe point", async () => {
     const github = githubDouble({ permissions: { maintainer: "write" } });
     const repo = createBareRepo({ "README.md": "# Hello\n" });
@@ -52,7 +52,7 @@ describe("the embedded queue's account of unfinished jobs", () => {
     const settled: string[] = [];
     const stopping: string[] = [];
     let finishWork = () => {};
-    const backend = new EmbeddedBackend({
+    const backend = new LocalJobs({
       deps: createWorkflowDeps(env, quiet),
       portsFor: async () => ({ ack: port, reply: port, work: port }),
       concurrency: 2,
