@@ -3,7 +3,7 @@ import { PermissionUnknown, type JobPorts } from "../workflow/run-job.js";
 import type { JobBackend, QueueStats } from "./backend.js";
 import type { Accepted } from "./from-webhook.js";
 import { jobLabel, threadOf, type Job, type Removal } from "./job.js";
-import type { JobMetrics } from "./metrics.js";
+import { telemetryFor, type JobMetrics } from "./metrics.js";
 import { JobRuntime } from "./runtime.js";
 import { MemoryStore } from "./store/memory.js";
 import { Turns, type Turn } from "./turns.js";
@@ -63,7 +63,8 @@ export class LocalJobs implements JobBackend {
     // Dropped while waiting, or told to stop while running: finished as far as a takeover goes —
     // should this worker die before the job reaches its safe point, the next one must not resume it.
     this.store = new MemoryStore({ concurrency: options.concurrency, work: (job, _carried, controller) => this.work(job, controller).finally(() => settled(job)), onCancel: settled });
-    this.runtime = new JobRuntime(this.store, options.metrics, options.deps);
+    // The engine reports model tokens and step durations through `telemetry`, for /metrics.
+    this.runtime = new JobRuntime(this.store, options.metrics, { ...options.deps, telemetry: options.deps.telemetry ?? telemetryFor(options.metrics) });
     this.turns = new Turns(options.triageTurnMs);
     // Lane work in this process: trees an earlier process left go, and the work directory's bound is checked, before the first job.
     this.tidying = options.runWork ? Promise.resolve() : options.deps.workdir?.start();

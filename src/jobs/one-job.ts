@@ -3,7 +3,6 @@ import type { WorkflowDeps } from "../workflow/deps.js";
 import type { ThreadPort } from "../workflow/ports.js";
 import { PermissionUnknown } from "../workflow/run-job.js";
 import type { Job } from "./job.js";
-import { JobMetrics } from "./metrics.js";
 import { JobRuntime } from "./runtime.js";
 import { MemoryStore } from "./store/memory.js";
 
@@ -38,7 +37,7 @@ export async function runOneJob(engine: WorkflowDeps, thread: ThreadPort, job: J
     // One token, one process: the acknowledgement and the work share a budget.
     const ports = { ack: port, reply: port, work: port };
     const store: MemoryStore = new MemoryStore({ concurrency: 1, work: (queued, _carried, controller) => runtime.work(queued.deliveryId, queued, controller, { ports: async () => ports }) });
-    const runtime = new JobRuntime(store, new JobMetrics({ processMetrics: false }), deps);
+    const runtime = new JobRuntime(store, null, deps);
     onInterrupt?.((reason) => store.stopAll(reason));
     const { error } = await runtime.triage(job, { keys: [] }, ports);
     // No redelivery will come to a single run: GitHub's own answer is the error to report.

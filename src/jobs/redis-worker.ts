@@ -10,7 +10,7 @@ import { reportFailedJob, type JobPorts } from "../workflow/run-job.js";
 import type { QueueStats } from "./backend.js";
 import { jobLabel, threadOf, type Job, type Removal } from "./job.js";
 import { TRIAGE_QUEUE, verifiedRemoval, WORK_QUEUE } from "./job-wire.js";
-import type { JobMetrics } from "./metrics.js";
+import { telemetryFor, type JobMetrics } from "./metrics.js";
 import { JobRuntime } from "./runtime.js";
 import { RedisStore, type HeldThread } from "./store/redis.js";
 import { dropToken, droppingToken, heldToken, liveToken, withFreshToken, type Ready, type Running, type TokenKeeper } from "./redis-worker-tokens.js";
@@ -74,7 +74,8 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
   const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   const subscriber = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   const store = new RedisStore({ connection, sealer, concurrency });
-  const runtime = new JobRuntime(store, options.metrics, options.deps);
+  // The engine reports model tokens and step durations through `telemetry`, for /metrics.
+  const runtime = new JobRuntime(store, options.metrics, { ...options.deps, telemetry: telemetryFor(options.metrics) });
   const { log } = runtime.deps;
   const refresher = await TokenRefresher.start(options.redisUrl, connection, sealer);
   // A /cancel on any intake or worker reaches the worker running the job; an uninstall reaches every worker.

@@ -2,7 +2,7 @@ import { HandOver, handedOver, handOverTaken } from "../shared/hand-over.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
 import { PermissionUnknown, reportFailedJob, triageJob, workerPorts, workJob, type JobPorts, type ThreadLanes } from "../workflow/run-job.js";
 import { removalCovers, REMOVED_REASON, type Job, type Removal } from "./job.js";
-import { telemetryFor, type JobMetrics } from "./metrics.js";
+import type { JobMetrics } from "./metrics.js";
 import { PermissionCache } from "./permission-cache.js";
 import type { Carried, JobStore } from "./store/index.js";
 import type { Turn } from "./turns.js";
@@ -30,20 +30,17 @@ export interface TriageOrder {
  * between them is the store (memory or Redis) and how a job reaches triage and its turn.
  */
 export class JobRuntime {
-  readonly deps: WorkflowDeps;
   private readonly permissions = new PermissionCache();
   /** Lane work running here, by id: a removal, a `/cancel` heard from elsewhere, or a hand-over stops it. */
   private readonly running = new Map<string, { job: Job; controller: AbortController }>();
   private handingOver = false;
 
+  /** `metrics`: this process's, for /metrics (none for the Action and the CLI, which serve none: prom-client stays out of their bundle). */
   constructor(
     readonly store: JobStore,
-    private readonly metrics: JobMetrics,
-    deps: WorkflowDeps,
-  ) {
-    // The engine reports model tokens and step durations through `telemetry`, for /metrics.
-    this.deps = { ...deps, telemetry: deps.telemetry ?? telemetryFor(metrics) };
-  }
+    private readonly metrics: JobMetrics | null,
+    readonly deps: WorkflowDeps,
+  ) {}
 
   get runningCount(): number {
     return this.running.size;
@@ -56,7 +53,7 @@ export class JobRuntime {
    */
   async triage(job: Job, carried: Carried, raw: JobPorts, order: TriageOrder = {}): Promise<{ queued: boolean; error?: unknown }> {
     const { deps, store } = this;
-    this.metrics.queueWaitSeconds.observe({ phase: "triage" }, (Date.now() - job.receivedAt) / 1000);
+    this.metrics?.queueWaitSeconds.observe({ phase: "triage" }, (Date.now() - job.receivedAt) / 1000);
     let queued = false;
     const afterEarlier = <T>(then: () => Promise<T>) => (order.after ?? Promise.resolve()).then(then);
     const lanes: ThreadLanes = {
@@ -90,7 +87,7 @@ export class JobRuntime {
     if (this.handingOver) controller.abort(new HandOver());
     try {
       if (await this.store.removed(job)) {
-        metrics.jobs.inc({ kind: job.kind, outcome: "dropped" });
+        metrics?.jobs.inc({ kind: job.kind, outcome: "dropped" });
         return;
       }
       const signal = controller.signal;
@@ -98,8 +95,9 @@ export class JobRuntime {
       if (access.confirm) await access.confirm(await port());
       // A job that starts as its worker stops goes straight back.
       if (handedOver(signal)) return;
-      await metrics.time(job.kind, async () => {
-        metrics.queueWaitSeconds.observe({ phase: "work" }, (Date.now() - job.receivedAt) / 1000);
+      const timed = metrics ? metrics.time.bind(metrics) : async (_kind: string, run: () => Promise<unknown>) => void (await run());
+      await timed(job.kind, async () => {
+        metrics?.queueWaitSeconds.observe({ phase: "work" }, (Date.now() - job.receivedAt) / 1000);
         if (!access.run) await workJob(this.deps, await port(), job, signal);
         else {
           await access.run(signal).catch(async (error: unknown) => {
