@@ -136,6 +136,7 @@ export class LocalJobs implements JobBackend {
 
   private async work(job: Job, controller: AbortController): Promise<void> {
     const { runWork } = this.options;
+    // A failure of the job runner's is reported on the thread by the runtime; anything else escaping it is logged here.
     await this.runtime
       .work(job.deliveryId, job, controller, { ports: () => this.options.portsFor(job), run: runWork && ((signal) => runWork(job, signal)) })
       .catch((error: unknown) => this.runtime.deps.log.error({ err: error, job: jobLabel(job) }, "job failed"));

@@ -36,7 +36,7 @@ export async function runOneJob(engine: WorkflowDeps, thread: ThreadPort, job: J
   if (job) {
     // One token, one process: the acknowledgement and the work share a budget.
     const ports = { ack: port, reply: port, work: port };
-    const store: MemoryStore = new MemoryStore({ concurrency: 1, work: (queued, _carried, controller) => runtime.work(queued.deliveryId, queued, controller, { ports: async () => ports }) });
+    const store: MemoryStore = new MemoryStore({ concurrency: 1, work: async (queued, _carried, controller) => void (await runtime.work(queued.deliveryId, queued, controller, { ports: async () => ports })) });
     const runtime = new JobRuntime(store, null, deps);
     onInterrupt?.((reason) => store.stopAll(reason));
     const { error } = await runtime.triage(job, { keys: [] }, ports);

@@ -151,7 +151,9 @@ function workProcessor(ctx: Context) {
       // 2. Dropped by a /cancel while it waited? Taken over from a worker that died? Then run (again).
       if (!(await startOnThread(ctx, job, held, controller))) return;
       // 3. The runtime's lane work: a build's approval confirmed on GitHub, then the use case.
-      await ctx.runtime.work(held.workId, job, controller, workAccess(ctx, bullJob, wire, running));
+      const { failed } = await ctx.runtime.work(held.workId, job, controller, workAccess(ctx, bullJob, wire, running));
+      // Reported on the thread; failed as a job too (BullMQ keeps it as failed).
+      if (failed !== undefined) throw failed;
       // 4. This worker is shutting down: the job goes back to the queue, keeping its thread, and
       //    the next worker to take it resumes it (a `/cancel` meanwhile stops it there).
       handingOver = handOverTaken(controller.signal);

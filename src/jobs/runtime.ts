@@ -79,34 +79,37 @@ export class JobRuntime {
   /**
    * Lane work, its thread's turn come: dropped when a removal covers it, else the use case (here or
    * in a job runner) under `controller`, timed and counted. A failure the use case could not report
-   * itself (its job runner kept dying) is reported on the thread, then thrown.
+   * itself (its job runner kept dying) is reported on the thread, logged and counted, and resolved
+   * with (`failed`: Redis fails the job with it).
    */
-  async work(id: string, job: Job, controller: AbortController, access: WorkAccess): Promise<void> {
+  async work(id: string, job: Job, controller: AbortController, access: WorkAccess): Promise<{ failed?: unknown }> {
     const { metrics } = this;
     this.running.set(id, { job, controller });
     if (this.handingOver) controller.abort(new HandOver());
     try {
       if (await this.store.removed(job)) {
         metrics?.jobs.inc({ kind: job.kind, outcome: "dropped" });
-        return;
+        return {};
       }
       const signal = controller.signal;
       const port = async () => workerPorts(this.deps, await access.ports(), this.permissions).work;
       if (access.confirm) await access.confirm(await port());
       // A job that starts as its worker stops goes straight back.
-      if (handedOver(signal)) return;
+      if (handedOver(signal)) return {};
+      let failed: unknown;
       const timed = metrics ? metrics.time.bind(metrics) : async (_kind: string, run: () => Promise<unknown>) => void (await run());
       await timed(job.kind, async () => {
         metrics?.queueWaitSeconds.observe({ phase: "work" }, (Date.now() - job.receivedAt) / 1000);
         if (!access.run) await workJob(this.deps, await port(), job, signal);
         else {
-          await access.run(signal).catch(async (error: unknown) => {
-            await reportFailedJob(this.deps.log, await port(), job, error);
-            throw error;
-          });
+          failed = await access.run(signal).then(
+            () => undefined,
+            async (error: unknown) => (await reportFailedJob(this.deps.log, await port(), job, error), error),
+          );
         }
-        return handOverTaken(signal) ? "handed_over" : signal.aborted ? "cancelled" : "done";
+        return failed !== undefined ? "failed" : handOverTaken(signal) ? "handed_over" : signal.aborted ? "cancelled" : "done";
       });
+      return failed === undefined ? {} : { failed };
     } finally {
       this.running.delete(id);
     }
