@@ -12,8 +12,15 @@ var RUST_VISIBILITY = "(?:pub(?:\\([^)]*\\))?\\s+)?";
 var C_FUNCTION = "(?:(?:static|inline|extern|virtual|explicit|constexpr|unsigned|signed|const|struct|enum)\\s+)*[A-Za-z_][\\w:<>,]*(?:\\s*[*&]+\\s*|\\s+)(?<name>[A-Za-z_~][\\w:~]*)\\s*\\((?:[^;{]*|.*\\)\\s*(?:const\\s*)?(?:override\\s*)?(?:noexcept\\s*)?(?:=\\s*0\\s*)?[;{]\\s*)$";
 var TYPESCRIPT = {
   topLevel: [
-    { kind: "function", regex: /^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:async\s+)?function\s*\*?\s*(?<name>[A-Za-z_$][\w$]*)/ },
-    { kind: "class", regex: /^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?class\s+(?<name>[A-Za-z_$][\w$]*)/, container: true },
+    {
+      kind: "function",
+      regex: /^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:async\s+)?function\s*\*?\s*(?<name>[A-Za-z_$][\w$]*)/
+    },
+    {
+      kind: "class",
+      regex: /^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?class\s+(?<name>[A-Za-z_$][\w$]*)/,
+      container: true
+    },
     { kind: "interface", regex: /^(?:export\s+)?(?:declare\s+)?interface\s+(?<name>[A-Za-z_$][\w$]*)/ },
     { kind: "type", regex: /^(?:export\s+)?(?:declare\s+)?type\s+(?<name>[A-Za-z_$][\w$]*)\s*(?:<.*>)?\s*=/ },
     { kind: "enum", regex: /^(?:export\s+)?(?:declare\s+)?(?:const\s+)?enum\s+(?<name>[A-Za-z_$][\w$]*)/ },
@@ -24,7 +31,12 @@ var TYPESCRIPT = {
     { kind: "const", regex: /^export\s+(?:declare\s+)?(?:const|let|var)\s+(?<name>[A-Za-z_$][\w$]*)/ },
     { kind: "export", regex: /^(?:module\.)?exports\.(?<name>[A-Za-z_$][\w$]*)\s*=/ }
   ],
-  members: [{ kind: "method", regex: new RegExp(`^\\s+${JS_MODIFIERS}\\*?(?<name>#?[A-Za-z_$][\\w$]*)\\s*(?:<[^>]*>)?\\s*\\(`) }]
+  members: [
+    {
+      kind: "method",
+      regex: new RegExp(`^\\s+${JS_MODIFIERS}\\*?(?<name>#?[A-Za-z_$][\\w$]*)\\s*(?:<[^>]*>)?\\s*\\(`)
+    }
+  ]
 };
 var PYTHON = {
   topLevel: [
@@ -44,7 +56,12 @@ var GO = {
 };
 var RUST = {
   topLevel: [
-    { kind: "fn", regex: new RegExp(`^${RUST_VISIBILITY}(?:const\\s+)?(?:async\\s+)?(?:unsafe\\s+)?(?:extern\\s+"[^"]*"\\s+)?fn\\s+(?<name>\\w+)`) },
+    {
+      kind: "fn",
+      regex: new RegExp(
+        `^${RUST_VISIBILITY}(?:const\\s+)?(?:async\\s+)?(?:unsafe\\s+)?(?:extern\\s+"[^"]*"\\s+)?fn\\s+(?<name>\\w+)`
+      )
+    },
     { kind: "struct", regex: new RegExp(`^${RUST_VISIBILITY}struct\\s+(?<name>\\w+)`) },
     { kind: "enum", regex: new RegExp(`^${RUST_VISIBILITY}enum\\s+(?<name>\\w+)`) },
     { kind: "trait", regex: new RegExp(`^${RUST_VISIBILITY}(?:unsafe\\s+)?trait\\s+(?<name>\\w+)`), container: true },
@@ -54,18 +71,38 @@ var RUST = {
     { kind: "macro", regex: /^macro_rules!\s*(?<name>\w+)/ },
     { kind: "impl", regex: /^(?:unsafe\s+)?impl(?:<.*?>)?\s+(?<name>[^{]+?)\s*(?:where\b.*)?\{?\s*$/, container: true }
   ],
-  members: [{ kind: "fn", regex: new RegExp(`^\\s+${RUST_VISIBILITY}(?:const\\s+)?(?:async\\s+)?(?:unsafe\\s+)?fn\\s+(?<name>\\w+)`) }]
+  members: [
+    {
+      kind: "fn",
+      regex: new RegExp(`^\\s+${RUST_VISIBILITY}(?:const\\s+)?(?:async\\s+)?(?:unsafe\\s+)?fn\\s+(?<name>\\w+)`)
+    }
+  ]
 };
 var JAVA = {
-  topLevel: [{ kind: "class", regex: new RegExp(`^${JAVA_MODIFIERS}(?<kind>class|interface|enum|record|@interface)\\s+(?<name>\\w+)`), container: true }],
+  topLevel: [
+    {
+      kind: "class",
+      regex: new RegExp(`^${JAVA_MODIFIERS}(?<kind>class|interface|enum|record|@interface)\\s+(?<name>\\w+)`),
+      container: true
+    }
+  ],
   members: [
     { kind: "class", regex: new RegExp(`^\\s+${JAVA_MODIFIERS}(?<kind>class|interface|enum|record)\\s+(?<name>\\w+)`) },
-    { kind: "method", regex: new RegExp(`^\\s+${JAVA_MODIFIERS}(?:<[^>]+>\\s+)?[\\w.$]+(?:<[^()]*>)?(?:\\[\\])*\\s+(?<name>\\w+)\\s*\\(`) }
+    {
+      kind: "method",
+      regex: new RegExp(
+        `^\\s+${JAVA_MODIFIERS}(?:<[^>]+>\\s+)?[\\w.$]+(?:<[^()]*>)?(?:\\[\\])*\\s+(?<name>\\w+)\\s*\\(`
+      )
+    }
   ]
 };
 var KOTLIN = {
   topLevel: [
-    { kind: "class", regex: new RegExp(`^${KOTLIN_MODIFIERS}(?<kind>class|interface|object)\\s+(?<name>\\w+)`), container: true },
+    {
+      kind: "class",
+      regex: new RegExp(`^${KOTLIN_MODIFIERS}(?<kind>class|interface|object)\\s+(?<name>\\w+)`),
+      container: true
+    },
     { kind: "fun", regex: new RegExp(`^${KOTLIN_MODIFIERS}fun\\s+(?:<[^>]*>\\s*)?(?:[\\w.]+\\.)?(?<name>\\w+)`) },
     { kind: "typealias", regex: new RegExp(`^${KOTLIN_MODIFIERS}typealias\\s+(?<name>\\w+)`) },
     { kind: "val", regex: new RegExp(`^${KOTLIN_MODIFIERS}(?<kind>val|var)\\s+(?<name>\\w+)`) }
@@ -84,7 +121,11 @@ var RUBY = {
 };
 var C_FAMILY = {
   topLevel: [
-    { kind: "struct", regex: /^(?:typedef\s+)?(?:template\s*<.*>\s*)?(?<kind>struct|class|union|enum(?:\s+class)?)\s+(?<name>[A-Za-z_]\w*)\s*(?:final\s*)?(?::[^;{]*)?\{?\s*$/, container: true },
+    {
+      kind: "struct",
+      regex: /^(?:typedef\s+)?(?:template\s*<.*>\s*)?(?<kind>struct|class|union|enum(?:\s+class)?)\s+(?<name>[A-Za-z_]\w*)\s*(?:final\s*)?(?::[^;{]*)?\{?\s*$/,
+      container: true
+    },
     { kind: "macro", regex: /^#\s*define\s+(?<name>[A-Za-z_]\w*)/ },
     { kind: "typedef", regex: /^typedef\s+[^;(]*?\b(?<name>[A-Za-z_]\w*)\s*;/ },
     { kind: "function", regex: new RegExp(`^${C_FUNCTION}`) }
@@ -118,7 +159,28 @@ var LANGUAGES = {
   cpp: C_FAMILY,
   cxx: C_FAMILY
 };
-var NOT_A_NAME = /* @__PURE__ */ new Set(["if", "for", "while", "switch", "catch", "return", "throw", "else", "do", "try", "function", "sizeof", "typeof", "await", "yield", "super", "this", "synchronized", "elif", "with"]);
+var NOT_A_NAME = /* @__PURE__ */ new Set([
+  "if",
+  "for",
+  "while",
+  "switch",
+  "catch",
+  "return",
+  "throw",
+  "else",
+  "do",
+  "try",
+  "function",
+  "sizeof",
+  "typeof",
+  "await",
+  "yield",
+  "super",
+  "this",
+  "synchronized",
+  "elif",
+  "with"
+]);
 var MAX_LINE_CHARS = 400;
 function rulesFor(file) {
   const base = file.slice(file.lastIndexOf("/") + 1).toLowerCase();
@@ -216,14 +278,23 @@ var HeadReader = class {
       if (stat.size <= MAX_FILE_BYTES) return { text };
       const tail = Buffer.allocUnsafe(TAIL_BYTES);
       const tailText = tail.subarray(0, readSync(fd, tail, 0, TAIL_BYTES, stat.size - TAIL_BYTES)).toString("utf8");
-      return { text: text.slice(0, text.lastIndexOf("\n") + 1), tail: tailText, large: true, note: `${formatSize(stat.size)}; outlined from the first ${MAX_FILE_BYTES / 1024} KB` };
+      return {
+        text: text.slice(0, text.lastIndexOf("\n") + 1),
+        tail: tailText,
+        large: true,
+        note: `${formatSize(stat.size)}; outlined from the first ${MAX_FILE_BYTES / 1024} KB`
+      };
     } finally {
       closeSync(fd);
     }
   }
-  /** Why files in this path's folder must not be read: it leaves the workspace, or leads into .git/, through a symbolic link. */
+  /**
+   * Why files in this path's folder must not be read: it leaves the workspace, or leads into .git/, through a symbolic
+   * link.
+   */
   folderProblem(relative) {
-    if (path.isAbsolute(relative) || relative.split("/").some((part) => part === ".." || part === ".git")) return "not read: it leads outside the repository";
+    if (path.isAbsolute(relative) || relative.split("/").some((part) => part === ".." || part === ".git"))
+      return "not read: it leads outside the repository";
     const slash = relative.lastIndexOf("/");
     const folder = slash < 0 ? "" : relative.slice(0, slash);
     let problem = this.folders.get(folder);
@@ -4600,7 +4671,9 @@ async function newParser() {
 async function loadLanguage(name2) {
   const { grammar, query } = PARSED_LANGUAGES[name2];
   await (parser ??= newParser());
-  const language = await Language.load(bundledWasm(grammar) ?? require2.resolve(`@repomix/tree-sitter-wasms/out/${grammar}`));
+  const language = await Language.load(
+    bundledWasm(grammar) ?? require2.resolve(`@repomix/tree-sitter-wasms/out/${grammar}`)
+  );
   return { language, query: new Query(language, query) };
 }
 function prepareParser() {
@@ -4630,7 +4703,12 @@ async function parseTags(name2, text) {
         references.set(capture.node.id, { name: name3, member: capture.name === "reference.member" || seen?.member === true });
       } else if (capture.name.startsWith("definition.")) {
         definitionNodes.add(capture.node.id);
-        definitions.push({ name: name3, kind: capture.name.slice("definition.".length), line: capture.node.startPosition.row + 1, signature: signatureLine(lineAt(text, capture.node.startIndex)) });
+        definitions.push({
+          name: name3,
+          kind: capture.name.slice("definition.".length),
+          line: capture.node.startPosition.row + 1,
+          signature: signatureLine(lineAt(text, capture.node.startIndex))
+        });
       }
     }
   } finally {

@@ -1,4 +1,4 @@
-// The static checks `npm test` runs before vitest: the tests' and the eval's types, and ESLint. They
+// The static checks `npm test` runs before vitest: the tests' and the eval's types, ESLint and Prettier. They
 // are independent, so they run side by side (two at a time: CI has two cores); each one's output is
 // printed when it fails, and the run fails if any did.
 import { spawn } from "node:child_process";
@@ -6,6 +6,7 @@ import { spawn } from "node:child_process";
 const CHECKS = [
   ["types of test/ and bench/", "tsc", ["-p", "test/tsconfig.json"]],
   ["ESLint", "eslint", ["--max-warnings", "0", "."]],
+  ["Prettier", "prettier", ["--check", "--log-level", "warn", "."]],
   ["types of eval/", "tsc", ["-p", "eval/tsconfig.json"]],
 ];
 const AT_ONCE = 2;

@@ -41,22 +41,43 @@ export function startIntake(app: Probot, options: ApplicationFunctionOptions): v
  * filtered); the backend claims its delivery id and enqueues it; the webhook is answered. The 👀,
  * the permission check and everything slow happen in a worker.
  */
-export function createBlueprintApp(app: Probot, options: ApplicationFunctionOptions, overrides: { env?: BlueprintEnv; deps?: Partial<WorkflowDeps>; jobs?: JobsWhere } = {}): BlueprintApp {
+export function createBlueprintApp(
+  app: Probot,
+  options: ApplicationFunctionOptions,
+  overrides: { env?: BlueprintEnv; deps?: Partial<WorkflowDeps>; jobs?: JobsWhere } = {},
+): BlueprintApp {
   const env = overrides.env ?? loadEnv();
   const metrics = new JobMetrics();
   const deps = (): WorkflowDeps => ({ ...createWorkflowDeps(env, app.log), ...overrides.deps });
   // Intake mints each job's token (narrowed to its repository) with the App's key; workers never hold the key.
   const tokens = intakeTokens(app, env);
 
-  const { backend, forkedWorker } = chooseBackend({ app, env, metrics, tokens, deps, jobs: overrides.jobs ?? "in-process" });
+  const { backend, forkedWorker } = chooseBackend({
+    app,
+    env,
+    metrics,
+    tokens,
+    deps,
+    jobs: overrides.jobs ?? "in-process",
+  });
 
-  const accept = webhookAcceptor(app, env, backend, metrics, Boolean(env.REDIS_URL) || overrides.jobs === "local-worker");
+  const accept = webhookAcceptor(
+    app,
+    env,
+    backend,
+    metrics,
+    Boolean(env.REDIS_URL) || overrides.jobs === "local-worker",
+  );
   // Deliveries handed to Probot itself (`probot.receive`).
   const receive = webhookReceiver(backend, metrics, accept);
-  app.on([...HANDLED_EVENTS, ...REMOVAL_EVENTS], (context) => receive({ id: context.id, name: context.name, payload: context.payload }));
+  app.on([...HANDLED_EVENTS, ...REMOVAL_EVENTS], (context) =>
+    receive({ id: context.id, name: context.name, payload: context.payload }),
+  );
   answerWebhooksDirectly(app, receive);
 
-  serveOperatorPages(options.addHandler, backend, metrics, () => readDiskUse(env.BLUEPRINT_WORKDIR, workdirLimitBytes(env)));
+  serveOperatorPages(options.addHandler, backend, metrics, () =>
+    readDiskUse(env.BLUEPRINT_WORKDIR, workdirLimitBytes(env)),
+  );
 
   return {
     backend,
@@ -68,4 +89,3 @@ export function createBlueprintApp(app: Probot, options: ApplicationFunctionOpti
     },
   };
 }
-

@@ -9,5 +9,9 @@ import "../workflow/engine-tables.js";
 export function startJobRunner(): void {
   const env = loadEnv();
   const log = pino({ name: "blueprint-job-runner", level: env.LOG_LEVEL });
-  serveJobRunner({ makeDeps: (stateKey) => createWorkflowDeps(env, log, [], stateKey), ports: tokenPorts(env, log), log });
+  serveJobRunner({
+    makeDeps: (stateKey) => createWorkflowDeps(env, log, [], stateKey),
+    ports: tokenPorts(env, log),
+    log,
+  });
 }

@@ -7,7 +7,10 @@ import { createWorkflowDeps } from "../workflow/create-deps.js";
 import { CHILD_ENTRIES } from "./entries.js";
 import "../workflow/engine-tables.js";
 
-/** The local worker (src/local-worker.ts): the engine, once the intake has handed over the hidden-state key, behind the embedded backend. */
+/**
+ * The local worker (src/local-worker.ts): the engine, once the intake has handed over the hidden-state key, behind the
+ * job runtime over the memory store (`jobs/local-jobs.ts`).
+ */
 export function startLocalWorker(): void {
   const env = loadEnv();
   const log = pino({ name: "blueprint-local-worker", level: env.LOG_LEVEL });

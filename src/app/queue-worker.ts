@@ -30,14 +30,22 @@ export async function startQueueWorker(): Promise<void> {
   };
   let started: (value: unknown) => void = () => {};
   // Forked by `npm start`: the channel is heard from the first moment (its "start" may come before we are up).
-  if (typeof process.send === "function") answerIntake({ started: new Promise((resolve) => (started = resolve)), metrics, stop, log });
+  if (typeof process.send === "function")
+    answerIntake({ started: new Promise((resolve) => (started = resolve)), metrics, stop, log });
 
   try {
     // Before Redis is reached, anything listens or a job runner is forked: without the sandbox, one message and exit 1.
     const env = requireSandboxOrExit(loadEnv());
-    if (!env.REDIS_URL) throw new ConfigError("`npm run worker` takes its jobs from Redis: set REDIS_URL (the same as the intake's)");
-    if (env.PRIVATE_KEY || env.WEBHOOK_SECRET) log.warn({}, "a worker needs neither PRIVATE_KEY nor WEBHOOK_SECRET; remove them from its environment");
-    const jobRunner = (runner = new JobRunner({ entry: CHILD_ENTRIES.jobRunner, stateKey: stateKeyOf(env).export().toString("base64"), log, telemetry: telemetryFor(metrics) }));
+    if (!env.REDIS_URL)
+      throw new ConfigError("`npm run worker` takes its jobs from Redis: set REDIS_URL (the same as the intake's)");
+    if (env.PRIVATE_KEY || env.WEBHOOK_SECRET)
+      log.warn({}, "a worker needs neither PRIVATE_KEY nor WEBHOOK_SECRET; remove them from its environment");
+    const jobRunner = (runner = new JobRunner({
+      entry: CHILD_ENTRIES.jobRunner,
+      stateKey: stateKeyOf(env).export().toString("base64"),
+      log,
+      telemetry: telemetryFor(metrics),
+    }));
     workers = await startRedisWorkers({
       redisUrl: env.REDIS_URL,
       deps: createWorkflowDeps(env, log),
@@ -50,11 +58,15 @@ export async function startQueueWorker(): Promise<void> {
       removeFiles: (removal) => jobRunner.removeRepositories(removal),
     });
     // With PORT set: /healthz (what this worker runs) and /metrics (its jobs), for probes and Prometheus.
-    if (env.PORT !== undefined) listenWithOperatorPages(env.PORT, env.HOST, workers, metrics, () => readDiskUse(env.BLUEPRINT_WORKDIR, workdirLimitBytes(env)));
+    if (env.PORT !== undefined)
+      listenWithOperatorPages(env.PORT, env.HOST, workers, metrics, () =>
+        readDiskUse(env.BLUEPRINT_WORKDIR, workdirLimitBytes(env)),
+      );
     log.info({ concurrency: env.BLUEPRINT_CONCURRENCY }, "worker ready: taking jobs from Redis");
     started(undefined);
     // Run on its own (not forked by `npm start`): a signal stops it, running jobs going back to the queue.
-    if (typeof process.send !== "function") stopOnSignal(log, "stopping: running jobs stop at a safe point and go back to the queue for other workers", stop);
+    if (typeof process.send !== "function")
+      stopOnSignal(log, "stopping: running jobs stop at a safe point and go back to the queue for other workers", stop);
   } catch (error) {
     log.error({ err: error }, error instanceof ConfigError ? error.message : "the worker could not start");
     process.exit(1);

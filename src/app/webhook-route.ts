@@ -16,7 +16,11 @@ export type WebhookDelivery = { id: string; name: string; payload: unknown };
  * Every verified delivery: an uninstall or repositories removed is no job (there is no token to
  * mint) and goes straight to the backend; anything else is made a job (or not) and accepted.
  */
-export function webhookReceiver(backend: JobBackend, metrics: JobMetrics, accept: AcceptWebhook): (delivery: WebhookDelivery) => Promise<void> {
+export function webhookReceiver(
+  backend: JobBackend,
+  metrics: JobMetrics,
+  accept: AcceptWebhook,
+): (delivery: WebhookDelivery) => Promise<void> {
   return async (delivery) => {
     const removal = deliveryRemoval(delivery);
     if (!removal) return accept(delivery.name, deliveryJob(delivery));
@@ -30,7 +34,13 @@ export function webhookReceiver(backend: JobBackend, metrics: JobMetrics, accept
  * (`workersDeriveUrls`) clone and push where the configured GitHub says, never where a job says: a
  * webhook whose repository lives elsewhere is refused here, where the reason can be logged.
  */
-export function webhookAcceptor(app: Probot, env: BlueprintEnv, backend: JobBackend, metrics: JobMetrics, workersDeriveUrls: boolean): AcceptWebhook {
+export function webhookAcceptor(
+  app: Probot,
+  env: BlueprintEnv,
+  backend: JobBackend,
+  metrics: JobMetrics,
+  workersDeriveUrls: boolean,
+): AcceptWebhook {
   const webUrl = githubWebUrl(env);
   return async (event, accepted) => {
     if (!accepted) {
@@ -38,7 +48,10 @@ export function webhookAcceptor(app: Probot, env: BlueprintEnv, backend: JobBack
       return;
     }
     if (workersDeriveUrls && !cloneUrlOnHost(webUrl, accepted.job.repository)) {
-      app.log.error({ deliveryId: accepted.job.deliveryId, cloneUrl: accepted.job.repository.cloneUrl, githubUrl: webUrl }, "refused a webhook whose repository.clone_url is not on the configured GitHub: set GHE_HOST and GHE_PROTOCOL to the GitHub that sends the webhooks");
+      app.log.error(
+        { deliveryId: accepted.job.deliveryId, cloneUrl: accepted.job.repository.cloneUrl, githubUrl: webUrl },
+        "refused a webhook whose repository.clone_url is not on the configured GitHub: set GHE_HOST and GHE_PROTOCOL to the GitHub that sends the webhooks",
+      );
       metrics.webhooks.inc({ event, outcome: "refused" });
       return;
     }

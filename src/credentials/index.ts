@@ -9,7 +9,15 @@
  * starts without them); `intake.ts`, for the process that mints; `redis.ts`, for renewal through Redis.
  * Nothing outside this folder imports any other file of it (test/architecture/import-directions.test.ts).
  */
-export { jobTokenSchema, expiresSoon, fresherThan, TOKEN_MARGIN_MS, type JobToken, type JobTokenSource, type TokenFor } from "./job-token.js";
+export {
+  jobTokenSchema,
+  expiresSoon,
+  fresherThan,
+  TOKEN_MARGIN_MS,
+  type JobToken,
+  type JobTokenSource,
+  type TokenFor,
+} from "./job-token.js";
 export { renewingToken, type RenewToken } from "./renewable-token.js";
 export { jobSealer, Sealer } from "./sealed.js";
 export { openToken, QUEUE_LIFE_MS, sealToken } from "./sealed-token.js";

@@ -20,7 +20,9 @@ export type IntakeTokens = JobTokenSource & { close(): Promise<void> };
 export function intakeTokens(app: Probot, env: BlueprintEnv): IntakeTokens {
   const thread = ownMintThread(env, app.log);
   if (thread) return thread;
-  const tokens = new JobTokens(async (installationId) => (await installationOctokit(app, installationId, "mint")) as unknown as TokenMinter);
+  const tokens = new JobTokens(
+    async (installationId) => (await installationOctokit(app, installationId, "mint")) as unknown as TokenMinter,
+  );
   return { forJob: (job) => tokens.forJob(job), close: async () => {} };
 }
 
@@ -33,7 +35,10 @@ function ownMintThread(env: BlueprintEnv, log: CredentialsLog): MintThread | nul
     createPrivateKey(privateKey);
     return new MintThread({ appId: env.APP_ID, privateKey, baseUrl: githubApiUrl(env), log });
   } catch (error) {
-    log.warn({ err: error }, "the App's private key could not be read here; job tokens are requested through Probot's authentication");
+    log.warn(
+      { err: error },
+      "the App's private key could not be read here; job tokens are requested through Probot's authentication",
+    );
     return null;
   }
 }

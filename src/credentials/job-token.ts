@@ -21,12 +21,18 @@ export const jobTokenSchema = z.object({
 export type JobToken = z.output<typeof jobTokenSchema>;
 
 /** What a token is minted for: a job's installation, repository and kind. */
-export type TokenFor = Pick<Job, "installationId" | "kind"> & { repository: Pick<Job["repository"], "name"> } & { action?: string };
+export type TokenFor = Pick<Job, "installationId" | "kind"> & { repository: Pick<Job["repository"], "name"> } & {
+  action?: string;
+};
 
 /** What a sealed token is bound to, and what a renewal is measured against: the job's identity, kind and arrival. */
-export type TokenHolder = Pick<Job, "deliveryId" | "installationId" | "kind" | "receivedAt"> & { repository: Pick<Job["repository"], "owner" | "name"> } & { action?: string };
+export type TokenHolder = Pick<Job, "deliveryId" | "installationId" | "kind" | "receivedAt"> & {
+  repository: Pick<Job["repository"], "owner" | "name">;
+} & { action?: string };
 
-/** A job's token with less than this left is replaced before the job's work uses it (a step may run for many minutes). */
+/**
+ * A job's token with less than this left is replaced before the job's work uses it (a step may run for many minutes).
+ */
 export const TOKEN_MARGIN_MS = 10 * 60_000;
 
 /** Whether a job's token has too little time left for the job's work to start with it. */
@@ -94,11 +100,14 @@ export async function mintJobToken(minter: MinterFor, job: TokenFor): Promise<Jo
       ...(asked ? { permissions: asked } : {}),
     });
   const { data } = await mint(permissions).catch(async (error: unknown) => {
-    // An installation that has not accepted `checks` yet (GitHub: 422, not granted): the job runs without its check runs.
+    // An installation that has not accepted `checks` yet (GitHub: 422, not granted): the job runs without its check
+    // runs.
     if ((error as { status?: number }).status !== 422 || !permissions?.checks) throw error;
     const { checks: _withoutChecks, ...others } = permissions;
     return mint(others);
   });
-  const granted = Object.fromEntries(Object.entries(data.permissions ?? {}).filter((entry): entry is [string, string] => typeof entry[1] === "string"));
+  const granted = Object.fromEntries(
+    Object.entries(data.permissions ?? {}).filter((entry): entry is [string, string] => typeof entry[1] === "string"),
+  );
   return { token: data.token, expiresAt: data.expires_at, permissions: granted };
 }

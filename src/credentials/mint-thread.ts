@@ -1,6 +1,13 @@
 import { Worker } from "node:worker_threads";
 import { z } from "zod";
-import { jobTokenSchema, ReusedTokens, type CredentialsLog, type JobToken, type JobTokenSource, type TokenFor } from "./job-token.js";
+import {
+  jobTokenSchema,
+  ReusedTokens,
+  type CredentialsLog,
+  type JobToken,
+  type JobTokenSource,
+  type TokenFor,
+} from "./job-token.js";
 
 export interface MintThreadOptions {
   appId: number;
@@ -18,8 +25,18 @@ const MINT_TIMEOUT_MS = 3 * 60_000;
 /** What the thread answers: a token, an error's message, or a log line. */
 export const fromMintThreadSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("token"), id: z.number().int(), token: jobTokenSchema }),
-  z.object({ type: z.literal("failed"), id: z.number().int(), message: z.string(), status: z.number().int().optional() }),
-  z.object({ type: z.literal("log"), level: z.enum(["info", "warn", "error"]), fields: z.record(z.string(), z.unknown()), message: z.string() }),
+  z.object({
+    type: z.literal("failed"),
+    id: z.number().int(),
+    message: z.string(),
+    status: z.number().int().optional(),
+  }),
+  z.object({
+    type: z.literal("log"),
+    level: z.enum(["info", "warn", "error"]),
+    fields: z.record(z.string(), z.unknown()),
+    message: z.string(),
+  }),
 ]);
 export type FromMintThread = z.output<typeof fromMintThreadSchema>;
 export type ToMintThread = { id: number; job: TokenFor };
@@ -34,7 +51,10 @@ export type ToMintThread = { id: number; job: TokenFor };
 export class MintThread implements JobTokenSource {
   private worker: Worker | null = null;
   private nextId = 0;
-  private readonly waiting = new Map<number, { message: ToMintThread; resent: boolean; resolve(token: JobToken): void; reject(error: Error): void }>();
+  private readonly waiting = new Map<
+    number,
+    { message: ToMintThread; resent: boolean; resolve(token: JobToken): void; reject(error: Error): void }
+  >();
   /** A token still good for a while is reused here, without a message to the thread and back. */
   private readonly reused = new ReusedTokens((job) => this.ask(job));
 
@@ -52,9 +72,19 @@ export class MintThread implements JobTokenSource {
     const id = this.nextId++;
     return new Promise<JobToken>((resolve, reject) => {
       // Never left hanging: a job whose token never comes has its claim released (a redelivery starts it).
-      const timer = setTimeout(() => this.settle(id, new Error(`no token for installation ${job.installationId} after ${MINT_TIMEOUT_MS / 1000} s`)), MINT_TIMEOUT_MS);
+      const timer = setTimeout(
+        () =>
+          this.settle(
+            id,
+            new Error(`no token for installation ${job.installationId} after ${MINT_TIMEOUT_MS / 1000} s`),
+          ),
+        MINT_TIMEOUT_MS,
+      );
       timer.unref();
-      const message: ToMintThread = { id, job: { installationId: job.installationId, kind: job.kind, repository: { name: job.repository.name } } };
+      const message: ToMintThread = {
+        id,
+        job: { installationId: job.installationId, kind: job.kind, repository: { name: job.repository.name } },
+      };
       this.waiting.set(id, {
         message,
         resent: false,
@@ -76,7 +106,9 @@ export class MintThread implements JobTokenSource {
   private start(): Worker {
     if (this.worker) return this.worker;
     const { appId, privateKey, baseUrl, log } = this.options;
-    const worker = new Worker(this.options.entry ?? new URL("./mint-thread-main.js", import.meta.url), { workerData: { appId, privateKey, baseUrl } });
+    const worker = new Worker(this.options.entry ?? new URL("./mint-thread-main.js", import.meta.url), {
+      workerData: { appId, privateKey, baseUrl },
+    });
     // Never what keeps the process up: the server does that.
     worker.unref();
     worker.on("message", (raw: unknown) => {
@@ -90,13 +122,22 @@ export class MintThread implements JobTokenSource {
       const message = parsed.data;
       if (message.type === "log") return log[message.level](message.fields, message.message);
       if (message.type === "token") this.settle(message.id, message.token);
-      else this.settle(message.id, Object.assign(new Error(message.message), message.status === undefined ? {} : { status: message.status }));
+      else
+        this.settle(
+          message.id,
+          Object.assign(new Error(message.message), message.status === undefined ? {} : { status: message.status }),
+        );
     });
-    worker.on("messageerror", (error) => log.error({ err: error }, "a message from the token thread could not be read"));
+    worker.on("messageerror", (error) =>
+      log.error({ err: error }, "a message from the token thread could not be read"),
+    );
     const stopped = (error: Error) => {
       if (this.worker !== worker) return;
       this.worker = null;
-      log.error({ err: error, pending: this.waiting.size }, "the token thread stopped; starting another for the tokens it was minting");
+      log.error(
+        { err: error, pending: this.waiting.size },
+        "the token thread stopped; starting another for the tokens it was minting",
+      );
       this.retryOnce(error);
     };
     worker.on("error", stopped);

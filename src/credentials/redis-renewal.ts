@@ -14,7 +14,12 @@ const ANSWER_WAIT_MS = 60_000;
  * and carries the job's sealed token. The intake reads the job itself from Redis: nothing in the
  * request says what a fresh token is for.
  */
-const requestSchema = z.object({ queue: z.string().min(1), id: z.string().min(1), lockToken: z.string().min(1), sealedToken: z.string() });
+const requestSchema = z.object({
+  queue: z.string().min(1),
+  id: z.string().min(1),
+  lockToken: z.string().min(1),
+  sealedToken: z.string(),
+});
 export type TokenRequest = z.output<typeof requestSchema>;
 
 /** No intake answered (none running, or GitHub refused the token): the job waits and asks again later. */
@@ -82,13 +87,17 @@ export function answerTokenRequests(options: TokenDeskOptions): { close(): Promi
     const queued = queue ? await BullJob.fromId(queue, request.id) : undefined;
     if (!queue || !queued) throw new RefreshRefused(`no job ${request.id} in ${request.queue}`);
     const state = await queued.getState();
-    if (state !== "active") throw new RefreshRefused(`job ${request.id} is ${state}, not running: its token is not renewed`);
-    if ((await connection.get(queue.toKey(`${request.id}:lock`))) !== request.lockToken) throw new RefreshRefused(`job ${request.id} is not held by the worker that asked`);
+    if (state !== "active")
+      throw new RefreshRefused(`job ${request.id} is ${state}, not running: its token is not renewed`);
+    if ((await connection.get(queue.toKey(`${request.id}:lock`))) !== request.lockToken)
+      throw new RefreshRefused(`job ${request.id} is not held by the worker that asked`);
     const job = refusing(() => options.verifiedJob(place, queued.data));
     const lifetime = jobLifetimeMs(job, options.maxWallTimeMs);
     const now = Date.now();
     if (now - (queued.processedOn ?? 0) > lifetime || now - job.receivedAt > QUEUE_LIFE_MS + lifetime) {
-      throw new RefreshRefused(`job ${request.id} has run past its lifetime (${Math.round(lifetime / 60_000)} min): its token is not renewed`);
+      throw new RefreshRefused(
+        `job ${request.id} has run past its lifetime (${Math.round(lifetime / 60_000)} min): its token is not renewed`,
+      );
     }
     return job;
   };
@@ -98,7 +107,8 @@ export function answerTokenRequests(options: TokenDeskOptions): { close(): Promi
     async (request: BullJob) => {
       const parsed = requestSchema.parse(request.data);
       // As malformed as a request of another shape: only the queues of running jobs are asked about.
-      if (!queues.has(parsed.queue)) throw new Error(`a token request named queue ${parsed.queue}, not one of ${options.queues.join(", ")}`);
+      if (!queues.has(parsed.queue))
+        throw new Error(`a token request named queue ${parsed.queue}, not one of ${options.queues.join(", ")}`);
       const job = await runningJob(parsed);
       // Sealed for this job, or it is not this job's token to renew.
       refusing(() => openToken(sealer, parsed.sealedToken, job));
@@ -106,7 +116,9 @@ export function answerTokenRequests(options: TokenDeskOptions): { close(): Promi
     },
     { connection, concurrency: options.concurrency },
   );
-  worker.on("failed", (request, error) => options.log.warn({ err: error, request: request?.id }, "a token request was refused"));
+  worker.on("failed", (request, error) =>
+    options.log.warn({ err: error, request: request?.id }, "a token request was refused"),
+  );
   worker.on("error", (error) => options.log.error({ err: error }, "token request worker error"));
   return {
     async close() {
@@ -125,7 +137,11 @@ export class TokenRefresher {
   private readonly requests: Queue;
   private readonly answers: QueueEvents;
 
-  private constructor(redisUrl: string, connection: Redis, private readonly sealer: Sealer) {
+  private constructor(
+    redisUrl: string,
+    connection: Redis,
+    private readonly sealer: Sealer,
+  ) {
     this.requests = new Queue(TOKEN_QUEUE, { connection });
     // Answers are read from BullMQ's event stream with a blocking read: a connection of its own.
     this.answers = new QueueEvents(TOKEN_QUEUE, { connection: new Redis(redisUrl, { maxRetriesPerRequest: null }) });
@@ -141,17 +157,27 @@ export class TokenRefresher {
    * The running `job`'s `sealedToken` as it is if it has TOKEN_MARGIN_MS left, else a fresh one sealed;
    * throws TokenUnavailable. `running`: where the job is and the lock this worker holds on it.
    */
-  async fresh(job: Omit<TokenHolder, "receivedAt">, sealedToken: string, running: QueuePlace & { lockToken: string }): Promise<{ sealedToken: string; refreshed: boolean }> {
+  async fresh(
+    job: Omit<TokenHolder, "receivedAt">,
+    sealedToken: string,
+    running: QueuePlace & { lockToken: string },
+  ): Promise<{ sealedToken: string; refreshed: boolean }> {
     const token = openToken(this.sealer, sealedToken, job);
     if (!expiresSoon(token)) return { sealedToken, refreshed: false };
     try {
       const request: TokenRequest = { queue: running.queue, id: running.id, lockToken: running.lockToken, sealedToken };
-      const asked = await this.requests.add("refresh", request, { attempts: 3, backoff: { type: "exponential", delay: 1_000 }, removeOnComplete: { age: 300 }, removeOnFail: { age: 300 } });
+      const asked = await this.requests.add("refresh", request, {
+        attempts: 3,
+        backoff: { type: "exponential", delay: 1_000 },
+        removeOnComplete: { age: 300 },
+        removeOnFail: { age: 300 },
+      });
       const answer = z.string().parse(await asked.waitUntilFinished(this.answers, ANSWER_WAIT_MS));
       openToken(this.sealer, answer, job);
       return { sealedToken: answer, refreshed: true };
     } catch (error) {
-      if (error instanceof Error && error.message.startsWith(REFUSED)) throw new RefreshRefused(error.message.slice(REFUSED.length));
+      if (error instanceof Error && error.message.startsWith(REFUSED))
+        throw new RefreshRefused(error.message.slice(REFUSED.length));
       throw new TokenUnavailable(error);
     }
   }

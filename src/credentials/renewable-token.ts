@@ -1,10 +1,16 @@
 import type { GrantedToken, TokenGetter } from "../shared/token-getter.js";
 import { expiresSoon, fresherThan, type JobToken, type TokenHolder } from "./job-token.js";
 
-/** A fresh token for a running job (asked of whoever holds the App's key, directly or not), or null when none could be had. */
+/**
+ * A fresh token for a running job (asked of whoever holds the App's key, directly or not), or null when none could be
+ * had.
+ */
 export type RenewToken = () => Promise<JobToken | null>;
 
-/** After a renewal that gave nothing (no intake answered, GitHub refused), how long the job works on before asking again. */
+/**
+ * After a renewal that gave nothing (no intake answered, GitHub refused), how long the job works on before asking
+ * again.
+ */
 const RENEW_RETRY_MS = 60_000;
 /** A renewal that has not settled by then counts as none (the intake's own waits are shorter). */
 const RENEW_TIMEOUT_MS = 120_000;
@@ -53,7 +59,10 @@ export class RenewableToken {
 
   private async renewNow(): Promise<JobToken> {
     try {
-      const fresh = await Promise.race([this.renew(), sleep(RENEW_TIMEOUT_MS).then(() => Promise.reject(new Error(`no answer in ${RENEW_TIMEOUT_MS / 1000} s`)))]);
+      const fresh = await Promise.race([
+        this.renew(),
+        sleep(RENEW_TIMEOUT_MS).then(() => Promise.reject(new Error(`no answer in ${RENEW_TIMEOUT_MS / 1000} s`))),
+      ]);
       if (fresh && fresherThan(fresh, this.token)) this.token = fresh;
       else this.onRenewFailed(new Error("no fresher token came"));
     } catch (error) {
@@ -74,15 +83,27 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** What a job whose token could not be renewed logs (it works on with the token it has). */
-function warnUnrenewed(log: { warn(fields: object, message: string): void }, job: Pick<TokenHolder, "deliveryId">): (error: unknown) => void {
-  return (error) => log.warn({ err: error, deliveryId: job.deliveryId }, "the job's token expires soon and no fresh one came; it works on with the one it has");
+function warnUnrenewed(
+  log: { warn(fields: object, message: string): void },
+  job: Pick<TokenHolder, "deliveryId">,
+): (error: unknown) => void {
+  return (error) =>
+    log.warn(
+      { err: error, deliveryId: job.deliveryId },
+      "the job's token expires soon and no fresh one came; it works on with the one it has",
+    );
 }
 
 /**
  * What the job's work holds: a getter for its token, renewed through `renew` as the job goes (a
  * build may outlast the token's hour); a renewal that does not come is logged and the job works on.
  */
-export function renewingToken(token: JobToken, renew: RenewToken, log: { warn(fields: object, message: string): void }, job: Pick<TokenHolder, "deliveryId">): TokenGetter {
+export function renewingToken(
+  token: JobToken,
+  renew: RenewToken,
+  log: { warn(fields: object, message: string): void },
+  job: Pick<TokenHolder, "deliveryId">,
+): TokenGetter {
   const renewable = new RenewableToken(token, renew, warnUnrenewed(log, job));
   return async (): Promise<GrantedToken> => renewable.current();
 }

@@ -11,7 +11,11 @@ type SealedFor = Omit<TokenHolder, "receivedAt">;
  * Sealed with the token, so only an intake sets it; a refresh mints for this scope alone, never for
  * whatever repository a request in Redis names.
  */
-const tokenScopeSchema = z.object({ installationId: z.number().int(), repository: z.string().min(1), kind: z.string() });
+const tokenScopeSchema = z.object({
+  installationId: z.number().int(),
+  repository: z.string().min(1),
+  kind: z.string(),
+});
 type TokenScope = z.output<typeof tokenScopeSchema>;
 const scopedTokenSchema = jobTokenSchema.extend({ scope: tokenScopeSchema });
 
@@ -29,14 +33,23 @@ export function sealToken(sealer: Sealer, token: JobToken, job: SealedFor): stri
   return sealer.seal(JSON.stringify({ ...token, scope: scopeOf(job) }), boundTo(job));
 }
 
-/** A sealed token opened for `job`: throws when it was sealed for another job (moved in Redis), with another secret, or changed. */
-export function openToken(sealer: Sealer, sealedToken: string | undefined, job: SealedFor): JobToken & { scope: TokenScope } {
+/**
+ * A sealed token opened for `job`: throws when it was sealed for another job (moved in Redis), with another secret, or
+ * changed.
+ */
+export function openToken(
+  sealer: Sealer,
+  sealedToken: string | undefined,
+  job: SealedFor,
+): JobToken & { scope: TokenScope } {
   if (sealedToken === undefined) throw new Error(`job ${job.deliveryId} carries no token: it has already run`);
   let plain: string;
   try {
     plain = sealer.open(sealedToken, boundTo(job));
   } catch {
-    throw new Error(`the token in job ${job.deliveryId} was not sealed for this job (${job.kind} on ${job.repository.owner}/${job.repository.name}): it was moved from another job, changed, or sealed with another secret`);
+    throw new Error(
+      `the token in job ${job.deliveryId} was not sealed for this job (${job.kind} on ${job.repository.owner}/${job.repository.name}): it was moved from another job, changed, or sealed with another secret`,
+    );
   }
   return scopedTokenSchema.parse(JSON.parse(plain));
 }
@@ -50,7 +63,8 @@ const JOB_MARGIN_MS = 30 * 60_000;
 
 /**
  * How long a job may run, from when a worker last started it, and so how long its token may be
- * renewed: a build (`buildsOnItsToken`, the "Build plan vN" button too), MAX_STEPS steps of the agent's wall time plus STEP_MARGIN_MS each; anything
+ * renewed: a build (`buildsOnItsToken`, the "Build plan vN" button too), MAX_STEPS steps of the agent's wall time plus
+ * STEP_MARGIN_MS each; anything
  * else, one run. JOB_MARGIN_MS on top of either.
  */
 export function jobLifetimeMs(job: Pick<TokenHolder, "kind" | "action">, maxWallTimeMs: number): number {

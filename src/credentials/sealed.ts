@@ -34,7 +34,10 @@ export class Sealer {
     return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8");
   }
 
-  /** The signature of `value`'s canonical JSON (object keys sorted), so equal data signs alike wherever it was serialised. */
+  /**
+   * The signature of `value`'s canonical JSON (object keys sorted), so equal data signs alike wherever it was
+   * serialised.
+   */
   sign(value: unknown): string {
     return createHmac("sha256", this.signKey).update(canonicalJson(value)).digest("base64url");
   }
@@ -46,10 +49,15 @@ export class Sealer {
   }
 }
 
-/** The secret intake and workers share to sign jobs and seal their tokens; required with Redis (workers hold no App key to fall back on). */
+/**
+ * The secret intake and workers share to sign jobs and seal their tokens; required with Redis (workers hold no App key
+ * to fall back on).
+ */
 export function jobSealer(env: BlueprintEnv): Sealer {
   if (!env.BLUEPRINT_STATE_SECRET) {
-    throw new ConfigError("REDIS_URL is set, so jobs cross processes: set BLUEPRINT_STATE_SECRET (16+ characters, the same on every intake and worker) so jobs travel signed, and their tokens sealed, through Redis");
+    throw new ConfigError(
+      "REDIS_URL is set, so jobs cross processes: set BLUEPRINT_STATE_SECRET (16+ characters, the same on every intake and worker) so jobs travel signed, and their tokens sealed, through Redis",
+    );
   }
   return new Sealer(env.BLUEPRINT_STATE_SECRET);
 }
@@ -58,7 +66,9 @@ export function jobSealer(env: BlueprintEnv): Sealer {
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, member: unknown) =>
     member !== null && typeof member === "object" && !Array.isArray(member)
-      ? Object.fromEntries(Object.entries(member as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      ? Object.fromEntries(
+          Object.entries(member as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
       : member,
   );
 }

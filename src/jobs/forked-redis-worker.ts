@@ -44,7 +44,12 @@ export class ForkedRedisWorker {
  * The forked worker's side of the channel: ready once `started` resolves, its metrics when asked,
  * and it stops (jobs back to the queue) when told or when the intake is gone.
  */
-export function answerIntake(options: { started: Promise<unknown>; metrics: JobMetrics; stop: () => Promise<void>; log: Logger }): void {
+export function answerIntake(options: {
+  started: Promise<unknown>;
+  metrics: JobMetrics;
+  stop: () => Promise<void>;
+  log: Logger;
+}): void {
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= options.stop().finally(() => {
@@ -56,8 +61,15 @@ export function answerIntake(options: { started: Promise<unknown>; metrics: JobM
     log: options.log,
     name: "the queue worker",
     receive: (message) => {
-      if (message.type === "start") void options.started.then(() => outbox.send({ type: "ready" }), () => undefined);
-      else if (message.type === "ask") void options.metrics.registry.getMetricsAsJSON().then((value) => outbox.send({ type: "answer", id: message.id, value }));
+      if (message.type === "start")
+        void options.started.then(
+          () => outbox.send({ type: "ready" }),
+          () => undefined,
+        );
+      else if (message.type === "ask")
+        void options.metrics.registry
+          .getMetricsAsJSON()
+          .then((value) => outbox.send({ type: "answer", id: message.id, value }));
       else void stop();
     },
     onParentGone: () => void stop(),

@@ -19,7 +19,10 @@ interface PayloadUser {
 
 export interface Accepted {
   job: Job;
-  /** Claimed once: the delivery id and what it is about, so a redelivery or a second delivery of one comment starts nothing. */
+  /**
+   * Claimed once: the delivery id and what it is about, so a redelivery or a second delivery of one comment starts
+   * nothing.
+   */
   keys: string[];
 }
 
@@ -51,7 +54,15 @@ export function commentJob(
   // Bots (Blueprint included) never command: neither as the comment's author nor as the one who sent the event.
   if (!installationId || !author || isBot(author) || isBot(payload.sender)) return null;
   const job = commandJob(
-    { deliveryId, installationId, repository: repositoryOf(payload.repository), number: payload.issue.number, actor: author.login, receivedAt, commentId: payload.comment.id },
+    {
+      deliveryId,
+      installationId,
+      repository: repositoryOf(payload.repository),
+      number: payload.issue.number,
+      actor: author.login,
+      receivedAt,
+      commentId: payload.comment.id,
+    },
     payload.comment.body,
     payload.comment.created_at,
   );
@@ -83,7 +94,16 @@ export function commandJob(base: CommentJobBase, body: string, createdAt?: strin
     case "revise":
       return { kind: "revise", ...base, feedback: command.feedback };
     case "build":
-      return { kind: "build", ...base, revision: command.revision, steps: command.steps, force: command.force, fresh: command.fresh, notes: command.notes, commandCreatedAt: createdAt };
+      return {
+        kind: "build",
+        ...base,
+        revision: command.revision,
+        steps: command.steps,
+        force: command.force,
+        fresh: command.fresh,
+        notes: command.notes,
+        commandCreatedAt: createdAt,
+      };
     case "cancel":
     case "help":
     case "status":
@@ -91,14 +111,24 @@ export function commandJob(base: CommentJobBase, body: string, createdAt?: strin
   }
 }
 
-/** `pull_request_review.submitted`: an approval is a `/build`, "request changes" is feedback; other reviews are not for us. */
+/**
+ * `pull_request_review.submitted`: an approval is a `/build`, "request changes" is feedback; other reviews are not for
+ * us.
+ */
 export function reviewJob(
   deliveryId: string,
   payload: {
     installation?: { id: number } | undefined;
     repository: PayloadRepository;
     pull_request: { number: number };
-    review: { id: number; state: string; body: string | null; commit_id: string; submitted_at?: string | null | undefined; user: PayloadUser | null };
+    review: {
+      id: number;
+      state: string;
+      body: string | null;
+      commit_id: string;
+      submitted_at?: string | null | undefined;
+      user: PayloadUser | null;
+    };
     sender: PayloadUser;
   },
   receivedAt = Date.now(),
@@ -106,32 +136,67 @@ export function reviewJob(
   const reviewer = payload.review.user;
   const installationId = payload.installation?.id;
   if (!installationId || !reviewer || isBot(reviewer) || isBot(payload.sender)) return null;
-  const base = { deliveryId, installationId, repository: repositoryOf(payload.repository), number: payload.pull_request.number, actor: reviewer.login, receivedAt, reviewId: payload.review.id };
+  const base = {
+    deliveryId,
+    installationId,
+    repository: repositoryOf(payload.repository),
+    number: payload.pull_request.number,
+    actor: reviewer.login,
+    receivedAt,
+    reviewId: payload.review.id,
+  };
   const keys = [`delivery:${deliveryId}`, `review:${payload.review.id}`];
   const state = payload.review.state.toLowerCase();
   if (state === "approved") {
     const submittedAt = payload.review.submitted_at ?? new Date(receivedAt).toISOString();
-    return { job: { kind: "review-approval", ...base, commitId: payload.review.commit_id, submittedAt, body: payload.review.body ?? "" }, keys };
+    return {
+      job: {
+        kind: "review-approval",
+        ...base,
+        commitId: payload.review.commit_id,
+        submittedAt,
+        body: payload.review.body ?? "",
+      },
+      keys,
+    };
   }
-  if (state === "changes_requested") return { job: { kind: "review-changes", ...base, body: payload.review.body ?? "" }, keys };
+  if (state === "changes_requested")
+    return { job: { kind: "review-changes", ...base, body: payload.review.body ?? "" }, keys };
   return null;
 }
 
 /** `pull_request.synchronize`: new commits may make a pending plan stale. */
 export function synchronizeJob(
   deliveryId: string,
-  payload: { installation?: { id: number } | undefined; repository: PayloadRepository; pull_request: { number: number; head: { sha: string } }; sender: PayloadUser },
+  payload: {
+    installation?: { id: number } | undefined;
+    repository: PayloadRepository;
+    pull_request: { number: number; head: { sha: string } };
+    sender: PayloadUser;
+  },
   receivedAt = Date.now(),
 ): Accepted | null {
   const installationId = payload.installation?.id;
   if (!installationId) return null;
   return {
-    job: { kind: "stale", deliveryId, installationId, repository: repositoryOf(payload.repository), number: payload.pull_request.number, actor: payload.sender.login, receivedAt, headSha: payload.pull_request.head.sha },
+    job: {
+      kind: "stale",
+      deliveryId,
+      installationId,
+      repository: repositoryOf(payload.repository),
+      number: payload.pull_request.number,
+      actor: payload.sender.login,
+      receivedAt,
+      headSha: payload.pull_request.head.sha,
+    },
     keys: [`delivery:${deliveryId}`],
   };
 }
 
-/** The branch name Blueprint builds an issue on, whatever the repository's prefix (`blueprint/`, `bp-`): `<prefix>issue-<n>`. */
+/**
+ * The branch name Blueprint builds an issue on, whatever the repository's prefix (`blueprint/`, `bp-`):
+ * `<prefix>issue-<n>`.
+ */
 const ISSUE_BRANCH = /issue-([1-9][0-9]*)$/;
 
 /**
@@ -144,7 +209,13 @@ export function closedJob(
   payload: {
     installation?: { id: number } | undefined;
     repository: PayloadRepository;
-    pull_request: { number: number; merged?: boolean | null; user: PayloadUser | null; head: { ref: string; sha: string; repo: { full_name: string } | null }; base: { repo: { full_name: string } } };
+    pull_request: {
+      number: number;
+      merged?: boolean | null;
+      user: PayloadUser | null;
+      head: { ref: string; sha: string; repo: { full_name: string } | null };
+      base: { repo: { full_name: string } };
+    };
     sender: PayloadUser;
   },
   receivedAt = Date.now(),
@@ -152,7 +223,14 @@ export function closedJob(
   const pull = payload.pull_request;
   const installationId = payload.installation?.id;
   const issue = ISSUE_BRANCH.exec(pull.head.ref)?.[1];
-  if (!installationId || !issue || !pull.user || !isBot(pull.user) || pull.head.repo?.full_name !== pull.base.repo.full_name) return null;
+  if (
+    !installationId ||
+    !issue ||
+    !pull.user ||
+    !isBot(pull.user) ||
+    pull.head.repo?.full_name !== pull.base.repo.full_name
+  )
+    return null;
   return {
     job: {
       kind: "pull-closed",
@@ -181,7 +259,13 @@ export function checkActionJob(
   payload: {
     installation?: { id: number } | undefined;
     repository: PayloadRepository;
-    check_run: { id: number; name: string; external_id: string | null; head_sha: string; app: { id: number; slug?: string | undefined } | null };
+    check_run: {
+      id: number;
+      name: string;
+      external_id: string | null;
+      head_sha: string;
+      app: { id: number; slug?: string | undefined } | null;
+    };
     requested_action?: { identifier: string } | null | undefined;
     sender: PayloadUser;
   },
@@ -191,7 +275,15 @@ export function checkActionJob(
   const run = payload.check_run;
   const action = payload.requested_action?.identifier;
   const binding = parseCheckRunExternalId(run.external_id);
-  if (!installationId || isBot(payload.sender) || run.name !== PLAN_CHECK_NAME || !run.app || !binding || binding.kind !== "plan") return null;
+  if (
+    !installationId ||
+    isBot(payload.sender) ||
+    run.name !== PLAN_CHECK_NAME ||
+    !run.app ||
+    !binding ||
+    binding.kind !== "plan"
+  )
+    return null;
   if (action !== "build" && action !== "revise") return null;
   return {
     job: {
@@ -219,7 +311,8 @@ export function checkActionJob(
  */
 export function deliveryJob(delivery: { id: string; name: string; payload: unknown }): Accepted | null {
   const action = (delivery.payload as { action?: unknown } | null)?.action;
-  const toJob = HANDLERS[`${delivery.name}.${String(action)}` as HandledEvent] as ((id: string, payload: unknown) => Accepted | null) | undefined;
+  const toJob = HANDLERS[`${delivery.name}.${String(action)}` as HandledEvent] as
+    ((id: string, payload: unknown) => Accepted | null) | undefined;
   return toJob ? toJob(delivery.id, delivery.payload) : null;
 }
 
@@ -237,7 +330,10 @@ export const HANDLED_EVENTS = Object.keys(HANDLERS) as HandledEvent[];
 const fullName = z.string().regex(/^[^/]+\/[^/]+$/);
 const removalPayloads = {
   "installation.deleted": z.object({ installation: z.object({ id: z.number().int().positive() }) }),
-  "installation_repositories.removed": z.object({ installation: z.object({ id: z.number().int().positive() }), repositories_removed: z.array(z.object({ full_name: fullName })) }),
+  "installation_repositories.removed": z.object({
+    installation: z.object({ id: z.number().int().positive() }),
+    repositories_removed: z.array(z.object({ full_name: fullName })),
+  }),
 };
 
 /**
@@ -245,12 +341,17 @@ const removalPayloads = {
  * delivery. GitHub sends both to every App unasked: app.yml cannot (and need not) subscribe to them.
  * An uninstall covers every repository Blueprint has files of for the installation, listed or not.
  */
-export function deliveryRemoval(delivery: { id: string; name: string; payload: unknown }, receivedAt = Date.now()): Removal | null {
+export function deliveryRemoval(
+  delivery: { id: string; name: string; payload: unknown },
+  receivedAt = Date.now(),
+): Removal | null {
   const action = (delivery.payload as { action?: unknown } | null)?.action;
   const event = `${delivery.name}.${String(action)}`;
   if (event === "installation.deleted") {
     const payload = removalPayloads[event].safeParse(delivery.payload);
-    return payload.success ? { deliveryId: delivery.id, installationId: payload.data.installation.id, repositories: null, receivedAt } : null;
+    return payload.success
+      ? { deliveryId: delivery.id, installationId: payload.data.installation.id, repositories: null, receivedAt }
+      : null;
   }
   if (event === "installation_repositories.removed") {
     const payload = removalPayloads[event].safeParse(delivery.payload);

@@ -42,7 +42,13 @@ export function unbatch(raw: unknown): unknown[] {
  * its work. Signals to the process group (Ctrl-C, SIGTERM) are the parent's to act on: it tells the
  * child, so running jobs stop at a safe point instead of dying mid-step.
  */
-export function parentChannel<In, Out>(options: { messages: z.ZodType<In>; receive(message: In): void; onParentGone(): void; log: Logger; name: string }): IpcBatcher<Out> {
+export function parentChannel<In, Out>(options: {
+  messages: z.ZodType<In>;
+  receive(message: In): void;
+  onParentGone(): void;
+  log: Logger;
+  name: string;
+}): IpcBatcher<Out> {
   process.on("message", (raw: unknown) =>
     unbatch(raw).forEach((one) => {
       const parsed = options.messages.safeParse(one);
@@ -52,5 +58,7 @@ export function parentChannel<In, Out>(options: { messages: z.ZodType<In>; recei
   );
   for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => undefined);
   process.on("disconnect", options.onParentGone);
-  return new IpcBatcher<Out>((batch) => (process.connected ? process.send?.(batch, undefined, undefined, () => undefined) : undefined));
+  return new IpcBatcher<Out>((batch) =>
+    process.connected ? process.send?.(batch, undefined, undefined, () => undefined) : undefined,
+  );
 }

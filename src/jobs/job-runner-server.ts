@@ -1,6 +1,6 @@
 import { createSecretKey } from "node:crypto";
 import type { StateKey } from "../github/state-marker.js";
-import { renewingToken, type JobToken } from "../credentials/index.js";
+import { renewingToken } from "../credentials/index.js";
 import type { TokenPorts } from "../github/token-port.js";
 import type { Logger } from "../shared/logger.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
@@ -8,9 +8,8 @@ import { HandOver, handOverTaken } from "../shared/hand-over.js";
 import { workerPorts, workJob } from "../workflow/run-job.js";
 import { PermissionCache } from "./permission-cache.js";
 import { parentChannel } from "./ipc-batch.js";
-import { PendingAnswers } from "./pending-answers.js";
-import type { Job } from "./job.js";
 import { toJobRunnerSchema, type FromJobRunner, type ToJobRunner } from "./protocol.js";
+import { TokenAsker } from "./token-relay.js";
 
 /** How long a job waits for its worker to bring a fresh token before it works on with the one it has. */
 const TOKEN_ANSWER_MS = 90_000;
@@ -36,8 +35,8 @@ export function serveJobRunner(options: JobRunnerServerOptions): void {
   // Checked on arrival by the worker (fromJobRunnerSchema); typed here.
   const send = (message: FromJobRunner) => outbox.send(message);
   const running = new Map<number, AbortController>();
-  /** Questions for a fresh token, awaiting the worker's answer (about the job's delivery). */
-  const tokenAnswers = new PendingAnswers<JobToken>();
+  /** Questions for a fresh token, awaiting the worker's answer. */
+  const tokens = new TokenAsker(send, TOKEN_ANSWER_MS);
   const permissions = new PermissionCache();
   let deps: WorkflowDeps | null = null;
 
@@ -46,7 +45,10 @@ export function serveJobRunner(options: JobRunnerServerOptions): void {
       // Model tokens and step durations go to the worker, whose metrics /metrics serves.
       deps ??= {
         ...options.makeDeps(createSecretKey(Buffer.from(message.stateKey, "base64"))),
-        telemetry: { modelUsage: (kind, usage) => send({ type: "usage", kind, usage }), stepSeconds: (seconds) => send({ type: "step", seconds }) },
+        telemetry: {
+          modelUsage: (kind, usage) => send({ type: "usage", kind, usage }),
+          stepSeconds: (seconds) => send({ type: "step", seconds }),
+        },
       };
       send({ type: "ready" });
       // Before its first job: trees an earlier runner left go, and the work directory's bound is checked.
@@ -62,32 +64,34 @@ export function serveJobRunner(options: JobRunnerServerOptions): void {
       return;
     }
     if (message.type === "token") {
-      tokenAnswers.answer(message.id, message.token, message.deliveryId);
+      tokens.answer(message);
       return;
     }
     if (message.type === "remove") {
       void (deps.workdir?.remove(message.removal) ?? Promise.resolve(null)).then(
-        (files) => files && options.log.info({ deliveryId: message.removal.deliveryId, ...files }, "removed the files of repositories Blueprint no longer has access to"),
-        (error: unknown) => options.log.error({ err: error, deliveryId: message.removal.deliveryId }, "could not remove the files of repositories Blueprint no longer has access to"),
+        (files) =>
+          files &&
+          options.log.info(
+            { deliveryId: message.removal.deliveryId, ...files },
+            "removed the files of repositories Blueprint no longer has access to",
+          ),
+        (error: unknown) =>
+          options.log.error(
+            { err: error, deliveryId: message.removal.deliveryId },
+            "could not remove the files of repositories Blueprint no longer has access to",
+          ),
       );
       return;
     }
     const { id, job } = message;
     const controller = new AbortController();
     // The worker holds no App key either: a fresh token comes from the intake through it.
-    const token = renewingToken(message.token, () => askForToken(job), options.log, job);
+    const token = renewingToken(message.token, () => tokens.ask(job.deliveryId), options.log, job);
     const ports = workerPorts(deps, options.ports.portsFor(job, token), permissions);
     running.set(id, controller);
     void workJob(deps, ports.work, job, controller.signal).finally(() => {
       running.delete(id);
       send({ type: "done", id, handedOver: handOverTaken(controller.signal) });
     });
-  }
-
-  /** A fresh token for `job`, from its worker; null when none came in time. */
-  function askForToken(job: Job): Promise<JobToken | null> {
-    const { id, answer } = tokenAnswers.ask(TOKEN_ANSWER_MS, job.deliveryId);
-    send({ type: "token-request", id, deliveryId: job.deliveryId });
-    return answer;
   }
 }

@@ -1,10 +1,11 @@
-import { fresherThan, type JobToken, type RenewToken } from "../credentials/index.js";
+import type { JobToken, RenewToken } from "../credentials/index.js";
 import type { Logger } from "../shared/logger.js";
 import { HandOver, handedOver } from "../shared/hand-over.js";
 import type { Job, Removal } from "./job.js";
 import type { JobTelemetry } from "./metrics.js";
 import { fromJobRunnerSchema, type FromJobRunner, type ToJobRunner } from "./protocol.js";
 import { SupervisedChild } from "./supervised-child.js";
+import { answerTokenRequest } from "./token-relay.js";
 
 export interface JobRunnerOptions {
   /** The compiled runner entry (lib/job-runner.js). */
@@ -59,7 +60,8 @@ export class JobRunner {
       messages: fromJobRunnerSchema,
       hello: { type: "start", stateKey: options.stateKey },
       niceness: options.niceness ?? 10,
-      // Gone the moment its worker is (job-runner-server.ts), so it may leave the worker's session: its nice then holds on the whole machine.
+      // Gone the moment its worker is (job-runner-server.ts), so it may leave the worker's session: its nice then holds
+      // on the whole machine.
       ownSession: true,
       onMessage: (message) => {
         if (message.type === "usage") options.telemetry?.modelUsage(message.kind, message.usage);
@@ -71,7 +73,12 @@ export class JobRunner {
         maxCrashes: MAX_CRASHES,
         // A fresh runner replaced one that died: it takes the jobs over, resumed from what they pushed.
         onHandOver: (runs) => runs.forEach((pending) => this.dispatch(pending)),
-        onDrop: (pending, crashes, { code, signal }) => pending.reject(new Error(`the process running it stopped unexpectedly ${crashes} times (${signal ?? `exit code ${code}`})`)),
+        onDrop: (pending, crashes, { code, signal }) =>
+          pending.reject(
+            new Error(
+              `the process running it stopped unexpectedly ${crashes} times (${signal ?? `exit code ${code}`})`,
+            ),
+          ),
       },
     });
   }
@@ -118,21 +125,20 @@ export class JobRunner {
   }
 
   /**
-   * The runner asks (question `question`) for a fresh token for the job of `deliveryId`: it gets one, or
-   * null (it then works on with the one it has). Only for a job it runs, with the renewal it came with.
+   * The runner asks (question `question`) for a fresh token for the job of `deliveryId`: only for a
+   * job it runs, with the renewal it came with; kept for a fresh runner taking the job over.
    */
   private async renew(deliveryId: string, question: number): Promise<void> {
     const pending = this.runner.trackedWhere((run) => run.job.deliveryId === deliveryId);
-    const fresh = await (pending?.renew?.() ?? Promise.resolve(null)).catch((error: unknown) => {
-      this.options.log.warn({ err: error, deliveryId }, "could not get a fresh token for a running job");
-      return null;
-    });
-    // Kept for a fresh runner taking the job over, if it is fresher than the one the job has.
-    if (pending && fresh && fresherThan(fresh, pending.token)) {
-      pending.token = fresh;
-      this.options.log.info({ deliveryId }, "a running job's token was about to expire: its job runner has a fresh one");
-    }
-    this.runner.send({ type: "token", id: question, deliveryId, token: fresh });
+    const renewed = "a running job's token was about to expire: its job runner has a fresh one";
+    await answerTokenRequest(
+      { id: question, deliveryId },
+      pending,
+      async () => (await pending?.renew?.()) ?? null,
+      (answer) => this.runner.send(answer),
+      this.options.log,
+      renewed,
+    );
   }
 
   private abort(id: number, signal: AbortSignal): void {
@@ -141,5 +147,9 @@ export class JobRunner {
 }
 
 function abortReason(signal: AbortSignal): string {
-  return typeof signal.reason === "string" ? signal.reason : signal.reason instanceof Error ? signal.reason.message : "stopped";
+  return typeof signal.reason === "string"
+    ? signal.reason
+    : signal.reason instanceof Error
+      ? signal.reason.message
+      : "stopped";
 }

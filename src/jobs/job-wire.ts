@@ -20,7 +20,11 @@ export function bullId(phase: "m" | "t" | "w", deliveryId: string): string {
   return `${phase}-${deliveryId.replace(/[^A-Za-z0-9_-]/g, "_")}`;
 }
 
-export const JOB_OPTIONS = { attempts: 1, removeOnComplete: { age: 24 * 3600, count: 10_000 }, removeOnFail: { age: 7 * 24 * 3600 } };
+export const JOB_OPTIONS = {
+  attempts: 1,
+  removeOnComplete: { age: 24 * 3600, count: 10_000 },
+  removeOnFail: { age: 7 * 24 * 3600 },
+};
 
 export const wireSchema = z.object({
   job: jobSchema,
@@ -40,19 +44,41 @@ export interface WirePlace {
 /** A job in Redis that no intake or worker signed, or that was changed since: never run, never trusted with a token. */
 export class UnsignedJob extends Error {}
 
-const signed = (place: WirePlace, wire: Pick<Wire, "job" | "keys">) => ({ queue: place.queue, id: place.id, job: wire.job, keys: wire.keys });
+const signed = (place: WirePlace, wire: Pick<Wire, "job" | "keys">) => ({
+  queue: place.queue,
+  id: place.id,
+  job: wire.job,
+  keys: wire.keys,
+});
 
 /** `job` and `keys` signed for `place`, with the job's token sealed for it. */
-export function signWire(sealer: Sealer, place: WirePlace, wire: { job: Job; keys: string[]; sealedToken?: string | undefined }): Wire {
-  return { job: wire.job, keys: wire.keys, ...(wire.sealedToken === undefined ? {} : { sealedToken: wire.sealedToken }), signature: sealer.sign(signed(place, wire)) };
+export function signWire(
+  sealer: Sealer,
+  place: WirePlace,
+  wire: { job: Job; keys: string[]; sealedToken?: string | undefined },
+): Wire {
+  return {
+    job: wire.job,
+    keys: wire.keys,
+    ...(wire.sealedToken === undefined ? {} : { sealedToken: wire.sealedToken }),
+    signature: sealer.sign(signed(place, wire)),
+  };
 }
 
-/** The wire found at `place`, verified; throws UnsignedJob for anything else (the delivery id, when readable, says which). */
+/**
+ * The wire found at `place`, verified; throws UnsignedJob for anything else (the delivery id, when readable, says
+ * which).
+ */
 export function verifiedWire(sealer: Sealer, place: WirePlace, data: unknown): Wire {
   const parsed = wireSchema.safeParse(data);
-  if (!parsed.success) throw new UnsignedJob(`job ${place.id} in ${place.queue} is not a signed job (${parsed.error.issues[0]?.path.join(".") || "shape"}: ${parsed.error.issues[0]?.message ?? "invalid"})`);
+  if (!parsed.success)
+    throw new UnsignedJob(
+      `job ${place.id} in ${place.queue} is not a signed job (${parsed.error.issues[0]?.path.join(".") || "shape"}: ${parsed.error.issues[0]?.message ?? "invalid"})`,
+    );
   if (!sealer.verify(signed(place, parsed.data), parsed.data.signature)) {
-    throw new UnsignedJob(`job ${place.id} in ${place.queue} does not carry a valid signature: it was changed in Redis, moved from elsewhere, or signed with another secret`);
+    throw new UnsignedJob(
+      `job ${place.id} in ${place.queue} does not carry a valid signature: it was changed in Redis, moved from elsewhere, or signed with another secret`,
+    );
   }
   return parsed.data;
 }
@@ -72,7 +98,9 @@ export function withoutToken(data: unknown): unknown {
 
 const removalMessageSchema = z.object({ removal: removalSchema, signature: z.string() });
 
-/** A removal as an intake publishes it to every worker: signed, since each worker removes files and stops jobs on it. */
+/**
+ * A removal as an intake publishes it to every worker: signed, since each worker removes files and stops jobs on it.
+ */
 export function signRemoval(sealer: Sealer, removal: Removal): string {
   return JSON.stringify({ removal, signature: sealer.sign({ channel: "remove", removal }) });
 }
@@ -86,5 +114,7 @@ export function verifiedRemoval(sealer: Sealer, message: string): Removal | null
     return null;
   }
   const parsed = removalMessageSchema.safeParse(data);
-  return parsed.success && sealer.verify({ channel: "remove", removal: parsed.data.removal }, parsed.data.signature) ? parsed.data.removal : null;
+  return parsed.success && sealer.verify({ channel: "remove", removal: parsed.data.removal }, parsed.data.signature)
+    ? parsed.data.removal
+    : null;
 }

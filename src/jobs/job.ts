@@ -37,7 +37,10 @@ export const jobSchema = z.discriminatedUnion("kind", [
     fresh: z.boolean(),
     /** Lines after `/build`: notes for the build. */
     notes: z.string(),
-    /** When the `/build` comment was made (GitHub's time): the approval covers what stood then, even if the comment is deleted later. */
+    /**
+     * When the `/build` comment was made (GitHub's time): the approval covers what stood then, even if the comment is
+     * deleted later.
+     */
     commandCreatedAt: z.string().optional(),
   }),
   /** A plain comment: may answer a question or give feedback on a pending plan. */
@@ -48,11 +51,25 @@ export const jobSchema = z.discriminatedUnion("kind", [
   /** A mistyped or malformed command: answered (to people who may command) with `text`. */
   z.object({ kind: z.literal("reply"), ...onComment, text: z.string(), silentIfRefused: z.boolean() }),
   /** `submittedAt`: the review approves the revision standing then; its body is a note for the build. */
-  z.object({ kind: z.literal("review-approval"), ...common, reviewId: z.number().int(), commitId: z.string(), submittedAt: z.string(), body: z.string() }),
+  z.object({
+    kind: z.literal("review-approval"),
+    ...common,
+    reviewId: z.number().int(),
+    commitId: z.string(),
+    submittedAt: z.string(),
+    body: z.string(),
+  }),
   z.object({ kind: z.literal("review-changes"), ...common, reviewId: z.number().int(), body: z.string() }),
   z.object({ kind: z.literal("stale"), ...common, headSha: z.string() }),
   /** Blueprint's pull request was merged or closed; `number` is the issue its plan lives on. */
-  z.object({ kind: z.literal("pull-closed"), ...common, pullRequest: z.number().int().positive(), merged: z.boolean(), headRef: z.string().min(1), headSha: z.string().min(1) }),
+  z.object({
+    kind: z.literal("pull-closed"),
+    ...common,
+    pullRequest: z.number().int().positive(),
+    merged: z.boolean(),
+    headRef: z.string().min(1),
+    headSha: z.string().min(1),
+  }),
   /**
    * A button on a "Blueprint plan" check run: `/build` or `/revise` by whoever clicked, bound to the
    * check's plan revision and head commit; `app` made the check (only Blueprint's own count).
@@ -85,21 +102,52 @@ export const removalSchema = z.object({
 export type Removal = z.output<typeof removalSchema>;
 
 /** What a job stopped by a removal says (its thread will rarely hear it: the App has no access any more). */
-export const REMOVED_REASON = "Blueprint no longer has access to this repository (the App was uninstalled, or the repository removed from it)";
+export const REMOVED_REASON =
+  "Blueprint no longer has access to this repository (the App was uninstalled, or the repository removed from it)";
 
-/** Whether a removal covers a job: same installation, one of its repositories (names are case-insensitive), received before it. */
-export function removalCovers(removal: Removal, job: Pick<Job, "installationId" | "receivedAt"> & { repository: Pick<Job["repository"], "owner" | "name"> }): boolean {
+/**
+ * Whether a removal covers a job: same installation, one of its repositories (names are case-insensitive), received
+ * before it.
+ */
+export function removalCovers(
+  removal: Removal,
+  job: Pick<Job, "installationId" | "receivedAt"> & { repository: Pick<Job["repository"], "owner" | "name"> },
+): boolean {
   if (job.installationId !== removal.installationId || job.receivedAt > removal.receivedAt) return false;
   const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
-  return removal.repositories === null || removal.repositories.some((repository) => same(repository.owner, job.repository.owner) && same(repository.name, job.repository.name));
+  return (
+    removal.repositories === null ||
+    removal.repositories.some(
+      (repository) => same(repository.owner, job.repository.owner) && same(repository.name, job.repository.name),
+    )
+  );
 }
 export type JobKind = Job["kind"];
 
 /** Kinds that run as work in the thread's lane (one at a time per thread, capped per process). */
-export const LANE_KINDS: ReadonlySet<JobKind> = new Set(["plan", "revise", "build", "respond", "review-approval", "review-changes", "stale", "pull-closed", "check-action"]);
+export const LANE_KINDS: ReadonlySet<JobKind> = new Set([
+  "plan",
+  "revise",
+  "build",
+  "respond",
+  "review-approval",
+  "review-changes",
+  "stale",
+  "pull-closed",
+  "check-action",
+]);
 
 /** The kinds whose actor's permission decides whether they run at all (docs/workflow.md, "Who may command"). */
-export const GATED_KINDS: ReadonlySet<JobKind> = new Set(["plan", "revise", "build", "cancel", "reply", "review-approval", "review-changes", "check-action"]);
+export const GATED_KINDS: ReadonlySet<JobKind> = new Set([
+  "plan",
+  "revise",
+  "build",
+  "cancel",
+  "reply",
+  "review-approval",
+  "review-changes",
+  "check-action",
+]);
 
 /** Reads a job that crossed a process boundary; throws on anything that is not one. */
 export function parseJob(data: unknown): Job {
@@ -142,7 +190,9 @@ export function jobLabel(job: Job): string {
  * and the "Build plan vN" button. A "Revise" click only comments, like `/revise`.
  */
 export function buildsOnItsToken(job: { kind: JobKind; action?: string }): boolean {
-  return job.kind === "build" || job.kind === "review-approval" || (job.kind === "check-action" && job.action === "build");
+  return (
+    job.kind === "build" || job.kind === "review-approval" || (job.kind === "check-action" && job.action === "build")
+  );
 }
 
 /**
@@ -152,7 +202,9 @@ export function buildsOnItsToken(job: { kind: JobKind; action?: string }): boole
 export function tokenPermissionsFor(job: { kind: JobKind; action?: string }): Record<string, "read" | "write"> | null {
   if (buildsOnItsToken(job)) return null;
   // Deleting a merged branch writes to the repository's refs.
-  if (job.kind === "pull-closed") return { contents: "write", issues: "write", pull_requests: "read", metadata: "read" };
-  // `checks`: a new plan revision gets its check run (a token minted without it, where the installation lacks it, skips them).
+  if (job.kind === "pull-closed")
+    return { contents: "write", issues: "write", pull_requests: "read", metadata: "read" };
+  // `checks`: a new plan revision gets its check run (a token minted without it, where the installation lacks it, skips
+  // them).
   return { contents: "read", issues: "write", pull_requests: "write", metadata: "read", checks: "write" };
 }

@@ -1,11 +1,12 @@
 import type { JobToken, JobTokenSource } from "../credentials/index.js";
 import type { Logger } from "../shared/logger.js";
 import type { JobBackend, QueueStats } from "./backend.js";
-import { RecentKeys } from "./dedupe.js";
 import type { Accepted } from "./from-webhook.js";
 import { removalCovers, type Job, type Removal } from "./job.js";
 import { fromLocalWorkerSchema, type FromLocalWorker, type ToLocalWorker } from "./protocol.js";
+import { Claims } from "./store/memory.js";
 import { SupervisedChild, WORKER_NICENESS } from "./supervised-child.js";
+import { answerTokenRequest } from "./token-relay.js";
 
 /** A job handed to the local worker and not finished: a fresh worker takes it over if this one dies. */
 interface InFlight {
@@ -50,12 +51,12 @@ export interface LocalWorkerOptions {
 }
 
 /**
- * The embedded queue as `npm start` runs it: intake claims the delivery, answers, mints the job's
+ * The local (no Redis) backend as `npm start` runs it: intake claims the delivery, answers, mints the job's
  * narrowed token and hands job and token to a forked local worker over IPC (in memory only). The
  * worker keeps the thread lanes and the BLUEPRINT_CONCURRENCY cap; the intake's event loop runs no job.
  */
 export class LocalWorkerBackend implements JobBackend {
-  private readonly recent = new RecentKeys();
+  private readonly recent = new Claims();
   private readonly worker: SupervisedChild<ToLocalWorker, FromLocalWorker, InFlight>;
   private readonly handing = new Set<Promise<void>>();
 
@@ -77,7 +78,10 @@ export class LocalWorkerBackend implements JobBackend {
         onHandOver: (jobs) => this.handOver(jobs),
         onDrop: ({ job, keys }, crashes) => {
           this.recent.release(keys);
-          options.log.error({ deliveryId: job.deliveryId, crashes }, "dropping a job whose local workers keep stopping; a redelivery of its webhook starts it again");
+          options.log.error(
+            { deliveryId: job.deliveryId, crashes },
+            "dropping a job whose local workers keep stopping; a redelivery of its webhook starts it again",
+          );
         },
       },
     });
@@ -140,21 +144,17 @@ export class LocalWorkerBackend implements JobBackend {
   }
 
   /**
-   * A fresh token for a job that waited long (reused from the cache only while it has 40 minutes left):
-   * only for a job handed to the worker and not finished.
+   * A fresh token for a job that waited long (reused from the cache only while it has 40 minutes left): only for a job
+   * handed to the worker and not finished.
    */
   private refresh(id: number, deliveryId: string): void {
     const entry = this.worker.tracked(deliveryId);
-    const minting = entry ? this.options.tokens.forJob(entry.job) : Promise.reject(new Error("the local worker asked for the token of a job it does not hold"));
-    minting.then(
-      (token) => {
-        if (entry) entry.token = token;
-        this.worker.send({ type: "token", id, deliveryId, token });
-      },
-      (error: unknown) => {
-        this.options.log.error({ err: error, deliveryId }, "could not mint a fresh token for a job that waited long");
-        this.worker.send({ type: "token", id, deliveryId, token: null });
-      },
+    void answerTokenRequest(
+      { id, deliveryId },
+      entry,
+      async () => (entry ? this.options.tokens.forJob(entry.job) : null),
+      (answer) => this.worker.send(answer),
+      this.options.log,
     );
   }
 

@@ -49,7 +49,10 @@ export class JobMetrics {
   }
 
   /** Times `work` as a job of `kind`, counting its outcome. */
-  async time(kind: string, work: () => Promise<"done" | "failed" | "cancelled" | "dropped" | "handed_over">): Promise<void> {
+  async time(
+    kind: string,
+    work: () => Promise<"done" | "failed" | "cancelled" | "dropped" | "handed_over">,
+  ): Promise<void> {
     const stop = this.jobSeconds.startTimer({ kind });
     let outcome: string = "failed";
     try {
@@ -70,7 +73,8 @@ export interface JobTelemetry {
 export function telemetryFor(metrics: JobMetrics): JobTelemetry {
   return {
     modelUsage(kind, usage) {
-      for (const type of ["prompt", "completion", "cached"] as const) if (usage[type] > 0) metrics.modelTokens.inc({ kind, type }, usage[type]);
+      for (const type of ["prompt", "completion", "cached"] as const)
+        if (usage[type] > 0) metrics.modelTokens.inc({ kind, type }, usage[type]);
     },
     stepSeconds: (seconds) => metrics.stepSeconds.observe(seconds),
   };

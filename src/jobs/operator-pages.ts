@@ -17,7 +17,12 @@ export interface WorkerMetricsSource {
  * last look, and (`disk`) the work directory's size, bound and free space, as JSON. `GET /metrics`:
  * Prometheus text (this process's and its local worker's).
  */
-export function serveOperatorPages(addHandler: (handler: Handler) => void, backend: Pick<JobBackend, "stats"> & Partial<WorkerMetricsSource>, metrics: JobMetrics, disk?: () => Promise<DiskUse>): void {
+export function serveOperatorPages(
+  addHandler: (handler: Handler) => void,
+  backend: Pick<JobBackend, "stats"> & Partial<WorkerMetricsSource>,
+  metrics: JobMetrics,
+  disk?: () => Promise<DiskUse>,
+): void {
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
   addHandler(async (req, res) => {
@@ -25,28 +30,55 @@ export function serveOperatorPages(addHandler: (handler: Handler) => void, backe
     if (req.method !== "GET" || (path !== "/healthz" && path !== "/metrics")) return false;
     if (path === "/metrics") {
       const own = await metrics.registry.getMetricsAsJSON();
-      const workers = ((await backend.workerMetrics?.().catch(() => null)) ?? []) as Awaited<ReturnType<Registry["getMetricsAsJSON"]>>;
-      const text = workers.length > 0 ? await AggregatorRegistry.aggregate([own, workers]).metrics() : await metrics.registry.metrics();
+      const workers = ((await backend.workerMetrics?.().catch(() => null)) ?? []) as Awaited<
+        ReturnType<Registry["getMetricsAsJSON"]>
+      >;
+      const text =
+        workers.length > 0
+          ? await AggregatorRegistry.aggregate([own, workers]).metrics()
+          : await metrics.registry.metrics();
       res.writeHead(200, { "content-type": metrics.registry.contentType });
       res.end(text);
       return true;
     }
     // Health answers even when the queue cannot be read (Redis away): the process itself is up.
-    const queue = await backend.stats().catch((error: unknown) => ({ error: error instanceof Error ? error.message : String(error) }));
+    const queue = await backend
+      .stats()
+      .catch((error: unknown) => ({ error: error instanceof Error ? error.message : String(error) }));
     const ms = (ns: number) => Math.round(ns / 1e4) / 100;
     const eventLoopDelayMs = { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) };
     loop.reset();
-    const diskUse = disk ? { disk: await disk().catch((error: unknown) => ({ error: error instanceof Error ? error.message : String(error) })) } : {};
+    const diskUse = disk
+      ? {
+          disk: await disk().catch((error: unknown) => ({
+            error: error instanceof Error ? error.message : String(error),
+          })),
+        }
+      : {};
     res.writeHead(200, { "content-type": "application/json" });
     res.end(JSON.stringify({ status: "ok", queue, ...diskUse, eventLoopDelayMs }));
     return true;
   });
 }
 
-/** The same pages on a server of their own (`npm run worker` with PORT set: for probes and Prometheus); 404 for anything else. */
-export function listenWithOperatorPages(port: number, host: string, backend: Pick<JobBackend, "stats"> & Partial<WorkerMetricsSource>, metrics: JobMetrics, disk?: () => Promise<DiskUse>): http.Server {
+/**
+ * The same pages on a server of their own (`npm run worker` with PORT set: for probes and Prometheus); 404 for anything
+ * else.
+ */
+export function listenWithOperatorPages(
+  port: number,
+  host: string,
+  backend: Pick<JobBackend, "stats"> & Partial<WorkerMetricsSource>,
+  metrics: JobMetrics,
+  disk?: () => Promise<DiskUse>,
+): http.Server {
   const handlers: Handler[] = [];
   serveOperatorPages((handler) => handlers.push(handler), backend, metrics, disk);
-  const server = http.createServer((req, res) => void Promise.all(handlers.map((handle) => handle(req, res))).then((handled) => handled.some(Boolean) || res.writeHead(404).end()));
+  const server = http.createServer(
+    (req, res) =>
+      void Promise.all(handlers.map((handle) => handle(req, res))).then(
+        (handled) => handled.some(Boolean) || res.writeHead(404).end(),
+      ),
+  );
   return server.listen(port, host);
 }

@@ -18,7 +18,8 @@ const start = z.object({ type: z.literal("start") });
 const startWithKey = start.extend({ stateKey: z.string().min(1) });
 const ready = z.object({ type: z.literal("ready") });
 /** A question to the child, answered by an "answer" of the same id (see PendingAnswers). */
-const ask = <const What extends readonly [string, ...string[]]>(what: What) => z.object({ type: z.literal("ask"), id: z.number().int(), what: z.enum(what) });
+const ask = <const What extends readonly [string, ...string[]]>(what: What) =>
+  z.object({ type: z.literal("ask"), id: z.number().int(), what: z.enum(what) });
 const answer = z.object({ type: z.literal("answer"), id: z.number().int(), value: z.unknown() });
 /** Stop taking work; what runs stops at its next safe point (within `timeoutMs`); then exit. */
 const shutdown = z.object({ type: z.literal("shutdown"), reason: z.string(), timeoutMs: z.number() });
@@ -33,8 +34,16 @@ const tokenRequest = z.object({ type: z.literal("token-request"), id: z.number()
  * delivery: a child started after one died numbers its requests from 0 again, and must not take an
  * answer meant for its predecessor's request of the same number (another job's token).
  */
-const token = z.object({ type: z.literal("token"), id: z.number().int(), deliveryId: z.string(), token: jobTokenSchema.nullable() });
-/** An uninstall or repositories removed: their jobs dropped or stopped, their files removed (a running job's once it ends). */
+const token = z.object({
+  type: z.literal("token"),
+  id: z.number().int(),
+  deliveryId: z.string(),
+  token: jobTokenSchema.nullable(),
+});
+/**
+ * An uninstall or repositories removed: their jobs dropped or stopped, their files removed (a running job's once it
+ * ends).
+ */
 const remove = z.object({ type: z.literal("remove"), removal: removalSchema });
 
 /** A job and its claim keys with its token, intake → local worker. */
@@ -87,7 +96,9 @@ export type ToJobRunner = z.output<typeof toJobRunnerSchema>;
 /** Job runner → worker. */
 export const fromJobRunnerSchema = z.discriminatedUnion("type", [
   ready,
-  /** The job's use case returned (it reports its own failures on the thread); `handedOver`: it stopped for a hand-over. */
+  /**
+   * The job's use case returned (it reports its own failures on the thread); `handedOver`: it stopped for a hand-over.
+   */
   z.object({ type: z.literal("done"), id: z.number().int(), handedOver: z.boolean().optional() }),
   /** For /metrics: a planning run's or a step's model tokens, a step's duration. */
   z.object({

@@ -1,18 +1,19 @@
-import { Queue } from "bullmq";
+import type { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import type { BlueprintEnv } from "../config/env.js";
 import { jobSealer, type JobTokenSource } from "../credentials/index.js";
 import { answerTokenRequests } from "../credentials/redis.js";
 import { tokenPorts } from "./token-ports.js";
-import type { Logger, WorkflowDeps } from "../workflow/deps.js";
+import type { Logger } from "../shared/logger.js";
+import type { WorkflowDeps } from "../workflow/deps.js";
 import type { JobBackend, QueueStats } from "./backend.js";
 import type { Accepted } from "./from-webhook.js";
-import { signRemoval, TRIAGE_QUEUE, verifiedWire, WORK_QUEUE } from "./job-wire.js";
+import { TRIAGE_QUEUE, verifiedWire, WORK_QUEUE } from "./job-wire.js";
 import type { JobMetrics } from "./metrics.js";
 import type { WorkerMetricsSource } from "./operator-pages.js";
-import { RedisLanes } from "./redis-lanes.js";
 import { forgetClaim, MINT_CONCURRENCY, Minting } from "./redis-mint.js";
 import { startRedisWorkers, type RedisWorkers } from "./redis-worker.js";
+import { RedisStore } from "./store/redis.js";
 
 export interface RedisBackendOptions {
   env: BlueprintEnv;
@@ -39,10 +40,16 @@ export function startRedisBackend(options: RedisBackendOptions): JobBackend & Pa
   const sealer = jobSealer(env);
   const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   connection.on("error", (error) => log.warn({ err: error }, "redis connection error"));
-  const lanes = new RedisLanes(connection);
-  const triage = new Queue(TRIAGE_QUEUE, { connection });
-  const work = new Queue(WORK_QUEUE, { connection });
-  const minting = new Minting({ connection, lanes, triage, sealer, log, tokens: options.tokens, lockMs: env.BLUEPRINT_JOB_LOCK_MS });
+  const store = new RedisStore({ connection, sealer, concurrency: env.BLUEPRINT_CONCURRENCY });
+  const { triageQueue: triage, workQueue: work } = store;
+  const minting = new Minting({
+    connection,
+    store,
+    sealer,
+    log,
+    tokens: options.tokens,
+    lockMs: env.BLUEPRINT_JOB_LOCK_MS,
+  });
   // Workers hold no App key: a job that waited past its token's life gets a fresh one from an intake.
   const tokenDesk = answerTokenRequests({
     connection,
@@ -55,7 +62,15 @@ export function startRedisBackend(options: RedisBackendOptions): JobBackend & Pa
     verifiedJob: (place, data) => verifiedWire(sealer, place, data).job,
   });
   const workers: Promise<RedisWorkers> | null = options.workerDeps
-    ? startRedisWorkers({ redisUrl: options.redisUrl, deps: options.workerDeps, ports: tokenPorts(env, log), sealer, concurrency: env.BLUEPRINT_CONCURRENCY, lockMs: env.BLUEPRINT_JOB_LOCK_MS, metrics: options.metrics })
+    ? startRedisWorkers({
+        redisUrl: options.redisUrl,
+        deps: options.workerDeps,
+        ports: tokenPorts(env, log),
+        sealer,
+        concurrency: env.BLUEPRINT_CONCURRENCY,
+        lockMs: env.BLUEPRINT_JOB_LOCK_MS,
+        metrics: options.metrics,
+      })
     : null;
   workers?.catch((error: unknown) => log.error({ err: error }, "the queue workers did not start"));
 
@@ -67,19 +82,19 @@ export function startRedisBackend(options: RedisBackendOptions): JobBackend & Pa
   return {
     ...(options.workerMetrics ? { workerMetrics: options.workerMetrics } : {}),
     async submit({ job, keys }: Accepted) {
-      const claim = await lanes.claim(keys, job.deliveryId, job.installationId);
+      const claim = await store.claim(keys, job);
       if (!claim) return false;
       try {
         await minting.accept(job, keys, claim.turn);
         return true;
       } catch (error) {
         // Not enqueued: forget the claim, so GitHub's redelivery of this webhook is handled.
-        await forgetClaim(lanes, log, keys, job);
+        await forgetClaim(store, log, keys, job);
         throw error;
       }
     },
     // Every worker hears it (each keeps its own work directory); waiting jobs find it recorded.
-    removeRepositories: (removal) => lanes.remove(removal, signRemoval(sealer, removal)),
+    removeRepositories: (removal) => store.recordRemoval(removal),
     stats: () => queueStats({ mint: minting.queue, triage, work }, env.BLUEPRINT_CONCURRENCY),
     async idle() {
       while (!(await quiet())) await new Promise((resolve) => setTimeout(resolve, 50));
@@ -89,7 +104,7 @@ export function startRedisBackend(options: RedisBackendOptions): JobBackend & Pa
       const closing = (async () => {
         await Promise.all([minting.close(), tokenDesk.close()]);
         await (await workers)?.close();
-        await Promise.all([triage.close(), work.close()]);
+        await store.close();
         await connection.quit();
       })();
       await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
@@ -105,7 +120,22 @@ async function unfinished(queue: Queue) {
 }
 
 /** The queues at /healthz: everything not yet lane work counts as waiting; running is lane work. */
-async function queueStats(queues: { mint: Queue; triage: Queue; work: Queue }, concurrency: number): Promise<QueueStats> {
-  const [m, t, w, workerCount] = await Promise.all([unfinished(queues.mint), unfinished(queues.triage), unfinished(queues.work), queues.work.getWorkersCount()]);
-  return { backend: "redis", waiting: m.all + t.all + w.waiting, running: w.active, workers: workerCount, concurrency, ready: true };
+async function queueStats(
+  queues: { mint: Queue; triage: Queue; work: Queue },
+  concurrency: number,
+): Promise<QueueStats> {
+  const [m, t, w, workerCount] = await Promise.all([
+    unfinished(queues.mint),
+    unfinished(queues.triage),
+    unfinished(queues.work),
+    queues.work.getWorkersCount(),
+  ]);
+  return {
+    backend: "redis",
+    waiting: m.all + t.all + w.waiting,
+    running: w.active,
+    workers: workerCount,
+    concurrency,
+    ready: true,
+  };
 }

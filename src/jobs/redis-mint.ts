@@ -3,8 +3,16 @@ import type { Redis } from "ioredis";
 import { sealToken, type JobTokenSource, type Sealer } from "../credentials/index.js";
 import type { Logger } from "../shared/logger.js";
 import type { Job } from "./job.js";
-import { bullId, claimedDeliveryId, JOB_OPTIONS, signWire, TRIAGE_QUEUE, verifiedWire, wireSchema } from "./job-wire.js";
-import type { RedisLanes } from "./redis-lanes.js";
+import {
+  bullId,
+  claimedDeliveryId,
+  JOB_OPTIONS,
+  signWire,
+  TRIAGE_QUEUE,
+  verifiedWire,
+  wireSchema,
+} from "./job-wire.js";
+import type { RedisStore } from "./store/redis.js";
 
 /** Accepted webhooks waiting for their token: only processes that hold the App's key (intakes) work this queue. */
 const MINT_QUEUE = "blueprint-mint";
@@ -23,7 +31,7 @@ const HANDED_ON_AT_ONCE = 3;
 const LAST_PRIORITY = 2 ** 21;
 
 /**
- * Triage takes the installations' commands in turns (redis-lanes.ts's `claim`): every installation's
+ * Triage takes the installations' commands in turns (the Redis store's `claim`): every installation's
  * first pending command before any installation's second, so one busy installation's 👀 never wait
  * behind another's; an installation's own commands keep their order (their turns only grow). BullMQ
  * runs a job with no priority before any with one: every triage job has one.
@@ -32,8 +40,7 @@ const priorityOf = (turn: number) => Math.min(Math.max(1, Math.floor(turn)), LAS
 
 export interface MintingOptions {
   connection: Redis;
-  lanes: RedisLanes;
-  triage: Queue;
+  store: RedisStore;
   sealer: Sealer;
   log: Logger;
   tokens: JobTokenSource;
@@ -64,18 +71,33 @@ export class Minting {
   constructor(private readonly options: MintingOptions) {
     const { connection, lockMs } = options;
     this.queue = new Queue(MINT_QUEUE, { connection });
-    this.minter = new Worker(MINT_QUEUE, (bullJob: BullJob) => this.mintQueued(bullJob), { connection, concurrency: MINT_CONCURRENCY, lockDuration: lockMs, stalledInterval: lockMs });
+    this.minter = new Worker(MINT_QUEUE, (bullJob: BullJob) => this.mintQueued(bullJob), {
+      connection,
+      concurrency: MINT_CONCURRENCY,
+      lockDuration: lockMs,
+      stalledInterval: lockMs,
+    });
     this.minter.on("failed", (bullJob, error) => this.givenUp(bullJob, error));
     this.minter.on("error", (error) => options.log.error({ err: error }, "queue worker error"));
   }
 
-  /** The accepted webhook queued in Redis (resolves once it is there); one of an installation's first, then handed on to triage without waiting for it. */
+  /**
+   * The accepted webhook queued in Redis (resolves once it is there); one of an installation's first, then handed on to
+   * triage without waiting for it.
+   */
   async accept(job: Job, keys: string[], turn: number): Promise<void> {
     const id = bullId("m", job.deliveryId);
     const wire = signWire(this.options.sealer, { queue: MINT_QUEUE, id }, { job, keys });
     const atOnce = turn <= HANDED_ON_AT_ONCE;
     const delay = atOnce ? { delay: this.options.fallbackMs ?? FALLBACK_MS } : {};
-    await this.queue.add(job.kind, wire, { ...JOB_OPTIONS, attempts: 5, backoff: { type: "exponential", delay: 1_000 }, jobId: id, priority: priorityOf(turn), ...delay });
+    await this.queue.add(job.kind, wire, {
+      ...JOB_OPTIONS,
+      attempts: 5,
+      backoff: { type: "exponential", delay: 1_000 },
+      jobId: id,
+      priority: priorityOf(turn),
+      ...delay,
+    });
     if (!atOnce) return;
     const handing = this.handOnNow(job, keys, id, turn);
     this.inFlight.add(handing);
@@ -92,19 +114,27 @@ export class Minting {
   private async handOnNow(job: Job, keys: string[], mintId: string, turn: number): Promise<void> {
     try {
       await this.handOn(job, keys, turn);
-      // A minter that took the queued copy meanwhile (this took longer than its wait) finds its triage job added: BullMQ adds no job twice under one id.
+      // A minter that took the queued copy meanwhile (this took longer than its wait) finds its triage job added:
+      // BullMQ adds no job twice under one id.
       await this.queue.remove(mintId);
     } catch (error) {
-      this.options.log.warn({ err: error, deliveryId: job.deliveryId }, "could not hand an accepted webhook on to triage at once; its queued copy is minted later");
+      this.options.log.warn(
+        { err: error, deliveryId: job.deliveryId },
+        "could not hand an accepted webhook on to triage at once; its queued copy is minted later",
+      );
     }
   }
 
   /** The job with its token sealed in, on the workers' triage queue in its installation's turn. */
   private async handOn(job: Job, keys: string[], turn: number): Promise<void> {
-    const { sealer, triage } = this.options;
+    const { sealer, store } = this.options;
     const token = await this.options.tokens.forJob(job);
     const id = bullId("t", job.deliveryId);
-    await triage.add(job.kind, signWire(sealer, { queue: TRIAGE_QUEUE, id }, { job, keys, sealedToken: sealToken(sealer, token, job) }), { ...JOB_OPTIONS, jobId: id, priority: priorityOf(turn) });
+    await store.triageQueue.add(
+      job.kind,
+      signWire(sealer, { queue: TRIAGE_QUEUE, id }, { job, keys, sealedToken: sealToken(sealer, token, job) }),
+      { ...JOB_OPTIONS, jobId: id, priority: priorityOf(turn) },
+    );
   }
 
   /** A queued copy: its intake did not hand it on. Its turn is its priority. */
@@ -113,12 +143,17 @@ export class Minting {
     await this.handOn(job, keys, bullJob.opts.priority ?? LAST_PRIORITY);
   }
 
-  /** The accepted webhook, as an intake signed it for the mint queue; a job that does not verify fails at once, logged. */
+  /**
+   * The accepted webhook, as an intake signed it for the mint queue; a job that does not verify fails at once, logged.
+   */
   private mintable(bullJob: BullJob) {
     try {
       return verifiedWire(this.options.sealer, { queue: MINT_QUEUE, id: bullJob.id ?? "" }, bullJob.data);
     } catch (error) {
-      this.options.log.error({ err: error, deliveryId: claimedDeliveryId(bullJob.data) }, "refused a job in Redis that no intake signed: no token minted");
+      this.options.log.error(
+        { err: error, deliveryId: claimedDeliveryId(bullJob.data) },
+        "refused a job in Redis that no intake signed: no token minted",
+      );
       throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
     }
   }
@@ -128,8 +163,11 @@ export class Minting {
     if (!bullJob || bullJob.attemptsMade < (bullJob.opts.attempts ?? 1)) return;
     if (error instanceof UnrecoverableError) return;
     const parsed = wireSchema.safeParse(bullJob.data);
-    this.options.log.error({ err: error, deliveryId: parsed.success ? parsed.data.job.deliveryId : bullJob.id }, "could not get an installation token for a job");
-    if (parsed.success) void forgetClaim(this.options.lanes, this.options.log, parsed.data.keys, parsed.data.job);
+    this.options.log.error(
+      { err: error, deliveryId: parsed.success ? parsed.data.job.deliveryId : bullJob.id },
+      "could not get an installation token for a job",
+    );
+    if (parsed.success) void forgetClaim(this.options.store, this.options.log, parsed.data.keys, parsed.data.job);
   }
 }
 
@@ -137,8 +175,16 @@ export class Minting {
  * Forgets a delivery's claim and its place among its installation's pending commands; if Redis will
  * not, GitHub's redelivery of it is taken for a duplicate until the claim expires: logged.
  */
-export async function forgetClaim(lanes: RedisLanes, log: Logger, keys: readonly string[], job: Pick<Job, "deliveryId" | "installationId">): Promise<void> {
-  await Promise.all([lanes.release(keys), lanes.settle(job.installationId)]).catch((error: unknown) =>
-    log.warn({ err: error, deliveryId: job.deliveryId }, "could not forget a delivery's claim in Redis; a redelivery of it may be taken for a duplicate"),
+export async function forgetClaim(
+  store: RedisStore,
+  log: Logger,
+  keys: readonly string[],
+  job: Pick<Job, "deliveryId" | "installationId">,
+): Promise<void> {
+  await Promise.all([store.release(keys), store.triaged(job.installationId)]).catch((error: unknown) =>
+    log.warn(
+      { err: error, deliveryId: job.deliveryId },
+      "could not forget a delivery's claim in Redis; a redelivery of it may be taken for a duplicate",
+    ),
   );
 }

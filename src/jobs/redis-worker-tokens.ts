@@ -1,11 +1,28 @@
 import { DelayedError, UnrecoverableError, WaitingError, type Job as BullJob } from "bullmq";
-import { openToken, QUEUE_LIFE_MS, renewingToken, type JobToken, type RenewToken } from "../credentials/index.js";
+import {
+  openToken,
+  QUEUE_LIFE_MS,
+  renewingToken,
+  type JobToken,
+  type RenewToken,
+  type Sealer,
+} from "../credentials/index.js";
+import { RefreshRefused, TokenUnavailable, type TokenRefresher } from "../credentials/redis.js";
+import type { Logger as WorkerLog } from "../shared/logger.js";
 import type { TokenGetter } from "../shared/token-getter.js";
-import { RefreshRefused, TokenUnavailable } from "../credentials/redis.js";
 import { claimedDeliveryId, verifiedWire, withoutToken, type Wire, type WirePlace } from "./job-wire.js";
-import type { TokenKeeper, WorkerLog } from "./redis-worker-context.js";
 
-/** A job with no fresh token yet (no intake answered) looks again this soon, and is given up after QUEUE_LIFE_MS in the queue. */
+/** What a queue worker needs to read a job's token from Redis and have it renewed by the intakes. */
+export interface TokenKeeper {
+  log: WorkerLog;
+  sealer: Sealer;
+  refresher: TokenRefresher;
+}
+
+/**
+ * A job with no fresh token yet (no intake answered) looks again this soon, and is given up after QUEUE_LIFE_MS in the
+ * queue.
+ */
 const TOKEN_RETRY_MS = 30_000;
 
 /** A verified job that still carries its token (every job does until it has run). */
@@ -18,7 +35,10 @@ export function verified({ log, sealer }: TokenKeeper, place: WirePlace, data: u
   try {
     return verifiedWire(sealer, place, data);
   } catch (error) {
-    log.error({ err: error, deliveryId: claimedDeliveryId(data), queue: place.queue, jobId: place.id }, "refused a job in Redis that no intake signed: it does not run");
+    log.error(
+      { err: error, deliveryId: claimedDeliveryId(data), queue: place.queue, jobId: place.id },
+      "refused a job in Redis that no intake signed: it does not run",
+    );
     throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
   }
 }
@@ -32,7 +52,12 @@ export function heldToken({ sealer }: TokenKeeper, wire: Ready): JobToken {
  * Lane work's token: as the job brought it (`held`, what a job runner starts with), how to renew it
  * (`renew`, what the runner asks), and the token as it is at each use, renewed as the job goes (`current`).
  */
-export function liveToken(keeper: TokenKeeper, bullJob: BullJob, wire: Ready, running: Running): { held: JobToken; renew: RenewToken; current: TokenGetter } {
+export function liveToken(
+  keeper: TokenKeeper,
+  bullJob: BullJob,
+  wire: Ready,
+  running: Running,
+): { held: JobToken; renew: RenewToken; current: TokenGetter } {
   const held = heldToken(keeper, wire);
   const renew = renewal(keeper, bullJob, wire, running);
   return { held, renew, current: renewingToken(held, renew, keeper.log, wire.job) };
@@ -49,14 +74,27 @@ function renewal(keeper: TokenKeeper, bullJob: BullJob, wire: Ready, running: Ru
     const { sealedToken, refreshed } = await refresher.fresh(wire.job, sealed, running);
     if (refreshed) {
       sealed = sealedToken;
-      await bullJob.updateData({ ...wire, sealedToken }).catch((error: unknown) => log.warn({ err: error, deliveryId: wire.job.deliveryId }, "the job's fresh token could not be kept in the queue"));
-      log.info({ deliveryId: wire.job.deliveryId }, "the running job's token was about to expire: an intake sent a fresh one");
+      await bullJob
+        .updateData({ ...wire, sealedToken })
+        .catch((error: unknown) =>
+          log.warn(
+            { err: error, deliveryId: wire.job.deliveryId },
+            "the job's fresh token could not be kept in the queue",
+          ),
+        );
+      log.info(
+        { deliveryId: wire.job.deliveryId },
+        "the running job's token was about to expire: an intake sent a fresh one",
+      );
     }
     return openToken(sealer, sealed, wire.job);
   };
 }
 
-/** The job as queued, verified, with a token that outlasts its work: a fresh one is kept in the job, for its next phase or a takeover. */
+/**
+ * The job as queued, verified, with a token that outlasts its work: a fresh one is kept in the job, for its next phase
+ * or a takeover.
+ */
 export async function withFreshToken(keeper: TokenKeeper, bullJob: BullJob, running: Running): Promise<Ready> {
   const { log, refresher } = keeper;
   const queued = verified(keeper, running, bullJob.data);
@@ -70,16 +108,29 @@ export async function withFreshToken(keeper: TokenKeeper, bullJob: BullJob, runn
     log.info({ deliveryId: wire.job.deliveryId }, "the job's token was about to expire: an intake sent a fresh one");
     return wire;
   } catch (error) {
-    // Only a token no intake could renew yet is worth waiting for; one that is not this job's, or refused, never will be.
-    if (error instanceof RefreshRefused || !(error instanceof TokenUnavailable) || Date.now() - queued.job.receivedAt > QUEUE_LIFE_MS) throw error;
-    log.warn({ err: error, deliveryId: queued.job.deliveryId }, "no fresh token for the job yet: it waits and asks again");
+    // Only a token no intake could renew yet is worth waiting for; one that is not this job's, or refused, never will
+    // be.
+    if (
+      error instanceof RefreshRefused ||
+      !(error instanceof TokenUnavailable) ||
+      Date.now() - queued.job.receivedAt > QUEUE_LIFE_MS
+    )
+      throw error;
+    log.warn(
+      { err: error, deliveryId: queued.job.deliveryId },
+      "no fresh token for the job yet: it waits and asks again",
+    );
     await bullJob.moveToDelayed(Date.now() + TOKEN_RETRY_MS, running.lockToken);
     throw new DelayedError();
   }
 }
 
 /** Once a job has run (done or failed, not sent back to wait), its data in Redis keeps no token. */
-export function droppingToken(log: WorkerLog, queue: string, processor: (bullJob: BullJob, running: Running) => Promise<void>) {
+export function droppingToken(
+  log: WorkerLog,
+  queue: string,
+  processor: (bullJob: BullJob, running: Running) => Promise<void>,
+) {
   return async (bullJob: BullJob, lockToken?: string): Promise<void> => {
     const running: Running = { queue, id: bullJob.id ?? "", lockToken: lockToken ?? bullJob.token ?? "" };
     try {
@@ -95,5 +146,9 @@ export function droppingToken(log: WorkerLog, queue: string, processor: (bullJob
 export function dropToken(log: WorkerLog, bullJob: BullJob): Promise<void> {
   return withoutToken(bullJob.data) === bullJob.data
     ? Promise.resolve()
-    : bullJob.updateData(withoutToken(bullJob.data)).catch((error: unknown) => log.warn({ err: error, jobId: bullJob.id }, "could not remove a finished job's token from Redis"));
+    : bullJob
+        .updateData(withoutToken(bullJob.data))
+        .catch((error: unknown) =>
+          log.warn({ err: error, jobId: bullJob.id }, "could not remove a finished job's token from Redis"),
+        );
 }

@@ -14,7 +14,9 @@ export interface Stopped {
   signal: NodeJS.Signals | null;
   /** A fresh child replaces it after this long (0 unless children keep stopping before they are ready). */
   restartInMs: number;
-  /** Whether it had said ready: only then was it sent anything but its hello, so only then is there work to take over. */
+  /**
+   * Whether it had said ready: only then was it sent anything but its hello, so only then is there work to take over.
+   */
   wasReady: boolean;
 }
 
@@ -167,21 +169,45 @@ export class SupervisedChild<In, Out extends { type: string }, Work = never> {
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     this.send(farewell);
-    const gone = await Promise.race([exited.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref())]);
+    const gone = await Promise.race([
+      exited.then(() => true),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref()),
+    ]);
     if (!gone) child.kill("SIGKILL");
   }
 
   private start(): void {
     this.restartTimer = null;
-    const child = fork(this.options.entry, [], { env: this.options.env, stdio: "inherit", detached: this.options.ownSession === true });
+    const child = fork(this.options.entry, [], {
+      env: this.options.env,
+      stdio: "inherit",
+      detached: this.options.ownSession === true,
+    });
     this.current = child;
     // A child replaced before its outbox left gets nothing more: the fresh one starts from its hello.
     // A child that dies as a batch leaves (EPIPE) loses it: its exit hands its tracked work over, so the
     // failed write is only logged (without the callback Node would throw it in this process).
-    this.outbox = new IpcBatcher<In>((batch) => (child.connected ? child.send(batch as Serializable, (error) => error && this.options.log.warn({ err: error }, `a message to ${this.options.name} was lost: it was stopping`)) : undefined));
-    child.on("error", (error) => this.options.log.warn({ err: error }, `${this.options.name}: its process reported an error`));
+    this.outbox = new IpcBatcher<In>((batch) =>
+      child.connected
+        ? child.send(
+            batch as Serializable,
+            (error) =>
+              error &&
+              this.options.log.warn({ err: error }, `a message to ${this.options.name} was lost: it was stopping`),
+          )
+        : undefined,
+    );
+    child.on("error", (error) =>
+      this.options.log.warn({ err: error }, `${this.options.name}: its process reported an error`),
+    );
     this.started = false;
-    lowerPriority(child, this.options.niceness ?? 0, this.options.log, this.options.name, this.options.ownSession === true);
+    lowerPriority(
+      child,
+      this.options.niceness ?? 0,
+      this.options.log,
+      this.options.name,
+      this.options.ownSession === true,
+    );
     this.send(this.options.hello);
     child.on("message", (raw: unknown) => unbatch(raw).forEach((one) => this.receive(child, one)));
     child.once("exit", (code, signal) => {
@@ -216,7 +242,8 @@ export class SupervisedChild<In, Out extends { type: string }, Work = never> {
   private restarted(stopped: Stopped): void {
     const { name, log, afterStop = "to take its jobs over" } = this.options;
     log.error({ ...stopped, jobs: this.held.size }, `${name} stopped; starting another ${afterStop}`);
-    // One that stopped before it was ready had been sent nothing but its hello: what waits for ready goes to its replacement.
+    // One that stopped before it was ready had been sent nothing but its hello: what waits for ready goes to its
+    // replacement.
     if (stopped.wasReady) {
       this.answers.dropAll();
       this.handOver(stopped);
@@ -239,7 +266,10 @@ export class SupervisedChild<In, Out extends { type: string }, Work = never> {
   }
 }
 
-/** A child that stopped before it was ready is forked again after 0.25 s, then 0.5 s, 1 s, … up to 30 s; one that had run, at once. */
+/**
+ * A child that stopped before it was ready is forked again after 0.25 s, then 0.5 s, 1 s, … up to 30 s; one that had
+ * run, at once.
+ */
 export function restartDelay(failedStarts: number): number {
   return failedStarts === 0 ? 0 : Math.min(30_000, 250 * 2 ** (failedStarts - 1));
 }
@@ -263,13 +293,22 @@ export const WORKER_NICENESS = 3;
  * the same machine: in the load bench (Redis, two workers beside the intake) the intake's webhook p99
  * went from 419–431 ms to 221–409 ms with the job runners' sessions lowered.
  */
-export function lowerPriority(child: ChildProcess, niceness: number, log: Logger, what: string, ownSession = false): void {
+export function lowerPriority(
+  child: ChildProcess,
+  niceness: number,
+  log: Logger,
+  what: string,
+  ownSession = false,
+): void {
   if (!child.pid || niceness <= 0) return;
   const nice = Math.min(19, os.getPriority() + niceness);
   try {
     os.setPriority(child.pid, nice);
   } catch (error) {
-    log.warn({ err: error }, `could not lower ${what}'s CPU priority; it competes with this process for the CPU under load`);
+    log.warn(
+      { err: error },
+      `could not lower ${what}'s CPU priority; it competes with this process for the CPU under load`,
+    );
     return;
   }
   if (!ownSession) return;

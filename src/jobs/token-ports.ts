@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import { tokenPorts as portsFromToken, type SharedGates, type TokenPorts } from "../github/token-port.js";
-import type { Logger } from "../workflow/deps.js";
+import type { Logger } from "../shared/logger.js";
 
 type PortsEnv = Parameters<typeof portsFromToken>[0] & { REDIS_URL?: string | undefined };
 
@@ -10,7 +10,11 @@ type PortsEnv = Parameters<typeof portsFromToken>[0] & { REDIS_URL?: string | un
  * known, and handed to the GitHub adapter as gates.
  */
 export function tokenPorts(env: PortsEnv, log: Logger): TokenPorts {
-  return portsFromToken(env, log, env.REDIS_URL ? new RedisGates(new Redis(env.REDIS_URL, { maxRetriesPerRequest: 1 }), log) : null);
+  return portsFromToken(
+    env,
+    log,
+    env.REDIS_URL ? new RedisGates(new Redis(env.REDIS_URL, { maxRetriesPerRequest: 1 }), log) : null,
+  );
 }
 
 /**
@@ -25,7 +29,10 @@ local gap = tonumber(ARGV[1])
 redis.call('SET', KEYS[1], at + gap, 'PX', at + gap - now + 1000)
 return at - now`;
 
-/** GitHub's gaps between one installation's writes, held across every process on one Redis: one round trip per gated request. */
+/**
+ * GitHub's gaps between one installation's writes, held across every process on one Redis: one round trip per gated
+ * request.
+ */
 export class RedisGates implements SharedGates {
   constructor(
     private readonly redis: Redis,
@@ -38,7 +45,10 @@ export class RedisGates implements SharedGates {
     try {
       return Number(await this.redis.eval(RESERVE, 1, `blueprint:pace:${key}`, gapMs));
     } catch (error) {
-      this.log.warn({ err: error, key }, "could not reserve a GitHub write's start in Redis; this process paces it alone");
+      this.log.warn(
+        { err: error, key },
+        "could not reserve a GitHub write's start in Redis; this process paces it alone",
+      );
       throw error;
     }
   }

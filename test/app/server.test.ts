@@ -35,24 +35,38 @@ it("serves signed webhooks and /healthz over HTTP, and rejects a bad signature",
       privateKey: testPrivateKey(),
       secret: SECRET,
       logLevel: "fatal",
-      Octokit: ProbotOctokit.defaults((options: Record<string, unknown>) => ({ ...options, retry: { enabled: false }, throttle: { enabled: false } })),
+      Octokit: ProbotOctokit.defaults((options: Record<string, unknown>) => ({
+        ...options,
+        retry: { enabled: false },
+        throttle: { enabled: false },
+      })),
     }),
   });
   await server.load((app, options) => {
-    blueprint = createBlueprintApp(app, options, { env: loadEnv({ APP_ID: String(APP_ID), WEBHOOK_SECRET: SECRET, BLUEPRINT_WORKDIR: tempDir() }) });
+    blueprint = createBlueprintApp(app, options, {
+      env: loadEnv({ APP_ID: String(APP_ID), WEBHOOK_SECRET: SECRET, BLUEPRINT_WORKDIR: tempDir() }),
+    });
   });
   const http = await server.start();
   const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
 
   const health = await fetch(`${base}/healthz`);
   expect(health.status).toBe(200);
-  expect(await health.json()).toMatchObject({ status: "ok", queue: { backend: "embedded", waiting: 0, running: 0, workers: 1 } });
+  expect(await health.json()).toMatchObject({
+    status: "ok",
+    queue: { backend: "local", waiting: 0, running: 0, workers: 1 },
+  });
 
   const body = JSON.stringify(commentPayload({ body: "/help", cloneUrl: "file:///nowhere" }));
   const send = (signature: string) =>
     fetch(`${base}/api/github/webhooks`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-github-event": "issue_comment", "x-github-delivery": `d-${signature.slice(-6)}`, "x-hub-signature-256": signature },
+      headers: {
+        "content-type": "application/json",
+        "x-github-event": "issue_comment",
+        "x-github-delivery": `d-${signature.slice(-6)}`,
+        "x-hub-signature-256": signature,
+      },
       body,
     });
   const forged = await send("sha256=" + "0".repeat(64));

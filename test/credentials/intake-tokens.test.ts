@@ -21,7 +21,11 @@ async function probot(): Promise<Probot> {
     appId: APP_ID,
     privateKey: testPrivateKey(),
     logLevel: "fatal",
-    Octokit: ProbotOctokit.defaults((defaults: Record<string, unknown>) => ({ ...defaults, retry: { enabled: false }, throttle: { enabled: false } })),
+    Octokit: ProbotOctokit.defaults((defaults: Record<string, unknown>) => ({
+      ...defaults,
+      retry: { enabled: false },
+      throttle: { enabled: false },
+    })),
   });
   await instance.load(() => {});
   return instance;
@@ -30,7 +34,8 @@ async function probot(): Promise<Probot> {
 /** Shaped like a PEM key (as Probot checks), but no key: node cannot read it. */
 const BROKEN_KEY = "-----BEGIN RSA PRIVATE KEY-----\nbm90IGEga2V5\n-----END RSA PRIVATE KEY-----\n";
 const planJob = { installationId: INSTALLATION_ID, kind: "plan" as const, repository: { name: "Hello-World" } };
-const grants = (github: ReturnType<typeof githubDouble>) => github.requests.filter((request) => request.path.endsWith("/access_tokens")).map((request) => request.body);
+const grants = (github: ReturnType<typeof githubDouble>) =>
+  github.requests.filter((request) => request.path.endsWith("/access_tokens")).map((request) => request.body);
 
 describe("intakeTokens", () => {
   it("without the App's key in the environment, mints through Probot's authentication, narrowed to the job's repository and kind", async () => {
@@ -39,7 +44,12 @@ describe("intakeTokens", () => {
     try {
       const token = await tokens.forJob(planJob);
       expect(token).toMatchObject({ token: INSTALLATION_TOKEN, permissions: { contents: "write" } });
-      expect(grants(github)).toEqual([{ repositories: ["Hello-World"], permissions: { contents: "read", issues: "write", pull_requests: "write", metadata: "read", checks: "write" } }]);
+      expect(grants(github)).toEqual([
+        {
+          repositories: ["Hello-World"],
+          permissions: { contents: "read", issues: "write", pull_requests: "write", metadata: "read", checks: "write" },
+        },
+      ]);
       // Reused while it has 40 minutes left: a second job on the repository costs no mint.
       expect(await tokens.forJob(planJob)).toEqual(token);
       expect(grants(github)).toHaveLength(1);
@@ -52,9 +62,15 @@ describe("intakeTokens", () => {
     const github = githubDouble();
     const app = await probot();
     const warn = vi.spyOn(app.log, "warn");
-    const tokens = intakeTokens(app, loadEnv({ APP_ID: String(APP_ID), PRIVATE_KEY: BROKEN_KEY, PATH: process.env.PATH ?? "" }));
+    const tokens = intakeTokens(
+      app,
+      loadEnv({ APP_ID: String(APP_ID), PRIVATE_KEY: BROKEN_KEY, PATH: process.env.PATH ?? "" }),
+    );
     try {
-      expect(warn).toHaveBeenCalledWith(expect.objectContaining({ err: expect.any(Error) }), expect.stringContaining("job tokens are requested through Probot's authentication"));
+      expect(warn).toHaveBeenCalledWith(
+        expect.objectContaining({ err: expect.any(Error) }),
+        expect.stringContaining("job tokens are requested through Probot's authentication"),
+      );
       expect((await tokens.forJob(planJob)).token).toBe(INSTALLATION_TOKEN);
       expect(grants(github)).toHaveLength(1);
       expect(warn).toHaveBeenCalledTimes(1);

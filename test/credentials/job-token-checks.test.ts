@@ -13,22 +13,50 @@ describe("a planning job's token and the checks permission", () => {
 
   async function mintPlanToken(installationPermissions: Record<string, string>) {
     github = await startGitHubDouble({ files: { "README.md": "hi\n" }, installationPermissions });
-    const minter = appTokenMinter({ appId: github.appId, privateKey: github.privateKey ?? "", baseUrl: github.apiUrl, log: quiet });
-    const token = await mintJobToken(minter, { installationId: github.installationId, kind: "plan", repository: { name: github.repository.name } });
-    const asked = github.requests.filter((request) => request.path.endsWith("/access_tokens")).map((request) => [request.status, (JSON.parse(request.body) as { permissions?: Record<string, string> }).permissions?.checks ?? null]);
+    const minter = appTokenMinter({
+      appId: github.appId,
+      privateKey: github.privateKey ?? "",
+      baseUrl: github.apiUrl,
+      log: quiet,
+    });
+    const token = await mintJobToken(minter, {
+      installationId: github.installationId,
+      kind: "plan",
+      repository: { name: github.repository.name },
+    });
+    const asked = github.requests
+      .filter((request) => request.path.endsWith("/access_tokens"))
+      .map((request) => [
+        request.status,
+        (JSON.parse(request.body) as { permissions?: Record<string, string> }).permissions?.checks ?? null,
+      ]);
     return { token, asked };
   }
 
   it("asks for checks: write, so a new plan revision gets its check run", async () => {
-    const { token, asked } = await mintPlanToken({ contents: "write", issues: "write", pull_requests: "write", checks: "write", metadata: "read" });
+    const { token, asked } = await mintPlanToken({
+      contents: "write",
+      issues: "write",
+      pull_requests: "write",
+      checks: "write",
+      metadata: "read",
+    });
     expect(token.permissions.checks).toBe("write");
     expect(asked).toEqual([[201, "write"]]);
   });
 
   it("is minted without it where the installation has not accepted the permission yet (GitHub: 422), so the job still runs", async () => {
-    const { token, asked } = await mintPlanToken({ contents: "write", issues: "write", pull_requests: "write", metadata: "read" });
+    const { token, asked } = await mintPlanToken({
+      contents: "write",
+      issues: "write",
+      pull_requests: "write",
+      metadata: "read",
+    });
     expect(token.permissions).toEqual({ contents: "read", issues: "write", pull_requests: "write", metadata: "read" });
-    expect(asked).toEqual([[422, "write"], [201, null]]);
+    expect(asked).toEqual([
+      [422, "write"],
+      [201, null],
+    ]);
   });
 });
 
@@ -38,9 +66,21 @@ describe("what a check-run click's token may do, and how long it may be renewed"
 
   async function mintClickToken(action: "build" | "revise") {
     github = await startGitHubDouble({ files: { "README.md": "hi\n" } });
-    const minter = appTokenMinter({ appId: github.appId, privateKey: github.privateKey ?? "", baseUrl: github.apiUrl, log: quiet });
-    const token = await mintJobToken(minter, { installationId: github.installationId, kind: "check-action", action, repository: { name: github.repository.name } });
-    const asked = github.requests.filter((request) => request.path.endsWith("/access_tokens")).map((request) => (JSON.parse(request.body) as { permissions?: Record<string, string> }).permissions ?? null);
+    const minter = appTokenMinter({
+      appId: github.appId,
+      privateKey: github.privateKey ?? "",
+      baseUrl: github.apiUrl,
+      log: quiet,
+    });
+    const token = await mintJobToken(minter, {
+      installationId: github.installationId,
+      kind: "check-action",
+      action,
+      repository: { name: github.repository.name },
+    });
+    const asked = github.requests
+      .filter((request) => request.path.endsWith("/access_tokens"))
+      .map((request) => (JSON.parse(request.body) as { permissions?: Record<string, string> }).permissions ?? null);
     return { token, asked };
   }
 
@@ -50,7 +90,9 @@ describe("what a check-run click's token may do, and how long it may be renewed"
     expect(build.token.permissions.contents).toBe("write");
     await github?.stop();
     const revise = await mintClickToken("revise");
-    expect(revise.asked).toEqual([{ contents: "read", issues: "write", pull_requests: "write", metadata: "read", checks: "write" }]);
+    expect(revise.asked).toEqual([
+      { contents: "read", issues: "write", pull_requests: "write", metadata: "read", checks: "write" },
+    ]);
     expect(revise.token.permissions.contents).toBe("read");
   });
 

@@ -43,7 +43,9 @@ async function intakeAndWorker() {
   const github = githubDouble();
   const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
   await connection.flushall();
-  const tokens = new JobTokens(async () => new Octokit({ auth: "app-jwt", request: { retries: 0 } }) as unknown as TokenMinter);
+  const tokens = new JobTokens(
+    async () => new Octokit({ auth: "app-jwt", request: { retries: 0 } }) as unknown as TokenMinter,
+  );
   const desk = answerTokenRequests({
     connection,
     tokens,
@@ -60,10 +62,21 @@ async function intakeAndWorker() {
   const taker = new Worker(WORK_QUEUE, null, { connection, lockDuration: 60_000 });
   // Someone else who can write to Redis, asking the intakes directly.
   const requests = new Queue("blueprint-token", { connection });
-  const answers = new QueueEvents("blueprint-token", { connection: new Redis(redis.url, { maxRetriesPerRequest: null }) });
+  const answers = new QueueEvents("blueprint-token", {
+    connection: new Redis(redis.url, { maxRetriesPerRequest: null }),
+  });
   await answers.waitUntilReady();
-  closers.push(() => connection.quit(), () => desk.close(), () => refresher.close(), () => work.close(), () => taker.close(), () => requests.close(), () => answers.close());
-  const mints = () => github.requests.filter((request) => request.path.endsWith("/access_tokens")).map((request) => request.body);
+  closers.push(
+    () => connection.quit(),
+    () => desk.close(),
+    () => refresher.close(),
+    () => work.close(),
+    () => taker.close(),
+    () => requests.close(),
+    () => answers.close(),
+  );
+  const mints = () =>
+    github.requests.filter((request) => request.path.endsWith("/access_tokens")).map((request) => request.body);
   const ask = async (data: unknown) => (await requests.add("refresh", data)).waitUntilFinished(answers, 10_000);
   /** `job` queued as an intake would, then taken by this worker: running, with the lock token it holds. */
   const running = async (job: Job) => {
@@ -79,7 +92,13 @@ async function intakeAndWorker() {
 
 /** A token an intake sealed for `job` that expires in a minute. */
 const expiring = (job: Job) => sealedFor(job, 60_000);
-const PLAN_PERMISSIONS = { contents: "read", issues: "write", pull_requests: "write", metadata: "read", checks: "write" };
+const PLAN_PERMISSIONS = {
+  contents: "read",
+  issues: "write",
+  pull_requests: "write",
+  metadata: "read",
+  checks: "write",
+};
 
 describe("fresh job tokens through an intake", () => {
   it("renews the token of a running job, held by the worker that asks, for its repository and kind", async () => {
@@ -88,7 +107,10 @@ describe("fresh job tokens through an intake", () => {
     const { place } = await running(job);
     const { sealedToken, refreshed } = await refresher.fresh(job, expiring(job), place);
     expect(refreshed).toBe(true);
-    expect(openToken(sealer, sealedToken, job)).toMatchObject({ token: INSTALLATION_TOKEN, scope: { repository: "Hello-World", kind: "plan" } });
+    expect(openToken(sealer, sealedToken, job)).toMatchObject({
+      token: INSTALLATION_TOKEN,
+      scope: { repository: "Hello-World", kind: "plan" },
+    });
     expect(mints()).toEqual([{ repositories: ["Hello-World"], permissions: PLAN_PERMISSIONS }]);
   });
 
@@ -96,7 +118,9 @@ describe("fresh job tokens through an intake", () => {
     const { refresher, work, mints, running } = await intakeAndWorker();
     const waiting = planJob("d-waiting");
     await work.add("plan", signedWire(WORK_QUEUE, "w-d-waiting", waiting), { jobId: "w-d-waiting", delay: 60_000 });
-    await expect(refresher.fresh(waiting, expiring(waiting), { queue: WORK_QUEUE, id: "w-d-waiting", lockToken: "any" })).rejects.toThrow(/is delayed, not running/);
+    await expect(
+      refresher.fresh(waiting, expiring(waiting), { queue: WORK_QUEUE, id: "w-d-waiting", lockToken: "any" }),
+    ).rejects.toThrow(/is delayed, not running/);
 
     const done = planJob("d-done");
     const { bullJob, place } = await running(done);
@@ -110,7 +134,9 @@ describe("fresh job tokens through an intake", () => {
     const { refresher, mints, running } = await intakeAndWorker();
     const job = planJob("d-held");
     const { place } = await running(job);
-    await expect(refresher.fresh(job, expiring(job), { ...place, lockToken: "someone-else" })).rejects.toThrow(/not held by the worker that asked/);
+    await expect(refresher.fresh(job, expiring(job), { ...place, lockToken: "someone-else" })).rejects.toThrow(
+      /not held by the worker that asked/,
+    );
     expect(mints()).toEqual([]);
   });
 
@@ -119,7 +145,11 @@ describe("fresh job tokens through an intake", () => {
     const long = planJob("d-long");
     const { place } = await running(long);
     // The job has been running for longer than a planning run may (its worker's start, as BullMQ records it).
-    await connection.hset(`bull:${WORK_QUEUE}:${place.id}`, "processedOn", String(Date.now() - PLAN_LIFETIME_MS - 60_000));
+    await connection.hset(
+      `bull:${WORK_QUEUE}:${place.id}`,
+      "processedOn",
+      String(Date.now() - PLAN_LIFETIME_MS - 60_000),
+    );
     await expect(refresher.fresh(long, expiring(long), place)).rejects.toThrow(/past its lifetime \(60 min\)/);
 
     const old = planJob("d-old", { receivedAt: Date.now() - 3 * 24 * 3600_000 });
@@ -135,11 +165,16 @@ describe("fresh job tokens through an intake", () => {
     // No sealed token at all.
     await expect(ask({ queue: place.queue, id: place.id, lockToken: place.lockToken })).rejects.toThrow();
     // A token sealed for a job on another repository, and one sealed for a plan (less than a build may do).
-    for (const donor of [{ ...planJob("d-elsewhere"), repository: { ...repository, name: "secrets" } }, planJob("d-build")]) {
+    for (const donor of [
+      { ...planJob("d-elsewhere"), repository: { ...repository, name: "secrets" } },
+      planJob("d-build"),
+    ]) {
       await expect(ask({ ...place, sealedToken: expiring(donor) })).rejects.toThrow(/not sealed for this job/);
     }
     // A job that no intake signed, running under the worker's lock.
-    await expect(ask({ ...place, id: "w-d-nothing", sealedToken: expiring(job) })).rejects.toThrow(/no job w-d-nothing/);
+    await expect(ask({ ...place, id: "w-d-nothing", sealedToken: expiring(job) })).rejects.toThrow(
+      /no job w-d-nothing/,
+    );
     expect(mints()).toEqual([]);
   });
 });

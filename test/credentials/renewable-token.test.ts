@@ -10,7 +10,11 @@ import type { Logger } from "../../src/workflow/deps.js";
 /** A job's token renewed while the job works: a build may outlast the hour an installation token lives. */
 
 const quiet = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} } as unknown as Logger;
-const tokenLeft = (token: string, ms: number): JobToken => ({ token, expiresAt: new Date(Date.now() + ms).toISOString(), permissions: { contents: "write" } });
+const tokenLeft = (token: string, ms: number): JobToken => ({
+  token,
+  expiresAt: new Date(Date.now() + ms).toISOString(),
+  permissions: { contents: "write" },
+});
 const HOUR = 3600_000;
 
 /** A clock the test moves. */
@@ -43,12 +47,21 @@ describe("RenewableToken", () => {
   });
 
   it("works on with the token it has when no fresh one comes, and asks again a minute later, not at every use", async () => {
-    const answers: Array<() => Promise<JobToken | null>> = [async () => null, async () => Promise.reject(new Error("no intake answered")), async () => tokenLeft("ghs_fresh", HOUR)];
+    const answers: Array<() => Promise<JobToken | null>> = [
+      async () => null,
+      async () => Promise.reject(new Error("no intake answered")),
+      async () => tokenLeft("ghs_fresh", HOUR),
+    ];
     let asked = 0;
     const failures: unknown[] = [];
     const clock = testClock();
     const old = tokenLeft("ghs_old", TOKEN_MARGIN_MS - 1_000);
-    const token = new RenewableToken(old, () => answers[asked++]?.() ?? Promise.resolve(null), (error) => failures.push(error), clock.now);
+    const token = new RenewableToken(
+      old,
+      () => answers[asked++]?.() ?? Promise.resolve(null),
+      (error) => failures.push(error),
+      clock.now,
+    );
 
     expect(await token.current()).toBe(old);
     expect(await token.current()).toBe(old);
@@ -88,7 +101,11 @@ describe("RenewableToken", () => {
     it("a use with a token about to lapse waits for the renewal, and gives up on it after two minutes", async () => {
       const failures: unknown[] = [];
       const held = tokenLeft("ghs_held", 30_000);
-      const token = new RenewableToken(held, () => new Promise<JobToken | null>(() => {}), (error) => failures.push(error));
+      const token = new RenewableToken(
+        held,
+        () => new Promise<JobToken | null>(() => {}),
+        (error) => failures.push(error),
+      );
       let used: JobToken | undefined;
       void token.current().then((one) => (used = one));
       await vi.advanceTimersByTimeAsync(60_000);
@@ -117,12 +134,32 @@ describe("a job's GitHub ports on a renewable token", () => {
   afterAll(async () => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it("send each request, and give git, the token as it is at that moment: renewed once it runs low", async () => {
-    const job = { installationId: 7, repository: { owner: "octo", name: "repo", cloneUrl: "https://github.com/octo/repo.git", defaultBranch: "main", htmlUrl: "https://github.com/octo/repo" }, number: 1 } as Job;
+    const job = {
+      installationId: 7,
+      repository: {
+        owner: "octo",
+        name: "repo",
+        cloneUrl: "https://github.com/octo/repo.git",
+        defaultBranch: "main",
+        htmlUrl: "https://github.com/octo/repo",
+      },
+      number: 1,
+    } as Job;
     let asked = 0;
     const clock = testClock();
     // Enough left to start with; a minute later it is inside the margin.
-    const token = new RenewableToken(tokenLeft("ghs_first", TOKEN_MARGIN_MS + 30_000), async () => (asked++, tokenLeft("ghs_second", HOUR)), () => {}, clock.now);
-    const ports = new TokenPorts({ baseUrl, webUrl: "https://github.com", log: quiet, isOwnComment: () => false }).portsFor(job, () => token.current());
+    const token = new RenewableToken(
+      tokenLeft("ghs_first", TOKEN_MARGIN_MS + 30_000),
+      async () => (asked++, tokenLeft("ghs_second", HOUR)),
+      () => {},
+      clock.now,
+    );
+    const ports = new TokenPorts({
+      baseUrl,
+      webUrl: "https://github.com",
+      log: quiet,
+      isOwnComment: () => false,
+    }).portsFor(job, () => token.current());
 
     await ports.work.info();
     expect(await ports.work.gitToken()).toBe("ghs_first");
@@ -130,7 +167,11 @@ describe("a job's GitHub ports on a renewable token", () => {
     await ports.work.info();
     await ports.reply.info();
     expect(await ports.work.gitToken()).toBe("ghs_second");
-    expect(seen.map((request) => request.authorization)).toEqual(["token ghs_first", "token ghs_second", "token ghs_second"]);
+    expect(seen.map((request) => request.authorization)).toEqual([
+      "token ghs_first",
+      "token ghs_second",
+      "token ghs_second",
+    ]);
     expect(asked).toBe(1);
   });
 });

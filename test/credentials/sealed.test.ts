@@ -2,7 +2,11 @@ import { describe, expect, it } from "vitest";
 import { Sealer } from "../../src/credentials/index.js";
 
 describe("a job's token sealed for Redis", () => {
-  const token = JSON.stringify({ token: "ghs_0123456789abcdefghijklmnopqrstuvwxyz", expiresAt: "2030-01-01T00:00:00Z", permissions: { issues: "write" } });
+  const token = JSON.stringify({
+    token: "ghs_0123456789abcdefghijklmnopqrstuvwxyz",
+    expiresAt: "2030-01-01T00:00:00Z",
+    permissions: { issues: "write" },
+  });
   const job = '["d-1","octo/repo","build"]';
 
   it("opens with the shared secret, and the sealed text does not show the token", () => {

@@ -31,12 +31,17 @@ describe("the GitHub Action, run as `node dist/index.js` by a runner, against a 
   const steps: ActionStep[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(ACTION_BUNDLE)) throw new Error(`${ACTION_BUNDLE} is missing: the Action's bundle is committed (npm run build:action makes it).`);
+    if (!existsSync(ACTION_BUNDLE))
+      throw new Error(`${ACTION_BUNDLE} is missing: the Action's bundle is committed (npm run build:action makes it).`);
     github = await startGitHubDouble({
       appSlug: "github-actions",
       files: FILES,
       issues: [
-        { title: "Greet people by name", body: "The CLI always says hello to the world. It should greet whoever is named.", author: "octocat" },
+        {
+          title: "Greet people by name",
+          body: "The CLI always says hello to the world. It should greet whoever is named.",
+          author: "octocat",
+        },
         { title: "Say goodbye too", body: "After the greeting, say goodbye.", author: "octocat" },
       ],
       permissions: { maintainer: "write" },
@@ -44,12 +49,19 @@ describe("the GitHub Action, run as `node dist/index.js` by a runner, against a 
     token = github.issueInstallationToken();
     baseSha = github.repository.head("main") ?? "";
     model = await startModelServer(greeterScript());
-    brokenModel = await startModelServer(Array.from({ length: 10 }, () => ({ status: 500, body: { error: { message: "the model is down" } } })));
+    brokenModel = await startModelServer(
+      Array.from({ length: 10 }, () => ({ status: 500, body: { error: { message: "the model is down" } } })),
+    );
     runner = createActionsRunner({
       github,
       token,
       // The workflow's `with:`; the rest keep action.yml's defaults.
-      inputs: { "openai-api-key": MODEL_KEY, "openai-base-url": model.url, model: "e2e-model", "state-secret": "e2e-state-secret-4c2a9e71" },
+      inputs: {
+        "openai-api-key": MODEL_KEY,
+        "openai-base-url": model.url,
+        model: "e2e-model",
+        "state-secret": "e2e-state-secret-4c2a9e71",
+      },
       // The job's `env:`: no retries against a scripted model.
       env: { BLUEPRINT_MODEL_RETRIES: "0" },
     });
@@ -65,14 +77,27 @@ describe("the GitHub Action, run as `node dist/index.js` by a runner, against a 
   const diagnostics = () =>
     [
       "--- requests the GitHub double saw ---",
-      ...github.requests.map((r) => `${new Date(r.at ?? 0).toISOString().slice(11, 23)} ${r.status} ${r.kind} ${r.method} ${r.path} (${r.auth}${r.operationId ? `, ${r.operationId}` : ""})`),
+      ...github.requests.map(
+        (r) =>
+          `${new Date(r.at ?? 0).toISOString().slice(11, 23)} ${r.status} ${r.kind} ${r.method} ${r.path} (${r.auth}${r.operationId ? `, ${r.operationId}` : ""})`,
+      ),
       "--- violations ---",
       JSON.stringify(github.violations, null, 2),
-      ...steps.flatMap((step, n) => [`--- step ${n + 1}: exit ${step.code}, stdout ---`, step.stdout.slice(-6000), "--- stderr ---", step.stderr.slice(-3000)]),
+      ...steps.flatMap((step, n) => [
+        `--- step ${n + 1}: exit ${step.code}, stdout ---`,
+        step.stdout.slice(-6000),
+        "--- stderr ---",
+        step.stderr.slice(-3000),
+      ]),
     ].join("\n");
 
   /** A comment typed on GitHub by `login`, then the workflow run it starts. */
-  async function comment(issue: number, login: string, body: string, options: Parameters<ActionsRunner["run"]>[1] = {}): Promise<{ typed: CommentRecord; step: ActionStep }> {
+  async function comment(
+    issue: number,
+    login: string,
+    body: string,
+    options: Parameters<ActionsRunner["run"]>[1] = {},
+  ): Promise<{ typed: CommentRecord; step: ActionStep }> {
     const typed = github.state.addUserComment(issue, login, body);
     const step = await runner.run(issueCommentCreated(github, typed), options);
     steps.push(step);
@@ -84,7 +109,13 @@ describe("the GitHub Action, run as `node dist/index.js` by a runner, against a 
     const { typed, step } = await comment(1, "maintainer", "/plan greet by name\nKeep it small.");
 
     expect(step.code).toBe(0);
-    expect(github.state.reactions).toContainEqual(expect.objectContaining({ commentId: typed.id, content: "eyes", user: expect.objectContaining({ login: ACTIONS_BOT }) }));
+    expect(github.state.reactions).toContainEqual(
+      expect.objectContaining({
+        commentId: typed.id,
+        content: "eyes",
+        user: expect.objectContaining({ login: ACTIONS_BOT }),
+      }),
+    );
     const bot = github.state.botComments(1);
     expect(bot).toHaveLength(1);
     planComment = bot[0] as CommentRecord;
@@ -125,12 +156,20 @@ describe("the GitHub Action, run as `node dist/index.js` by a runner, against a 
     expect(github.repository.show(BRANCH, "src/greet.js")).toBe(GREET_JS);
     expect(github.repository.show(BRANCH, "src/index.js")).toBe(INDEX_JS);
     // Commits carry the token's account, not a global git identity.
-    expect(github.repository.git(["log", "-1", "--format=%an <%ae>", `refs/heads/${BRANCH}`]).trim()).toBe(`${ACTIONS_BOT} <41898282+github-actions[bot]@users.noreply.github.com>`);
+    expect(github.repository.git(["log", "-1", "--format=%an <%ae>", `refs/heads/${BRANCH}`]).trim()).toBe(
+      `${ACTIONS_BOT} <41898282+github-actions[bot]@users.noreply.github.com>`,
+    );
     expect(github.repository.head("main")).toBe(baseSha);
 
     expect(github.state.pulls).toHaveLength(1);
     const pull = github.state.pulls[0];
-    expect(pull).toMatchObject({ head: BRANCH, base: "main", title: PLAN.title, state: "open", user: { login: ACTIONS_BOT } });
+    expect(pull).toMatchObject({
+      head: BRANCH,
+      base: "main",
+      title: PLAN.title,
+      state: "open",
+      user: { login: ACTIONS_BOT },
+    });
     expect(pull?.body).toContain("Closes #1");
 
     const plan = github.state.comment(planComment.id);
@@ -143,7 +182,12 @@ describe("the GitHub Action, run as `node dist/index.js` by a runner, against a 
     expect(model.requests.map(stepOf).filter(Boolean)).toEqual(["S1", "S1", "S2", "S2"]);
 
     const pullUrl = `${github.htmlUrl}/pull/${pull?.number}`;
-    expect(step.outputs).toEqual({ status: "built", "plan-url": `${github.htmlUrl}/issues/1#issuecomment-${planComment.id}`, "pr-url": pullUrl, branch: BRANCH });
+    expect(step.outputs).toEqual({
+      status: "built",
+      "plan-url": `${github.htmlUrl}/issues/1#issuecomment-${planComment.id}`,
+      "pr-url": pullUrl,
+      branch: BRANCH,
+    });
     expect(step.summary).toContain("`built`");
     expect(step.summary).toContain(`\`${BRANCH}\``);
     expect(step.summary).toContain(pullUrl);
@@ -153,7 +197,9 @@ describe("the GitHub Action, run as `node dist/index.js` by a runner, against a 
   it("fails the step when the model endpoint answers 500, and says why on the issue in plain words", async () => {
     onTestFailed(() => console.error(diagnostics()));
     const before = github.state.botComments(1).map((c) => c.body);
-    const { step } = await comment(2, "maintainer", "/plan say goodbye after the greeting", { inputs: { "openai-base-url": brokenModel.url } });
+    const { step } = await comment(2, "maintainer", "/plan say goodbye after the greeting", {
+      inputs: { "openai-base-url": brokenModel.url },
+    });
 
     expect(step.code).toBe(1);
     expect(brokenModel.requests.length).toBeGreaterThan(0);
@@ -183,7 +229,11 @@ describe("the GitHub Action, run as `node dist/index.js` by a runner, against a 
     expect(rest.length).toBeGreaterThan(0);
     expect(rest.filter((r) => r.status >= 400).map((r) => `${r.status} ${r.method} ${r.path}`)).toEqual([]);
     // Only the token it was handed: no App JWT, no other installation.
-    expect(rest.filter((r) => r.auth !== "installation-token" || r.installationId !== github.installationId).map((r) => `${r.method} ${r.path} (${r.auth})`)).toEqual([]);
+    expect(
+      rest
+        .filter((r) => r.auth !== "installation-token" || r.installationId !== github.installationId)
+        .map((r) => `${r.method} ${r.path} (${r.auth})`),
+    ).toEqual([]);
     expect(github.issuedTokens()).toEqual([token]);
     // GraphQL is only used to minimize superseded comments, which these walks do not make.
     expect(github.requests.filter((r) => r.kind === "graphql" || r.kind === "other")).toEqual([]);
@@ -191,18 +241,31 @@ describe("the GitHub Action, run as `node dist/index.js` by a runner, against a 
     const git = github.requests.filter((r) => r.kind === "git");
     expect(git.some((r) => r.gitService === "git-upload-pack")).toBe(true);
     expect(git.some((r) => r.gitService === "git-receive-pack")).toBe(true);
-    expect(git.filter((r) => r.auth !== "installation-token" || r.status !== 200).map((r) => `${r.status} ${r.method} ${r.path} (${r.auth})`)).toEqual([]);
+    expect(
+      git
+        .filter((r) => r.auth !== "installation-token" || r.status !== 200)
+        .map((r) => `${r.status} ${r.method} ${r.path} (${r.auth})`),
+    ).toEqual([]);
 
     // The token is on no file the jobs left (RUNNER_TEMP/blueprint, the mirror's git config included)…
     const secrets = [token, Buffer.from(`x-access-token:${token}`).toString("base64")];
     const files = runner.jobDirs.flatMap(filesUnder);
-    expect(files.some((file) => file.includes(`${path.sep}blueprint${path.sep}`) && path.basename(file) === "config")).toBe(true);
+    expect(
+      files.some((file) => file.includes(`${path.sep}blueprint${path.sep}`) && path.basename(file) === "config"),
+    ).toBe(true);
     expect(files.filter((file) => secrets.some((secret) => readFileSync(file).includes(secret)))).toEqual([]);
     // …and in no log line but the one that masks it.
     const logLines = steps.flatMap((step) => `${step.stdout}\n${step.stderr}`.split("\n"));
-    expect(logLines.filter((line) => [...secrets, MODEL_KEY].some((secret) => line.includes(secret)) && !line.startsWith("::add-mask::"))).toEqual([]);
+    expect(
+      logLines.filter(
+        (line) => [...secrets, MODEL_KEY].some((secret) => line.includes(secret)) && !line.startsWith("::add-mask::"),
+      ),
+    ).toEqual([]);
     // Nothing secret reached GitHub's pages.
-    const published = [...github.state.comments.flatMap((c) => c.history), ...github.state.pulls.map((p) => p.body)].join("\n");
+    const published = [
+      ...github.state.comments.flatMap((c) => c.history),
+      ...github.state.pulls.map((p) => p.body),
+    ].join("\n");
     for (const secret of [...secrets, MODEL_KEY]) expect(published).not.toContain(secret);
   });
 });

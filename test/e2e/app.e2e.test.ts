@@ -32,7 +32,13 @@ describe("the GitHub App, run as `probot run ./lib/index.js` against a local Git
     requireBuiltApp();
     github = await startGitHubDouble({
       files: FILES,
-      issues: [{ title: "Greet people by name", body: "The CLI always says hello to the world. It should greet whoever is named.", author: "octocat" }],
+      issues: [
+        {
+          title: "Greet people by name",
+          body: "The CLI always says hello to the world. It should greet whoever is named.",
+          author: "octocat",
+        },
+      ],
       permissions: { maintainer: "write" },
     });
     baseSha = github.repository.head("main") ?? "";
@@ -67,7 +73,10 @@ describe("the GitHub App, run as `probot run ./lib/index.js` against a local Git
   const diagnostics = () =>
     [
       "--- requests the GitHub double saw ---",
-      ...github.requests.map((r) => `${new Date(r.at ?? 0).toISOString().slice(11, 23)} ${r.status} ${r.kind} ${r.method} ${r.path} (${r.auth}${r.operationId ? `, ${r.operationId}` : ""})`),
+      ...github.requests.map(
+        (r) =>
+          `${new Date(r.at ?? 0).toISOString().slice(11, 23)} ${r.status} ${r.kind} ${r.method} ${r.path} (${r.auth}${r.operationId ? `, ${r.operationId}` : ""})`,
+      ),
       "--- violations ---",
       JSON.stringify(github.violations, null, 2),
       "--- app output (tail) ---",
@@ -85,7 +94,10 @@ describe("the GitHub App, run as `probot run ./lib/index.js` against a local Git
   async function waitFor(what: string, done: () => boolean, timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!done()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (the requests the double saw and the app's output are printed above)`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `timed out waiting for ${what} (the requests the double saw and the app's output are printed above)`,
+        );
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
@@ -112,10 +124,19 @@ describe("the GitHub App, run as `probot run ./lib/index.js` against a local Git
     onTestFailed(() => console.error(diagnostics()));
     const command = await comment("maintainer", "/plan greet by name\nKeep it small.");
 
-    await waitFor("the plan comment", () => github.state.botComments(1).some((c) => c.body.includes("Plan v1")) || failedVisibly());
+    await waitFor(
+      "the plan comment",
+      () => github.state.botComments(1).some((c) => c.body.includes("Plan v1")) || failedVisibly(),
+    );
     await waitForQuiet();
 
-    expect(github.state.reactions).toContainEqual(expect.objectContaining({ commentId: command.id, content: "eyes", user: expect.objectContaining({ login: github.botLogin }) }));
+    expect(github.state.reactions).toContainEqual(
+      expect.objectContaining({
+        commentId: command.id,
+        content: "eyes",
+        user: expect.objectContaining({ login: github.botLogin }),
+      }),
+    );
     const bot = github.state.botComments(1);
     expect(bot).toHaveLength(1);
     planComment = bot[0]!;
@@ -164,7 +185,9 @@ describe("the GitHub App, run as `probot run ./lib/index.js` against a local Git
     expect(plan.history.some((body) => body.includes("- [x] **S1**") && body.includes("- [ ] **S2**"))).toBe(true);
     // The "Blueprint build" check run, written with the job's own token, completed on the pull request's head.
     const headSha = github.repository.head(BRANCH);
-    expect(github.state.checkRuns.find((run) => run.name === "Blueprint build" && run.headSha === headSha)).toMatchObject({ status: "completed", conclusion: "success" });
+    expect(
+      github.state.checkRuns.find((run) => run.name === "Blueprint build" && run.headSha === headSha),
+    ).toMatchObject({ status: "completed", conclusion: "success" });
     // Each step was its own conversation, in dependency order.
     expect(model.requests.map(stepOf).filter(Boolean)).toEqual(["S1", "S1", "S2", "S2"]);
   }, 60_000);
@@ -181,7 +204,8 @@ describe("the GitHub App, run as `probot run ./lib/index.js` against a local Git
     const rest = github.requests.filter((r) => r.kind === "rest");
     expect(rest.filter((r) => r.status >= 400).map((r) => `${r.status} ${r.method} ${r.path}`)).toEqual([]);
     // The App's JWT only mints tokens; everything else carries an installation token.
-    const expectedAuth = (r: (typeof rest)[number]) => (r.operationId === "apps/create-installation-access-token" ? "app-jwt" : "installation-token");
+    const expectedAuth = (r: (typeof rest)[number]) =>
+      r.operationId === "apps/create-installation-access-token" ? "app-jwt" : "installation-token";
     expect(rest.filter((r) => r.auth !== expectedAuth(r)).map((r) => `${r.method} ${r.path} (${r.auth})`)).toEqual([]);
     expect(rest.some((r) => r.auth === "app-jwt")).toBe(true);
 
@@ -189,7 +213,11 @@ describe("the GitHub App, run as `probot run ./lib/index.js` against a local Git
     const git = github.requests.filter((r) => r.kind === "git");
     expect(git.some((r) => r.gitService === "git-upload-pack")).toBe(true);
     expect(git.some((r) => r.gitService === "git-receive-pack")).toBe(true);
-    expect(git.filter((r) => r.auth !== "installation-token" || r.status !== 200).map((r) => `${r.status} ${r.method} ${r.path} (${r.auth})`)).toEqual([]);
+    expect(
+      git
+        .filter((r) => r.auth !== "installation-token" || r.status !== 200)
+        .map((r) => `${r.status} ${r.method} ${r.path} (${r.auth})`),
+    ).toEqual([]);
 
     // The token is on no file under BLUEPRINT_WORKDIR (the mirror's config included), and in no log line.
     const files = filesUnder(workdir);
@@ -200,7 +228,10 @@ describe("the GitHub App, run as `probot run ./lib/index.js` against a local Git
     expect(secrets.filter((secret) => app.output().includes(secret))).toEqual([]);
 
     // Nothing secret reached GitHub's pages.
-    const published = [...github.state.comments.flatMap((c) => c.history), ...github.state.pulls.map((p) => p.body)].join("\n");
+    const published = [
+      ...github.state.comments.flatMap((c) => c.history),
+      ...github.state.pulls.map((p) => p.body),
+    ].join("\n");
     for (const secret of [...secrets, MODEL_KEY, WEBHOOK_SECRET]) expect(published).not.toContain(secret);
   }, 20_000);
 
@@ -209,23 +240,42 @@ describe("the GitHub App, run as `probot run ./lib/index.js` against a local Git
     expect(planComment, "the /plan walk must have produced a plan comment").toBeDefined();
     const issue = github.state.issues.get(1);
     expect(issue?.labels).toEqual(["blueprint: built"]);
-    expect(github.state.labels.map((label) => label.name)).toEqual(["blueprint: planned", "blueprint: approved", "blueprint: building", "blueprint: built"]);
-    expect(github.state.label("blueprint: built")).toMatchObject({ color: "0e8a16", description: expect.stringContaining("built") });
+    expect(github.state.labels.map((label) => label.name)).toEqual([
+      "blueprint: planned",
+      "blueprint: approved",
+      "blueprint: building",
+      "blueprint: built",
+    ]);
+    expect(github.state.label("blueprint: built")).toMatchObject({
+      color: "0e8a16",
+      description: expect.stringContaining("built"),
+    });
 
     const pull = github.state.pulls[0]!;
     expect(github.repository.head(BRANCH)).not.toBeNull();
-    const delivery = await deliverWebhook(app.webhookUrl, WEBHOOK_SECRET, pullRequestClosed(github, pull, { merged: true, sender: "maintainer" }));
+    const delivery = await deliverWebhook(
+      app.webhookUrl,
+      WEBHOOK_SECRET,
+      pullRequestClosed(github, pull, { merged: true, sender: "maintainer" }),
+    );
     expect(delivery.status, `webhook answered ${delivery.status}: ${delivery.body}`).toBe(200);
 
     await waitFor("the branch to be deleted", () => github.repository.head(BRANCH) === null || failedVisibly());
-    await waitFor("the plan comment to say it was merged", () => github.state.comment(planComment.id)?.body.includes(`merged in #${pull.number}`) === true);
+    await waitFor(
+      "the plan comment to say it was merged",
+      () => github.state.comment(planComment.id)?.body.includes(`merged in #${pull.number}`) === true,
+    );
     await waitForQuiet();
     expect(github.state.comment(planComment.id)?.body).toContain(`Its branch \`${BRANCH}\` is deleted.`);
     expect(github.repository.head("main")).toBe(baseSha);
     expect(issue?.labels).toEqual(["blueprint: built"]);
     expect(github.violations).toEqual([]);
     expect(github.unimplemented.map((r) => `${r.method} ${r.path}`)).toEqual([]);
-    expect(github.requests.filter((r) => r.kind === "rest" && r.status >= 400).map((r) => `${r.status} ${r.method} ${r.path}`)).toEqual([]);
+    expect(
+      github.requests
+        .filter((r) => r.kind === "rest" && r.status >= 400)
+        .map((r) => `${r.status} ${r.method} ${r.path}`),
+    ).toEqual([]);
   }, 30_000);
 });
 

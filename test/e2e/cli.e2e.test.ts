@@ -30,22 +30,40 @@ describe("the blueprint CLI, run as `node bin/blueprint.js` in a checkout cloned
   const runs: Array<{ args: string[]; run: NodeRun }> = [];
 
   /** A person's shell: their own HOME with no git identity, nothing inherited from the test runner but PATH. */
-  const shell = () => ({ PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: path.join(root, "home"), GIT_CONFIG_NOSYSTEM: "1", LANG: "C.UTF-8" });
-  const gitOptions = (cwd: string) => ({ cwd, env: { ...shell(), GIT_TERMINAL_PROMPT: "0" }, encoding: "utf8" as const });
+  const shell = () => ({
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: path.join(root, "home"),
+    GIT_CONFIG_NOSYSTEM: "1",
+    LANG: "C.UTF-8",
+  });
+  const gitOptions = (cwd: string) => ({
+    cwd,
+    env: { ...shell(), GIT_TERMINAL_PROMPT: "0" },
+    encoding: "utf8" as const,
+  });
   /** git on the checkout alone. */
-  const git = (cwd: string, args: string[]) => execFileSync("git", args, { ...gitOptions(cwd), stdio: ["ignore", "pipe", "pipe"] });
+  const git = (cwd: string, args: string[]) =>
+    execFileSync("git", args, { ...gitOptions(cwd), stdio: ["ignore", "pipe", "pipe"] });
   /** git that talks to the double, which answers from this very process: never block its event loop. */
-  const gitRemote = (cwd: string, args: string[]) => promisify(execFile)("git", args, { ...gitOptions(cwd), timeout: 20_000 });
+  const gitRemote = (cwd: string, args: string[]) =>
+    promisify(execFile)("git", args, { ...gitOptions(cwd), timeout: 20_000 });
 
   async function blueprint(args: string[], env: Record<string, string> = {}): Promise<NodeRun> {
-    const run = await runNode([BIN, ...args], { cwd: checkout, env: { ...shell(), BLUEPRINT_WORKDIR: path.join(root, "work"), BLUEPRINT_MODEL_RETRIES: "0", ...env }, timeoutMs: 30_000 });
+    const run = await runNode([BIN, ...args], {
+      cwd: checkout,
+      env: { ...shell(), BLUEPRINT_WORKDIR: path.join(root, "work"), BLUEPRINT_MODEL_RETRIES: "0", ...env },
+      timeoutMs: 30_000,
+    });
     runs.push({ args, run });
     return run;
   }
   const modelEnv = () => ({ OPENAI_BASE_URL: model.url, OPENAI_API_KEY: MODEL_KEY, BLUEPRINT_MODEL: "e2e-model" });
 
   beforeAll(async () => {
-    if (!existsSync(path.join(PROJECT_ROOT, "lib", "cli.js"))) throw new Error("lib/cli.js is missing: bin/blueprint.js runs the compiled CLI. Run `npm run build` first (`npm test` does).");
+    if (!existsSync(path.join(PROJECT_ROOT, "lib", "cli.js")))
+      throw new Error(
+        "lib/cli.js is missing: bin/blueprint.js runs the compiled CLI. Run `npm run build` first (`npm test` does).",
+      );
     github = await startGitHubDouble({ files: FILES });
     baseSha = github.repository.head("main") ?? "";
     model = await startModelServer(greeterScript());
@@ -64,16 +82,30 @@ describe("the blueprint CLI, run as `node bin/blueprint.js` in a checkout cloned
     [
       "--- requests the GitHub double saw ---",
       ...github.requests.map((r) => `${r.status} ${r.kind} ${r.method} ${r.path} (${r.auth})`),
-      ...runs.flatMap(({ args, run }) => [`--- blueprint ${args.join(" ")}: exit ${run.code}, stdout ---`, run.stdout.slice(-4000), "--- stderr ---", run.stderr.slice(-4000)]),
+      ...runs.flatMap(({ args, run }) => [
+        `--- blueprint ${args.join(" ")}: exit ${run.code}, stdout ---`,
+        run.stdout.slice(-4000),
+        "--- stderr ---",
+        run.stderr.slice(-4000),
+      ]),
     ].join("\n");
 
   it("clones the repository over smart HTTP with a token (and not without one)", async () => {
     onTestFailed(() => console.error(diagnostics()));
-    await expect(gitRemote(root, ["clone", "--quiet", github.cloneUrl, path.join(root, "anonymous")])).rejects.toThrow(/Authentication failed|could not read Username/);
+    await expect(gitRemote(root, ["clone", "--quiet", github.cloneUrl, path.join(root, "anonymous")])).rejects.toThrow(
+      /Authentication failed|could not read Username/,
+    );
 
     const basic = Buffer.from(`x-access-token:${github.issueInstallationToken()}`).toString("base64");
     // -c: the header is used for this clone only and not written to the checkout's config.
-    await gitRemote(root, ["-c", `http.extraHeader=Authorization: Basic ${basic}`, "clone", "--quiet", github.cloneUrl, checkout]);
+    await gitRemote(root, [
+      "-c",
+      `http.extraHeader=Authorization: Basic ${basic}`,
+      "clone",
+      "--quiet",
+      github.cloneUrl,
+      checkout,
+    ]);
     expect(git(checkout, ["rev-parse", "HEAD"]).trim()).toBe(baseSha);
     expect(git(checkout, ["symbolic-ref", "--short", "HEAD"]).trim()).toBe("main");
     expect(git(checkout, ["config", "--list", "--local"])).not.toContain(basic);
@@ -111,7 +143,11 @@ describe("the blueprint CLI, run as `node bin/blueprint.js` in a checkout cloned
     const built = await blueprint(["build", "--base-url", model.url, "--api-key", MODEL_KEY, "--model", "e2e-model"]);
 
     expect(built.code).toBe(0);
-    expect(git(checkout, ["log", "--format=%s", `main..${BRANCH}`]).trim().split("\n")).toEqual(STEP_COMMITS);
+    expect(
+      git(checkout, ["log", "--format=%s", `main..${BRANCH}`])
+        .trim()
+        .split("\n"),
+    ).toEqual(STEP_COMMITS);
     expect(git(checkout, ["show", `${BRANCH}:src/greet.js`])).toBe(GREET_JS);
     expect(git(checkout, ["show", `${BRANCH}:src/index.js`])).toBe(INDEX_JS);
     // Commits carry Blueprint's own identity: this HOME has no git identity at all.
@@ -134,7 +170,8 @@ describe("the blueprint CLI, run as `node bin/blueprint.js` in a checkout cloned
     onTestFailed(() => console.error(diagnostics()));
     const help = await blueprint(["--help"]);
     expect(help.code).toBe(0);
-    for (const text of ["Usage:", 'blueprint plan "instructions"', "blueprint build", "--base-url", "OPENAI_API_KEY"]) expect(help.stdout).toContain(text);
+    for (const text of ["Usage:", 'blueprint plan "instructions"', "blueprint build", "--base-url", "OPENAI_API_KEY"])
+      expect(help.stdout).toContain(text);
     expect(help.stderr).toBe("");
 
     const unknown = await blueprint(["frobnicate"]);
@@ -154,6 +191,10 @@ describe("the blueprint CLI, run as `node bin/blueprint.js` in a checkout cloned
     expect(github.requests.filter((r) => r.kind !== "git").map((r) => `${r.method} ${r.path}`)).toEqual([]);
     const clones = github.requests.filter((r) => r.kind === "git");
     expect(clones.filter((r) => r.status === 401).length).toBeGreaterThan(0);
-    expect(clones.filter((r) => r.status !== 401).every((r) => r.auth === "installation-token" && r.gitService === "git-upload-pack" && r.status === 200)).toBe(true);
+    expect(
+      clones
+        .filter((r) => r.status !== 401)
+        .every((r) => r.auth === "installation-token" && r.gitService === "git-upload-pack" && r.status === 200),
+    ).toBe(true);
   });
 });

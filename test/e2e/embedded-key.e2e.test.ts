@@ -34,7 +34,11 @@ describe("the App's key in a file under /etc", () => {
     const runner = jobRunnerOf(worker?.pid ?? -1);
     expect(environmentOf(runner?.pid ?? -1)).not.toContain("PRIVATE_KEY");
     expect(await cluster.deliver(app, cluster.type(1, "/plan greet by name").event)).toBe(200);
-    await cluster.waitFor("the plan", () => cluster.github.state.botComments(1).some((c) => c.body.includes("Plan v1")), 45_000);
+    await cluster.waitFor(
+      "the plan",
+      () => cluster.github.state.botComments(1).some((c) => c.body.includes("Plan v1")),
+      45_000,
+    );
     // S1's first turn tries to read the key; the step then goes on as scripted.
     cluster.reply = (request) => {
       if (stepOf(request) !== "S1") return greeterModelReply(request);

@@ -18,7 +18,8 @@ describe("the embedded queue's job runner", () => {
   afterAll(async () => cluster?.stop());
 
   it("is reported ready by /healthz once it has started", async () => {
-    const ready = async () => ((await (await fetch(`${app.url}/healthz`)).json()) as { queue: { ready: boolean; workers: number } }).queue;
+    const ready = async () =>
+      ((await (await fetch(`${app.url}/healthz`)).json()) as { queue: { ready: boolean; workers: number } }).queue;
     await expect.poll(ready, { timeout: 20_000 }).toMatchObject({ ready: true, workers: 1 });
   });
 
@@ -39,7 +40,9 @@ describe("the embedded queue's job runner", () => {
   it("a job runner SIGKILLed mid-build: a fresh one takes the job over, each step committed once, nothing posted twice", async () => {
     cluster.reply = async (request) => greeterModelReply(request);
     expect(await cluster.deliver(app, cluster.type(1, "/plan greet by name").event)).toBe(200);
-    await cluster.waitFor("the plan", () => cluster.github.state.botComments(1).some((c) => c.body.includes("Plan v1")));
+    await cluster.waitFor("the plan", () =>
+      cluster.github.state.botComments(1).some((c) => c.body.includes("Plan v1")),
+    );
     await cluster.waitForQuiet();
 
     const gate = hold(cluster, (request) => stepOf(request) === "S2");
@@ -65,7 +68,9 @@ describe("the embedded queue's job runner", () => {
   it("a local worker SIGKILLed mid-build: the intake hands the job to a fresh worker, which resumes it without a second 👀", async () => {
     cluster.reply = async (request) => greeterModelReply(request);
     expect(await cluster.deliver(app, cluster.type(2, "/plan greet by name").event)).toBe(200);
-    await cluster.waitFor("the plan", () => cluster.github.state.botComments(2).some((c) => c.body.includes("Plan v1")));
+    await cluster.waitFor("the plan", () =>
+      cluster.github.state.botComments(2).some((c) => c.body.includes("Plan v1")),
+    );
     await cluster.waitForQuiet();
 
     const gate = hold(cluster, (request) => stepOf(request) === "S2");
@@ -77,7 +82,11 @@ describe("the embedded queue's job runner", () => {
     process.kill(killed?.pid ?? -1, "SIGKILL");
     await cluster.waitFor("a fresh local worker", () => (worker()?.pid ?? killed?.pid) !== killed?.pid);
     gate.release();
-    await cluster.waitFor("the pull request", () => cluster.github.state.pulls.some((pull) => pull.head === "blueprint/issue-2"), 60_000);
+    await cluster.waitFor(
+      "the pull request",
+      () => cluster.github.state.pulls.some((pull) => pull.head === "blueprint/issue-2"),
+      60_000,
+    );
     await cluster.waitForQuiet();
     expect(app.output()).toContain("the local worker stopped; starting another to take its jobs over");
     expectBuildFinishedOnce(cluster, 2);

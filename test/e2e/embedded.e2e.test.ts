@@ -45,12 +45,26 @@ describe("the embedded queue: one `npm start`, no other service", () => {
     for (let issue = 1; issue <= ISSUES; issue++) {
       expect(await cluster.deliver(app, cluster.type(issue, "/plan greet by name").event)).toBe(200);
     }
-    await cluster.waitFor(`${ISSUES - CONCURRENCY} Queued notices`, () => cluster.github.state.comments.filter((c) => c.body.startsWith("Queued: Blueprint is running as many jobs as it may at once")).length === ISSUES - CONCURRENCY);
+    await cluster.waitFor(
+      `${ISSUES - CONCURRENCY} Queued notices`,
+      () =>
+        cluster.github.state.comments.filter((c) =>
+          c.body.startsWith("Queued: Blueprint is running as many jobs as it may at once"),
+        ).length ===
+        ISSUES - CONCURRENCY,
+    );
     // The first CONCURRENCY jobs reach the model (and wait there); the Queued ones do not start meanwhile.
     await cluster.waitFor(`${CONCURRENCY} jobs at the model`, () => inFlight === CONCURRENCY, 60_000);
     expect(most).toBe(CONCURRENCY);
     release();
-    await cluster.waitFor("every plan", () => Array.from({ length: ISSUES }, (_, i) => i + 1).every((issue) => cluster.github.state.botComments(issue).some((c) => c.body.includes("Plan v1"))), 60_000);
+    await cluster.waitFor(
+      "every plan",
+      () =>
+        Array.from({ length: ISSUES }, (_, i) => i + 1).every((issue) =>
+          cluster.github.state.botComments(issue).some((c) => c.body.includes("Plan v1")),
+        ),
+      60_000,
+    );
     await cluster.waitForQuiet();
     expect(most).toBe(CONCURRENCY);
   }, 120_000);

@@ -30,11 +30,19 @@ function appCredentials(): Record<string, string> {
  * Runs an entry to its end while knocking on its port all along: whether anything ever accepted a
  * connection there. (The run ends by itself; the kill after 20 s would show as a signal and fail the test.)
  */
-async function runWatchingPort(entry: string, port: number, env: Record<string, string>): Promise<NodeRun & { portOpened: boolean }> {
+async function runWatchingPort(
+  entry: string,
+  port: number,
+  env: Record<string, string>,
+): Promise<NodeRun & { portOpened: boolean }> {
   requireBuiltApp();
   let done = false;
   let portOpened = false;
-  const run = runNode([entry], { cwd: tempDir("fail-closed-cwd-"), env: { HOST: "127.0.0.1", PORT: String(port), ...env }, timeoutMs: 20_000 }).finally(() => (done = true));
+  const run = runNode([entry], {
+    cwd: tempDir("fail-closed-cwd-"),
+    env: { HOST: "127.0.0.1", PORT: String(port), ...env },
+    timeoutMs: 20_000,
+  }).finally(() => (done = true));
   while (!done) {
     if (await accepts(port)) portOpened = true;
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -65,7 +73,9 @@ function expectOnePlainRefusal(run: NodeRun & { portOpened: boolean }, problem: 
   expect(lines[0]).toMatch(/^blueprint: agent commands need the bubblewrap sandbox, but /);
   expect(lines[0]).toMatch(problem);
   expect(lines[0]).toContain("apt-get install bubblewrap");
-  expect(lines[0]).toMatch(/set BLUEPRINT_SANDBOX=none: they then run as this process's user and can read everything it can/);
+  expect(lines[0]).toMatch(
+    /set BLUEPRINT_SANDBOX=none: they then run as this process's user and can read everything it can/,
+  );
   expect(run.stderr).not.toMatch(/\n\s+at /);
 }
 
@@ -77,35 +87,53 @@ describe("without a working bubblewrap, the App and the worker refuse to start (
     ["unset (the default)", {}, "missing", NOT_INSTALLED],
     ["auto (an .env copied from an older .env.example)", { BLUEPRINT_SANDBOX: "auto" }, "broken", CANNOT_START],
     ["bwrap", { BLUEPRINT_SANDBOX: "bwrap" }, "missing", NOT_INSTALLED],
-  ] as const)("npm start, BLUEPRINT_SANDBOX %s, bubblewrap %s: one message, exit 1, the port never opened", async (_, sandbox, kind, problem) => {
-    const run = await runWatchingPort(START, await freePort(), { PATH: pathWithout(kind), ...appCredentials(), ...sandbox });
-    expectOnePlainRefusal(run, problem);
-  });
+  ] as const)(
+    "npm start, BLUEPRINT_SANDBOX %s, bubblewrap %s: one message, exit 1, the port never opened",
+    async (_, sandbox, kind, problem) => {
+      const run = await runWatchingPort(START, await freePort(), {
+        PATH: pathWithout(kind),
+        ...appCredentials(),
+        ...sandbox,
+      });
+      expectOnePlainRefusal(run, problem);
+    },
+  );
 
   it.each([
     ["missing", NOT_INSTALLED],
     ["broken", CANNOT_START],
-  ] as const)("npm run worker, bubblewrap %s: one message, exit 1, before Redis, its job runner or /healthz", async (kind, problem) => {
-    // Nothing listens at this Redis address: a worker that went on would retry it for ever, and be killed.
-    const run = await runWatchingPort(WORKER, await freePort(), {
-      PATH: pathWithout(kind),
-      REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
-      BLUEPRINT_STATE_SECRET: "fail-closed-state-secret",
-      BLUEPRINT_SANDBOX: "auto",
-    });
-    expectOnePlainRefusal(run, problem);
-  });
+  ] as const)(
+    "npm run worker, bubblewrap %s: one message, exit 1, before Redis, its job runner or /healthz",
+    async (kind, problem) => {
+      // Nothing listens at this Redis address: a worker that went on would retry it for ever, and be killed.
+      const run = await runWatchingPort(WORKER, await freePort(), {
+        PATH: pathWithout(kind),
+        REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+        BLUEPRINT_STATE_SECRET: "fail-closed-state-secret",
+        BLUEPRINT_SANDBOX: "auto",
+      });
+      expectOnePlainRefusal(run, problem);
+    },
+  );
 
   it("control: BLUEPRINT_SANDBOX=none on the same machine starts, and says loudly what it gives up", async () => {
-    const app = await startUntilHealthy({ PATH: pathWithout("missing"), ...appCredentials(), BLUEPRINT_SANDBOX: "none" });
+    const app = await startUntilHealthy({
+      PATH: pathWithout("missing"),
+      ...appCredentials(),
+      BLUEPRINT_SANDBOX: "none",
+    });
     expect(await (await fetch(`${app.url}/healthz`)).json()).toMatchObject({ status: "ok" });
     await waitFor(() => app.output().includes("WITHOUT a sandbox"));
-    expect(app.output()).toMatch(/BLUEPRINT_SANDBOX=none: agent commands run WITHOUT a sandbox, as this process's user/);
+    expect(app.output()).toMatch(
+      /BLUEPRINT_SANDBOX=none: agent commands run WITHOUT a sandbox, as this process's user/,
+    );
   });
 
   it("setup mode still serves the registration page, and says the App will not start here until bubblewrap works", async () => {
     const setup = await startUntilHealthy({ PATH: pathWithout("missing"), NO_SMEE_SETUP: "true" });
-    expect(setup.output()).toMatch(/WARN.*the App will not start with its credentials until this is fixed: agent commands need the bubblewrap sandbox, but bubblewrap \(`bwrap`\) is not installed.*apt-get install bubblewrap/);
+    expect(setup.output()).toMatch(
+      /WARN.*the App will not start with its credentials until this is fixed: agent commands need the bubblewrap sandbox, but bubblewrap \(`bwrap`\) is not installed.*apt-get install bubblewrap/,
+    );
     const page = await (await fetch(`${setup.url}/`)).text();
     expect(page).toContain("Before it can run jobs");
     expect(page).toContain("apt-get install bubblewrap");
@@ -117,7 +145,12 @@ describe("without a working bubblewrap, the App and the worker refuse to start (
 async function startUntilHealthy(env: Record<string, string>): Promise<{ url: string; output(): string }> {
   requireBuiltApp();
   const port = await freePort();
-  const child = spawn(process.execPath, [START], { cwd: tempDir("fail-closed-cwd-"), env: { HOST: "127.0.0.1", PORT: String(port), ...env }, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [START], {
+    cwd: tempDir("fail-closed-cwd-"),
+    env: { HOST: "127.0.0.1", PORT: String(port), ...env },
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   running.push(() => {
     try {
       if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
@@ -131,7 +164,10 @@ async function startUntilHealthy(env: Record<string, string>): Promise<{ url: st
   const url = `http://127.0.0.1:${port}`;
   await waitFor(async () => {
     if (child.exitCode !== null) throw new Error(`start.js exited:\n${output}`);
-    return fetch(`${url}/healthz`).then((response) => response.ok, () => false);
+    return fetch(`${url}/healthz`).then(
+      (response) => response.ok,
+      () => false,
+    );
   });
   return { url, output: () => output };
 }

@@ -23,7 +23,11 @@ const gitEnv = (extra: Record<string, string> = {}) => ({
   ...extra,
 });
 const withToken = (token: string) =>
-  gitEnv({ GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "http.extraHeader", GIT_CONFIG_VALUE_0: `Authorization: Basic ${Buffer.from(`x-access-token:${token}`).toString("base64")}` });
+  gitEnv({
+    GIT_CONFIG_COUNT: "1",
+    GIT_CONFIG_KEY_0: "http.extraHeader",
+    GIT_CONFIG_VALUE_0: `Authorization: Basic ${Buffer.from(`x-access-token:${token}`).toString("base64")}`,
+  });
 
 function appJwt(appId: number, privateKey: string, now = Math.floor(Date.now() / 1000)): string {
   const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
@@ -36,7 +40,11 @@ describe("the GitHub double", () => {
   let scratch: string;
 
   beforeAll(async () => {
-    github = await startGitHubDouble({ files: { "README.md": "# hi\n" }, issues: [{ title: "An issue" }], permissions: { maintainer: "maintain" } });
+    github = await startGitHubDouble({
+      files: { "README.md": "# hi\n" },
+      issues: [{ title: "An issue" }],
+      permissions: { maintainer: "maintain" },
+    });
     scratch = mkdtempSync(path.join(os.tmpdir(), "github-double-test-"));
   });
 
@@ -48,16 +56,42 @@ describe("the GitHub double", () => {
   const api = (method: string, route: string, authorization?: string, body?: unknown) =>
     fetch(`${github.apiUrl}${route}`, {
       method,
-      headers: { accept: "application/vnd.github+json", "content-type": "application/json", ...(authorization ? { authorization } : {}) },
+      headers: {
+        accept: "application/vnd.github+json",
+        "content-type": "application/json",
+        ...(authorization ? { authorization } : {}),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
 
   it("mints installation tokens only for a JWT signed with the App's key, and requires one on REST", async () => {
-    const stranger = generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ type: "pkcs1", format: "pem" }).toString();
-    expect((await api("POST", `/app/installations/${github.installationId}/access_tokens`, `Bearer ${appJwt(github.appId, stranger)}`)).status).toBe(401);
-    expect((await api("POST", `/app/installations/${github.installationId}/access_tokens`, `Bearer ${appJwt(github.appId + 1, github.privateKey!)}`)).status).toBe(401);
+    const stranger = generateKeyPairSync("rsa", { modulusLength: 2048 })
+      .privateKey.export({ type: "pkcs1", format: "pem" })
+      .toString();
+    expect(
+      (
+        await api(
+          "POST",
+          `/app/installations/${github.installationId}/access_tokens`,
+          `Bearer ${appJwt(github.appId, stranger)}`,
+        )
+      ).status,
+    ).toBe(401);
+    expect(
+      (
+        await api(
+          "POST",
+          `/app/installations/${github.installationId}/access_tokens`,
+          `Bearer ${appJwt(github.appId + 1, github.privateKey!)}`,
+        )
+      ).status,
+    ).toBe(401);
 
-    const minted = await api("POST", `/app/installations/${github.installationId}/access_tokens`, `Bearer ${appJwt(github.appId, github.privateKey!)}`);
+    const minted = await api(
+      "POST",
+      `/app/installations/${github.installationId}/access_tokens`,
+      `Bearer ${appJwt(github.appId, github.privateKey!)}`,
+    );
     expect(minted.status).toBe(201);
     const { token } = (await minted.json()) as { token: string };
     expect(token).toMatch(/^ghs_/);
@@ -70,7 +104,11 @@ describe("the GitHub double", () => {
     expect(ok.status).toBe(200);
     expect(await ok.json()).toMatchObject({ number: 1, title: "An issue" });
 
-    const permission = await api("GET", "/repos/octo-org/hello-world/collaborators/maintainer/permission", `token ${token}`);
+    const permission = await api(
+      "GET",
+      "/repos/octo-org/hello-world/collaborators/maintainer/permission",
+      `token ${token}`,
+    );
     expect(await permission.json()).toMatchObject({ permission: "write", role_name: "maintain" });
   });
 
@@ -86,7 +124,9 @@ describe("the GitHub double", () => {
     writeFileSync(path.join(clone, "new.txt"), "new\n");
     await run("git", ["add", "new.txt"], { cwd: clone, env: gitEnv() });
     await run("git", ["commit", "--quiet", "-m", "add new.txt"], { cwd: clone, env: gitEnv() });
-    await expect(run("git", ["push", "--quiet", "origin", "HEAD:refs/heads/feature"], { cwd: clone, env: gitEnv() })).rejects.toThrow();
+    await expect(
+      run("git", ["push", "--quiet", "origin", "HEAD:refs/heads/feature"], { cwd: clone, env: gitEnv() }),
+    ).rejects.toThrow();
     expect(github.repository.head("feature")).toBeNull();
     await run("git", ["push", "--quiet", "origin", "HEAD:refs/heads/feature"], { cwd: clone, env: withToken(token) });
     expect(github.repository.log("feature")).toEqual(["add new.txt", "initial commit"]);
@@ -104,7 +144,9 @@ describe("the GitHub double", () => {
     await api("POST", "/repos/octo-org/hello-world/issues/1/comments", `token ${token}`, { body: "x", sticky: true });
     await api("GET", "/repos/octo-org/hello-world/issues/1/comments?per_page=100&since_id=3", `token ${token}`);
     const comment = github.state.commentsOn(1)[0]!;
-    await api("POST", `/repos/octo-org/hello-world/issues/comments/${comment.id}/reactions`, `token ${token}`, { content: "thumbsup" });
+    await api("POST", `/repos/octo-org/hello-world/issues/comments/${comment.id}/reactions`, `token ${token}`, {
+      content: "thumbsup",
+    });
     expect(github.violations.slice(before).map((v) => v.problems[0])).toEqual([
       "no documented path matches /repos/octo-org/hello-world/issues/1/bananas",
       "PUT is not documented for /repos/{owner}/{repo}/issues/{issue_number}/comments (documented: GET, POST)",
@@ -116,7 +158,12 @@ describe("the GitHub double", () => {
 
   it("refuses a pull request whose head branch does not exist, as GitHub does", async () => {
     const token = github.issueInstallationToken();
-    const response = await api("POST", "/repos/octo-org/hello-world/pulls", `token ${token}`, { head: "nowhere", base: "main", title: "t", body: "b" });
+    const response = await api("POST", "/repos/octo-org/hello-world/pulls", `token ${token}`, {
+      head: "nowhere",
+      base: "main",
+      title: "t",
+      body: "b",
+    });
     expect(response.status).toBe(422);
     expect(github.state.pulls).toHaveLength(0);
   });
@@ -128,7 +175,8 @@ describe("the GitHub double", () => {
       method: "POST",
       headers: { authorization: `token ${token}`, "content-type": "application/json" },
       body: JSON.stringify({
-        query: "mutation($id: ID!) { minimizeComment(input: { subjectId: $id, classifier: OUTDATED }) { minimizedComment { isMinimized } } }",
+        query:
+          "mutation($id: ID!) { minimizeComment(input: { subjectId: $id, classifier: OUTDATED }) { minimizedComment { isMinimized } } }",
         variables: { id: comment.nodeId },
       }),
     });
@@ -138,18 +186,32 @@ describe("the GitHub double", () => {
 
   it("turns a pull request into a draft and back through GraphQL, as REST cannot", async () => {
     const token = github.issueInstallationToken();
-    const pull = github.state.addPull({ head: "main", base: "main", title: "t", body: "b", draft: false, user: github.state.bot });
+    const pull = github.state.addPull({
+      head: "main",
+      base: "main",
+      title: "t",
+      body: "b",
+      draft: false,
+      user: github.state.bot,
+    });
     const mutate = async (name: string) => {
       const response = await fetch(`${github.url}/api/graphql`, {
         method: "POST",
         headers: { authorization: `token ${token}`, "content-type": "application/json" },
-        body: JSON.stringify({ query: `mutation($id: ID!) { ${name}(input: { pullRequestId: $id }) { pullRequest { isDraft } } }`, variables: { id: `PR_kwDO${pull.number}` } }),
+        body: JSON.stringify({
+          query: `mutation($id: ID!) { ${name}(input: { pullRequestId: $id }) { pullRequest { isDraft } } }`,
+          variables: { id: `PR_kwDO${pull.number}` },
+        }),
       });
       return response.json();
     };
-    expect(await mutate("convertPullRequestToDraft")).toEqual({ data: { convertPullRequestToDraft: { pullRequest: { isDraft: true } } } });
+    expect(await mutate("convertPullRequestToDraft")).toEqual({
+      data: { convertPullRequestToDraft: { pullRequest: { isDraft: true } } },
+    });
     expect(pull.draft).toBe(true);
-    expect(await mutate("markPullRequestReadyForReview")).toEqual({ data: { markPullRequestReadyForReview: { pullRequest: { isDraft: false } } } });
+    expect(await mutate("markPullRequestReadyForReview")).toEqual({
+      data: { markPullRequestReadyForReview: { pullRequest: { isDraft: false } } },
+    });
     expect(pull.draft).toBe(false);
   });
 });
@@ -162,7 +224,9 @@ describe("the GitHub double with several installations", () => {
       files: { "README.md": "# hi\n" },
       issues: [{ title: "Main issue" }],
       permissions: { maintainer: "write" },
-      installations: [{ id: 7, owner: "other-org", issues: [{ title: "Other issue" }], permissions: { reader: "read" } }],
+      installations: [
+        { id: 7, owner: "other-org", issues: [{ title: "Other issue" }], permissions: { reader: "read" } },
+      ],
     });
   });
 
@@ -170,9 +234,13 @@ describe("the GitHub double with several installations", () => {
     await github?.stop();
   });
 
-  const get = (route: string, token: string) => fetch(`${github.apiUrl}${route}`, { headers: { authorization: `token ${token}` } });
+  const get = (route: string, token: string) =>
+    fetch(`${github.apiUrl}${route}`, { headers: { authorization: `token ${token}` } });
   const mint = async (id: number, key = github.privateKey!) =>
-    fetch(`${github.apiUrl}/app/installations/${id}/access_tokens`, { method: "POST", headers: { authorization: `Bearer ${appJwt(github.appId, key)}` } });
+    fetch(`${github.apiUrl}/app/installations/${id}/access_tokens`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${appJwt(github.appId, key)}` },
+    });
 
   it("gives each installation its own repository, which only its tokens open (REST and git)", async () => {
     expect(github.installationIds).toEqual([42, 7]);
@@ -182,11 +250,17 @@ describe("the GitHub double with several installations", () => {
     const { token } = (await minted.json()) as { token: string };
     const main = github.issueInstallationToken();
 
-    expect(await (await get("/repos/other-org/hello-world/issues/1", token)).json()).toMatchObject({ title: "Other issue" });
+    expect(await (await get("/repos/other-org/hello-world/issues/1", token)).json()).toMatchObject({
+      title: "Other issue",
+    });
     expect((await get("/repos/octo-org/hello-world/issues/1", token)).status).toBe(404);
     expect((await get("/repos/other-org/hello-world/issues/1", main)).status).toBe(404);
-    expect(await (await get("/repos/other-org/hello-world/collaborators/reader/permission", token)).json()).toMatchObject({ role_name: "read" });
-    expect(await (await get("/repos/other-org/hello-world/collaborators/maintainer/permission", token)).json()).toMatchObject({ role_name: "none" });
+    expect(
+      await (await get("/repos/other-org/hello-world/collaborators/reader/permission", token)).json(),
+    ).toMatchObject({ role_name: "read" });
+    expect(
+      await (await get("/repos/other-org/hello-world/collaborators/maintainer/permission", token)).json(),
+    ).toMatchObject({ role_name: "none" });
     expect(github.requests.at(-1)).toMatchObject({ installationId: 7 });
 
     const other = github.installation(7);
@@ -195,7 +269,9 @@ describe("the GitHub double with several installations", () => {
     const { stdout } = await run("git", ["ls-remote", other.cloneUrl], { env: withToken(token) });
     expect(stdout).toContain("refs/heads/main");
     await expect(run("git", ["ls-remote", other.cloneUrl], { env: withToken(main) })).rejects.toThrow();
-    await expect(run("git", ["ls-remote", github.cloneUrl], { env: withToken(other.issueInstallationToken()) })).rejects.toThrow();
+    await expect(
+      run("git", ["ls-remote", github.cloneUrl], { env: withToken(other.issueInstallationToken()) }),
+    ).rejects.toThrow();
   });
 
   it("numbers comments across repositories, as GitHub's ids are global", () => {
@@ -220,7 +296,8 @@ describe("the GitHub double keeping fetches (the load bench's cacheGitReads)", (
     rmSync(scratch, { recursive: true, force: true });
   });
 
-  const refs = async (token: string) => (await run("git", ["ls-remote", github.cloneUrl], { env: withToken(token) })).stdout;
+  const refs = async (token: string) =>
+    (await run("git", ["ls-remote", github.cloneUrl], { env: withToken(token) })).stdout;
 
   it("answers a repeated fetch from memory, still only with a token, and forgets it when a push comes through", async () => {
     const token = github.issueInstallationToken();
@@ -244,6 +321,8 @@ describe("the GitHub double keeping fetches (the load bench's cacheGitReads)", (
     // And a fresh clone after the push gets the pushed commit.
     const again = path.join(scratch, "again");
     await run("git", ["clone", "--quiet", "--branch", "feature", github.cloneUrl, again], { env: withToken(token) });
-    expect((await run("git", ["log", "--format=%s", "-1"], { cwd: again, env: gitEnv() })).stdout.trim()).toBe("add new.txt");
+    expect((await run("git", ["log", "--format=%s", "-1"], { cwd: again, env: gitEnv() })).stdout.trim()).toBe(
+      "add new.txt",
+    );
   });
 });

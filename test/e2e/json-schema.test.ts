@@ -40,7 +40,9 @@ describe("the double's JSON Schema check", () => {
 
   it("accepts a value more than one oneOf branch fits, and names each branch a value fits none of", () => {
     expect(check(at("overlapping"), "ab")).toEqual([]);
-    expect(check(at("overlapping"), 5)).toEqual(["body: matches none of the anyOf alternatives (body: expected string, got number | body: expected string, got number)"]);
+    expect(check(at("overlapping"), 5)).toEqual([
+      "body: matches none of the anyOf alternatives (body: expected string, got number | body: expected string, got number)",
+    ]);
   });
 
   it("reads nullable, leaves format unchecked, and skips a pattern JavaScript cannot compile", () => {
@@ -56,6 +58,8 @@ describe("the double's JSON Schema check", () => {
   });
 
   it("checks standalone schemas without a document", () => {
-    expect(jsonSchemaChecker()({ type: "object", properties: { n: { type: "integer", minimum: 1 } } }, { n: 0 }, "config")).toEqual(["config.n: must be >= 1"]);
+    expect(
+      jsonSchemaChecker()({ type: "object", properties: { n: { type: "integer", minimum: 1 } } }, { n: 0 }, "config"),
+    ).toEqual(["config.n: must be >= 1"]);
   });
 });

@@ -34,7 +34,11 @@ it("a job runner SIGKILLed mid-planning: the fresh one carries on in the same st
   // The fresh runner starts the job over: its own first request to the model is held too.
   await cluster.waitFor("the job to start over", () => gate.held() === 2, 45_000);
   gate.release();
-  await cluster.waitFor("the plan", () => cluster.github.state.botComments(1).some((comment) => comment.body.includes("Plan v1")), 60_000);
+  await cluster.waitFor(
+    "the plan",
+    () => cluster.github.state.botComments(1).some((comment) => comment.body.includes("Plan v1")),
+    60_000,
+  );
   await cluster.waitForQuiet();
 
   expect(app.output()).toContain("the job runner stopped; starting another to take its jobs over");
@@ -54,5 +58,9 @@ it("a job whose job runner keeps dying is reported on its thread and counted as 
   expect(metrics).toMatch(/blueprint_jobs_total\{kind="plan",outcome="failed"\} 1\b/);
   // The thread is free: the next command runs.
   expect(await cluster.deliver(app, cluster.type(2, "/plan greet by name").event)).toBe(200);
-  await cluster.waitFor("the plan", () => cluster.github.state.botComments(2).some((comment) => comment.body.includes("Plan v1")), 45_000);
+  await cluster.waitFor(
+    "the plan",
+    () => cluster.github.state.botComments(2).some((comment) => comment.body.includes("Plan v1")),
+    45_000,
+  );
 }, 150_000);

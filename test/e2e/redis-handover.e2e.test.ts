@@ -76,7 +76,11 @@ it("SIGTERM mid-plan hands the job to another running worker, which plans from t
   await first.stop();
   expect(first.output()).toContain("job handed back to the queue at a safe point");
   gate.release();
-  await c.waitFor("the plan", () => c.github.state.botComments(1).some((comment) => comment.body.includes("Plan v1")), 45_000);
+  await c.waitFor(
+    "the plan",
+    () => c.github.state.botComments(1).some((comment) => comment.body.includes("Plan v1")),
+    45_000,
+  );
   await c.waitForQuiet();
   expect(second.output()).toContain("taking over a job whose worker stopped");
   const bot = c.github.state.botComments(1);

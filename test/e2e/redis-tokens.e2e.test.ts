@@ -24,7 +24,10 @@ it("a job that waited longer than its installation token lives gets a fresh toke
   cluster = await startCluster({ issues: 1, redis: redis() });
   const c = cluster;
   const intake = await c.startIntake({ BLUEPRINT_WORKERS: "0" });
-  const minted = () => c.github.requests.filter((request) => request.method === "POST" && /^\/app\/installations\/\d+\/access_tokens$/.test(request.path)).length;
+  const minted = () =>
+    c.github.requests.filter(
+      (request) => request.method === "POST" && /^\/app\/installations\/\d+\/access_tokens$/.test(request.path),
+    ).length;
 
   // 1. The job's token lives two seconds, and no worker runs for longer than that.
   c.github.setTokenLifetime(2_000);
@@ -37,13 +40,21 @@ it("a job that waited longer than its installation token lives gets a fresh toke
 
   // 2. A worker takes the job: it asks the intake for a fresh token before it touches GitHub.
   const worker = await c.startWorker();
-  await c.waitFor("the plan", () => c.github.state.botComments(1).some((posted) => posted.body.includes("Plan v1")), 45_000);
+  await c.waitFor(
+    "the plan",
+    () => c.github.state.botComments(1).some((posted) => posted.body.includes("Plan v1")),
+    45_000,
+  );
   await c.waitForQuiet();
   expect(worker.output()).toContain("an intake sent a fresh one");
   expect(minted()).toBe(2);
   // Every call with the job's token was accepted: the expired one was never used.
   expect(c.github.requests.filter((request) => request.auth === "refused")).toEqual([]);
-  expect(c.github.requests.some((request) => request.method === "POST" && request.path.includes(`/comments/${comment.id}/reactions`))).toBe(true);
+  expect(
+    c.github.requests.some(
+      (request) => request.method === "POST" && request.path.includes(`/comments/${comment.id}/reactions`),
+    ),
+  ).toBe(true);
   expect(worker.environment()).not.toHaveProperty("PRIVATE_KEY");
 }, 90_000);
 

@@ -1,7 +1,18 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, type AppProcess } from "./support/app-process.js";
-import { expectBuildFinishedOnce, fileRedis, hold, isPlanning, killRunnerUntilItGivesUp, planJobs, reactionsTo, startCluster, turnOf, type Cluster } from "./support/cluster.js";
+import {
+  expectBuildFinishedOnce,
+  fileRedis,
+  hold,
+  isPlanning,
+  killRunnerUntilItGivesUp,
+  planJobs,
+  reactionsTo,
+  startCluster,
+  turnOf,
+  type Cluster,
+} from "./support/cluster.js";
 import { STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
 import { childrenOf, environmentOf, isRunning, jobRunnerOf, niceOf } from "./support/processes.js";
 import type { WorkerProcess } from "./support/worker-process.js";
@@ -15,7 +26,8 @@ const redis = fileRedis();
  */
 
 /** SIGSTOP / SIGCONT to a replica's whole process group (it runs in its own). */
-const freeze = (replica: AppProcess | undefined, signal: "SIGSTOP" | "SIGCONT") => replica && process.kill(-replica.pid, signal);
+const freeze = (replica: AppProcess | undefined, signal: "SIGSTOP" | "SIGCONT") =>
+  replica && process.kill(-replica.pid, signal);
 
 describe("two replicas of `npm start` on one Redis", () => {
   let cluster: Cluster;
@@ -25,7 +37,10 @@ describe("two replicas of `npm start` on one Redis", () => {
   beforeAll(async () => {
     cluster = await startCluster({ issues: 3, redis: redis() });
     // Locks outlast a replica frozen for a few seconds (the /cancel test): nothing here is taken over.
-    [a, b] = await Promise.all([cluster.startIntake({ BLUEPRINT_JOB_LOCK_MS: "20000" }), cluster.startIntake({ BLUEPRINT_JOB_LOCK_MS: "20000" })]);
+    [a, b] = await Promise.all([
+      cluster.startIntake({ BLUEPRINT_JOB_LOCK_MS: "20000" }),
+      cluster.startIntake({ BLUEPRINT_JOB_LOCK_MS: "20000" }),
+    ]);
   }, 60_000);
   afterAll(async () => cluster?.stop());
 
@@ -35,7 +50,15 @@ describe("two replicas of `npm start` on one Redis", () => {
       expect(worker, "the replica's queue worker").toBeDefined();
       // The worker forks its runner as it starts (it may still be starting), then lowers the runner's priority.
       const runnerOf = () => jobRunnerOf(worker?.pid ?? -1);
-      await expect.poll(() => { const found = runnerOf(); return found !== undefined && niceOf(found.pid) > niceOf(worker?.pid ?? -1); }, { timeout: 10_000 }).toBe(true);
+      await expect
+        .poll(
+          () => {
+            const found = runnerOf();
+            return found !== undefined && niceOf(found.pid) > niceOf(worker?.pid ?? -1);
+          },
+          { timeout: 10_000 },
+        )
+        .toBe(true);
       const runner = runnerOf();
       expect(niceOf(worker?.pid ?? -1)).toBeGreaterThan(niceOf(replica.pid));
       for (const pid of [worker?.pid ?? -1, runner?.pid ?? -1]) {
@@ -52,7 +75,9 @@ describe("two replicas of `npm start` on one Redis", () => {
     const delivery = randomUUID();
     const statuses = await Promise.all([a, b, a, b, a, b].map((replica) => cluster.deliver(replica, event, delivery)));
     expect(statuses).toEqual([200, 200, 200, 200, 200, 200]);
-    await cluster.waitFor("the plan", () => cluster.github.state.botComments(1).some((c) => c.body.includes("Plan v1")));
+    await cluster.waitFor("the plan", () =>
+      cluster.github.state.botComments(1).some((c) => c.body.includes("Plan v1")),
+    );
     await cluster.waitForQuiet();
     expect(cluster.github.state.botComments(1)).toHaveLength(1);
     expect(reactionsTo(cluster, comment.id)).toBe(1);
@@ -63,13 +88,24 @@ describe("two replicas of `npm start` on one Redis", () => {
 
   it("two commands on one thread, delivered to different replicas, run one after the other", async () => {
     const before = cluster.model.requests.length;
-    const gate = hold(cluster, (request) => isPlanning(request) && turnOf(request) === 0 && cluster.model.requests.length === before + 1);
+    const gate = hold(
+      cluster,
+      (request) => isPlanning(request) && turnOf(request) === 0 && cluster.model.requests.length === before + 1,
+    );
     expect(await cluster.deliver(a, cluster.type(2, "/plan greet by name").event)).toBe(200);
     await cluster.waitFor("the first planning request", () => gate.held() === 1);
     expect(await cluster.deliver(b, cluster.type(2, "/plan greet by name, once more").event)).toBe(200);
-    await cluster.waitFor("the Queued notice", () => cluster.github.state.botComments(2).some((c) => c.body.startsWith("Queued: Blueprint is busy on this thread (planning for @maintainer)")));
+    await cluster.waitFor("the Queued notice", () =>
+      cluster.github.state
+        .botComments(2)
+        .some((c) => c.body.startsWith("Queued: Blueprint is busy on this thread (planning for @maintainer)")),
+    );
     gate.release();
-    await cluster.waitFor("plan v2", () => cluster.github.state.botComments(2).some((c) => c.body.includes("Plan v2")), 45_000);
+    await cluster.waitFor(
+      "plan v2",
+      () => cluster.github.state.botComments(2).some((c) => c.body.includes("Plan v2")),
+      45_000,
+    );
     await cluster.waitForQuiet();
     // Two whole conversations, the second begun after the first submitted its plan: never interleaved.
     const turns = cluster.model.requests.slice(before).map(turnOf);
@@ -83,7 +119,11 @@ describe("two replicas of `npm start` on one Redis", () => {
     expect(await cluster.deliver(a, cluster.type(3, "/plan greet by name").event, planDelivery)).toBe(200);
     await cluster.waitFor("planning to be under way", () => gate.held() === 1);
     // 1. Which replica runs the job (either may take it from the shared queue): its log says so.
-    const started = (replica: AppProcess) => replica.output().split("\n").some((line) => line.includes('"msg":"job started"') && line.includes(planDelivery));
+    const started = (replica: AppProcess) =>
+      replica
+        .output()
+        .split("\n")
+        .some((line) => line.includes('"msg":"job started"') && line.includes(planDelivery));
     const runner = [a, b].find(started);
     const other = runner === a ? b : a;
     expect(runner).toBeDefined();
@@ -92,12 +132,20 @@ describe("two replicas of `npm start` on one Redis", () => {
     freeze(runner, "SIGSTOP");
     try {
       expect(await cluster.deliver(other, cluster.type(3, "/cancel").event)).toBe(200);
-      await cluster.waitFor("the stop reply", () => cluster.github.state.botComments(3).some((c) => c.body.startsWith("Stopping planning for @maintainer at the next safe point.")));
+      await cluster.waitFor("the stop reply", () =>
+        cluster.github.state
+          .botComments(3)
+          .some((c) => c.body.startsWith("Stopping planning for @maintainer at the next safe point.")),
+      );
     } finally {
       freeze(runner, "SIGCONT");
     }
     // 3. Thawed, the runner hears the cancel through Redis and stops the job itself.
-    await cluster.waitFor("planning to end", () => cluster.github.state.botComments(3).some((c) => /^## ❌ Planning failed/.test(c.body) && c.body.includes("cancelled")));
+    await cluster.waitFor("planning to end", () =>
+      cluster.github.state
+        .botComments(3)
+        .some((c) => /^## ❌ Planning failed/.test(c.body) && c.body.includes("cancelled")),
+    );
     gate.release();
     await cluster.waitForQuiet();
     // The held request was the last one: the plan was never submitted, and nobody took the job over.
@@ -138,16 +186,22 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
     }
     const { comment, event } = cluster.type(1, "/plan greet by name");
     expect(await cluster.deliver(intake, event)).toBe(200);
-    await cluster.waitFor("the plan", () => cluster.github.state.botComments(1).some((c) => c.body.includes("Plan v1")));
+    await cluster.waitFor("the plan", () =>
+      cluster.github.state.botComments(1).some((c) => c.body.includes("Plan v1")),
+    );
     expect(reactionsTo(cluster, comment.id)).toBe(1);
     expect(workers.some((worker) => worker.output().includes('"msg":"job started"'))).toBe(true);
     expect(intake.output()).not.toContain('"msg":"job started"');
     // The intake's /healthz sees the workers through Redis; a worker with PORT serves its own pages.
-    const health = (await (await fetch(`${intake.url}/healthz`)).json()) as { queue: { backend: string; workers: number } };
+    const health = (await (await fetch(`${intake.url}/healthz`)).json()) as {
+      queue: { backend: string; workers: number };
+    };
     expect(health.queue).toMatchObject({ backend: "redis", workers: 2 });
     const workerPort = workerPorts.get(workers[0]!);
     expect((await fetch(`http://127.0.0.1:${workerPort}/healthz`)).status).toBe(200);
-    expect(await (await fetch(`http://127.0.0.1:${workerPort}/metrics`)).text()).toContain("blueprint_queue_wait_seconds");
+    expect(await (await fetch(`http://127.0.0.1:${workerPort}/metrics`)).text()).toContain(
+      "blueprint_queue_wait_seconds",
+    );
   }, 60_000);
 
   it("a job whose job runner keeps dying is reported on its thread, and its thread is free again", async () => {
@@ -155,17 +209,29 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
     const delivery = randomUUID();
     expect(await cluster.deliver(intake, cluster.type(2, "/plan greet by name").event, delivery)).toBe(200);
     await cluster.waitFor("planning to ask the model", () => gate.held() === 1, 45_000);
-    const worker = workers.find((one) => one.output().split("\n").some((line) => line.includes('"msg":"job started"') && line.includes(delivery)));
+    const worker = workers.find((one) =>
+      one
+        .output()
+        .split("\n")
+        .some((line) => line.includes('"msg":"job started"') && line.includes(delivery)),
+    );
     expect(worker).toBeDefined();
     // This worker may have finished plans for the tests before this one.
     const plans = (outcome: "done" | "failed") => planJobs(`http://127.0.0.1:${workerPorts.get(worker!)}`, outcome);
     const before = { done: await plans("done"), failed: await plans("failed") };
     await killRunnerUntilItGivesUp(cluster, gate, () => jobRunnerOf(worker?.pid ?? -1), 2);
     // Counted as failed in the worker's /metrics, not as done.
-    expect({ done: await plans("done"), failed: await plans("failed") }).toEqual({ done: before.done, failed: before.failed + 1 });
+    expect({ done: await plans("done"), failed: await plans("failed") }).toEqual({
+      done: before.done,
+      failed: before.failed + 1,
+    });
     // The thread is free: the next command runs.
     expect(await cluster.deliver(intake, cluster.type(2, "/plan greet by name").event)).toBe(200);
-    await cluster.waitFor("the plan", () => cluster.github.state.botComments(2).some((c) => c.body.includes("Plan v1")), 45_000);
+    await cluster.waitFor(
+      "the plan",
+      () => cluster.github.state.botComments(2).some((c) => c.body.includes("Plan v1")),
+      45_000,
+    );
   }, 150_000);
 
   it("a worker SIGKILLed mid-build: another takes the job over and finishes it, each step committed once, nothing posted twice", async () => {
@@ -178,7 +244,8 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
     expect(running).toBeDefined();
     const runner = jobRunnerOf(running?.pid ?? -1);
     expect(runner, "the worker's job runner").toBeDefined();
-    // The worker process alone: its job runner, which holds the build, must not outlive it (two runners would work one job).
+    // The worker process alone: its job runner, which holds the build, must not outlive it (two runners would work one
+    // job).
     process.kill(running?.pid ?? -1, "SIGKILL");
     await expect.poll(() => isRunning(runner?.pid ?? -1), { timeout: 5_000 }).toBe(false);
     gate.release();

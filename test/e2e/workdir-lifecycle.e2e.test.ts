@@ -27,9 +27,18 @@ describe("an uninstall, through the intake, its local worker and its job runner"
 
   it("reports disk use at /healthz after a job, and installation_repositories.removed removes the repository's files", async () => {
     expect(await cluster.deliver(app, cluster.type(1, "/plan greet by name").event)).toBe(200);
-    await cluster.waitFor("the plan", () => cluster.github.state.botComments(1).some((c) => c.body.includes("Plan v1")), 60_000);
+    await cluster.waitFor(
+      "the plan",
+      () => cluster.github.state.botComments(1).some((c) => c.body.includes("Plan v1")),
+      60_000,
+    );
     await cluster.waitFor("the mirror", () => existsSync(path.join(workdir, "mirrors")) && mirrors().length === 1);
-    const disk = async () => ((await (await fetch(`${app.url}/healthz`)).json()) as { disk: { workdirBytes: number | null; limitBytes: number; freeBytes: number } }).disk;
+    const disk = async () =>
+      (
+        (await (await fetch(`${app.url}/healthz`)).json()) as {
+          disk: { workdirBytes: number | null; limitBytes: number; freeBytes: number };
+        }
+      ).disk;
     await expect.poll(async () => (await disk()).workdirBytes, { timeout: 20_000 }).toBeGreaterThan(0);
     expect(await disk()).toMatchObject({ limitBytes: 2 * 2 ** 30, freeBytes: expect.any(Number) });
 
@@ -38,7 +47,11 @@ describe("an uninstall, through the intake, its local worker and its job runner"
     removed.installation.id = cluster.github.installationId;
     removed.repositories_removed = [{ ...removed.repositories_removed[0], name, full_name: `${owner}/${name}` }];
     expect(await cluster.deliver(app, { name: "installation_repositories", payload: removed })).toBe(200);
-    await cluster.waitFor("the repository's files to go", () => mirrors().length === 0 && readdirSync(path.join(workdir, "jobs")).length === 0, 20_000);
+    await cluster.waitFor(
+      "the repository's files to go",
+      () => mirrors().length === 0 && readdirSync(path.join(workdir, "jobs")).length === 0,
+      20_000,
+    );
     await expect.poll(async () => (await disk()).workdirBytes, { timeout: 20_000 }).toBe(0);
   }, 120_000);
 });

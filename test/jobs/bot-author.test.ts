@@ -21,7 +21,12 @@ function comment(author: { login: string; type: string }, sender: { login: strin
 }
 
 function review(author: { login: string; type: string }, sender: { login: string; type: string }) {
-  const payload = reviewPayload({ state: "approved", commitId: "0".repeat(40), login: "maintainer", cloneUrl: "https://github.com/Codertocat/Hello-World.git" });
+  const payload = reviewPayload({
+    state: "approved",
+    commitId: "0".repeat(40),
+    login: "maintainer",
+    cloneUrl: "https://github.com/Codertocat/Hello-World.git",
+  });
   payload.review.user = { ...payload.review.user, ...author };
   payload.sender = { ...payload.sender, ...sender };
   return deliveryJob({ id: "d-bot", name: "pull_request_review", payload });

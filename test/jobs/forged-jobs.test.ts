@@ -7,7 +7,7 @@ import { tokenPorts } from "../../src/jobs/token-ports.js";
 import type { Job } from "../../src/jobs/job.js";
 import { JobMetrics } from "../../src/jobs/metrics.js";
 import { startRedisWorkers } from "../../src/jobs/redis-worker.js";
-import { RedisLanes } from "../../src/jobs/redis-lanes.js";
+import { RedisStore } from "../../src/jobs/store/redis.js";
 import { openToken, Sealer } from "../../src/credentials/index.js";
 import { createWorkflowDeps } from "../../src/workflow/create-deps.js";
 import { TRIAGE_QUEUE, verifiedWire, WORK_QUEUE } from "../../src/jobs/job-wire.js";
@@ -15,9 +15,25 @@ import { commentPayload, startTestApp } from "../helpers/app.js";
 import { tempDir } from "../helpers/git-repo.js";
 import { APP_ID, githubDouble, INSTALLATION_TOKEN, type GitHubDouble } from "../helpers/github-double.js";
 import { startRedisServer, type RedisServer } from "../helpers/redis-server.js";
-import { buildJob, eventually, finished, helpJob, JOB_SECRET, planJob, rawData, recordingLog, repository, sealedFor, sealer, signedWire } from "../helpers/redis-jobs.js";
+import {
+  buildJob,
+  eventually,
+  finished,
+  helpJob,
+  JOB_SECRET,
+  planJob,
+  rawData,
+  recordingLog,
+  repository,
+  sealedFor,
+  sealer,
+  signedWire,
+} from "../helpers/redis-jobs.js";
 
-/** docs/security.md: a worker trusts nothing in Redis that the intake did not sign. Each job here is written into Redis by someone else. */
+/**
+ * docs/security.md: a worker trusts nothing in Redis that the intake did not sign. Each job here is written into Redis
+ * by someone else.
+ */
 
 let redis: RedisServer;
 let connection: Redis;
@@ -45,13 +61,32 @@ afterEach(async () => {
   nock.cleanAll();
 });
 
-/** A worker process's queue workers, on GitHub's double (api.github.com through nock); two slots, so a job never waits behind the one before it. */
+/**
+ * A worker process's queue workers, on GitHub's double (api.github.com through nock); two slots, so a job never waits
+ * behind the one before it.
+ */
 async function worker(github: GitHubDouble = githubDouble({ permissions: { maintainer: "write" } })) {
   const log = recordingLog();
-  const env = loadEnv({ BLUEPRINT_WORKDIR: tempDir("blueprint-workdir-"), BLUEPRINT_STATE_SECRET: JOB_SECRET, PATH: process.env.PATH ?? "" });
-  const workers = await startRedisWorkers({ redisUrl: redis.url, deps: createWorkflowDeps(env, log), ports: tokenPorts(env, log), sealer, concurrency: 2, lockMs: 30_000, metrics: new JobMetrics({ processMetrics: false }) });
+  const env = loadEnv({
+    BLUEPRINT_WORKDIR: tempDir("blueprint-workdir-"),
+    BLUEPRINT_STATE_SECRET: JOB_SECRET,
+    PATH: process.env.PATH ?? "",
+  });
+  const workers = await startRedisWorkers({
+    redisUrl: redis.url,
+    deps: createWorkflowDeps(env, log),
+    ports: tokenPorts(env, log),
+    sealer,
+    concurrency: 2,
+    lockMs: 30_000,
+    metrics: new JobMetrics({ processMetrics: false }),
+  });
   closers.push(() => workers.close());
-  return { github, log, refusedLines: () => log.lines.filter((line) => line.level === "error" && line.message.startsWith("refused")) };
+  return {
+    github,
+    log,
+    refusedLines: () => log.lines.filter((line) => line.level === "error" && line.message.startsWith("refused")),
+  };
 }
 
 describe("a job in Redis that the intake did not sign", () => {
@@ -62,7 +97,9 @@ describe("a job in Redis that the intake did not sign", () => {
     const done = await finished(triage, "t-d-unsigned");
     expect(await done.getState()).toBe("failed");
     expect(done.failedReason).toMatch(/not a signed job/);
-    expect(refusedLines()).toEqual([expect.objectContaining({ fields: expect.objectContaining({ deliveryId: "d-unsigned" }) })]);
+    expect(refusedLines()).toEqual([
+      expect.objectContaining({ fields: expect.objectContaining({ deliveryId: "d-unsigned" }) }),
+    ]);
     expect(github.requests).toEqual([]);
     expect(await rawData(connection, TRIAGE_QUEUE, "t-d-unsigned")).not.toContain("sealedToken");
   });
@@ -70,7 +107,10 @@ describe("a job in Redis that the intake did not sign", () => {
   it("a signed job changed in Redis (its clone URL, repository or actor) fails without running", async () => {
     const { github, refusedLines } = await worker();
     const changes: Array<[string, (job: Job) => Job]> = [
-      ["clone", (job) => ({ ...job, repository: { ...job.repository, cloneUrl: "https://attacker.example/loot.git" } })],
+      [
+        "clone",
+        (job) => ({ ...job, repository: { ...job.repository, cloneUrl: "https://attacker.example/loot.git" } }),
+      ],
       ["repo", (job) => ({ ...job, repository: { ...job.repository, name: "secrets" } })],
       ["actor", (job) => ({ ...job, actor: "mallory" })],
     ];
@@ -79,7 +119,11 @@ describe("a job in Redis that the intake did not sign", () => {
       const wire = signedWire(TRIAGE_QUEUE, id, helpJob(`d-${name}`));
       await triage.add("help", { ...wire, job: change(wire.job) }, { jobId: id });
       const done = await finished(triage, id);
-      expect([name, await done.getState(), done.failedReason]).toEqual([name, "failed", expect.stringMatching(/does not carry a valid signature/)]);
+      expect([name, await done.getState(), done.failedReason]).toEqual([
+        name,
+        "failed",
+        expect.stringMatching(/does not carry a valid signature/),
+      ]);
     }
     expect(refusedLines().map((line) => line.fields.deliveryId)).toEqual(["d-clone", "d-repo", "d-actor"]);
     expect(github.requests).toEqual([]);
@@ -88,12 +132,21 @@ describe("a job in Redis that the intake did not sign", () => {
   it("a job signed with another secret, or signed for another queue, fails without running", async () => {
     const { github } = await worker();
     const other = new Sealer("another-secret-of-some-length-000");
-    await triage.add("help", signedWire(TRIAGE_QUEUE, "t-d-other", helpJob("d-other"), { by: other }), { jobId: "t-d-other" });
+    await triage.add("help", signedWire(TRIAGE_QUEUE, "t-d-other", helpJob("d-other"), { by: other }), {
+      jobId: "t-d-other",
+    });
     // Signed for triage (where the actor's permission is checked), copied into the work queue to skip it.
     await work.add("plan", signedWire(TRIAGE_QUEUE, "w-d-skip", planJob("d-skip")), { jobId: "w-d-skip" });
-    for (const [queue, id] of [[triage, "t-d-other"], [work, "w-d-skip"]] as const) {
+    for (const [queue, id] of [
+      [triage, "t-d-other"],
+      [work, "w-d-skip"],
+    ] as const) {
       const done = await finished(queue, id);
-      expect([id, await done.getState(), done.failedReason]).toEqual([id, "failed", expect.stringMatching(/does not carry a valid signature/)]);
+      expect([id, await done.getState(), done.failedReason]).toEqual([
+        id,
+        "failed",
+        expect.stringMatching(/does not carry a valid signature/),
+      ]);
     }
     expect(github.requests).toEqual([]);
   });
@@ -107,9 +160,17 @@ describe("a job in Redis that the intake did not sign", () => {
     ];
     for (const [name, donor] of donors) {
       const id = `t-d-moved-${name}`;
-      await triage.add("help", signedWire(TRIAGE_QUEUE, id, helpJob(`d-moved-${name}`), { sealedToken: sealedFor(donor) }), { jobId: id });
+      await triage.add(
+        "help",
+        signedWire(TRIAGE_QUEUE, id, helpJob(`d-moved-${name}`), { sealedToken: sealedFor(donor) }),
+        { jobId: id },
+      );
       const done = await finished(triage, id);
-      expect([name, await done.getState(), done.failedReason]).toEqual([name, "failed", expect.stringMatching(/was not sealed for this job/)]);
+      expect([name, await done.getState(), done.failedReason]).toEqual([
+        name,
+        "failed",
+        expect.stringMatching(/was not sealed for this job/),
+      ]);
       expect(await rawData(connection, TRIAGE_QUEUE, id)).not.toContain("sealedToken");
     }
     expect(github.requests).toEqual([]);
@@ -117,7 +178,9 @@ describe("a job in Redis that the intake did not sign", () => {
 });
 
 describe("a build job checked against GitHub before it builds", () => {
-  /** A signed build job (as if whoever wrote it held the secret) for `comment`, through triage; the work job as it ends. */
+  /**
+   * A signed build job (as if whoever wrote it held the secret) for `comment`, through triage; the work job as it ends.
+   */
   async function build(name: string, job: Job) {
     await triage.add("build", signedWire(TRIAGE_QUEUE, `t-${name}`, job), { jobId: `t-${name}` });
     expect(await (await finished(triage, `t-${name}`)).getState()).toBe("completed");
@@ -129,7 +192,16 @@ describe("a build job checked against GitHub before it builds", () => {
     const elsewhere = new Date().toISOString();
     const onAnotherIssue = nock("https://api.github.com")
       .get("/repos/Codertocat/Hello-World/issues/comments/555")
-      .reply(200, { id: 555, body: "/build", user: { login: "maintainer", type: "User" }, issue_url: "https://api.github.com/repos/Codertocat/Hello-World/issues/2", html_url: "", node_id: "IC_555", created_at: elsewhere, updated_at: elsewhere });
+      .reply(200, {
+        id: 555,
+        body: "/build",
+        user: { login: "maintainer", type: "User" },
+        issue_url: "https://api.github.com/repos/Codertocat/Hello-World/issues/2",
+        html_url: "",
+        node_id: "IC_555",
+        created_at: elsewhere,
+        updated_at: elsewhere,
+      });
     const { github, log } = await worker();
     const byMaintainer = github.addUserComment("maintainer", "/build");
     const byMallory = github.addUserComment("mallory", "/build");
@@ -139,8 +211,16 @@ describe("a build job checked against GitHub before it builds", () => {
       ["d-missing", { commentId: 424242, commandCreatedAt: made }, /does not exist/],
       ["d-elsewhere", { commentId: 555, commandCreatedAt: elsewhere }, /does not exist on this thread/],
       ["d-author", { commentId: byMallory.id, commandCreatedAt: byMallory.created_at }, /by @mallory, not @maintainer/],
-      ["d-time", { commentId: byMaintainer.id, commandCreatedAt: new Date(Date.parse(made) - 3600_000).toISOString() }, /was made at/],
-      ["d-text", { commentId: steps.id, commandCreatedAt: steps.created_at }, /does not read as this `\/build` command/],
+      [
+        "d-time",
+        { commentId: byMaintainer.id, commandCreatedAt: new Date(Date.parse(made) - 3600_000).toISOString() },
+        /was made at/,
+      ],
+      [
+        "d-text",
+        { commentId: steps.id, commandCreatedAt: steps.created_at },
+        /does not read as this `\/build` command/,
+      ],
     ];
     for (const [name, changes, reason] of cases) {
       const done = await build(name, buildJob(name, changes));
@@ -154,17 +234,48 @@ describe("a build job checked against GitHub before it builds", () => {
     expect(github.botComments().map((comment) => comment.body)).toEqual([]);
 
     // The same command that GitHub confirms goes on to the build (which finds no plan to build, and says so).
-    const confirmed = await build("d-confirmed", buildJob("d-confirmed", { commentId: byMaintainer.id, commandCreatedAt: made }));
+    const confirmed = await build(
+      "d-confirmed",
+      buildJob("d-confirmed", { commentId: byMaintainer.id, commandCreatedAt: made }),
+    );
     expect(await confirmed.getState()).toBe("completed");
-    expect(github.botComments().map((comment) => comment.body)).toEqual(["There is no plan to build here yet. Comment `/plan` first."]);
+    expect(github.botComments().map((comment) => comment.body)).toEqual([
+      "There is no plan to build here yet. Comment `/plan` first.",
+    ]);
   });
 
   it("refuses an approving review that GitHub does not have as the job says", async () => {
     const submittedAt = new Date().toISOString();
-    const review = { id: 77, user: { login: "maintainer", type: "User" }, state: "APPROVED", commit_id: "a".repeat(40), submitted_at: submittedAt, body: "" };
-    const { log } = await worker(githubDouble({ permissions: { maintainer: "write" }, pullRequest: { headRef: "feature", headSha: "a".repeat(40), baseRef: "main" }, reviews: [review, { ...review, id: 78, state: "COMMENTED" }] }));
+    const review = {
+      id: 77,
+      user: { login: "maintainer", type: "User" },
+      state: "APPROVED",
+      commit_id: "a".repeat(40),
+      submitted_at: submittedAt,
+      body: "",
+    };
+    const { log } = await worker(
+      githubDouble({
+        permissions: { maintainer: "write" },
+        pullRequest: { headRef: "feature", headSha: "a".repeat(40), baseRef: "main" },
+        reviews: [review, { ...review, id: 78, state: "COMMENTED" }],
+      }),
+    );
     const approval = (deliveryId: string, changes: Record<string, unknown>) =>
-      ({ kind: "review-approval", deliveryId, installationId: planJob("x").installationId, repository, number: 1, actor: "maintainer", receivedAt: Date.now(), reviewId: 77, commitId: "a".repeat(40), submittedAt, body: "", ...changes }) as Job;
+      ({
+        kind: "review-approval",
+        deliveryId,
+        installationId: planJob("x").installationId,
+        repository,
+        number: 1,
+        actor: "maintainer",
+        receivedAt: Date.now(),
+        reviewId: 77,
+        commitId: "a".repeat(40),
+        submittedAt,
+        body: "",
+        ...changes,
+      }) as Job;
     const cases: Array<[string, Record<string, unknown>, RegExp]> = [
       ["d-r-missing", { reviewId: 5 }, /does not exist/],
       ["d-r-author", { actor: "mallory" }, /by @maintainer, not @mallory/],
@@ -176,15 +287,25 @@ describe("a build job checked against GitHub before it builds", () => {
       const done = await build(name, approval(name, changes));
       expect([name, await done.getState(), done.failedReason]).toEqual([name, "failed", expect.stringMatching(reason)]);
     }
-    expect(log.lines.filter((line) => line.message.startsWith("refused a build job")).map((line) => line.fields.deliveryId)).toEqual(cases.map(([name]) => name));
+    expect(
+      log.lines.filter((line) => line.message.startsWith("refused a build job")).map((line) => line.fields.deliveryId),
+    ).toEqual(cases.map(([name]) => name));
   });
 
   it("refuses a Build plan click whose check run is not Blueprint's plan check for that thread, revision and commit; builds on the one GitHub confirms", async () => {
     const { github, log } = await worker();
     const sha = "c".repeat(40);
     const plan = github.addCheckRun({ head_sha: sha, external_id: "blueprint-plan:#1:v1" });
-    const impostor = github.addCheckRun({ head_sha: sha, external_id: "blueprint-plan:#1:v1", app: { id: 99, slug: "impostor" } });
-    const buildCheck = github.addCheckRun({ name: "Blueprint build", head_sha: sha, external_id: "blueprint-plan:#1:v1" });
+    const impostor = github.addCheckRun({
+      head_sha: sha,
+      external_id: "blueprint-plan:#1:v1",
+      app: { id: 99, slug: "impostor" },
+    });
+    const buildCheck = github.addCheckRun({
+      name: "Blueprint build",
+      head_sha: sha,
+      external_id: "blueprint-plan:#1:v1",
+    });
     const otherThread = github.addCheckRun({ head_sha: sha, external_id: "blueprint-plan:#2:v1" });
     // As the intake makes it from a click; `app` is what the webhook said, so a forger names Blueprint's.
     const click = (deliveryId: string, changes: Partial<Extract<Job, { kind: "check-action" }>>): Job => ({
@@ -215,13 +336,17 @@ describe("a build job checked against GitHub before it builds", () => {
       const done = await build(name, click(name, changes));
       expect([name, await done.getState(), done.failedReason]).toEqual([name, "failed", expect.stringMatching(reason)]);
     }
-    expect(log.lines.filter((line) => line.message.startsWith("refused a build job")).map((line) => line.fields.deliveryId)).toEqual(cases.map(([name]) => name));
+    expect(
+      log.lines.filter((line) => line.message.startsWith("refused a build job")).map((line) => line.fields.deliveryId),
+    ).toEqual(cases.map(([name]) => name));
     expect(github.botComments()).toEqual([]);
 
     // The click GitHub confirms goes on to the build (which finds no plan to build, and says so).
     const confirmed = await build("d-c-confirmed", click("d-c-confirmed", {}));
     expect(await confirmed.getState()).toBe("completed");
-    expect(github.botComments().map((comment) => comment.body)).toEqual(["There is no plan to build here yet. Comment `/plan` first."]);
+    expect(github.botComments().map((comment) => comment.body)).toEqual([
+      "There is no plan to build here yet. Comment `/plan` first.",
+    ]);
   });
 });
 
@@ -237,12 +362,16 @@ describe("what a job keeps in Redis once it has run", () => {
 
     // A signed job that fails as it runs: its /build comment is not on GitHub.
     const build = buildJob("d-fails", { commentId: 424242 });
-    await work.add("build", signedWire(WORK_QUEUE, "w-d-fails", build), { jobId: "w-d-fails" });
-    await new RedisLanes(connection).wait("Codertocat/Hello-World#1", "w-d-fails");
+    const store = new RedisStore({ connection, sealer, concurrency: 2 });
+    closers.push(() => store.close());
+    await store.enqueueWork(build, { keys: [], sealedToken: sealedFor(build) });
     const failed = await finished(work, "w-d-fails");
     expect(await failed.getState()).toBe("failed");
 
-    for (const [queue, id, job] of [[TRIAGE_QUEUE, "t-d-help", completed], [WORK_QUEUE, "w-d-fails", failed]] as const) {
+    for (const [queue, id, job] of [
+      [TRIAGE_QUEUE, "t-d-help", completed],
+      [WORK_QUEUE, "w-d-fails", failed],
+    ] as const) {
       const raw = await rawData(connection, queue, id);
       expect(raw).toContain(`"deliveryId":"${(job.data as { job: Job }).job.deliveryId}"`);
       expect(raw).not.toContain("sealedToken");
@@ -256,7 +385,12 @@ describe("the intake", () => {
     githubDouble({ permissions: { maintainer: "write" } });
     const app = await startTestApp({ REDIS_URL: redis.url, BLUEPRINT_WORKERS: "0" });
     closers.push(() => app.blueprint.shutdown(5_000));
-    const receive = (id: string, cloneUrl: string) => app.probot.receive({ id, name: "issue_comment", payload: commentPayload({ body: "/help", cloneUrl }) } as Parameters<typeof app.probot.receive>[0]);
+    const receive = (id: string, cloneUrl: string) =>
+      app.probot.receive({
+        id,
+        name: "issue_comment",
+        payload: commentPayload({ body: "/help", cloneUrl }),
+      } as Parameters<typeof app.probot.receive>[0]);
 
     await receive("d-elsewhere", "https://attacker.example/Codertocat/Hello-World.git");
     await receive("d-github", "https://github.com/Codertocat/Hello-World.git");
@@ -264,6 +398,8 @@ describe("the intake", () => {
     const wire = verifiedWire(sealer, { queue: TRIAGE_QUEUE, id: "t-d-github" }, queued.data);
     expect(openToken(sealer, wire.sealedToken, wire.job).token).toBe(INSTALLATION_TOKEN);
     expect(await connection.exists("bull:blueprint-mint:m-d-elsewhere", "bull:blueprint-triage:t-d-elsewhere")).toBe(0);
-    expect(await app.blueprint.metrics.registry.getSingleMetricAsString("blueprint_webhooks_total")).toMatch(/outcome="refused"} 1/);
+    expect(await app.blueprint.metrics.registry.getSingleMetricAsString("blueprint_webhooks_total")).toMatch(
+      /outcome="refused"} 1/,
+    );
   });
 });

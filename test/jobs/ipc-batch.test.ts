@@ -52,7 +52,10 @@ function childOnParentChannel(): string {
 }
 
 it("checks every message a child gets against its protocol on arrival, batches undone in order, and refuses what is not one", async () => {
-  const child = fork(childOnParentChannel(), [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "ignore", "inherit", "ipc"] });
+  const child = fork(childOnParentChannel(), [], {
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "ignore", "inherit", "ipc"],
+  });
   const heard: unknown[] = [];
   child.on("message", (message) => heard.push(message));
   try {
@@ -63,7 +66,11 @@ it("checks every message a child gets against its protocol on arrival, batches u
       { type: "abort", id: 1, reason: "stopped" },
     ]);
     await expect.poll(() => heard, { timeout: 10_000 }).toHaveLength(3);
-    expect(heard).toEqual([{ received: "start" }, { refused: "the test child got a message that is not one" }, { received: "abort" }]);
+    expect(heard).toEqual([
+      { received: "start" },
+      { refused: "the test child got a message that is not one" },
+      { received: "abort" },
+    ]);
   } finally {
     child.kill("SIGKILL");
   }

@@ -9,14 +9,21 @@ import { tempDir } from "../helpers/git-repo.js";
 
 const log = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 const job = { kind: "plan", deliveryId: "delivery-1" } as unknown as Job;
-const token: JobToken = { token: "ghs_job-runner-test", expiresAt: new Date(Date.now() + 3_600_000).toISOString(), permissions: {} };
+const token: JobToken = {
+  token: "ghs_job-runner-test",
+  expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+  permissions: {},
+};
 
 /**
  * A stand-in job runner speaking its part of protocol.ts: it records every message it gets, starts nothing,
  * and on an abort answers `done`, stopped for a hand-over exactly when the abort said it was one
  * (as the real runner's use case stops at its next safe point for a `HandOver`).
  */
-function fakeRunner(options: { failFirstStart?: boolean; askForToken?: boolean; dieAfterFirstToken?: boolean } = {}): { entry: string; seen: () => Array<Record<string, unknown>> } {
+function fakeRunner(options: { failFirstStart?: boolean; askForToken?: boolean; dieAfterFirstToken?: boolean } = {}): {
+  entry: string;
+  seen: () => Array<Record<string, unknown>>;
+} {
   const dir = tempDir("job-runner-");
   const record = path.join(dir, "seen.jsonl");
   const entry = path.join(dir, "runner.mjs");
@@ -55,7 +62,9 @@ let runner: JobRunner | undefined;
 afterEach(() => runner?.stop());
 
 /** A job handed to a stand-in runner, once the runner has it. */
-async function jobInRunner(options: { failFirstStart?: boolean; askForToken?: boolean; dieAfterFirstToken?: boolean; renew?: RenewToken } = {}) {
+async function jobInRunner(
+  options: { failFirstStart?: boolean; askForToken?: boolean; dieAfterFirstToken?: boolean; renew?: RenewToken } = {},
+) {
   const fake = fakeRunner(options);
   runner = new JobRunner({ entry: fake.entry, stateKey: "c3RhdGU=", log, niceness: 0 });
   const controller = new AbortController();
@@ -67,20 +76,31 @@ async function jobInRunner(options: { failFirstStart?: boolean; askForToken?: bo
 it("a running job's request for a fresh token is answered by the worker's renewal, or with null when none came", async () => {
   const fresh: JobToken = { ...token, token: "ghs_renewed", expiresAt: new Date(Date.now() + 7_200_000).toISOString() };
   const renewed = await jobInRunner({ askForToken: true, renew: async () => fresh });
-  await expect.poll(() => renewed.fake.seen().find((message) => message.type === "token"), { timeout: 5_000 }).toEqual({ type: "token", id: 0, deliveryId: "delivery-1", token: fresh });
+  await expect
+    .poll(() => renewed.fake.seen().find((message) => message.type === "token"), { timeout: 5_000 })
+    .toEqual({ type: "token", id: 0, deliveryId: "delivery-1", token: fresh });
   renewed.controller.abort("stopped");
   await renewed.running;
   runner?.stop();
 
-  const refused = await jobInRunner({ askForToken: true, renew: async () => Promise.reject(new Error("no intake answered")) });
-  await expect.poll(() => refused.fake.seen().find((message) => message.type === "token"), { timeout: 5_000 }).toEqual({ type: "token", id: 0, deliveryId: "delivery-1", token: null });
+  const refused = await jobInRunner({
+    askForToken: true,
+    renew: async () => Promise.reject(new Error("no intake answered")),
+  });
+  await expect
+    .poll(() => refused.fake.seen().find((message) => message.type === "token"), { timeout: 5_000 })
+    .toEqual({ type: "token", id: 0, deliveryId: "delivery-1", token: null });
   refused.controller.abort("stopped");
   await refused.running;
 });
 
 it("a fresh runner taking a job over after its runner died starts it with the token renewed for it, not the one it began with", async () => {
   const fresh: JobToken = { ...token, token: "ghs_renewed", expiresAt: new Date(Date.now() + 7_200_000).toISOString() };
-  const { fake, controller, running } = await jobInRunner({ askForToken: true, dieAfterFirstToken: true, renew: async () => fresh });
+  const { fake, controller, running } = await jobInRunner({
+    askForToken: true,
+    dieAfterFirstToken: true,
+    renew: async () => fresh,
+  });
   const runs = () => fake.seen().filter((message) => message.type === "run");
   await expect.poll(() => runs().length, { timeout: 10_000 }).toBe(2);
   expect(runs().map((message) => (message.token as JobToken).token)).toEqual([token.token, "ghs_renewed"]);
@@ -101,7 +121,10 @@ it("a /cancel is no hand-over on either side", async () => {
   controller.abort("cancelled with /cancel");
   await running;
   expect(handOverTaken(controller.signal)).toBe(false);
-  expect(fake.seen().find((message) => message.type === "abort")).toMatchObject({ reason: "cancelled with /cancel", handOver: false });
+  expect(fake.seen().find((message) => message.type === "abort")).toMatchObject({
+    reason: "cancelled with /cancel",
+    handOver: false,
+  });
 });
 
 it("a job handed over before its runner was ready reaches it as one, after its run", async () => {

@@ -7,7 +7,11 @@ import { LocalWorkerBackend } from "../../src/jobs/local-worker.js";
 import { tempDir } from "../helpers/git-repo.js";
 
 const log = { info: () => {}, warn: () => {}, error: () => {} };
-const token: JobToken = { token: "ghs_local-worker-test", expiresAt: new Date(Date.now() + 3_600_000).toISOString(), permissions: {} };
+const token: JobToken = {
+  token: "ghs_local-worker-test",
+  expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+  permissions: {},
+};
 
 /**
  * A stand-in local worker speaking its part of protocol.ts: it records every message it gets and, for
@@ -45,7 +49,9 @@ afterEach(() => backend?.shutdown("test over", 2_000));
 it("mints a fresh token only for a job it handed the worker, never for a delivery the worker names on its own", async () => {
   const fake = fakeWorker();
   const minted: TokenFor[] = [];
-  const tokens: JobTokenSource = { forJob: async (held) => (minted.push(held), { ...token, token: `ghs_fresh-${minted.length}` }) };
+  const tokens: JobTokenSource = {
+    forJob: async (held) => (minted.push(held), { ...token, token: `ghs_fresh-${minted.length}` }),
+  };
   backend = new LocalWorkerBackend({ entry: fake.entry, tokens, stateKey: Buffer.from("state"), log, niceness: 0 });
   const job = { kind: "plan", deliveryId: "delivery-1", receivedAt: 1 } as unknown as Job;
   expect(await backend.submit({ job, keys: ["delivery-1"] })).toBe(true);

@@ -10,8 +10,17 @@ afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => reso
 /** /metrics as Prometheus scrapes it, from the operator pages on a real HTTP server. */
 async function scrape(metrics: JobMetrics): Promise<string> {
   const handlers: Array<Parameters<Parameters<typeof serveOperatorPages>[0]>[0]> = [];
-  serveOperatorPages((handler) => handlers.push(handler), { stats: async () => ({ backend: "redis", waiting: 0, running: 0, workers: 1, concurrency: 1, ready: true }) }, metrics);
-  server = http.createServer((req, res) => void Promise.all(handlers.map((handle) => handle(req, res))).then((handled) => handled.some(Boolean) || res.writeHead(404).end()));
+  serveOperatorPages(
+    (handler) => handlers.push(handler),
+    { stats: async () => ({ backend: "redis", waiting: 0, running: 0, workers: 1, concurrency: 1, ready: true }) },
+    metrics,
+  );
+  server = http.createServer(
+    (req, res) =>
+      void Promise.all(handlers.map((handle) => handle(req, res))).then(
+        (handled) => handled.some(Boolean) || res.writeHead(404).end(),
+      ),
+  );
   await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return (await fetch(`http://127.0.0.1:${port}/metrics`)).text();

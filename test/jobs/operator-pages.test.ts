@@ -5,7 +5,9 @@ import { listenWithOperatorPages } from "../../src/jobs/operator-pages.js";
 import { readDiskUse, recordWorkdirBytes } from "../../src/shared/disk-usage.js";
 import { tempDir } from "../helpers/git-repo.js";
 
-const queue = { stats: async () => ({ backend: "redis" as const, waiting: 0, running: 0, workers: 1, concurrency: 2, ready: true }) };
+const queue = {
+  stats: async () => ({ backend: "redis" as const, waiting: 0, running: 0, workers: 1, concurrency: 2, ready: true }),
+};
 const servers: Array<ReturnType<typeof listenWithOperatorPages>> = [];
 afterEach(() => servers.splice(0).forEach((server) => server.close()));
 
@@ -21,9 +23,19 @@ async function healthOf(disk?: Parameters<typeof listenWithOperatorPages>[4]): P
 describe("a queue worker's /healthz (npm run worker with PORT)", () => {
   it("reports the work directory's disk use: as last recorded, the bound, the free space", async () => {
     const workdir = tempDir("blueprint-workdir-");
-    expect((await healthOf(() => readDiskUse(workdir, 1024))).disk).toEqual({ workdirBytes: null, limitBytes: 1024, freeBytes: expect.any(Number), measuredAt: null });
+    expect((await healthOf(() => readDiskUse(workdir, 1024))).disk).toEqual({
+      workdirBytes: null,
+      limitBytes: 1024,
+      freeBytes: expect.any(Number),
+      measuredAt: null,
+    });
     await recordWorkdirBytes(workdir, 4096, new Date("2026-01-02T03:04:05Z"));
-    expect((await healthOf(() => readDiskUse(workdir, null))).disk).toEqual({ workdirBytes: 4096, limitBytes: null, freeBytes: expect.any(Number), measuredAt: "2026-01-02T03:04:05.000Z" });
+    expect((await healthOf(() => readDiskUse(workdir, null))).disk).toEqual({
+      workdirBytes: 4096,
+      limitBytes: null,
+      freeBytes: expect.any(Number),
+      measuredAt: "2026-01-02T03:04:05.000Z",
+    });
   });
 
   it("still answers when the disk cannot be read, and says why", async () => {

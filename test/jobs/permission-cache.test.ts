@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PermissionCache } from "../../src/jobs/permission-cache.js";
-import { RecentKeys } from "../../src/jobs/dedupe.js";
+import { Claims } from "../../src/jobs/store/memory.js";
 import type { PermissionLevel } from "../../src/github/permission.js";
 
 describe("PermissionCache", () => {
@@ -46,20 +46,20 @@ describe("PermissionCache", () => {
   });
 });
 
-describe("RecentKeys", () => {
+describe("the memory store's claims", () => {
   it("claims a set of keys only when none was seen, and a released claim can be made again", () => {
-    const recent = new RecentKeys();
+    const recent = new Claims();
     expect(recent.claim(["delivery:1", "comment:7"])).toBe(true);
     expect(recent.claim(["delivery:2", "comment:7"])).toBe(false);
-    expect(recent.firstTime("delivery:2")).toBe(true); // the refused claim marked nothing
+    expect(recent.claim(["delivery:2"])).toBe(true); // the refused claim marked nothing
     recent.release(["delivery:1", "comment:7"]);
     expect(recent.claim(["delivery:1", "comment:7"])).toBe(true);
   });
 
   it("forgets the oldest keys beyond its capacity", () => {
-    const recent = new RecentKeys(2);
-    for (const key of ["a", "b", "c"]) expect(recent.firstTime(key)).toBe(true);
-    expect(recent.firstTime("a")).toBe(true); // pushed out by "c"
-    expect(recent.firstTime("c")).toBe(false);
+    const recent = new Claims(2);
+    for (const key of ["a", "b", "c"]) expect(recent.claim([key])).toBe(true);
+    expect(recent.claim(["a"])).toBe(true); // pushed out by "c"
+    expect(recent.claim(["c"])).toBe(false);
   });
 });

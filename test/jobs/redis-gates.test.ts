@@ -41,6 +41,8 @@ describe("GitHub's pacing shared through Redis", () => {
     const log = recordingLog();
     const gates = new RedisGates(connection, log);
     await expect(gates.reserve("9-ack:write", 1_000)).rejects.toThrow();
-    expect(log.lines).toContainEqual(expect.objectContaining({ level: "warn", fields: expect.objectContaining({ key: "9-ack:write" }) }));
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({ level: "warn", fields: expect.objectContaining({ key: "9-ack:write" }) }),
+    );
   });
 });

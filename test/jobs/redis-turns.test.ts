@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { JobToken, JobTokenSource } from "../../src/credentials/index.js";
 import type { Job } from "../../src/jobs/job.js";
 import { TRIAGE_QUEUE, verifiedWire } from "../../src/jobs/job-wire.js";
-import { RedisLanes } from "../../src/jobs/redis-lanes.js";
+import { RedisStore } from "../../src/jobs/store/redis.js";
 import { Minting } from "../../src/jobs/redis-mint.js";
 import { INSTALLATION_TOKEN } from "../helpers/github-double.js";
 import { eventually, planJob, recordingLog, sealer } from "../helpers/redis-jobs.js";
@@ -16,18 +16,33 @@ import { useRedis } from "../helpers/redis-server.js";
 
 const redis = useRedis({ queues: [TRIAGE_QUEUE] });
 
-const token: JobToken = { token: INSTALLATION_TOKEN, expiresAt: new Date(Date.now() + 3600_000).toISOString(), permissions: { issues: "write" } };
+const token: JobToken = {
+  token: INSTALLATION_TOKEN,
+  expiresAt: new Date(Date.now() + 3600_000).toISOString(),
+  permissions: { issues: "write" },
+};
 const command = (deliveryId: string, installationId: number): Job => planJob(deliveryId, { installationId });
 
 /** An intake's minting on the test Redis; `tokens` mints every job's token unless the test says otherwise. */
 function minting(tokens: JobTokenSource = { forJob: async () => token }, fallbackMs?: number) {
   const log = recordingLog();
-  const lanes = new RedisLanes(redis.connection);
-  const minting = new Minting({ connection: redis.connection, lanes, triage: redis.queue(TRIAGE_QUEUE), sealer, log, tokens, lockMs: 30_000, ...(fallbackMs === undefined ? {} : { fallbackMs }) });
-  redis.closers.push(() => minting.close());
+  const lanes = new RedisStore({ connection: redis.connection, sealer, concurrency: 1 });
+  const minting = new Minting({
+    connection: redis.connection,
+    store: lanes,
+    sealer,
+    log,
+    tokens,
+    lockMs: 30_000,
+    ...(fallbackMs === undefined ? {} : { fallbackMs }),
+  });
+  redis.closers.push(
+    () => lanes.close(),
+    () => minting.close(),
+  );
   /** What `submit` does: the claim, then the accepted webhook queued and handed on. */
   const accept = async (job: Job) => {
-    const claim = await lanes.claim([`delivery:${job.deliveryId}`], job.deliveryId, job.installationId);
+    const claim = await lanes.claim([`delivery:${job.deliveryId}`], job);
     if (!claim) return null;
     await minting.accept(job, [`delivery:${job.deliveryId}`], claim.turn);
     return claim.turn;
@@ -38,7 +53,12 @@ function minting(tokens: JobTokenSource = { forJob: async () => token }, fallbac
 /** The triage jobs' delivery ids in the order one worker, started now, takes them. */
 async function triageOrder(count: number): Promise<string[]> {
   const order: string[] = [];
-  const worker = new Worker(TRIAGE_QUEUE, async (bullJob: BullJob) => void order.push(verifiedWire(sealer, { queue: TRIAGE_QUEUE, id: bullJob.id ?? "" }, bullJob.data).job.deliveryId), { connection: redis.connection, concurrency: 1 });
+  const worker = new Worker(
+    TRIAGE_QUEUE,
+    async (bullJob: BullJob) =>
+      void order.push(verifiedWire(sealer, { queue: TRIAGE_QUEUE, id: bullJob.id ?? "" }, bullJob.data).job.deliveryId),
+    { connection: redis.connection, concurrency: 1 },
+  );
   redis.closers.push(() => worker.close());
   await eventually(async () => (order.length === count ? true : undefined), `${count} triage jobs taken`);
   return order;
@@ -54,19 +74,31 @@ describe("an installation's turn", () => {
     expect(await accept(command("a-3", 1))).toBe(3);
 
     // a-1 triaged: a-2 and a-3 still wait, so the next command goes after them.
-    await lanes.settle(1);
+    await lanes.triaged(1);
     expect(await accept(command("a-4", 1))).toBe(4);
-    for (let n = 0; n < 3; n++) await lanes.settle(1);
+    for (let n = 0; n < 3; n++) await lanes.triaged(1);
     expect(await accept(command("a-5", 1))).toBe(1);
     // Settling more than was claimed never makes a count below zero: the next is still first.
-    for (let n = 0; n < 3; n++) await lanes.settle(1);
+    for (let n = 0; n < 3; n++) await lanes.triaged(1);
     expect(await accept(command("a-6", 1))).toBe(1);
   });
 
   it("triage takes every installation's first command before any installation's second, each installation's in the order they came (the fourth and later through the mint queue)", async () => {
     const { accept } = minting();
-    for (const [id, installation] of [["a-1", 1], ["a-2", 1], ["a-3", 1], ["a-4", 1], ["b-1", 2], ["b-2", 2], ["c-1", 3]] as const) await accept(command(id, installation));
-    await eventually(async () => ((await redis.queue(TRIAGE_QUEUE).count()) === 7 ? true : undefined), "seven jobs in triage");
+    for (const [id, installation] of [
+      ["a-1", 1],
+      ["a-2", 1],
+      ["a-3", 1],
+      ["a-4", 1],
+      ["b-1", 2],
+      ["b-2", 2],
+      ["c-1", 3],
+    ] as const)
+      await accept(command(id, installation));
+    await eventually(
+      async () => ((await redis.queue(TRIAGE_QUEUE).count()) === 7 ? true : undefined),
+      "seven jobs in triage",
+    );
 
     expect(await triageOrder(7)).toEqual(["a-1", "b-1", "c-1", "a-2", "b-2", "a-3", "a-4"]);
   });
@@ -82,7 +114,10 @@ describe("the intake's hand-on", () => {
     expect(wire.job.deliveryId).toBe("d-1");
     expect(wire.sealedToken).toBeDefined();
     // Gone from the mint queue (it waited there, delayed, only in case this intake stopped first).
-    await eventually(async () => (Object.values(await mint.queue.getJobCounts()).every((count) => count === 0) ? true : undefined), "the mint queue empty");
+    await eventually(
+      async () => (Object.values(await mint.queue.getJobCounts()).every((count) => count === 0) ? true : undefined),
+      "the mint queue empty",
+    );
   });
 
   it("when its own hand-on fails, the queued copy is minted by an intake's minter, in its turn", async () => {
@@ -99,8 +134,13 @@ describe("the intake's hand-on", () => {
     await accept(command("e-2", 6));
 
     const second = await eventually(() => redis.queue(TRIAGE_QUEUE).getJob("t-e-2"), "e-2 in triage");
-    const first = await eventually(() => redis.queue(TRIAGE_QUEUE).getJob("t-e-1"), "e-1 in triage, from the mint queue");
-    expect(log.lines).toContainEqual(expect.objectContaining({ level: "warn", fields: expect.objectContaining({ deliveryId: "e-1" }) }));
+    const first = await eventually(
+      () => redis.queue(TRIAGE_QUEUE).getJob("t-e-1"),
+      "e-1 in triage, from the mint queue",
+    );
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({ level: "warn", fields: expect.objectContaining({ deliveryId: "e-1" }) }),
+    );
     expect([first.opts.priority, second.opts.priority]).toEqual([1, 2]);
     expect(verifiedWire(sealer, { queue: TRIAGE_QUEUE, id: "t-e-1" }, first.data).sealedToken).toBeDefined();
   });

@@ -8,7 +8,10 @@ import { restartDelay, SupervisedChild } from "../../src/jobs/supervised-child.j
 import { tempDir } from "../helpers/git-repo.js";
 
 const log = { info: () => {}, warn: () => {}, error: () => {} };
-const messages = z.discriminatedUnion("type", [z.object({ type: z.literal("ready") }), z.object({ type: z.literal("echo"), text: z.string() })]);
+const messages = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("ready") }),
+  z.object({ type: z.literal("echo"), text: z.string() }),
+]);
 
 /** A child that says it is ready only when told to, and echoes what it gets twice, in one batch. */
 function childEntry(): string {
@@ -128,7 +131,10 @@ it("takes an answer for a question asked about something only if it names the sa
 /** A child that is ready at its hello and dies on "die", so its parent sees what it held taken over. */
 function mortalEntry(): string {
   const entry = path.join(tempDir("supervised-child-mortal-"), "child.mjs");
-  writeFileSync(entry, `process.on("message", (raw) => { for (const message of Array.isArray(raw) ? raw : [raw]) { if (message.type === "start") process.send({ type: "ready" }); else if (message.type === "die") process.exit(3); } });`);
+  writeFileSync(
+    entry,
+    `process.on("message", (raw) => { for (const message of Array.isArray(raw) ? raw : [raw]) { if (message.type === "start") process.send({ type: "ready" }); else if (message.type === "die") process.exit(3); } });`,
+  );
   return entry;
 }
 
@@ -143,7 +149,11 @@ it("hands the work a dead child held to the fresh one in the order it was tracke
     messages,
     hello: { type: "start" },
     onMessage: () => {},
-    work: { maxCrashes: 2, onHandOver: (work) => void handedOver.push(work), onDrop: (work, crashes, { code }) => void dropped.push({ work, crashes, code }) },
+    work: {
+      maxCrashes: 2,
+      onHandOver: (work) => void handedOver.push(work),
+      onDrop: (work, crashes, { code }) => void dropped.push({ work, crashes, code }),
+    },
   });
   try {
     await child.ready;
@@ -212,7 +222,13 @@ async function whereChildRuns(options: { niceness: number; ownSession: boolean }
   let where: Where | undefined;
   const heard = z.discriminatedUnion("type", [
     z.object({ type: z.literal("ready") }),
-    z.object({ type: z.literal("where"), pid: z.number(), session: z.number(), nice: z.number(), autogroup: z.string().nullable() }),
+    z.object({
+      type: z.literal("where"),
+      pid: z.number(),
+      session: z.number(),
+      nice: z.number(),
+      autogroup: z.string().nullable(),
+    }),
   ]);
   const child = new SupervisedChild<{ type: string }, z.output<typeof heard>>({
     entry: whereEntry(),
@@ -236,7 +252,10 @@ async function whereChildRuns(options: { niceness: number; ownSession: boolean }
 function ownStat(): { session: number; autogroup: string | null } {
   const stat = readFileSync("/proc/self/stat", "utf8");
   const session = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[3]);
-  return { session, autogroup: existsSync("/proc/self/autogroup") ? readFileSync("/proc/self/autogroup", "utf8").trim() : null };
+  return {
+    session,
+    autogroup: existsSync("/proc/self/autogroup") ? readFileSync("/proc/self/autogroup", "utf8").trim() : null,
+  };
 }
 
 // Linux (/proc), as the App is: CI runs it. The autogroup line is checked where the kernel has autogroups (CI's does).

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { loadEnv } from "../../src/config/env.js";
-import { EmbeddedBackend } from "../../src/jobs/embedded.js";
+import { LocalJobs } from "../../src/jobs/local-jobs.js";
 import { commandJob } from "../../src/jobs/from-webhook.js";
 import type { Job } from "../../src/jobs/job.js";
 import { JobMetrics } from "../../src/jobs/metrics.js";
@@ -10,8 +10,15 @@ import type { Logger } from "../../src/workflow/deps.js";
 import type { ThreadPort } from "../../src/workflow/ports.js";
 import { tempDir } from "../helpers/git-repo.js";
 
-const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined } as unknown as Logger;
-/** One turn of the event loop (setImmediate is never faked here): every promise chain not waiting on a timer has run. */
+const quiet = {
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+  debug: () => undefined,
+} as unknown as Logger;
+/**
+ * One turn of the event loop (setImmediate is never faked here): every promise chain not waiting on a timer has run.
+ */
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
@@ -38,7 +45,8 @@ function recorder() {
   return { seen, record, until };
 }
 
-// Timers are faked (setTimeout, clearTimeout) where a test says so: a turn's longest wait passes only when the test moves the clock.
+// Timers are faked (setTimeout, clearTimeout) where a test says so: a turn's longest wait passes only when the test
+// moves the clock.
 afterEach(() => vi.useRealTimers());
 
 describe("turns per key", () => {
@@ -89,7 +97,11 @@ describe("triage in a burst", () => {
   it("authorises each installation's first command before anyone's second, and acknowledges in arrival order", async () => {
     // An installation's turn gives up only when the test moves the clock (it never does here).
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
-    const env = loadEnv({ BLUEPRINT_WORKDIR: tempDir("blueprint-workdir-"), BLUEPRINT_STATE_SECRET: "a-state-secret-for-the-tests-0000", PATH: process.env.PATH ?? "" });
+    const env = loadEnv({
+      BLUEPRINT_WORKDIR: tempDir("blueprint-workdir-"),
+      BLUEPRINT_STATE_SECRET: "a-state-secret-for-the-tests-0000",
+      PATH: process.env.PATH ?? "",
+    });
     const { seen: events, record, until } = recorder();
     /** Permission reads wait until the test answers them. */
     const answers = new Map<string, () => void>();
@@ -104,7 +116,7 @@ describe("triage in a burst", () => {
         reactToComment: async (commentId: number) => void record(`👀 ${installation}/${commentId}`),
         postComment: async () => ({ id: 1, url: "" }),
       }) as unknown as ThreadPort;
-    const backend = new EmbeddedBackend({
+    const backend = new LocalJobs({
       deps: createWorkflowDeps(env, quiet),
       portsFor: async (job) => {
         const port = portFor(job.installationId);
@@ -115,8 +127,25 @@ describe("triage in a burst", () => {
       runWork: () => new Promise<void>(() => {}),
     });
     const plan = (installationId: number, actor: string, commentId: number): Job => {
-      const repository = { owner: `org-${installationId}`, name: "hello", cloneUrl: "", defaultBranch: "main", htmlUrl: "" };
-      const job = commandJob({ deliveryId: `d-${commentId}`, installationId, repository, number: 1, actor, receivedAt: Date.now(), commentId }, "/plan");
+      const repository = {
+        owner: `org-${installationId}`,
+        name: "hello",
+        cloneUrl: "",
+        defaultBranch: "main",
+        htmlUrl: "",
+      };
+      const job = commandJob(
+        {
+          deliveryId: `d-${commentId}`,
+          installationId,
+          repository,
+          number: 1,
+          actor,
+          receivedAt: Date.now(),
+          commentId,
+        },
+        "/plan",
+      );
       if (!job) throw new Error("not a job");
       return job;
     };
@@ -143,7 +172,11 @@ describe("a thread's commands reach its lane in arrival order", () => {
   it("holds a /cancel until the /plan before it is queued, even when the /plan's 👀 outlasts its installation's turn", async () => {
     // The installation's turn (30 ms) gives up when the test moves the clock.
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
-    const env = loadEnv({ BLUEPRINT_WORKDIR: tempDir("blueprint-workdir-"), BLUEPRINT_STATE_SECRET: "a-state-secret-for-the-tests-0000", PATH: process.env.PATH ?? "" });
+    const env = loadEnv({
+      BLUEPRINT_WORKDIR: tempDir("blueprint-workdir-"),
+      BLUEPRINT_STATE_SECRET: "a-state-secret-for-the-tests-0000",
+      PATH: process.env.PATH ?? "",
+    });
     const { seen: log, record, until } = recorder();
     let releaseFirstEyes = () => {};
     const port = {
@@ -151,22 +184,39 @@ describe("a thread's commands reach its lane in arrival order", () => {
       number: 1,
       permission: async () => "write",
       // The /plan's 👀 is stuck (GitHub's rate limits, say) well past the installation's turn.
-      reactToComment: (commentId: number) => (record(`👀 ${commentId}`), commentId === 11 ? new Promise<void>((resolve) => (releaseFirstEyes = resolve)) : Promise.resolve()),
+      reactToComment: (commentId: number) => (
+        record(`👀 ${commentId}`),
+        commentId === 11 ? new Promise<void>((resolve) => (releaseFirstEyes = resolve)) : Promise.resolve()
+      ),
       postComment: async (body: string) => (record(`reply ${body}`), { id: 1, url: "" }),
       comments: async () => [],
       info: async () => ({ title: "t", body: "", author: "ann", state: "open", isPullRequest: false, labels: [] }),
     } as unknown as ThreadPort;
-    const backend = new EmbeddedBackend({
+    const backend = new LocalJobs({
       deps: createWorkflowDeps(env, quiet),
       portsFor: async () => ({ ack: port, reply: port, work: port }),
       concurrency: 2,
       metrics: new JobMetrics({ processMetrics: false }),
       triageTurnMs: 30,
-      runWork: (job, signal) => new Promise<void>((resolve) => signal.addEventListener("abort", () => (record(`aborted ${job.deliveryId}`), resolve()), { once: true })),
+      runWork: (job, signal) =>
+        new Promise<void>((resolve) =>
+          signal.addEventListener("abort", () => (record(`aborted ${job.deliveryId}`), resolve()), { once: true }),
+        ),
     });
     const command = (commentId: number, body: string): Job => {
       const repository = { owner: "org", name: "hello", cloneUrl: "", defaultBranch: "main", htmlUrl: "" };
-      const job = commandJob({ deliveryId: `d-${commentId}`, installationId: 1, repository, number: 1, actor: "ann", receivedAt: Date.now(), commentId }, body);
+      const job = commandJob(
+        {
+          deliveryId: `d-${commentId}`,
+          installationId: 1,
+          repository,
+          number: 1,
+          actor: "ann",
+          receivedAt: Date.now(),
+          commentId,
+        },
+        body,
+      );
       if (!job) throw new Error("not a job");
       return job;
     };

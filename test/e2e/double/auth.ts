@@ -12,7 +12,10 @@ export interface TokenLifetime {
  */
 export class AppAuthority {
   private readonly publicKey: KeyObject;
-  private readonly tokens = new Map<string, { installationId: number; expiresAt: number; permissions: Record<string, string> | null }>();
+  private readonly tokens = new Map<
+    string,
+    { installationId: number; expiresAt: number; permissions: Record<string, string> | null }
+  >();
 
   constructor(
     readonly appId: number,
@@ -28,12 +31,14 @@ export class AppAuthority {
     const [header = "", payload = "", signature = ""] = jwt.split(".");
     let claims: { iss?: unknown; iat?: unknown; exp?: unknown };
     try {
-      if ((JSON.parse(Buffer.from(header, "base64url").toString()) as { alg?: string }).alg !== "RS256") return "the JWT is not RS256";
+      if ((JSON.parse(Buffer.from(header, "base64url").toString()) as { alg?: string }).alg !== "RS256")
+        return "the JWT is not RS256";
       claims = JSON.parse(Buffer.from(payload, "base64url").toString()) as typeof claims;
     } catch {
       return "the JWT is malformed";
     }
-    if (!verify("sha256", Buffer.from(`${header}.${payload}`), this.publicKey, Buffer.from(signature, "base64url"))) return "the JWT signature does not verify with the App's public key";
+    if (!verify("sha256", Buffer.from(`${header}.${payload}`), this.publicKey, Buffer.from(signature, "base64url")))
+      return "the JWT signature does not verify with the App's public key";
     if (String(claims.iss) !== String(this.appId)) return `the JWT is for app ${String(claims.iss)}, not ${this.appId}`;
     const now = Math.floor(Date.now() / 1000);
     if (typeof claims.exp !== "number" || claims.exp <= now) return "the JWT has expired";
@@ -52,7 +57,10 @@ export class AppAuthority {
   nextLifetimesMs: Array<number | TokenLifetime> = [];
 
   /** A fresh installation token, valid for `tokenLifetimeMs`. */
-  issue(installationId: number, permissions: Record<string, string> | null = null): { token: string; expiresAt: string } {
+  issue(
+    installationId: number,
+    permissions: Record<string, string> | null = null,
+  ): { token: string; expiresAt: string } {
     const token = `ghs_${randomBytes(27).toString("base64url").replace(/[-_]/g, "x").slice(0, 36)}`;
     const next = this.nextLifetimesMs.shift() ?? this.tokenLifetimeMs;
     const { declaredMs, validMs } = typeof next === "number" ? { declaredMs: next, validMs: next } : next;
@@ -80,10 +88,15 @@ export class AppAuthority {
     if (!encoded) return null;
     const decoded = Buffer.from(encoded, "base64").toString("utf8");
     const colon = decoded.indexOf(":");
-    return colon >= 0 && decoded.slice(0, colon) === "x-access-token" ? this.installationOf(decoded.slice(colon + 1)) : null;
+    return colon >= 0 && decoded.slice(0, colon) === "x-access-token"
+      ? this.installationOf(decoded.slice(colon + 1))
+      : null;
   }
 
-  /** What the token behind `Authorization: token <t>` was granted; null when it was minted without a list (everything the installation has). */
+  /**
+   * What the token behind `Authorization: token <t>` was granted; null when it was minted without a list (everything
+   * the installation has).
+   */
   permissionsOfHeader(authorization: string | undefined): Record<string, string> | null {
     const token = /^(?:token|bearer)\s+(\S+)$/i.exec(authorization ?? "")?.[1];
     return (token ? this.tokens.get(token)?.permissions : null) ?? null;

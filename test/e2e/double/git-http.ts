@@ -31,11 +31,22 @@ const ISOLATED_GIT = {
 };
 
 /** Creates `<root>/<owner>/<name>.git` with one commit holding `files` on the default branch. */
-export function createServedRepository(root: string, owner: string, name: string, files: Record<string, string>, defaultBranch = "main"): ServedRepository {
+export function createServedRepository(
+  root: string,
+  owner: string,
+  name: string,
+  files: Record<string, string>,
+  defaultBranch = "main",
+): ServedRepository {
   const dir = path.join(root, owner, `${name}.git`);
   mkdirSync(dir, { recursive: true });
   const run = (cwd: string, args: string[], extra: Record<string, string> = {}) =>
-    execFileSync("git", args, { cwd, env: { PATH: process.env.PATH ?? "", HOME: os.tmpdir(), ...ISOLATED_GIT, ...extra }, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    execFileSync("git", args, {
+      cwd,
+      env: { PATH: process.env.PATH ?? "", HOME: os.tmpdir(), ...ISOLATED_GIT, ...extra },
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    });
   run(dir, ["init", "--quiet", "--bare", `--initial-branch=${defaultBranch}`]);
   // What a GitHub remote allows: blobless clones and fetching any object by id (lazy blob fetches).
   run(dir, ["config", "uploadpack.allowFilter", "true"]);
@@ -49,7 +60,12 @@ export function createServedRepository(root: string, owner: string, name: string
       writeFileSync(path.join(seed, file), content);
     }
     run(seed, ["add", "--all"]);
-    const identity = { GIT_AUTHOR_NAME: "Octocat", GIT_AUTHOR_EMAIL: "octocat@example.test", GIT_COMMITTER_NAME: "Octocat", GIT_COMMITTER_EMAIL: "octocat@example.test" };
+    const identity = {
+      GIT_AUTHOR_NAME: "Octocat",
+      GIT_AUTHOR_EMAIL: "octocat@example.test",
+      GIT_COMMITTER_NAME: "Octocat",
+      GIT_COMMITTER_EMAIL: "octocat@example.test",
+    };
     run(seed, ["commit", "--quiet", "-m", "initial commit"], identity);
     run(seed, ["push", "--quiet", dir, `HEAD:refs/heads/${defaultBranch}`]);
   } finally {
@@ -60,7 +76,12 @@ export function createServedRepository(root: string, owner: string, name: string
 }
 
 /** `<root>/<owner>/<name>.git` as a copy of another served repository (same commits; cheaper than creating one). */
-export function copyServedRepository(template: ServedRepository, root: string, owner: string, name: string): ServedRepository {
+export function copyServedRepository(
+  template: ServedRepository,
+  root: string,
+  owner: string,
+  name: string,
+): ServedRepository {
   const dir = path.join(root, owner, `${name}.git`);
   mkdirSync(path.dirname(dir), { recursive: true });
   cpSync(template.dir, dir, { recursive: true });
@@ -69,7 +90,12 @@ export function copyServedRepository(template: ServedRepository, root: string, o
 
 function servedRepository(dir: string, owner: string, name: string, defaultBranch: string): ServedRepository {
   const run = (cwd: string, args: string[]) =>
-    execFileSync("git", args, { cwd, env: { PATH: process.env.PATH ?? "", HOME: os.tmpdir(), ...ISOLATED_GIT }, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    execFileSync("git", args, {
+      cwd,
+      env: { PATH: process.env.PATH ?? "", HOME: os.tmpdir(), ...ISOLATED_GIT },
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    });
   const git = (args: string[]) => run(dir, args);
   const tryGit = (args: string[]) => {
     try {
@@ -85,9 +111,13 @@ function servedRepository(dir: string, owner: string, name: string, defaultBranc
     defaultBranch,
     git,
     head: (branch) => tryGit(["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`])?.trim() || null,
-    log: (branch) => tryGit(["log", "--format=%s", `refs/heads/${branch}`])?.trim().split("\n") ?? [],
+    log: (branch) =>
+      tryGit(["log", "--format=%s", `refs/heads/${branch}`])
+        ?.trim()
+        .split("\n") ?? [],
     show: (branch, file) => tryGit(["show", `refs/heads/${branch}:${file}`]),
-    commitsAhead: (base, head) => Number(tryGit(["rev-list", "--count", `refs/heads/${base}..refs/heads/${head}`])?.trim() ?? 0),
+    commitsAhead: (base, head) =>
+      Number(tryGit(["rev-list", "--count", `refs/heads/${base}..refs/heads/${head}`])?.trim() ?? 0),
   };
 }
 
@@ -108,13 +138,20 @@ export interface GitHttpOptions {
  * `repository.git([...])` would not be seen).
  */
 export class GitReadCache {
-  private readonly answers = new Map<string, Map<string, { status: number; headers: Record<string, string>; content: Buffer }>>();
+  private readonly answers = new Map<
+    string,
+    Map<string, { status: number; headers: Record<string, string>; content: Buffer }>
+  >();
 
   get(repository: string, key: string) {
     return this.answers.get(repository.toLowerCase())?.get(key);
   }
 
-  set(repository: string, key: string, answer: { status: number; headers: Record<string, string>; content: Buffer }): void {
+  set(
+    repository: string,
+    key: string,
+    answer: { status: number; headers: Record<string, string>; content: Buffer },
+  ): void {
     const kept = this.answers.get(repository.toLowerCase()) ?? new Map();
     kept.set(key, answer);
     this.answers.set(repository.toLowerCase(), kept);
@@ -138,7 +175,12 @@ export const GIT_PATH = /^\/[^/]+\/[^/]+\.git\/(info\/refs|git-upload-pack|git-r
  * One smart-HTTP request, answered by `git http-backend` run as a CGI program, as GitHub's
  * front end would: without the right credentials it answers 401 and git never sees the request.
  */
-export async function serveGitRequest(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer, options: GitHttpOptions): Promise<GitHttpExchange> {
+export async function serveGitRequest(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  body: Buffer,
+  options: GitHttpOptions,
+): Promise<GitHttpExchange> {
   const url = new URL(req.url ?? "/", "http://double.invalid");
   const service = url.searchParams.get("service") ?? url.pathname.split("/").at(-1) ?? "";
   const repository = /^\/([^/]+\/[^/]+)\.git\//.exec(decodeURIComponent(url.pathname))?.[1] ?? "";
@@ -170,13 +212,19 @@ export async function serveGitRequest(req: http.IncomingMessage, res: http.Serve
   const cache = options.readCache;
   const pushes = service === "git-receive-pack";
   // Only fetches are kept, per request; a push makes what was kept stale (forgotten as it starts and once it is done).
-  const key = cache && service === "git-upload-pack" ? `${req.method} ${req.url} ${env.HTTP_GIT_PROTOCOL ?? ""} ${env.CONTENT_TYPE ?? ""} ${env.HTTP_CONTENT_ENCODING ?? ""} ${createHash("sha256").update(body).digest("hex")}` : null;
+  const key =
+    cache && service === "git-upload-pack"
+      ? `${req.method} ${req.url} ${env.HTTP_GIT_PROTOCOL ?? ""} ${env.CONTENT_TYPE ?? ""} ${env.HTTP_CONTENT_ENCODING ?? ""} ${createHash("sha256").update(body).digest("hex")}`
+      : null;
   if (cache && pushes) cache.forget(repository);
   let answer = key ? cache?.get(repository, key) : undefined;
   if (!answer) {
     const output = await runCgi(env, body);
     answer = parseCgiOutput(output.stdout);
-    if (answer.status >= 500) process.stderr.write(`git http-backend failed (${answer.status}) for ${req.method} ${req.url}: ${output.stderr}\n`);
+    if (answer.status >= 500)
+      process.stderr.write(
+        `git http-backend failed (${answer.status}) for ${req.method} ${req.url}: ${output.stderr}\n`,
+      );
     if (key && answer.status === 200) cache?.set(repository, key, answer);
     if (cache && pushes) cache.forget(repository);
   }
@@ -208,7 +256,12 @@ function parseCgiOutput(output: Buffer): { status: number; headers: Record<strin
     end = lfEnd;
     separator = 2;
   }
-  if (end < 0) return { status: 502, headers: { "content-type": "text/plain" }, content: Buffer.from("git http-backend gave no headers\n") };
+  if (end < 0)
+    return {
+      status: 502,
+      headers: { "content-type": "text/plain" },
+      content: Buffer.from("git http-backend gave no headers\n"),
+    };
   const headers: Record<string, string> = {};
   let status = 200;
   for (const line of output.subarray(0, end).toString("latin1").split(/\r?\n/)) {

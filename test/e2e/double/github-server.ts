@@ -5,7 +5,14 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { AppAuthority, type TokenLifetime } from "./auth.js";
-import { copyServedRepository, createServedRepository, GIT_PATH, GitReadCache, serveGitRequest, type ServedRepository } from "./git-http.js";
+import {
+  copyServedRepository,
+  createServedRepository,
+  GIT_PATH,
+  GitReadCache,
+  serveGitRequest,
+  type ServedRepository,
+} from "./git-http.js";
 import { loadGitHubDescription } from "./openapi-check.js";
 import { findRestRoute, type DoubleContext, type RestReply } from "./rest-routes.js";
 import { RepositoryState, type IssueDraft, type RepositoryRole } from "./state.js";
@@ -108,7 +115,10 @@ export interface GitHubDouble {
   issuedTokens(): string[];
   /** How long installation tokens minted from now on live (an hour unless a test shortens it). */
   setTokenLifetime(ms: number): void;
-  /** The next tokens minted live these times (ms, or what they declare and how long they are honoured), in order; then `setTokenLifetime`'s again. */
+  /**
+   * The next tokens minted live these times (ms, or what they declare and how long they are honoured), in order; then
+   * `setTokenLifetime`'s again.
+   */
   queueTokenLifetimes(ms: Array<number | TokenLifetime>): void;
   /** Every installation id the double knows, `installationId` first. */
   installationIds: number[];
@@ -134,7 +144,13 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
   const description = loadGitHubDescription(options.description);
 
   const root = mkdtempSync(path.join(os.tmpdir(), "github-double-"));
-  const repository = createServedRepository(root, options.owner ?? "octo-org", options.repo ?? "hello-world", options.files, options.defaultBranch);
+  const repository = createServedRepository(
+    root,
+    options.owner ?? "octo-org",
+    options.repo ?? "hello-world",
+    options.files,
+    options.defaultBranch,
+  );
   // Comment and reaction ids are unique across all repositories, as on GitHub.
   let nextId = 1000;
   const ids = () => nextId++;
@@ -160,17 +176,24 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
     const name = draft.repo ?? repository.name;
     if (byInstallation.has(draft.id)) throw new Error(`installation ${draft.id} is given twice`);
     if (tenants.has(repoKey(draft.owner, name))) throw new Error(`repository ${draft.owner}/${name} is given twice`);
-    const served = draft.files ? createServedRepository(root, draft.owner, name, draft.files, options.defaultBranch) : copyServedRepository(repository, root, draft.owner, name);
+    const served = draft.files
+      ? createServedRepository(root, draft.owner, name, draft.files, options.defaultBranch)
+      : copyServedRepository(repository, root, draft.owner, name);
     const tenantState = new RepositoryState(draft.permissions ?? {}, bot, ids);
     for (const issue of draft.issues ?? []) tenantState.addIssue(issue);
-    const tenant: Tenant = { installationId: draft.id, context: { ...context, state: tenantState, repository: served } };
+    const tenant: Tenant = {
+      installationId: draft.id,
+      context: { ...context, state: tenantState, repository: served },
+    };
     tenants.set(repoKey(draft.owner, name), tenant);
     byInstallation.set(draft.id, tenant);
   }
   /** The tenant a path below `/api/v3` (or a git path) names, if any. */
   const tenantOf = (pathname: string): Tenant | undefined => {
     const named = /^\/(?:repos\/)?([^/]+)\/([^/]+?)(?:\.git)?(?:\/|$)/.exec(pathname);
-    return named ? tenants.get(repoKey(decodeURIComponent(named[1] ?? ""), decodeURIComponent(named[2] ?? ""))) : undefined;
+    return named
+      ? tenants.get(repoKey(decodeURIComponent(named[1] ?? ""), decodeURIComponent(named[2] ?? "")))
+      : undefined;
   };
 
   const handleRest = (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer): RecordedRequest => {
@@ -188,7 +211,10 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
     const authorization = req.headers.authorization;
     if (appRoute ? authority.jwtProblem(authorization) !== null : !authority.restTokenOk(authorization)) {
       record.auth = authorization ? "refused" : "none";
-      return send(res, record, { status: 401, body: { message: authorization ? "Bad credentials" : "Requires authentication" } });
+      return send(res, record, {
+        status: 401,
+        body: { message: authorization ? "Bad credentials" : "Requires authentication" },
+      });
     }
     record.auth = appRoute ? "app-jwt" : "installation-token";
     const caller = appRoute ? null : authority.installationOfHeader(authorization);
@@ -201,21 +227,46 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
       const installed = options.installationPermissions ?? DEFAULT_PERMISSIONS;
       // As GitHub: a token may be narrowed to fewer permissions, never widened past what the installation was granted.
       const asked = (safeJson(raw) as { permissions?: Record<string, string> } | null)?.permissions;
-      const beyond = Object.entries(asked ?? {}).filter(([name, level]) => !grants(installed, [name, level === "write" ? "write" : "read"]));
-      if (beyond.length > 0) return send(res, record, { status: 422, body: { message: "The permissions requested are not granted to this installation.", documentation_url: "https://docs.github.com/rest/apps/apps#create-an-installation-access-token-for-an-app" } });
+      const beyond = Object.entries(asked ?? {}).filter(
+        ([name, level]) => !grants(installed, [name, level === "write" ? "write" : "read"]),
+      );
+      if (beyond.length > 0)
+        return send(res, record, {
+          status: 422,
+          body: {
+            message: "The permissions requested are not granted to this installation.",
+            documentation_url: "https://docs.github.com/rest/apps/apps#create-an-installation-access-token-for-an-app",
+          },
+        });
       const { token, expiresAt } = authority.issue(granted, asked ?? installed);
-      return send(res, record, { status: 201, body: { token, expires_at: expiresAt, permissions: asked ?? installed, repository_selection: "selected" } });
+      return send(res, record, {
+        status: 201,
+        body: { token, expires_at: expiresAt, permissions: asked ?? installed, repository_selection: "selected" },
+      });
     }
     if (!found) {
       unimplemented.push(record);
-      return send(res, record, { status: 404, body: { message: "Not Found (the GitHub double does not serve this operation)" } });
+      return send(res, record, {
+        status: 404,
+        body: { message: "Not Found (the GitHub double does not serve this operation)" },
+      });
     }
     // A permission the token lacks (e.g. `checks: write`) answers 403, as on GitHub.
-    const lacking = found.route.needs && !grants(authority.permissionsOfHeader(authorization) ?? options.installationPermissions ?? DEFAULT_PERMISSIONS, found.route.needs);
-    if (lacking) return send(res, record, { status: 403, body: { message: "Resource not accessible by integration", documentation_url: "https://docs.github.com/rest" } });
+    const lacking =
+      found.route.needs &&
+      !grants(
+        authority.permissionsOfHeader(authorization) ?? options.installationPermissions ?? DEFAULT_PERMISSIONS,
+        found.route.needs,
+      );
+    if (lacking)
+      return send(res, record, {
+        status: 403,
+        body: { message: "Resource not accessible by integration", documentation_url: "https://docs.github.com/rest" },
+      });
     // A repository of another installation is invisible to this token, as on GitHub.
     const tenant = url.pathname.startsWith("/repos/") ? tenantOf(url.pathname) : undefined;
-    if (tenant && tenant.installationId !== caller) return send(res, record, { status: 404, body: { message: "Not Found" } });
+    if (tenant && tenant.installationId !== caller)
+      return send(res, record, { status: 404, body: { message: "Not Found" } });
     let parsed: Record<string, unknown> = {};
     if (raw.trim()) {
       try {
@@ -224,12 +275,28 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
         return send(res, record, { status: 400, body: { message: "Problems parsing JSON" } });
       }
     }
-    return send(res, record, found.route.handle(tenant?.context ?? context, { params: found.params, query: url.searchParams, body: parsed, pathname: url.pathname }));
+    return send(
+      res,
+      record,
+      found.route.handle(tenant?.context ?? context, {
+        params: found.params,
+        query: url.searchParams,
+        body: parsed,
+        pathname: url.pathname,
+      }),
+    );
   };
 
   const handleGraphql = (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer): RecordedRequest => {
     const raw = body.toString("utf8");
-    const record: RecordedRequest = { kind: "graphql", method: req.method ?? "POST", path: "/api/graphql", body: raw, auth: "none", status: 0 };
+    const record: RecordedRequest = {
+      kind: "graphql",
+      method: req.method ?? "POST",
+      path: "/api/graphql",
+      body: raw,
+      auth: "none",
+      status: 0,
+    };
     if (!authority.restTokenOk(req.headers.authorization)) {
       record.auth = req.headers.authorization ? "refused" : "none";
       return send(res, record, { status: 401, body: { message: "Bad credentials" } });
@@ -240,23 +307,67 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
     const request = safeJson(raw) as { query?: string; variables?: Record<string, unknown> } | null;
     const id = request?.variables?.id;
     // A pull request's draft state changes only through GraphQL (Blueprint keeps it in step with verification).
-    const toDraft = request?.query && /\bconvertPullRequestToDraft\s*\(/.test(request.query) ? true : request?.query && /\bmarkPullRequestReadyForReview\s*\(/.test(request.query) ? false : null;
+    const toDraft =
+      request?.query && /\bconvertPullRequestToDraft\s*\(/.test(request.query)
+        ? true
+        : request?.query && /\bmarkPullRequestReadyForReview\s*\(/.test(request.query)
+          ? false
+          : null;
     if (req.method === "POST" && toDraft !== null) {
-      const pull = byInstallation.get(caller ?? -1)?.context.state.pulls.find((candidate) => `PR_kwDO${candidate.number}` === id);
-      if (!pull) return send(res, record, { status: 200, body: { data: null, errors: [{ type: "NOT_FOUND", message: `Could not resolve to a node with the global id of '${String(id)}'` }] } });
+      const pull = byInstallation
+        .get(caller ?? -1)
+        ?.context.state.pulls.find((candidate) => `PR_kwDO${candidate.number}` === id);
+      if (!pull)
+        return send(res, record, {
+          status: 200,
+          body: {
+            data: null,
+            errors: [
+              { type: "NOT_FOUND", message: `Could not resolve to a node with the global id of '${String(id)}'` },
+            ],
+          },
+        });
       pull.draft = toDraft;
       const mutation = toDraft ? "convertPullRequestToDraft" : "markPullRequestReadyForReview";
       return send(res, record, { status: 200, body: { data: { [mutation]: { pullRequest: { isDraft: toDraft } } } } });
     }
     if (req.method !== "POST" || !request?.query || !/\bminimizeComment\s*\(/.test(request.query)) {
-      violations.push({ method: record.method, path: record.path, problems: [`a GraphQL operation the double does not know: ${request?.query?.slice(0, 120) ?? raw.slice(0, 120)}`] });
-      return send(res, record, { status: 200, body: { errors: [{ message: "The GitHub double only knows the minimizeComment, convertPullRequestToDraft and markPullRequestReadyForReview mutations" }] } });
+      violations.push({
+        method: record.method,
+        path: record.path,
+        problems: [
+          `a GraphQL operation the double does not know: ${request?.query?.slice(0, 120) ?? raw.slice(0, 120)}`,
+        ],
+      });
+      return send(res, record, {
+        status: 200,
+        body: {
+          errors: [
+            {
+              message:
+                "The GitHub double only knows the minimizeComment, convertPullRequestToDraft and markPullRequestReadyForReview mutations",
+            },
+          ],
+        },
+      });
     }
     // Node ids are global; a comment in another installation's repository does not resolve.
-    const comment = byInstallation.get(caller ?? -1)?.context.state.comments.find((candidate) => candidate.nodeId === id);
-    if (!comment) return send(res, record, { status: 200, body: { data: { minimizeComment: null }, errors: [{ type: "NOT_FOUND", message: `Could not resolve to a node with the global id of '${String(id)}'` }] } });
+    const comment = byInstallation
+      .get(caller ?? -1)
+      ?.context.state.comments.find((candidate) => candidate.nodeId === id);
+    if (!comment)
+      return send(res, record, {
+        status: 200,
+        body: {
+          data: { minimizeComment: null },
+          errors: [{ type: "NOT_FOUND", message: `Could not resolve to a node with the global id of '${String(id)}'` }],
+        },
+      });
     comment.minimized = /classifier:\s*(\w+)/.exec(request.query)?.[1] ?? "OUTDATED";
-    return send(res, record, { status: 200, body: { data: { minimizeComment: { minimizedComment: { isMinimized: true } } } } });
+    return send(res, record, {
+      status: 200,
+      body: { data: { minimizeComment: { minimizedComment: { isMinimized: true } } } },
+    });
   };
 
   const server = http.createServer((req, res) => {
@@ -272,7 +383,11 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
             const tenant = tenants.get(served.toLowerCase());
             return !tenant || tenant.installationId === authority.installationOfHeader(header);
           };
-          const exchange = await serveGitRequest(req, res, body, { projectRoot: root, authorize, ...(readCache ? { readCache } : {}) });
+          const exchange = await serveGitRequest(req, res, body, {
+            projectRoot: root,
+            authorize,
+            ...(readCache ? { readCache } : {}),
+          });
           const caller = exchange.authorized ? authority.installationOfHeader(req.headers.authorization) : null;
           return {
             kind: "git",
@@ -287,14 +402,32 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
         }
         if (pathname === "/api/graphql") return handleGraphql(req, res, body);
         if (pathname.startsWith("/api/v3/")) return handleRest(req, res, body);
-        const record: RecordedRequest = { kind: "other", method: req.method ?? "GET", path: req.url ?? "/", body: body.toString("utf8"), auth: "none", status: 0 };
-        violations.push({ method: record.method, path: record.path, problems: ["not a GitHub API, GraphQL or git path"] });
+        const record: RecordedRequest = {
+          kind: "other",
+          method: req.method ?? "GET",
+          path: req.url ?? "/",
+          body: body.toString("utf8"),
+          auth: "none",
+          status: 0,
+        };
+        violations.push({
+          method: record.method,
+          path: record.path,
+          problems: ["not a GitHub API, GraphQL or git path"],
+        });
         return send(res, record, { status: 404, body: { message: "Not Found" } });
       })();
       handled.then(
         (record) => requests.push({ ...record, at: Date.now() }),
         (error: unknown) => {
-          requests.push({ kind: "other", method: req.method ?? "GET", path: req.url ?? "/", body: "", auth: "none", status: 500 });
+          requests.push({
+            kind: "other",
+            method: req.method ?? "GET",
+            path: req.url ?? "/",
+            body: "",
+            auth: "none",
+            status: 500,
+          });
           if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" });
           res.end(`the GitHub double failed: ${error instanceof Error ? error.stack : String(error)}`);
         },
@@ -306,7 +439,8 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
   const url = `http://127.0.0.1:${port}`;
   context.webUrl = url;
   context.apiUrl = `${url}/api/v3`;
-  for (const tenant of tenants.values()) Object.assign(tenant.context, { webUrl: context.webUrl, apiUrl: context.apiUrl });
+  for (const tenant of tenants.values())
+    Object.assign(tenant.context, { webUrl: context.webUrl, apiUrl: context.apiUrl });
 
   const double: GitHubDouble = {
     url,
@@ -325,7 +459,8 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
     requests,
     violations,
     unimplemented,
-    issueInstallationToken: () => authority.issue(installationId, options.installationPermissions ?? DEFAULT_PERMISSIONS).token,
+    issueInstallationToken: () =>
+      authority.issue(installationId, options.installationPermissions ?? DEFAULT_PERMISSIONS).token,
     issuedTokens: () => authority.issuedTokens(),
     setTokenLifetime: (ms) => {
       authority.tokenLifetimeMs = ms;
@@ -362,7 +497,13 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
 }
 
 /** What an installation is granted unless a test says otherwise: what app.yml asks for. */
-const DEFAULT_PERMISSIONS: Record<string, string> = { contents: "write", issues: "write", pull_requests: "write", checks: "write", metadata: "read" };
+const DEFAULT_PERMISSIONS: Record<string, string> = {
+  contents: "write",
+  issues: "write",
+  pull_requests: "write",
+  checks: "write",
+  metadata: "read",
+};
 
 function grants(permissions: Record<string, string>, [name, level]: [string, "read" | "write"]): boolean {
   return permissions[name] === "write" || (level === "read" && permissions[name] === "read");

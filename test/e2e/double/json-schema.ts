@@ -23,7 +23,13 @@ const ROOT = "document";
  * checked, with what it refers to: the whole description would take a second.
  */
 export function jsonSchemaChecker(document?: JsonSchema): CheckJson {
-  const ajv = new Ajv2019({ strict: false, allErrors: true, verbose: true, validateFormats: false, validateSchema: false });
+  const ajv = new Ajv2019({
+    strict: false,
+    allErrors: true,
+    verbose: true,
+    validateFormats: false,
+    validateSchema: false,
+  });
   const resolveRef = document
     ? refResolver(document)
     : (ref: string): JsonSchema => {
@@ -49,14 +55,20 @@ export function refResolver(document: JsonSchema): (ref: string) => JsonSchema {
     const local = ref.startsWith(`${ROOT}#/`) ? ref.slice(ROOT.length) : ref;
     if (!local.startsWith("#/")) throw new Error(`only local $refs are supported: ${ref}`);
     let node: unknown = document;
-    for (const key of local.slice(2).split("/")) node = (node as Record<string, unknown> | undefined)?.[key.replace(/~1/g, "/").replace(/~0/g, "~")];
+    for (const key of local.slice(2).split("/"))
+      node = (node as Record<string, unknown> | undefined)?.[key.replace(/~1/g, "/").replace(/~0/g, "~")];
     if (typeof node !== "object" || node === null) throw new Error(`unresolvable $ref ${ref}`);
     return node as JsonSchema;
   };
 }
 
 /** Rewrites a schema, those inside it and those it refers to, into what ajv reads as GitHub means them. */
-function prepare(schema: JsonSchema, loose: boolean, resolveRef: (ref: string) => JsonSchema, prepared: WeakSet<object>): void {
+function prepare(
+  schema: JsonSchema,
+  loose: boolean,
+  resolveRef: (ref: string) => JsonSchema,
+  prepared: WeakSet<object>,
+): void {
   if (prepared.has(schema)) return;
   prepared.add(schema);
   const inner = (child: unknown) => {
@@ -94,15 +106,20 @@ function prepare(schema: JsonSchema, loose: boolean, resolveRef: (ref: string) =
       return copy;
     });
   }
-  const declares = isObject(schema.properties) || (Array.isArray(schema.allOf) && (schema.allOf as JsonSchema[]).some((part) => isObject(part.properties)));
+  const declares =
+    isObject(schema.properties) ||
+    (Array.isArray(schema.allOf) && (schema.allOf as JsonSchema[]).some((part) => isObject(part.properties)));
   if (loose) delete schema.unevaluatedProperties;
   else if (declares && schema.additionalProperties === undefined) schema.unevaluatedProperties = false;
-  for (const key of ["properties", "patternProperties"]) if (isObject(schema[key])) Object.values(schema[key] as Record<string, unknown>).forEach(inner);
+  for (const key of ["properties", "patternProperties"])
+    if (isObject(schema[key])) Object.values(schema[key] as Record<string, unknown>).forEach(inner);
   for (const key of ["items", "additionalProperties", "not"]) inner(schema[key]);
   if (Array.isArray(schema.anyOf)) (schema.anyOf as unknown[]).forEach(inner);
 }
 
-/** ajv's errors as `<where>: <what>`; an `anyOf` that failed in every branch is one problem, naming each branch's first. */
+/**
+ * ajv's errors as `<where>: <what>`; an `anyOf` that failed in every branch is one problem, naming each branch's first.
+ */
 function describeErrors(errors: ErrorObject[], at: string): string[] {
   const problems: string[] = [];
   const branchErrors: ErrorObject[] = [];
@@ -113,16 +130,23 @@ function describeErrors(errors: ErrorObject[], at: string): string[] {
     }
     // ajv reports a failed anyOf after its branches' errors, which lie at or below its place.
     const inside: ErrorObject[] = [];
-    while (branchErrors.length > 0 && (branchErrors.at(-1) as ErrorObject).instancePath.startsWith(error.instancePath)) inside.unshift(branchErrors.pop() as ErrorObject);
+    while (branchErrors.length > 0 && (branchErrors.at(-1) as ErrorObject).instancePath.startsWith(error.instancePath))
+      inside.unshift(branchErrors.pop() as ErrorObject);
     problems.push(...branchErrors.splice(0).map((outside) => describeError(outside, at)));
-    const firsts = inside.filter((branch, index) => index === 0 || branchOf(branch, error) !== branchOf(inside[index - 1] as ErrorObject, error));
-    problems.push(`${where(at, error.instancePath)}: matches none of the anyOf alternatives (${firsts.map((branch) => describeError(branch, at)).join(" | ")})`);
+    const firsts = inside.filter(
+      (branch, index) => index === 0 || branchOf(branch, error) !== branchOf(inside[index - 1] as ErrorObject, error),
+    );
+    problems.push(
+      `${where(at, error.instancePath)}: matches none of the anyOf alternatives (${firsts.map((branch) => describeError(branch, at)).join(" | ")})`,
+    );
   }
   return [...problems, ...branchErrors.map((error) => describeError(error, at))];
 }
 
 function branchOf(error: ErrorObject, anyOf: ErrorObject): string {
-  return error.schemaPath.startsWith(`${anyOf.schemaPath}/`) ? (error.schemaPath.slice(anyOf.schemaPath.length + 1).split("/")[0] ?? "") : error.schemaPath;
+  return error.schemaPath.startsWith(`${anyOf.schemaPath}/`)
+    ? (error.schemaPath.slice(anyOf.schemaPath.length + 1).split("/")[0] ?? "")
+    : error.schemaPath;
 }
 
 function describeError(error: ErrorObject, at: string): string {

@@ -99,7 +99,8 @@ function generatedDir(): string {
 function describeApi(name: string, document: OpenApiDocument): OpenApiDescription {
   const resolveRef = refResolver(document as unknown as JsonSchema);
   const checkJson = jsonSchemaChecker(document as unknown as JsonSchema);
-  const deref = <T>(value: T | { $ref: string }): T => (typeof value === "object" && value !== null && "$ref" in value ? (resolveRef(value.$ref) as T) : (value as T));
+  const deref = <T>(value: T | { $ref: string }): T =>
+    typeof value === "object" && value !== null && "$ref" in value ? (resolveRef(value.$ref) as T) : (value as T);
   const routes = Object.entries(document.paths)
     .map(([template, item]) => compileRoute(template, item))
     // The most literal template first: `/issues/comments` before `/issues/{issue_number}`.
@@ -115,7 +116,8 @@ function describeApi(name: string, document: OpenApiDocument): OpenApiDescriptio
   const spanning = routes.filter((route) => route.spans);
   const candidates = (pathname: string): Route[] => {
     const parts = pathname.split("/").slice(1);
-    const literalFits = (route: Route) => route.spans || route.segments.every((segment, index) => segment === null || segment === parts[index]);
+    const literalFits = (route: Route) =>
+      route.spans || route.segments.every((segment, index) => segment === null || segment === parts[index]);
     return [...(bySegments.get(parts.length) ?? []), ...spanning].filter(literalFits).sort((a, b) => a.rank - b.rank);
   };
 
@@ -129,7 +131,9 @@ function describeApi(name: string, document: OpenApiDocument): OpenApiDescriptio
       const withMethod = matching.filter((route) => route.operations.has(method));
       if (withMethod.length === 0) {
         const route = matching[0] as Route;
-        return undocumented(route.template, null, [`${call.method.toUpperCase()} is not documented for ${route.template} (documented: ${[...route.operations.keys()].join(", ").toUpperCase()})`]);
+        return undocumented(route.template, null, [
+          `${call.method.toUpperCase()} is not documented for ${route.template} (documented: ${[...route.operations.keys()].join(", ").toUpperCase()})`,
+        ]);
       }
       let firstProblems: { route: Route; operation: Operation; problems: string[] } | null = null;
       for (const route of withMethod) {
@@ -140,7 +144,10 @@ function describeApi(name: string, document: OpenApiDocument): OpenApiDescriptio
           firstProblems ??= { route, operation, problems: pathProblems };
           continue;
         }
-        const problems = [...checkQuery(url.searchParams, parameters, resolveRef, checkJson), ...checkBody(call, operation, deref, checkJson)];
+        const problems = [
+          ...checkQuery(url.searchParams, parameters, resolveRef, checkJson),
+          ...checkBody(call, operation, deref, checkJson),
+        ];
         if (problems.length > 0) return undocumented(route.template, operation.operationId, problems);
         return { documented: true, operationId: operation.operationId, template: route.template };
       }
@@ -181,18 +188,32 @@ function compileRoute(template: string, item: Record<string, unknown>): Route {
   };
 }
 
-function checkPathParameters(route: Route, pathname: string, parameters: Parameter[], resolveRef: (ref: string) => JsonSchema, checkJson: CheckJson): string[] {
+function checkPathParameters(
+  route: Route,
+  pathname: string,
+  parameters: Parameter[],
+  resolveRef: (ref: string) => JsonSchema,
+  checkJson: CheckJson,
+): string[] {
   const values = route.pattern.exec(pathname)?.slice(1) ?? [];
   const problems: string[] = [];
   route.names.forEach((name, index) => {
     const parameter = parameters.find((candidate) => candidate.in === "path" && candidate.name === name);
     const value = decodeURIComponent(values[index] ?? "");
-    if (parameter?.schema) problems.push(...checkJson(parameter.schema, coerce(value, parameter.schema, resolveRef), `path parameter ${name}`));
+    if (parameter?.schema)
+      problems.push(
+        ...checkJson(parameter.schema, coerce(value, parameter.schema, resolveRef), `path parameter ${name}`),
+      );
   });
   return problems;
 }
 
-function checkQuery(query: URLSearchParams, parameters: Parameter[], resolveRef: (ref: string) => JsonSchema, checkJson: CheckJson): string[] {
+function checkQuery(
+  query: URLSearchParams,
+  parameters: Parameter[],
+  resolveRef: (ref: string) => JsonSchema,
+  checkJson: CheckJson,
+): string[] {
   const problems: string[] = [];
   const declared = parameters.filter((parameter) => parameter.in === "query");
   for (const [name, value] of query) {
@@ -201,9 +222,14 @@ function checkQuery(query: URLSearchParams, parameters: Parameter[], resolveRef:
       problems.push(`query parameter ${name} is not documented for this operation`);
       continue;
     }
-    if (parameter.schema) problems.push(...checkJson(parameter.schema, coerce(value, parameter.schema, resolveRef), `query parameter ${name}`));
+    if (parameter.schema)
+      problems.push(
+        ...checkJson(parameter.schema, coerce(value, parameter.schema, resolveRef), `query parameter ${name}`),
+      );
   }
-  for (const parameter of declared) if (parameter.required && !query.has(parameter.name)) problems.push(`the required query parameter ${parameter.name} is missing`);
+  for (const parameter of declared)
+    if (parameter.required && !query.has(parameter.name))
+      problems.push(`the required query parameter ${parameter.name} is missing`);
   return problems;
 }
 
@@ -219,7 +245,10 @@ function checkBody(
   if (!sent) return requestBody.required ? [`${operation.operationId} requires a request body`] : [];
   const mediaType = (call.contentType ?? "application/json").split(";")[0]?.trim().toLowerCase() ?? "";
   const content = requestBody.content[mediaType];
-  if (!content) return [`a ${mediaType} body is not documented for ${operation.operationId} (documented: ${Object.keys(requestBody.content).join(", ")})`];
+  if (!content)
+    return [
+      `a ${mediaType} body is not documented for ${operation.operationId} (documented: ${Object.keys(requestBody.content).join(", ")})`,
+    ];
   if (mediaType !== "application/json" || !content.schema) return [];
   let body: unknown;
   try {

@@ -1,5 +1,13 @@
 import type { ServedRepository } from "./git-http.js";
-import type { Account, CheckRunRecord, CommentRecord, IssueRecord, LabelRecord, PullRecord, RepositoryState } from "./state.js";
+import type {
+  Account,
+  CheckRunRecord,
+  CommentRecord,
+  IssueRecord,
+  LabelRecord,
+  PullRecord,
+  RepositoryState,
+} from "./state.js";
 
 /** What the REST handlers see of the double. */
 export interface DoubleContext {
@@ -38,10 +46,17 @@ export interface RestRoute {
 }
 
 const REPO = "/repos/{owner}/{repo}";
-const notFound: RestReply = { status: 404, body: { message: "Not Found", documentation_url: "https://docs.github.com/enterprise-server@3.19/rest" } };
+const notFound: RestReply = {
+  status: 404,
+  body: { message: "Not Found", documentation_url: "https://docs.github.com/enterprise-server@3.19/rest" },
+};
 const invalid = (resource: string, field: string, message: string): RestReply => ({
   status: 422,
-  body: { message: "Validation Failed", errors: [{ resource, field, code: "custom", message }], documentation_url: "https://docs.github.com/enterprise-server@3.19/rest" },
+  body: {
+    message: "Validation Failed",
+    errors: [{ resource, field, code: "custom", message }],
+    documentation_url: "https://docs.github.com/enterprise-server@3.19/rest",
+  },
 });
 /** GitHub's limit on issue, comment and pull-request bodies. */
 const MAX_BODY = 65_536;
@@ -52,13 +67,29 @@ const ACTION_LIMITS = { label: 20, identifier: 20, description: 40, count: 3 };
 /** Labels and branches: what Blueprint's thread labels and its clean-up after a merge use. */
 const LABEL_AND_BRANCH_ROUTES: RestRoute[] = [
   route("GET", REPO, (double) => ok(renderRepository(double))),
-  route("GET", `${REPO}/labels`, (double, request) => paginate(double, request, double.state.labels.map((label) => renderLabel(double, label)))),
+  route("GET", `${REPO}/labels`, (double, request) =>
+    paginate(
+      double,
+      request,
+      double.state.labels.map((label) => renderLabel(double, label)),
+    ),
+  ),
   route("POST", `${REPO}/labels`, (double, { body }) => {
     if (typeof body.name !== "string" || body.name.trim() === "") return invalid("Label", "name", "name is missing");
-    if (double.state.label(body.name)) return { status: 422, body: { message: "Validation Failed", errors: [{ resource: "Label", code: "already_exists", field: "name" }] } };
-    if (typeof body.color === "string" && !/^[0-9a-fA-F]{6}$/.test(body.color)) return invalid("Label", "color", "color is invalid");
-    if (typeof body.description === "string" && body.description.length > 100) return invalid("Label", "description", "description is too long (maximum is 100 characters)");
-    const label = double.state.addLabel({ name: body.name, color: typeof body.color === "string" ? body.color.toLowerCase() : "ededed", description: typeof body.description === "string" ? body.description : null });
+    if (double.state.label(body.name))
+      return {
+        status: 422,
+        body: { message: "Validation Failed", errors: [{ resource: "Label", code: "already_exists", field: "name" }] },
+      };
+    if (typeof body.color === "string" && !/^[0-9a-fA-F]{6}$/.test(body.color))
+      return invalid("Label", "color", "color is invalid");
+    if (typeof body.description === "string" && body.description.length > 100)
+      return invalid("Label", "description", "description is too long (maximum is 100 characters)");
+    const label = double.state.addLabel({
+      name: body.name,
+      color: typeof body.color === "string" ? body.color.toLowerCase() : "ededed",
+      description: typeof body.description === "string" ? body.description : null,
+    });
     return { status: 201, body: renderLabel(double, label) };
   }),
   route("GET", `${REPO}/issues/{issue_number}/labels`, (double, request) => {
@@ -68,25 +99,44 @@ const LABEL_AND_BRANCH_ROUTES: RestRoute[] = [
   route("POST", `${REPO}/issues/{issue_number}/labels`, (double, { params, body }) => {
     const issue = double.state.issues.get(Number(params.issue_number));
     if (!issue) return notFound;
-    if (!Array.isArray(body.labels) || !body.labels.every((name): name is string => typeof name === "string")) return invalid("Label", "labels", "labels must be a list of names");
+    if (!Array.isArray(body.labels) || !body.labels.every((name): name is string => typeof name === "string"))
+      return invalid("Label", "labels", "labels must be a list of names");
     for (const name of body.labels) {
       // As GitHub does: a name the repository has no label for gets a new, plain grey one.
       const label = double.state.label(name) ?? double.state.addLabel({ name, color: "ededed", description: null });
-      if (!issue.labels.some((carried) => carried.toLowerCase() === label.name.toLowerCase())) issue.labels.push(label.name);
+      if (!issue.labels.some((carried) => carried.toLowerCase() === label.name.toLowerCase()))
+        issue.labels.push(label.name);
     }
     return ok(issueLabels(double, issue));
   }),
   route("DELETE", `${REPO}/issues/{issue_number}/labels/{name}`, (double, { params }) => {
     const issue = double.state.issues.get(Number(params.issue_number));
-    const at = issue ? issue.labels.findIndex((carried) => carried.toLowerCase() === (params.name ?? "").toLowerCase()) : -1;
-    if (!issue || at === -1) return { status: 404, body: { message: "Label does not exist", documentation_url: "https://docs.github.com/enterprise-server@3.19/rest" } };
+    const at = issue
+      ? issue.labels.findIndex((carried) => carried.toLowerCase() === (params.name ?? "").toLowerCase())
+      : -1;
+    if (!issue || at === -1)
+      return {
+        status: 404,
+        body: {
+          message: "Label does not exist",
+          documentation_url: "https://docs.github.com/enterprise-server@3.19/rest",
+        },
+      };
     issue.labels.splice(at, 1);
     return ok(issueLabels(double, issue));
   }),
   route("DELETE", `${REPO}/git/refs/{ref}`, (double, { params }) => {
     const ref = `refs/${params.ref ?? ""}`;
-    if (!/^refs\/heads\/./.test(ref) || ref.includes("..")) return invalid("Reference", "ref", "Reference update failed");
-    if (!double.repository.head(ref.slice("refs/heads/".length))) return { status: 422, body: { message: "Reference does not exist", documentation_url: "https://docs.github.com/enterprise-server@3.19/rest" } };
+    if (!/^refs\/heads\/./.test(ref) || ref.includes(".."))
+      return invalid("Reference", "ref", "Reference update failed");
+    if (!double.repository.head(ref.slice("refs/heads/".length)))
+      return {
+        status: 422,
+        body: {
+          message: "Reference does not exist",
+          documentation_url: "https://docs.github.com/enterprise-server@3.19/rest",
+        },
+      };
     double.repository.git(["update-ref", "-d", ref]);
     return { status: 204 };
   }),
@@ -101,14 +151,22 @@ export const REST_ROUTES: RestRoute[] = [
   route("GET", `${REPO}/issues/{issue_number}/comments`, (double, request) => {
     const issue = double.state.issues.get(Number(request.params.issue_number));
     if (!issue) return notFound;
-    return paginate(double, request, double.state.commentsOn(issue.number).map((comment) => renderComment(double, comment)));
+    return paginate(
+      double,
+      request,
+      double.state.commentsOn(issue.number).map((comment) => renderComment(double, comment)),
+    );
   }),
   route("POST", `${REPO}/issues/{issue_number}/comments`, (double, { params, body }) => {
     const issue = double.state.issues.get(Number(params.issue_number));
     if (!issue) return notFound;
     if (typeof body.body !== "string") return invalid("IssueComment", "body", "body is missing");
-    if (body.body.length > MAX_BODY) return invalid("IssueComment", "body", `body is too long (maximum is ${MAX_BODY} characters)`);
-    return { status: 201, body: renderComment(double, double.state.addComment(issue.number, double.state.bot, body.body, true)) };
+    if (body.body.length > MAX_BODY)
+      return invalid("IssueComment", "body", `body is too long (maximum is ${MAX_BODY} characters)`);
+    return {
+      status: 201,
+      body: renderComment(double, double.state.addComment(issue.number, double.state.bot, body.body, true)),
+    };
   }),
   route("GET", `${REPO}/issues/comments/{comment_id}`, (double, { params }) => {
     const comment = double.state.comment(Number(params.comment_id));
@@ -118,7 +176,8 @@ export const REST_ROUTES: RestRoute[] = [
     const comment = double.state.comment(Number(params.comment_id));
     if (!comment) return notFound;
     if (typeof body.body !== "string") return invalid("IssueComment", "body", "body is missing");
-    if (body.body.length > MAX_BODY) return invalid("IssueComment", "body", `body is too long (maximum is ${MAX_BODY} characters)`);
+    if (body.body.length > MAX_BODY)
+      return invalid("IssueComment", "body", `body is too long (maximum is ${MAX_BODY} characters)`);
     comment.body = body.body;
     comment.updatedAt = new Date().toISOString();
     comment.history.push(body.body);
@@ -131,7 +190,13 @@ export const REST_ROUTES: RestRoute[] = [
     const { reaction, created } = double.state.addReaction(comment.id, body.content, double.state.bot);
     return {
       status: created ? 201 : 200,
-      body: { id: reaction.id, node_id: `REA_${reaction.id}`, user: renderAccount(double, reaction.user), content: reaction.content, created_at: comment.createdAt },
+      body: {
+        id: reaction.id,
+        node_id: `REA_${reaction.id}`,
+        user: renderAccount(double, reaction.user),
+        content: reaction.content,
+        created_at: comment.createdAt,
+      },
     };
   }),
   route("GET", `${REPO}/collaborators/{username}/permission`, (double, { params }) => {
@@ -151,21 +216,35 @@ export const REST_ROUTES: RestRoute[] = [
         (!head || head === `${double.repository.owner}:${pull.head}`) &&
         (!base || base === pull.base),
     );
-    return paginate(double, request, [...pulls].reverse().map((pull) => renderPull(double, pull)));
+    return paginate(
+      double,
+      request,
+      [...pulls].reverse().map((pull) => renderPull(double, pull)),
+    );
   }),
   route("POST", `${REPO}/pulls`, (double, { body }) => {
     const { head, base, title } = body;
-    if (typeof head !== "string" || typeof base !== "string") return invalid("PullRequest", "head", "head and base are required");
+    if (typeof head !== "string" || typeof base !== "string")
+      return invalid("PullRequest", "head", "head and base are required");
     if (typeof title !== "string" || title.trim() === "") return invalid("PullRequest", "title", "title is required");
     if (!double.repository.head(head)) return invalid("PullRequest", "head", `head branch ${head} does not exist`);
     if (!double.repository.head(base)) return invalid("PullRequest", "base", `base branch ${base} does not exist`);
-    if (double.repository.commitsAhead(base, head) === 0) return invalid("PullRequest", "head", `No commits between ${base} and ${head}`);
+    if (double.repository.commitsAhead(base, head) === 0)
+      return invalid("PullRequest", "head", `No commits between ${base} and ${head}`);
     if (double.state.pulls.some((pull) => pull.state === "open" && pull.head === head && pull.base === base)) {
       return invalid("PullRequest", "head", `A pull request already exists for ${double.repository.owner}:${head}.`);
     }
     const text = typeof body.body === "string" ? body.body : "";
-    if (text.length > MAX_BODY) return invalid("PullRequest", "body", `body is too long (maximum is ${MAX_BODY} characters)`);
-    const pull = double.state.addPull({ head, base, title, body: text, draft: body.draft === true, user: double.state.bot });
+    if (text.length > MAX_BODY)
+      return invalid("PullRequest", "body", `body is too long (maximum is ${MAX_BODY} characters)`);
+    const pull = double.state.addPull({
+      head,
+      base,
+      title,
+      body: text,
+      draft: body.draft === true,
+      user: double.state.bot,
+    });
     return { status: 201, body: renderPull(double, pull) };
   }),
   route("GET", `${REPO}/pulls/{pull_number}`, (double, { params }) => {
@@ -175,7 +254,8 @@ export const REST_ROUTES: RestRoute[] = [
   route("PATCH", `${REPO}/pulls/{pull_number}`, (double, { params, body }) => {
     const pull = double.state.pulls.find((candidate) => candidate.number === Number(params.pull_number));
     if (!pull) return notFound;
-    if (typeof body.body === "string" && body.body.length > MAX_BODY) return invalid("PullRequest", "body", `body is too long (maximum is ${MAX_BODY} characters)`);
+    if (typeof body.body === "string" && body.body.length > MAX_BODY)
+      return invalid("PullRequest", "body", `body is too long (maximum is ${MAX_BODY} characters)`);
     if (typeof body.title === "string") pull.title = body.title;
     if (typeof body.body === "string") pull.body = body.body;
     if (body.state === "open" || body.state === "closed") pull.state = body.state;
@@ -183,85 +263,125 @@ export const REST_ROUTES: RestRoute[] = [
     pull.updatedAt = new Date().toISOString();
     return ok(renderPull(double, pull));
   }),
-  needs(["checks", "write"], route("POST", `${REPO}/check-runs`, (double, { body }) => {
-    if (typeof body.name !== "string" || body.name === "") return invalid("CheckRun", "name", "name is missing");
-    if (typeof body.head_sha !== "string" || !commitExists(double, body.head_sha)) return invalid("CheckRun", "head_sha", "No commit found for SHA");
-    const problem = checkRunProblem(body);
-    if (problem) return invalid("CheckRun", problem.field, problem.message);
-    const output = objectOf(body.output);
-    const conclusion = typeof body.conclusion === "string" ? body.conclusion : null;
-    const run = double.state.addCheckRun({
-      name: body.name,
-      headSha: body.head_sha,
-      externalId: typeof body.external_id === "string" ? body.external_id : null,
-      status: conclusion ? "completed" : ((body.status as CheckRunRecord["status"] | undefined) ?? "queued"),
-      conclusion,
-      title: typeof output.title === "string" ? output.title : null,
-      summary: typeof output.summary === "string" ? output.summary : null,
-      text: typeof output.text === "string" ? output.text : null,
-      annotations: (output.annotations as CheckRunRecord["annotations"] | undefined) ?? [],
-      actions: (body.actions as CheckRunRecord["actions"] | undefined) ?? [],
-      app: { id: double.appId, slug: double.appSlug },
-      completedAt: conclusion ? new Date().toISOString() : null,
-    });
-    return { status: 201, body: renderCheckRun(double, run) };
-  })),
-  needs(["checks", "write"], route("PATCH", `${REPO}/check-runs/{check_run_id}`, (double, { params, body }) => {
-    const run = double.state.checkRuns.find((candidate) => candidate.id === Number(params.check_run_id));
-    if (!run) return notFound;
-    // An app may only change its own check runs.
-    if (run.app.id !== double.appId) return { status: 403, body: { message: "Invalid app_id `" + double.appId + "` - check run can only be modified by the GitHub App that created it." } };
-    const problem = checkRunProblem(body);
-    if (problem) return invalid("CheckRun", problem.field, problem.message);
-    const output = objectOf(body.output);
-    if (typeof body.conclusion === "string") {
-      run.conclusion = body.conclusion;
-      run.status = "completed";
-      run.completedAt = new Date().toISOString();
-    } else if (typeof body.status === "string") run.status = body.status as CheckRunRecord["status"];
-    if (typeof output.title === "string") run.title = output.title;
-    if (typeof output.summary === "string") run.summary = output.summary;
-    if (typeof output.text === "string") run.text = output.text;
-    run.annotations.push(...((output.annotations as CheckRunRecord["annotations"] | undefined) ?? []));
-    if (Array.isArray(body.actions)) run.actions = body.actions as CheckRunRecord["actions"];
-    run.history.push(`${run.status}/${run.conclusion ?? "-"}`);
-    return ok(renderCheckRun(double, run));
-  })),
+  needs(
+    ["checks", "write"],
+    route("POST", `${REPO}/check-runs`, (double, { body }) => {
+      if (typeof body.name !== "string" || body.name === "") return invalid("CheckRun", "name", "name is missing");
+      if (typeof body.head_sha !== "string" || !commitExists(double, body.head_sha))
+        return invalid("CheckRun", "head_sha", "No commit found for SHA");
+      const problem = checkRunProblem(body);
+      if (problem) return invalid("CheckRun", problem.field, problem.message);
+      const output = objectOf(body.output);
+      const conclusion = typeof body.conclusion === "string" ? body.conclusion : null;
+      const run = double.state.addCheckRun({
+        name: body.name,
+        headSha: body.head_sha,
+        externalId: typeof body.external_id === "string" ? body.external_id : null,
+        status: conclusion ? "completed" : ((body.status as CheckRunRecord["status"] | undefined) ?? "queued"),
+        conclusion,
+        title: typeof output.title === "string" ? output.title : null,
+        summary: typeof output.summary === "string" ? output.summary : null,
+        text: typeof output.text === "string" ? output.text : null,
+        annotations: (output.annotations as CheckRunRecord["annotations"] | undefined) ?? [],
+        actions: (body.actions as CheckRunRecord["actions"] | undefined) ?? [],
+        app: { id: double.appId, slug: double.appSlug },
+        completedAt: conclusion ? new Date().toISOString() : null,
+      });
+      return { status: 201, body: renderCheckRun(double, run) };
+    }),
+  ),
+  needs(
+    ["checks", "write"],
+    route("PATCH", `${REPO}/check-runs/{check_run_id}`, (double, { params, body }) => {
+      const run = double.state.checkRuns.find((candidate) => candidate.id === Number(params.check_run_id));
+      if (!run) return notFound;
+      // An app may only change its own check runs.
+      if (run.app.id !== double.appId)
+        return {
+          status: 403,
+          body: {
+            message:
+              "Invalid app_id `" +
+              double.appId +
+              "` - check run can only be modified by the GitHub App that created it.",
+          },
+        };
+      const problem = checkRunProblem(body);
+      if (problem) return invalid("CheckRun", problem.field, problem.message);
+      const output = objectOf(body.output);
+      if (typeof body.conclusion === "string") {
+        run.conclusion = body.conclusion;
+        run.status = "completed";
+        run.completedAt = new Date().toISOString();
+      } else if (typeof body.status === "string") run.status = body.status as CheckRunRecord["status"];
+      if (typeof output.title === "string") run.title = output.title;
+      if (typeof output.summary === "string") run.summary = output.summary;
+      if (typeof output.text === "string") run.text = output.text;
+      run.annotations.push(...((output.annotations as CheckRunRecord["annotations"] | undefined) ?? []));
+      if (Array.isArray(body.actions)) run.actions = body.actions as CheckRunRecord["actions"];
+      run.history.push(`${run.status}/${run.conclusion ?? "-"}`);
+      return ok(renderCheckRun(double, run));
+    }),
+  ),
   route("GET", `${REPO}/check-runs/{check_run_id}`, (double, { params }) => {
     const run = double.state.checkRuns.find((candidate) => candidate.id === Number(params.check_run_id));
     return run ? ok(renderCheckRun(double, run)) : notFound;
   }),
   route("GET", `${REPO}/commits/{ref}/check-runs`, (double, request) => {
-    const sha = commitExists(double, request.params.ref ?? "") ? double.repository.git(["rev-parse", `${request.params.ref}^{commit}`]).trim() : null;
+    const sha = commitExists(double, request.params.ref ?? "")
+      ? double.repository.git(["rev-parse", `${request.params.ref}^{commit}`]).trim()
+      : null;
     if (!sha) return invalid("CheckRun", "ref", "No commit found for ref");
     const name = request.query.get("check_name");
     const runs = double.state.checkRuns.filter((run) => run.headSha === sha && (!name || run.name === name));
     // `filter=latest` (the default): the newest run of each name only.
-    const latest = (request.query.get("filter") ?? "latest") === "latest" ? runs.filter((run) => !runs.some((other) => other.name === run.name && other.id > run.id)) : runs;
-    const page = paginate(double, request, [...latest].reverse().map((run) => renderCheckRun(double, run)));
+    const latest =
+      (request.query.get("filter") ?? "latest") === "latest"
+        ? runs.filter((run) => !runs.some((other) => other.name === run.name && other.id > run.id))
+        : runs;
+    const page = paginate(
+      double,
+      request,
+      [...latest].reverse().map((run) => renderCheckRun(double, run)),
+    );
     return { ...page, body: { total_count: latest.length, check_runs: page.body } };
   }),
   route("GET", `${REPO}/pulls/{pull_number}/reviews/{review_id}/comments`, (double, request) => {
     const comments = double.state.reviewComments.filter(
-      (comment) => comment.pullNumber === Number(request.params.pull_number) && comment.reviewId === Number(request.params.review_id),
+      (comment) =>
+        comment.pullNumber === Number(request.params.pull_number) &&
+        comment.reviewId === Number(request.params.review_id),
     );
     return paginate(
       double,
       request,
-      comments.map((comment) => ({ id: comment.id, path: comment.path, line: comment.line, original_line: comment.line, body: comment.body, user: renderAccount(double, comment.user) })),
+      comments.map((comment) => ({
+        id: comment.id,
+        path: comment.path,
+        line: comment.line,
+        original_line: comment.line,
+        body: comment.body,
+        user: renderAccount(double, comment.user),
+      })),
     );
   }),
   ...LABEL_AND_BRANCH_ROUTES,
 ];
 
 /** The route for a method and path below `/api/v3`, with its path parameters; null when the double has none. */
-export function findRestRoute(method: string, pathname: string): { route: RestRoute; params: Record<string, string> } | null {
+export function findRestRoute(
+  method: string,
+  pathname: string,
+): { route: RestRoute; params: Record<string, string> } | null {
   for (const candidate of REST_ROUTES) {
     if (candidate.method !== method.toUpperCase()) continue;
     const { pattern, names } = compiledTemplate(candidate.template);
     const match = pattern.exec(pathname);
     if (!match) continue;
-    return { route: candidate, params: Object.fromEntries(names.map((name, index) => [name, decodeURIComponent(match[index + 1] ?? "")])) };
+    return {
+      route: candidate,
+      params: Object.fromEntries(names.map((name, index) => [name, decodeURIComponent(match[index + 1] ?? "")])),
+    };
   }
   return null;
 }
@@ -288,7 +408,9 @@ function route(method: string, template: string, handle: RestRoute["handle"]): R
     template,
     auth: "installation",
     handle: (double, request) =>
-      request.params.owner === double.repository.owner && request.params.repo === double.repository.name ? handle(double, request) : notFound,
+      request.params.owner === double.repository.owner && request.params.repo === double.repository.name
+        ? handle(double, request)
+        : notFound,
   };
 }
 
@@ -313,7 +435,11 @@ function paginate(double: DoubleContext, request: RestRequest, items: unknown[])
   const links: string[] = [];
   if (page < last) links.push(`${link(page + 1)}; rel="next"`, `${link(last)}; rel="last"`);
   if (page > 1) links.push(`${link(1)}; rel="first"`, `${link(page - 1)}; rel="prev"`);
-  return { status: 200, body: items.slice((page - 1) * perPage, page * perPage), headers: links.length > 0 ? { link: links.join(", ") } : {} };
+  return {
+    status: 200,
+    body: items.slice((page - 1) * perPage, page * perPage),
+    headers: links.length > 0 ? { link: links.join(", ") } : {},
+  };
 }
 
 function commitExists(double: DoubleContext, ref: string): boolean {
@@ -330,17 +456,24 @@ function objectOf(value: unknown): Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
-/** What GitHub refuses in a check run's create or update beyond its schema: a completed run without a conclusion, too many annotations, buttons past their limits. */
+/**
+ * What GitHub refuses in a check run's create or update beyond its schema: a completed run without a conclusion, too
+ * many annotations, buttons past their limits.
+ */
 function checkRunProblem(body: Record<string, unknown>): { field: string; message: string } | null {
-  if (body.status === "completed" && typeof body.conclusion !== "string") return { field: "conclusion", message: "conclusion is required when status is completed" };
+  if (body.status === "completed" && typeof body.conclusion !== "string")
+    return { field: "conclusion", message: "conclusion is required when status is completed" };
   const annotations = objectOf(body.output).annotations;
-  if (Array.isArray(annotations) && annotations.length > ANNOTATIONS_PER_REQUEST) return { field: "annotations", message: `at most ${ANNOTATIONS_PER_REQUEST} annotations per request` };
+  if (Array.isArray(annotations) && annotations.length > ANNOTATIONS_PER_REQUEST)
+    return { field: "annotations", message: `at most ${ANNOTATIONS_PER_REQUEST} annotations per request` };
   if (Array.isArray(body.actions)) {
-    if (body.actions.length > ACTION_LIMITS.count) return { field: "actions", message: `at most ${ACTION_LIMITS.count} actions` };
+    if (body.actions.length > ACTION_LIMITS.count)
+      return { field: "actions", message: `at most ${ACTION_LIMITS.count} actions` };
     for (const action of body.actions.map(objectOf)) {
       for (const field of ["label", "identifier", "description"] as const) {
         const value = action[field];
-        if (typeof value !== "string" || value.length === 0 || value.length > ACTION_LIMITS[field]) return { field: `actions.${field}`, message: `${field} must be 1–${ACTION_LIMITS[field]} characters` };
+        if (typeof value !== "string" || value.length === 0 || value.length > ACTION_LIMITS[field])
+          return { field: `actions.${field}`, message: `${field} must be 1–${ACTION_LIMITS[field]} characters` };
       }
     }
   }
@@ -362,7 +495,13 @@ function renderCheckRun(double: DoubleContext, run: CheckRunRecord) {
     url: `${double.apiUrl}/repos/${fullName}/check-runs/${run.id}`,
     html_url: `${double.webUrl}/${fullName}/runs/${run.id}`,
     details_url: `${double.webUrl}/apps/${run.app.slug}`,
-    output: { title: run.title, summary: run.summary, text: run.text, annotations_count: run.annotations.length, annotations_url: `${double.apiUrl}/repos/${fullName}/check-runs/${run.id}/annotations` },
+    output: {
+      title: run.title,
+      summary: run.summary,
+      text: run.text,
+      annotations_count: run.annotations.length,
+      annotations_url: `${double.apiUrl}/repos/${fullName}/check-runs/${run.id}/annotations`,
+    },
     check_suite: { id: run.id + 500_000 },
     app: { id: run.app.id, slug: run.app.slug, node_id: `A_${run.app.id}`, name: run.app.slug, owner: null },
     pull_requests: [],
@@ -403,7 +542,12 @@ function renderIssue(double: DoubleContext, issue: IssueRecord) {
     updated_at: issue.updatedAt,
     author_association: double.state.roleOf(issue.user.login) === "none" ? "NONE" : "COLLABORATOR",
     ...(issue.isPullRequest
-      ? { pull_request: { url: `${apiBase}/pulls/${issue.number}`, html_url: `${double.webUrl}/${repoPath(double)}/pull/${issue.number}` } }
+      ? {
+          pull_request: {
+            url: `${apiBase}/pulls/${issue.number}`,
+            html_url: `${double.webUrl}/${repoPath(double)}/pull/${issue.number}`,
+          },
+        }
       : {}),
   };
 }
@@ -421,7 +565,9 @@ function renderRepository(double: DoubleContext) {
     url: `${double.apiUrl}/repos/${fullName}`,
     clone_url: `${double.webUrl}/${fullName}.git`,
     default_branch: double.repository.defaultBranch,
-    ...(double.state.deleteBranchOnMerge === undefined ? {} : { delete_branch_on_merge: double.state.deleteBranchOnMerge }),
+    ...(double.state.deleteBranchOnMerge === undefined
+      ? {}
+      : { delete_branch_on_merge: double.state.deleteBranchOnMerge }),
   };
 }
 
@@ -455,15 +601,30 @@ function renderComment(double: DoubleContext, comment: CommentRecord) {
     user: renderAccount(double, comment.user),
     created_at: comment.createdAt,
     updated_at: comment.updatedAt,
-    author_association: comment.viaApp ? "NONE" : double.state.roleOf(comment.user.login) === "none" ? "NONE" : "COLLABORATOR",
-    performed_via_github_app: comment.viaApp ? { id: double.appId, slug: double.appSlug, name: double.appSlug, node_id: `A_${double.appId}` } : null,
+    author_association: comment.viaApp
+      ? "NONE"
+      : double.state.roleOf(comment.user.login) === "none"
+        ? "NONE"
+        : "COLLABORATOR",
+    performed_via_github_app: comment.viaApp
+      ? { id: double.appId, slug: double.appSlug, name: double.appSlug, node_id: `A_${double.appId}` }
+      : null,
   };
 }
 
 function renderPull(double: DoubleContext, pull: PullRecord) {
   const fullName = repoPath(double);
-  const repo = { name: double.repository.name, full_name: fullName, owner: renderAccount(double, { login: double.repository.owner, type: "User" }) };
-  const side = (ref: string) => ({ label: `${double.repository.owner}:${ref}`, ref, sha: double.repository.head(ref) ?? "", repo });
+  const repo = {
+    name: double.repository.name,
+    full_name: fullName,
+    owner: renderAccount(double, { login: double.repository.owner, type: "User" }),
+  };
+  const side = (ref: string) => ({
+    label: `${double.repository.owner}:${ref}`,
+    ref,
+    sha: double.repository.head(ref) ?? "",
+    repo,
+  });
   return {
     id: pull.number * 1000 + 9,
     node_id: `PR_kwDO${pull.number}`,

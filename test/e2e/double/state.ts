@@ -88,7 +88,14 @@ export interface CheckRunRecord {
   summary: string | null;
   text: string | null;
   /** Appended by every request that sends some, as GitHub does. */
-  annotations: Array<{ path: string; start_line: number; end_line: number; annotation_level: string; message: string; title?: string }>;
+  annotations: Array<{
+    path: string;
+    start_line: number;
+    end_line: number;
+    annotation_level: string;
+    message: string;
+    title?: string;
+  }>;
   actions: Array<{ label: string; identifier: string; description: string }>;
   /** The app whose token made it (another app's check runs are added by tests). */
   app: { id: number; slug: string };
@@ -111,7 +118,10 @@ export class RepositoryState {
   readonly pulls: PullRecord[] = [];
   readonly reviewComments: ReviewCommentRecord[] = [];
   readonly labels: LabelRecord[] = [];
-  /** The repository's "automatically delete head branches" setting; undefined leaves the field out, as GitHub does for a token without `administration: read`. */
+  /**
+   * The repository's "automatically delete head branches" setting; undefined leaves the field out, as GitHub does for a
+   * token without `administration: read`.
+   */
   deleteBranchOnMerge: boolean | undefined = undefined;
   readonly checkRuns: CheckRunRecord[] = [];
   private nextNumber = 1;
@@ -156,23 +166,50 @@ export class RepositoryState {
     if (!this.issues.has(issueNumber)) throw new Error(`the double has no issue #${issueNumber}`);
     const id = this.allocateId();
     const now = new Date().toISOString();
-    const comment: CommentRecord = { id, nodeId: `IC_kwDO${id}`, issueNumber, body, user, viaApp, createdAt: now, updatedAt: now, history: [body], minimized: null };
+    const comment: CommentRecord = {
+      id,
+      nodeId: `IC_kwDO${id}`,
+      issueNumber,
+      body,
+      user,
+      viaApp,
+      createdAt: now,
+      updatedAt: now,
+      history: [body],
+      minimized: null,
+    };
     this.comments.push(comment);
     return comment;
   }
 
   addReaction(commentId: number, content: string, user: Account): { reaction: ReactionRecord; created: boolean } {
-    const existing = this.reactions.find((r) => r.commentId === commentId && r.content === content && r.user.login === user.login);
+    const existing = this.reactions.find(
+      (r) => r.commentId === commentId && r.content === content && r.user.login === user.login,
+    );
     if (existing) return { reaction: existing, created: false };
     const reaction = { id: this.allocateId(), commentId, content, user };
     this.reactions.push(reaction);
     return { reaction, created: true };
   }
 
-  addPull(draft: { head: string; base: string; title: string; body: string; draft: boolean; user: Account }): PullRecord {
+  addPull(draft: {
+    head: string;
+    base: string;
+    title: string;
+    body: string;
+    draft: boolean;
+    user: Account;
+  }): PullRecord {
     const issue = this.addIssue({ title: draft.title, body: draft.body, author: draft.user.login }, true);
     issue.user = draft.user;
-    const pull: PullRecord = { number: issue.number, ...draft, state: "open", merged: false, createdAt: issue.createdAt, updatedAt: issue.updatedAt };
+    const pull: PullRecord = {
+      number: issue.number,
+      ...draft,
+      state: "open",
+      merged: false,
+      createdAt: issue.createdAt,
+      updatedAt: issue.updatedAt,
+    };
     this.pulls.push(pull);
     return pull;
   }
@@ -189,7 +226,12 @@ export class RepositoryState {
   }
 
   addCheckRun(draft: Omit<CheckRunRecord, "id" | "startedAt" | "history">): CheckRunRecord {
-    const run: CheckRunRecord = { ...draft, id: this.allocateId(), startedAt: new Date().toISOString(), history: [`${draft.status}/${draft.conclusion ?? "-"}`] };
+    const run: CheckRunRecord = {
+      ...draft,
+      id: this.allocateId(),
+      startedAt: new Date().toISOString(),
+      history: [`${draft.status}/${draft.conclusion ?? "-"}`],
+    };
     this.checkRuns.push(run);
     return run;
   }

@@ -21,7 +21,10 @@ let examples: Array<{ name: string; examples: Example[] }> | null = null;
 
 function example(name: string, pick: (candidate: Example) => boolean): Example {
   examples ??= JSON.parse(
-    readFileSync(path.join(path.dirname(require.resolve("@octokit/webhooks-examples/package.json")), "ghes-35", "index.json"), "utf8"),
+    readFileSync(
+      path.join(path.dirname(require.resolve("@octokit/webhooks-examples/package.json")), "ghes-35", "index.json"),
+      "utf8",
+    ),
   ) as Array<{ name: string; examples: Example[] }>;
   const found = examples.find((entry) => entry.name === name)?.examples.find(pick);
   if (!found) throw new Error(`@octokit/webhooks-examples has no ${name} example to start from`);
@@ -35,9 +38,15 @@ function example(name: string, pick: (candidate: Example) => boolean): Example {
 export function issueCommentCreated(double: GitHubDouble, comment: CommentRecord): WebhookEvent {
   const issue = double.state.issues.get(comment.issueNumber);
   if (!issue) throw new Error(`the double has no issue #${comment.issueNumber}`);
-  const payload = repoint(double, example("issue_comment", (candidate) => candidate.action === "created"));
+  const payload = repoint(
+    double,
+    example("issue_comment", (candidate) => candidate.action === "created"),
+  );
   const fullName = `${double.repository.owner}/${double.repository.name}`;
-  const account = (user: CommentRecord["user"]) => ({ ...object(payload.sender), ...renderAccount({ apiUrl: double.apiUrl, webUrl: double.url }, user) });
+  const account = (user: CommentRecord["user"]) => ({
+    ...object(payload.sender),
+    ...renderAccount({ apiUrl: double.apiUrl, webUrl: double.url }, user),
+  });
   const issueJson: Json = {
     ...object(payload.issue),
     number: issue.number,
@@ -48,7 +57,11 @@ export function issueCommentCreated(double: GitHubDouble, comment: CommentRecord
     url: `${double.apiUrl}/repos/${fullName}/issues/${issue.number}`,
     html_url: `${double.htmlUrl}/${issue.isPullRequest ? "pull" : "issues"}/${issue.number}`,
   };
-  if (issue.isPullRequest) issueJson.pull_request = { url: `${double.apiUrl}/repos/${fullName}/pulls/${issue.number}`, html_url: `${double.htmlUrl}/pull/${issue.number}` };
+  if (issue.isPullRequest)
+    issueJson.pull_request = {
+      url: `${double.apiUrl}/repos/${fullName}/pulls/${issue.number}`,
+      html_url: `${double.htmlUrl}/pull/${issue.number}`,
+    };
   else delete issueJson.pull_request;
   payload.issue = issueJson;
   payload.comment = {
@@ -72,13 +85,27 @@ export function issueCommentCreated(double: GitHubDouble, comment: CommentRecord
  * `pull_request.closed` for a pull request the double holds, merged or not, closed by `sender`: the
  * double's pull request is closed (and marked merged) first, as GitHub does before it sends the event.
  */
-export function pullRequestClosed(double: GitHubDouble, pull: PullRecord, options: { merged: boolean; sender: string }): WebhookEvent {
-  const payload = repoint(double, example("pull_request", (candidate) => candidate.action === "closed"));
+export function pullRequestClosed(
+  double: GitHubDouble,
+  pull: PullRecord,
+  options: { merged: boolean; sender: string },
+): WebhookEvent {
+  const payload = repoint(
+    double,
+    example("pull_request", (candidate) => candidate.action === "closed"),
+  );
   pull.state = "closed";
   pull.merged = options.merged;
   const web = { apiUrl: double.apiUrl, webUrl: double.url };
   const fullName = `${double.repository.owner}/${double.repository.name}`;
-  const side = (ref: string) => ({ ...object(object(payload.pull_request).head), label: `${double.repository.owner}:${ref}`, ref, sha: double.repository.head(ref) ?? "", repo: payload.repository, user: renderAccount(web, { login: double.repository.owner, type: "User" }) });
+  const side = (ref: string) => ({
+    ...object(object(payload.pull_request).head),
+    label: `${double.repository.owner}:${ref}`,
+    ref,
+    sha: double.repository.head(ref) ?? "",
+    repo: payload.repository,
+    user: renderAccount(web, { login: double.repository.owner, type: "User" }),
+  });
   const now = new Date().toISOString();
   payload.number = pull.number;
   payload.pull_request = {
@@ -104,14 +131,21 @@ export function pullRequestClosed(double: GitHubDouble, pull: PullRecord, option
 /** Points an example's repository, URLs and installation at the double. */
 function repoint(double: GitHubDouble, original: Example): Example {
   const fullName = `${double.repository.owner}/${double.repository.name}`;
-  const text = JSON.stringify(original).replaceAll(EXAMPLES_HOST, double.url).replaceAll("Codertocat/Hello-World", fullName);
+  const text = JSON.stringify(original)
+    .replaceAll(EXAMPLES_HOST, double.url)
+    .replaceAll("Codertocat/Hello-World", fullName);
   const payload = JSON.parse(text) as Example;
   const repository = object(payload.repository);
   payload.repository = {
     ...repository,
     name: double.repository.name,
     full_name: fullName,
-    owner: { ...object(repository.owner), login: double.repository.owner, url: `${double.apiUrl}/users/${double.repository.owner}`, html_url: `${double.url}/${double.repository.owner}` },
+    owner: {
+      ...object(repository.owner),
+      login: double.repository.owner,
+      url: `${double.apiUrl}/users/${double.repository.owner}`,
+      html_url: `${double.url}/${double.repository.owner}`,
+    },
     private: true,
     html_url: double.htmlUrl,
     url: `${double.apiUrl}/repos/${fullName}`,
@@ -121,7 +155,10 @@ function repoint(double: GitHubDouble, original: Example): Example {
     svn_url: double.htmlUrl,
     default_branch: double.repository.defaultBranch,
   };
-  payload.installation = { id: double.installationId, node_id: `MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9u${double.installationId}` };
+  payload.installation = {
+    id: double.installationId,
+    node_id: `MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9u${double.installationId}`,
+  };
   return payload;
 }
 
@@ -135,9 +172,18 @@ export function signWebhook(secret: string, body: string): string {
 }
 
 /** POSTs a webhook the way GitHub delivers it: JSON body, event and delivery headers, real signature. */
-export async function deliverWebhook(url: string, secret: string, event: WebhookEvent, deliveryId: string = randomUUID()): Promise<{ status: number; body: string; deliveryId: string }> {
+export async function deliverWebhook(
+  url: string,
+  secret: string,
+  event: WebhookEvent,
+  deliveryId: string = randomUUID(),
+): Promise<{ status: number; body: string; deliveryId: string }> {
   const body = JSON.stringify(event.payload);
-  const response = await fetch(url, { method: "POST", headers: webhookHeaders(event.name, deliveryId, signWebhook(secret, body)), body });
+  const response = await fetch(url, {
+    method: "POST",
+    headers: webhookHeaders(event.name, deliveryId, signWebhook(secret, body)),
+    body,
+  });
   return { status: response.status, body: await response.text(), deliveryId };
 }
 

@@ -25,7 +25,10 @@ export interface ActionStep {
 
 export interface ActionsRunner {
   /** One job with one step, `uses: ./` with `with:` inputs, started by `event`. */
-  run(event: WebhookEvent, options?: { inputs?: Record<string, string>; env?: Record<string, string> }): Promise<ActionStep>;
+  run(
+    event: WebhookEvent,
+    options?: { inputs?: Record<string, string>; env?: Record<string, string> },
+  ): Promise<ActionStep>;
   /** Every job directory made so far (for checks on what was left on disk). */
   jobDirs: string[];
   /** Removes every job directory. */
@@ -38,7 +41,12 @@ export interface ActionsRunner {
  * defaults in action.yml into `INPUT_*` variables, and starts `node dist/index.js` as
  * `runs.using: node24` does. A fresh job directory each time, as each workflow run gets.
  */
-export function createActionsRunner(options: { github: GitHubDouble; token: string; inputs?: Record<string, string>; env?: Record<string, string> }): ActionsRunner {
+export function createActionsRunner(options: {
+  github: GitHubDouble;
+  token: string;
+  inputs?: Record<string, string>;
+  env?: Record<string, string>;
+}): ActionsRunner {
   const { github, token } = options;
   const jobDirs: string[] = [];
   const declared = (parse(readFileSync(ACTION_YML, "utf8")) as { inputs: Record<string, { default?: string }> }).inputs;
@@ -55,7 +63,8 @@ export function createActionsRunner(options: { github: GitHubDouble; token: stri
       const workspace = path.join(dir, "work", github.repository.name);
       const home = path.join(dir, "home");
       const commands = path.join(temp, "_runner_file_commands");
-      for (const made of [path.join(temp, "_github_workflow"), workspace, home, commands]) mkdirSync(made, { recursive: true });
+      for (const made of [path.join(temp, "_github_workflow"), workspace, home, commands])
+        mkdirSync(made, { recursive: true });
       const eventPath = path.join(temp, "_github_workflow", "event.json");
       writeFileSync(eventPath, JSON.stringify(event.payload, null, 2));
       const file = (name: string) => {
@@ -69,7 +78,10 @@ export function createActionsRunner(options: { github: GitHubDouble; token: stri
       // `with:` over action.yml's defaults; `${{ github.token }}` is the job's token.
       const given = { ...options.inputs, ...step.inputs };
       const inputs = Object.fromEntries(
-        Object.entries(declared).map(([name, input]) => [`INPUT_${name.replace(/ /g, "_").toUpperCase()}`, given[name] ?? (input.default === "${{ github.token }}" ? token : String(input.default ?? ""))]),
+        Object.entries(declared).map(([name, input]) => [
+          `INPUT_${name.replace(/ /g, "_").toUpperCase()}`,
+          given[name] ?? (input.default === "${{ github.token }}" ? token : String(input.default ?? "")),
+        ]),
       );
       const fullName = `${github.repository.owner}/${github.repository.name}`;
       const env: Record<string, string> = {

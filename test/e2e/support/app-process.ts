@@ -8,7 +8,9 @@ export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.
 export const BUILT_ENTRY = path.join(PROJECT_ROOT, "lib", "index.js");
 const PROBOT_BIN = path.join(PROJECT_ROOT, "node_modules", "probot", "bin", "probot.js");
 /** The node flags `npm start` gives the app (package.json's start script): the app here runs as it does there. */
-const START_FLAGS = (JSON.parse(readFileSync(path.join(PROJECT_ROOT, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start
+const START_FLAGS = (
+  JSON.parse(readFileSync(path.join(PROJECT_ROOT, "package.json"), "utf8")) as { scripts: { start: string } }
+).scripts.start
   .split(" ")
   .filter((word) => word.startsWith("--"));
 
@@ -26,7 +28,9 @@ export interface AppProcess {
 /** Fails with a clear message when the app has not been compiled (`npm run build`, which `npm test` runs first). */
 export function requireBuiltApp(): void {
   if (!existsSync(BUILT_ENTRY)) {
-    throw new Error(`${path.relative(PROJECT_ROOT, BUILT_ENTRY)} is missing: the end-to-end tests run the compiled app. Run \`npm run build\` first (\`npm test\` does).`);
+    throw new Error(
+      `${path.relative(PROJECT_ROOT, BUILT_ENTRY)} is missing: the end-to-end tests run the compiled app. Run \`npm run build\` first (\`npm test\` does).`,
+    );
   }
 }
 
@@ -43,19 +47,30 @@ export async function freePort(): Promise<number> {
  * `probot run ./lib/index.js` as `npm start` runs it (with its node flags), in its own process group, with only the
  * environment given (plus PATH): nothing leaks in from the test runner.
  */
-export async function startAppProcess(env: Record<string, string>, options: { readyTimeoutMs?: number } = {}): Promise<AppProcess> {
+export async function startAppProcess(
+  env: Record<string, string>,
+  options: { readyTimeoutMs?: number } = {},
+): Promise<AppProcess> {
   requireBuiltApp();
   const port = await freePort();
   const child = spawn(process.execPath, [...START_FLAGS, PROBOT_BIN, "run", "./lib/index.js"], {
     cwd: PROJECT_ROOT,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOST: "127.0.0.1", PORT: String(port), LOG_FORMAT: "json", ...env },
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      LOG_FORMAT: "json",
+      ...env,
+    },
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
   child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code, signal) => resolve(code ?? (signal ? 128 : null))));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on("exit", (code, signal) => resolve(code ?? (signal ? 128 : null))),
+  );
   let gone = false;
   void exited.then(() => (gone = true));
 
@@ -83,7 +98,10 @@ export async function startAppProcess(env: Record<string, string>, options: { re
   const deadline = Date.now() + (options.readyTimeoutMs ?? 20_000);
   while (Date.now() < deadline) {
     if (gone) throw new Error(`the app exited before it was ready:\n${output}`);
-    const healthy = await fetch(`${url}/healthz`).then((response) => response.ok, () => false);
+    const healthy = await fetch(`${url}/healthz`).then(
+      (response) => response.ok,
+      () => false,
+    );
     if (healthy) return app;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -106,7 +124,10 @@ async function stopGroup(child: ChildProcess, exited: Promise<number | null>): P
     return;
   }
   signalGroup("SIGTERM");
-  const stopped = await Promise.race([exited.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000))]);
+  const stopped = await Promise.race([
+    exited.then(() => true),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000)),
+  ]);
   if (!stopped) {
     signalGroup("SIGKILL");
     await exited;

@@ -3,7 +3,12 @@ import { afterAll, beforeAll, expect } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { startModelServer, type ModelRequest, type ModelServer, type ScriptedReply } from "../../helpers/model-server.js";
+import {
+  startModelServer,
+  type ModelRequest,
+  type ModelServer,
+  type ScriptedReply,
+} from "../../helpers/model-server.js";
 import { startRedisServer, type RedisServer } from "../../helpers/redis-server.js";
 import { startGitHubDouble, type GitHubDouble } from "../double/github-server.js";
 import type { CommentRecord } from "../double/state.js";
@@ -57,12 +62,20 @@ export function fileRedis(): () => RedisServer {
 }
 
 /** `redis`: false for none, the file's server (`fileRedis`), or unset for a server of the cluster's own. */
-export async function startCluster(options: { issues: number; env?: Record<string, string>; redis?: boolean | RedisServer }): Promise<Cluster> {
+export async function startCluster(options: {
+  issues: number;
+  env?: Record<string, string>;
+  redis?: boolean | RedisServer;
+}): Promise<Cluster> {
   const shared = typeof options.redis === "object" ? options.redis : null;
   const redis = shared ?? (options.redis === false ? null : await startRedisServer());
   const github = await startGitHubDouble({
     files: FILES,
-    issues: Array.from({ length: options.issues }, (_, index) => ({ title: `Greet people by name (${index + 1})`, body: "Greet whoever is named.", author: "octocat" })),
+    issues: Array.from({ length: options.issues }, (_, index) => ({
+      title: `Greet people by name (${index + 1})`,
+      body: "Greet whoever is named.",
+      author: "octocat",
+    })),
     permissions: { maintainer: "write" },
   });
   const dirs: string[] = [];
@@ -78,12 +91,26 @@ export async function startCluster(options: { issues: number; env?: Record<strin
     model: await startModelServer(Array.from({ length: 500 }, () => (request: ModelRequest) => cluster.reply(request))),
     reply: greeterModelReply,
     async startIntake(env = {}) {
-      const app = await startAppProcess({ ...common(), APP_ID: String(github.appId), PRIVATE_KEY: github.privateKey ?? "", WEBHOOK_SECRET, BLUEPRINT_WORKDIR: dir("bp-intake-"), ...options.env, ...env });
+      const app = await startAppProcess({
+        ...common(),
+        APP_ID: String(github.appId),
+        PRIVATE_KEY: github.privateKey ?? "",
+        WEBHOOK_SECRET,
+        BLUEPRINT_WORKDIR: dir("bp-intake-"),
+        ...options.env,
+        ...env,
+      });
       processes.push(app);
       return app;
     },
     async startWorker(env = {}) {
-      const worker = await startWorkerProcess({ ...common(), APP_ID: String(github.appId), BLUEPRINT_WORKDIR: dir("bp-worker-"), ...options.env, ...env });
+      const worker = await startWorkerProcess({
+        ...common(),
+        APP_ID: String(github.appId),
+        BLUEPRINT_WORKDIR: dir("bp-worker-"),
+        ...options.env,
+        ...env,
+      });
       processes.push(worker);
       return worker;
     },
@@ -112,7 +139,8 @@ export async function startCluster(options: { issues: number; env?: Record<strin
         return Date.now() - since >= quietMs;
       });
     },
-    output: () => processes.map((p, index) => `--- process ${index} (pid ${p.pid}) ---\n${p.output().slice(-4000)}`).join("\n"),
+    output: () =>
+      processes.map((p, index) => `--- process ${index} (pid ${p.pid}) ---\n${p.output().slice(-4000)}`).join("\n"),
     async stop() {
       await Promise.all(processes.map((p) => p.stop()));
       await cluster.model.close();
@@ -142,9 +170,11 @@ export async function startCluster(options: { issues: number; env?: Record<strin
 }
 
 /** The turn of a conversation a model request is (0: its first request). */
-export const turnOf = (request: ModelRequest) => request.messages.filter((message) => message.role === "assistant").length;
+export const turnOf = (request: ModelRequest) =>
+  request.messages.filter((message) => message.role === "assistant").length;
 /** Planning conversations offer submit_plan; build steps do not. */
-export const isPlanning = (request: ModelRequest) => request.tools?.some((tool) => tool.function.name === "submit_plan") ?? false;
+export const isPlanning = (request: ModelRequest) =>
+  request.tools?.some((tool) => tool.function.name === "submit_plan") ?? false;
 
 /** Holds the model's replies that `match` until `release()`; everything else is answered at once. */
 export function hold(cluster: Cluster, match: (request: ModelRequest) => boolean) {
@@ -168,7 +198,10 @@ export function hold(cluster: Cluster, match: (request: ModelRequest) => boolean
  * build's pull request is open and the cluster quiet, how many tokens were minted meanwhile.
  */
 export async function buildOutlastingItsToken(cluster: Cluster, intake: AppProcess, issue: number): Promise<number> {
-  const mints = () => cluster.github.requests.filter((request) => request.method === "POST" && /^\/app\/installations\/\d+\/access_tokens$/.test(request.path));
+  const mints = () =>
+    cluster.github.requests.filter(
+      (request) => request.method === "POST" && /^\/app\/installations\/\d+\/access_tokens$/.test(request.path),
+    );
   const before = mints().length;
   cluster.github.queueTokenLifetimes([{ declaredMs: TOKEN_MARGIN_MS + 8_000, validMs: 9_000 }]);
   const gate = hold(cluster, (request) => stepOf(request) === "S2");
@@ -178,7 +211,11 @@ export async function buildOutlastingItsToken(cluster: Cluster, intake: AppProce
   const mintedAt = mints()[before]?.at ?? Date.now();
   await new Promise((resolve) => setTimeout(resolve, Math.max(0, mintedAt + 9_500 - Date.now())));
   gate.release();
-  await cluster.waitFor("the pull request", () => cluster.github.state.pulls.some((pull) => pull.head === `blueprint/issue-${issue}`), 60_000);
+  await cluster.waitFor(
+    "the pull request",
+    () => cluster.github.state.pulls.some((pull) => pull.head === `blueprint/issue-${issue}`),
+    60_000,
+  );
   await cluster.waitForQuiet();
   // No call was refused: nothing used the first token after it lapsed.
   expect(cluster.github.requests.filter((request) => request.auth === "refused")).toEqual([]);
@@ -190,7 +227,12 @@ export async function buildOutlastingItsToken(cluster: Cluster, intake: AppProce
  * by `gate`): its worker starts it over once, then gives up on it. Leaves issue `issue` with one
  * comment saying so, and the cluster quiet.
  */
-export async function killRunnerUntilItGivesUp(cluster: Cluster, gate: ReturnType<typeof hold>, runnerOf: () => { pid: number } | undefined, issue: number): Promise<void> {
+export async function killRunnerUntilItGivesUp(
+  cluster: Cluster,
+  gate: ReturnType<typeof hold>,
+  runnerOf: () => { pid: number } | undefined,
+  issue: number,
+): Promise<void> {
   for (const held of [1, 2]) {
     await cluster.waitFor(`planning attempt ${held}`, () => gate.held() === held, 45_000);
     const killed = runnerOf();
@@ -198,10 +240,16 @@ export async function killRunnerUntilItGivesUp(cluster: Cluster, gate: ReturnTyp
     process.kill(killed?.pid ?? -1, "SIGKILL");
     await cluster.waitFor("a fresh job runner", () => (runnerOf()?.pid ?? killed?.pid) !== killed?.pid);
   }
-  await cluster.waitFor("the failure on the thread", () => cluster.github.state.botComments(issue).some((c) => c.body.startsWith("❌ Blueprint stopped while planning for @maintainer")));
+  await cluster.waitFor("the failure on the thread", () =>
+    cluster.github.state
+      .botComments(issue)
+      .some((c) => c.body.startsWith("❌ Blueprint stopped while planning for @maintainer")),
+  );
   gate.release();
   await cluster.waitForQuiet();
-  const failures = cluster.github.state.botComments(issue).filter((c) => c.body.startsWith("❌ Blueprint stopped while"));
+  const failures = cluster.github.state
+    .botComments(issue)
+    .filter((c) => c.body.startsWith("❌ Blueprint stopped while"));
   expect(failures).toHaveLength(1);
   expect(failures[0]?.body).toContain("stopped unexpectedly 2 times");
 }
@@ -209,11 +257,14 @@ export async function killRunnerUntilItGivesUp(cluster: Cluster, gate: ReturnTyp
 /** How many plan jobs the /metrics page at `url` counts with `outcome` (0 when none). */
 export async function planJobs(url: string, outcome: "done" | "failed"): Promise<number> {
   const metrics = await (await fetch(`${url}/metrics`)).text();
-  return Number(new RegExp(`blueprint_jobs_total\\{kind="plan",outcome="${outcome}"\\} (\\d+)`).exec(metrics)?.[1] ?? 0);
+  return Number(
+    new RegExp(`blueprint_jobs_total\\{kind="plan",outcome="${outcome}"\\} (\\d+)`).exec(metrics)?.[1] ?? 0,
+  );
 }
 
 export const reactionsTo = (cluster: Cluster, commentId: number) =>
-  cluster.github.requests.filter((r) => r.method === "POST" && r.path.includes(`/comments/${commentId}/reactions`)).length;
+  cluster.github.requests.filter((r) => r.method === "POST" && r.path.includes(`/comments/${commentId}/reactions`))
+    .length;
 
 /**
  * What a build taken over after its process died must leave on issue `issue`: each step committed

@@ -13,8 +13,16 @@ export interface NodeRun {
  * own process group. Past `timeoutMs` the whole group is killed, so no child (git, a command the
  * agent ran) outlives the test.
  */
-export function runNode(args: string[], options: { cwd: string; env: Record<string, string>; timeoutMs?: number }): Promise<NodeRun> {
-  const child = spawn(process.execPath, args, { cwd: options.cwd, env: options.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+export function runNode(
+  args: string[],
+  options: { cwd: string; env: Record<string, string>; timeoutMs?: number },
+): Promise<NodeRun> {
+  const child = spawn(process.execPath, args, {
+    cwd: options.cwd,
+    env: options.env,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));

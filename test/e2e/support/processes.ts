@@ -8,7 +8,9 @@ export function childrenOf(pid: number): Array<{ pid: number; cmdline: string }>
       try {
         const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
         const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-        return parent === pid ? [{ pid: Number(entry), cmdline: readFileSync(`/proc/${entry}/cmdline`, "utf8").replace(/\0/g, " ") }] : [];
+        return parent === pid
+          ? [{ pid: Number(entry), cmdline: readFileSync(`/proc/${entry}/cmdline`, "utf8").replace(/\0/g, " ") }]
+          : [];
       } catch {
         return [];
       }
@@ -16,10 +18,12 @@ export function childrenOf(pid: number): Array<{ pid: number; cmdline: string }>
 }
 
 /** The local worker an embedded `npm start` (`pid`) forked, if it runs. */
-export const localWorkerOf = (pid: number): { pid: number; cmdline: string } | undefined => childrenOf(pid).find((child) => child.cmdline.includes("local-worker.js"));
+export const localWorkerOf = (pid: number): { pid: number; cmdline: string } | undefined =>
+  childrenOf(pid).find((child) => child.cmdline.includes("local-worker.js"));
 
 /** The job runner a worker (`pid`) forked, if it runs. */
-export const jobRunnerOf = (pid: number): { pid: number; cmdline: string } | undefined => childrenOf(pid).find((child) => child.cmdline.includes("job-runner.js"));
+export const jobRunnerOf = (pid: number): { pid: number; cmdline: string } | undefined =>
+  childrenOf(pid).find((child) => child.cmdline.includes("job-runner.js"));
 
 /** The process's nice value (field 19 of /proc/<pid>/stat). */
 export function niceOf(pid: number): number {
@@ -28,7 +32,10 @@ export function niceOf(pid: number): number {
 }
 
 /** The names of the process's environment variables. */
-export const environmentOf = (pid: number): string[] => readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").map((entry) => entry.slice(0, entry.indexOf("=")));
+export const environmentOf = (pid: number): string[] =>
+  readFileSync(`/proc/${pid}/environ`, "utf8")
+    .split("\0")
+    .map((entry) => entry.slice(0, entry.indexOf("=")));
 
 /** Whether the process still runs (a zombie waiting for its parent to reap it does not). */
 export function isRunning(pid: number): boolean {

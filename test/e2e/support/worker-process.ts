@@ -63,7 +63,10 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<W
     async stop() {
       if (!gone()) {
         signalGroup("SIGTERM");
-        const stopped = await Promise.race([exited.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 8_000))]);
+        const stopped = await Promise.race([
+          exited.then(() => true),
+          new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 8_000)),
+        ]);
         if (!stopped) signalGroup("SIGKILL");
       }
       await exited;

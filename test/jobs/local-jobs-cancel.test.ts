@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadEnv } from "../../src/config/env.js";
 import { createOctokitPort, type PortOctokit } from "../../src/github/octokit-port.js";
 import { MARKER_PREFIX } from "../../src/github/state-marker.js";
-import { EmbeddedBackend } from "../../src/jobs/embedded.js";
+import { LocalJobs } from "../../src/jobs/local-jobs.js";
 import { commandJob } from "../../src/jobs/from-webhook.js";
 import type { Job } from "../../src/jobs/job.js";
 import { JobMetrics } from "../../src/jobs/metrics.js";
@@ -19,7 +19,12 @@ import { BOT_LOGIN, githubDouble } from "../helpers/github-double.js";
  * down to its safe point: the next worker would resume it, and the `/cancel` would be lost.
  */
 
-const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined } as unknown as Logger;
+const quiet = {
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+  debug: () => undefined,
+} as unknown as Logger;
 beforeEach(() => {
   nock.disableNetConnect();
   nock.enableNetConnect("127.0.0.1");
@@ -37,14 +42,27 @@ async function until(what: string, ready: () => boolean): Promise<void> {
   }
 }
 
-describe("the embedded queue's account of unfinished jobs", () => {
+describe("the local worker's account of unfinished jobs", () => {
   it("counts a running job stopped with /cancel as finished at once, not when it reaches its safe point", async () => {
     githubDouble({ permissions: { maintainer: "write" } });
     const repo = createBareRepo({ "README.md": "# Hello\n" });
-    const repository = { owner: "Codertocat", name: "Hello-World", cloneUrl: repo.url, defaultBranch: "main", htmlUrl: "https://github.com/Codertocat/Hello-World" };
-    const env = loadEnv({ BLUEPRINT_WORKDIR: tempDir("blueprint-workdir-"), BLUEPRINT_STATE_SECRET: "a-state-secret-for-the-tests-0000", PATH: process.env.PATH ?? "" });
+    const repository = {
+      owner: "Codertocat",
+      name: "Hello-World",
+      cloneUrl: repo.url,
+      defaultBranch: "main",
+      htmlUrl: "https://github.com/Codertocat/Hello-World",
+    };
+    const env = loadEnv({
+      BLUEPRINT_WORKDIR: tempDir("blueprint-workdir-"),
+      BLUEPRINT_STATE_SECRET: "a-state-secret-for-the-tests-0000",
+      PATH: process.env.PATH ?? "",
+    });
     const port = createOctokitPort({
-      octokit: new Octokit({ auth: "ghs_TestInstallationToken0000000000000000", request: { retries: 0 } }) as unknown as PortOctokit,
+      octokit: new Octokit({
+        auth: "ghs_TestInstallationToken0000000000000000",
+        request: { retries: 0 },
+      }) as unknown as PortOctokit,
       repo: repository,
       number: 1,
       isOwnComment: (comment) => comment.user?.login === BOT_LOGIN && comment.body.includes(MARKER_PREFIX),
@@ -52,7 +70,7 @@ describe("the embedded queue's account of unfinished jobs", () => {
     const settled: string[] = [];
     const stopping: string[] = [];
     let finishWork = () => {};
-    const backend = new EmbeddedBackend({
+    const backend = new LocalJobs({
       deps: createWorkflowDeps(env, quiet),
       portsFor: async () => ({ ack: port, reply: port, work: port }),
       concurrency: 2,
@@ -66,7 +84,18 @@ describe("the embedded queue's account of unfinished jobs", () => {
       onSettled: (job, phase) => settled.push(`${job.deliveryId} ${phase}`),
     });
     const comment = (deliveryId: string, commentId: number, body: string): Job => {
-      const job = commandJob({ deliveryId, installationId: 42, repository, number: 1, actor: "maintainer", receivedAt: Date.now(), commentId }, body);
+      const job = commandJob(
+        {
+          deliveryId,
+          installationId: 42,
+          repository,
+          number: 1,
+          actor: "maintainer",
+          receivedAt: Date.now(),
+          commentId,
+        },
+        body,
+      );
       if (!job) throw new Error("not a job");
       return job;
     };
