@@ -1,28 +1,17 @@
-import { afterEach, expect, it } from "vitest";
-import type { AppProcess } from "./support/app-process.js";
-import { fileRedis, hold, isPlanning, startCluster, turnOf, type Cluster } from "./support/cluster.js";
+import { expect, it } from "vitest";
+import { clusterPerTest, hold, isPlanning, queueHealth, turnOf } from "./support/cluster.js";
 import { STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
 
 /** One redis-server for the file; each test's cluster flushes it when it stops. */
-const redis = fileRedis();
+const clusters = clusterPerTest();
 
 /**
  * A worker's graceful shutdown and a job's token outliving its wait, with real `redis-server`, a
  * real intake (`npm start`, BLUEPRINT_WORKERS=0) and real `npm run worker` processes.
  */
 
-let cluster: Cluster | null = null;
-afterEach(async () => {
-  await cluster?.stop();
-  cluster = null;
-});
-
-type Health = { queue: { waiting: number; running: number; workers: number } };
-const health = async (intake: AppProcess) => ((await (await fetch(`${intake.url}/healthz`)).json()) as Health).queue;
-
 it("SIGTERM mid-build hands the job back: it waits for the next worker, which resumes it from what was pushed", async () => {
-  cluster = await startCluster({ issues: 1, redis: redis() });
-  const c = cluster;
+  const c = await clusters.start(1);
   const intake = await c.startIntake({ BLUEPRINT_WORKERS: "0" });
   const first = await c.startWorker();
   expect(await c.deliver(intake, c.type(1, "/plan greet by name").event)).toBe(200);
@@ -39,7 +28,7 @@ it("SIGTERM mid-build hands the job back: it waits for the next worker, which re
   expect(first.output()).not.toContain("did not stop");
   gate.release();
   // 2. No worker left: the job waits in the queue, and the thread says it is paused, not failed.
-  expect(await health(intake)).toMatchObject({ waiting: 1, running: 0, workers: 0 });
+  expect(await queueHealth(intake)).toMatchObject({ waiting: 1, running: 0, workers: 0 });
   const paused = c.github.state.botComments(1).find((comment) => comment.body.includes("Plan v1"));
   expect(paused?.body).toContain("Paused at a safe point");
   expect(paused?.body).toContain("- [x] **S1**");
@@ -64,8 +53,7 @@ it("SIGTERM mid-build hands the job back: it waits for the next worker, which re
 }, 150_000);
 
 it("SIGTERM mid-plan hands the job to another running worker, which plans from the start: one plan, no failure", async () => {
-  cluster = await startCluster({ issues: 1, redis: redis() });
-  const c = cluster;
+  const c = await clusters.start(1);
   const intake = await c.startIntake({ BLUEPRINT_WORKERS: "0" });
   const first = await c.startWorker();
   const gate = hold(c, (request) => isPlanning(request) && turnOf(request) === 1);

@@ -1,28 +1,17 @@
-import { afterEach, expect, it } from "vitest";
-import type { AppProcess } from "./support/app-process.js";
-import { buildOutlastingItsToken, fileRedis, startCluster, type Cluster } from "./support/cluster.js";
+import { expect, it } from "vitest";
+import { buildOutlastingItsToken, clusterPerTest, queueHealth } from "./support/cluster.js";
 import { STEP_COMMITS } from "./support/greeter-scenario.js";
 
 /** One redis-server for the file; each test's cluster flushes it when it stops. */
-const redis = fileRedis();
+const clusters = clusterPerTest();
 
 /**
  * A job's token outliving its wait and its work, with real `redis-server`, a
  * real intake (`npm start`, BLUEPRINT_WORKERS=0) and real `npm run worker` processes.
  */
 
-let cluster: Cluster | null = null;
-afterEach(async () => {
-  await cluster?.stop();
-  cluster = null;
-});
-
-type Health = { queue: { waiting: number; running: number; workers: number } };
-const health = async (intake: AppProcess) => ((await (await fetch(`${intake.url}/healthz`)).json()) as Health).queue;
-
 it("a job that waited longer than its installation token lives gets a fresh token from the intake, and runs", async () => {
-  cluster = await startCluster({ issues: 1, redis: redis() });
-  const c = cluster;
+  const c = await clusters.start(1);
   const intake = await c.startIntake({ BLUEPRINT_WORKERS: "0" });
   const minted = () =>
     c.github.requests.filter(
@@ -36,7 +25,7 @@ it("a job that waited longer than its installation token lives gets a fresh toke
   await c.waitFor("the job's token", () => minted() === 1);
   c.github.setTokenLifetime(3600_000);
   await new Promise((resolve) => setTimeout(resolve, 3_000));
-  expect(await health(intake)).toMatchObject({ waiting: 1, workers: 0 });
+  expect(await queueHealth(intake)).toMatchObject({ waiting: 1, workers: 0 });
 
   // 2. A worker takes the job: it asks the intake for a fresh token before it touches GitHub.
   const worker = await c.startWorker();
@@ -59,8 +48,7 @@ it("a job that waited longer than its installation token lives gets a fresh toke
 }, 90_000);
 
 it("a build that outlasts its token gets a fresh one from the intake while it works: every step pushed, no call refused", async () => {
-  cluster = await startCluster({ issues: 1, redis: redis() });
-  const c = cluster;
+  const c = await clusters.start(1);
   const intake = await c.startIntake({ BLUEPRINT_WORKERS: "0" });
   const worker = await c.startWorker();
   expect(await c.deliver(intake, c.type(1, "/plan greet by name").event)).toBe(200);

@@ -1,5 +1,5 @@
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, expect } from "vitest";
+import { afterAll, afterEach, beforeAll, expect } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -59,6 +59,33 @@ export function fileRedis(): () => RedisServer {
     if (!server) throw new Error("fileRedis: asked before its beforeAll ran");
     return server;
   };
+}
+
+/**
+ * A Redis cluster per test, on the file's one redis-server (`fileRedis`): `start()` makes the test's
+ * cluster, which is stopped (and the server flushed) after the test.
+ */
+export function clusterPerTest(): { start(issues: number): Promise<Cluster> } {
+  const redis = fileRedis();
+  let cluster: Cluster | null = null;
+  afterEach(async () => {
+    await cluster?.stop();
+    cluster = null;
+  });
+  return {
+    async start(issues) {
+      cluster = await startCluster({ issues, redis: redis() });
+      return cluster;
+    },
+  };
+}
+
+/** What an intake's /healthz says of the queue. */
+export async function queueHealth(intake: AppProcess): Promise<{ waiting: number; running: number; workers: number }> {
+  const health = (await (await fetch(`${intake.url}/healthz`)).json()) as {
+    queue: { waiting: number; running: number; workers: number };
+  };
+  return health.queue;
 }
 
 /** `redis`: false for none, the file's server (`fileRedis`), or unset for a server of the cluster's own. */
