@@ -82,99 +82,130 @@ export function appTokenMinter(options: {
   const jwt = new AppJwt(options.appId, options.privateKey);
   // Signed now, at start-up, rather than when the first webhook's job waits for its token.
   jwt.token();
-  const second = options.secondMs ?? 1_000;
-  const base = options.baseUrl.replace(/\/$/, "");
   const turns = new Turns(REQUEST_TIMEOUT_MS * (RETRIES + 1));
-  // Node's own fetch loads and starts its client on the first token request, which is always the urgent one.
-  const fetch = keepAliveFetch({ maxSockets: AT_ONCE });
+  const context: MintContext = {
+    jwt,
+    base: options.baseUrl.replace(/\/$/, ""),
+    // Node's own fetch loads and starts its client on the first token request, which is always the urgent one.
+    fetch: keepAliveFetch({ maxSockets: AT_ONCE }),
+    second: options.secondMs ?? 1_000,
+    log: options.log,
+  };
   const slots = new Slots(AT_ONCE);
   // As plugin-throttling paced them (one at a time per installation), and under GitHub's concurrency limit overall.
-  const createInstallationAccessToken: TokenMinter["rest"]["apps"]["createInstallationAccessToken"] = async (
-    request,
-  ) => {
+  const createInstallationAccessToken: CreateToken = async (request) => {
     const turn = await turns.take(request.installation_id);
     try {
-      return await slots.run(() => requestToken(request));
+      return await slots.run(() => requestToken(context, request));
     } finally {
       turn.end();
     }
   };
-  const requestToken: TokenMinter["rest"]["apps"]["createInstallationAccessToken"] = async ({
-    installation_id,
-    ...body
-  }) => {
-    const url = `${base}/app/installations/${installation_id}/access_tokens`;
-    for (let attempt = 0; ; attempt++) {
-      let response: LightResponse;
-      try {
-        response = await fetch(url, {
-          signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-          method: "POST",
-          headers: {
-            authorization: `bearer ${jwt.token()}`,
-            accept: "application/vnd.github+json",
-            "content-type": "application/json",
-            "user-agent": "blueprint",
-            "x-github-api-version": "2022-11-28",
-          },
-          body: JSON.stringify(body),
-        });
-      } catch (error) {
-        // The network failed: retried as a server error would be.
-        const backoff = backoffWait(500, attempt, RETRIES);
-        if (backoff === null)
-          throw Object.assign(
-            new Error(`requesting a token for installation ${installation_id} failed: ${(error as Error).message}`),
-            { status: 500 },
-          );
-        await sleep(backoff * second);
-        continue;
-      }
-      const text = await response.text();
-      const data = parseJson(text) as {
-        token?: unknown;
-        expires_at?: unknown;
-        permissions?: Record<string, string | undefined>;
-        message?: unknown;
-      } | null;
-      if (
-        response.status === 201 &&
-        typeof data?.token === "string" &&
-        data.token !== "" &&
-        typeof data.expires_at === "string"
-      ) {
-        return {
-          data: {
-            token: data.token,
-            expires_at: data.expires_at,
-            ...(data.permissions ? { permissions: data.permissions } : {}),
-          },
-        };
-      }
-      const message = typeof data?.message === "string" ? data.message : text.slice(0, 200);
-      const limit = rateLimitWait(response.status, message, (name) => response.headers.get(name));
-      // A rate limit asking for more than a minute fails the mint (the webhook's redelivery starts the job).
-      const wait = limit
-        ? limit.seconds <= LONGEST_WAIT_S && attempt < RETRIES
-          ? limit.seconds
-          : null
-        : backoffWait(response.status, attempt, RETRIES);
-      if (wait !== null) {
-        options.log.warn(
-          { status: response.status, installationId: installation_id, retryAfter: wait },
-          "a token request was refused for now; trying again",
-        );
-        await sleep(wait * second);
-        continue;
-      }
-      throw Object.assign(
-        new Error(`GitHub refused a token for installation ${installation_id} (${response.status}): ${message}`),
-        { status: response.status },
-      );
-    }
-  };
   const minter: TokenMinter = { rest: { apps: { createInstallationAccessToken } } };
   return async () => minter;
+}
+
+type CreateToken = TokenMinter["rest"]["apps"]["createInstallationAccessToken"];
+
+/** What every token request of one minter shares: the App's token, GitHub's address, the connection pool. */
+interface MintContext {
+  jwt: AppJwt;
+  base: string;
+  fetch: ReturnType<typeof keepAliveFetch>;
+  /** Milliseconds in a second of waiting (shorter in tests). */
+  second: number;
+  log: Logger;
+}
+
+/** GitHub's answer to a token request, as far as it is read. */
+type TokenResponseBody = {
+  token?: unknown;
+  expires_at?: unknown;
+  permissions?: Record<string, string | undefined>;
+  message?: unknown;
+} | null;
+
+/** One installation's token, requested (and retried) until GitHub gives it or refuses for good. */
+async function requestToken(
+  context: MintContext,
+  { installation_id, ...body }: Parameters<CreateToken>[0],
+): ReturnType<CreateToken> {
+  const url = `${context.base}/app/installations/${installation_id}/access_tokens`;
+  for (let attempt = 0; ; attempt++) {
+    let response: LightResponse;
+    try {
+      response = await postTokenRequest(context, url, body);
+    } catch (error) {
+      // The network failed: retried as a server error would be.
+      const backoff = backoffWait(500, attempt, RETRIES);
+      if (backoff === null)
+        throw Object.assign(
+          new Error(`requesting a token for installation ${installation_id} failed: ${(error as Error).message}`),
+          { status: 500 },
+        );
+      await sleep(backoff * context.second);
+      continue;
+    }
+    const text = await response.text();
+    const data = parseJson(text) as TokenResponseBody;
+    const minted = mintedToken(response.status, data);
+    if (minted) return minted;
+    const message = typeof data?.message === "string" ? data.message : text.slice(0, 200);
+    const wait = retryWait(response, message, attempt);
+    if (wait !== null) {
+      context.log.warn(
+        { status: response.status, installationId: installation_id, retryAfter: wait },
+        "a token request was refused for now; trying again",
+      );
+      await sleep(wait * context.second);
+      continue;
+    }
+    throw Object.assign(
+      new Error(`GitHub refused a token for installation ${installation_id} (${response.status}): ${message}`),
+      { status: response.status },
+    );
+  }
+}
+
+/** One POST for an installation's token, signed with the App's (reused) token. */
+function postTokenRequest(context: MintContext, url: string, body: object): Promise<LightResponse> {
+  return context.fetch(url, {
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    method: "POST",
+    headers: {
+      authorization: `bearer ${context.jwt.token()}`,
+      accept: "application/vnd.github+json",
+      "content-type": "application/json",
+      "user-agent": "blueprint",
+      "x-github-api-version": "2022-11-28",
+    },
+    body: JSON.stringify(body),
+  });
+}
+
+/** The token GitHub gave, when its answer is a complete one; otherwise null. */
+function mintedToken(status: number, data: TokenResponseBody): Awaited<ReturnType<CreateToken>> | null {
+  if (status === 201 && typeof data?.token === "string" && data.token !== "" && typeof data.expires_at === "string") {
+    return {
+      data: {
+        token: data.token,
+        expires_at: data.expires_at,
+        ...(data.permissions ? { permissions: data.permissions } : {}),
+      },
+    };
+  }
+  return null;
+}
+
+/** Seconds to wait before trying a refused request again, or null when it is not to be retried. */
+function retryWait(response: LightResponse, message: string, attempt: number): number | null {
+  const limit = rateLimitWait(response.status, message, (name) => response.headers.get(name));
+  // A rate limit asking for more than a minute fails the mint (the webhook's redelivery starts the job).
+  return limit
+    ? limit.seconds <= LONGEST_WAIT_S && attempt < RETRIES
+      ? limit.seconds
+      : null
+    : backoffWait(response.status, attempt, RETRIES);
 }
 
 function parseJson(text: string): unknown {

@@ -112,99 +112,122 @@ function sharedPace(id: string): Pace {
   return pace;
 }
 
+/** One Octokit's settings, resolved from its `pacing` option, and the gates and slots it paces by. */
+interface Pacer {
+  options: PacingOptions;
+  gaps: { write: number; notification: number; search: number };
+  second: number;
+  retries: number;
+  basePath: string;
+  pace: Pace;
+}
+
+type RequestOptions = { method: string; url: string };
+type Request = (options: RequestOptions) => Promise<{ data: unknown }>;
+
 /** The Octokit plugin: `new (Octokit.plugin(pacing))({ pacing: {...} })`. */
 export function pacing(
   octokit: Pick<Octokit, "hook">,
   octokitOptions: { pacing?: PacingOptions; baseUrl?: string },
 ): Record<string, never> {
+  const pacer = newPacer(octokitOptions);
+  const wrap = (request: Request, requestOptions: RequestOptions) => sendWithRetries(pacer, request, requestOptions);
+  (octokit.hook.wrap as (name: "request", hook: typeof wrap) => void)("request", wrap);
+  return {};
+}
+
+function newPacer(octokitOptions: { pacing?: PacingOptions; baseUrl?: string }): Pacer {
   const options = octokitOptions.pacing;
   if (!options) throw new Error("pacing: the `pacing` option (with onRateLimit) is required");
-  const gaps = options.gapsMs ?? { write: 1_000, notification: 3_000, search: 2_000 };
-  const second = options.secondMs ?? 1_000;
-  const retries = options.retries ?? 3;
-  // Routes are GitHub's paths; on GitHub Enterprise the API lives under /api/v3.
-  const basePath = new URL(octokitOptions.baseUrl ?? "https://api.github.com").pathname.replace(/\/$/, "");
-  const { writes, notifications, searches, slots, tokenSlot } =
-    options.id === undefined ? newPace() : sharedPace(options.id);
-  const { shared, id } = options;
-  // Shared gates when there are any (and an id to share them by); this process's own while they fail (their owner logs
-  // why).
-  const pass = (gate: Gate, lane: string, gapMs: number): Promise<void> | null =>
-    shared && id !== undefined
-      ? shared.reserve(`${id}:${lane}`, gapMs).then(
-          (waitMs) => (waitMs > 0 ? sleep(waitMs) : undefined),
-          () => gate.pass(gapMs) ?? undefined,
-        )
-      : gate.pass(gapMs);
-
-  type Options = { method: string; url: string };
-  type Request = (options: Options) => Promise<{ data: unknown }>;
-
-  const once = async (request: Request, requestOptions: Options) => {
-    const method = requestOptions.method.toUpperCase();
-    const fullPath = new URL(requestOptions.url, "http://github.test").pathname;
-    const path = basePath && fullPath.startsWith(`${basePath}/`) ? fullPath.slice(basePath.length) : fullPath;
-    const isToken = isTokenRequest(method, path);
-    // GitHub Enterprise serves GraphQL at /api/graphql, beside the REST API's /api/v3.
-    const isGraphql = path.startsWith("/graphql") || fullPath === "/api/graphql";
-    const isWrite = !isToken && ((method !== "GET" && method !== "HEAD") || isGraphql);
-    // Only the waits that are due take a timer; a request with nothing to wait for leaves at once.
-    if (isWrite) await pass(writes, "write", gaps.write);
-    if (isWrite && !isGraphql && triggersNotification(path))
-      await pass(notifications, "notification", gaps.notification);
-    if (method === "GET" && path.startsWith("/search/")) await pass(searches, "search", gaps.search);
-    const response = await (isToken ? tokenSlot : slots).run(() => request(requestOptions));
-    const errors = (response.data as { errors?: { type?: string; message?: string }[] } | undefined)?.errors;
-    if (isGraphql && errors?.some((error) => error.type === "RATE_LIMITED")) {
-      throw failure("GraphQL Rate Limit Exceeded", 403, requestOptions, response, true);
-    }
-    if (
-      isGraphql &&
-      errors?.[0]?.message &&
-      /Something went wrong while executing your query/.test(errors[0].message)
-    ) {
-      throw failure(errors[0].message, 500, requestOptions, response);
-    }
-    return response;
+  return {
+    options,
+    gaps: options.gapsMs ?? { write: 1_000, notification: 3_000, search: 2_000 },
+    second: options.secondMs ?? 1_000,
+    retries: options.retries ?? 3,
+    // Routes are GitHub's paths; on GitHub Enterprise the API lives under /api/v3.
+    basePath: new URL(octokitOptions.baseUrl ?? "https://api.github.com").pathname.replace(/\/$/, ""),
+    pace: options.id === undefined ? newPace() : sharedPace(options.id),
   };
+}
 
-  const wrap = async (request: Request, requestOptions: Options) => {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await once(request, requestOptions);
-      } catch (error) {
-        const waitMs = retryWait(error, attempt);
-        if (waitMs === null) throw error;
-        await sleep(waitMs);
-      }
-    }
-  };
-  (octokit.hook.wrap as (name: "request", hook: typeof wrap) => void)("request", wrap);
-
-  /** Milliseconds to wait before trying again, or null to give up. */
-  function retryWait(error: unknown, attempt: number): number | null {
-    if (!isHttpFailure(error)) return null;
-    const headers = error.response?.headers ?? {};
-    const limit = rateLimitWait(
-      error.status,
-      error.message,
-      (name) => headers[name]?.toString(),
-      error.graphqlRateLimited === true,
-    );
-    if (limit)
-      return options!.onRateLimit(
-        limit.kind,
-        limit.seconds,
-        { method: error.request.method, url: error.request.url },
-        attempt,
+/**
+ * Shared gates when there are any (and an id to share them by); this process's own while they fail (their owner logs
+ * why).
+ */
+function pass(pacer: Pacer, gate: Gate, lane: string, gapMs: number): Promise<void> | null {
+  const { shared, id } = pacer.options;
+  return shared && id !== undefined
+    ? shared.reserve(`${id}:${lane}`, gapMs).then(
+        (waitMs) => (waitMs > 0 ? sleep(waitMs) : undefined),
+        () => gate.pass(gapMs) ?? undefined,
       )
-        ? limit.seconds * second
-        : null;
-    const backoff = backoffWait(error.status, attempt, retries);
-    return backoff === null ? null : backoff * second;
-  }
+    : gate.pass(gapMs);
+}
 
-  return {};
+async function sendWithRetries(pacer: Pacer, request: Request, requestOptions: RequestOptions) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await sendOnce(pacer, request, requestOptions);
+    } catch (error) {
+      const waitMs = retryWait(pacer, error, attempt);
+      if (waitMs === null) throw error;
+      await sleep(waitMs);
+    }
+  }
+}
+
+async function sendOnce(pacer: Pacer, request: Request, requestOptions: RequestOptions) {
+  const { basePath, gaps } = pacer;
+  const { writes, notifications, searches, slots, tokenSlot } = pacer.pace;
+  const method = requestOptions.method.toUpperCase();
+  const fullPath = new URL(requestOptions.url, "http://github.test").pathname;
+  const path = basePath && fullPath.startsWith(`${basePath}/`) ? fullPath.slice(basePath.length) : fullPath;
+  const isToken = isTokenRequest(method, path);
+  // GitHub Enterprise serves GraphQL at /api/graphql, beside the REST API's /api/v3.
+  const isGraphql = path.startsWith("/graphql") || fullPath === "/api/graphql";
+  const isWrite = !isToken && ((method !== "GET" && method !== "HEAD") || isGraphql);
+  // Only the waits that are due take a timer; a request with nothing to wait for leaves at once.
+  if (isWrite) await pass(pacer, writes, "write", gaps.write);
+  if (isWrite && !isGraphql && triggersNotification(path))
+    await pass(pacer, notifications, "notification", gaps.notification);
+  if (method === "GET" && path.startsWith("/search/")) await pass(pacer, searches, "search", gaps.search);
+  const response = await (isToken ? tokenSlot : slots).run(() => request(requestOptions));
+  if (isGraphql) checkGraphqlErrors(requestOptions, response);
+  return response;
+}
+
+/** GraphQL answers 200 with its failures in `errors`: throw the ones to wait out or retry. */
+function checkGraphqlErrors(requestOptions: RequestOptions, response: { data: unknown }): void {
+  const errors = (response.data as { errors?: { type?: string; message?: string }[] } | undefined)?.errors;
+  if (errors?.some((error) => error.type === "RATE_LIMITED")) {
+    throw failure("GraphQL Rate Limit Exceeded", 403, requestOptions, response, true);
+  }
+  if (errors?.[0]?.message && /Something went wrong while executing your query/.test(errors[0].message)) {
+    throw failure(errors[0].message, 500, requestOptions, response);
+  }
+}
+
+/** Milliseconds to wait before trying again, or null to give up. */
+function retryWait(pacer: Pacer, error: unknown, attempt: number): number | null {
+  if (!isHttpFailure(error)) return null;
+  const headers = error.response?.headers ?? {};
+  const limit = rateLimitWait(
+    error.status,
+    error.message,
+    (name) => headers[name]?.toString(),
+    error.graphqlRateLimited === true,
+  );
+  if (limit)
+    return pacer.options.onRateLimit(
+      limit.kind,
+      limit.seconds,
+      { method: error.request.method, url: error.request.url },
+      attempt,
+    )
+      ? limit.seconds * pacer.second
+      : null;
+  const backoff = backoffWait(error.status, attempt, pacer.retries);
+  return backoff === null ? null : backoff * pacer.second;
 }
 
 /** An error from Octokit's request (its RequestError, matched by shape) or from the checks above. */

@@ -125,30 +125,74 @@ export async function collectTags(root: string, signal?: AbortSignal, cacheDir?:
   }
 }
 
+/** Per blob key not cached: the job outlining it and every file holding that blob. */
+type OutlineQueue = Map<string, { job: OutlineJob; files: RepoFile[] }>;
+
+/** The files of one listing, each keyed by its blob (when outlined), and the blobs still to outline. */
+interface FilePlan {
+  files: RepoFile[];
+  keys: Array<string | undefined>;
+  queued: OutlineQueue;
+}
+
 async function collectNow(
   root: string,
   signal: AbortSignal | undefined,
   cacheDir: string | undefined,
 ): Promise<CollectedTags> {
   if (!lastTree) startParserWorkers();
+  const tracked = await listTrackedAndLoadCache(root, cacheDir);
+  const previous = lastTree?.tracked === tracked ? lastTree : undefined;
+  const reader = new HeadReader(root);
+  const { files, keys, queued } = planFiles(tracked, previous, reader);
+  signal?.throwIfAborted();
+  const blobs = [...queued];
+  const jobs = blobs.map(([, blob]) => blob.job);
+  const outcomes = jobs.length > 0 ? await outlineInWorkers(root, jobs, signal) : [];
+  // No worker here (the Action bundle): the regex outline, on this thread.
+  const parsersUnavailable = outcomes === undefined;
+  const tagged = outcomes ?? (await outlineHere(reader, jobs, signal));
+  const fromWorktree = applyOutlines(blobs, tagged);
+  // Without parsers the files got the regex outline: not what a later map with parsers should reuse. Nor
+  // are files the worktree kept from being read: the next map looks at them again.
+  lastTree = parsersUnavailable || fromWorktree ? undefined : { tracked, files, keys };
+  const cacheError =
+    cacheDir && !parsersUnavailable ? await persistReportingError(cacheDir, keys, blobs.length) : undefined;
+  return {
+    files,
+    parsersUnavailable,
+    parsed: blobs.length,
+    generated: files.filter((file) => file.generated).length,
+    ...(cacheError ? { cacheError } : {}),
+  };
+}
+
+/** Lists the tracked files and, the first time a cache directory is seen, reads its tags into the cache. */
+async function listTrackedAndLoadCache(root: string, cacheDir: string | undefined): Promise<Tracked> {
   const [tracked, persisted] = await Promise.all([
     listTracked(root),
     cacheDir && !loadedDirs.has(cacheDir) ? loadPersistedTags(cacheDir) : undefined,
   ]);
-  const { entries, modified } = tracked;
   if (cacheDir && persisted) {
     loadedDirs.add(cacheDir);
     for (const [key, value] of persisted) if (!cache.has(key)) remember(key, value);
     // Nothing on disk yet: the first map writes it, however few files it parsed.
     if (persisted.size === 0) unsavedParses.set(cacheDir, PERSIST_AFTER);
   }
-  const previous = lastTree?.tracked === tracked ? lastTree : undefined;
-  const reader = new HeadReader(root);
+  return tracked;
+}
+
+/**
+ * One file per listed entry: unchanged ones from the previous map as they are, the rest from the cache or queued to be
+ * outlined.
+ */
+function planFiles(tracked: Tracked, previous: typeof lastTree, reader: HeadReader): FilePlan {
+  const { entries, modified } = tracked;
   const files: RepoFile[] = [];
   const keys: Array<string | undefined> = [];
   // Per blob key not cached: the job outlining it and every file holding that blob (vendored copies share one parse and
   // one tags object).
-  const queued = new Map<string, { job: OutlineJob; files: RepoFile[] }>();
+  const queued: OutlineQueue = new Map();
   entries.forEach((entry, index) => {
     const unchanged = previous && !modified.has(entry.path) ? previous.files[index] : undefined;
     if (previous && unchanged) {
@@ -162,41 +206,51 @@ async function collectNow(
     if (entry.mode === "120000") file.note = "symbolic link";
     else if (entry.mode === "160000") file.note = "submodule";
     else if (tracked.compiled.has(entry.path)) Object.assign(file, { generated: true, note: BESIDE_DECLARATIONS_NOTE });
-    else {
-      const language = parsedLanguageOf(entry.path);
-      if (!language && !hasOutline(entry.path)) return;
-      const job: OutlineJob = { path: entry.path, ...(language ? { language } : {}) };
-      let sha = entry.sha;
-      if (modified.has(entry.path)) {
-        // A changed file has no blob yet: key it by its content, hashed the way git hashes a blob.
-        const head = reader.read(entry.path);
-        if (head.text === undefined) {
-          if (head.note) file.note = head.note;
-          return;
-        }
-        job.head = head;
-        sha = createHash("sha1")
-          .update(`blob ${Buffer.byteLength(head.text)}\0${head.text}`)
-          .digest("hex");
-      }
-      const key = `${sha}:${language ?? "regex"}`;
-      keys[index] = key;
-      const cached = cache.get(key);
-      if (cached) Object.assign(file, cached);
-      else {
-        const blob = queued.get(key);
-        if (blob) blob.files.push(file);
-        else queued.set(key, { job, files: [file] });
-      }
-    }
+    else keys[index] = planOutline(entry, file, modified.has(entry.path), reader, queued);
   });
-  signal?.throwIfAborted();
-  const blobs = [...queued];
-  const jobs = blobs.map(([, blob]) => blob.job);
-  const outcomes = jobs.length > 0 ? await outlineInWorkers(root, jobs, signal) : [];
-  // No worker here (the Action bundle): the regex outline, on this thread.
-  const parsersUnavailable = outcomes === undefined;
-  const tagged = outcomes ?? (await outlineHere(reader, jobs, signal));
+  return { files, keys, queued };
+}
+
+/**
+ * Gives a file its cached tags or queues its blob to be outlined; returns the blob's key, or undefined when the file is
+ * not outlined at all.
+ */
+function planOutline(
+  entry: TrackedEntry,
+  file: RepoFile,
+  isModified: boolean,
+  reader: HeadReader,
+  queued: OutlineQueue,
+): string | undefined {
+  const language = parsedLanguageOf(entry.path);
+  if (!language && !hasOutline(entry.path)) return undefined;
+  const job: OutlineJob = { path: entry.path, ...(language ? { language } : {}) };
+  let sha = entry.sha;
+  if (isModified) {
+    // A changed file has no blob yet: key it by its content, hashed the way git hashes a blob.
+    const head = reader.read(entry.path);
+    if (head.text === undefined) {
+      if (head.note) file.note = head.note;
+      return undefined;
+    }
+    job.head = head;
+    sha = createHash("sha1")
+      .update(`blob ${Buffer.byteLength(head.text)}\0${head.text}`)
+      .digest("hex");
+  }
+  const key = `${sha}:${language ?? "regex"}`;
+  const cached = cache.get(key);
+  if (cached) Object.assign(file, cached);
+  else {
+    const blob = queued.get(key);
+    if (blob) blob.files.push(file);
+    else queued.set(key, { job, files: [file] });
+  }
+  return key;
+}
+
+/** Gives each queued blob's files their tags and caches them; returns whether any came from the worktree. */
+function applyOutlines(blobs: Array<[string, { job: OutlineJob; files: RepoFile[] }]>, tagged: CachedTags[]): boolean {
   let fromWorktree = false;
   blobs.forEach(([key, blob], index) => {
     const { worktree, ...entry } = tagged[index] ?? {};
@@ -206,24 +260,19 @@ async function collectNow(
     if (worktree) fromWorktree = true;
     else remember(key, entry);
   });
-  // Without parsers the files got the regex outline: not what a later map with parsers should reuse. Nor
-  // are files the worktree kept from being read: the next map looks at them again.
-  lastTree = parsersUnavailable || fromWorktree ? undefined : { tracked, files, keys };
-  // A cache that cannot be written leaves the map whole: the map says so rather than failing.
-  const cacheError =
-    cacheDir && !parsersUnavailable
-      ? await persistIfDue(cacheDir, keys, blobs.length).then(
-          () => undefined,
-          (error: unknown) => (error instanceof Error ? error.message : String(error)),
-        )
-      : undefined;
-  return {
-    files,
-    parsersUnavailable,
-    parsed: blobs.length,
-    generated: files.filter((file) => file.generated).length,
-    ...(cacheError ? { cacheError } : {}),
-  };
+  return fromWorktree;
+}
+
+/** A cache that cannot be written leaves the map whole: the map says so rather than failing. */
+function persistReportingError(
+  cacheDir: string,
+  keys: Array<string | undefined>,
+  parsedNow: number,
+): Promise<string | undefined> {
+  return persistIfDue(cacheDir, keys, parsedNow).then(
+    () => undefined,
+    (error: unknown) => (error instanceof Error ? error.message : String(error)),
+  );
 }
 
 /** Outlines on the main thread by regular expressions, yielding to the event loop between files now and then. */
