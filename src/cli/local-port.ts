@@ -1,7 +1,7 @@
 import { promises as fs } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { findThreadState, type ThreadStateLookup } from "../github/plan-comment.js";
-import type { PullRequestDraft, RepositoryInfo, ThreadComment, ThreadPort } from "../workflow/ports.js";
+import type { PullRequestDraft, RepositoryInfo, ThreadComment, ThreadInfo, ThreadPort } from "../workflow/ports.js";
 import type { Checkout } from "./checkout.js";
 import type { ThreadSeal } from "../github/state-marker.js";
 import { LOCAL_REPOSITORY, type StoredComment, type StoredThread, type ThreadStore } from "./thread-store.js";
@@ -44,12 +44,7 @@ export function createLocalThread(
 ): LocalThread {
   const threadFile = store.fileOf(thread.number);
   const pullRequestFile = threadFile.replace(/\.json$/, "-pull-request.md");
-  const repo: RepositoryInfo = {
-    ...LOCAL_REPOSITORY,
-    cloneUrl: checkout.cloneUrl,
-    defaultBranch: thread.baseBranch,
-    htmlUrl: checkout.cloneUrl,
-  };
+  const repo = localRepository(checkout, thread);
   const url = (id: number) => `${pathToFileURL(threadFile).href}#comment-${id}`;
   const add = async (body: string, author: string, own: boolean): Promise<StoredComment> => {
     const now = new Date().toISOString();
@@ -63,15 +58,7 @@ export function createLocalThread(
   const port: ThreadPort = {
     repo,
     number: thread.number,
-    async info() {
-      return {
-        kind: "issue",
-        number: thread.number,
-        title: thread.title,
-        body: `Requested by ${thread.requestedBy} with the Blueprint CLI, on branch \`${thread.baseBranch}\` of a local checkout.`,
-        author: thread.requestedBy,
-      };
-    },
+    info: async () => localThreadInfo(thread),
     async comments() {
       return thread.comments.map(toThreadComment);
     },
@@ -118,6 +105,27 @@ export function createLocalThread(
     port,
     pullRequestFile,
     addUserComment: async (body, author) => (await add(body, author, false)).id,
+  };
+}
+
+/** The checkout as the thread's repository: its clone URL stands for the remote and the web page. */
+function localRepository(checkout: Checkout, thread: StoredThread): RepositoryInfo {
+  return {
+    ...LOCAL_REPOSITORY,
+    cloneUrl: checkout.cloneUrl,
+    defaultBranch: thread.baseBranch,
+    htmlUrl: checkout.cloneUrl,
+  };
+}
+
+/** The stored thread described as the issue that requested it. */
+function localThreadInfo(thread: StoredThread): ThreadInfo {
+  return {
+    kind: "issue",
+    number: thread.number,
+    title: thread.title,
+    body: `Requested by ${thread.requestedBy} with the Blueprint CLI, on branch \`${thread.baseBranch}\` of a local checkout.`,
+    author: thread.requestedBy,
   };
 }
 

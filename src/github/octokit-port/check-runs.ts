@@ -11,28 +11,6 @@ export function checkRuns(
   { octokit, where }: ThreadScope,
   { isOwnApp, buttons }: Pick<CheckRunPort, "isOwnApp" | "buttons">,
 ): CheckRunPort {
-  const output = (run: CheckRunOutput, annotations: CheckAnnotation[]) => ({
-    title: run.title,
-    summary: clip(run.summary),
-    ...(run.text ? { text: clip(run.text) } : {}),
-    ...(annotations.length > 0
-      ? {
-          annotations: annotations.map((note) => ({
-            path: note.path,
-            start_line: note.line,
-            end_line: note.line,
-            annotation_level: note.level,
-            message: note.message,
-            ...(note.title ? { title: note.title } : {}),
-          })),
-        }
-      : {}),
-  });
-  const fields = (run: CheckRunOutput) => ({
-    status: run.status,
-    ...(run.conclusion ? { conclusion: run.conclusion, completed_at: new Date().toISOString() } : {}),
-    ...(run.actions ? { actions: run.actions } : {}),
-  });
   /** Whether GitHub says this app made the run (a run's `app` is null when no app did). */
   const ownRun = (run: { app: { id: number; slug?: string | undefined } | null }) =>
     run.app !== null && isOwnApp({ id: run.app.id, slug: run.app.slug ?? "" });
@@ -41,7 +19,7 @@ export function checkRuns(
       await octokit.rest.checks.update({
         ...where,
         check_run_id: id,
-        output: output(run, rest.slice(at, at + ANNOTATIONS_PER_REQUEST)),
+        output: runOutput(run, rest.slice(at, at + ANNOTATIONS_PER_REQUEST)),
       });
     }
   };
@@ -70,8 +48,8 @@ export function checkRuns(
         name: run.name,
         head_sha: run.headSha,
         external_id: run.externalId,
-        ...fields(run),
-        output: output(run, annotations.slice(0, ANNOTATIONS_PER_REQUEST)),
+        ...runFields(run),
+        output: runOutput(run, annotations.slice(0, ANNOTATIONS_PER_REQUEST)),
       });
       await addRest(data.id, run, annotations.slice(ANNOTATIONS_PER_REQUEST));
       return data.id;
@@ -81,13 +59,43 @@ export function checkRuns(
       await octokit.rest.checks.update({
         ...where,
         check_run_id: id,
-        ...fields(run),
-        output: output(run, annotations.slice(0, ANNOTATIONS_PER_REQUEST)),
+        ...runFields(run),
+        output: runOutput(run, annotations.slice(0, ANNOTATIONS_PER_REQUEST)),
       });
       await addRest(id, run, annotations.slice(ANNOTATIONS_PER_REQUEST));
     },
     isOwnApp,
     buttons,
+  };
+}
+
+/** A check run's output for GitHub, with these annotations (at most one request's worth). */
+function runOutput(run: CheckRunOutput, annotations: CheckAnnotation[]) {
+  return {
+    title: run.title,
+    summary: clip(run.summary),
+    ...(run.text ? { text: clip(run.text) } : {}),
+    ...(annotations.length > 0
+      ? {
+          annotations: annotations.map((note) => ({
+            path: note.path,
+            start_line: note.line,
+            end_line: note.line,
+            annotation_level: note.level,
+            message: note.message,
+            ...(note.title ? { title: note.title } : {}),
+          })),
+        }
+      : {}),
+  };
+}
+
+/** A check run's status, conclusion (completed now, when there is one) and buttons, for GitHub. */
+function runFields(run: CheckRunOutput) {
+  return {
+    status: run.status,
+    ...(run.conclusion ? { conclusion: run.conclusion, completed_at: new Date().toISOString() } : {}),
+    ...(run.actions ? { actions: run.actions } : {}),
   };
 }
 
