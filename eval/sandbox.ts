@@ -1,4 +1,4 @@
-import { sandboxFor, SandboxUnavailable } from "../src/workflow/sandbox-choice.js";
+import { sandboxFor, SandboxUnavailable } from "../src/app/sandbox-choice.js";
 import { parseNetworkCeiling, type EgressEntry } from "../src/workspace/egress-policy.js";
 
 /**

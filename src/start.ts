@@ -4,7 +4,7 @@ import { parseEnv } from "node:util";
 import { Probot, run } from "probot";
 import { loadEnv } from "./config/env.js";
 import { startSetupServer } from "./setup/setup-server.js";
-import { requireSandbox, sandboxProblem } from "./workflow/sandbox-choice.js";
+import { requireSandbox, sandboxProblem } from "./app/sandbox-choice.js";
 
 /**
  * `npm start`: with App credentials, exactly `probot run ./lib/index.js`, once bubblewrap has been found

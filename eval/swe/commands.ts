@@ -48,7 +48,7 @@ export function installCommand(inst: SweInstance, dir: string): string {
 
 /**
  * Installs on the pristine checkout, before the agent. The install runs the dataset's `install` and
- * every package's lifecycle scripts, so it runs like a build's setup (build-setup.ts): in the sandbox,
+ * every package's lifecycle scripts, so it runs like a build's setup (workflow/build/setup.ts): in the sandbox,
  * with the package registries alone through its own proxy, and no host environment or HOME.
  */
 export async function installDependencies(

@@ -1,6 +1,6 @@
 import { createRedactor } from "../agent/redact.js";
 import type { PortOctokit } from "../github/octokit-port.js";
-import { createWorkflowDeps } from "../workflow/create-deps.js";
+import { createWorkflowDeps } from "../app/create-deps.js";
 import { readActionEvent } from "./event.js";
 import { readInput, readInputs } from "./inputs.js";
 import { actionLogger, type ActionIo } from "./io.js";

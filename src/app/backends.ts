@@ -11,7 +11,7 @@ import { LocalWorkerBackend, withoutIntakeSecrets } from "../jobs/local-worker.j
 import type { JobMetrics } from "../jobs/metrics.js";
 import type { WorkerMetricsSource } from "../jobs/operator-pages.js";
 import { startRedisBackend } from "../jobs/redis-backend.js";
-import { stateKeyOf } from "../workflow/create-deps.js";
+import { stateKeyOf } from "./create-deps.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
 import { CHILD_ENTRIES } from "./entries.js";
 

@@ -8,9 +8,9 @@ import { JobMetrics } from "../jobs/metrics.js";
 import { serveOperatorPages } from "../jobs/operator-pages.js";
 import { stopOnSignal } from "../jobs/stop-on-signal.js";
 import { readDiskUse } from "../shared/disk-usage.js";
-import { createWorkflowDeps } from "../workflow/create-deps.js";
+import { createWorkflowDeps } from "./create-deps.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
-import { requireSandboxOrExit } from "../workflow/sandbox-choice.js";
+import { requireSandboxOrExit } from "./sandbox-choice.js";
 import { chooseBackend, type JobsWhere } from "./backends.js";
 import { answerWebhooksDirectly, webhookAcceptor, webhookReceiver } from "./webhook-route.js";
 

@@ -3,9 +3,9 @@ import { loadEnv } from "../config/env.js";
 import { tokenPorts } from "../jobs/token-ports.js";
 import { serveLocalJobs } from "../jobs/local-worker-server.js";
 import { JobMetrics } from "../jobs/metrics.js";
-import { createWorkflowDeps } from "../workflow/create-deps.js";
+import { createWorkflowDeps } from "./create-deps.js";
 import { CHILD_ENTRIES } from "./entries.js";
-import "../workflow/engine-tables.js";
+import "./engine-tables.js";
 
 /**
  * The local worker (src/local-worker.ts): the engine, once the intake has handed over the hidden-state key, behind the

@@ -9,10 +9,10 @@ import { listenWithOperatorPages } from "../jobs/operator-pages.js";
 import { jobSealer } from "../credentials/index.js";
 import { startRedisWorkers, type RedisWorkers } from "../jobs/redis-worker.js";
 import { stopOnSignal } from "../jobs/stop-on-signal.js";
-import { createWorkflowDeps, stateKeyOf } from "../workflow/create-deps.js";
-import { requireSandboxOrExit } from "../workflow/sandbox-choice.js";
+import { createWorkflowDeps, stateKeyOf } from "./create-deps.js";
+import { requireSandboxOrExit } from "./sandbox-choice.js";
 import { CHILD_ENTRIES } from "./entries.js";
-import "../workflow/engine-tables.js";
+import "./engine-tables.js";
 
 /**
  * The Redis queue worker (src/worker.ts): takes jobs from Redis with the engine, lane work in a job

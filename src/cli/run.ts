@@ -1,8 +1,8 @@
 import os from "node:os";
 import { ConfigError, loadEnv } from "../config/env.js";
-import { createWorkflowDeps } from "../workflow/create-deps.js";
+import { createWorkflowDeps } from "../app/create-deps.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
-import { modelRetryLine } from "../workflow/tracking-comment.js";
+import { modelRetryLine } from "../workflow/surfaces/index.js";
 import { cliVersion, parseCliArgs, UsageError, USAGE, type CliArgs, type CliCommand } from "./args.js";
 import { CliError, findCheckout, type Checkout } from "./checkout.js";
 import { createLocalThread, storedThreadState } from "./local-port.js";

@@ -117,7 +117,7 @@ export const envSchema = z.object({
 
 /** Not settings: what `npm start` and `npm run worker` hand to the processes they fork. */
 const handedOverSchema = z.object({
-  /** The bubblewrap checked at start (workflow/sandbox-choice.ts): used as it is, never probed or given up again. */
+  /** The bubblewrap checked at start (app/sandbox-choice.ts): used as it is, never probed or given up again. */
   BLUEPRINT_SANDBOX_CHECKED: z.string().min(1).optional(),
 });
 

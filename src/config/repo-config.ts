@@ -11,7 +11,7 @@ export const REPO_CONFIG_PATH = ".github/blueprint.yml";
 export const APPROVERS = ["write", "codeowners"] as const;
 
 /**
- * The thread states a label can show (`blueprint: planned` …); workflow/labels.ts gives their default names and
+ * The thread states a label can show (`blueprint: planned` …); workflow/surfaces/labels.ts gives their default names and
  * colours.
  */
 export const LABELED_STATES = ["planned", "approved", "building", "built", "failed"] as const;

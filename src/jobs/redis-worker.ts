@@ -4,7 +4,7 @@ import type { JobToken, RenewToken, Sealer } from "../credentials/index.js";
 import { TokenRefresher } from "../credentials/redis.js";
 import type { TokenPorts } from "../github/token-port.js";
 import { handOverTaken } from "../shared/hand-over.js";
-import { approvalMismatch, isApprovingJob, type ApprovingJob } from "../workflow/approval-on-github.js";
+import { approvalMismatch, isApprovingJob, type ApprovingJob } from "../workflow/approval/index.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
 import { reportFailedJob, type JobPorts } from "../workflow/run-job.js";
 import type { QueueStats } from "./backend.js";

@@ -1,6 +1,6 @@
 /**
  * GitHub's CODEOWNERS pattern rules as a path test. Shared: CODEOWNERS (github/codeowners.ts) and a
- * plan's `files` entries (workflow/outside-plan.ts) read paths the same way, and neither side owns the other.
+ * plan's `files` entries (workflow/approval/outside-plan.ts) read paths the same way, and neither side owns the other.
  */
 
 import picomatch from "picomatch";
@@ -10,7 +10,7 @@ import picomatch from "picomatch";
  * inside anchors the pattern at the root, otherwise it matches at any depth; a match on a directory
  * covers everything in it. Unlike gitignore (and as GitHub documents), a lone `*` segment matches
  * one level only: `docs/*` owns `docs/a.md`, not `docs/guides/b.md`. With a leading `/`, it also reads
- * a plan's `files` entries (paths from the root, see workflow/outside-plan.ts).
+ * a plan's `files` entries (paths from the root, see workflow/approval/outside-plan.ts).
  */
 export function pathMatcher(pattern: string): (path: string) => boolean {
   let segments = pattern.split("/");

@@ -6,7 +6,7 @@ import {
   type ThreadStateRecord,
 } from "../github/plan-comment.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
-import { ThreadLabels } from "./labels.js";
+import { ThreadLabels } from "./surfaces/index.js";
 import type { ThreadPort } from "./ports.js";
 import type { ThreadState } from "./state.js";
 import { loadRepoConfig } from "./thread-context.js";

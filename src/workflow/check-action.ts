@@ -1,6 +1,6 @@
 import { findThreadState } from "../github/plan-comment.js";
 import { threadSeal } from "../github/state-marker.js";
-import { buildThread } from "./build.js";
+import { buildThread } from "./build/index.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 
 /** A click on a "Blueprint plan" check run's button, as the webhook gave it. */

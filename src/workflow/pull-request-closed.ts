@@ -3,7 +3,7 @@ import { findThreadState, withStatusLine, type ThreadStateRecord } from "../gith
 import { commentSeal, threadSeal } from "../github/state-marker.js";
 import type { BranchDeletion, Mirror } from "../workspace/mirror.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
-import { ThreadLabels } from "./labels.js";
+import { ThreadLabels } from "./surfaces/index.js";
 import { plainError } from "./plain-error.js";
 import type { ThreadState } from "./state.js";
 import { loadRepoConfig } from "./thread-context.js";

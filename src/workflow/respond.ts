@@ -1,11 +1,11 @@
 import { threadSeal } from "../github/state-marker.js";
 import { findThreadState } from "../github/plan-comment.js";
 import { atLeast } from "../github/permission.js";
-import { repoMinimumRefusal } from "./repo-permission.js";
+import { repoMinimumRefusal } from "./approval/index.js";
 import { loadRepoConfig } from "./thread-context.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
-import { planThread } from "./plan.js";
-import { buildThread } from "./build.js";
+import { planThread } from "./plan/index.js";
+import { buildThread } from "./build/index.js";
 
 export interface PlainComment {
   commentId: number;

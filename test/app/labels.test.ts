@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { samplePlan, type Script } from "../helpers/model-server.js";
 import { commentPayload } from "../helpers/app.js";
 import { stateOf, useAppFixture } from "../helpers/app-fixture.js";
-import { DEFAULT_LABELS } from "../../src/workflow/labels.js";
+import { DEFAULT_LABELS } from "../../src/workflow/surfaces/labels.js";
 
 const FILES = { "README.md": "# Hello\n", "src/client.js": "export const get = (url) => fetch(url);\n" };
 const oneStep = samplePlan({

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { commentPayload } from "../helpers/app.js";
 import { useAppFixture } from "../helpers/app-fixture.js";
 import { samplePlan, type ModelRequest, type Script } from "../helpers/model-server.js";
-import { templateHeadings } from "../../src/workflow/template-sections.js";
+import { templateHeadings } from "../../src/workflow/build/template-sections.js";
 
 const TEMPLATE = [
   "## Summary",

@@ -183,7 +183,7 @@ describe("comment size", () => {
     expect(state.plan?.steps.map((step) => step.details.length)).toEqual(steps.map((step) => step.details.length));
   });
 
-  // BUG (src/github/state-marker.ts + src/workflow/plan.ts): the whole plan lives in the one hidden
+  // BUG (src/github/state-marker.ts + src/workflow/plan/plan.ts): the whole plan lives in the one hidden
   // marker, which fitComment must keep whole. Details that do not compress (here ~76,000 characters
   // of base64) make the marker alone exceed the limit; fitComment throws and planning ends with
   // "Planning failed: the comment's state marker alone exceeds GitHub's comment limit", so the

@@ -28,10 +28,12 @@ const ALLOWED: Record<string, readonly string[]> = {
   credentials: ["github", "config", "plan", "shared", "pkg:github", "pkg:redis"],
   jobs: ["credentials", "config", "shared", "pkg:redis"],
   setup: ["config", "shared", "pkg:github"],
-  action: ["jobs", "workflow", "github", "config", "shared", "pkg:github"],
-  cli: ["jobs", "workflow", "github", "config", "shared"],
-  // What each process runs, composed: the job runtime wired to the use cases and the GitHub adapter.
-  app: ["jobs", "credentials", "workflow", "github", "config", "shared", "pkg:github"],
+  // The Action and the CLI wire the engine with app/create-deps.ts, as the App's processes do.
+  action: ["app", "jobs", "workflow", "github", "config", "shared", "pkg:github"],
+  cli: ["app", "jobs", "workflow", "github", "config", "shared"],
+  // Start-up: the engine wired from the environment (model, sandbox, workspaces, tables loaded at start) and what
+  // each process runs, composed: the job runtime wired to the use cases and the GitHub adapter.
+  app: ["jobs", "credentials", "workflow", "agent", "tools", "workspace", "github", "config", "shared", "pkg:github"],
   entries: ["app", "action", "cli", "setup", "config", "shared"],
 };
 
@@ -50,9 +52,8 @@ const EXCEPTIONS: Record<string, number> = {
   "credentials -> jobs": 1,
   // The use cases know the job's shape (Job, the permission cache).
   "workflow -> jobs": 3,
-  // index.ts takes Probot's types for its default export; start.ts runs Probot, and checks the sandbox before it does.
+  // index.ts takes Probot's types for its default export; start.ts runs Probot.
   "entries -> pkg:github": 2,
-  "entries -> workflow": 1,
   // The CLI and the Action build a job inline: a checkout, a repository map, secret masking.
   "cli -> workspace": 1,
   "cli -> tools": 1,
@@ -99,7 +100,7 @@ describe("import directions in src/", () => {
     expect(imports).toContainEqual({
       from: "workflow",
       to: "plan",
-      file: "src/workflow/outside-plan.ts",
+      file: "src/workflow/approval/outside-plan.ts",
       target: "src/plan/render.ts",
     });
     expect(imports).toContainEqual({

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 
 // The intake never builds a repository map or fills a pull request template, and does not load the
 // tokenizer's tables (68 MB and 0.24 s): their users import them with import(), and the processes that
-// triage or run lane work load them at start (src/workflow/engine-tables.ts).
+// triage or run lane work load them at start (src/app/engine-tables.ts).
 const root = fileURLToPath(new URL("../..", import.meta.url));
 
 /** The packages a file loads when it loads: static, value imports only, followed through src/. */

@@ -1,7 +1,7 @@
 import { Octokit } from "@octokit/rest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOctokitPort } from "../../src/github/octokit-port.js";
-import { DEFAULT_LABELS, ThreadLabels } from "../../src/workflow/labels.js";
+import { DEFAULT_LABELS, ThreadLabels } from "../../src/workflow/surfaces/labels.js";
 import type { ThreadPort } from "../../src/workflow/ports.js";
 import { startGitHubDouble, type GitHubDouble } from "../e2e/double/github-server.js";
 

@@ -9,7 +9,7 @@ import { JobMetrics } from "../../src/jobs/metrics.js";
 import { startRedisWorkers } from "../../src/jobs/redis-worker.js";
 import { RedisStore } from "../../src/jobs/store/redis.js";
 import { openToken, Sealer } from "../../src/credentials/index.js";
-import { createWorkflowDeps } from "../../src/workflow/create-deps.js";
+import { createWorkflowDeps } from "../../src/app/create-deps.js";
 import { TRIAGE_QUEUE, verifiedWire, WORK_QUEUE } from "../../src/jobs/job-wire.js";
 import { commentPayload, startTestApp } from "../helpers/app.js";
 import { tempDir } from "../helpers/git-repo.js";

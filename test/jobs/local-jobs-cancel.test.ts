@@ -8,7 +8,7 @@ import { LocalJobs } from "../../src/jobs/local-jobs.js";
 import { commandJob } from "../../src/jobs/from-webhook.js";
 import type { Job } from "../../src/jobs/job.js";
 import { JobMetrics } from "../../src/jobs/metrics.js";
-import { createWorkflowDeps } from "../../src/workflow/create-deps.js";
+import { createWorkflowDeps } from "../../src/app/create-deps.js";
 import type { Logger } from "../../src/workflow/deps.js";
 import { createBareRepo, tempDir } from "../helpers/git-repo.js";
 import { BOT_LOGIN, githubDouble } from "../helpers/github-double.js";

@@ -9,7 +9,7 @@ import { JobMetrics } from "../../src/jobs/metrics.js";
 import { RedisStore } from "../../src/jobs/store/redis.js";
 import { startRedisWorkers } from "../../src/jobs/redis-worker.js";
 import { Sealer } from "../../src/credentials/index.js";
-import { createWorkflowDeps } from "../../src/workflow/create-deps.js";
+import { createWorkflowDeps } from "../../src/app/create-deps.js";
 import { RepoCache } from "../../src/workspace/repo-cache.js";
 import { WorkdirKeeper } from "../../src/workspace/workdir-keeper.js";
 import { createBareRepo, tempDir } from "../helpers/git-repo.js";

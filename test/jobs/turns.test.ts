@@ -5,7 +5,7 @@ import { commandJob } from "../../src/jobs/from-webhook.js";
 import type { Job } from "../../src/jobs/job.js";
 import { JobMetrics } from "../../src/jobs/metrics.js";
 import { Turns } from "../../src/jobs/turns.js";
-import { createWorkflowDeps } from "../../src/workflow/create-deps.js";
+import { createWorkflowDeps } from "../../src/app/create-deps.js";
 import type { Logger } from "../../src/workflow/deps.js";
 import type { ThreadPort } from "../../src/workflow/ports.js";
 import { tempDir } from "../helpers/git-repo.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildNoteLines, recordBuildNote } from "../../src/workflow/build-notes.js";
+import { buildNoteLines, recordBuildNote } from "../../src/workflow/build/notes.js";
 import { threadStateSchema } from "../../src/workflow/state.js";
 import { pendingState } from "../helpers/plan-state.js";
 import { samplePlan } from "../helpers/model-server.js";

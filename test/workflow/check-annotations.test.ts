@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { annotationsFrom, MAX_ANNOTATIONS } from "../../src/workflow/check-annotations.js";
+import { annotationsFrom, MAX_ANNOTATIONS } from "../../src/workflow/surfaces/check-annotations.js";
 
 const ROOT = "/work/tree";
 const FILES = new Set(["src/a.ts", "src/b.py", "lib/c.go", "test/d.test.ts"]);

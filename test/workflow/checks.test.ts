@@ -2,7 +2,7 @@ import { Octokit } from "@octokit/rest";
 import { afterEach, describe, expect, it } from "vitest";
 import { createOctokitPort, type PortOctokit } from "../../src/github/octokit-port.js";
 import { ownCommentMatcher } from "../../src/github/own-comment.js";
-import { writeCheckRun } from "../../src/workflow/checks.js";
+import { writeCheckRun } from "../../src/workflow/surfaces/checks.js";
 import { startGitHubDouble, type GitHubDouble } from "../e2e/double/github-server.js";
 
 /** A warning log that remembers what it was told. */

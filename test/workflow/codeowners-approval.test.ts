@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_REPO_CONFIG } from "../../src/config/repo-config.js";
-import { codeOwnersRefusal } from "../../src/workflow/codeowners-approval.js";
-import { ownerMatcher } from "../../src/workflow/code-owner-coverage.js";
+import { codeOwnersRefusal } from "../../src/workflow/approval/codeowners.js";
+import { ownerMatcher } from "../../src/workflow/approval/code-owner-coverage.js";
 import { parseCodeOwners } from "../../src/github/codeowners.js";
 import type { Plan } from "../../src/plan/schema.js";
 import type { ThreadState } from "../../src/workflow/state.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { outsidePlan, renderOutsidePlan } from "../../src/workflow/outside-plan.js";
+import { outsidePlan, renderOutsidePlan } from "../../src/workflow/approval/outside-plan.js";
 import { pendingState } from "../helpers/plan-state.js";
 import { samplePlan } from "../helpers/model-server.js";
 

@@ -4,14 +4,14 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createModelClient } from "../../src/agent/model.js";
 import { DEFAULT_REPO_CONFIG } from "../../src/config/repo-config.js";
 import { planSchema } from "../../src/plan/schema.js";
-import { diffForModel } from "../../src/workflow/diff-for-model.js";
-import { fillPullRequestTemplate, findPullRequestTemplate } from "../../src/workflow/pr-template.js";
+import { diffForModel } from "../../src/workflow/build/diff-for-model.js";
+import { fillPullRequestTemplate, findPullRequestTemplate } from "../../src/workflow/build/pr-template.js";
 import {
   lostHeadings,
   templateHeadings,
   untickNewCheckboxes,
   withTextUnderFirstHeading,
-} from "../../src/workflow/template-sections.js";
+} from "../../src/workflow/build/template-sections.js";
 import { RepoCache } from "../../src/workspace/repo-cache.js";
 import type { Workspace } from "../../src/workspace/workspace.js";
 import { createBareRepo, gitIn, tempDir, type BareRepo } from "../helpers/git-repo.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { planSchema } from "../../src/plan/schema.js";
-import { renderPullRequestBody } from "../../src/workflow/build-report.js";
+import { renderPullRequestBody } from "../../src/workflow/build/report.js";
 import { samplePlan } from "../helpers/model-server.js";
 
 describe("the pull request body", () => {

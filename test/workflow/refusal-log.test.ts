@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { refusalLog } from "../../src/workflow/build-network.js";
+import { refusalLog } from "../../src/workflow/build/network.js";
 
 /** A command trying endless unique names grows neither the App's memory nor its log (issue #40, point 2). */
 describe("the build network's refusal log", () => {

@@ -5,7 +5,7 @@ import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadEnv } from "../../src/config/env.js";
 import { deriveStateKey, encodeStateMarker, readStateMarker } from "../../src/github/state-marker.js";
-import { createWorkflowDeps } from "../../src/workflow/create-deps.js";
+import { createWorkflowDeps } from "../../src/app/create-deps.js";
 import { safePort } from "../../src/workflow/safe-port.js";
 import type { ThreadPort } from "../../src/workflow/ports.js";
 import { samplePlan } from "../helpers/model-server.js";

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { ThreadPort } from "../../src/workflow/ports.js";
-import { TrackingComment } from "../../src/workflow/tracking-comment.js";
+import { TrackingComment } from "../../src/workflow/surfaces/tracking-comment.js";
 
 const INTERVAL_MS = 5000;
 const COMMENT_ID = 7;

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadEnv } from "../../src/config/env.js";
-import { createWorkflowDeps } from "../../src/workflow/create-deps.js";
+import { createWorkflowDeps } from "../../src/app/create-deps.js";
 import type { Logger } from "../../src/workflow/deps.js";
 import { checkBubblewrap, createCommandRunner } from "../../src/workspace/command-runner.js";
 import { RepoCache } from "../../src/workspace/repo-cache.js";

@@ -1,0 +1,1 @@
+export { buildThread } from "./build.js";

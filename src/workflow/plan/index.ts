@@ -1,0 +1,1 @@
+export { planThread } from "./plan.js";
