@@ -23,10 +23,7 @@ export function recordWrites(port: ThreadPort): { port: ThreadPort; writes: Thre
     },
   };
   const recorded: ThreadPort = {
-    repo: port.repo,
-    number: port.number,
-    info: () => port.info(),
-    comments: () => port.comments(),
+    ...port,
     async postComment(body) {
       const posted = await port.postComment(body);
       writes.touched.add(posted.id);
@@ -38,25 +35,6 @@ export function recordWrites(port: ThreadPort): { port: ThreadPort; writes: Thre
       writes.touched.add(id);
       if (hasStateMarker(body)) replies.delete(id);
     },
-    reactToComment: (id, reaction) => port.reactToComment(id, reaction),
-    permission: (login) => port.permission(login),
-    teamMember: (org, teamSlug, login) => port.teamMember(org, teamSlug, login),
-    account: (login) => port.account(login),
-    gitToken: () => port.gitToken(),
-    commitUrl: (sha) => port.commitUrl(sha),
-    upsertPullRequest: (draft) => port.upsertPullRequest(draft),
-    canWriteWorkflows: () => port.canWriteWorkflows(),
-    reviewComments: (id) => port.reviewComments(id),
-    comment: (id) => port.comment(id),
-    review: (id) => port.review(id),
-    minimizeComment: (comment) => port.minimizeComment(comment),
-    threadLabels: () => port.threadLabels(),
-    repositoryLabels: () => port.repositoryLabels(),
-    createLabel: (label) => port.createLabel(label),
-    addThreadLabel: (name) => port.addThreadLabel(name),
-    removeThreadLabel: (name) => port.removeThreadLabel(name),
-    deletesMergedBranches: () => port.deletesMergedBranches(),
-    checks: port.checks,
   };
   return { port: recorded, writes };
 }

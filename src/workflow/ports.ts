@@ -52,7 +52,12 @@ export interface PullRequestDraft {
   draft: boolean;
 }
 
-/** What the use cases need from GitHub (or from a local stand-in in the CLI), for one issue or pull request. */
+/**
+ * What the use cases need from GitHub (or from a local stand-in in the CLI), for one issue or pull request.
+ * Implemented as plain objects (github/octokit-port.ts, cli/local-port.ts); the wrappers spread a port and override
+ * what they change, so a new method is added here and in the implementations only — and in safe-port.ts when it sends
+ * text to GitHub, which must pass the redactor.
+ */
 export interface ThreadPort {
   readonly repo: RepositoryInfo;
   readonly number: number;
