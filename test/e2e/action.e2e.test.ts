@@ -65,7 +65,7 @@ describe("the GitHub Action, run as `node dist/index.js` by a runner, against a 
       // The job's `env:`: no retries against a scripted model.
       env: { BLUEPRINT_MODEL_RETRIES: "0" },
     });
-  }, 30_000);
+  }, 60_000);
 
   afterAll(async () => {
     runner?.cleanup();
@@ -143,7 +143,7 @@ describe("the GitHub Action, run as `node dist/index.js` by a runner, against a 
     expect(step.stdout).toContain(`::add-mask::${token}`);
     expect(step.stdout).toContain(`::add-mask::${MODEL_KEY}`);
     expect(step.stdout).not.toContain("::error::");
-  }, 45_000);
+  }, 90_000);
 
   it("/build: one commit per step on blueprint/issue-1, a pull request, the boxes ticked, outputs pr-url and branch", async () => {
     onTestFailed(() => console.error(diagnostics()));
@@ -192,7 +192,7 @@ describe("the GitHub Action, run as `node dist/index.js` by a runner, against a 
     expect(step.summary).toContain(`\`${BRANCH}\``);
     expect(step.summary).toContain(pullUrl);
     expect(step.stdout).not.toContain("::error::");
-  }, 60_000);
+  }, 120_000);
 
   it("fails the step when the model endpoint answers 500, and says why on the issue in plain words", async () => {
     onTestFailed(() => console.error(diagnostics()));
@@ -219,7 +219,7 @@ describe("the GitHub Action, run as `node dist/index.js` by a runner, against a 
     expect(step.summary).toContain("HTTP 500");
     // The other thread is untouched.
     expect(github.state.botComments(1).map((c) => c.body)).toEqual(before);
-  }, 45_000);
+  }, 90_000);
 
   it("speaks to GitHub only through documented operations, with the job's token, and leaves no token behind", () => {
     onTestFailed(() => console.error(diagnostics()));

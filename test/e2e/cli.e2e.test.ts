@@ -70,7 +70,7 @@ describe("the blueprint CLI, run as `node bin/blueprint.js` in a checkout cloned
     root = mkdtempSync(path.join(os.tmpdir(), "blueprint-e2e-cli-"));
     for (const dir of ["home", "work"]) mkdirSync(path.join(root, dir));
     checkout = path.join(root, "hello-world");
-  }, 30_000);
+  }, 60_000);
 
   afterAll(async () => {
     await model?.close();

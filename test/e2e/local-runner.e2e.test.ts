@@ -5,7 +5,7 @@ import { greeterModelReply, STEP_COMMITS, stepOf } from "./support/greeter-scena
 import { environmentOf, jobRunnerOf, localWorkerOf, niceOf } from "./support/processes.js";
 
 /** The local worker keeps triage; lane work runs in a job runner it forks, at a lower CPU priority. */
-describe("the embedded queue's job runner", () => {
+describe("the local queue's job runner", () => {
   let cluster: Cluster;
   let app: AppProcess;
   const worker = () => localWorkerOf(app.pid);
@@ -14,7 +14,7 @@ describe("the embedded queue's job runner", () => {
   beforeAll(async () => {
     cluster = await startCluster({ issues: 2, redis: false });
     app = await cluster.startIntake();
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => cluster?.stop());
 
   it("is reported ready by /healthz once it has started", async () => {
@@ -47,14 +47,14 @@ describe("the embedded queue's job runner", () => {
 
     const gate = hold(cluster, (request) => stepOf(request) === "S2");
     expect(await cluster.deliver(app, cluster.type(1, "/build").event)).toBe(200);
-    await cluster.waitFor("S2 to start", () => gate.held() === 1, 45_000);
+    await cluster.waitFor("S2 to start", () => gate.held() === 1, 90_000);
     expect(cluster.github.repository.log("blueprint/issue-1")).toEqual([STEP_COMMITS[1], "initial commit"]);
     const killed = runner();
     expect(killed).toBeDefined();
     process.kill(killed?.pid ?? -1, "SIGKILL");
     await cluster.waitFor("a fresh job runner", () => (runner()?.pid ?? killed?.pid) !== killed?.pid);
     gate.release();
-    await cluster.waitFor("the pull request", () => cluster.github.state.pulls.length > 0, 60_000);
+    await cluster.waitFor("the pull request", () => cluster.github.state.pulls.length > 0, 120_000);
     await cluster.waitForQuiet();
     expect(app.output()).toContain("the job runner stopped; starting another to take its jobs over");
     expectBuildFinishedOnce(cluster, 1);
@@ -63,7 +63,7 @@ describe("the embedded queue's job runner", () => {
     expect(metrics).toMatch(/blueprint_model_tokens_total\{[^}]*kind="plan"[^}]*type="prompt"[^}]*\} [1-9]/);
     expect(metrics).toMatch(/blueprint_model_tokens_total\{[^}]*kind="build"[^}]*type="completion"[^}]*\} [1-9]/);
     expect(metrics).toMatch(/blueprint_step_duration_seconds_count [1-9]/);
-  }, 150_000);
+  }, 300_000);
 
   it("a local worker SIGKILLed mid-build: the intake hands the job to a fresh worker, which resumes it without a second 👀", async () => {
     cluster.reply = async (request) => greeterModelReply(request);
@@ -76,7 +76,7 @@ describe("the embedded queue's job runner", () => {
     const gate = hold(cluster, (request) => stepOf(request) === "S2");
     const { comment, event } = cluster.type(2, "/build");
     expect(await cluster.deliver(app, event)).toBe(200);
-    await cluster.waitFor("S2 to start", () => gate.held() === 1, 45_000);
+    await cluster.waitFor("S2 to start", () => gate.held() === 1, 90_000);
     const killed = worker();
     expect(killed).toBeDefined();
     process.kill(killed?.pid ?? -1, "SIGKILL");
@@ -92,5 +92,5 @@ describe("the embedded queue's job runner", () => {
     expectBuildFinishedOnce(cluster, 2);
     expect(cluster.github.state.botComments(2).some((c) => c.body.includes("shut down"))).toBe(false);
     expect(reactionsTo(cluster, comment.id)).toBe(1);
-  }, 150_000);
+  }, 300_000);
 });

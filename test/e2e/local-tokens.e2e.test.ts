@@ -9,14 +9,14 @@ import {
 } from "./support/cluster.js";
 import { greeterModelReply } from "./support/greeter-scenario.js";
 
-describe("the embedded queue's job tokens", () => {
+describe("the local queue's job tokens", () => {
   let cluster: Cluster;
   let app: AppProcess;
 
   beforeAll(async () => {
     cluster = await startCluster({ issues: 2, redis: false });
     app = await cluster.startIntake();
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => cluster?.stop());
 
   it("a job whose token expires before its work could finish gets a fresh one from the intake, and never uses the old one after it expired", async () => {
@@ -39,7 +39,7 @@ describe("the embedded queue's job tokens", () => {
     expect(minted()).toBe(2);
     expect(cluster.github.requests.filter((request) => request.auth === "refused")).toEqual([]);
     expect(reactionsTo(cluster, comment.id)).toBe(1);
-  }, 90_000);
+  }, 180_000);
 
   it("a build that outlasts its token gets a fresh one while it works: every step pushed, no call refused", async () => {
     cluster.reply = async (request) => greeterModelReply(request);
@@ -57,5 +57,5 @@ describe("the embedded queue's job tokens", () => {
     expect(minted).toBe(2);
     // Renewed while it ran (not as it started: that is the test above).
     expect(app.output()).toContain("a running job's token was about to expire: its job runner has a fresh one");
-  }, 120_000);
+  }, 240_000);
 });

@@ -5,7 +5,7 @@ import { greeterModelReply } from "./support/greeter-scenario.js";
 import { environmentOf, localWorkerOf } from "./support/processes.js";
 
 /** `npm start` alone, no Redis: intake in one process, jobs in the local worker it forks. */
-describe("the embedded queue: one `npm start`, no other service", () => {
+describe("the local queue: one `npm start`, no other service", () => {
   const ISSUES = 6;
   const CONCURRENCY = 2;
   let cluster: Cluster;
@@ -14,7 +14,7 @@ describe("the embedded queue: one `npm start`, no other service", () => {
   beforeAll(async () => {
     cluster = await startCluster({ issues: ISSUES, redis: false });
     app = await cluster.startIntake({ BLUEPRINT_CONCURRENCY: String(CONCURRENCY) });
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => cluster?.stop());
 
   it("runs jobs in a forked local worker whose environment holds neither the App's private key nor its webhook secret", async () => {
@@ -54,7 +54,7 @@ describe("the embedded queue: one `npm start`, no other service", () => {
         ISSUES - CONCURRENCY,
     );
     // The first CONCURRENCY jobs reach the model (and wait there); the Queued ones do not start meanwhile.
-    await cluster.waitFor(`${CONCURRENCY} jobs at the model`, () => inFlight === CONCURRENCY, 60_000);
+    await cluster.waitFor(`${CONCURRENCY} jobs at the model`, () => inFlight === CONCURRENCY, 120_000);
     expect(most).toBe(CONCURRENCY);
     release();
     await cluster.waitFor(
@@ -67,5 +67,5 @@ describe("the embedded queue: one `npm start`, no other service", () => {
     );
     await cluster.waitForQuiet();
     expect(most).toBe(CONCURRENCY);
-  }, 120_000);
+  }, 240_000);
 });

@@ -45,7 +45,7 @@ it("a job that waited longer than its installation token lives gets a fresh toke
     ),
   ).toBe(true);
   expect(worker.environment()).not.toHaveProperty("PRIVATE_KEY");
-}, 90_000);
+}, 180_000);
 
 it("a build that outlasts its token gets a fresh one from the intake while it works: every step pushed, no call refused", async () => {
   const c = await clusters.start(1);
@@ -61,4 +61,4 @@ it("a build that outlasts its token gets a fresh one from the intake while it wo
   expect(worker.output()).toContain("the running job's token was about to expire: an intake sent a fresh one");
   const plan = c.github.state.botComments(1).find((comment) => comment.body.includes("Plan v1"));
   expect(plan?.body).toContain("- [x] **S2**");
-}, 120_000);
+}, 240_000);

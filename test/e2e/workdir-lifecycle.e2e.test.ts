@@ -19,7 +19,7 @@ describe("an uninstall, through the intake, its local worker and its job runner"
   beforeAll(async () => {
     cluster = await startCluster({ issues: 1, redis: false });
     app = await cluster.startIntake({ BLUEPRINT_WORKDIR: workdir, BLUEPRINT_WORKDIR_MAX_GB: "2" });
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     await cluster?.stop();
     rmSync(workdir, { recursive: true, force: true });
@@ -53,5 +53,5 @@ describe("an uninstall, through the intake, its local worker and its job runner"
       20_000,
     );
     await expect.poll(async () => (await disk()).workdirBytes, { timeout: 20_000 }).toBe(0);
-  }, 120_000);
+  }, 240_000);
 });

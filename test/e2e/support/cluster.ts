@@ -27,7 +27,7 @@ const STATE_SECRET = "redis-e2e-state-secret-shared-by-intake-and-workers";
  * (`node lib/worker.js`, as `npm run worker`), against the local GitHub double and a scripted model.
  */
 export interface Cluster {
-  /** Null for an embedded cluster (`redis: false`): one `npm start`, no other service. */
+  /** Null for a local cluster (`redis: false`): one `npm start`, no other service. */
   redis: RedisServer | null;
   github: GitHubDouble;
   model: ModelServer;
@@ -148,7 +148,7 @@ export async function startCluster(options: {
     async deliver(to, event, deliveryId) {
       return (await deliverWebhook(to.webhookUrl, WEBHOOK_SECRET, event, deliveryId)).status;
     },
-    async waitFor(what, done, timeoutMs = 30_000) {
+    async waitFor(what, done, timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;
       while (!done()) {
         if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${cluster.output().slice(-8000)}`);
@@ -233,7 +233,7 @@ export async function buildOutlastingItsToken(cluster: Cluster, intake: AppProce
   cluster.github.queueTokenLifetimes([{ declaredMs: TOKEN_MARGIN_MS + 8_000, validMs: 9_000 }]);
   const gate = hold(cluster, (request) => stepOf(request) === "S2");
   expect(await cluster.deliver(intake, cluster.type(issue, "/build").event)).toBe(200);
-  await cluster.waitFor("S2 to start", () => gate.held() === 1, 45_000);
+  await cluster.waitFor("S2 to start", () => gate.held() === 1, 90_000);
   expect(cluster.github.repository.log(`blueprint/issue-${issue}`)).toEqual([STEP_COMMITS[1], "initial commit"]);
   const mintedAt = mints()[before]?.at ?? Date.now();
   await new Promise((resolve) => setTimeout(resolve, Math.max(0, mintedAt + 9_500 - Date.now())));
@@ -261,7 +261,7 @@ export async function killRunnerUntilItGivesUp(
   issue: number,
 ): Promise<void> {
   for (const held of [1, 2]) {
-    await cluster.waitFor(`planning attempt ${held}`, () => gate.held() === held, 45_000);
+    await cluster.waitFor(`planning attempt ${held}`, () => gate.held() === held, 90_000);
     const killed = runnerOf();
     expect(killed, "the job runner").toBeDefined();
     process.kill(killed?.pid ?? -1, "SIGKILL");

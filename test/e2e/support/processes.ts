@@ -17,7 +17,7 @@ export function childrenOf(pid: number): Array<{ pid: number; cmdline: string }>
     });
 }
 
-/** The local worker an embedded `npm start` (`pid`) forked, if it runs. */
+/** The local worker a lone `npm start` (`pid`) forked, if it runs. */
 export const localWorkerOf = (pid: number): { pid: number; cmdline: string } | undefined =>
   childrenOf(pid).find((child) => child.cmdline.includes("local-worker.js"));
 
