@@ -1,7 +1,7 @@
 // The load bench's fixed conditions (issue #11's), and the knobs a run may turn (environment).
 import { fileURLToPath } from "node:url";
 
-export type Mode = "embedded" | "redis";
+export type Mode = "local" | "redis";
 
 export const INSTALLATIONS = 100;
 /** Installations with two issues (the others have one): 150 issues in all. */
@@ -19,10 +19,10 @@ export const QUIET_MS = 5_000;
 
 /** Jobs at once per worker process (the app's BLUEPRINT_CONCURRENCY): they mostly wait on GitHub's pacing of writes. */
 export const JOB_CONCURRENCY = positive("BENCH_LOAD_JOB_CONCURRENCY", 32);
-export const MODES = (process.env.BENCH_LOAD_MODES ?? "embedded,redis")
+export const MODES = (process.env.BENCH_LOAD_MODES ?? "local,redis")
   .split(",")
   .map((mode) => mode.trim())
-  .filter((mode): mode is Mode => mode === "embedded" || mode === "redis");
+  .filter((mode): mode is Mode => mode === "local" || mode === "redis");
 /** Webhooks in flight at once. */
 export const CONCURRENCY = positive("BENCH_LOAD_CONCURRENCY", 100);
 /** The whole of one run, setup and teardown included, stops waiting after this. */

@@ -3,7 +3,7 @@
 // read-only user, 50 by a bot), against a local GitHub double that serves REST and git smart HTTP;
 // each /plan clones its repository and runs a two-request model conversation (read package.json,
 // submit a plan), and every comment the app posts is echoed back as a webhook, as GitHub does.
-// Twice: embedded (`npm start` alone) and with Redis (one intake with BLUEPRINT_WORKERS=0 and two
+// Twice: local (`npm start` alone) and with Redis (one intake with BLUEPRINT_WORKERS=0 and two
 // `npm run worker` processes), then both side by side. Measured from outside: webhook response
 // times, time to the first 👀 per installation and per comment, and what must never happen
 // (duplicates, unauthorized runs, lost commands). Figures are printed, not asserted.
@@ -14,7 +14,7 @@
 //
 // Run through bench/index.mjs (`npm run bench load`), which starts it with `node --import tsx`.
 // Knobs (environment): BENCH_LOAD_CONCURRENCY (100), BENCH_LOAD_DEADLINE_S (300, per run),
-// BENCH_LOAD_MODES (embedded,redis), BENCH_LOAD_WARM_UP (0), BENCH_LOAD_JOB_CONCURRENCY (32);
+// BENCH_LOAD_MODES (local,redis), BENCH_LOAD_WARM_UP (0), BENCH_LOAD_JOB_CONCURRENCY (32);
 // for looking into a figure: BENCH_LOAD_TRACE=<installation id> prints that installation's timeline,
 // BENCH_LOAD_APP_NODE_OPTIONS adds Node options to the app (e.g. `--import <a profiler hook>`),
 // BENCH_LOAD_APP_LOG=<file> writes the app's output there.
@@ -31,7 +31,7 @@ import { conditionOf } from "./report.js";
 import { runMode, type Run } from "./run-mode.js";
 
 const TITLES = {
-  embedded: "embedded: `npm start` alone",
+  local: "local: `npm start` alone",
   redis: "Redis: one intake (BLUEPRINT_WORKERS=0) and two `npm run worker` processes",
 };
 

@@ -27,7 +27,7 @@ export function readAppLoop(probeFile: string): AppLoop | null {
 export interface CpuSnapshot {
   app: number;
   appChildren: number;
-  /** The app's processes below it (embedded: the local worker and its job runner), with the git they ran. */
+  /** The app's processes below it (local: the local worker and its job runner), with the git they ran. */
   workers: number;
   bench: number;
   benchChildren: number;
@@ -103,7 +103,7 @@ export function cpuDelta(before: CpuSnapshot | null, after: CpuSnapshot | null):
 export function cpuLine(cpu: CpuDelta): string {
   const s = seconds;
   return (
-    `app (intake) ${s(cpu.app)}; its workers (embedded: local worker, job runner and their git) ${s(cpu.workers)}; bench process (double, sender, model) ${s(cpu.bench)} + the double's git ${s(cpu.benchChildren)}; ` +
+    `app (intake) ${s(cpu.app)}; its workers (local: local worker, job runner and their git) ${s(cpu.workers)}; bench process (double, sender, model) ${s(cpu.bench)} + the double's git ${s(cpu.benchChildren)}; ` +
     `other processes on the machine ${s(cpu.other)}`
   );
 }

@@ -1,4 +1,4 @@
-// The app under test, as an operator runs it: embedded (`npm start` alone), or with Redis (one
+// The app under test, as an operator runs it: local (`npm start` alone), or with Redis (one
 // intake with BLUEPRINT_WORKERS=0 and two `npm run worker` processes).
 import path from "node:path";
 import { rmSync } from "node:fs";
