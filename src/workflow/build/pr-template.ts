@@ -90,43 +90,13 @@ export async function fillPullRequestTemplate(
 
   let messages: ChatMessage[];
   try {
-    // The tokenizer's tables (68 MB) load with the first template filled, not in every process that imports the build.
-    const [patch, files, { diffForModel }] = await Promise.all([
-      input.tree.diffSince(input.baseSha),
-      input.tree.diffSummary(input.baseSha),
-      import("./diff-for-model.js"),
-    ]);
-    const diff = diffForModel(patch, DIFF_TOKEN_BUDGET);
-    messages = [
-      { role: "system", content: TEMPLATE_SYSTEM_PROMPT },
-      {
-        role: "user",
-        content: templateTaskMessage({
-          template,
-          plan: input.plan,
-          verification: input.verification,
-          done: input.done ?? [],
-          files,
-          diff,
-        }),
-      },
-    ];
+    messages = await templateMessages(template, input);
   } catch (error) {
     return fallback(`the branch's diff could not be read: ${plainError(error)}`);
   }
   let answer: string;
   try {
-    const timeoutMs = input.timeoutMs ?? TEMPLATE_CALL_MS;
-    const signal = AbortSignal.any([job.signal, AbortSignal.timeout(timeoutMs)]);
-    const reply = await untilAborted(
-      deps.modelFor(input.config).complete(messages, [], { signal, deadline: Date.now() + timeoutMs }),
-      signal,
-    );
-    usage.prompt += reply.usage.prompt;
-    usage.completion += reply.usage.completion;
-    usage.cached += reply.usage.cached;
-    usage.requests += 1;
-    answer = unwrapFence(reply.message.content ?? "");
+    answer = await askForFilledTemplate(deps, job, input, messages, usage);
   } catch (error) {
     if (job.signal.aborted) throw new Cancelled();
     return fallback(`the model call failed: ${plainError(error)}`);
@@ -144,6 +114,55 @@ export async function fillPullRequestTemplate(
   );
   // A fence or `<details>` left open would swallow what follows: `Closes #n`, the plan, the verification.
   return { text: text + closeOpenBlocks(text), usage };
+}
+
+type TemplateInput = Parameters<typeof fillPullRequestTemplate>[2];
+
+/** The model's task: the template, the plan, what was verified, and the branch's diff within its token budget. */
+async function templateMessages(
+  template: NonNullable<Awaited<ReturnType<typeof findPullRequestTemplate>>>,
+  input: TemplateInput,
+): Promise<ChatMessage[]> {
+  // The tokenizer's tables (68 MB) load with the first template filled, not in every process that imports the build.
+  const [patch, files, { diffForModel }] = await Promise.all([
+    input.tree.diffSince(input.baseSha),
+    input.tree.diffSummary(input.baseSha),
+    import("./diff-for-model.js"),
+  ]);
+  const diff = diffForModel(patch, DIFF_TOKEN_BUDGET);
+  const task = templateTaskMessage({
+    template,
+    plan: input.plan,
+    verification: input.verification,
+    done: input.done ?? [],
+    files,
+    diff,
+  });
+  return [
+    { role: "system", content: TEMPLATE_SYSTEM_PROMPT },
+    { role: "user", content: task },
+  ];
+}
+
+/** One model call, within its own time limit and the job's; its tokens are added to `usage`. */
+async function askForFilledTemplate(
+  deps: Pick<WorkflowDeps, "modelFor">,
+  job: Pick<JobContext, "signal">,
+  input: TemplateInput,
+  messages: ChatMessage[],
+  usage: TokenUsage,
+): Promise<string> {
+  const timeoutMs = input.timeoutMs ?? TEMPLATE_CALL_MS;
+  const signal = AbortSignal.any([job.signal, AbortSignal.timeout(timeoutMs)]);
+  const reply = await untilAborted(
+    deps.modelFor(input.config).complete(messages, [], { signal, deadline: Date.now() + timeoutMs }),
+    signal,
+  );
+  usage.prompt += reply.usage.prompt;
+  usage.completion += reply.usage.completion;
+  usage.cached += reply.usage.cached;
+  usage.requests += 1;
+  return unwrapFence(reply.message.content ?? "");
 }
 
 const TEMPLATE_SYSTEM_PROMPT = `You are Blueprint. You write the description of a pull request that you built from an approved plan, by filling in the repository's pull request template.
