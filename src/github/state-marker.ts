@@ -73,7 +73,7 @@ export function readStateMarker(body: string, seal: CommentSeal): MarkerRead {
   if (!hasStateMarker(body)) return { kind: "none" };
   // The real marker is the last one: Blueprint always appends it after everything else.
   const match = [...body.matchAll(MARKER_PATTERN)].at(-1);
-  if (!match) return { kind: "corrupt", reason: "the state marker is not in the expected format" };
+  if (!match) return { kind: "corrupt", reason: `the state marker is not in the expected format${whereBroken(body)}` };
   const [, version, payload = "", mac = ""] = match;
   if (Number(version) < VERSION) {
     return {
@@ -109,6 +109,15 @@ export function readStateMarker(body: string, seal: CommentSeal): MarkerRead {
     return { kind: "corrupt", reason: "the plan in the state marker does not match its content hash" };
   }
   return { kind: "ok", state };
+}
+
+/** Where the last marker leaves the expected alphabet, for the reason a damaged marker is reported with. */
+function whereBroken(body: string): string {
+  const marker = body.slice(body.lastIndexOf(MARKER_PREFIX) + MARKER_PREFIX.length);
+  const end = marker.indexOf("-->");
+  if (end === -1) return " (it has no end)";
+  const bad = /[^A-Za-z0-9_.\- ]/.exec(marker.slice(0, end));
+  return bad ? ` (an unexpected ${JSON.stringify(bad[0])} ${bad.index} characters into it)` : "";
 }
 
 function signature(payload: string, seal: CommentSeal): string {

@@ -6,6 +6,7 @@ import {
   type ThreadStateRecord,
 } from "../github/plan-comment.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
+import { redactRendered } from "./safe-port.js";
 import { ThreadLabels } from "./surfaces/index.js";
 import type { ThreadPort } from "./ports.js";
 import type { ThreadState } from "./state.js";
@@ -48,11 +49,12 @@ export async function cancelWaiting(
   };
   if (state.plan) {
     // A build that stopped to ask: back to a resumable build.
-    await port.updateComment(comment.id, deps.redact(renderPlanComment(stopped, seal)));
+    await port.updateComment(comment.id, redactRendered(deps.redact, renderPlanComment(stopped, seal)));
   } else {
     await port.updateComment(
       comment.id,
-      deps.redact(
+      redactRendered(
+        deps.redact,
         renderStatusComment(
           stopped,
           seal,

@@ -3,6 +3,7 @@ import { findThreadState, withStatusLine, type ThreadStateRecord } from "../gith
 import { commentSeal, threadSeal } from "../github/state-marker.js";
 import type { BranchDeletion, Mirror } from "../workspace/mirror.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
+import { redactRendered } from "./safe-port.js";
 import { ThreadLabels } from "./surfaces/index.js";
 import { plainError } from "./plain-error.js";
 import type { ThreadState } from "./state.js";
@@ -56,7 +57,10 @@ export async function followClosedPullRequest(
     : closedUnmerged(job, record, closed);
   await port.updateComment(
     record.comment.id,
-    deps.redact(withStatusLine(record.comment.body, statusLine, state, commentSeal(seal, record.comment.id))),
+    redactRendered(
+      deps.redact,
+      withStatusLine(record.comment.body, statusLine, state, commentSeal(seal, record.comment.id)),
+    ),
   );
   if (config) await new ThreadLabels(port, config, deps.log, job.deliveryId).follow(state);
 }

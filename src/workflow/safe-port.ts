@@ -59,6 +59,16 @@ function redactedChecks(checks: CheckRunPort, redact: Redactor): CheckRunPort {
   return { ...checks, create: (run) => checks.create(clean(run)), update: (id, run) => checks.update(id, clean(run)) };
 }
 
+/**
+ * Redacts a body a use case rendered with its state marker at the end, leaving the marker whole: it is base64 of the
+ * compressed, signed state, and a token-shaped run inside it (about 1 render in 100,000) would break it. The state's
+ * own strings are redacted on the way out (`redactWithState`).
+ */
+export function redactRendered(redact: Redactor, body: string): string {
+  const start = body.lastIndexOf(MARKER_PREFIX);
+  return start === -1 ? redact(body) : redact(body.slice(0, start)) + body.slice(start);
+}
+
 /** Redacts the visible text and every string inside the state marker (re-encoded only when something changed). */
 export function redactWithState(body: string, redact: Redactor, seal: CommentSeal): string {
   const read = readStateMarker(body, seal);

@@ -1,6 +1,7 @@
 import { commentSeal, threadSeal } from "../github/state-marker.js";
 import { findThreadState, renderPlanComment } from "../github/plan-comment.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
+import { redactRendered } from "./safe-port.js";
 
 /** New commits on a pull request with a pending plan: the plan no longer describes the head, so mark it stale. */
 export async function markStaleOnPush(deps: WorkflowDeps, job: JobContext, headSha: string): Promise<void> {
@@ -15,7 +16,8 @@ export async function markStaleOnPush(deps: WorkflowDeps, job: JobContext, headS
   if (state.stale === stale) return;
   await port.updateComment(
     comment.id,
-    deps.redact(
+    redactRendered(
+      deps.redact,
       renderPlanComment(
         { ...state, stale, updatedAt: new Date().toISOString() },
         commentSeal(threadSeal(deps.stateKey, port), comment.id),

@@ -3,6 +3,7 @@ import type { CommentSeal } from "../../github/state-marker.js";
 import type { JobContext, WorkflowDeps } from "../deps.js";
 import type { ThreadComment } from "../ports.js";
 import type { ThreadState } from "../state.js";
+import { redactRendered } from "../safe-port.js";
 import { TrackingComment } from "../surfaces/index.js";
 
 /** The plan comment as it reads now, with a status line above the plan and a report below it. */
@@ -14,7 +15,8 @@ export function planCommentRenderer(
   seal: CommentSeal,
 ): PlanCommentRenderer {
   return (statusLine, report) =>
-    deps.redact(
+    redactRendered(
+      deps.redact,
       renderPlanComment({ ...state, updatedAt: new Date().toISOString() }, seal, {
         ...(statusLine ? { statusLine } : {}),
         ...(report ? { report } : {}),

@@ -5,6 +5,7 @@ import type { Workspace } from "../../workspace/workspace.js";
 import { postPlanCheck } from "../surfaces/index.js";
 import { costCapFor, pricingFor, renderPlanCost } from "../cost.js";
 import type { JobContext, WorkflowDeps } from "../deps.js";
+import { redactRendered } from "../safe-port.js";
 import { handedOver } from "../../shared/hand-over.js";
 import { ThreadLabels } from "../surfaces/index.js";
 import { withExplored } from "../memory.js";
@@ -231,7 +232,7 @@ async function postResult(
       ? { ...outcome, plan: warnAboutWorkflows(outcome.plan) }
       : outcome;
   const cost = { pricing: pricingFor(deps, config, model.model), cap: costCapFor(deps, config, model.model) };
-  await status.tracking.final(deps.redact(resultComment(state, status.sealed, result, current, cost)));
+  await status.tracking.final(redactRendered(deps.redact, resultComment(state, status.sealed, result, current, cost)));
   // A question leaves the thread's label as it was: the plan is not made yet.
   if (outcome.kind !== "question")
     await new ThreadLabels(job.port, config, deps.log, job.deliveryId).show(
