@@ -1,7 +1,7 @@
 import type { Probot } from "probot";
 import type { BlueprintEnv } from "../config/env.js";
 import { cloneUrlOnHost, githubWebUrl } from "../github/github-host.js";
-import { webhookIntake } from "../github/webhook-intake.js";
+import { webhookIntake, type WebhookIntakeOptions } from "../github/webhook-intake.js";
 import type { JobBackend } from "../jobs/backend.js";
 import { deliveryJob, deliveryRemoval, type Accepted } from "../jobs/from-webhook.js";
 import type { JobMetrics } from "../jobs/metrics.js";
@@ -68,7 +68,11 @@ export function webhookAcceptor(
  * `probot.getNodeMiddleware()` first among its handlers (before any `addHandler` one), and neither
  * `ServerOptions` nor `run()` takes another webhook handler.
  */
-export function answerWebhooksDirectly(app: Probot, receive: (delivery: WebhookDelivery) => Promise<void>): void {
+export function answerWebhooksDirectly(
+  app: Probot,
+  receive: (delivery: WebhookDelivery) => Promise<void>,
+  tuning: Pick<WebhookIntakeOptions, "newConnectionsFirst"> = {},
+): void {
   const probotMiddleware = app.getNodeMiddleware.bind(app);
   app.getNodeMiddleware = async (middlewareOptions = {}) =>
     webhookIntake({
@@ -77,5 +81,6 @@ export function answerWebhooksDirectly(app: Probot, receive: (delivery: WebhookD
       receive,
       fallback: await probotMiddleware(middlewareOptions),
       log: app.log,
+      ...tuning,
     });
 }

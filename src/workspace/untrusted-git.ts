@@ -88,7 +88,7 @@ class GitError extends Error {
 }
 
 /** Settings on every call (`-c`): they outrank any repository or worktree config. */
-const HARDENED_CONFIG = [
+export const HARDENED_CONFIG = [
   "core.hooksPath=/dev/null",
   "core.fsmonitor=false",
   "core.attributesFile=/dev/null",
