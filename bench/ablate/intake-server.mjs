@@ -3,9 +3,9 @@
 // (with or without new connections first). Each delivery becomes a job (deliveryJob), is claimed by id
 // and serialized as the hand-over to a worker is: the same work behind every variant.
 // A job's token is asked for as its webhook is taken in (not awaited by the answer), as intake mints
-// one per job: by the token thread (mint-thread.ts), by app-jwt.ts on this thread, or by
-// @octokit/auth-app on this thread; the time from the burst's start to each installation's first token.
-// argv: <route: probot | lean | lean-no-ncf> [<tokens: none | thread | in-thread | auth-app>].
+// one per job: by app-jwt.ts or by @octokit/auth-app, on this thread (a thread of its own for app-jwt.ts
+// was measured here too and dropped: it did not pay); the time from the burst's start to each
+// installation's first token. argv: <route: probot | lean | lean-no-ncf> [<tokens: none | ours | auth-app>].
 // Messages: → {port}; "go" starts the clocks; "report" → {cpuUs, jobs, tokenMs: [per installation]}.
 import { createAppAuth } from "@octokit/auth-app";
 import { Octokit } from "@octokit/rest";
@@ -13,7 +13,6 @@ import { Probot, Server } from "probot";
 import { pino } from "pino";
 import { answerWebhooksDirectly } from "../../lib/app/webhook-route.js";
 import { JobTokens } from "../../lib/credentials/job-token.js";
-import { MintThread } from "../../lib/credentials/mint-thread.js";
 import { appTokenMinter } from "../../lib/github/app-jwt.js";
 import { deliveryJob, HANDLED_EVENTS } from "../../lib/jobs/from-webhook.js";
 
@@ -44,8 +43,7 @@ const receive = async (delivery) => {
 function tokenSource(kind) {
   const quiet = { info() {}, warn() {}, error() {} };
   const options = { appId: APP_ID, privateKey, baseUrl: githubUrl, log: quiet };
-  if (kind === "thread") return new MintThread(options);
-  if (kind === "in-thread") return new JobTokens(appTokenMinter(options));
+  if (kind === "ours") return new JobTokens(appTokenMinter(options));
   if (kind === "auth-app") {
     const octokit = new Octokit({
       authStrategy: createAppAuth,
@@ -86,6 +84,6 @@ process.on("message", (message) => {
     waitForTokens(200);
   }
 });
-// Ready as after /healthz: the token source has minted once (the thread loaded, the connection open).
+// Ready as after /healthz: the token source has minted once (its code loaded, its connection open).
 await tokens?.forJob({ installationId: 1, kind: "plan", repository: { name: "warm-up" } });
 process.send({ port: http.address().port });

@@ -57,7 +57,7 @@ async function routes(app, deliveries) {
 
 /** The token pairs, during the same kind of burst: until the last of 100 installations has its first token. */
 async function tokens(app, deliveries) {
-  const variants = ["thread", "auth-app", "in-thread"];
+  const variants = ["ours", "auth-app"];
   const bursts = {};
   const results = await interleaved(variants, async (variant) => {
     const burst = await oneBurst("lean", variant, app, deliveries);
@@ -69,21 +69,11 @@ async function tokens(app, deliveries) {
   printRounds("  the same, median installation", "ms", firstP50);
   return [
     verdict(
-      "app-jwt.ts + mint thread vs @octokit/auth-app (last first token)",
+      "app-jwt.ts vs @octokit/auth-app (a fresh burst's last first token)",
       "ms",
-      results.thread,
+      results.ours,
       results["auth-app"],
     ),
-    verdict(
-      "  app-jwt.ts on the intake's thread vs @octokit/auth-app",
-      "ms",
-      results["in-thread"],
-      results["auth-app"],
-    ),
-    verdict("mint thread vs app-jwt.ts on the intake's thread", "ms", results.thread, results["in-thread"], [
-      "KEEP THE THREAD",
-      "DROP THE THREAD",
-    ]),
   ];
 }
 

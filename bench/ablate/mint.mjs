@@ -1,11 +1,10 @@
 // Job tokens with no webhooks around (intake.mjs has them during a burst): the App's JWT reused for
-// minutes (app-jwt.ts), on the token thread (mint-thread.ts) or this one, against @octokit/auth-app
-// signing for an Octokit. The figure: time until 100 installations have their first token, asked at once.
+// minutes (app-jwt.ts) against @octokit/auth-app signing for an Octokit. The figure: time until 100
+// installations have their first token, asked at once.
 import { generateKeyPairSync } from "node:crypto";
 import { createAppAuth } from "@octokit/auth-app";
 import { Octokit } from "@octokit/rest";
 import { JobTokens } from "../../lib/credentials/job-token.js";
-import { MintThread } from "../../lib/credentials/mint-thread.js";
 import { appTokenMinter } from "../../lib/github/app-jwt.js";
 import { interleaved, printRounds, verdict } from "./rounds.mjs";
 import { startStub } from "./stub.mjs";
@@ -21,7 +20,6 @@ export async function run() {
     privateKeyEncoding: { type: "pkcs1", format: "pem" },
     publicKeyEncoding: { type: "spki", format: "pem" },
   }).privateKey;
-  const thread = new MintThread({ appId: APP_ID, privateKey, baseUrl: stub.url, log: quiet });
   try {
     const appOctokit = new Octokit({
       authStrategy: createAppAuth,
@@ -29,11 +27,8 @@ export async function run() {
       baseUrl: stub.url,
     });
     const sources = {
-      "ours (AppJwt + MintThread)": thread,
+      "ours (AppJwt)": new JobTokens(appTokenMinter({ appId: APP_ID, privateKey, baseUrl: stub.url, log: quiet })),
       "library (@octokit/auth-app)": new JobTokens(async () => appOctokit),
-      "ours, no thread (AppJwt)": new JobTokens(
-        appTokenMinter({ appId: APP_ID, privateKey, baseUrl: stub.url, log: quiet }),
-      ),
     };
     let installation = 10_000;
     const wave = (source) =>
@@ -42,20 +37,16 @@ export async function run() {
           source.forJob({ installationId: installation++, kind: "plan", repository: { name: "r" } }),
         ),
       );
-    for (const source of Object.values(sources)) await wave(source); // warm: the thread, JIT, connections
+    for (const source of Object.values(sources)) await wave(source); // warm: JIT, connections
     const results = await interleaved(Object.keys(sources), async (variant) => {
       const started = performance.now();
       await wave(sources[variant]);
       return performance.now() - started;
     });
     printRounds(`${INSTALLATIONS} first tokens at once, no webhooks`, "ms", results);
-    const [ours, library, noThread] = Object.values(results);
-    return [
-      verdict("  app-jwt.ts + mint thread vs @octokit/auth-app (no webhooks)", "ms", ours, library),
-      verdict("  app-jwt.ts alone vs @octokit/auth-app (no webhooks)", "ms", noThread, library),
-    ];
+    const [ours, library] = Object.values(results);
+    return [verdict("  app-jwt.ts vs @octokit/auth-app (no webhooks)", "ms", ours, library)];
   } finally {
-    await thread.close();
     await stub.stop();
   }
 }

@@ -69,8 +69,8 @@ const LONGEST_WAIT_S = 60;
 /**
  * Job-token minters from the App's own credentials: each token request is one `fetch`, signed with
  * the shared, reused App token. Not an Octokit: constructing one per installation and its plugins'
- * timer turns cost more than the request itself, on the thread whose speed decides every
- * installation's first 👀 (mint-thread.ts). Server errors and rate limits are retried a few times.
+ * timer turns cost more than the request itself, on the intake's thread, whose speed decides every
+ * installation's first 👀. Server errors and rate limits are retried a few times.
  */
 export function appTokenMinter(options: {
   appId: number;
