@@ -167,8 +167,8 @@ export const NO_DRIVERS_ATTRIBUTES = "* !filter !diff !merge\n";
  * - an output cap: simple-git keeps all of git's output, and a tree the agent wrote can make git print
  *   without end (see `maxOutputBytes`); it has no way to stop git past a size;
  * - speed: after a git process that printed nothing, simple-git waits 50 ms whatever its `completion`
- *   option says (`onExit`/`onClose` only choose which event starts that wait), and most of Blueprint's
- *   calls print nothing (`checkout --quiet`, a clean `status`, `update-ref`): `npm run bench ablate`;
+ *   option says (`onExit`/`onClose` set when the process counts as done; the 50 ms come on top), and
+ *   most of Blueprint's calls print nothing (`checkout --quiet`, a clean `status`, `update-ref`);
  * - the hardening: simple-git refuses `GIT_CONFIG_GLOBAL`, `core.hooksPath` and most settings below
  *   until one of its "unsafe" switches allows each, so its own guards would all be switched off here.
  */
