@@ -15,6 +15,11 @@ const BENCHES = [
   },
   { name: "context", title: "Prompt tokens of a 30-turn planning session: lean context versus the whole raw history" },
   {
+    name: "ablate",
+    file: "ablate/index.mjs",
+    title: "Hand-written replacements against the libraries they replace, same run, interleaved rounds",
+  },
+  {
     name: "load",
     file: "load/index.ts",
     // Up to BENCH_LOAD_DEADLINE_S (300 s) per run, and BENCH_LOAD_WARM_UP=0,3000 makes four runs.

@@ -112,7 +112,7 @@ export function cpuLine(cpu: CpuDelta): string {
 export type ThreadTimes = { onCpu: number; waiting: number };
 
 /**
- * Every thread of a process, by thread id (its event loop's is the pid): the token thread, V8's garbage-collection and
+ * Every thread of a process, by thread id (its event loop's is the pid): V8's garbage-collection and
  * compiler threads too.
  */
 export function threadTimes(pid: number): Map<string, ThreadTimes> {

@@ -38,7 +38,7 @@ export interface ReportInput {
    */
   intakeThread: ThreadTimes | null;
   /**
-   * The intake process's other threads that ran at least 5 ms meanwhile (token thread, V8's garbage-collection and
+   * The intake process's other threads that ran at least 5 ms meanwhile (V8's garbage-collection and
    * compiler threads), busiest first.
    */
   intakeThreads: ThreadTimes[];
@@ -193,7 +193,7 @@ function details(input: ReportInput, t: Tally, appErrors: number): string {
     `the double's event-loop delay p99 ${input.loopDelayP99Ms.toFixed(1)} ms.\n` +
     `While the webhooks went out, the app's event-loop stalls over 50 ms: ${burstStalls.length === 0 ? "none" : burstStalls.map((stall) => `+${stall.at - sendStart} ms for ${stall.ms} ms`).join(", ")}; ` +
     `the intake's event-loop thread meanwhile ran ${intakeThread ? `${ms(intakeThread.onCpu)} and waited ${ms(intakeThread.waiting)} for a core` : "n/a"}, ` +
-    `its other threads (token thread, V8's garbage collection and compilers) ran ${input.intakeThreads.map((thread) => ms(thread.onCpu)).join(" + ") || "0 ms"}; ` +
+    `its other threads (V8's garbage collection and compilers) ran ${input.intakeThreads.map((thread) => ms(thread.onCpu)).join(" + ") || "0 ms"}; ` +
     `CPU meanwhile: ${input.burstCpu ? cpuLine(input.burstCpu) : "n/a"}; ` +
     `its five slowest answers (sent at, took): ${slowest.map((d) => `+${(d.sentAt ?? 0) - sendStart} ms, ${ms(d.latencyMs)}`).join("; ")}.\n` +
     `The first 👀's path per installation, p50 / p99 (times the double saw): first webhook → token minted ${path(t.firstPath.token)}, ` +

@@ -85,7 +85,6 @@ export function createBlueprintApp(
     idle: () => backend.idle(),
     shutdown: async (timeoutMs) => {
       await Promise.all([backend.shutdown(SHUTDOWN_REASON, timeoutMs), forkedWorker?.stop(timeoutMs)]);
-      await tokens.close();
     },
   };
 }

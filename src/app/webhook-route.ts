@@ -1,7 +1,7 @@
 import type { Probot } from "probot";
 import type { BlueprintEnv } from "../config/env.js";
 import { cloneUrlOnHost, githubWebUrl } from "../github/github-host.js";
-import { webhookIntake } from "../github/webhook-intake.js";
+import { webhookIntake, type WebhookIntakeOptions } from "../github/webhook-intake.js";
 import type { JobBackend } from "../jobs/backend.js";
 import { deliveryJob, deliveryRemoval, type Accepted } from "../jobs/from-webhook.js";
 import type { JobMetrics } from "../jobs/metrics.js";
@@ -63,12 +63,17 @@ export function webhookAcceptor(
 /**
  * Deliveries over HTTP: Probot's server asks the app for its webhook route, and Blueprint answers it
  * itself (Probot's signature check, then straight to the job), without the Octokit and context Probot
- * makes for every event — about half of the intake's CPU per webhook in a burst.
+ * makes for every event: 317–333 µs of the intake's CPU per webhook in a fresh burst against 530–608 µs
+ * through Probot's middleware (`npm run bench ablate`, 2026-11-28).
  * Replaced on the instance because Probot 14 offers no public way to: `Server.start()` always puts
  * `probot.getNodeMiddleware()` first among its handlers (before any `addHandler` one), and neither
  * `ServerOptions` nor `run()` takes another webhook handler.
  */
-export function answerWebhooksDirectly(app: Probot, receive: (delivery: WebhookDelivery) => Promise<void>): void {
+export function answerWebhooksDirectly(
+  app: Probot,
+  receive: (delivery: WebhookDelivery) => Promise<void>,
+  tuning: Pick<WebhookIntakeOptions, "newConnectionsFirst"> = {},
+): void {
   const probotMiddleware = app.getNodeMiddleware.bind(app);
   app.getNodeMiddleware = async (middlewareOptions = {}) =>
     webhookIntake({
@@ -77,5 +82,6 @@ export function answerWebhooksDirectly(app: Probot, receive: (delivery: WebhookD
       receive,
       fallback: await probotMiddleware(middlewareOptions),
       log: app.log,
+      ...tuning,
     });
 }

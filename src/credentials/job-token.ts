@@ -45,7 +45,7 @@ export function fresherThan(token: JobToken, than: JobToken): boolean {
   return Date.parse(token.expiresAt) > Date.parse(than.expiresAt);
 }
 
-/** Where intake gets a job's token: minted here (`JobTokens`) or on the token thread (`MintThread`). */
+/** Where intake gets a job's token (`JobTokens`, minting with the App's key). */
 export interface JobTokenSource {
   forJob(job: TokenFor): Promise<JobToken>;
 }

@@ -1,3 +1,4 @@
+// Ablation 2026-11-28 (npm run bench ablate, load 5–10): 308–329 µs CPU per Octokit request vs Node's fetch 536–544.
 // Our own keep-alive fetch over node:http, not undici's Agent: undici's `request` was tried (issue #29)
 // and costs the same CPU per request (150–250 µs against 160–245 µs), but its requests go past nock,
 // which the tests use to double GitHub at the HTTP boundary (the Redis worker tests then reached for

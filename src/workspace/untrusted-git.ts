@@ -1,3 +1,4 @@
+// Ablation 2026-11-28 (npm run bench ablate, load 5–14): a job's ten git calls 93–116 ms vs simple-git 4.0.2's 423–474.
 import { spawn } from "node:child_process";
 import { mkdtempSync, promises as fs } from "node:fs";
 import os from "node:os";
@@ -88,7 +89,7 @@ class GitError extends Error {
 }
 
 /** Settings on every call (`-c`): they outrank any repository or worktree config. */
-const HARDENED_CONFIG = [
+export const HARDENED_CONFIG = [
   "core.hooksPath=/dev/null",
   "core.fsmonitor=false",
   "core.attributesFile=/dev/null",
@@ -162,10 +163,14 @@ function httpOrigin(url: string): string | null {
 export const NO_DRIVERS_ATTRIBUTES = "* !filter !diff !merge\n";
 
 /**
- * Runs git itself rather than through simple-git: simple-git waits 50 ms after every git process
- * that printed nothing (its completion plugin), and most of Blueprint's git calls print nothing
- * (`checkout --quiet`, a clean `status`, `fetch --quiet`). Measured with `npm run bench -- workspace`:
- * a warm workspace took 0.20 s, of which 0.15 s was those waits, against 15 ms of git.
+ * Runs git itself rather than through simple-git (4.0.2), for three reasons:
+ * - an output cap: simple-git keeps all of git's output, and a tree the agent wrote can make git print
+ *   without end (see `maxOutputBytes`); it has no way to stop git past a size;
+ * - speed: after a git process that printed nothing, simple-git waits 50 ms whatever its `completion`
+ *   option says (`onExit`/`onClose` set when the process counts as done; the 50 ms come on top), and
+ *   most of Blueprint's calls print nothing (`checkout --quiet`, a clean `status`, `update-ref`);
+ * - the hardening: simple-git refuses `GIT_CONFIG_GLOBAL`, `core.hooksPath` and most settings below
+ *   until one of its "unsafe" switches allows each, so its own guards would all be switched off here.
  */
 export function untrustedGit(location: GitLocation, options: UntrustedGitOptions = {}): UntrustedGit {
   const cwd = "gitDir" in location ? (location.workTree ?? location.gitDir) : location.discoverFrom;
