@@ -2,28 +2,21 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import nock from "nock";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { loadEnv } from "../../src/config/env.js";
-import { tokenPorts } from "../../src/jobs/token-ports.js";
 import type { Job } from "../../src/jobs/job.js";
-import { JobMetrics } from "../../src/jobs/metrics.js";
-import { startRedisWorkers } from "../../src/jobs/redis-worker.js";
 import { RedisStore } from "../../src/jobs/store/redis.js";
 import { openToken, Sealer } from "../../src/credentials/index.js";
-import { createWorkflowDeps } from "../../src/workflow/create-deps.js";
 import { TRIAGE_QUEUE, verifiedWire, WORK_QUEUE } from "../../src/jobs/job-wire.js";
 import { commentPayload, startTestApp } from "../helpers/app.js";
-import { tempDir } from "../helpers/git-repo.js";
 import { APP_ID, githubDouble, INSTALLATION_TOKEN, type GitHubDouble } from "../helpers/github-double.js";
 import { startRedisServer, type RedisServer } from "../helpers/redis-server.js";
+import { startTestWorkers } from "../helpers/redis-workers.js";
 import {
   buildJob,
   eventually,
   finished,
   helpJob,
-  JOB_SECRET,
   planJob,
   rawData,
-  recordingLog,
   repository,
   sealedFor,
   sealer,
@@ -66,21 +59,7 @@ afterEach(async () => {
  * behind the one before it.
  */
 async function worker(github: GitHubDouble = githubDouble({ permissions: { maintainer: "write" } })) {
-  const log = recordingLog();
-  const env = loadEnv({
-    BLUEPRINT_WORKDIR: tempDir("blueprint-workdir-"),
-    BLUEPRINT_STATE_SECRET: JOB_SECRET,
-    PATH: process.env.PATH ?? "",
-  });
-  const workers = await startRedisWorkers({
-    redisUrl: redis.url,
-    deps: createWorkflowDeps(env, log),
-    ports: tokenPorts(env, log),
-    sealer,
-    concurrency: 2,
-    lockMs: 30_000,
-    metrics: new JobMetrics({ processMetrics: false }),
-  });
+  const { workers, log } = await startTestWorkers(redis.url);
   closers.push(() => workers.close());
   return {
     github,
