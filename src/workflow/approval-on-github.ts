@@ -68,7 +68,12 @@ async function clickMismatch(checks: CheckRunPort | null, job: BuildClick): Prom
   if (!run) return `check run ${id} does not exist in this repository`;
   if (!run.own) return `check run ${id} was made by another app`;
   if (run.name !== PLAN_CHECK_NAME) return `check run ${id} is "${run.name}", not "${PLAN_CHECK_NAME}"`;
-  const expected = checkRunExternalId({ kind: "plan", number: job.number, revision: job.revision });
+  const expected = checkRunExternalId({
+    kind: "plan",
+    number: job.number,
+    revision: job.revision,
+    planHash: job.planHash,
+  });
   if (run.externalId !== expected) return `check run ${id} is for ${run.externalId ?? "nothing"}, not ${expected}`;
   if (run.headSha !== job.headSha) return `check run ${id} is on commit ${run.headSha}, not ${job.headSha}`;
   return null;

@@ -17,8 +17,11 @@ export interface Approval {
   commandCommentId?: number | undefined;
   /** The `/build` comment's time from the webhook, for when the comment is gone by the time the job runs. */
   commandCreatedAt?: string | undefined;
-  /** For a click on a plan check's Build button: the commit that check was on, and when the click came. */
-  checkClick?: { headSha: string; clickedAt: string } | undefined;
+  /**
+   * For a click on a plan check's Build button: the commit that check was on, when the click came, and the hash of the
+   * plan its summary shows (absent on checks made before it was recorded).
+   */
+  checkClick?: { headSha: string; clickedAt: string; planHash?: string | undefined } | undefined;
   /** Whether the approver has the permission to command Blueprint. */
   permitted: boolean;
   minimumPermission: string;
@@ -76,6 +79,13 @@ export function checkApproval(
     return {
       ok: false,
       reason: `The check @${approval.approver} clicked is on commit \`${approval.checkClick.headSha.slice(0, 7)}\`, but plan v${state.revision} was made on \`${madeOn.slice(0, 7)}\`, so the click does not approve it. Comment \`/build\` to build v${state.revision}.`,
+    };
+  }
+  const shown = approval.checkClick?.planHash;
+  if (shown !== undefined && shown !== state.planHash) {
+    return {
+      ok: false,
+      reason: `The plan check @${approval.approver} clicked shows plan v${state.revision} as Blueprint first posted it (\`${shown}\`), but the plan has been edited since (it is now \`${state.planHash ?? "none"}\`), so the click does not approve it. Read the plan as it now reads, then comment \`/build\` to build it.`,
     };
   }
   if (!approval.permitted) {

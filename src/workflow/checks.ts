@@ -1,10 +1,12 @@
 import type { RepoConfig } from "../config/repo-config.js";
 import { checkRunExternalId, PLAN_CHECK_NAME, planCheckButtons } from "../shared/check-run.js";
 import { oneLine } from "../plan/render.js";
+import { planHash } from "../plan/hash.js";
 import type { Plan } from "../plan/schema.js";
 import type { Logger, WorkflowDeps } from "./deps.js";
 import { plainError } from "./plain-error.js";
 import type { CheckRunOutput, CheckRunPort, ThreadPort } from "./ports.js";
+import { redactStrings } from "./safe-port.js";
 import { planMadeOn, type ThreadState } from "./state.js";
 
 /** Ports whose token may not write checks (GitHub answered 403): said once, then left alone. */
@@ -90,7 +92,14 @@ export async function postPlanCheck(
   await writeCheckRun(port, deps.log, {
     name: PLAN_CHECK_NAME,
     headSha: state.head.sha,
-    externalId: checkRunExternalId({ kind: "plan", number: port.number, revision }),
+    // The hash of the plan this summary shows, as the plan comment's state keeps it (redacted as every write is): a
+    // click approves that plan, never one edited since.
+    externalId: checkRunExternalId({
+      kind: "plan",
+      number: port.number,
+      revision,
+      planHash: planHash(redactStrings(plan, deps.redact)),
+    }),
     status: "completed",
     conclusion: "neutral",
     title: `Plan v${revision} waits for approval`,

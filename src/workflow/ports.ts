@@ -146,7 +146,10 @@ export interface CheckRunFacts {
 }
 
 export interface CheckRunPort {
-  /** This app's check run with that name and external id on the commit, or null when there is none. */
+  /**
+   * This app's check run with that name and external id on the commit (the same kind, thread and revision, whatever
+   * plan hash either carries: `sameCheckRun`), or null when there is none.
+   */
   find(headSha: string, name: string, externalId: string): Promise<number | null>;
   /** One check run of this repository, by id, as GitHub has it now; null when there is none. */
   get(id: number): Promise<CheckRunFacts | null>;

@@ -136,8 +136,9 @@ describe("check runs", () => {
   }
 
   const checks = (name: string) => github.state.checkRuns.filter((run) => run.name === name);
+  /** Revision `revision`'s plan check (its external id: `blueprint-plan:#1:v<revision>:<the plan's hash>`). */
   const planCheck = (revision: number) =>
-    checks("Blueprint plan").find((run) => run.externalId === `blueprint-plan:#1:v${revision}`);
+    checks("Blueprint plan").find((run) => run.externalId?.startsWith(`blueprint-plan:#1:v${revision}:`));
   const botText = () =>
     github.state
       .botComments(1)
@@ -386,6 +387,30 @@ describe("check runs", () => {
       "The plan was edited by hand, and the plan check's summary in the Checks tab still shows the plan as Blueprint posted it, so that click does not approve the edit.",
     );
     expect(model.requests).toHaveLength(1);
+    expect(github.repository.head("feature")).toBe(head);
+  });
+
+  it("binds a click to the plan its check shows: once a /build applied a hand edit, the check's Build button builds nothing", async () => {
+    await start([submit(), write("src/retry.js", "export const retry = (fn) => fn();\n"), complete("S1")]);
+    await comment("maintainer", "/plan add retries");
+    const check = planCheck(1) as CheckRunRecord;
+    const planComment = github.state.botComments(1).find((c) => c.body.includes("Use the helper in the client"));
+    if (!planComment) throw new Error("no plan comment");
+    expect(check.externalId).toBe(`blueprint-plan:#1:v1:${/plan `([0-9a-f]{16})`/.exec(planComment.body)?.[1]}`);
+    // A maintainer rewords S2, then builds S1 alone: the build takes the edit into the plan's state.
+    planComment.body = planComment.body.replace("Use the helper in the client", "Delete the client");
+    planComment.updatedAt = new Date(Date.now() - 60_000).toISOString();
+    await comment("maintainer", "/build S1");
+    expect(github.repository.log("feature")[0]).toBe("S1: Add a retry helper");
+    const head = github.repository.head("feature");
+
+    // The check still shows S2 as first planned; its button must not build the plan as edited.
+    expect(check.summary).toContain("**S2** Use the helper in the client");
+    await click(check, "build", { login: "maintainer" });
+    expect(github.state.botComments(1).at(-1)?.body).toMatch(
+      /^The plan check @maintainer clicked shows plan v1 as Blueprint first posted it \(`[0-9a-f]{16}`\), but the plan has been edited since/,
+    );
+    expect(model.requests).toHaveLength(3);
     expect(github.repository.head("feature")).toBe(head);
   });
 
