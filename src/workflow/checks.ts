@@ -106,9 +106,9 @@ export async function postPlanCheck(
     summary,
     ...(port.checks?.buttons ? { actions: planCheckButtons(revision) } : {}),
   });
-  // A built revision's check keeps its success; one that waited is cancelled.
+  // One that waited is cancelled, a build that failed or was not verified included; a built one keeps its success.
   const previousHead = previous && planMadeOn(previous);
-  if (previous && previousHead && previous.revision !== revision && previous.status !== "built")
+  if (previous && previousHead && previous.revision !== revision)
     await settlePlanCheck(
       deps,
       port,
@@ -118,8 +118,9 @@ export async function postPlanCheck(
 }
 
 /**
- * A revision's plan check once its plan moved on: built (success) or superseded (cancelled); its
- * buttons go. `headSha`: the commit the plan was made for (a build moves the state's head on).
+ * A revision's plan check once its plan moved on: built (success), or superseded or stale (cancelled, unless it is
+ * built already: a success stays); its buttons go. `headSha`: the commit the plan was made for (a build moves the
+ * state's head on).
  */
 export async function settlePlanCheck(
   deps: Pick<WorkflowDeps, "log">,
@@ -128,6 +129,7 @@ export async function settlePlanCheck(
   verdict: { conclusion: "success" | "cancelled"; title: string },
 ): Promise<void> {
   const externalId = checkRunExternalId({ kind: "plan", number: port.number, revision: plan.revision });
+  if (verdict.conclusion === "cancelled" && (await concluded(port, plan.headSha, externalId)) === "success") return;
   await writeCheckRun(
     port,
     deps.log,
@@ -143,4 +145,17 @@ export async function settlePlanCheck(
     },
     { createIfMissing: false },
   );
+}
+
+/** The conclusion of this app's plan check `externalId` on `headSha`, or null (none, running, or unreadable). */
+async function concluded(port: ThreadPort, headSha: string, externalId: string): Promise<string | null> {
+  const checks = port.checks;
+  if (!checks || refused.has(checks)) return null;
+  try {
+    const id = await checks.find(headSha, PLAN_CHECK_NAME, externalId);
+    return id === null ? null : ((await checks.get(id))?.conclusion ?? null);
+  } catch {
+    // Unreadable: settled as asked (writeCheckRun says what fails then).
+    return null;
+  }
 }

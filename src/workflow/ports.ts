@@ -141,6 +141,8 @@ export interface CheckRunFacts {
   name: string;
   headSha: string;
   externalId: string | null;
+  /** Its conclusion once completed (`success`, `cancelled`, …); null while it runs. */
+  conclusion: string | null;
   /** Made by this app (its `app` as GitHub says, not as a webhook or a job says). */
   own: boolean;
 }

@@ -11,6 +11,7 @@ import {
   settle,
   startTestApp,
   testPrivateKey,
+  webhookExample,
   type TestApp,
 } from "../helpers/app.js";
 import { gitIn, tempDir } from "../helpers/git-repo.js";
@@ -311,6 +312,69 @@ describe("check runs", () => {
       actions: [],
     });
     expect(planCheck(2)).toMatchObject({ conclusion: "neutral", title: "Plan v2 waits for approval" });
+  });
+
+  it("cancels the plan check when a revision follows a build that failed", async () => {
+    const blocked = {
+      toolCalls: [{ name: "complete_step", arguments: { step_id: "S1", outcome: "blocked", summary: "no" } }],
+    };
+    await start([submit(), write("src/retry.js", "// half\n"), blocked, submit({ title: "Add retry, with a test" })]);
+    await comment("maintainer", "/plan add retries");
+    await click(planCheck(1) as CheckRunRecord, "build", { login: "maintainer" });
+    expect(checks("Blueprint build").at(-1)).toMatchObject({ conclusion: "failure", title: "The build failed" });
+    await comment("maintainer", "/revise add a test too");
+    expect(planCheck(1)).toMatchObject({ conclusion: "cancelled", title: "Superseded by plan v2", actions: [] });
+  });
+
+  it("cancels the plan check when a revision follows a build whose verification failed", async () => {
+    await start([
+      submit({ verification: ["sh scripts/check.sh"] }),
+      ...BUILD_STEPS,
+      submit({ title: "Add retry, verified", verification: ["sh scripts/check.sh"] }),
+    ]);
+    await comment("maintainer", "/plan add retries");
+    await click(planCheck(1) as CheckRunRecord, "build", { login: "maintainer" });
+    expect(checks("Blueprint build").at(-1)).toMatchObject({
+      conclusion: "failure",
+      title: "Built, but verification failed: 1 of 1 checks",
+    });
+    // Built but not verified: the plan check was left waiting, with its buttons, until a revision came.
+    expect(planCheck(1)).toMatchObject({ conclusion: "neutral" });
+    await comment("maintainer", "/revise make the check pass");
+    expect(planCheck(1)).toMatchObject({ conclusion: "cancelled", title: "Superseded by plan v2", actions: [] });
+    expect(planCheck(2)).toMatchObject({ conclusion: "neutral", title: "Plan v2 waits for approval" });
+  });
+
+  it("keeps a built plan's check a success when a new plan follows", async () => {
+    await start([submit(), ...BUILD_STEPS, submit({ title: "Add retry, once more" })]);
+    await comment("maintainer", "/plan add retries");
+    await click(planCheck(1) as CheckRunRecord, "build", { login: "maintainer" });
+    expect(planCheck(1)).toMatchObject({ conclusion: "success", title: "Plan v1 is built" });
+    await comment("maintainer", "/plan once more");
+    expect(planCheck(2)).toMatchObject({ conclusion: "neutral", title: "Plan v2 waits for approval" });
+    expect(planCheck(1)).toMatchObject({ conclusion: "success", title: "Plan v1 is built" });
+  });
+
+  it("cancels the plan check when a push makes the plan stale: its Build button goes", async () => {
+    await start([submit()]);
+    await comment("maintainer", "/plan add retries");
+    writeFileSync(path.join(work, "README.md"), "# Hello again\n");
+    gitIn(work, ["commit", "-qam", "Another change"]);
+    gitIn(work, ["push", "-q", "origin", "HEAD:refs/heads/feature"]);
+    const moved = github.repository.head("feature") ?? "";
+    const sync = webhookExample("pull_request", (e) => e.action === "synchronize" || e.action === "opened");
+    sync.action = "synchronize";
+    sync.number = 1;
+    sync.pull_request.number = 1;
+    sync.pull_request.head.sha = moved;
+    sync.repository.clone_url = github.cloneUrl;
+    sync.installation = { id: INSTALLATION_ID, node_id: "x" };
+    await app.deliver("pull_request", sync);
+    expect(planCheck(1)).toMatchObject({
+      conclusion: "cancelled",
+      title: "Stale: new commits were pushed",
+      actions: [],
+    });
   });
 
   it("refuses a click by someone who may not command Blueprint, on the thread, and builds nothing", async () => {

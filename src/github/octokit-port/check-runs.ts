@@ -40,7 +40,13 @@ export function checkRuns(
       const found = await unlessNotFound(octokit.rest.checks.get({ ...where, check_run_id: id }), null);
       if (!found) return null;
       const run = found.data;
-      return { name: run.name, headSha: run.head_sha, externalId: run.external_id ?? null, own: ownRun(run) };
+      return {
+        name: run.name,
+        headSha: run.head_sha,
+        externalId: run.external_id ?? null,
+        conclusion: run.conclusion ?? null,
+        own: ownRun(run),
+      };
     },
     async create(run) {
       const annotations = run.annotations ?? [];
