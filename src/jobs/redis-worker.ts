@@ -275,11 +275,21 @@ async function confirmApproval(ctx: Context, port: JobPorts["work"], job: Approv
   });
   if (mismatch === null) return;
   ctx.log.error(
-    { deliveryId: job.deliveryId, job: jobLabel(job), reason: mismatch },
+    { deliveryId: job.deliveryId, job: jobLabel(job), reason: mismatch.reason },
     "refused a build job: its approval is not on GitHub as the job says",
   );
   ctx.metrics.jobs.inc({ kind: job.kind, outcome: "refused" });
-  throw new UnrecoverableError(`the approval is not on GitHub as the job says: ${mismatch}`);
+  // A `/build` deleted or edited before its job ran: said on the thread, or the build would vanish without a word.
+  if (mismatch.notice)
+    await port
+      .postComment(mismatch.notice)
+      .catch((error: unknown) =>
+        ctx.log.warn(
+          { err: error, deliveryId: job.deliveryId },
+          "could not say on the thread why a build did not start",
+        ),
+      );
+  throw new UnrecoverableError(`the approval is not on GitHub as the job says: ${mismatch.reason}`);
 }
 
 /** Step 4: the job back in the queue at a safe point, for the next worker to resume. */
