@@ -299,3 +299,30 @@ describe("a planning job taken over after its process died", () => {
     expect(v2.feedback.map((entry) => entry.text)).toEqual(["use exponential backoff"]);
   });
 });
+
+describe("a planning job put back after it ran (a replay through a shared queue)", () => {
+  it("does not plan again once its delivery's revision is on the thread; another delivery revises as usual", async () => {
+    model = await startModelServer([submit, submit]);
+    const deps = engine(model.url);
+    const run = (deliveryId: string) =>
+      planThread(
+        deps,
+        { port: threadPort(deps), actor: "maintainer", signal: new AbortController().signal, deliveryId },
+        PLAN,
+      );
+    await run("delivery-P");
+    expect(github.botComments().map((comment) => comment.body.split("\n")[0])).toEqual([
+      "## 📋 Plan v1: Add retry to the HTTP client",
+    ]);
+
+    // The same job again, as someone who copied it from Redis put it back: nothing asked of the model or the thread.
+    await run("delivery-P");
+    expect(model.requests).toHaveLength(1);
+    expect(github.botComments()).toHaveLength(1);
+    expect(stateIn(github.botComments()[0]?.id ?? -1, github.botComments()[0]?.body ?? "").status).toBe("pending");
+
+    await run("delivery-Q");
+    expect(model.requests).toHaveLength(2);
+    expect(github.botComments().at(-1)?.body).toMatch(/^## 📋 Plan v2/);
+  });
+});
