@@ -10,6 +10,13 @@ const TOKEN_QUEUE = "blueprint-token";
 /** How long a worker waits for an intake to answer before putting the job back for later. */
 const ANSWER_WAIT_MS = 60_000;
 /**
+ * At most one token is minted per delivery in this long. A job asks when its token has 10 minutes left, and the token it
+ * gets has 40 minutes or more (`ReusedTokens`), so a job's renewals are half an hour apart; one whose answer was lost
+ * asks again a minute later and gets its token within the 10 minutes it had.
+ */
+const RENEWAL_SPACING_MS = 5 * 60_000;
+const renewedKey = (deliveryId: string) => `blueprint:renewed:${deliveryId}`;
+/**
  * A request names a running job by where it is (queue and BullMQ id) and the lock its worker holds,
  * and carries the job's sealed token. The intake reads the job itself from Redis: nothing in the
  * request says what a fresh token is for.
@@ -65,6 +72,11 @@ export interface TokenDeskOptions {
   queues: readonly string[];
   /** The job at `place` as an intake or worker signed it there (jobs/job-wire.ts); throws for anything else. */
   verifiedJob(place: QueuePlace, data: unknown): TokenHolder;
+  /**
+   * How the job at `place` has run, as its workers recorded it: whether it has ended (done, failed or dropped), and
+   * when it first started on its thread as its worker signed it (null when none did: triage, or lane work waiting).
+   */
+  runOf(place: QueuePlace, job: TokenHolder): Promise<{ ended: boolean; startedAt: number | null }>;
   concurrency: number;
   /** The agent's wall time per run (BLUEPRINT_MAX_MINUTES): a job's lifetime is measured in it (`jobLifetimeMs`). */
   maxWallTimeMs: number;
@@ -74,8 +86,9 @@ export interface TokenDeskOptions {
  * Intake's side: answers workers' token requests with a token minted as for a new job (narrowed to the
  * job's repository and kind), sealed for that job. Anyone who can write to Redis can ask, so a token
  * is renewed only for a job that is running now (BullMQ's `active`, its lock held by the asker), that
- * an intake or worker signed, within its lifetime, and whose token was sealed for it. The answer is
- * BullMQ's return value, kept in Redis for minutes: sealed, like the job's own, and bound to the job.
+ * an intake or worker signed, that has not ended before, within its lifetime (from its first start as its
+ * worker signed it), whose token was sealed for it, and at most once per RENEWAL_SPACING_MS per delivery. The answer
+ * is BullMQ's return value, kept in Redis for minutes: sealed, like the job's own, and bound to the job.
  */
 export function answerTokenRequests(options: TokenDeskOptions): { close(): Promise<void> } {
   const { connection, sealer } = options;
@@ -92,9 +105,13 @@ export function answerTokenRequests(options: TokenDeskOptions): { close(): Promi
     if ((await connection.get(queue.toKey(`${request.id}:lock`))) !== request.lockToken)
       throw new RefreshRefused(`job ${request.id} is not held by the worker that asked`);
     const job = refusing(() => options.verifiedJob(place, queued.data));
+    const run = await options.runOf(place, job);
+    if (run.ended) throw new RefreshRefused(`job ${request.id} has already run: its token is not renewed`);
     const lifetime = jobLifetimeMs(job, options.maxWallTimeMs);
     const now = Date.now();
-    if (now - (queued.processedOn ?? 0) > lifetime || now - job.receivedAt > QUEUE_LIFE_MS + lifetime) {
+    // From its first start as its worker signed it: BullMQ's `processedOn` is in Redis for anyone to set.
+    const started = run.startedAt ?? queued.processedOn ?? 0;
+    if (now - started > lifetime || now - job.receivedAt > QUEUE_LIFE_MS + lifetime) {
       throw new RefreshRefused(
         `job ${request.id} has run past its lifetime (${Math.round(lifetime / 60_000)} min): its token is not renewed`,
       );
@@ -112,7 +129,7 @@ export function answerTokenRequests(options: TokenDeskOptions): { close(): Promi
       const job = await runningJob(parsed);
       // Sealed for this job, or it is not this job's token to renew.
       refusing(() => openToken(sealer, parsed.sealedToken, job));
-      return sealToken(sealer, await options.tokens.forJob(job), job);
+      return sealToken(sealer, await spaced(connection, job, () => options.tokens.forJob(job)), job);
     },
     { connection, concurrency: options.concurrency },
   );
@@ -126,6 +143,24 @@ export function answerTokenRequests(options: TokenDeskOptions): { close(): Promi
       await Promise.all([...queues.values()].map((queue) => queue.close()));
     },
   };
+}
+
+/**
+ * `mint()` unless a token was minted for the job's delivery less than RENEWAL_SPACING_MS ago (refused: one put back in
+ * Redis to look running cannot have tokens minted over and over). A mint that fails does not count.
+ */
+async function spaced<T>(connection: Redis, job: TokenHolder, mint: () => Promise<T>): Promise<T> {
+  const key = renewedKey(job.deliveryId);
+  if ((await connection.set(key, String(Date.now()), "PX", RENEWAL_SPACING_MS, "NX")) !== "OK")
+    throw new RefreshRefused(
+      `a token was renewed for delivery ${job.deliveryId} less than ${RENEWAL_SPACING_MS / 60_000} minutes ago`,
+    );
+  try {
+    return await mint();
+  } catch (error) {
+    await connection.del(key).catch(() => undefined);
+    throw error;
+  }
 }
 
 /**

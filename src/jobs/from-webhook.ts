@@ -298,6 +298,7 @@ export function checkActionJob(
       revision: binding.revision,
       headSha: run.head_sha,
       checkRunId: run.id,
+      ...(binding.planHash ? { planHash: binding.planHash } : {}),
       app: { id: run.app.id, slug: run.app.slug ?? "" },
       clickedAt: new Date(receivedAt).toISOString(),
     },

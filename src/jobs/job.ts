@@ -81,6 +81,8 @@ export const jobSchema = z.discriminatedUnion("kind", [
     revision: z.number().int().min(1),
     headSha: z.string(),
     checkRunId: z.number().int(),
+    /** The hash of the plan the check's summary shows (its external id's; absent on checks made before it was). */
+    planHash: z.string().optional(),
     app: z.object({ id: z.number().int(), slug: z.string() }),
     clickedAt: z.string(),
   }),

@@ -60,6 +60,7 @@ export function startRedisBackend(options: RedisBackendOptions): JobBackend & Pa
     maxWallTimeMs: env.BLUEPRINT_MAX_MINUTES * 60_000,
     queues: [TRIAGE_QUEUE, WORK_QUEUE],
     verifiedJob: (place, data) => verifiedWire(sealer, place, data).job,
+    runOf: (place, job) => runOf(store, place, job),
   });
   const workers: Promise<RedisWorkers> | null = options.workerDeps
     ? startRedisWorkers({
@@ -110,6 +111,22 @@ export function startRedisBackend(options: RedisBackendOptions): JobBackend & Pa
       await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
     },
   };
+}
+
+/**
+ * How a job a token is asked for has run, as the workers recorded it in the store: ended before, and (lane work) when
+ * it first started on its thread, signed.
+ */
+export async function runOf(
+  store: RedisStore,
+  place: { queue: string; id: string },
+  job: { deliveryId: string },
+): Promise<{ ended: boolean; startedAt: number | null }> {
+  const [ended, startedAt] = await Promise.all([
+    store.handled(place.id),
+    place.queue === WORK_QUEUE ? store.startedAt(place.id, job.deliveryId) : null,
+  ]);
+  return { ended, startedAt };
 }
 
 /** A queue's jobs not yet done, by state; an intake's and triage's jobs wait in their turn, BullMQ's "prioritized". */

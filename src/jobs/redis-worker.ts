@@ -11,6 +11,7 @@ import type { QueueStats } from "./backend.js";
 import { jobLabel, threadOf, type Job, type Removal } from "./job.js";
 import { TRIAGE_QUEUE, verifiedRemoval, WORK_QUEUE } from "./job-wire.js";
 import { telemetryFor, type JobMetrics } from "./metrics.js";
+import { onlyOnce, RemovalsHeard } from "./redis-replays.js";
 import { JobRuntime } from "./runtime.js";
 import { RedisStore, type HeldThread } from "./store/redis.js";
 import {
@@ -89,8 +90,10 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
   const refresher = await TokenRefresher.start(options.redisUrl, connection, sealer);
   // A /cancel on any intake or worker reaches the worker running the job; an uninstall reaches every worker.
   await subscriber.subscribe(RedisStore.CANCEL_CHANNEL, RedisStore.REMOVE_CHANNEL);
+  const removals = new RemovalsHeard();
   subscriber.on("message", (channel: string, message: string) => {
-    if (channel === RedisStore.REMOVE_CHANNEL) void hearRemoval(runtime, sealer, message, options.removeFiles);
+    if (channel === RedisStore.REMOVE_CHANNEL)
+      void hearRemoval(runtime, sealer, message, removals, options.removeFiles);
     else runtime.stop(message, "cancelled with /cancel");
   });
   // Lane work in this process: trees an earlier process left go, and the work directory's bound is checked, before the
@@ -108,13 +111,18 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
     lockMs,
     runWork: options.runWork,
   };
-  const triage = new Worker(TRIAGE_QUEUE, droppingToken(log, TRIAGE_QUEUE, triageProcessor(ctx)), {
-    connection,
-    concurrency: TRIAGE_CONCURRENCY,
-    lockDuration: lockMs,
-    stalledInterval: lockMs,
-  });
-  const work = new Worker(WORK_QUEUE, droppingToken(log, WORK_QUEUE, workProcessor(ctx)), {
+  // A job that ran to its end does not run again, put back in its queue (redis-replays.ts).
+  const triage = new Worker(
+    TRIAGE_QUEUE,
+    droppingToken(log, TRIAGE_QUEUE, onlyOnce(store, log, triageProcessor(ctx))),
+    {
+      connection,
+      concurrency: TRIAGE_CONCURRENCY,
+      lockDuration: lockMs,
+      stalledInterval: lockMs,
+    },
+  );
+  const work = new Worker(WORK_QUEUE, droppingToken(log, WORK_QUEUE, onlyOnce(store, log, workProcessor(ctx))), {
     connection,
     concurrency,
     lockDuration: lockMs,
@@ -151,17 +159,24 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
 /**
  * A removal an intake published (RedisStore `recordRemoval`), heard by this worker: its running jobs
  * of those repositories stop at their next safe point, and their files go from this worker's work
- * directory (a running job's once it ends). A message no intake signed is ignored, logged.
+ * directory (a running job's once it ends). A message no intake signed is ignored, logged; one heard before, or
+ * published again long after, is a no-op.
  */
 async function hearRemoval(
   runtime: JobRuntime,
   sealer: Sealer,
   message: string,
+  removals: RemovalsHeard,
   removeFiles: ((removal: Removal) => void) | undefined,
 ): Promise<void> {
   const { log, workdir } = runtime.deps;
   const removal = verifiedRemoval(sealer, message);
   if (!removal) return log.error({}, "ignored a removal in Redis that no intake signed");
+  if (!removals.first(removal))
+    return log.warn(
+      { deliveryId: removal.deliveryId },
+      "ignored a removal in Redis heard before: it was published again",
+    );
   runtime.stopCovered(removal);
   if (removeFiles) removeFiles(removal);
   else
@@ -195,7 +210,7 @@ function workProcessor(ctx: Context) {
     const { job } = wire;
     const held: HeldThread = { thread: threadOf(job), workId: running.id, deliveryId: job.deliveryId };
     // 1. One job per thread across every worker: a busy thread sends the job back to wait a little.
-    if (!(await store.takeThread(held, jobLabel(job), ctx.lockMs))) {
+    if (!(await store.takeThread(held, ctx.lockMs))) {
       await bullJob.moveToDelayed(Date.now() + BUSY_RETRY_MS, running.lockToken);
       throw new DelayedError();
     }
@@ -260,11 +275,21 @@ async function confirmApproval(ctx: Context, port: JobPorts["work"], job: Approv
   });
   if (mismatch === null) return;
   ctx.log.error(
-    { deliveryId: job.deliveryId, job: jobLabel(job), reason: mismatch },
+    { deliveryId: job.deliveryId, job: jobLabel(job), reason: mismatch.reason },
     "refused a build job: its approval is not on GitHub as the job says",
   );
   ctx.metrics.jobs.inc({ kind: job.kind, outcome: "refused" });
-  throw new UnrecoverableError(`the approval is not on GitHub as the job says: ${mismatch}`);
+  // A `/build` deleted or edited before its job ran: said on the thread, or the build would vanish without a word.
+  if (mismatch.notice)
+    await port
+      .postComment(mismatch.notice)
+      .catch((error: unknown) =>
+        ctx.log.warn(
+          { err: error, deliveryId: job.deliveryId },
+          "could not say on the thread why a build did not start",
+        ),
+      );
+  throw new UnrecoverableError(`the approval is not on GitHub as the job says: ${mismatch.reason}`);
 }
 
 /** Step 4: the job back in the queue at a safe point, for the next worker to resume. */

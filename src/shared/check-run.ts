@@ -9,25 +9,47 @@ export const BUILD_CHECK_NAME = "Blueprint build";
 /** The `requested_action` identifiers of the plan check's buttons (fixed: `build` and `revise`). */
 export type PlanCheckAction = "build" | "revise";
 
-/** What a check run's external id says: which kind, on which issue or pull request, for which plan revision. */
+/**
+ * What a check run's external id says: which kind, on which issue or pull request, for which plan revision, and (a
+ * plan check made since it was recorded) the hash of the plan its summary shows.
+ */
 export interface CheckRunBinding {
   kind: "plan" | "build";
   number: number;
   revision: number;
+  planHash?: string | undefined;
 }
 
 /**
- * `blueprint-plan:#12:v3`: the thread and revision a click is bound to (the identifier itself is only `build` or
- * `revise`).
+ * `blueprint-plan:#12:v3:0123456789abcdef`: the thread, revision and plan a click is bound to (the identifier itself
+ * is only `build` or `revise`). A check run's external id is set when it is made and never changed, so the hash stays
+ * that of the plan its summary shows, however the plan is edited after.
  */
 export function checkRunExternalId(binding: CheckRunBinding): string {
-  return `blueprint-${binding.kind}:#${binding.number}:v${binding.revision}`;
+  const hash = binding.planHash ? `:${binding.planHash}` : "";
+  return `blueprint-${binding.kind}:#${binding.number}:v${binding.revision}${hash}`;
 }
 
 export function parseCheckRunExternalId(externalId: string | null | undefined): CheckRunBinding | null {
-  const match = /^blueprint-(plan|build):#(\d{1,9}):v(\d{1,6})$/.exec(externalId ?? "");
+  const match = /^blueprint-(plan|build):#(\d{1,9}):v(\d{1,6})(?::([0-9a-f]{16}))?$/.exec(externalId ?? "");
   if (!match) return null;
-  return { kind: match[1] === "plan" ? "plan" : "build", number: Number(match[2]), revision: Number(match[3]) };
+  return {
+    kind: match[1] === "plan" ? "plan" : "build",
+    number: Number(match[2]),
+    revision: Number(match[3]),
+    ...(match[4] ? { planHash: match[4] } : {}),
+  };
+}
+
+/**
+ * Whether a check run's external id is the check `wanted` names: the same kind, thread and revision, whatever plan
+ * hash either carries (a revision's check is found to settle it after its plan was edited).
+ */
+export function sameCheckRun(externalId: string | null | undefined, wanted: string): boolean {
+  const found = parseCheckRunExternalId(externalId);
+  const sought = parseCheckRunExternalId(wanted);
+  if (!found || !sought) return externalId === wanted;
+  return found.kind === sought.kind && found.number === sought.number && found.revision === sought.revision;
 }
 
 /**

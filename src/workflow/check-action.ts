@@ -9,6 +9,8 @@ export interface CheckClick {
   /** The plan revision and head commit the check was made for. */
   revision: number;
   headSha: string;
+  /** The hash of the plan the check's summary shows (from its external id; absent on older checks). */
+  planHash?: string | undefined;
   /** The app that made the check run. */
   app: { id: number; slug: string };
   clickedAt: string;
@@ -38,7 +40,7 @@ export async function handleCheckClick(deps: WorkflowDeps, job: JobContext, clic
       force: false,
       permitted: true,
       minimumPermission: deps.minPermission,
-      checkClick: { headSha: click.headSha, clickedAt: click.clickedAt },
+      checkClick: { headSha: click.headSha, clickedAt: click.clickedAt, planHash: click.planHash },
     };
     return buildThread(deps, job, { approval, fresh: false });
   }

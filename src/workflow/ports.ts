@@ -146,12 +146,17 @@ export interface CheckRunFacts {
   name: string;
   headSha: string;
   externalId: string | null;
+  /** Its conclusion once completed (`success`, `cancelled`, …); null while it runs. */
+  conclusion: string | null;
   /** Made by this app (its `app` as GitHub says, not as a webhook or a job says). */
   own: boolean;
 }
 
 export interface CheckRunPort {
-  /** This app's check run with that name and external id on the commit, or null when there is none. */
+  /**
+   * This app's check run with that name and external id on the commit (the same kind, thread and revision, whatever
+   * plan hash either carries: `sameCheckRun`), or null when there is none.
+   */
   find(headSha: string, name: string, externalId: string): Promise<number | null>;
   /** One check run of this repository, by id, as GitHub has it now; null when there is none. */
   get(id: number): Promise<CheckRunFacts | null>;

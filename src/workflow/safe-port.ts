@@ -84,7 +84,8 @@ export function redactWithState(body: string, redact: Redactor, seal: CommentSea
   return redact(body.slice(0, start)) + marker + redact(body.slice(end));
 }
 
-function redactStrings<T>(value: T, redact: Redactor): T {
+/** `value` with every string in it redacted (what a state marker holds once written, and what a check shows). */
+export function redactStrings<T>(value: T, redact: Redactor): T {
   if (typeof value === "string") return redact(value) as T;
   if (Array.isArray(value)) return value.map((item) => redactStrings(item, redact)) as T;
   if (value && typeof value === "object") {

@@ -1,9 +1,14 @@
 import { commentSeal, threadSeal } from "../github/state-marker.js";
 import { findThreadState, renderPlanComment } from "../github/plan-comment.js";
+import { settlePlanCheck } from "./surfaces/index.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { redactRendered } from "./safe-port.js";
+import { planMadeOn } from "./state.js";
 
-/** New commits on a pull request with a pending plan: the plan no longer describes the head, so mark it stale. */
+/**
+ * New commits on a pull request with a pending plan: the plan no longer describes the head, so mark it stale, and
+ * cancel its plan check (its Build button would only be refused now; `/build --force` still builds it).
+ */
 export async function markStaleOnPush(deps: WorkflowDeps, job: JobContext, headSha: string): Promise<void> {
   const { port } = job;
   const lookup = findThreadState(await port.comments(), threadSeal(deps.stateKey, port));
@@ -24,4 +29,12 @@ export async function markStaleOnPush(deps: WorkflowDeps, job: JobContext, headS
       ),
     ),
   );
+  const madeOn = planMadeOn(state);
+  if (madeOn)
+    await settlePlanCheck(
+      deps,
+      port,
+      { revision: state.revision, headSha: madeOn },
+      { conclusion: "cancelled", title: "Stale: new commits were pushed" },
+    );
 }

@@ -106,6 +106,11 @@ export const threadStateSchema = z.object({
   questionStep: z.string().nullable().default(null),
   /** Who approved the build in progress (a resumed build runs on their approval). */
   approvedBy: z.string().nullable().default(null),
+  /**
+   * The deliveries whose builds of this revision started (the last BUILD_DELIVERIES_KEPT): one of them run again once
+   * the build has left "building" is a job put back in a shared queue after it ran, and builds nothing.
+   */
+  buildDeliveries: z.array(z.string()).default([]),
   /** Every valid approval of this revision so far (see recordedApprovalSchema). */
   approvals: z.array(recordedApprovalSchema).default([]),
   /** The approvers' notes for building this revision, oldest first; every step is given them. */
@@ -137,6 +142,9 @@ export type FeedbackEntry = z.output<typeof feedbackSchema>;
 export type QuestionAnswer = z.output<typeof questionAnswerSchema>;
 export type BuildNote = z.output<typeof buildNoteSchema>;
 export type RecordedApproval = z.output<typeof recordedApprovalSchema>;
+
+/** How many build deliveries a revision's state remembers. */
+export const BUILD_DELIVERIES_KEPT = 20;
 
 /** The commit a pull request's plan was made on (its plan check is there), however far a build has moved `head`. */
 export function planMadeOn(state: Pick<ThreadState, "planHead" | "head">): string | null {

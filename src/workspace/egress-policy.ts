@@ -189,6 +189,22 @@ export function allowsTarget(policy: EgressPolicy, host: string, port: number): 
   });
 }
 
+/**
+ * How a refused destination is named in a report: `host`, or `host:port` (`[address]:port`) where the policy allows
+ * that host on some ports only — then the port is what was refused (`blocked 127.0.0.1:43961` while
+ * `127.0.0.1:38403` is allowed, not a bare `127.0.0.1`).
+ */
+export function refusedTarget(policy: EgressPolicy, host: string, port: number): string {
+  const literal = net.isIP(host) ? canonicalAddress(host) : null;
+  const portBound = policy.allow.some(
+    (entry) =>
+      entry.port !== null &&
+      (entry.kind === "address" ? entry.address === literal : literal === null && nameCovered(host, entry)),
+  );
+  if (!portBound) return host;
+  return literal?.includes(":") ? `[${literal}]:${port}` : `${literal ?? host}:${port}`;
+}
+
 /** Whether the operator named exactly this address and port. */
 export function isExempt(policy: EgressPolicy, address: string, port: number): boolean {
   const canonical = canonicalAddress(address);

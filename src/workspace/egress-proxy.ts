@@ -12,6 +12,7 @@ import {
   isExempt,
   isHostName,
   NO_EGRESS,
+  refusedTarget,
   type EgressPolicy,
 } from "./egress-policy.js";
 
@@ -40,7 +41,10 @@ export type JobNetworkState =
 export interface JobNetwork {
   readonly policy: EgressPolicy;
   readonly state: JobNetworkState;
-  /** Refused connections so far, per host, in the order first refused. */
+  /**
+   * Refused connections so far, per host (`host:port` where the policy allows that host on some ports only), in the
+   * order first refused.
+   */
   refusals(): Array<{ host: string; count: number }>;
   close(): Promise<void>;
 }
@@ -107,7 +111,8 @@ export async function openJobNetwork(policy: EgressPolicy, options: JobNetworkOp
     chmodSync(dir, 0o700);
     const socketPath = path.join(dir, "proxy.sock");
     const gate = new EgressGate(policy, options.lookup ?? lookupAll, (host, port, reason) => {
-      const key = refused.has(host) || refused.size < MAX_REFUSED_HOSTS ? host : OTHER_HOSTS;
+      const target = refusedTarget(policy, host, port);
+      const key = refused.has(target) || refused.size < MAX_REFUSED_HOSTS ? target : OTHER_HOSTS;
       refused.set(key, (refused.get(key) ?? 0) + 1);
       options.onRefusal?.({ host, port, reason });
     });

@@ -11,6 +11,7 @@ import {
   settle,
   startTestApp,
   testPrivateKey,
+  webhookExample,
   type TestApp,
 } from "../helpers/app.js";
 import { gitIn, tempDir } from "../helpers/git-repo.js";
@@ -136,8 +137,9 @@ describe("check runs", () => {
   }
 
   const checks = (name: string) => github.state.checkRuns.filter((run) => run.name === name);
+  /** Revision `revision`'s plan check (its external id: `blueprint-plan:#1:v<revision>:<the plan's hash>`). */
   const planCheck = (revision: number) =>
-    checks("Blueprint plan").find((run) => run.externalId === `blueprint-plan:#1:v${revision}`);
+    checks("Blueprint plan").find((run) => run.externalId?.startsWith(`blueprint-plan:#1:v${revision}:`));
   const botText = () =>
     github.state
       .botComments(1)
@@ -312,6 +314,69 @@ describe("check runs", () => {
     expect(planCheck(2)).toMatchObject({ conclusion: "neutral", title: "Plan v2 waits for approval" });
   });
 
+  it("cancels the plan check when a revision follows a build that failed", async () => {
+    const blocked = {
+      toolCalls: [{ name: "complete_step", arguments: { step_id: "S1", outcome: "blocked", summary: "no" } }],
+    };
+    await start([submit(), write("src/retry.js", "// half\n"), blocked, submit({ title: "Add retry, with a test" })]);
+    await comment("maintainer", "/plan add retries");
+    await click(planCheck(1) as CheckRunRecord, "build", { login: "maintainer" });
+    expect(checks("Blueprint build").at(-1)).toMatchObject({ conclusion: "failure", title: "The build failed" });
+    await comment("maintainer", "/revise add a test too");
+    expect(planCheck(1)).toMatchObject({ conclusion: "cancelled", title: "Superseded by plan v2", actions: [] });
+  });
+
+  it("cancels the plan check when a revision follows a build whose verification failed", async () => {
+    await start([
+      submit({ verification: ["sh scripts/check.sh"] }),
+      ...BUILD_STEPS,
+      submit({ title: "Add retry, verified", verification: ["sh scripts/check.sh"] }),
+    ]);
+    await comment("maintainer", "/plan add retries");
+    await click(planCheck(1) as CheckRunRecord, "build", { login: "maintainer" });
+    expect(checks("Blueprint build").at(-1)).toMatchObject({
+      conclusion: "failure",
+      title: "Built, but verification failed: 1 of 1 checks",
+    });
+    // Built but not verified: the plan check was left waiting, with its buttons, until a revision came.
+    expect(planCheck(1)).toMatchObject({ conclusion: "neutral" });
+    await comment("maintainer", "/revise make the check pass");
+    expect(planCheck(1)).toMatchObject({ conclusion: "cancelled", title: "Superseded by plan v2", actions: [] });
+    expect(planCheck(2)).toMatchObject({ conclusion: "neutral", title: "Plan v2 waits for approval" });
+  });
+
+  it("keeps a built plan's check a success when a new plan follows", async () => {
+    await start([submit(), ...BUILD_STEPS, submit({ title: "Add retry, once more" })]);
+    await comment("maintainer", "/plan add retries");
+    await click(planCheck(1) as CheckRunRecord, "build", { login: "maintainer" });
+    expect(planCheck(1)).toMatchObject({ conclusion: "success", title: "Plan v1 is built" });
+    await comment("maintainer", "/plan once more");
+    expect(planCheck(2)).toMatchObject({ conclusion: "neutral", title: "Plan v2 waits for approval" });
+    expect(planCheck(1)).toMatchObject({ conclusion: "success", title: "Plan v1 is built" });
+  });
+
+  it("cancels the plan check when a push makes the plan stale: its Build button goes", async () => {
+    await start([submit()]);
+    await comment("maintainer", "/plan add retries");
+    writeFileSync(path.join(work, "README.md"), "# Hello again\n");
+    gitIn(work, ["commit", "-qam", "Another change"]);
+    gitIn(work, ["push", "-q", "origin", "HEAD:refs/heads/feature"]);
+    const moved = github.repository.head("feature") ?? "";
+    const sync = webhookExample("pull_request", (e) => e.action === "synchronize" || e.action === "opened");
+    sync.action = "synchronize";
+    sync.number = 1;
+    sync.pull_request.number = 1;
+    sync.pull_request.head.sha = moved;
+    sync.repository.clone_url = github.cloneUrl;
+    sync.installation = { id: INSTALLATION_ID, node_id: "x" };
+    await app.deliver("pull_request", sync);
+    expect(planCheck(1)).toMatchObject({
+      conclusion: "cancelled",
+      title: "Stale: new commits were pushed",
+      actions: [],
+    });
+  });
+
   it("refuses a click by someone who may not command Blueprint, on the thread, and builds nothing", async () => {
     await start([submit(), ...BUILD_STEPS]);
     await comment("maintainer", "/plan add retries");
@@ -386,6 +451,30 @@ describe("check runs", () => {
       "The plan was edited by hand, and the plan check's summary in the Checks tab still shows the plan as Blueprint posted it, so that click does not approve the edit.",
     );
     expect(model.requests).toHaveLength(1);
+    expect(github.repository.head("feature")).toBe(head);
+  });
+
+  it("binds a click to the plan its check shows: once a /build applied a hand edit, the check's Build button builds nothing", async () => {
+    await start([submit(), write("src/retry.js", "export const retry = (fn) => fn();\n"), complete("S1")]);
+    await comment("maintainer", "/plan add retries");
+    const check = planCheck(1) as CheckRunRecord;
+    const planComment = github.state.botComments(1).find((c) => c.body.includes("Use the helper in the client"));
+    if (!planComment) throw new Error("no plan comment");
+    expect(check.externalId).toBe(`blueprint-plan:#1:v1:${/plan `([0-9a-f]{16})`/.exec(planComment.body)?.[1]}`);
+    // A maintainer rewords S2, then builds S1 alone: the build takes the edit into the plan's state.
+    planComment.body = planComment.body.replace("Use the helper in the client", "Delete the client");
+    planComment.updatedAt = new Date(Date.now() - 60_000).toISOString();
+    await comment("maintainer", "/build S1");
+    expect(github.repository.log("feature")[0]).toBe("S1: Add a retry helper");
+    const head = github.repository.head("feature");
+
+    // The check still shows S2 as first planned; its button must not build the plan as edited.
+    expect(check.summary).toContain("**S2** Use the helper in the client");
+    await click(check, "build", { login: "maintainer" });
+    expect(github.state.botComments(1).at(-1)?.body).toMatch(
+      /^The plan check @maintainer clicked shows plan v1 as Blueprint first posted it \(`[0-9a-f]{16}`\), but the plan has been edited since/,
+    );
+    expect(model.requests).toHaveLength(3);
     expect(github.repository.head("feature")).toBe(head);
   });
 

@@ -144,6 +144,29 @@ describe("an approval covers the revision its approver saw", () => {
     expect(lastReply()).toMatch(/^Plan v2 was posted after @maintainer's `\/build`/);
   });
 
+  it("/build in the same second as the plan: refused, unless GitHub's clock puts the plan's edit in an earlier second", async () => {
+    await start(buildsS1);
+    // GitHub times comments to the second; the plan's own time is Blueprint's, in milliseconds.
+    const second = Math.floor(Date.now() / 1000) * 1000 - 10_000;
+    const plan = fx.seedPlan(onlyStep, { postedAt: new Date(second + 700).toISOString() });
+    plan.updated_at = new Date(second).toISOString();
+    const command = fx.github.addUserComment("maintainer", "/build");
+    command.created_at = new Date(second).toISOString();
+    // The plan comment was "Planning…" before the command; the plan text and the command fell in one second.
+    await build(command.id);
+    expect(fx.model.requests).toHaveLength(0);
+    expect(lastReply()).toBe(
+      "Plan v1 was posted in the same second as @maintainer's `/build`, and GitHub times comments to the second, so Blueprint cannot tell that the command came after it. Read v1, then comment `/build` again (or `/build v1`) to build it.",
+    );
+
+    // GitHub's clock has the edit that wrote the plan in the second before: the same-second command came after it.
+    plan.updated_at = new Date(second - 1000).toISOString();
+    const after = fx.github.addUserComment("maintainer", "/build");
+    after.created_at = new Date(second).toISOString();
+    await build(after.id);
+    expect(fx.repo.log("blueprint/issue-1")).toEqual(["S1: Only step", "initial commit"]);
+  });
+
   it("a review submitted before the current revision was posted is refused; a fresh one builds", async () => {
     const headSha = fx.repo.commit({ "src/feature.js": "f\n" }, "feature work", "feature");
     gitIn(fx.repo.bare, ["update-ref", "refs/pull/1/head", headSha]);

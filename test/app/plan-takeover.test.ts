@@ -7,6 +7,7 @@ import { ownCommentMatcher } from "../../src/github/own-comment.js";
 import { readStateMarker } from "../../src/github/state-marker.js";
 import { createWorkflowDeps } from "../../src/app/create-deps.js";
 import type { WorkflowDeps } from "../../src/workflow/deps.js";
+import { buildThread } from "../../src/workflow/build/build.js";
 import { planThread, type PlanRequest } from "../../src/workflow/plan/plan.js";
 import type { ThreadPort } from "../../src/workflow/ports.js";
 import { safePort } from "../../src/workflow/safe-port.js";
@@ -297,5 +298,82 @@ describe("a planning job taken over after its process died", () => {
     expect(bot[1]?.body).toMatch(/^## 📋 Plan v2/);
     expect(v2).toMatchObject({ status: "pending", revision: 2 });
     expect(v2.feedback.map((entry) => entry.text)).toEqual(["use exponential backoff"]);
+  });
+});
+
+describe("a planning job put back after it ran (a replay through a shared queue)", () => {
+  it("does not plan again once its delivery's revision is on the thread; another delivery revises as usual", async () => {
+    model = await startModelServer([submit, submit]);
+    const deps = engine(model.url);
+    const run = (deliveryId: string) =>
+      planThread(
+        deps,
+        { port: threadPort(deps), actor: "maintainer", signal: new AbortController().signal, deliveryId },
+        PLAN,
+      );
+    await run("delivery-P");
+    expect(github.botComments().map((comment) => comment.body.split("\n")[0])).toEqual([
+      "## 📋 Plan v1: Add retry to the HTTP client",
+    ]);
+
+    // The same job again, as someone who copied it from Redis put it back: nothing asked of the model or the thread.
+    await run("delivery-P");
+    expect(model.requests).toHaveLength(1);
+    expect(github.botComments()).toHaveLength(1);
+    expect(stateIn(github.botComments()[0]?.id ?? -1, github.botComments()[0]?.body ?? "").status).toBe("pending");
+
+    await run("delivery-Q");
+    expect(model.requests).toHaveLength(2);
+    expect(github.botComments().at(-1)?.body).toMatch(/^## 📋 Plan v2/);
+  });
+});
+
+describe("a build job put back after it ran", () => {
+  it("does not build again once it has stopped building; a new /build resumes the plan", async () => {
+    const tool = (name: string, args: Record<string, unknown>): ScriptedReply => ({
+      toolCalls: [{ name, arguments: args }],
+    });
+    model = await startModelServer([
+      tool("write_file", { path: "src/retry.js", content: "export const retry = (fn) => fn();\n" }),
+      tool("complete_step", { step_id: "S1", summary: "did S1" }),
+      tool("complete_step", { step_id: "S2", summary: "cannot", outcome: "blocked" }),
+      tool("write_file", { path: "src/client.js", content: "export const get = (url) => fetch(url);\n// retried\n" }),
+      tool("complete_step", { step_id: "S2", summary: "did S2" }),
+    ]);
+    const deps = engine(model.url);
+    github.addBotComment((id) =>
+      planCommentBody(
+        pendingState(samplePlan({ verification: [] }), { base: { branch: "main", sha: repo.head() } }),
+        testSeal(id),
+      ),
+    );
+    const build = async (deliveryId: string) => {
+      const command = github.addUserComment("maintainer", "/build");
+      const approval = {
+        approver: "maintainer",
+        revision: null,
+        steps: [],
+        force: false,
+        permitted: true,
+        minimumPermission: "write",
+        commandCommentId: command.id,
+        commandCreatedAt: command.created_at,
+      };
+      const job = { port: threadPort(deps), actor: "maintainer", signal: new AbortController().signal, deliveryId };
+      return { run: () => buildThread(deps, job, { approval, fresh: false }) };
+    };
+    const first = await build("delivery-build");
+    await first.run();
+    expect(repo.log("blueprint/issue-1")[0]).toBe("S1: Add a retry helper");
+    const said = github.botComments().length;
+
+    // The same job again (its /build still on the thread): the build stopped at S2, so it would resume there.
+    await first.run();
+    expect(model.requests).toHaveLength(3);
+    expect(github.botComments()).toHaveLength(said);
+
+    await (await build("delivery-build-again")).run();
+    expect(model.requests).toHaveLength(5);
+    expect(repo.log("blueprint/issue-1")[0]).toBe("S2: Use the helper in the client");
   });
 });

@@ -9,6 +9,9 @@ import { JobTokens } from "../../src/credentials/job-token.js";
 import type { TokenMinter } from "../../src/github/app-jwt.js";
 import type { Job } from "../../src/jobs/job.js";
 import { TRIAGE_QUEUE, verifiedWire, WORK_QUEUE } from "../../src/jobs/job-wire.js";
+import { runOf } from "../../src/jobs/redis-backend.js";
+import { RedisStore } from "../../src/jobs/store/redis.js";
+import { signedTime, startOf } from "../../src/jobs/store/redis-records.js";
 import { githubDouble, INSTALLATION_TOKEN } from "../helpers/github-double.js";
 import { startRedisServer, type RedisServer } from "../helpers/redis-server.js";
 import { buildJob, planJob, recordingLog, repository, sealedFor, sealer, signedWire } from "../helpers/redis-jobs.js";
@@ -46,6 +49,7 @@ async function intakeAndWorker() {
   const tokens = new JobTokens(
     async () => new Octokit({ auth: "app-jwt", request: { retries: 0 } }) as unknown as TokenMinter,
   );
+  const store = new RedisStore({ connection, sealer, concurrency: 2 });
   const desk = answerTokenRequests({
     connection,
     tokens,
@@ -55,6 +59,7 @@ async function intakeAndWorker() {
     maxWallTimeMs: MAX_WALL_TIME_MS,
     queues: [TRIAGE_QUEUE, WORK_QUEUE],
     verifiedJob: (place, data) => verifiedWire(sealer, place, data).job,
+    runOf: (place, job) => runOf(store, place, job),
   });
   const refresher = await TokenRefresher.start(redis.url, connection, sealer);
   const work = new Queue(WORK_QUEUE, { connection });
@@ -68,6 +73,7 @@ async function intakeAndWorker() {
   await answers.waitUntilReady();
   closers.push(
     () => connection.quit(),
+    () => store.close(),
     () => desk.close(),
     () => refresher.close(),
     () => work.close(),
@@ -87,7 +93,7 @@ async function intakeAndWorker() {
     if (taken?.id !== id) throw new Error(`took ${taken?.id} instead of ${id}`);
     return { bullJob: taken, place: { queue: WORK_QUEUE, id, lockToken } };
   };
-  return { connection, work, refresher, mints, ask, running };
+  return { connection, store, work, refresher, mints, ask, running };
 }
 
 /** A token an intake sealed for `job` that expires in a minute. */
@@ -176,5 +182,57 @@ describe("fresh job tokens through an intake", () => {
       /no job w-d-nothing/,
     );
     expect(mints()).toEqual([]);
+  });
+
+  it("renews nothing for a finished job put back to look running, with the token it had copied back in", async () => {
+    const { refresher, store, mints, running } = await intakeAndWorker();
+    const job = planJob("d-ended");
+    const { bullJob, place } = await running(job);
+    // It ran to its end on a worker (which records that), and someone made it look running again under a lock they hold.
+    await store.markHandled(place.id);
+    await bullJob.moveToCompleted("done", place.lockToken, false);
+    const again = await running(planJob("d-ended-as-well"));
+    await expect(refresher.fresh(job, expiring(job), { ...again.place, id: place.id })).rejects.toThrow(
+      /is completed, not running/,
+    );
+    // A job that BullMQ has active, under the asker's lock, but that a worker recorded as ended: put back after it ran.
+    const replayed = planJob("d-replayed");
+    const second = await running(replayed);
+    await store.markHandled(second.place.id);
+    await expect(refresher.fresh(replayed, expiring(replayed), second.place)).rejects.toThrow(/has already run/);
+    expect(mints()).toEqual([]);
+  });
+
+  it("measures a lane job's lifetime from its first start as its worker signed it, not BullMQ's processedOn", async () => {
+    const { refresher, connection, store, mints, running } = await intakeAndWorker();
+    const job = planJob("d-started");
+    const { place } = await running(job);
+    const held = { thread: "Codertocat/Hello-World#1", workId: place.id, deliveryId: job.deliveryId };
+    await connection.sadd("blueprint:waiting:Codertocat/Hello-World#1", place.id);
+    expect(await store.startOnThread(held)).toBe("run");
+    expect(await store.startedAt(place.id, job.deliveryId)).toBeTypeOf("number");
+    // Started past its lifetime, as its worker signed it: making BullMQ's start look recent changes nothing.
+    const past = Date.now() - PLAN_LIFETIME_MS - 60_000;
+    await connection.set(`blueprint:started:${place.id}`, signedTime(sealer, startOf(place.id, job.deliveryId), past));
+    await connection.hset(`bull:${WORK_QUEUE}:${place.id}`, "processedOn", String(Date.now()));
+    await expect(refresher.fresh(job, expiring(job), place)).rejects.toThrow(/past its lifetime/);
+    // A start time someone else wrote (unsigned, or signed for another job) is not taken: BullMQ's start is.
+    await connection.set(`blueprint:started:${place.id}`, `${Date.now()}.forged`);
+    expect(await store.startedAt(place.id, job.deliveryId)).toBeNull();
+    await connection.set(`blueprint:started:${place.id}`, signedTime(sealer, startOf("w-other", job.deliveryId), past));
+    expect(await store.startedAt(place.id, job.deliveryId)).toBeNull();
+    expect(mints()).toEqual([]);
+  });
+
+  it("mints at most one token per delivery in five minutes: a job made to look running again gets no second one", async () => {
+    const { refresher, connection, mints, running } = await intakeAndWorker();
+    const job = planJob("d-spaced");
+    const { place } = await running(job);
+    expect((await refresher.fresh(job, expiring(job), place)).refreshed).toBe(true);
+    await expect(refresher.fresh(job, expiring(job), place)).rejects.toThrow(/renewed for delivery d-spaced less than/);
+    expect(mints()).toHaveLength(1);
+    // Five minutes on (the spacing lapsed), it is renewed again.
+    await connection.del("blueprint:renewed:d-spaced");
+    expect((await refresher.fresh(job, expiring(job), place)).refreshed).toBe(true);
   });
 });

@@ -63,6 +63,7 @@ function makeState(overrides: Partial<ThreadState> = {}): ThreadState {
     questionStep: null,
     approvedBy: null,
     approvals: [],
+    buildDeliveries: [],
     buildNotes: [],
     model: null,
     changes: null,

@@ -29,6 +29,7 @@ export function pendingState(rawPlan: unknown, overrides: Partial<ThreadState> =
     pullRequest: null,
     explored: ["src/client.js"],
     approvals: [],
+    buildDeliveries: [],
     updatedAt: new Date().toISOString(),
     ...overrides,
   };

@@ -2,28 +2,21 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import nock from "nock";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { loadEnv } from "../../src/config/env.js";
-import { tokenPorts } from "../../src/jobs/token-ports.js";
 import type { Job } from "../../src/jobs/job.js";
-import { JobMetrics } from "../../src/jobs/metrics.js";
-import { startRedisWorkers } from "../../src/jobs/redis-worker.js";
 import { RedisStore } from "../../src/jobs/store/redis.js";
 import { openToken, Sealer } from "../../src/credentials/index.js";
-import { createWorkflowDeps } from "../../src/app/create-deps.js";
 import { TRIAGE_QUEUE, verifiedWire, WORK_QUEUE } from "../../src/jobs/job-wire.js";
 import { commentPayload, startTestApp } from "../helpers/app.js";
-import { tempDir } from "../helpers/git-repo.js";
 import { APP_ID, githubDouble, INSTALLATION_TOKEN, type GitHubDouble } from "../helpers/github-double.js";
 import { startRedisServer, type RedisServer } from "../helpers/redis-server.js";
+import { startTestWorkers } from "../helpers/redis-workers.js";
 import {
   buildJob,
   eventually,
   finished,
   helpJob,
-  JOB_SECRET,
   planJob,
   rawData,
-  recordingLog,
   repository,
   sealedFor,
   sealer,
@@ -66,21 +59,7 @@ afterEach(async () => {
  * behind the one before it.
  */
 async function worker(github: GitHubDouble = githubDouble({ permissions: { maintainer: "write" } })) {
-  const log = recordingLog();
-  const env = loadEnv({
-    BLUEPRINT_WORKDIR: tempDir("blueprint-workdir-"),
-    BLUEPRINT_STATE_SECRET: JOB_SECRET,
-    PATH: process.env.PATH ?? "",
-  });
-  const workers = await startRedisWorkers({
-    redisUrl: redis.url,
-    deps: createWorkflowDeps(env, log),
-    ports: tokenPorts(env, log),
-    sealer,
-    concurrency: 2,
-    lockMs: 30_000,
-    metrics: new JobMetrics({ processMetrics: false }),
-  });
+  const { workers, log } = await startTestWorkers(redis.url);
   closers.push(() => workers.close());
   return {
     github,
@@ -230,8 +209,14 @@ describe("a build job checked against GitHub before it builds", () => {
     expect(onAnotherIssue.isDone()).toBe(true);
     const refused = log.lines.filter((line) => line.message.startsWith("refused a build job"));
     expect(refused.map((line) => line.fields.deliveryId)).toEqual(cases.map(([name]) => name));
-    // Nothing built and nothing said on the thread for them.
-    expect(github.botComments().map((comment) => comment.body)).toEqual([]);
+    // Nothing built. A comment by someone else or made at another time is a forgery, logged only; one gone from the
+    // thread or reading as another command is what deleting or editing it before the job ran leaves: said there.
+    const again = "Comment `/build` again (a new comment: an edited one is not read as a command) to build the plan.";
+    expect(github.botComments().map((comment) => comment.body)).toEqual([
+      `@maintainer's \`/build\` is no longer on this thread (it was deleted before its build started), so nothing is built. ${again}`,
+      `@maintainer's \`/build\` is no longer on this thread (it was deleted before its build started), so nothing is built. ${again}`,
+      `@maintainer's \`/build\` was edited before its build started and no longer reads as the command it was, so nothing is built. ${again}`,
+    ]);
 
     // The same command that GitHub confirms goes on to the build (which finds no plan to build, and says so).
     const confirmed = await build(
@@ -239,9 +224,32 @@ describe("a build job checked against GitHub before it builds", () => {
       buildJob("d-confirmed", { commentId: byMaintainer.id, commandCreatedAt: made }),
     );
     expect(await confirmed.getState()).toBe("completed");
+    expect(github.botComments().at(-1)?.body).toBe("There is no plan to build here yet. Comment `/plan` first.");
+  });
+
+  it("a /build deleted, or edited, before its job ran builds nothing and says so on the thread", async () => {
+    const { github, log } = await worker();
+    const deleted = github.addUserComment("maintainer", "/build");
+    const edited = github.addUserComment("maintainer", "/build");
+    // As the intake had them from their webhooks; then, while they waited, one was deleted and the other reworded.
+    const jobs = [deleted, edited].map((comment, index) =>
+      buildJob(`d-changed-${index}`, { commentId: comment.id, commandCreatedAt: comment.created_at }),
+    );
+    github.comments.splice(github.comments.indexOf(deleted), 1);
+    edited.body = "/build --force";
+    for (const [index, job] of jobs.entries()) {
+      const done = await build(`d-changed-${index}`, job);
+      expect(await done.getState()).toBe("failed");
+    }
     expect(github.botComments().map((comment) => comment.body)).toEqual([
-      "There is no plan to build here yet. Comment `/plan` first.",
+      expect.stringMatching(
+        /^@maintainer's `\/build` is no longer on this thread \(it was deleted before its build started\), so nothing is built\. Comment `\/build` again/,
+      ),
+      expect.stringMatching(
+        /^@maintainer's `\/build` was edited before its build started and no longer reads as the command it was, so nothing is built\./,
+      ),
     ]);
+    expect(log.lines.filter((line) => line.message.startsWith("refused a build job"))).toHaveLength(2);
   });
 
   it("refuses an approving review that GitHub does not have as the job says", async () => {

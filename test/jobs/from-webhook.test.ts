@@ -249,6 +249,10 @@ describe("a webhook becomes a job: plain data, no I/O", () => {
       app: { id: 1, slug: "blueprint" },
     });
     expect(parseJob(JSON.parse(JSON.stringify(accepted?.job)))).toEqual(accepted?.job);
+    // A check made since plan hashes were recorded binds the click to the plan it shows too.
+    const hashed = checkActionJob("d", click({ externalId: "blueprint-plan:#3:v2:0123456789abcdef" }))?.job;
+    expect(hashed).toMatchObject({ kind: "check-action", revision: 2, planHash: "0123456789abcdef" });
+    expect(accepted?.job).not.toHaveProperty("planHash");
     expect(checkActionJob("d", click({ identifier: "revise" }))?.job).toMatchObject({
       kind: "check-action",
       action: "revise",

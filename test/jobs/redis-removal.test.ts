@@ -1,21 +1,17 @@
 import { existsSync } from "node:fs";
 import nock from "nock";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadEnv } from "../../src/config/env.js";
-import { tokenPorts } from "../../src/github/token-port.js";
 import { REMOVED_REASON, type Job, type Removal } from "../../src/jobs/job.js";
 import { signRemoval, WORK_QUEUE } from "../../src/jobs/job-wire.js";
-import { JobMetrics } from "../../src/jobs/metrics.js";
 import { RedisStore } from "../../src/jobs/store/redis.js";
-import { startRedisWorkers } from "../../src/jobs/redis-worker.js";
 import { Sealer } from "../../src/credentials/index.js";
-import { createWorkflowDeps } from "../../src/app/create-deps.js";
 import { RepoCache } from "../../src/workspace/repo-cache.js";
 import { WorkdirKeeper } from "../../src/workspace/workdir-keeper.js";
 import { createBareRepo, tempDir } from "../helpers/git-repo.js";
 import { INSTALLATION_ID } from "../helpers/github-double.js";
 import { useRedis } from "../helpers/redis-server.js";
-import { eventually, finished, JOB_SECRET, planJob, recordingLog, sealedFor, sealer } from "../helpers/redis-jobs.js";
+import { startTestWorkers } from "../helpers/redis-workers.js";
+import { eventually, finished, planJob, sealedFor, sealer } from "../helpers/redis-jobs.js";
 
 /** An uninstall with Redis: every worker hears it, signed; waiting jobs find it recorded. */
 
@@ -31,7 +27,6 @@ afterAll(() => nock.enableNetConnect());
  * directory (as the runner's use case would) until it is stopped.
  */
 async function worker() {
-  const log = recordingLog();
   const workdir = tempDir("blueprint-workdir-");
   const cache = new RepoCache(workdir);
   const keeper = new WorkdirKeeper(cache);
@@ -40,15 +35,8 @@ async function worker() {
   const ran: string[] = [];
   /** Jobs whose worktree is checked out. */
   const holding: string[] = [];
-  const env = loadEnv({ BLUEPRINT_WORKDIR: workdir, BLUEPRINT_STATE_SECRET: JOB_SECRET, PATH: process.env.PATH ?? "" });
-  const workers = await startRedisWorkers({
-    redisUrl: redis.url,
-    deps: createWorkflowDeps(env, log),
-    ports: tokenPorts(env, log),
-    sealer,
-    concurrency: 2,
-    lockMs: 30_000,
-    metrics: new JobMetrics({ processMetrics: false }),
+  const { workers, log } = await startTestWorkers(redis.url, {
+    workdir,
     runWork: (job, _token, signal) => {
       ran.push(job.deliveryId);
       const owner = {

@@ -141,6 +141,7 @@ const threadState: fc.Arbitrary<ThreadState> = fc
         fc.record({ login: anyText, via: fc.constantFrom("build", "review"), at: nullable(anyText) }),
         { maxLength: 3 },
       ),
+      buildDeliveries: fc.array(anyText, { maxLength: 3 }),
       buildNotes: fc.array(fc.record({ author: anyText, source: fc.constantFrom("build", "review"), text: anyText }), {
         maxLength: 2,
       }),

@@ -4,6 +4,7 @@ import {
   checkRunExternalId,
   parseCheckRunExternalId,
   planCheckButtons,
+  sameCheckRun,
 } from "../../src/shared/check-run.js";
 
 describe("Blueprint's check runs as GitHub shows them", () => {
@@ -24,8 +25,28 @@ describe("Blueprint's check runs as GitHub shows them", () => {
       "blueprint-plan:12:v3",
       "blueprint-other:#1:v1",
       "blueprint-plan:#1:v",
+      "blueprint-plan:#1:v1:",
+      "blueprint-plan:#1:v1:0123456789ABCDEF",
+      "blueprint-plan:#1:v1:0123456789abcdef0",
     ])
       expect(parseCheckRunExternalId(other)).toBeNull();
+  });
+
+  it("carries the hash of the plan a plan check shows, and finds a revision's check whatever hash it carries", () => {
+    const id = checkRunExternalId({ kind: "plan", number: 12, revision: 3, planHash: "0123456789abcdef" });
+    expect(id).toBe("blueprint-plan:#12:v3:0123456789abcdef");
+    expect(parseCheckRunExternalId(id)).toEqual({
+      kind: "plan",
+      number: 12,
+      revision: 3,
+      planHash: "0123456789abcdef",
+    });
+    expect(sameCheckRun(id, "blueprint-plan:#12:v3")).toBe(true);
+    expect(sameCheckRun("blueprint-plan:#12:v3", id)).toBe(true);
+    expect(sameCheckRun(id, "blueprint-plan:#12:v4")).toBe(false);
+    expect(sameCheckRun(id, "blueprint-build:#12:v3")).toBe(false);
+    expect(sameCheckRun(id, "blueprint-plan:#13:v3:0123456789abcdef")).toBe(false);
+    expect(sameCheckRun(null, "blueprint-plan:#12:v3")).toBe(false);
   });
 
   it("names the buttons `build` and `revise`, within GitHub's limits, for any revision", () => {

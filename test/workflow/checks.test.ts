@@ -80,7 +80,7 @@ describe("writing a check run through the port, on the GitHub double", () => {
     expect(double.violations).toEqual([]);
   });
 
-  it("reads a check run back by id as GitHub has it: its name, commit, external id and whether this app made it; null when there is none", async () => {
+  it("reads a check run back by id as GitHub has it: its name, commit, external id, conclusion and whether this app made it; null when there is none", async () => {
     const port = await portFor({ contents: "write", issues: "write", checks: "write", metadata: "read" });
     const double = github as GitHubDouble;
     const sha = double.repository.head("main") ?? "";
@@ -104,12 +104,14 @@ describe("writing a check run through the port, on the GitHub double", () => {
       name: "Blueprint plan",
       headSha: sha,
       externalId: "blueprint-plan:#1:v2",
+      conclusion: null,
       own: true,
     });
     expect(await port.checks?.get(other.id)).toEqual({
       name: "Blueprint build",
       headSha: sha,
       externalId: "blueprint-plan:#1:v2",
+      conclusion: null,
       own: false,
     });
     expect(await port.checks?.get(424242)).toBeNull();

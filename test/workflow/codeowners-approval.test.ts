@@ -5,6 +5,7 @@ import { ownerMatcher } from "../../src/workflow/approval/code-owner-coverage.js
 import { parseCodeOwners } from "../../src/github/codeowners.js";
 import type { Plan } from "../../src/plan/schema.js";
 import type { ThreadState } from "../../src/workflow/state.js";
+import type { PermissionLevel } from "../../src/github/permission.js";
 import type { GitHubAccount, ThreadPort } from "../../src/workflow/ports.js";
 import { pendingState } from "../helpers/plan-state.js";
 import { samplePlan } from "../helpers/model-server.js";
@@ -26,10 +27,14 @@ function planOf(pending: ThreadState): Plan {
 const plan = planOf(state);
 const codeowners = { ...DEFAULT_REPO_CONFIG, approvers: "codeowners" as const };
 
-/** The port's members the check uses; team members by `org/slug`, or an error to throw; accounts by login. */
+/**
+ * The port's members the check uses; team members by `org/slug`, or an error to throw; accounts by login; each
+ * person's access to the repository (write unless named).
+ */
 function portWith(
   teams: Record<string, string[] | Error> = {},
   accounts: Record<string, GitHubAccount | Error> = {},
+  permissions: Record<string, PermissionLevel | Error> = {},
 ): ThreadPort {
   const asked: string[] = [];
   const port = {
@@ -40,6 +45,11 @@ function portWith(
       const members = teams[`${org}/${slug}`];
       if (members instanceof Error) throw members;
       return members?.includes(login) ?? false;
+    },
+    async permission(login: string) {
+      const level = permissions[login.toLowerCase()] ?? "write";
+      if (level instanceof Error) throw level;
+      return level;
     },
     async account(login: string) {
       asked.push(`account:${login}`);
@@ -175,6 +185,39 @@ describe("codeOwnersRefusal", () => {
       "Blueprint could not check membership of @org/core (Resource not accessible by integration.)",
     );
     expect((port as unknown as { asked: string[] }).asked).toEqual(["org/core:bob"]);
+  });
+
+  it("counts a code owner only with write access to the repository, as GitHub does, and says so", async () => {
+    const read = files({ CODEOWNERS: "* @alice @org/core\n" });
+    const approve = (approver: string, port: ThreadPort) =>
+      codeOwnersRefusal(port, codeowners, { approver, plan, state, steps: [], readDefaultBranch: read });
+    // Named in CODEOWNERS, but with read (or triage) access only: their approval does not count.
+    for (const level of ["read", "triage"] as const) {
+      const refusal = await approve("alice", portWith({}, {}, { alice: level }));
+      expect(refusal).toContain("@alice owns no file of these steps");
+      expect(refusal).toContain(
+        `As on GitHub, a code owner's approval counts only with write access to the repository, which @alice (${level}) does not have.`,
+      );
+    }
+    // A team owner's member too; with write, maintain or admin access they count.
+    const member = portWith({ "org/core": ["bob"] }, {}, { bob: "read" });
+    expect(await approve("bob", member)).toContain("which @bob (read) does not have");
+    for (const level of ["write", "maintain", "admin"] as const)
+      expect(await approve("alice", portWith({}, {}, { alice: level }))).toBeNull();
+    // An earlier approval recorded by an owner who has since lost write access no longer covers the files.
+    const recorded = { ...state, approvals: [{ login: "alice", via: "build" as const, at: null }] };
+    const refusal = await codeOwnersRefusal(portWith({}, {}, { alice: "read" }), codeowners, {
+      approver: "mallory",
+      plan,
+      state: recorded,
+      steps: [],
+      readDefaultBranch: read,
+    });
+    expect(refusal).toContain("which @alice (read) does not have");
+    // Access GitHub would not tell counts as none, said as such.
+    const unknown = await approve("alice", portWith({}, {}, { alice: new Error("Bad credentials") }));
+    expect(unknown).toContain("Blueprint could not check @alice's access to the repository (Bad credentials.)");
+    expect(unknown).not.toContain("As on GitHub");
   });
 
   it("adds up the approvals the state records with this one, file by file", async () => {

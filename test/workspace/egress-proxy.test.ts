@@ -134,6 +134,36 @@ describe("the egress proxy", () => {
     expect(refusals.at(-1)).toEqual({ host: "(other hosts)", count: 14 });
   });
 
+  it("names the port of a refusal where the allow-list allows that host on some ports only", async () => {
+    const service = await startLoopbackService();
+    cleanups.push(() => service.close());
+    const network = await open(
+      policyFor(
+        allow(`127.0.0.1:${service.port}`, "[::1]:8080", "api.test:8443", "*.ports.test:443"),
+        `127.0.0.1:${service.port},[::1]:8080,api.test:8443,*.ports.test:443`,
+      ),
+      { lookup: async () => ["93.184.216.34"] },
+    );
+    const socketPath = socketOf(network);
+    const other = service.port === 65535 ? service.port - 1 : service.port + 1;
+    for (const target of [
+      `127.0.0.1:${other}`,
+      "[::1]:8081",
+      "api.test:443",
+      "a.ports.test:80",
+      "elsewhere.invalid:443",
+    ])
+      expect(await connectThrough(socketPath, target)).toMatch(/^HTTP\/1\.1 403/);
+    expect(network.refusals()).toEqual([
+      { host: `127.0.0.1:${other}`, count: 1 },
+      { host: "[::1]:8081", count: 1 },
+      { host: "api.test:443", count: 1 },
+      { host: "a.ports.test:80", count: 1 },
+      // A host the list does not name at all is refused on every port: its name is enough.
+      { host: "elsewhere.invalid", count: 1 },
+    ]);
+  });
+
   it("checks every address a name resolves to: one loopback, link-local or private address is enough to refuse it", async () => {
     const service = await startLoopbackService();
     cleanups.push(() => service.close());

@@ -1,4 +1,5 @@
 import type { CheckAnnotation, CheckRunOutput, CheckRunPort } from "../../workflow/ports.js";
+import { sameCheckRun } from "../../shared/check-run.js";
 import { unlessNotFound, type ThreadScope } from "./scope.js";
 
 /** GitHub takes at most 50 annotations per create or update request; more go in further updates. */
@@ -32,14 +33,20 @@ export function checkRuns(
         filter: "all",
         per_page: 100,
       });
-      const own = runs.find((run) => run.external_id === externalId && ownRun(run));
+      const own = runs.find((run) => sameCheckRun(run.external_id, externalId) && ownRun(run));
       return own?.id ?? null;
     },
     async get(id) {
       const found = await unlessNotFound(octokit.rest.checks.get({ ...where, check_run_id: id }), null);
       if (!found) return null;
       const run = found.data;
-      return { name: run.name, headSha: run.head_sha, externalId: run.external_id ?? null, own: ownRun(run) };
+      return {
+        name: run.name,
+        headSha: run.head_sha,
+        externalId: run.external_id ?? null,
+        conclusion: run.conclusion ?? null,
+        own: ownRun(run),
+      };
     },
     async create(run) {
       const annotations = run.annotations ?? [];

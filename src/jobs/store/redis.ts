@@ -7,6 +7,7 @@ import type { Job, Removal } from "../job.js";
 import { bullId, JOB_OPTIONS, signRemoval, signWire, TRIAGE_QUEUE, WORK_QUEUE } from "../job-wire.js";
 import { threadOf } from "../job.js";
 import type { Carried, Enqueued, JobStore } from "./index.js";
+import { labelOfLock, lockOwner, removalOf, signedTime, startOf, verifiedTime } from "./redis-records.js";
 
 const PREFIX = "blueprint";
 /** How long a delivery, comment or review id is remembered: GitHub redelivers within days, not weeks. */
@@ -50,7 +51,9 @@ if redis.call('HINCRBY', KEYS[1], 'pending', -1) <= 0 then redis.call('DEL', KEY
 return 1`;
 
 /**
- * The thread lock's value is "<job id>\\n<label>"; only its job may renew or release it, or take it over after a crash.
+ * The thread lock's value is the job id of the job that holds it ("<job id>\\n<label>" from older workers): only its job
+ * may renew or release it, or take it over after a crash. What a thread is shown for it comes from that job as signed
+ * (`labelOfLock`), never from the lock's text.
  */
 const OWNER = `
 local function owner(value)
@@ -62,7 +65,7 @@ end`;
 const LOCK = `${OWNER}
 local held = owner(redis.call('GET', KEYS[1]))
 if held and held ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[1] .. '\\n' .. ARGV[2], 'PX', ARGV[3])
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1`;
 const RENEW = `${OWNER}
 if owner(redis.call('GET', KEYS[1])) ~= ARGV[1] then return 0 end
@@ -88,6 +91,7 @@ const key = {
   pending: (installationId: number) => `${PREFIX}:pending:${installationId}`,
   cancel: (workId: string) => `${PREFIX}:cancel:${workId}`,
   started: (workId: string) => `${PREFIX}:started:${workId}`,
+  handled: (id: string) => `${PREFIX}:handled:${id}`,
 };
 
 /**
@@ -155,7 +159,7 @@ export class RedisStore implements JobStore {
       .get(key.lock(thread))
       .exec();
     const [, waiting, lock] = (replies ?? []).map(([, value]) => value);
-    const running = labelOf(typeof lock === "string" ? lock : null);
+    const running = await this.labelOf(thread, typeof lock === "string" ? lock : null);
     await this.workQueue.add(
       job.kind,
       signWire(this.options.sealer, { queue: WORK_QUEUE, id: workId }, { job, ...carried }),
@@ -179,57 +183,79 @@ export class RedisStore implements JobStore {
       .exec();
     const [dropped, , lock] = (replies ?? []).map(([, value]) => value);
     const held = typeof lock === "string" ? lock : null;
-    const workId = held?.split("\n")[0];
+    const workId = held === null ? undefined : lockOwner(held);
     if (workId) {
       // Pub/sub reaches a running job at once; the key is what its worker checks on each renewal, should it have missed
       // the message.
       await this.redis.set(key.cancel(workId), "1", "EX", 3600);
       await this.redis.publish(RedisStore.CANCEL_CHANNEL, workId);
     }
-    return { running: labelOf(held), dropped: Number(dropped) };
+    return { running: await this.labelOf(thread, held), dropped: Number(dropped) };
   }
 
   async runningLabel(thread: string): Promise<string | null> {
-    return labelOf(await this.redis.get(key.lock(thread)));
+    return this.labelOf(thread, await this.redis.get(key.lock(thread)));
   }
 
-  /** Recorded for every worker, and told (signed) to the workers running a job it covers. */
+  /**
+   * Recorded for every worker, each time signed (a time someone else wrote drops nothing), and told (signed) to the
+   * workers running a job it covers.
+   */
   async recordRemoval(removal: Removal): Promise<void> {
+    const { sealer } = this.options;
     const removed = key.removed(removal.installationId);
     const fields =
       removal.repositories === null
         ? ["*"]
         : removal.repositories.map((repository) => `${repository.owner}/${repository.name}`.toLowerCase());
-    await this.redis
-      .multi()
-      .hset(removed, Object.fromEntries(fields.map((field) => [field, String(removal.receivedAt)])))
-      .expire(removed, SEEN_TTL_S)
-      .exec();
-    await this.redis.publish(RedisStore.REMOVE_CHANNEL, signRemoval(this.options.sealer, removal));
+    const signed = fields.map((field) => [
+      field,
+      signedTime(sealer, removalOf(removal.installationId, field), removal.receivedAt),
+    ]);
+    await this.redis.multi().hset(removed, Object.fromEntries(signed)).expire(removed, SEEN_TTL_S).exec();
+    await this.redis.publish(RedisStore.REMOVE_CHANNEL, signRemoval(sealer, removal));
   }
 
   async removed(job: Job): Promise<boolean> {
-    const at = await this.redis.hmget(
-      key.removed(job.installationId),
-      "*",
-      `${job.repository.owner}/${job.repository.name}`.toLowerCase(),
-    );
-    return at.some((value) => value !== null && Number(value) >= job.receivedAt);
+    const fields = ["*", `${job.repository.owner}/${job.repository.name}`.toLowerCase()];
+    const values = await this.redis.hmget(key.removed(job.installationId), ...fields);
+    return fields.some((field, at) => {
+      const removedAt = verifiedTime(this.options.sealer, removalOf(job.installationId, field), values[at]);
+      return removedAt !== null && removedAt >= job.receivedAt;
+    });
   }
 
   /** Takes the thread for a job (or keeps it: a job taken over after a crash already holds it). */
-  async takeThread(held: HeldThread, label: string, ttlMs: number): Promise<boolean> {
-    return (await this.redis.eval(LOCK, 1, key.lock(held.thread), held.workId, label, ttlMs)) === 1;
+  async takeThread(held: HeldThread, ttlMs: number): Promise<boolean> {
+    return (await this.redis.eval(LOCK, 1, key.lock(held.thread), held.workId, ttlMs)) === 1;
   }
 
   /**
    * Whether a job that just took its thread should run: the first time, it must still be waiting
-   * (a `/cancel` drops waiting jobs); a job started before (taken over after a crash) resumes.
+   * (a `/cancel` drops waiting jobs), and its start is recorded, signed (an intake renews its token for
+   * its lifetime from then); a job started before (taken over after a crash) resumes.
    */
   async startOnThread(held: HeldThread): Promise<"run" | "resume" | "dropped"> {
-    const first = await this.redis.set(key.started(held.workId), "1", "EX", SEEN_TTL_S, "NX");
+    const start = signedTime(this.options.sealer, startOf(held.workId, held.deliveryId), Date.now());
+    const first = await this.redis.set(key.started(held.workId), start, "EX", SEEN_TTL_S, "NX");
     if (first !== "OK") return "resume";
     return (await this.redis.srem(key.waiting(held.thread), held.workId)) === 1 ? "run" : "dropped";
+  }
+
+  /** When the job `workId` first started on its thread, as its worker signed it; null when none did. */
+  async startedAt(workId: string, deliveryId: string): Promise<number | null> {
+    const value = await this.redis.get(key.started(workId));
+    return verifiedTime(this.options.sealer, startOf(workId, deliveryId), value);
+  }
+
+  /** Whether the job `id` (of any queue) has run to its end already: a job put back after that does not run again. */
+  async handled(id: string): Promise<boolean> {
+    return (await this.redis.exists(key.handled(id))) === 1;
+  }
+
+  /** The job `id` ran to its end (done, failed or dropped; not handed back, not waiting for its thread). */
+  async markHandled(id: string): Promise<void> {
+    await this.redis.set(key.handled(id), String(Date.now()), "EX", SEEN_TTL_S);
   }
 
   async cancelled(workId: string): Promise<boolean> {
@@ -297,10 +323,8 @@ export class RedisStore implements JobStore {
   private async renew(held: HeldThread, ttlMs: number): Promise<boolean> {
     return (await this.redis.eval(RENEW, 1, key.lock(held.thread), held.workId, ttlMs)) === 1;
   }
-}
 
-function labelOf(lock: string | null): string | null {
-  if (lock === null) return null;
-  const cut = lock.indexOf("\n");
-  return cut === -1 ? "a job" : lock.slice(cut + 1);
+  private labelOf(thread: string, lock: string | null): Promise<string | null> {
+    return labelOfLock(this.redis, this.options.sealer, thread, lock);
+  }
 }

@@ -17,8 +17,11 @@ export interface Approval {
   commandCommentId?: number | undefined;
   /** The `/build` comment's time from the webhook, for when the comment is gone by the time the job runs. */
   commandCreatedAt?: string | undefined;
-  /** For a click on a plan check's Build button: the commit that check was on, and when the click came. */
-  checkClick?: { headSha: string; clickedAt: string } | undefined;
+  /**
+   * For a click on a plan check's Build button: the commit that check was on, when the click came, and the hash of the
+   * plan its summary shows (absent on checks made before it was recorded).
+   */
+  checkClick?: { headSha: string; clickedAt: string; planHash?: string | undefined } | undefined;
   /** Whether the approver has the permission to command Blueprint. */
   permitted: boolean;
   minimumPermission: string;
@@ -78,6 +81,13 @@ export function checkApproval(
       reason: `The check @${approval.approver} clicked is on commit \`${approval.checkClick.headSha.slice(0, 7)}\`, but plan v${state.revision} was made on \`${madeOn.slice(0, 7)}\`, so the click does not approve it. Comment \`/build\` to build v${state.revision}.`,
     };
   }
+  const shown = approval.checkClick?.planHash;
+  if (shown !== undefined && shown !== state.planHash) {
+    return {
+      ok: false,
+      reason: `The plan check @${approval.approver} clicked shows plan v${state.revision} as Blueprint first posted it (\`${shown}\`), but the plan has been edited since (it is now \`${state.planHash ?? "none"}\`), so the click does not approve it. Read the plan as it now reads, then comment \`/build\` to build it.`,
+    };
+  }
   if (!approval.permitted) {
     return {
       ok: false,
@@ -134,18 +144,46 @@ export function checkApproval(
  * revision standing when it was submitted. Why not, or null when the latest revision was seen.
  */
 function postedAfterApproval(comments: ThreadComment[], plan: ThreadStateRecord, approval: Approval): string | null {
-  const { revision, postedAt } = plan.state;
-  const posted = postedAt ? Date.parse(postedAt) : Number.NaN;
+  const { revision } = plan.state;
+  const readAgain = `Read v${revision}, then`;
   if (approval.commandCommentId !== undefined) {
     const commandTime = commandCreatedAt(comments, approval);
-    const after = plan.comment.id > approval.commandCommentId || (commandTime !== null && posted > commandTime);
-    if (after)
-      return `Plan v${revision} was posted after @${approval.approver}'s \`/build\`, so that command does not approve it. Read v${revision}, then comment \`/build\` again (or \`/build v${revision}\`) to build it.`;
+    const order = plan.comment.id > approval.commandCommentId ? "after" : postedOrder(plan, commandTime);
+    const by = `@${approval.approver}'s \`/build\``;
+    if (order === "after")
+      return `Plan v${revision} was posted after ${by}, so that command does not approve it. ${readAgain} comment \`/build\` again (or \`/build v${revision}\`) to build it.`;
+    if (order === "same second")
+      return `Plan v${revision} was posted in the same second as ${by}, and GitHub times comments to the second, so Blueprint cannot tell that the command came after it. ${readAgain} comment \`/build\` again (or \`/build v${revision}\`) to build it.`;
   }
-  if (approval.submittedAt !== undefined && posted > Date.parse(approval.submittedAt)) {
-    return `Plan v${revision} was posted after @${approval.approver}'s review was submitted, so the review does not approve it. Read v${revision}, then approve the pull request again (or comment \`/build\`) to build it.`;
+  if (approval.submittedAt !== undefined) {
+    const order = postedOrder(plan, Date.parse(approval.submittedAt));
+    const by = `@${approval.approver}'s review was submitted`;
+    if (order === "after")
+      return `Plan v${revision} was posted after ${by}, so the review does not approve it. ${readAgain} approve the pull request again (or comment \`/build\`) to build it.`;
+    if (order === "same second")
+      return `Plan v${revision} was posted in the same second as ${by}, and GitHub times reviews to the second, so Blueprint cannot tell that the review came after it. ${readAgain} approve the pull request again (or comment \`/build\`) to build it.`;
   }
   return null;
+}
+
+/**
+ * Whether the plan was posted after an approval GitHub timed at `approvedAt`, compared at GitHub's resolution.
+ *
+ * The plan's `postedAt` is this process's clock in milliseconds; GitHub gives a comment's or review's time in whole
+ * seconds (the second it fell in). A plan posted in an earlier second than the approval came before it; one posted in
+ * a later second came after. Within the same second the order is unknown: the approval's second began before the plan
+ * and ended after it. Comment ids do not settle it, because the plan is an edit of the status comment ("Planning…")
+ * posted minutes before, so a `/build` made while it read "Planning…" has the higher id and may have predated the plan
+ * text by less than a second. The one safe tie-break is the plan comment's `updated_at` (GitHub's clock, at or after
+ * the edit that wrote the plan, later edits only moving it on): in an earlier second than the approval, the plan came
+ * first. Otherwise a same-second approval is refused, and the thread told why.
+ */
+function postedOrder(plan: ThreadStateRecord, approvedAt: number | null): "before" | "after" | "same second" {
+  const posted = plan.state.postedAt ? Date.parse(plan.state.postedAt) : Number.NaN;
+  if (approvedAt === null || Number.isNaN(approvedAt) || Number.isNaN(posted) || posted <= approvedAt) return "before";
+  const second = (ms: number) => Math.floor(ms / 1000);
+  if (second(posted) > second(approvedAt)) return "after";
+  return second(Date.parse(plan.comment.updatedAt)) < second(approvedAt) ? "before" : "same second";
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   type CodeOwner,
   type CodeOwners,
 } from "../../github/codeowners.js";
+import { atLeast, type PermissionLevel } from "../../github/permission.js";
 import { inlineCode } from "../../plan/render.js";
 import { plainError } from "../plain-error.js";
 import type { GitHubAccount, ThreadPort } from "../ports.js";
@@ -83,21 +84,40 @@ export function describeApprovals(approvals: RecordedApproval[]): string {
 }
 
 export interface OwnerMatcher {
-  /** Whether `login` is one of `owners`. */
+  /** Whether `login` is one of `owners`, with write access to the repository (as GitHub requires of a code owner). */
   owns(login: string, owners: CodeOwner[]): Promise<boolean>;
   /** What GitHub would not tell (counted as not owning), in words: "membership of @org/team (why)". */
   unchecked(): string[];
+  /** Owners whose approval did not count for want of write access, in words: "@bob (read)". */
+  withoutWrite(): string[];
+}
+
+/** What a refusal adds about the owners it could not count: access GitHub would not tell, or too little of it. */
+export function matcherNotes(matcher: OwnerMatcher): string[] {
+  const unchecked = matcher.unchecked();
+  const withoutWrite = matcher.withoutWrite();
+  return [
+    ...(withoutWrite.length > 0
+      ? [
+          `As on GitHub, a code owner's approval counts only with write access to the repository, which ${withoutWrite.join(", ")} ${withoutWrite.length === 1 ? "does" : "do"} not have.`,
+        ]
+      : []),
+    ...(unchecked.length > 0 ? [`Blueprint could not check ${unchecked.join("; ")}.`] : []),
+  ];
 }
 
 /**
  * Matches people to owners: by login; through a team (GitHub asked once per team and person); by
  * e-mail, against what GitHub shows an App of the account: its public e-mail and its noreply
- * addresses. A private e-mail cannot be seen, so an owner named by one matches nobody.
+ * addresses. A private e-mail cannot be seen, so an owner named by one matches nobody. As on GitHub, an owner
+ * counts only with write access to the repository (or more): one with less is named, not counted.
  */
 export function ownerMatcher(port: ThreadPort): OwnerMatcher {
   const memberships = new Map<string, Promise<boolean>>();
   const accounts = new Map<string, Promise<GitHubAccount | null>>();
+  const permissions = new Map<string, Promise<PermissionLevel | null>>();
   const failures = new Set<string>();
+  const lacking = new Map<string, string>();
   const once = <T>(
     cache: Map<string, Promise<T>>,
     key: string,
@@ -115,7 +135,7 @@ export function ownerMatcher(port: ThreadPort): OwnerMatcher {
     }
     return answer;
   };
-  const owns = async (login: string, owners: CodeOwner[]): Promise<boolean> => {
+  const named = async (login: string, owners: CodeOwner[]): Promise<boolean> => {
     for (const owner of owners) {
       if (owner.kind === "user" && owner.login.toLowerCase() === login.toLowerCase()) return true;
       if (
@@ -136,7 +156,19 @@ export function ownerMatcher(port: ThreadPort): OwnerMatcher {
     }
     return false;
   };
-  return { owns, unchecked: () => [...failures] };
+  const mayApprove = async (login: string): Promise<boolean> => {
+    const what = `@${login}'s access to the repository`;
+    // Null: GitHub would not tell (said in `unchecked`), counted as too little.
+    const level = await once(permissions, login, () => port.permission(login), null, what);
+    if (level !== null && atLeast(level, "write")) return true;
+    if (level !== null) lacking.set(login.toLowerCase(), `@${login} (${level})`);
+    return false;
+  };
+  return {
+    owns: async (login, owners) => (await named(login, owners)) && (await mayApprove(login)),
+    unchecked: () => [...failures],
+    withoutWrite: () => [...lacking.values()],
+  };
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   approverLogins,
   describeApprovals,
   describeOwnedFiles,
+  matcherNotes,
   ownedFiles,
   ownerMatcher,
   readCodeOwners,
@@ -57,14 +58,13 @@ export async function codeOwnersRefusal(
   }
   if (missing.length === 0) return null;
   const where = `this repository's plans are approved by their code owners (\`approvers: codeowners\`), and per \`${found.path}\` on \`${port.repo.defaultBranch}\``;
-  const unchecked = matcher.unchecked();
   return [
     approverOwnsAny
       ? `@${request.approver}'s approval is recorded, but ${where} these files of the steps still need an approval from one of their owners:`
       : `@${request.approver}'s approval does not count here: ${where} @${request.approver} owns no file of these steps. Approval is missing from:`,
     missing.join("\n"),
     `Each file listed needs an approval from one of its owners: a \`/build\` or an approving review by any of them counts, and approvals by several owners add up${request.state.approvals.length > 0 ? ` (so far: ${describeApprovals(request.state.approvals)})` : ""}.`,
-    ...(unchecked.length > 0 ? [`Blueprint could not check ${unchecked.join("; ")}.`] : []),
+    ...matcherNotes(matcher),
   ].join("\n\n");
 }
 

@@ -14,6 +14,16 @@ export function isApprovingJob(job: Job): job is ApprovingJob {
 }
 
 /**
+ * Why a build job's approval is not what GitHub has (`reason`, for the log and the failed job), and, when it is a
+ * person's doing rather than a forgery's — a `/build` deleted or edited before its job ran — what the thread is told
+ * (`notice`).
+ */
+export interface Mismatch {
+  reason: string;
+  notice?: string;
+}
+
+/**
  * Why a build job's approval is not what GitHub has, or null when it is. A job taken from a shared
  * queue is data someone else could have written (docs/security.md): the `/build` comment it names must exist
  * on its thread, by the job's actor, made when the job says, and read as the same command; an
@@ -23,24 +33,51 @@ export function isApprovingJob(job: Job): job is ApprovingJob {
 export async function approvalMismatch(
   port: Pick<ThreadPort, "comment" | "review" | "checks">,
   job: ApprovingJob,
+): Promise<Mismatch | null> {
+  const refused = (reason: string | null) => (reason === null ? null : { reason });
+  if (job.kind === "check-action") return refused(await clickMismatch(port.checks, job));
+  if (job.kind === "build") return commandMismatch(port, job);
+  return refused(await reviewMismatch(port, job));
+}
+
+async function reviewMismatch(
+  port: Pick<ThreadPort, "review">,
+  job: Extract<ApprovingJob, { kind: "review-approval" }>,
 ): Promise<string | null> {
-  if (job.kind === "check-action") return clickMismatch(port.checks, job);
-  if (job.kind === "review-approval") {
-    const review = await port.review(job.reviewId);
-    if (!review) return `review ${job.reviewId} does not exist on this pull request`;
-    if (review.author !== job.actor) return `review ${job.reviewId} is by @${review.author}, not @${job.actor}`;
-    if (review.state !== "APPROVED") return `review ${job.reviewId} is ${review.state}, not an approval`;
-    if (!sameTime(review.submittedAt, job.submittedAt))
-      return `review ${job.reviewId} was submitted at ${review.submittedAt ?? "no time"}, not ${job.submittedAt}`;
-    if (review.commitId !== job.commitId)
-      return `review ${job.reviewId} approved commit ${review.commitId}, not ${job.commitId}`;
-    return null;
-  }
+  const review = await port.review(job.reviewId);
+  if (!review) return `review ${job.reviewId} does not exist on this pull request`;
+  if (review.author !== job.actor) return `review ${job.reviewId} is by @${review.author}, not @${job.actor}`;
+  if (review.state !== "APPROVED") return `review ${job.reviewId} is ${review.state}, not an approval`;
+  if (!sameTime(review.submittedAt, job.submittedAt))
+    return `review ${job.reviewId} was submitted at ${review.submittedAt ?? "no time"}, not ${job.submittedAt}`;
+  if (review.commitId !== job.commitId)
+    return `review ${job.reviewId} approved commit ${review.commitId}, not ${job.commitId}`;
+  return null;
+}
+
+/**
+ * A `/build`'s comment as GitHub has it now. One gone from the thread, or by the actor at that time but reading as
+ * another command, was deleted or edited before its job ran (by its author, or someone who moderates the thread): the
+ * thread is told why its build does not start, in Blueprint's own words. Other mismatches (another author, another
+ * time) are forgeries, logged only.
+ */
+async function commandMismatch(
+  port: Pick<ThreadPort, "comment">,
+  job: Extract<ApprovingJob, { kind: "build" }>,
+): Promise<Mismatch | null> {
+  const again = "Comment `/build` again (a new comment: an edited one is not read as a command) to build the plan.";
   const comment = await port.comment(job.commentId);
-  if (!comment) return `the \`/build\` comment ${job.commentId} does not exist on this thread`;
-  if (comment.author !== job.actor) return `comment ${job.commentId} is by @${comment.author}, not @${job.actor}`;
+  if (!comment)
+    return {
+      reason: `the \`/build\` comment ${job.commentId} does not exist on this thread`,
+      notice: `@${job.actor}'s \`/build\` is no longer on this thread (it was deleted before its build started), so nothing is built. ${again}`,
+    };
+  if (comment.author !== job.actor)
+    return { reason: `comment ${job.commentId} is by @${comment.author}, not @${job.actor}` };
   if (!sameTime(comment.createdAt, job.commandCreatedAt))
-    return `comment ${job.commentId} was made at ${comment.createdAt}, not ${job.commandCreatedAt ?? "an unknown time"}`;
+    return {
+      reason: `comment ${job.commentId} was made at ${comment.createdAt}, not ${job.commandCreatedAt ?? "an unknown time"}`,
+    };
   const parsed = parseComment(comment.body);
   const command = parsed.kind === "command" && parsed.command.name === "build" ? parsed.command : null;
   const same =
@@ -51,7 +88,11 @@ export async function approvalMismatch(
     command.notes === job.notes &&
     command.steps.length === job.steps.length &&
     command.steps.every((step, index) => step === job.steps[index]);
-  return same ? null : `comment ${job.commentId} does not read as this \`/build\` command`;
+  if (same) return null;
+  return {
+    reason: `comment ${job.commentId} does not read as this \`/build\` command`,
+    notice: `@${job.actor}'s \`/build\` was edited before its build started and no longer reads as the command it was, so nothing is built. ${again}`,
+  };
 }
 
 /**
@@ -68,7 +109,12 @@ async function clickMismatch(checks: CheckRunPort | null, job: BuildClick): Prom
   if (!run) return `check run ${id} does not exist in this repository`;
   if (!run.own) return `check run ${id} was made by another app`;
   if (run.name !== PLAN_CHECK_NAME) return `check run ${id} is "${run.name}", not "${PLAN_CHECK_NAME}"`;
-  const expected = checkRunExternalId({ kind: "plan", number: job.number, revision: job.revision });
+  const expected = checkRunExternalId({
+    kind: "plan",
+    number: job.number,
+    revision: job.revision,
+    planHash: job.planHash,
+  });
   if (run.externalId !== expected) return `check run ${id} is for ${run.externalId ?? "nothing"}, not ${expected}`;
   if (run.headSha !== job.headSha) return `check run ${id} is on commit ${run.headSha}, not ${job.headSha}`;
   return null;

@@ -9,6 +9,7 @@ import {
   describeApprovals,
   describeOwnedFiles,
   ownedFiles,
+  matcherNotes,
   ownerMatcher,
   readCodeOwners,
   uncovered,
@@ -123,7 +124,7 @@ export async function writtenFilesApproval(input: WrittenFilesInput): Promise<Wr
       };
       state.status = "failed";
       state.error = `${step.id} waits for a code owner's approval of files it changed (${named}${missing.length > 5 ? ", …" : ""}).`;
-      return { held: holdMessages(step, missing, found, state, matcher.unchecked(), port.repo.defaultBranch) };
+      return { held: holdMessages(step, missing, found, state, matcherNotes(matcher), port.repo.defaultBranch) };
     },
 
     async unfinishedRefusal(step, sha) {
@@ -144,7 +145,7 @@ function holdMessages(
   missing: OwnedFile[],
   found: FoundCodeOwners,
   state: ThreadState,
-  unchecked: string[],
+  notes: string[],
   defaultBranch: string,
 ): StepHold {
   const lines = missing.slice(0, 30).map((entry) => `- ${describeOwnedFiles([entry])}`);
@@ -160,7 +161,7 @@ function holdMessages(
       lines.join("\n"),
       approvals,
       `${step.id} is not ticked and nothing of it was pushed: its commit is kept on this Blueprint server. Once every file listed has an approval from one of its owners (a \`/build\` or an approving review; approvals by several owners add up), the build resumes at ${step.id} and pushes that commit after checking it again. Should the build resume on a server that does not have the commit, ${step.id} is built again and checked again.`,
-      ...(unchecked.length > 0 ? [`Blueprint could not check ${unchecked.join("; ")}.`] : []),
+      ...notes,
     ].join("\n\n"),
   };
 }

@@ -44,6 +44,16 @@ export async function approvedPlan(
     if (!check.silent) await port.postComment(check.reason);
     return null;
   }
+  // This delivery's build started here before and has since stopped building: a job put back after it ran (a takeover
+  // of a build whose process died finds it still "building", and resumes).
+  const { state } = check.record;
+  if (state.buildDeliveries.includes(job.deliveryId) && state.status !== "building") {
+    deps.log.error(
+      { deliveryId: job.deliveryId },
+      "refused a build job whose delivery already built on this thread: it does not run again",
+    );
+    return null;
+  }
   return { comments, info, seal, record: check.record };
 }
 

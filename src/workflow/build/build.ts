@@ -7,7 +7,7 @@ import { baseMovedUnderPlan, branchMoved, buildTarget } from "./target.js";
 import type { JobContext, WorkflowDeps } from "../deps.js";
 import { handedOver } from "../../shared/hand-over.js";
 import { ThreadLabels } from "../surfaces/index.js";
-import { planMadeOn } from "../state.js";
+import { BUILD_DELIVERIES_KEPT, planMadeOn } from "../state.js";
 
 export type { BuildRequest } from "./request.js";
 
@@ -27,6 +27,8 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   if (!toBuild) return;
   if (await waitingForCodeOwners(job, request, approved, source, toBuild)) return;
   takeApproval(request, toBuild);
+  const started = toBuild.state.buildDeliveries.filter((id) => id !== job.deliveryId);
+  toBuild.state.buildDeliveries = [...started, job.deliveryId].slice(-BUILD_DELIVERIES_KEPT);
   // The plan comment is the build's status comment: saves go out at once and in order; a model
   // retry shows under the status line (a throttled edit) until the model answers again.
   const labels = new ThreadLabels(port, source.config, deps.log, job.deliveryId);

@@ -45,8 +45,18 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
   // 1. Where we stand: the current plan and the thread's memory.
   const comments = await port.comments();
   const seal = threadSeal(deps.stateKey, port);
-  const standing = planStanding(findThreadState(comments, seal), request.trigger, job);
+  const lookup = findThreadState(comments, seal);
+  const standing = planStanding(lookup, request.trigger, job);
   const { current, resumed, memory } = standing;
+  // A planning run whose delivery already wrote a state here that it finished (a plan, a question, a failure) is a job
+  // put back in a shared queue after it ran: the thread's sealed state, which nothing in Redis can undo, says so.
+  if (!standing.takenOver && lookup.kind === "found" && lookup.all.some((r) => r.state.deliveryId === job.deliveryId)) {
+    deps.log.error(
+      { deliveryId: job.deliveryId },
+      "refused a planning job whose delivery already planned on this thread: it does not run again",
+    );
+    return;
+  }
   if (request.trigger.kind === "feedback" && !current?.state.plan) {
     // Only `/revise` is addressed to us when there is no plan; reviews and plain comments are not.
     if (request.trigger.feedback.source === "revise")

@@ -114,6 +114,7 @@ export function initialState(
     questionStep: null,
     approvedBy: null,
     approvals: [],
+    buildDeliveries: [],
     buildNotes: [],
     model: null,
     changes: null,

@@ -1,10 +1,12 @@
 import type { RepoConfig } from "../../config/repo-config.js";
 import { checkRunExternalId, PLAN_CHECK_NAME, planCheckButtons } from "../../shared/check-run.js";
 import { oneLine } from "../../plan/render.js";
+import { planHash } from "../../plan/hash.js";
 import type { Plan } from "../../plan/schema.js";
 import type { Logger, WorkflowDeps } from "../deps.js";
 import { plainError } from "../plain-error.js";
 import type { CheckRunOutput, CheckRunPort, ThreadPort } from "../ports.js";
+import { redactStrings } from "../safe-port.js";
 import { planMadeOn, type ThreadState } from "../state.js";
 
 /** Ports whose token may not write checks (GitHub answered 403): said once, then left alone. */
@@ -90,16 +92,23 @@ export async function postPlanCheck(
   await writeCheckRun(port, deps.log, {
     name: PLAN_CHECK_NAME,
     headSha: state.head.sha,
-    externalId: checkRunExternalId({ kind: "plan", number: port.number, revision }),
+    // The hash of the plan this summary shows, as the plan comment's state keeps it (redacted as every write is): a
+    // click approves that plan, never one edited since.
+    externalId: checkRunExternalId({
+      kind: "plan",
+      number: port.number,
+      revision,
+      planHash: planHash(redactStrings(plan, deps.redact)),
+    }),
     status: "completed",
     conclusion: "neutral",
     title: `Plan v${revision} waits for approval`,
     summary,
     ...(port.checks?.buttons ? { actions: planCheckButtons(revision) } : {}),
   });
-  // A built revision's check keeps its success; one that waited is cancelled.
+  // One that waited is cancelled, a build that failed or was not verified included; a built one keeps its success.
   const previousHead = previous && planMadeOn(previous);
-  if (previous && previousHead && previous.revision !== revision && previous.status !== "built")
+  if (previous && previousHead && previous.revision !== revision)
     await settlePlanCheck(
       deps,
       port,
@@ -109,8 +118,9 @@ export async function postPlanCheck(
 }
 
 /**
- * A revision's plan check once its plan moved on: built (success) or superseded (cancelled); its
- * buttons go. `headSha`: the commit the plan was made for (a build moves the state's head on).
+ * A revision's plan check once its plan moved on: built (success), or superseded or stale (cancelled, unless it is
+ * built already: a success stays); its buttons go. `headSha`: the commit the plan was made for (a build moves the
+ * state's head on).
  */
 export async function settlePlanCheck(
   deps: Pick<WorkflowDeps, "log">,
@@ -119,6 +129,7 @@ export async function settlePlanCheck(
   verdict: { conclusion: "success" | "cancelled"; title: string },
 ): Promise<void> {
   const externalId = checkRunExternalId({ kind: "plan", number: port.number, revision: plan.revision });
+  if (verdict.conclusion === "cancelled" && (await concluded(port, plan.headSha, externalId)) === "success") return;
   await writeCheckRun(
     port,
     deps.log,
@@ -134,4 +145,17 @@ export async function settlePlanCheck(
     },
     { createIfMissing: false },
   );
+}
+
+/** The conclusion of this app's plan check `externalId` on `headSha`, or null (none, running, or unreadable). */
+async function concluded(port: ThreadPort, headSha: string, externalId: string): Promise<string | null> {
+  const checks = port.checks;
+  if (!checks || refused.has(checks)) return null;
+  try {
+    const id = await checks.find(headSha, PLAN_CHECK_NAME, externalId);
+    return id === null ? null : ((await checks.get(id))?.conclusion ?? null);
+  } catch {
+    // Unreadable: settled as asked (writeCheckRun says what fails then).
+    return null;
+  }
 }
