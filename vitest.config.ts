@@ -43,9 +43,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
-    // Most tests wait on git, bubblewrap, Redis and local servers rather than the CPU: three forks on two
-    // cores took the suite from 8½ to 3½ minutes here.
-    maxWorkers: 3,
+    // Most tests wait on git, bubblewrap, Redis, local servers and child processes rather than the CPU: on two cores,
+    // three forks took the suite from 8½ to 3½ minutes, and a fourth kept four files running for three quarters of a
+    // run where three had left the pool short. BLUEPRINT_TEST_WORKERS sets another count.
+    maxWorkers: Number(process.env.BLUEPRINT_TEST_WORKERS ?? 4),
     env: { LOG_LEVEL: "silent" },
     // A passing run prints a line of dots and the summary (a failing test is named, with its output and
     // error): console output of passing tests is dropped. `--reporter=default` lists every file instead.

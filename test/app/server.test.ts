@@ -7,6 +7,7 @@ import { createBlueprintApp } from "../../src/index.js";
 import { loadEnv } from "../../src/config/env.js";
 import { APP_ID, githubDouble } from "../helpers/github-double.js";
 import { commentPayload, testPrivateKey } from "../helpers/app.js";
+import { freePort } from "../helpers/free-port.js";
 import { tempDir } from "../helpers/git-repo.js";
 
 const SECRET = "server-test-secret";
@@ -28,7 +29,8 @@ it("serves signed webhooks and /healthz over HTTP, and rejects a bad signature",
   await quiet.ready();
   server = new Server({
     log: quiet.log,
-    port: 0,
+    // Probot's Server reads port 0 as "unset" and takes 3000, which another test may hold.
+    port: await freePort(),
     host: "127.0.0.1",
     Probot: Probot.defaults({
       appId: APP_ID,

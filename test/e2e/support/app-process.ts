@@ -1,8 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "../../helpers/free-port.js";
+
+export { freePort };
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 export const BUILT_ENTRY = path.join(PROJECT_ROOT, "lib", "index.js");
@@ -32,15 +34,6 @@ export function requireBuiltApp(): void {
       `${path.relative(PROJECT_ROOT, BUILT_ENTRY)} is missing: the end-to-end tests run the compiled app. Run \`npm run build\` first (\`npm test\` does).`,
     );
   }
-}
-
-/** A port nothing listens on right now: `probot run` takes no PORT=0, so we pick one. */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /**
