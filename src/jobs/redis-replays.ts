@@ -12,12 +12,13 @@ import type { Running } from "./redis-worker-tokens.js";
  * dropped) is recorded as handled under its id, which its signature binds it to; one found handled when it starts
  * fails at once, logged, without a 👀, a comment or a token renewed (the intakes refuse those too). A job sent back
  * to wait (its thread busy, no token yet, handed back at shutdown) or whose worker died has not ended: it runs or
- * resumes as before.
+ * resumes as before; so is one whose processor answers "again" (its claim released for GitHub's redelivery of the
+ * webhook, which keeps its delivery id).
  */
 export function onlyOnce(
   store: RedisStore,
   log: Logger,
-  processor: (bullJob: BullJob, running: Running) => Promise<void>,
+  processor: (bullJob: BullJob, running: Running) => Promise<void | "again">,
 ): (bullJob: BullJob, running: Running) => Promise<void> {
   return async (bullJob, running) => {
     if (await store.handled(running.id)) {
@@ -29,7 +30,7 @@ export function onlyOnce(
     }
     let ended = true;
     try {
-      await processor(bullJob, running);
+      ended = (await processor(bullJob, running)) !== "again";
     } catch (error) {
       ended = !(error instanceof DelayedError || error instanceof WaitingError);
       throw error;

@@ -6,7 +6,7 @@ import type { TokenPorts } from "../github/token-port.js";
 import { handOverTaken } from "../shared/hand-over.js";
 import { approvalMismatch, isApprovingJob, type ApprovingJob } from "../workflow/approval/index.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
-import { reportFailedJob, type JobPorts } from "../workflow/run-job.js";
+import { PermissionUnknown, reportFailedJob, type JobPorts } from "../workflow/run-job.js";
 import type { QueueStats } from "./backend.js";
 import { jobLabel, threadOf, type Job, type Removal } from "./job.js";
 import { TRIAGE_QUEUE, verifiedRemoval, WORK_QUEUE } from "./job-wire.js";
@@ -190,15 +190,19 @@ async function hearRemoval(
       );
 }
 
-/** Triage: the runtime's, with the job's token unsealed; lane work goes to the work queue with its sealed token. */
+/**
+ * Triage: the runtime's, with the job's token unsealed; lane work goes to the work queue with its sealed token.
+ * "again": the actor's permission could not be read, and the claim was released for GitHub's redelivery.
+ */
 function triageProcessor(ctx: Context) {
-  return async (bullJob: BullJob, running: Running): Promise<void> => {
+  return async (bullJob: BullJob, running: Running): Promise<void | "again"> => {
     const wire = await withFreshToken(ctx, bullJob, running);
-    await ctx.runtime.triage(
+    const { error } = await ctx.runtime.triage(
       wire.job,
       { keys: wire.keys, sealedToken: wire.sealedToken },
       ctx.ports.portsFor(wire.job, heldToken(ctx, wire)),
     );
+    return error instanceof PermissionUnknown ? "again" : undefined;
   };
 }
 

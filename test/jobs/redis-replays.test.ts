@@ -133,6 +133,25 @@ describe("a signed job put back in its queue after it ran", () => {
     ]);
   });
 
+  it("a triage job whose actor's permission could not be read is not recorded as run: GitHub's redelivery keeps its id", async () => {
+    // Registered before the double, so it answers first, once (a 403 is not retried).
+    const outage = nock("https://api.github.com")
+      .get("/repos/Codertocat/Hello-World/collaborators/maintainer/permission")
+      .reply(403, { message: "Resource not accessible by integration" });
+    const { github } = await worker();
+    const job = { ...helpJob("d-outage"), kind: "cancel" } as Job;
+    expect(await (await triaged(job)).getState()).toBe("completed");
+    expect(outage.isDone()).toBe(true);
+    expect(github.reactions).toEqual([]);
+    expect(await store().handled("t-d-outage")).toBe(false);
+
+    // The redelivery, once BullMQ has let the first go: handled now, and recorded.
+    await redis.queue(TRIAGE_QUEUE).remove("t-d-outage");
+    expect(await (await triaged(job)).getState()).toBe("completed");
+    expect(github.reactions).toEqual([{ commentId: 7, content: "eyes" }]);
+    expect(await store().handled("t-d-outage")).toBe(true);
+  });
+
   it("lane work runs once: put back after it finished, it is not taken for a job whose worker died", async () => {
     const ran: string[] = [];
     const { log } = await worker({ runWork: async (job) => void ran.push(job.deliveryId) });
