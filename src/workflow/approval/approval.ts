@@ -1,7 +1,7 @@
 import { findThreadState, type ThreadStateRecord } from "../../github/plan-comment.js";
 import type { ThreadSeal } from "../../github/state-marker.js";
 import type { ThreadComment, ThreadInfo } from "../ports.js";
-import { planMadeOn } from "../state.js";
+import { planMadeOn, type ThreadState } from "../state.js";
 
 export interface Approval {
   approver: string;
@@ -54,88 +54,74 @@ export function checkApproval(
   }
   const latest = lookup.plan;
   const { state } = latest;
-  if (lookup.latest.comment.id !== latest.comment.id) {
-    // A newer revision is being made, or waits for an answer: the plan shown above it is not final.
-    const newer = lookup.latest.state;
-    if (newer.status === "planning")
-      return { ok: false, reason: `Blueprint is making plan v${newer.revision}; wait for it.` };
-    if (newer.status === "awaiting_answer")
-      return {
-        ok: false,
-        reason: `Blueprint is waiting for an answer before it can finish plan v${newer.revision}; answer it first (or \`/cancel\`).`,
-      };
-  }
+  const reason =
+    newerRevisionProblem(lookup.latest, latest) ??
+    targetProblem(approval, state) ??
+    (approval.permitted
+      ? null
+      : `@${approval.approver}'s approval does not count: only people with ${approval.minimumPermission} access (or higher) can approve Blueprint's plans.`) ??
+    postedAfterApproval(comments, latest, approval) ??
+    statusProblem(approval, state) ??
+    headProblem(info, approval, state);
+  return reason ? { ok: false, reason } : { ok: true, record: latest };
+}
+
+/** A newer revision being made, or waiting for an answer: the plan shown above it is not final. */
+function newerRevisionProblem(newest: ThreadStateRecord, plan: ThreadStateRecord): string | null {
+  if (newest.comment.id === plan.comment.id) return null;
+  const newer = newest.state;
+  if (newer.status === "planning") return `Blueprint is making plan v${newer.revision}; wait for it.`;
+  if (newer.status === "awaiting_answer")
+    return `Blueprint is waiting for an answer before it can finish plan v${newer.revision}; answer it first (or \`/cancel\`).`;
+  return null;
+}
+
+/** Whether the approval names this plan: its revision, and for a check's button the commit and the plan it showed. */
+function targetProblem(approval: Approval, state: ThreadState): string | null {
   if (approval.revision !== null && approval.revision !== state.revision) {
     const what = approval.checkClick
       ? `@${approval.approver} clicked **Build plan v${approval.revision}** on an outdated check: plan v${approval.revision}`
       : `Plan v${approval.revision}`;
-    return {
-      ok: false,
-      reason: `${what} was superseded by v${state.revision}; only the latest revision can be built. Comment \`/build\` (or use v${state.revision}'s check) to build v${state.revision}.`,
-    };
+    return `${what} was superseded by v${state.revision}; only the latest revision can be built. Comment \`/build\` (or use v${state.revision}'s check) to build v${state.revision}.`;
   }
   const madeOn = planMadeOn(state);
-  if (approval.checkClick && madeOn && approval.checkClick.headSha !== madeOn) {
-    return {
-      ok: false,
-      reason: `The check @${approval.approver} clicked is on commit \`${approval.checkClick.headSha.slice(0, 7)}\`, but plan v${state.revision} was made on \`${madeOn.slice(0, 7)}\`, so the click does not approve it. Comment \`/build\` to build v${state.revision}.`,
-    };
-  }
+  if (approval.checkClick && madeOn && approval.checkClick.headSha !== madeOn)
+    return `The check @${approval.approver} clicked is on commit \`${approval.checkClick.headSha.slice(0, 7)}\`, but plan v${state.revision} was made on \`${madeOn.slice(0, 7)}\`, so the click does not approve it. Comment \`/build\` to build v${state.revision}.`;
   const shown = approval.checkClick?.planHash;
-  if (shown !== undefined && shown !== state.planHash) {
-    return {
-      ok: false,
-      reason: `The plan check @${approval.approver} clicked shows plan v${state.revision} as Blueprint first posted it (\`${shown}\`), but the plan has been edited since (it is now \`${state.planHash ?? "none"}\`), so the click does not approve it. Read the plan as it now reads, then comment \`/build\` to build it.`,
-    };
-  }
-  if (!approval.permitted) {
-    return {
-      ok: false,
-      reason: `@${approval.approver}'s approval does not count: only people with ${approval.minimumPermission} access (or higher) can approve Blueprint's plans.`,
-    };
-  }
-  const unseen = postedAfterApproval(comments, latest, approval);
-  if (unseen) return { ok: false, reason: unseen };
+  if (shown !== undefined && shown !== state.planHash)
+    return `The plan check @${approval.approver} clicked shows plan v${state.revision} as Blueprint first posted it (\`${shown}\`), but the plan has been edited since (it is now \`${state.planHash ?? "none"}\`), so the click does not approve it. Read the plan as it now reads, then comment \`/build\` to build it.`;
+  return null;
+}
+
+/** Whether the plan's status lets it be built (or resumed), and the steps named are its own. */
+function statusProblem(approval: Approval, state: ThreadState): string | null {
   switch (state.status) {
     case "planning":
-      return { ok: false, reason: "Blueprint is still planning; wait for the plan." };
+      return "Blueprint is still planning; wait for the plan.";
     case "awaiting_answer":
       if (!approval.resuming)
-        return {
-          ok: false,
-          reason: "Blueprint is waiting for an answer to its question; answer it first (or `/cancel`).",
-        };
+        return "Blueprint is waiting for an answer to its question; answer it first (or `/cancel`).";
       break;
     case "superseded":
-      return { ok: false, reason: "This plan was superseded; comment `/plan` for a fresh one." };
+      return "This plan was superseded; comment `/plan` for a fresh one.";
     case "built":
-      if (approval.steps.length === 0)
-        return { ok: false, reason: "This plan is already built. Comment `/plan` for new work." };
+      if (approval.steps.length === 0) return "This plan is already built. Comment `/plan` for new work.";
   }
   const unknown = approval.steps.filter((id) => !state.plan?.steps.some((step) => step.id === id));
-  if (unknown.length > 0) return { ok: false, reason: `The plan has no step ${unknown.join(", ")}.` };
+  return unknown.length > 0 ? `The plan has no step ${unknown.join(", ")}.` : null;
+}
 
+/** A pull request's plan was made on its head: a review of another commit, a moved head or a stale plan need --force. */
+function headProblem(info: ThreadInfo, approval: Approval, state: ThreadState): string | null {
   if (state.head && info.pullRequest) {
-    if (fromReview && approval.reviewCommit !== state.head.sha) {
-      return {
-        ok: false,
-        reason: `The review approved commit \`${approval.reviewCommit?.slice(0, 7)}\`, but the plan was made on \`${state.head.sha.slice(0, 7)}\`. Comment \`/plan\` to re-plan on the current head, or \`/build --force\`.`,
-      };
-    }
-    if (info.pullRequest.headSha !== state.head.sha && !approval.force) {
-      return {
-        ok: false,
-        reason: `The pull request's head moved (\`${state.head.sha.slice(0, 7)}\` → \`${info.pullRequest.headSha.slice(0, 7)}\`) since the plan was made, so the plan may be stale. Comment \`/plan\` to re-plan, or \`/build --force\` to build it anyway.`,
-      };
-    }
+    if (approval.reviewCommit !== undefined && approval.reviewCommit !== state.head.sha)
+      return `The review approved commit \`${approval.reviewCommit.slice(0, 7)}\`, but the plan was made on \`${state.head.sha.slice(0, 7)}\`. Comment \`/plan\` to re-plan on the current head, or \`/build --force\`.`;
+    if (info.pullRequest.headSha !== state.head.sha && !approval.force)
+      return `The pull request's head moved (\`${state.head.sha.slice(0, 7)}\` → \`${info.pullRequest.headSha.slice(0, 7)}\`) since the plan was made, so the plan may be stale. Comment \`/plan\` to re-plan, or \`/build --force\` to build it anyway.`;
   }
-  if (state.stale && !approval.force) {
-    return {
-      ok: false,
-      reason: `The plan is stale: ${state.stale} Comment \`/plan\` to re-plan, or \`/build --force\` to build it anyway.`,
-    };
-  }
-  return { ok: true, record: latest };
+  if (state.stale && !approval.force)
+    return `The plan is stale: ${state.stale} Comment \`/plan\` to re-plan, or \`/build --force\` to build it anyway.`;
+  return null;
 }
 
 /**
