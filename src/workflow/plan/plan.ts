@@ -48,21 +48,7 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
   const lookup = findThreadState(comments, seal);
   const standing = planStanding(lookup, request.trigger, job);
   const { current, resumed, memory } = standing;
-  // A planning run whose delivery already wrote a state here that it finished (a plan, a question, a failure) is a job
-  // put back in a shared queue after it ran: the thread's sealed state, which nothing in Redis can undo, says so.
-  if (!standing.takenOver && lookup.kind === "found" && lookup.all.some((r) => r.state.deliveryId === job.deliveryId)) {
-    deps.log.error(
-      { deliveryId: job.deliveryId },
-      "refused a planning job whose delivery already planned on this thread: it does not run again",
-    );
-    return;
-  }
-  if (request.trigger.kind === "feedback" && !current?.state.plan) {
-    // Only `/revise` is addressed to us when there is no plan; reviews and plain comments are not.
-    if (request.trigger.feedback.source === "revise")
-      await port.postComment("There is no plan to revise yet. Comment `/plan` first.");
-    return;
-  }
+  if (await notToPlan(deps, job, request, { lookup, standing })) return;
 
   // 2. The thread and the state this run writes.
   const info = await port.info();
@@ -129,6 +115,32 @@ export async function planThread(deps: WorkflowDeps, job: JobContext, request: P
     await stopPrefetch?.();
     await workspace?.dispose().catch((error) => deps.log.warn({ err: error }, "could not remove a workspace"));
   }
+}
+
+/**
+ * Runs that end before they start: a planning job put back in a shared queue after it ran (its delivery already wrote
+ * a finished state here: the thread's sealed state, which nothing in Redis can undo, says so), and feedback with no
+ * plan to revise (only `/revise` is then addressed to us, and is told so).
+ */
+async function notToPlan(
+  deps: WorkflowDeps,
+  job: JobContext,
+  request: PlanRequest,
+  { lookup, standing }: { lookup: ReturnType<typeof findThreadState>; standing: ReturnType<typeof planStanding> },
+): Promise<boolean> {
+  if (!standing.takenOver && lookup.kind === "found" && lookup.all.some((r) => r.state.deliveryId === job.deliveryId)) {
+    deps.log.error(
+      { deliveryId: job.deliveryId },
+      "refused a planning job whose delivery already planned on this thread: it does not run again",
+    );
+    return true;
+  }
+  if (request.trigger.kind === "feedback" && !standing.current?.state.plan) {
+    if (request.trigger.feedback.source === "revise")
+      await job.port.postComment("There is no plan to revise yet. Comment `/plan` first.");
+    return true;
+  }
+  return false;
 }
 
 /** The AGENTS.md files the plan's build will follow (named in the plan comment). */
