@@ -58,7 +58,15 @@ export default defineConfig({
       : ["dot"],
     projects: [
       { extends: true, test: { name: "isolated", include: isolated.map(relative) } },
-      { extends: true, test: { name: "nock", include: withNock.map(relative), isolate: false } },
+      {
+        extends: true,
+        test: {
+          name: "nock",
+          include: withNock.map(relative),
+          isolate: false,
+          setupFiles: ["test/helpers/nock-between-files.ts"],
+        },
+      },
       {
         extends: true,
         test: {
