@@ -57,6 +57,7 @@ export function recordWrites(port: ThreadPort): { port: ThreadPort; writes: Thre
     removeThreadLabel: (name) => port.removeThreadLabel(name),
     deletesMergedBranches: () => port.deletesMergedBranches(),
     checks: port.checks,
+    reviews: port.reviews,
   };
   return { port: recorded, writes };
 }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { parseComment } from "../github/command.js";
 import { parseCheckRunExternalId, PLAN_CHECK_NAME } from "../shared/check-run.js";
 import { typoReply } from "../workflow/help.js";
+import { issueOfBuildBranch } from "../shared/build-branch.js";
 import type { Job, Removal } from "./job.js";
 
 interface PayloadRepository {
@@ -104,6 +105,15 @@ export function commandJob(base: CommentJobBase, body: string, createdAt?: strin
         notes: command.notes,
         commandCreatedAt: createdAt,
       };
+    case "fix":
+      return {
+        kind: "follow-up",
+        ...base,
+        pullRequest: base.number,
+        reviewId: null,
+        reviewState: null,
+        text: command.notes,
+      };
     case "cancel":
     case "help":
     case "status":
@@ -162,6 +172,12 @@ export function reviewJob(
   }
   if (state === "changes_requested")
     return { job: { kind: "review-changes", ...base, body: payload.review.body ?? "" }, keys };
+  // A comment-only review matters once a plan is built (a follow-up); whether one is, the worker reads.
+  if (state === "commented") {
+    const { reviewId, ...rest } = base;
+    const followUp = { kind: "follow-up" as const, ...rest, pullRequest: base.number, commentId: null, reviewId };
+    return { job: { ...followUp, reviewState: "commented", text: payload.review.body ?? "" }, keys };
+  }
   return null;
 }
 
@@ -194,12 +210,6 @@ export function synchronizeJob(
 }
 
 /**
- * The branch name Blueprint builds an issue on, whatever the repository's prefix (`blueprint/`, `bp-`):
- * `<prefix>issue-<n>`.
- */
-const ISSUE_BRANCH = /issue-([1-9][0-9]*)$/;
-
-/**
  * `pull_request.closed` for a pull request a bot opened from a branch of this repository named like
  * Blueprint's (`…issue-<n>`): a job on issue n, whose plan's state decides whether the pull request is
  * really Blueprint's. Anything else is not for Blueprint.
@@ -222,7 +232,7 @@ export function closedJob(
 ): Accepted | null {
   const pull = payload.pull_request;
   const installationId = payload.installation?.id;
-  const issue = ISSUE_BRANCH.exec(pull.head.ref)?.[1];
+  const issue = issueOfBuildBranch(pull.head.ref);
   if (
     !installationId ||
     !issue ||
@@ -237,7 +247,7 @@ export function closedJob(
       deliveryId,
       installationId,
       repository: repositoryOf(payload.repository),
-      number: Number(issue),
+      number: issue,
       actor: payload.sender.login,
       receivedAt,
       pullRequest: pull.number,

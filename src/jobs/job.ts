@@ -60,6 +60,22 @@ export const jobSchema = z.discriminatedUnion("kind", [
     body: z.string(),
   }),
   z.object({ kind: z.literal("review-changes"), ...common, reviewId: z.number().int(), body: z.string() }),
+  /**
+   * A review (`changes_requested` or `commented`) or `/fix` on a pull request whose plan is built: fix-up steps on its
+   * branch. `pullRequest` is where it was given; `number` is the thread whose plan it follows (triage finds it: the
+   * issue a Blueprint pull request was built for, or the pull request itself).
+   */
+  z.object({
+    kind: z.literal("follow-up"),
+    ...common,
+    pullRequest: z.number().int().positive(),
+    /** The `/fix` comment (null for a review). */
+    commentId: z.number().int().nullable(),
+    reviewId: z.number().int().nullable(),
+    reviewState: z.enum(["changes_requested", "commented"]).nullable(),
+    /** The review's body, or `/fix`'s notes. */
+    text: z.string(),
+  }),
   z.object({ kind: z.literal("stale"), ...common, headSha: z.string() }),
   /** Blueprint's pull request was merged or closed; `number` is the issue its plan lives on. */
   z.object({
@@ -132,6 +148,7 @@ export const LANE_KINDS: ReadonlySet<JobKind> = new Set([
   "respond",
   "review-approval",
   "review-changes",
+  "follow-up",
   "stale",
   "pull-closed",
   "check-action",
@@ -146,6 +163,7 @@ export const GATED_KINDS: ReadonlySet<JobKind> = new Set([
   "reply",
   "review-approval",
   "review-changes",
+  "follow-up",
   "check-action",
 ]);
 
@@ -172,6 +190,8 @@ export function jobLabel(job: Job): string {
       return `building for @${job.actor}`;
     case "respond":
       return `reading a comment by @${job.actor}`;
+    case "follow-up":
+      return `following up the review of @${job.actor}`;
     case "stale":
       return "checking the plan against new commits";
     case "check-action":
@@ -191,7 +211,10 @@ export function jobLabel(job: Job): string {
  */
 export function buildsOnItsToken(job: { kind: JobKind; action?: string }): boolean {
   return (
-    job.kind === "build" || job.kind === "review-approval" || (job.kind === "check-action" && job.action === "build")
+    job.kind === "build" ||
+    job.kind === "review-approval" ||
+    job.kind === "follow-up" ||
+    (job.kind === "check-action" && job.action === "build")
   );
 }
 

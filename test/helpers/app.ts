@@ -181,6 +181,10 @@ export function reviewPayload(options: {
   cloneUrl: string;
   body?: string;
   submittedAt?: string;
+  /** The pull request reviewed (1 unless told). */
+  number?: number;
+  reviewId?: number;
+  userType?: string;
 }) {
   const payload = webhookExample("pull_request_review", (e) => e.action === "submitted");
   payload.review.state = options.state;
@@ -188,10 +192,10 @@ export function reviewPayload(options: {
   payload.review.submitted_at = options.submittedAt ?? new Date().toISOString();
   payload.review.commit_id = options.commitId;
   payload.review.body = options.body ?? null;
-  payload.review.id = Math.floor(Math.random() * 1e9);
-  payload.review.user = { ...payload.review.user, login: options.login, type: "User" };
-  payload.sender = { ...payload.sender, login: options.login, type: "User" };
-  payload.pull_request.number = 1;
+  payload.review.id = options.reviewId ?? Math.floor(Math.random() * 1e9);
+  payload.review.user = { ...payload.review.user, login: options.login, type: options.userType ?? "User" };
+  payload.sender = { ...payload.sender, login: options.login, type: options.userType ?? "User" };
+  payload.pull_request.number = options.number ?? 1;
   payload.repository.clone_url = options.cloneUrl;
   payload.repository.default_branch = "main";
   payload.installation = { id: INSTALLATION_ID, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI=" };

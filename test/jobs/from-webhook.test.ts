@@ -110,7 +110,7 @@ describe("a webhook becomes a job: plain data, no I/O", () => {
     expect(commentJob("d", comment("   "))).toBeNull();
   });
 
-  it("an approving review is a build, request-changes is feedback, a plain review is nothing", () => {
+  it("an approving review is a build, request-changes is feedback, a comment-only review may follow up", () => {
     const review = (state: string) => {
       const payload = webhookExample("pull_request_review", (e) => e.action === "submitted");
       payload.review.state = state;
@@ -119,7 +119,13 @@ describe("a webhook becomes a job: plain data, no I/O", () => {
     };
     expect(reviewJob("d", review("approved"))?.job.kind).toBe("review-approval");
     expect(reviewJob("d", review("changes_requested"))?.job.kind).toBe("review-changes");
-    expect(reviewJob("d", review("commented"))).toBeNull();
+    expect(reviewJob("d", review("commented"))?.job).toMatchObject({
+      kind: "follow-up",
+      reviewState: "commented",
+      commentId: null,
+      pullRequest: review("commented").pull_request.number,
+    });
+    expect(reviewJob("d", review("dismissed"))).toBeNull();
   });
 
   it("what crosses a process boundary is validated: a job survives JSON, a forged one does not", () => {
