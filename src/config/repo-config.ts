@@ -63,6 +63,19 @@ export const repoConfigSchema = z
       .boolean()
       .default(false)
       .describe("Also resolve the review threads a follow-up addressed (it always replies in them)."),
+    ci_fix: z
+      .enum(["suggest", "build", "off"])
+      .default("suggest")
+      .describe(
+        "When checks fail on the head of a built plan's pull request: `suggest` comment with the failing checks and a fix-up step that waits for `/fix`, `build` build it at once, or `off`.",
+      ),
+    ci_fix_attempts: z
+      .number()
+      .int()
+      .min(0)
+      .max(10)
+      .default(2)
+      .describe("The most fix-up builds failing checks start by themselves on one pull request (`ci_fix: build`)."),
     setup: z.string().min(1).optional().describe("A command run once before the steps are built, e.g. `npm ci`."),
     test: z
       .string()

@@ -3,40 +3,12 @@ import { parseComment } from "../github/command.js";
 import { parseCheckRunExternalId, PLAN_CHECK_NAME } from "../shared/check-run.js";
 import { typoReply } from "../workflow/help.js";
 import { issueOfBuildBranch } from "../shared/build-branch.js";
+import { checkSuiteJob } from "./from-check-suite.js";
 import type { Job, Removal } from "./job.js";
+import { isBot, repositoryOf, type Accepted, type PayloadRepository, type PayloadUser } from "./payload.js";
 
-interface PayloadRepository {
-  name: string;
-  owner: { login: string };
-  clone_url: string;
-  default_branch: string;
-  html_url: string;
-}
-
-interface PayloadUser {
-  login: string;
-  type?: string | undefined;
-}
-
-export interface Accepted {
-  job: Job;
-  /**
-   * Claimed once: the delivery id and what it is about, so a redelivery or a second delivery of one comment starts
-   * nothing.
-   */
-  keys: string[];
-}
-
-/** An App's account: typed Bot, or named `…[bot]` (a name no person's account can have). */
-const isBot = (user: PayloadUser): boolean => user.type === "Bot" || user.login.endsWith("[bot]");
-
-const repositoryOf = (repository: PayloadRepository) => ({
-  owner: repository.owner.login,
-  name: repository.name,
-  cloneUrl: repository.clone_url,
-  defaultBranch: repository.default_branch,
-  htmlUrl: repository.html_url,
-});
+export type { Accepted } from "./payload.js";
+export { checkSuiteJob } from "./from-check-suite.js";
 
 /** `issue_comment.created` as a job, or null when it is not for Blueprint (bots, blank comments). Pure: no I/O. */
 export function commentJob(
@@ -333,6 +305,7 @@ const HANDLERS = {
   "pull_request.synchronize": synchronizeJob,
   "pull_request.closed": closedJob,
   "check_run.requested_action": checkActionJob,
+  "check_suite.completed": checkSuiteJob,
 };
 export type HandledEvent = keyof typeof HANDLERS;
 export const HANDLED_EVENTS = Object.keys(HANDLERS) as HandledEvent[];

@@ -77,6 +77,18 @@ export const jobSchema = z.discriminatedUnion("kind", [
     text: z.string(),
   }),
   z.object({ kind: z.literal("stale"), ...common, headSha: z.string() }),
+  /**
+   * A check suite completed with `failure` on a pull request's head: `number` is the thread whose plan may have built
+   * it (the issue of a `…issue-<n>` branch, else the pull request); `app` made the suite (Blueprint's own count not).
+   */
+  z.object({
+    kind: z.literal("check-failure"),
+    ...common,
+    pullRequest: z.number().int().positive(),
+    headSha: z.string().min(1),
+    suiteId: z.number().int(),
+    app: z.object({ id: z.number().int(), slug: z.string() }),
+  }),
   /** Blueprint's pull request was merged or closed; `number` is the issue its plan lives on. */
   z.object({
     kind: z.literal("pull-closed"),
@@ -149,6 +161,7 @@ export const LANE_KINDS: ReadonlySet<JobKind> = new Set([
   "review-approval",
   "review-changes",
   "follow-up",
+  "check-failure",
   "stale",
   "pull-closed",
   "check-action",
@@ -194,6 +207,8 @@ export function jobLabel(job: Job): string {
       return `following up the review of @${job.actor}`;
     case "stale":
       return "checking the plan against new commits";
+    case "check-failure":
+      return `following up failing checks on #${job.pullRequest}`;
     case "check-action":
       return `${job.action === "build" ? "building" : "revising"} for @${job.actor}`;
     case "cancel":
@@ -214,6 +229,7 @@ export function buildsOnItsToken(job: { kind: JobKind; action?: string }): boole
     job.kind === "build" ||
     job.kind === "review-approval" ||
     job.kind === "follow-up" ||
+    job.kind === "check-failure" ||
     (job.kind === "check-action" && job.action === "build")
   );
 }

@@ -209,10 +209,28 @@ export interface CheckRunPort {
   get(id: number): Promise<CheckRunFacts | null>;
   create(run: CheckRunOutput & { name: string; headSha: string; externalId: string }): Promise<number>;
   update(id: number, run: CheckRunOutput): Promise<void>;
+  /**
+   * The commit's check runs that failed (or timed out), with what they say: output, annotations and, for a GitHub
+   * Actions job, the end of its log. Blueprint's own are marked `own`.
+   */
+  failures(headSha: string): Promise<FailingCheck[]>;
   /** Whether a check run's app (from a webhook's `check_run.app`) is this one. */
   isOwnApp(app: { id: number; slug: string }): boolean;
   /** Whether clicks on buttons reach Blueprint (the App's `check_run` webhook; not an Action's token). */
   readonly buttons: boolean;
+}
+
+/** A check run that failed, as its app wrote it: untrusted text, every word of it. */
+export interface FailingCheck {
+  id: number;
+  name: string;
+  /** Made by this app: Blueprint never takes its own checks for a failure to fix. */
+  own: boolean;
+  title: string;
+  summary: string;
+  annotations: Array<{ path: string; line: number; title: string | null; message: string }>;
+  /** For a GitHub Actions job: the end of its log (size-capped); null for other checks, or when it cannot be read. */
+  logTail: string | null;
 }
 
 export interface GitHubAccount {

@@ -13,7 +13,7 @@ import type { ReviewComment, ThreadPort } from "./ports.js";
 import { respondToComment } from "./respond.js";
 import { safePort } from "./safe-port.js";
 import { followClosedPullRequest } from "./pull-request-closed.js";
-import { followUpHome, followUpThread, reviewCommentsOf } from "./follow-up/index.js";
+import { followFailingChecks, followUpHome, followUpThread, reviewCommentsOf } from "./follow-up/index.js";
 import { markStaleOnPush } from "./stale.js";
 
 /** A thread's lane, wherever the queue keeps it (in this process, or in Redis for every worker). */
@@ -129,7 +129,8 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
   }
   if (!LANE_KINDS.has(job.kind)) return;
   const queued = await lanes.enqueue(await onItsHomeThread(port, job));
-  if (job.kind === "respond" || job.kind === "stale" || job.kind === "pull-closed") return;
+  if (job.kind === "respond" || job.kind === "stale" || job.kind === "pull-closed" || job.kind === "check-failure")
+    return;
   const notice =
     queued.ahead > 0
       ? `Queued: Blueprint is busy on this thread (${queued.running ?? "a job"}); this starts when it is done.`
@@ -270,6 +271,8 @@ async function useCase(deps: WorkflowDeps, port: ThreadPort, job: Job, signal: A
       }
       case "respond":
         return await respondToComment(deps, context, { commentId: job.commentId, body: job.body });
+      case "check-failure":
+        return await followFailingChecks(deps, context, job);
       case "stale":
         return await markStaleOnPush(deps, context, job.headSha);
       case "pull-closed":

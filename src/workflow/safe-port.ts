@@ -87,6 +87,7 @@ function redactedChecks(checks: CheckRunPort, redact: Redactor): CheckRunPort {
   return {
     find: (headSha, name, externalId) => checks.find(headSha, name, externalId),
     get: (id) => checks.get(id),
+    failures: (headSha) => checks.failures(headSha),
     create: (run) => checks.create(clean(run)),
     update: (id, run) => checks.update(id, clean(run)),
     isOwnApp: (app) => checks.isOwnApp(app),

@@ -104,6 +104,13 @@ export const followUpSchema = z.object({
   /** Reviews and `/fix` comments already handled (`review:<id>`, `comment:<id>`): a redelivery does nothing twice. */
   handled: z.array(z.string()).default([]),
   threads: z.record(z.string(), followedThreadSchema).default({}),
+  /** Failing checks followed up: the automatic builds started, and for each commit Blueprint pushed to fix a failure, which failure. */
+  ci: z
+    .object({
+      attempts: z.number().int().min(0).default(0),
+      fixes: z.array(z.object({ failure: z.string(), pushed: z.string() })).default([]),
+    })
+    .default({ attempts: 0, fixes: [] }),
   /** The model tokens every follow-up used, and their cost in words when the model has a price. */
   usage: usageSchema.default({ prompt: 0, completion: 0, cached: 0, requests: 0 }),
   cost: z.string().nullable().default(null),

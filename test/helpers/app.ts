@@ -269,3 +269,35 @@ export function checkActionPayload(options: {
   payload.installation = { id: INSTALLATION_ID, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI=" };
   return payload;
 }
+
+/**
+ * check_suite.completed from the examples, edited: `app`'s suite on `headSha` of branch `headBranch`, for pull request
+ * `pullRequest`, completed with `conclusion`, in our repository and installation.
+ */
+export function checkSuitePayload(options: {
+  headSha: string;
+  headBranch: string;
+  pullRequest: number;
+  conclusion?: string;
+  app?: { id: number; slug: string };
+  suiteId?: number;
+  cloneUrl: string;
+}) {
+  const payload = webhookExample("check_suite", (e) => e.action === "completed");
+  const pull = payload.check_suite.pull_requests[0];
+  payload.check_suite = {
+    ...payload.check_suite,
+    id: options.suiteId ?? Math.floor(Math.random() * 1e9),
+    head_sha: options.headSha,
+    head_branch: options.headBranch,
+    conclusion: options.conclusion ?? "failure",
+    app: { ...payload.check_suite.app, ...(options.app ?? { id: 15368, slug: "github-actions" }) },
+    pull_requests: [
+      { ...pull, number: options.pullRequest, head: { ...pull.head, ref: options.headBranch, sha: options.headSha } },
+    ],
+  };
+  payload.repository.clone_url = options.cloneUrl;
+  payload.repository.default_branch = "main";
+  payload.installation = { id: INSTALLATION_ID, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI=" };
+  return payload;
+}

@@ -164,6 +164,12 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
   };
 
   const minimized: string[] = [];
+  /** Check runs' annotations and Actions jobs' logs, by check run (= job) id. */
+  const checkAnnotations = new Map<
+    number,
+    Array<{ path: string; start_line: number; title?: string; message: string }>
+  >();
+  const jobLogs = new Map<number, string>();
   /** Review threads of pull requests (any number), as GraphQL answers them. */
   const reviewThreads: DoubleThread[] = [];
   /** Comments on other issues and pull requests than the double's own thread (a build's pull request), by number. */
@@ -418,6 +424,27 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       const run = checkRuns.find((candidate) => candidate.id === Number(uri.split("/").at(-1)));
       return run ? [200, run] : [404, { message: "Not Found" }];
     })
+    .get(new RegExp(`^${escape(base)}/check-runs/\\d+/annotations(\\?.*)?$`))
+    .reply((uri) => {
+      record("GET", uri, null);
+      const id = Number(new URL(`https://x${uri}`).pathname.split("/").at(-2));
+      return [
+        200,
+        (checkAnnotations.get(id) ?? []).map((note) => ({
+          ...note,
+          end_line: note.start_line,
+          annotation_level: "failure",
+        })),
+      ];
+    })
+    .get(new RegExp(`^${escape(base)}/actions/jobs/\\d+/logs$`))
+    .reply((uri) => {
+      record("GET", uri, null);
+      const id = Number(uri.split("/").at(-2));
+      if (!jobLogs.has(id)) return [404, { message: "Not Found" }];
+      // As GitHub does: a redirect to a short-lived address where the log is.
+      return [302, "", { Location: `https://pipelines.actions.example/logs/${id}.txt` }];
+    })
     .patch(new RegExp(`^${escape(base)}/check-runs/\\d+$`))
     .reply((uri, body) => {
       record("PATCH", uri, body);
@@ -560,11 +587,20 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       ];
     });
 
+  const logs = nock("https://pipelines.actions.example")
+    .persist()
+    .get(/^\/logs\/\d+\.txt$/)
+    .reply((uri) => {
+      record("GET", `https://pipelines.actions.example${uri}`, null);
+      return [200, jobLogs.get(Number(/(\d+)\.txt$/.exec(uri)?.[1])) ?? ""];
+    });
+
   return {
     owner,
     repo,
     number,
     scope,
+    logs,
     comments,
     reactions,
     minimized,
@@ -582,6 +618,12 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       head_sha: string;
       external_id: string | null;
       app?: { id: number; slug: string };
+      conclusion?: string;
+      output?: Record<string, unknown>;
+      /** Its annotations, as `GET /check-runs/{id}/annotations` lists them. */
+      annotations?: Array<{ path: string; start_line: number; title?: string; message: string }>;
+      /** For a GitHub Actions job: its log, served through the logs endpoint's redirect. */
+      log?: string;
     }) => {
       const made = {
         id: nextId++,
@@ -594,6 +636,8 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
         ...run,
       };
       checkRuns.push(made);
+      if (run.annotations) checkAnnotations.set(made.id, run.annotations);
+      if (run.log !== undefined) jobLogs.set(made.id, run.log);
       return made;
     },
     /** A comment by a person, as if typed on GitHub (so it shows up in the listing). */

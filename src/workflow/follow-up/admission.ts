@@ -38,6 +38,8 @@ export async function followUpSource(
   job: JobContext,
   request: FollowUpRequest,
   record: ThreadStateRecord,
+  /** `checks`: failing checks, which follow `ci_fix` and no person's permission. */
+  asked: "review" | "checks" = "review",
 ): Promise<{ ok: true; source: FollowUpSource } | Refused> {
   const { port } = job;
   // 1. A review counts as GitHub has it: by the actor, not dismissed, not an approval.
@@ -56,9 +58,9 @@ export async function followUpSource(
   if (!read.ok)
     return { ok: false, why: `${read.message}\n\nFix the file on the default branch, then comment \`/fix\`.` };
   const config = read.config;
-  if (config.follow_up === "off")
+  if (asked === "review" && config.follow_up === "off")
     return { ok: false, why: "Follow-ups are off in this repository (`follow_up: off` in `.github/blueprint.yml`)." };
-  const refusal = await repoMinimumRefusal(port, job.actor, config);
+  const refusal = asked === "review" ? await repoMinimumRefusal(port, job.actor, config) : null;
   if (refusal) return { ok: false, why: refusal };
   // 3. The branch: the one the plan was built on, still the pull request's head, in this repository.
   const info = await port.info();
@@ -75,5 +77,5 @@ export async function followUpSource(
       ok: false,
       why: `Pull request #${request.pullRequest} is not open on \`${target.branch}\`, so Blueprint pushes no follow-up to it.`,
     };
-  return { ok: true, source: { mirror, config, info, target } };
+  return { ok: true, source: { mirror, config, info, target, pull } };
 }

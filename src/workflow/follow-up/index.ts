@@ -1,18 +1,17 @@
-import { withState } from "../../github/plan-comment.js";
-import { commentSeal, threadSeal } from "../../github/state-marker.js";
 import type { JobContext, WorkflowDeps } from "../deps.js";
 import { trustChecker } from "../thread-context.js";
 import type { FollowUpState, ThreadState } from "../state.js";
 import { builtPlan, followUpSource } from "./admission.js";
-import { handledKey, type FollowUpRequest, type FollowUpRun } from "./request.js";
+import { handledKey, newFollowUp, type FollowUpRequest, type FollowUpRun } from "./request.js";
 import { answerThreads } from "./replies.js";
-import { buildFollowUp, savePlanned } from "./run.js";
+import { buildFollowUp, saveHandled, savePlanned } from "./run.js";
 import { suggestionOf } from "./suggestions.js";
 import { notesContext, notesStep, threadStep, threadsToFollow, type ThreadWork } from "./threads.js";
 
 export type { FollowUpRequest } from "./request.js";
 export { followUpHome } from "./home.js";
 export { reviewCommentsOf } from "./review-comments.js";
+export { followFailingChecks } from "./failing-checks.js";
 
 /**
  * A review or `/fix` on the pull request of a built plan: its unresolved review threads (and the review's body or the
@@ -59,7 +58,7 @@ export async function followUpThread(
   const todo = followUp.steps.filter((step) => state.steps[step.id]?.status !== "done");
   if (todo.length === 0) {
     // Recorded all the same: the same review, delivered again, is not looked at again.
-    await job.port.updateComment(record.comment.id, withState(record.comment.body, state, seal(deps, job, record)));
+    await saveHandled(run);
     await say(job, request, "Nothing to follow up: no unresolved review thread is new, and no notes came with `/fix`.");
     return "followed";
   }
@@ -76,19 +75,6 @@ export async function followUpThread(
   }
   await buildFollowUp(run);
   return "followed";
-}
-
-function newFollowUp(pullRequest: number): FollowUpState {
-  return {
-    pullRequest,
-    status: "pending",
-    error: null,
-    steps: [],
-    handled: [],
-    threads: {},
-    usage: { prompt: 0, completion: 0, cached: 0, requests: 0 },
-    cost: null,
-  };
 }
 
 /**
@@ -135,8 +121,4 @@ async function say(job: JobContext, request: FollowUpRequest, text: string): Pro
   if (request.commentId === null) return;
   const { reviews } = job.port;
   await (reviews ? reviews.comment(request.pullRequest, text) : job.port.postComment(text));
-}
-
-function seal(deps: WorkflowDeps, job: JobContext, record: { comment: { id: number } }) {
-  return commentSeal(threadSeal(deps.stateKey, job.port), record.comment.id);
 }

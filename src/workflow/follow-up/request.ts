@@ -5,7 +5,7 @@ import type { FollowUpState, ThreadState } from "../state.js";
 import type { RepoConfig } from "../../config/repo-config.js";
 import type { Mirror } from "../../workspace/mirror.js";
 import type { BuildTarget } from "../build-target.js";
-import type { ThreadInfo } from "../ports.js";
+import type { PullRequestFacts, ThreadInfo } from "../ports.js";
 import type { ThreadWork } from "./threads.js";
 
 /** What asks for a follow-up: a review on the pull request, or `/fix` (on GitHub or in the CLI). */
@@ -47,4 +47,21 @@ export interface FollowUpSource {
   config: RepoConfig;
   info: ThreadInfo;
   target: BuildTarget;
+  /** The pull request as GitHub has it now (null in the CLI). */
+  pull: PullRequestFacts | null;
+}
+
+/** A plan's first follow-up, on its pull request. */
+export function newFollowUp(pullRequest: number): FollowUpState {
+  return {
+    pullRequest,
+    status: "pending",
+    error: null,
+    steps: [],
+    handled: [],
+    threads: {},
+    usage: { prompt: 0, completion: 0, cached: 0, requests: 0 },
+    cost: null,
+    ci: { attempts: 0, fixes: [] },
+  };
 }

@@ -1,3 +1,4 @@
+import { withState } from "../../github/plan-comment.js";
 import { commentSeal, threadSeal } from "../../github/state-marker.js";
 import type { Plan } from "../../plan/schema.js";
 import { handedOver } from "../../shared/hand-over.js";
@@ -169,6 +170,15 @@ function finalStatusLine(run: FollowUpRun): string {
     default:
       return `> ❌ **Follow-up stopped:** ${followUp.error ?? "see the report below"}. Everything already pushed stays; \`/fix\` on #${followUp.pullRequest} goes on from the first F-step not done.`;
   }
+}
+
+/** The state saved with nothing people see changed: what was handled, so that a redelivery does nothing twice. */
+export async function saveHandled(run: Pick<FollowUpRun, "deps" | "job" | "record" | "state">): Promise<void> {
+  const { port } = run.job;
+  const seal = commentSeal(threadSeal(run.deps.stateKey, port), run.record.comment.id);
+  // The comment as it reads now: a follow-up may have written it since it was read.
+  const body = (await port.comment(run.record.comment.id))?.body ?? run.record.comment.body;
+  await port.updateComment(run.record.comment.id, withState(body, run.state, seal));
 }
 
 /** `follow_up: plan`: the F-steps saved in the plan comment, unbuilt, until `/fix` builds them. */
