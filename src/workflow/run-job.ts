@@ -13,7 +13,13 @@ import type { ReviewComment, ThreadPort } from "./ports.js";
 import { respondToComment } from "./respond.js";
 import { safePort } from "./safe-port.js";
 import { followClosedPullRequest } from "./pull-request-closed.js";
-import { followFailingChecks, followUpHome, followUpThread, reviewCommentsOf } from "./follow-up/index.js";
+import {
+  buildWaitingFollowUp,
+  followFailingChecks,
+  followUpHome,
+  followUpThread,
+  reviewCommentsOf,
+} from "./follow-up/index.js";
 import { markStaleOnPush } from "./stale.js";
 
 /** A thread's lane, wherever the queue keeps it (in this process, or in Redis for every worker). */
@@ -235,6 +241,7 @@ async function useCase(deps: WorkflowDeps, port: ThreadPort, job: Job, signal: A
         });
       }
       case "build": {
+        if (await buildWaitingFollowUp(deps, context, job)) return;
         const approval = {
           approver: job.actor,
           revision: job.revision,

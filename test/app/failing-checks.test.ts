@@ -105,7 +105,10 @@ describe("failing checks on Blueprint's pull request", () => {
   });
 
   it("`ci_fix: suggest` (the default) comments with an F-step for `/fix`; the base branch's own failure is not fixed", async () => {
-    const { pull } = await builtPullRequest([]);
+    const { pull } = await builtPullRequest([
+      call("write_file", { path: "src/retry.js", content: "export const retry = (fn, n = 3) => fn();\n" }),
+      call("complete_step", { step_id: "F1", summary: "Three attempts." }),
+    ]);
     failTests(pull.headSha!);
     await fx.app.deliver("check_suite", suiteFailed(pull.headSha!));
     expect(fx.repo.log(BRANCH)[0]).toBe("S1: Add a retry helper");
@@ -115,9 +118,14 @@ describe("failing checks on Blueprint's pull request", () => {
     expect(onPullRequest().at(-1)).toContain("**F1** (Fix failing check: test) waits in the plan comment");
     const planComment = fx.github.botComments().find((c) => c.body.includes("### Follow-up"))!;
     expect(planComment.body).toContain("- [ ] **F1** Fix failing check: test");
+    // `/build` on the plan's thread builds the waiting step, as `/fix` on the pull request would.
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
+    expect(fx.repo.log(BRANCH)[0]).toBe("F1: Fix failing check: test");
+    pull.headSha = fx.repo.head(BRANCH);
 
     // A new head that fails a check `main` fails too: reported, not fixed.
     const head = fx.repo.commit({ "docs.md": "x\n" }, "docs", BRANCH);
+    expect(fx.repo.log(BRANCH).slice(0, 2)).toEqual(["docs", "F1: Fix failing check: test"]);
     pull.headSha = head;
     fx.github.addCheckRun({ name: "lint", head_sha: head, external_id: null, app: ACTIONS, conclusion: "failure" });
     fx.github.addCheckRun({

@@ -170,6 +170,44 @@ describe("following the pull request", () => {
     expect(String(check?.output.summary)).toContain("**F2**");
   });
 
+  it("hands a suggestion that no longer applies to the model with its thread; a reviewer's answer reopens a thread", async () => {
+    await builtPullRequest(
+      [
+        write("src/retry.js", "export const retry = (fn, attempts = 3) => fn();\n"),
+        complete("F2", "Applied the idea of the suggestion."),
+        editClient,
+        complete("F3", "Wrapped it."),
+      ],
+      { reviews: [review("reviewer", "COMMENTED"), review("reviewer", "COMMENTED", 502)] },
+    );
+    // The hunk shows a line the file no longer has at that place.
+    const stale = fx.github.addReviewThread({
+      pullRequest: 100,
+      path: "src/retry.js",
+      line: 1,
+      body: "```suggestion\nexport const retry = (fn, attempts = 3) => fn();\n```",
+      diffHunk: "@@ -0,0 +1 @@\n+export const retry = (fn, tries) => fn();",
+    });
+    await deliverReview("reviewer", "commented");
+    // F1 (the suggestion as written) changed nothing; F2 is the model's, with the thread.
+    expect(fx.repo.log(BRANCH).slice(0, 2)).toEqual(["F2: Review on src/retry.js:1", "S1: Add a retry helper"]);
+    expect(String(fx.model.requests.at(-2)?.messages[1]?.content)).toContain("it no longer applies to the file");
+    expect(stale.comments.at(-1)?.body).toMatch(/^Addressed in \[`[0-9a-f]{7}`\]/);
+
+    // The reviewer answers Blueprint's reply: the thread is work again, and only it.
+    stale.comments.push({
+      ...stale.comments[0]!,
+      databaseId: 9001,
+      body: "Also wrap the client's fetch, please.",
+      pullRequestReview: { databaseId: 502 },
+    });
+    await deliverReview("reviewer", "commented", 502, "");
+    expect(fx.repo.log(BRANCH)[0]).toBe("F3: Review on src/retry.js:1");
+    const task = String(fx.model.requests.at(-2)?.messages[1]?.content);
+    expect(task).toContain("Also wrap the client's fetch, please.");
+    expect(task).not.toContain("Addressed in");
+  });
+
   it("starts nothing for an approving review, a reviewer without write access, or a bot", async () => {
     await builtPullRequest([], { reviews: [review("reviewer", "APPROVED"), review("reader", "COMMENTED", 502)] });
     reviewThreads();

@@ -1,3 +1,5 @@
+import { findThreadState } from "../../github/plan-comment.js";
+import { threadSeal } from "../../github/state-marker.js";
 import type { JobContext, WorkflowDeps } from "../deps.js";
 import { trustChecker } from "../thread-context.js";
 import type { FollowUpState, ThreadState } from "../state.js";
@@ -75,6 +77,30 @@ export async function followUpThread(
   }
   await buildFollowUp(run);
   return "followed";
+}
+
+/**
+ * `/build` on the thread of a built plan whose Follow-up has steps waiting (`follow_up: plan`, `ci_fix: suggest`)
+ * builds them, as `/fix` does; false when there are none, and `/build` is answered as before.
+ */
+export async function buildWaitingFollowUp(
+  deps: WorkflowDeps,
+  job: JobContext,
+  command: { commentId: number; steps: string[]; notes: string },
+): Promise<boolean> {
+  if (command.steps.length > 0) return false;
+  const lookup = findThreadState(await job.port.comments(), threadSeal(deps.stateKey, job.port));
+  const state = lookup.kind === "found" ? lookup.plan?.state : null;
+  const followUp = state?.status === "built" ? state.followUp : null;
+  if (!state || !followUp || followUp.steps.every((step) => state.steps[step.id]?.status === "done")) return false;
+  const request = {
+    pullRequest: followUp.pullRequest,
+    commentId: command.commentId,
+    reviewId: null,
+    reviewState: null,
+  };
+  await followUpThread(deps, job, { ...request, text: command.notes });
+  return true;
 }
 
 /**
