@@ -103,7 +103,8 @@ async function admitSuite(deps: WorkflowDeps, job: JobContext, suite: FailedSuit
   const key = `checks:${suite.headSha}`;
   if (followUp.handled.includes(key)) return null;
   followUp.handled.push(key);
-  return { deps, job, request, record, source: admitted.source, plan, state, followUp, work: new Map() };
+  const source = admitted.source;
+  return { deps, job, request, record, source, plan, state, followUp, work: new Map(), handled: key };
 }
 
 /** "The same failure": the same failing checks, and the same files and titles their annotations name. */

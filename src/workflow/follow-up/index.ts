@@ -56,6 +56,7 @@ export async function followUpThread(
   const run: FollowUpRun = {
     ...{ deps, job, request, record, source, state, followUp, plan: record.state.plan },
     work: new Map(work.map((item) => [item.thread.id, item])),
+    handled: key,
   };
   const todo = followUp.steps.filter((step) => state.steps[step.id]?.status !== "done");
   if (todo.length === 0) {

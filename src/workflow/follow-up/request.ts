@@ -39,6 +39,8 @@ export interface FollowUpRun {
   followUp: FollowUpState;
   /** The threads this follow-up takes up, by id. */
   work: Map<string, ThreadWork>;
+  /** What the state records it handled (`review:<id>`, `comment:<id>`, `checks:<sha>`). */
+  handled: string;
 }
 
 /** Where a follow-up builds: the repository, its settings (default branch only), the thread and the branch. */

@@ -57,10 +57,20 @@ export async function buildFollowUp(run: FollowUpRun): Promise<void> {
     await ledger?.network?.close();
     await tree.dispose().catch((error) => deps.log.warn({ err: error }, "could not remove a workspace"));
   }
-  // 3. Each thread hears what became of it; the plan comment and the build check say how it ended.
+  // 3. Handed to another worker (a restart): not over, and not handled yet, so the job it gets goes on from here.
+  if (handedOver(job.signal)) {
+    followUp.status = "pending";
+    followUp.error = null;
+    followUp.handled = followUp.handled.filter((key) => key !== run.handled);
+    await status.save(
+      "> ⏸ **Paused at a safe point:** Blueprint is restarting; another worker goes on with the follow-up.",
+    );
+    return;
+  }
+  // 4. Each thread hears what became of it; the plan comment and the build check say how it ended.
   await answerThreads(run);
   await status.save(finalStatusLine(run), report);
-  if (check) await check.finish(null, handedOver(job.signal));
+  if (check) await check.finish(null, false);
 }
 
 interface ModelSteps {
