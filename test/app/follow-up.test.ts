@@ -269,13 +269,20 @@ describe("following the pull request", () => {
   it("`follow_up: plan` posts the F-steps and waits; `/fix` builds them and `resolve_threads` resolves", async () => {
     fx.createRepo({ ...FILES, ".github/blueprint.yml": "follow_up: plan\nresolve_threads: true\n" });
     await builtPullRequest([editClient, complete("F2", "Wrapped fetch in retry.")], {
-      reviews: [review("reviewer", "CHANGES_REQUESTED")],
+      reviews: [review("reviewer", "CHANGES_REQUESTED"), review("reviewer", "COMMENTED", 502)],
     });
     const threads = reviewThreads();
     const before = fx.repo.head(BRANCH);
     await deliverReview("reviewer", "changes_requested");
     expect(fx.repo.head(BRANCH)).toBe(before);
     expect(threads.request.comments.at(-1)?.body).toBe("Planned as **F2**; comment `/fix` to build it.");
+    // A second review with nothing new tells no thread twice.
+    await deliverReview("reviewer", "commented", 502, "");
+    expect(threads.request.comments.map((comment) => comment.body)).toEqual([
+      "Use the retry helper here.",
+      "Planned as **F2**; comment `/fix` to build it.",
+    ]);
+    expect(fx.repo.head(BRANCH)).toBe(before);
     const planComment = fx.github.botComments().find((c) => c.body.includes("### Follow-up"))!;
     expect(visible(planComment.body)).toContain("- [ ] **F1** Apply 1 review suggestion");
     expect(visible(planComment.body)).toContain("wait for `/fix`");

@@ -135,7 +135,7 @@ function addSteps(followUp: FollowUpState, work: ThreadWork[], actor: string, re
 async function postPlanned(run: FollowUpRun): Promise<void> {
   run.followUp.status = "pending";
   await savePlanned(run);
-  await answerThreads(run);
+  await answerThreads(run, "new");
 }
 
 /** Only `/fix` is answered when a follow-up starts nothing; a review that starts nothing gets no word. */

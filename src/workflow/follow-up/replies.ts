@@ -7,11 +7,13 @@ import type { FollowUpRun } from "./request.js";
  * Each thread the follow-up took up hears what became of it, in the thread: the commit that addressed it (short SHA,
  * linked), or why it was left. With `resolve_threads: true` the addressed ones are resolved too.
  */
-export async function answerThreads(run: FollowUpRun): Promise<void> {
+export async function answerThreads(run: FollowUpRun, only: "all" | "new" = "all"): Promise<void> {
   const { job, followUp, source, deps } = run;
   const reviews = job.port.reviews;
   if (!reviews) return;
   for (const [id, work] of run.work) {
+    // A thread told already which step waits for it is not told again.
+    if (only === "new" && work.planned) continue;
     const record = followUp.threads[id];
     const step = followUp.steps.find((candidate) => candidate.id === record?.step);
     if (!record || !step) continue;
