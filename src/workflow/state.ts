@@ -104,6 +104,8 @@ export const followUpSchema = z.object({
   /** Reviews and `/fix` comments already handled (`review:<id>`, `comment:<id>`): a redelivery does nothing twice. */
   handled: z.array(z.string()).default([]),
   threads: z.record(z.string(), followedThreadSchema).default({}),
+  /** The review, `/fix` or failing commit whose follow-up a restart paused: its job, run again, goes on with it. */
+  paused: z.string().nullable().default(null),
   /** Failing checks followed up: the automatic builds started, and for each commit Blueprint pushed to fix a failure, which failure. */
   ci: z
     .object({

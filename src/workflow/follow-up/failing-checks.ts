@@ -25,6 +25,8 @@ export async function followFailingChecks(deps: WorkflowDeps, job: JobContext, s
   // 1. Not Blueprint's own checks; a plan built for this very pull request; `ci_fix` not off; its head, still.
   const run = await admitSuite(deps, job, suite);
   if (!run || !port.checks) return;
+  // A follow-up a restart paused goes on with the step it has.
+  if (run.resumed) return await buildFollowUp(run);
   const { followUp, source, state } = run;
   const failing = (await port.checks.failures(suite.headSha)).filter((check) => !check.own);
   if (failing.length === 0) return await saveHandled(run);
@@ -101,10 +103,12 @@ async function admitSuite(deps: WorkflowDeps, job: JobContext, suite: FailedSuit
   state.followUp = followUp;
   // One look per commit, whichever of its suites failed first.
   const key = `checks:${suite.headSha}`;
-  if (followUp.handled.includes(key)) return null;
-  followUp.handled.push(key);
+  const resumed = followUp.paused === key;
+  if (followUp.handled.includes(key) && !resumed) return null;
+  if (!resumed) followUp.handled.push(key);
+  followUp.paused = null;
   const source = admitted.source;
-  return { deps, job, request, record, source, plan, state, followUp, work: new Map(), handled: key };
+  return { deps, job, request, record, source, plan, state, followUp, work: new Map(), handled: key, resumed };
 }
 
 /** "The same failure": the same failing checks, and the same files and titles their annotations name. */

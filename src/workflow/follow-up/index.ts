@@ -35,7 +35,8 @@ export async function followUpThread(
   if (!plan.ok) return await refuse(job, request, plan.why);
   const { record } = plan;
   const key = handledKey(request);
-  if (record.state.followUp?.handled.includes(key) || !record.state.plan) return "followed";
+  const resumed = record.state.followUp?.paused === key;
+  if ((record.state.followUp?.handled.includes(key) && !resumed) || !record.state.plan) return "followed";
 
   // 2. The review as GitHub has it now, the repository's settings, the branch.
   const admitted = await followUpSource(deps, job, request, record);
@@ -51,8 +52,12 @@ export async function followUpThread(
     followUp,
     trustChecker(job.port, deps.minPermission),
   );
-  addSteps(followUp, work, job.actor, request);
-  followUp.handled.push(key);
+  // A follow-up a restart paused goes on with its steps; it has them already.
+  if (!resumed) {
+    addSteps(followUp, work, job.actor, request);
+    followUp.handled.push(key);
+  }
+  followUp.paused = null;
   const run: FollowUpRun = {
     ...{ deps, job, request, record, source, state, followUp, plan: record.state.plan },
     work: new Map(work.map((item) => [item.thread.id, item])),

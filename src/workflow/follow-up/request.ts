@@ -41,6 +41,8 @@ export interface FollowUpRun {
   work: Map<string, ThreadWork>;
   /** What the state records it handled (`review:<id>`, `comment:<id>`, `checks:<sha>`). */
   handled: string;
+  /** It goes on with a follow-up a restart paused. */
+  resumed?: boolean;
 }
 
 /** Where a follow-up builds: the repository, its settings (default branch only), the thread and the branch. */
@@ -65,5 +67,6 @@ export function newFollowUp(pullRequest: number): FollowUpState {
     usage: { prompt: 0, completion: 0, cached: 0, requests: 0 },
     cost: null,
     ci: { attempts: 0, fixes: [] },
+    paused: null,
   };
 }

@@ -57,11 +57,11 @@ export async function buildFollowUp(run: FollowUpRun): Promise<void> {
     await ledger?.network?.close();
     await tree.dispose().catch((error) => deps.log.warn({ err: error }, "could not remove a workspace"));
   }
-  // 3. Handed to another worker (a restart): not over, and not handled yet, so the job it gets goes on from here.
+  // 3. Handed to another worker (a restart): not over, so the job, run again, goes on from here (`paused`).
   if (handedOver(job.signal)) {
     followUp.status = "pending";
     followUp.error = null;
-    followUp.handled = followUp.handled.filter((key) => key !== run.handled);
+    followUp.paused = run.handled;
     await status.save(
       "> ⏸ **Paused at a safe point:** Blueprint is restarting; another worker goes on with the follow-up.",
     );
