@@ -7,6 +7,7 @@ export type CliCommand =
   | { name: "plan"; instructions: string; newThread: boolean }
   | { name: "build"; args: string[] }
   | { name: "revise"; feedback: string }
+  | { name: "fix"; notes: string }
   | { name: "answer"; text: string }
   | { name: "cancel" }
   | { name: "status" }
@@ -143,6 +144,11 @@ export function parseCliArgs(argv: string[]): CliArgs {
           '`blueprint revise` needs feedback, e.g. blueprint revise "keep the public API as it is".',
         );
       return { command: { name: "revise", feedback: text }, ...common };
+    case "fix":
+      // No review threads locally: the notes are the whole follow-up.
+      if (!text)
+        throw new UsageError('`blueprint fix` needs what to fix, e.g. blueprint fix "log each retry at debug level".');
+      return { command: { name: "fix", notes: text }, ...common };
     case "answer":
       if (!text)
         throw new UsageError('`blueprint answer` needs the answer, e.g. blueprint answer "use the v2 endpoint".');
@@ -257,6 +263,8 @@ Usage:
   blueprint build [S2 …] [--fresh] [--force]
                                     build the latest plan on branch blueprint/issue-<n>,
                                     one commit per step (named steps and what they need)
+  blueprint fix "what to fix"       once the plan is built: a fix-up step (F1, F2, …) committed
+                                    on the same branch, with the build's rules
   blueprint status                  where the current plan stands
   blueprint map [focus …] [--tokens N]
                                     the repository map the agent starts from: definitions

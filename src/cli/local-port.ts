@@ -91,6 +91,8 @@ export function createLocalThread(
     canWriteWorkflows: async () => true,
     // A local checkout has no check runs.
     checks: null,
+    // No pull requests, so no review threads: `blueprint fix` brings its notes itself.
+    reviews: null,
     reviewComments: async () => [],
     async comment(id) {
       const comment = thread.comments.find((c) => c.id === id);

@@ -158,7 +158,12 @@ async function runCommand(
   if (!outcome.changed && outcome.replies.length === 0)
     cli.stderr("blueprint: nothing happened: Blueprint was not waiting for that on this plan.");
   const status = outcome.latest?.state.status;
-  const stopped = status === "failed" || (status === "cancelled" && command.name !== "cancel");
+  // A follow-up that stopped leaves the plan built: its own status says how it ended.
+  const followUp = outcome.latest?.state.followUp?.status;
+  const stopped =
+    status === "failed" ||
+    (status === "cancelled" && command.name !== "cancel") ||
+    (command.name === "fix" && followUp !== "built");
   return outcome.changed && !stopped && jobErrors.length === 0 ? EXIT.ok : EXIT.failed;
 }
 
@@ -195,6 +200,8 @@ function commentFor(command: Exclude<JobCommand, { name: "status" }>): string {
       return ["/build", ...command.args].join(" ");
     case "revise":
       return `/revise ${command.feedback}`;
+    case "fix":
+      return `/fix ${command.notes}`;
     case "answer":
       return command.text;
     case "cancel":

@@ -53,6 +53,29 @@ export const repoConfigSchema = z
       .enum(["any-comment", "command-only"])
       .default("any-comment")
       .describe("Whether plain comments revise a pending plan, or only /revise and reviews."),
+    follow_up: z
+      .enum(["build", "plan", "off"])
+      .default("build")
+      .describe(
+        "Once a plan is built, what a review (`changes_requested` or `commented`) or `/fix` on its pull request does: `build` fix-up steps F1, F2… on the same branch at once (the review is the approval), `plan` post them and wait for `/fix`, or `off`.",
+      ),
+    resolve_threads: z
+      .boolean()
+      .default(false)
+      .describe("Also resolve the review threads a follow-up addressed (it always replies in them)."),
+    ci_fix: z
+      .enum(["suggest", "build", "off"])
+      .default("suggest")
+      .describe(
+        "When checks fail on the head of a built plan's pull request: `suggest` comment with the failing checks and a fix-up step that waits for `/fix`, `build` build it at once, or `off`.",
+      ),
+    ci_fix_attempts: z
+      .number()
+      .int()
+      .min(0)
+      .max(10)
+      .default(2)
+      .describe("The most fix-up builds failing checks start by themselves on one pull request (`ci_fix: build`)."),
     setup: z.string().min(1).optional().describe("A command run once before the steps are built, e.g. `npm ci`."),
     test: z
       .string()

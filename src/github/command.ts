@@ -7,6 +7,8 @@ export type Command =
   /** `notes`: the approver's words after the ids and flags (and on the lines after), for every step; "" when none. */
   | { name: "build"; steps: string[]; fresh: boolean; force: boolean; revision: number | null; notes: string }
   | { name: "revise"; feedback: string }
+  /** `/fix [notes]`: a follow-up on a built plan's pull request; `notes` guide it ("" when none). */
+  | { name: "fix"; notes: string }
   | { name: "cancel" }
   | { name: "status" }
   | { name: "help" };
@@ -22,7 +24,7 @@ export type ParsedComment =
   /** Not addressed to Blueprint (plain text or an unrelated /word). */
   | { kind: "none" };
 
-export const COMMAND_NAMES: readonly CommandName[] = ["plan", "build", "revise", "cancel", "status", "help"];
+export const COMMAND_NAMES: readonly CommandName[] = ["plan", "build", "revise", "fix", "cancel", "status", "help"];
 
 const MAX_COMMENT_CHARS = 65_536;
 
@@ -59,6 +61,8 @@ export function parseComment(body: string | null | undefined): ParsedComment {
       return { kind: "command", command: { name: "revise", feedback: argument } };
     case "build":
       return parseBuild(inline, rest);
+    case "fix":
+      return { kind: "command", command: { name: "fix", notes: argument } };
     case "cancel":
     case "status":
     case "help":

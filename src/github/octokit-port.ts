@@ -6,6 +6,7 @@ import { installation } from "./octokit-port/installation.js";
 import { labels } from "./octokit-port/labels.js";
 import { people } from "./octokit-port/people.js";
 import { pullRequests } from "./octokit-port/pull-requests.js";
+import { reviewThreads } from "./octokit-port/review-threads.js";
 import { threadReads } from "./octokit-port/thread-reads.js";
 import type { OctokitPortOptions } from "./octokit-port/scope.js";
 
@@ -38,5 +39,6 @@ export function createOctokitPort(options: OctokitPortOptions): ThreadPort {
           })),
       buttons: options.checkButtons ?? true,
     }),
+    reviews: reviewThreads(scope),
   };
 }

@@ -10,6 +10,7 @@ import {
 import type { ThreadState } from "../workflow/state.js";
 import type { ThreadComment } from "../workflow/ports.js";
 import type { TokenUsage } from "../shared/model-usage.js";
+import { renderFollowUpSection } from "./follow-up-section.js";
 
 export const APPROVAL_HELP =
   "**To approve**, comment `/build` (on a pull request, an approving review works too); `/build S2` builds S2 and the steps it needs. " +
@@ -31,6 +32,7 @@ export function renderPlanComment(
   const parts = [heading];
   if (state.changes) parts.push(neutraliseComments(state.changes));
   parts.push(status, renderPlanBody(state.plan, state.steps));
+  if (state.followUp) parts.push(renderFollowUpSection(state.followUp, state.steps));
   if (extras.report) parts.push(neutraliseComments(extras.report));
   if (state.status === "pending" || state.status === "failed") parts.push(`---\n${APPROVAL_HELP}`);
   parts.push(footer(state), encodeStateMarker(state, seal));
@@ -50,6 +52,12 @@ export function withStatusLine(body: string, statusLine: string, state: ThreadSt
   if (at === -1) paragraphs.splice(1, 0, line);
   else paragraphs[at] = line;
   return `${paragraphs.join("\n\n")}${marker === -1 ? "\n\n" : ""}${encodeStateMarker(state, seal)}`;
+}
+
+/** A plan comment as it stands, with another state in its hidden marker: nothing people see changes. */
+export function withState(body: string, state: ThreadState, seal: CommentSeal): string {
+  const marker = body.lastIndexOf(MARKER_PREFIX);
+  return `${marker === -1 ? `${body}\n\n` : body.slice(0, marker)}${encodeStateMarker(state, seal)}`;
 }
 
 export function defaultStatusLine(state: ThreadState): string {

@@ -2,40 +2,13 @@ import { z } from "zod";
 import { parseComment } from "../github/command.js";
 import { parseCheckRunExternalId, PLAN_CHECK_NAME } from "../shared/check-run.js";
 import { typoReply } from "../workflow/help.js";
+import { issueOfBuildBranch } from "../shared/build-branch.js";
+import { checkSuiteJob } from "./from-check-suite.js";
 import type { Job, Removal } from "./job.js";
+import { isBot, repositoryOf, type Accepted, type PayloadRepository, type PayloadUser } from "./payload.js";
 
-interface PayloadRepository {
-  name: string;
-  owner: { login: string };
-  clone_url: string;
-  default_branch: string;
-  html_url: string;
-}
-
-interface PayloadUser {
-  login: string;
-  type?: string | undefined;
-}
-
-export interface Accepted {
-  job: Job;
-  /**
-   * Claimed once: the delivery id and what it is about, so a redelivery or a second delivery of one comment starts
-   * nothing.
-   */
-  keys: string[];
-}
-
-/** An App's account: typed Bot, or named `…[bot]` (a name no person's account can have). */
-const isBot = (user: PayloadUser): boolean => user.type === "Bot" || user.login.endsWith("[bot]");
-
-const repositoryOf = (repository: PayloadRepository) => ({
-  owner: repository.owner.login,
-  name: repository.name,
-  cloneUrl: repository.clone_url,
-  defaultBranch: repository.default_branch,
-  htmlUrl: repository.html_url,
-});
+export type { Accepted } from "./payload.js";
+export { checkSuiteJob } from "./from-check-suite.js";
 
 /** `issue_comment.created` as a job, or null when it is not for Blueprint (bots, blank comments). Pure: no I/O. */
 export function commentJob(
@@ -104,6 +77,15 @@ export function commandJob(base: CommentJobBase, body: string, createdAt?: strin
         notes: command.notes,
         commandCreatedAt: createdAt,
       };
+    case "fix":
+      return {
+        kind: "follow-up",
+        ...base,
+        pullRequest: base.number,
+        reviewId: null,
+        reviewState: null,
+        text: command.notes,
+      };
     case "cancel":
     case "help":
     case "status":
@@ -162,6 +144,12 @@ export function reviewJob(
   }
   if (state === "changes_requested")
     return { job: { kind: "review-changes", ...base, body: payload.review.body ?? "" }, keys };
+  // A comment-only review matters once a plan is built (a follow-up); whether one is, the worker reads.
+  if (state === "commented") {
+    const { reviewId, ...rest } = base;
+    const followUp = { kind: "follow-up" as const, ...rest, pullRequest: base.number, commentId: null, reviewId };
+    return { job: { ...followUp, reviewState: "commented", text: payload.review.body ?? "" }, keys };
+  }
   return null;
 }
 
@@ -194,12 +182,6 @@ export function synchronizeJob(
 }
 
 /**
- * The branch name Blueprint builds an issue on, whatever the repository's prefix (`blueprint/`, `bp-`):
- * `<prefix>issue-<n>`.
- */
-const ISSUE_BRANCH = /issue-([1-9][0-9]*)$/;
-
-/**
  * `pull_request.closed` for a pull request a bot opened from a branch of this repository named like
  * Blueprint's (`…issue-<n>`): a job on issue n, whose plan's state decides whether the pull request is
  * really Blueprint's. Anything else is not for Blueprint.
@@ -222,7 +204,7 @@ export function closedJob(
 ): Accepted | null {
   const pull = payload.pull_request;
   const installationId = payload.installation?.id;
-  const issue = ISSUE_BRANCH.exec(pull.head.ref)?.[1];
+  const issue = issueOfBuildBranch(pull.head.ref);
   if (
     !installationId ||
     !issue ||
@@ -237,7 +219,7 @@ export function closedJob(
       deliveryId,
       installationId,
       repository: repositoryOf(payload.repository),
-      number: Number(issue),
+      number: issue,
       actor: payload.sender.login,
       receivedAt,
       pullRequest: pull.number,
@@ -324,6 +306,7 @@ const HANDLERS = {
   "pull_request.synchronize": synchronizeJob,
   "pull_request.closed": closedJob,
   "check_run.requested_action": checkActionJob,
+  "check_suite.completed": checkSuiteJob,
 };
 export type HandledEvent = keyof typeof HANDLERS;
 export const HANDLED_EVENTS = Object.keys(HANDLERS) as HandledEvent[];

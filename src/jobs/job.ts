@@ -60,7 +60,35 @@ export const jobSchema = z.discriminatedUnion("kind", [
     body: z.string(),
   }),
   z.object({ kind: z.literal("review-changes"), ...common, reviewId: z.number().int(), body: z.string() }),
+  /**
+   * A review (`changes_requested` or `commented`) or `/fix` on a pull request whose plan is built: fix-up steps on its
+   * branch. `pullRequest` is where it was given; `number` is the thread whose plan it follows (triage finds it: the
+   * issue a Blueprint pull request was built for, or the pull request itself).
+   */
+  z.object({
+    kind: z.literal("follow-up"),
+    ...common,
+    pullRequest: z.number().int().positive(),
+    /** The `/fix` comment (null for a review). */
+    commentId: z.number().int().nullable(),
+    reviewId: z.number().int().nullable(),
+    reviewState: z.enum(["changes_requested", "commented"]).nullable(),
+    /** The review's body, or `/fix`'s notes. */
+    text: z.string(),
+  }),
   z.object({ kind: z.literal("stale"), ...common, headSha: z.string() }),
+  /**
+   * A check suite completed with `failure` on a pull request's head: `number` is the thread whose plan may have built
+   * it (the issue of a `…issue-<n>` branch, else the pull request); `app` made the suite (Blueprint's own count not).
+   */
+  z.object({
+    kind: z.literal("check-failure"),
+    ...common,
+    pullRequest: z.number().int().positive(),
+    headSha: z.string().min(1),
+    suiteId: z.number().int(),
+    app: z.object({ id: z.number().int(), slug: z.string() }),
+  }),
   /** Blueprint's pull request was merged or closed; `number` is the issue its plan lives on. */
   z.object({
     kind: z.literal("pull-closed"),
@@ -134,6 +162,8 @@ export const LANE_KINDS: ReadonlySet<JobKind> = new Set([
   "respond",
   "review-approval",
   "review-changes",
+  "follow-up",
+  "check-failure",
   "stale",
   "pull-closed",
   "check-action",
@@ -148,6 +178,7 @@ export const GATED_KINDS: ReadonlySet<JobKind> = new Set([
   "reply",
   "review-approval",
   "review-changes",
+  "follow-up",
   "check-action",
 ]);
 
@@ -174,8 +205,12 @@ export function jobLabel(job: Job): string {
       return `building for @${job.actor}`;
     case "respond":
       return `reading a comment by @${job.actor}`;
+    case "follow-up":
+      return `following up the review of @${job.actor}`;
     case "stale":
       return "checking the plan against new commits";
+    case "check-failure":
+      return `following up failing checks on #${job.pullRequest}`;
     case "check-action":
       return `${job.action === "build" ? "building" : "revising"} for @${job.actor}`;
     case "cancel":
@@ -193,7 +228,11 @@ export function jobLabel(job: Job): string {
  */
 export function buildsOnItsToken(job: { kind: JobKind; action?: string }): boolean {
   return (
-    job.kind === "build" || job.kind === "review-approval" || (job.kind === "check-action" && job.action === "build")
+    job.kind === "build" ||
+    job.kind === "review-approval" ||
+    job.kind === "follow-up" ||
+    job.kind === "check-failure" ||
+    (job.kind === "check-action" && job.action === "build")
   );
 }
 

@@ -8,11 +8,12 @@ export const HELP_TEXT = `### Blueprint commands
 | \`/plan [--model NAME] [instructions]\` | explore the repository read-only and post a plan (extra lines are more instructions); \`--model\` picks one of the models \`.github/blueprint.yml\` lists under \`models:\`, for this plan, its revisions and its build |
 | \`/build [S1 S2…] [--fresh] [--force] [notes]\` | approve the latest plan and build it: one commit per step on Blueprint's branch, then a pull request; any words after the step ids and flags are notes every step follows |
 | \`/revise <feedback>\` | ask for a revised plan |
+| \`/fix [notes]\` | on the pull request of a built plan: fix-up steps F1, F2… on the same branch for its unresolved review threads (and the notes) |
 | \`/cancel\` | stop the running job; everything already pushed stays |
 | \`/status\` | show the current state |
 | \`/help\` | this list |
 
-**Approving:** \`/build\`, or on a pull request an approving review (its text becomes the build's notes); either approves the revision posted before it, so a newer one needs its own approval. **Revising:** \`/revise\`, a "request changes" review, or a plain comment while a plan is pending. Only people with write access can command Blueprint.`;
+**Approving:** \`/build\`, or on a pull request an approving review (its text becomes the build's notes); either approves the revision posted before it, so a newer one needs its own approval. **Revising:** \`/revise\`, a "request changes" review, or a plain comment while a plan is pending. **Following up:** once the plan is built, a review on its pull request (or \`/fix\`) becomes fix-up steps on the same branch. Only people with write access can command Blueprint.`;
 
 export function typoReply(word: string, suggestion: string): string {
   return `Blueprint does not know \`/${word}\`. Did you mean \`/${suggestion}\`? Comment \`/help\` for the list of commands.`;

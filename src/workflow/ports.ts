@@ -108,6 +108,63 @@ export interface ThreadPort {
   deletesMergedBranches(): Promise<boolean | null>;
   /** Check runs on the repository's commits; null where there are none (the CLI). Required, so no wrapper drops it. */
   readonly checks: CheckRunPort | null;
+  /**
+   * A pull request's review threads, read and answered (a follow-up); null where there are none (the CLI). Any pull
+   * request of the repository: a build's pull request is another thread than the issue its plan lives on.
+   */
+  readonly reviews: ReviewPort | null;
+}
+
+/** One comment of a review thread, as GitHub has it now. */
+export interface ReviewThreadComment {
+  /** The REST id (GraphQL's `databaseId`): replies are made to it. */
+  id: number;
+  author: string;
+  authorIsBot: boolean;
+  body: string;
+  url: string;
+  /** The review it was submitted with; null for a reply made on its own. */
+  reviewId: number | null;
+}
+
+/** A conversation on a line (or lines) of a pull request's diff. */
+export interface ReviewThread {
+  /** GraphQL node id: a thread is resolved by it. */
+  id: string;
+  path: string;
+  /** The thread's last line in the pull request's head (null when GitHub cannot place it there any more). */
+  line: number | null;
+  /** A multi-line thread's first line; null for one line. */
+  startLine: number | null;
+  /** RIGHT: the new file's lines; LEFT: the old file's. */
+  side: "LEFT" | "RIGHT";
+  resolved: boolean;
+  outdated: boolean;
+  /** The diff around the thread's first comment, ending at its line. */
+  diffHunk: string;
+  comments: ReviewThreadComment[];
+}
+
+/** A pull request as a follow-up checks it: whose it is, where its head is. */
+export interface PullRequestFacts extends PullRequestInfo {
+  author: string;
+  authorIsBot: boolean;
+  open: boolean;
+}
+
+export interface ReviewPort {
+  /** One pull request of the repository; null when there is none with that number. */
+  pullRequest(number: number): Promise<PullRequestFacts | null>;
+  /** One review of a pull request, as GitHub has it now; null when there is none. */
+  review(pullRequest: number, reviewId: number): Promise<PullRequestReview | null>;
+  /** Every review thread of the pull request (resolved and outdated ones too; the caller chooses). */
+  threads(pullRequest: number): Promise<ReviewThread[]>;
+  /** A reply in the thread of a review comment. */
+  reply(pullRequest: number, commentId: number, body: string): Promise<{ id: number; url: string }>;
+  /** Marks a thread resolved. */
+  resolve(threadId: string): Promise<void>;
+  /** A plain comment on the pull request's conversation. */
+  comment(pullRequest: number, body: string): Promise<{ id: number; url: string }>;
 }
 
 export interface LabelSpec {
@@ -162,10 +219,28 @@ export interface CheckRunPort {
   get(id: number): Promise<CheckRunFacts | null>;
   create(run: CheckRunOutput & { name: string; headSha: string; externalId: string }): Promise<number>;
   update(id: number, run: CheckRunOutput): Promise<void>;
+  /**
+   * The commit's check runs that failed (or timed out), with what they say: output, annotations and, for a GitHub
+   * Actions job, the end of its log. Blueprint's own are marked `own`.
+   */
+  failures(headSha: string): Promise<FailingCheck[]>;
   /** Whether a check run's app (from a webhook's `check_run.app`) is this one. */
   isOwnApp(app: { id: number; slug: string }): boolean;
   /** Whether clicks on buttons reach Blueprint (the App's `check_run` webhook; not an Action's token). */
   readonly buttons: boolean;
+}
+
+/** A check run that failed, as its app wrote it: untrusted text, every word of it. */
+export interface FailingCheck {
+  id: number;
+  name: string;
+  /** Made by this app: Blueprint never takes its own checks for a failure to fix. */
+  own: boolean;
+  title: string;
+  summary: string;
+  annotations: Array<{ path: string; line: number; title: string | null; message: string }>;
+  /** For a GitHub Actions job: the end of its log (size-capped); null for other checks, or when it cannot be read. */
+  logTail: string | null;
 }
 
 export interface GitHubAccount {

@@ -13,6 +13,13 @@ import type { ReviewComment, ThreadPort } from "./ports.js";
 import { respondToComment } from "./respond.js";
 import { safePort } from "./safe-port.js";
 import { followClosedPullRequest } from "./pull-request-closed.js";
+import {
+  buildWaitingFollowUp,
+  followFailingChecks,
+  followUpHome,
+  followUpThread,
+  reviewCommentsOf,
+} from "./follow-up/index.js";
 import { markStaleOnPush } from "./stale.js";
 
 /** A thread's lane, wherever the queue keeps it (in this process, or in Redis for every worker). */
@@ -72,13 +79,17 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
       throw new PermissionUnknown(error);
     });
     if (!atLeast(level, deps.minPermission)) {
-      const silent = job.kind === "review-changes" || (job.kind === "reply" && job.silentIfRefused);
+      // A review by someone who may not command changes nothing, without a word; a command gets the one refusal.
+      const silent =
+        job.kind === "review-changes" ||
+        (job.kind === "follow-up" && job.commentId === null) ||
+        (job.kind === "reply" && job.silentIfRefused);
       if (!silent) await answer.postComment(refusalReply(job.actor, deps.minPermission));
       return;
     }
   }
   // 2. Acknowledge a command within seconds.
-  if (job.kind !== "respond" && "commentId" in job) {
+  if (job.kind !== "respond" && "commentId" in job && job.commentId !== null) {
     await port
       .reactToComment(job.commentId, "eyes")
       .catch((error: unknown) => deps.log.warn({ err: error, deliveryId: job.deliveryId }, "could not react"));
@@ -96,7 +107,7 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
       await answer.postComment(job.text);
       return;
     case "cancel": {
-      const stopped = await lanes.cancel(thread);
+      const stopped = await cancelLanes(port, lanes, job);
       const dropped =
         stopped.dropped > 0
           ? ` The ${stopped.dropped === 1 ? "command" : `${stopped.dropped} commands`} queued behind it will not run; comment again if you still want ${stopped.dropped === 1 ? "it" : "them"}.`
@@ -123,8 +134,9 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
     }
   }
   if (!LANE_KINDS.has(job.kind)) return;
-  const queued = await lanes.enqueue(job);
-  if (job.kind === "respond" || job.kind === "stale" || job.kind === "pull-closed") return;
+  const queued = await lanes.enqueue(await onItsHomeThread(port, job));
+  if (job.kind === "respond" || job.kind === "stale" || job.kind === "pull-closed" || job.kind === "check-failure")
+    return;
   const notice =
     queued.ahead > 0
       ? `Queued: Blueprint is busy on this thread (${queued.running ?? "a job"}); this starts when it is done.`
@@ -136,6 +148,41 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
     void ports.work
       .postComment(notice)
       .catch((error: unknown) => deps.log.warn({ err: error }, "could not post the queued notice"));
+}
+
+/**
+ * A review or `/fix` on a pull request Blueprint built for an issue goes to the issue's lane: its plan, its build and
+ * its branch live there, so the follow-up waits for (and never runs beside) anything else on that plan.
+ */
+async function onItsHomeThread(port: ThreadPort, job: Job): Promise<Job> {
+  if (job.kind !== "follow-up" && job.kind !== "review-changes") return job;
+  const pullRequest = job.kind === "follow-up" ? job.pullRequest : job.number;
+  const issue = await followUpHome(port, pullRequest);
+  if (issue === null) return job;
+  if (job.kind === "follow-up") return { ...job, number: issue };
+  const { body, ...review } = job;
+  return {
+    ...review,
+    kind: "follow-up",
+    number: issue,
+    pullRequest,
+    commentId: null,
+    reviewState: "changes_requested",
+    text: body,
+  };
+}
+
+/** `/cancel` on a Blueprint pull request stops what runs on it, and the follow-up running on its issue's lane. */
+async function cancelLanes(
+  port: ThreadPort,
+  lanes: ThreadLanes,
+  job: Job,
+): Promise<{ running: string | null; dropped: number }> {
+  const here = await lanes.cancel(threadOf(job));
+  const issue = await followUpHome(port, job.number).catch(() => null);
+  if (issue === null) return here;
+  const home = await lanes.cancel(threadOf({ repository: job.repository, number: issue }));
+  return { running: here.running ?? home.running, dropped: here.dropped + home.dropped };
 }
 
 /** Lane work: the use case behind a job. Anything that escapes gets a short message on the thread, never silence. */
@@ -174,13 +221,27 @@ async function useCase(deps: WorkflowDeps, port: ThreadPort, job: Job, signal: A
           trigger: { kind: "feedback", feedback: { author: job.actor, source: "revise", text: job.feedback } },
           commandCommentId: job.commentId,
         });
+      case "follow-up": {
+        // Before the plan is built, "request changes" revises it as it always did; other reviews start nothing.
+        if ((await followUpThread(deps, context, job)) === "followed" || job.reviewState !== "changes_requested")
+          return;
+        if (job.reviewId === null) return;
+        const text = reviewFeedback(job.text, await reviewCommentsOf(port, job.pullRequest, job.reviewId));
+        return await planThread(deps, context, {
+          trigger: { kind: "feedback", feedback: { author: job.actor, source: "review", text } },
+        });
+      }
       case "review-changes": {
+        const review = { pullRequest: job.number, commentId: null, reviewId: job.reviewId, text: job.body };
+        const asked = { ...review, reviewState: "changes_requested" as const };
+        if ((await followUpThread(deps, context, asked)) === "followed") return;
         const text = reviewFeedback(job.body, await port.reviewComments(job.reviewId));
         return await planThread(deps, context, {
           trigger: { kind: "feedback", feedback: { author: job.actor, source: "review", text } },
         });
       }
       case "build": {
+        if (await buildWaitingFollowUp(deps, context, job)) return;
         const approval = {
           approver: job.actor,
           revision: job.revision,
@@ -217,6 +278,8 @@ async function useCase(deps: WorkflowDeps, port: ThreadPort, job: Job, signal: A
       }
       case "respond":
         return await respondToComment(deps, context, { commentId: job.commentId, body: job.body });
+      case "check-failure":
+        return await followFailingChecks(deps, context, job);
       case "stale":
         return await markStaleOnPush(deps, context, job.headSha);
       case "pull-closed":

@@ -10,7 +10,7 @@ import {
   type StateKey,
 } from "../github/state-marker.js";
 import { planHash } from "../plan/hash.js";
-import type { CheckRunOutput, CheckRunPort, ThreadPort } from "./ports.js";
+import type { CheckRunOutput, CheckRunPort, ReviewPort, ThreadPort } from "./ports.js";
 
 /**
  * Every body Blueprint posts passes the redactor and fits GitHub's size limit, whichever use case
@@ -36,6 +36,16 @@ export function safePort(port: ThreadPort, redact: Redactor, stateKey: StateKey)
     upsertPullRequest: (draft) =>
       port.upsertPullRequest({ ...draft, title: redact(draft.title), body: stateless(draft.body) }),
     checks: port.checks ? redactedChecks(port.checks, redact) : null,
+    reviews: port.reviews ? redactedReviews(port.reviews, stateless) : null,
+  };
+}
+
+/** Replies in review threads, and comments on a pull request, are posted like any comment: redacted, stateless. */
+function redactedReviews(reviews: ReviewPort, stateless: (body: string) => string): ReviewPort {
+  return {
+    ...reviews,
+    reply: (pullRequest, commentId, body) => reviews.reply(pullRequest, commentId, stateless(body)),
+    comment: (pullRequest, body) => reviews.comment(pullRequest, stateless(body)),
   };
 }
 

@@ -13,6 +13,13 @@ export const threadStatusSchema = z.enum([
 ]);
 export type ThreadStatus = z.output<typeof threadStatusSchema>;
 
+const usageSchema = z.object({
+  prompt: z.number().int().min(0),
+  completion: z.number().int().min(0),
+  cached: z.number().int().min(0),
+  requests: z.number().int().min(0),
+});
+
 const stepProgressSchema = z.object({
   status: z.enum(["pending", "building", "done", "failed"]),
   commit: z.string().optional(),
@@ -25,14 +32,7 @@ const stepProgressSchema = z.object({
    */
   summary: z.string().optional(),
   /** The model tokens the step's runs used, all builds together (the report prices them per step). */
-  usage: z
-    .object({
-      prompt: z.number().int().min(0),
-      completion: z.number().int().min(0),
-      cached: z.number().int().min(0),
-      requests: z.number().int().min(0),
-    })
-    .optional(),
+  usage: usageSchema.optional(),
   /** A step whose commit waits, unpushed, for a code owner's approval: the commit, kept under `ref` in the mirror. */
   held: z.object({ commit: z.string(), ref: z.string() }).optional(),
   /**
@@ -72,6 +72,50 @@ export const recordedApprovalSchema = z.object({
   login: z.string(),
   via: z.enum(["build", "review"]),
   at: z.string().nullable(),
+});
+
+/** A fix-up step built after the plan (F1, F2, …): from review threads, a review's body or `/fix`'s notes. */
+export const followUpStepSchema = z.object({
+  id: z.string().regex(/^F\d{1,3}$/),
+  title: z.string().min(1).max(200),
+  details: z.string().max(60_000),
+  files: z.array(z.string()).max(100),
+  deps: z.array(z.string()).max(0).default([]),
+  /** The review threads it answers (GraphQL ids); empty for notes. */
+  threads: z.array(z.string()).default([]),
+  /** `suggestion`: reviewers' suggestion blocks, applied as written without the model. */
+  kind: z.enum(["suggestion", "model"]),
+});
+
+/** What a review thread got from a follow-up: the newest comment seen in it, and the reply it was given. */
+export const followedThreadSchema = z.object({
+  /** The newest comment in the thread when it was handled: a later comment by a person makes it new work again. */
+  lastComment: z.number().int(),
+  step: z.string().nullable(),
+  outcome: z.enum(["pending", "addressed", "left"]),
+});
+
+/** The follow-up of a built plan on its pull request (the plan comment's `Follow-up` section). */
+export const followUpSchema = z.object({
+  pullRequest: z.number().int().positive(),
+  status: z.enum(["pending", "building", "built", "failed", "cancelled"]),
+  error: z.string().nullable().default(null),
+  steps: z.array(followUpStepSchema).default([]),
+  /** Reviews and `/fix` comments already handled (`review:<id>`, `comment:<id>`): a redelivery does nothing twice. */
+  handled: z.array(z.string()).default([]),
+  threads: z.record(z.string(), followedThreadSchema).default({}),
+  /** The review, `/fix` or failing commit whose follow-up a restart paused: its job, run again, goes on with it. */
+  paused: z.string().nullable().default(null),
+  /** Failing checks followed up: the automatic builds started, and for each commit Blueprint pushed to fix a failure, which failure. */
+  ci: z
+    .object({
+      attempts: z.number().int().min(0).default(0),
+      fixes: z.array(z.object({ failure: z.string(), pushed: z.string() })).default([]),
+    })
+    .default({ attempts: 0, fixes: [] }),
+  /** The model tokens every follow-up used, and their cost in words when the model has a price. */
+  usage: usageSchema.default({ prompt: 0, completion: 0, cached: 0, requests: 0 }),
+  cost: z.string().nullable().default(null),
 });
 
 /** What Blueprint remembers about one issue or pull request; it lives in the plan comment's hidden marker. */
@@ -125,6 +169,8 @@ export const threadStateSchema = z.object({
    * plan comment.
    */
   instructionFiles: z.array(z.string()).default([]),
+  /** The follow-up on the built plan's pull request (review threads and `/fix` become F-steps), once there is one. */
+  followUp: followUpSchema.nullable().default(null),
   /** "What changed since the previous revision", computed when the revision was made. */
   changes: z.string().nullable().default(null),
   /** When this revision's plan was posted: an approval given before then did not see it. */
@@ -142,6 +188,8 @@ export type FeedbackEntry = z.output<typeof feedbackSchema>;
 export type QuestionAnswer = z.output<typeof questionAnswerSchema>;
 export type BuildNote = z.output<typeof buildNoteSchema>;
 export type RecordedApproval = z.output<typeof recordedApprovalSchema>;
+export type FollowUpState = z.output<typeof followUpSchema>;
+export type FollowUpStep = z.output<typeof followUpStepSchema>;
 
 /** How many build deliveries a revision's state remembers. */
 export const BUILD_DELIVERIES_KEPT = 20;

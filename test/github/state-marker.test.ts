@@ -56,6 +56,7 @@ function makeState(overrides: Partial<ThreadState> = {}): ThreadState {
     question: null,
     error: null,
     pullRequest: null,
+    followUp: null,
     explored: ["src/retry.ts", "README.md"],
     feedback: [],
     answers: [],

@@ -181,6 +181,10 @@ export function reviewPayload(options: {
   cloneUrl: string;
   body?: string;
   submittedAt?: string;
+  /** The pull request reviewed (1 unless told). */
+  number?: number;
+  reviewId?: number;
+  userType?: string;
 }) {
   const payload = webhookExample("pull_request_review", (e) => e.action === "submitted");
   payload.review.state = options.state;
@@ -188,10 +192,10 @@ export function reviewPayload(options: {
   payload.review.submitted_at = options.submittedAt ?? new Date().toISOString();
   payload.review.commit_id = options.commitId;
   payload.review.body = options.body ?? null;
-  payload.review.id = Math.floor(Math.random() * 1e9);
-  payload.review.user = { ...payload.review.user, login: options.login, type: "User" };
-  payload.sender = { ...payload.sender, login: options.login, type: "User" };
-  payload.pull_request.number = 1;
+  payload.review.id = options.reviewId ?? Math.floor(Math.random() * 1e9);
+  payload.review.user = { ...payload.review.user, login: options.login, type: options.userType ?? "User" };
+  payload.sender = { ...payload.sender, login: options.login, type: options.userType ?? "User" };
+  payload.pull_request.number = options.number ?? 1;
   payload.repository.clone_url = options.cloneUrl;
   payload.repository.default_branch = "main";
   payload.installation = { id: INSTALLATION_ID, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI=" };
@@ -262,6 +266,38 @@ export function checkActionPayload(options: {
     clone_url: options.cloneUrl,
     default_branch: "main",
   };
+  payload.installation = { id: INSTALLATION_ID, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI=" };
+  return payload;
+}
+
+/**
+ * check_suite.completed from the examples, edited: `app`'s suite on `headSha` of branch `headBranch`, for pull request
+ * `pullRequest`, completed with `conclusion`, in our repository and installation.
+ */
+export function checkSuitePayload(options: {
+  headSha: string;
+  headBranch: string;
+  pullRequest: number;
+  conclusion?: string;
+  app?: { id: number; slug: string };
+  suiteId?: number;
+  cloneUrl: string;
+}) {
+  const payload = webhookExample("check_suite", (e) => e.action === "completed");
+  const pull = payload.check_suite.pull_requests[0];
+  payload.check_suite = {
+    ...payload.check_suite,
+    id: options.suiteId ?? Math.floor(Math.random() * 1e9),
+    head_sha: options.headSha,
+    head_branch: options.headBranch,
+    conclusion: options.conclusion ?? "failure",
+    app: { ...payload.check_suite.app, ...(options.app ?? { id: 15368, slug: "github-actions" }) },
+    pull_requests: [
+      { ...pull, number: options.pullRequest, head: { ...pull.head, ref: options.headBranch, sha: options.headSha } },
+    ],
+  };
+  payload.repository.clone_url = options.cloneUrl;
+  payload.repository.default_branch = "main";
   payload.installation = { id: INSTALLATION_ID, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI=" };
   return payload;
 }

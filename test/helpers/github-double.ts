@@ -61,6 +61,27 @@ export interface GitHubDoubleOptions {
   onRepositoryRead?: () => void;
 }
 
+/** A review thread as GitHub's GraphQL `reviewThreads` answers it. */
+export interface DoubleThread {
+  id: string;
+  path: string;
+  line: number | null;
+  startLine: number | null;
+  diffSide: "LEFT" | "RIGHT";
+  isResolved: boolean;
+  isOutdated: boolean;
+  /** The pull request it is on. */
+  pullRequest: number;
+  comments: Array<{
+    databaseId: number;
+    body: string;
+    url: string;
+    diffHunk: string;
+    author: { login: string; __typename: string };
+    pullRequestReview: { databaseId: number } | null;
+  }>;
+}
+
 export interface DoubleLabel {
   name: string;
   color: string;
@@ -95,6 +116,7 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     draft: boolean;
     html_url: string;
     state: "open" | "closed";
+    headSha?: string;
   }> = [];
   const labels: DoubleLabel[] = Object.entries(options.labels ?? {}).map(([name, color]) => ({
     name,
@@ -142,13 +164,25 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
   };
 
   const minimized: string[] = [];
+  /** Check runs' annotations and Actions jobs' logs, by check run (= job) id. */
+  const checkAnnotations = new Map<
+    number,
+    Array<{ path: string; start_line: number; title?: string; message: string }>
+  >();
+  const jobLogs = new Map<number, string>();
+  /** Review threads of pull requests (any number), as GraphQL answers them. */
+  const reviewThreads: DoubleThread[] = [];
+  /** Comments on other issues and pull requests than the double's own thread (a build's pull request), by number. */
+  const otherComments: Array<DoubleComment & { number: number }> = [];
   const scope = nock("https://api.github.com")
     .persist()
     .post("/graphql")
     .reply((uri, body) => {
       record("POST", uri, body);
-      const { query = "", variables } = body as { query?: string; variables?: { id?: string } };
+      const { query = "", variables } = body as { query?: string; variables?: { id?: string; number?: number } };
       const id = variables?.id;
+      const graph = reviewGraphQL(query, variables ?? {}, reviewThreads);
+      if (graph) return [200, graph];
       // A pull request's draft state changes only through GraphQL.
       const toDraft = /convertPullRequestToDraft/.test(query)
         ? true
@@ -251,6 +285,30 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       const review = options.reviews?.find((r) => r.id === Number(uri.split("/").at(-1)));
       return review ? [200, review] : [404, { message: "Not Found" }];
     })
+    .get(new RegExp(`^${escape(base)}/pulls/\\d+/reviews/\\d+$`))
+    .reply((uri) => {
+      record("GET", uri, null);
+      const review = options.reviews?.find((r) => r.id === Number(uri.split("/").at(-1)));
+      return review ? [200, review] : [404, { message: "Not Found" }];
+    })
+    .post(new RegExp(`^${escape(base)}/pulls/\\d+/comments/\\d+/replies$`))
+    .reply((uri, body) => {
+      record("POST", uri, body);
+      const commentId = Number(uri.split("/").at(-2));
+      const thread = reviewThreads.find((t) => t.comments.some((c) => c.databaseId === commentId));
+      if (!thread) return [404, { message: "Not Found" }];
+      const id = nextId++;
+      const url = `https://github.com/${owner}/${repo}/pull/${thread.pullRequest}#discussion_r${id}`;
+      thread.comments.push({
+        databaseId: id,
+        body: (body as { body: string }).body,
+        url,
+        diffHunk: thread.comments[0]?.diffHunk ?? "",
+        author: { login: BOT_LOGIN.replace("[bot]", ""), __typename: "Bot" },
+        pullRequestReview: null,
+      });
+      return [201, { id, html_url: url, body: (body as { body: string }).body, in_reply_to_id: commentId }];
+    })
     .patch(new RegExp(`^${escape(base)}/issues/comments/\\d+$`))
     .reply((uri, body) => {
       record("PATCH", uri, body);
@@ -291,6 +349,8 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
         {
           number,
           html_url: `https://github.com/${full}/pull/${number}`,
+          state: "open",
+          user: { login: options.issueAuthor ?? "Codertocat", type: "User" },
           head: {
             ref: pr.headRef,
             sha: pr.headSha,
@@ -364,6 +424,27 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       const run = checkRuns.find((candidate) => candidate.id === Number(uri.split("/").at(-1)));
       return run ? [200, run] : [404, { message: "Not Found" }];
     })
+    .get(new RegExp(`^${escape(base)}/check-runs/\\d+/annotations(\\?.*)?$`))
+    .reply((uri) => {
+      record("GET", uri, null);
+      const id = Number(new URL(`https://x${uri}`).pathname.split("/").at(-2));
+      return [
+        200,
+        (checkAnnotations.get(id) ?? []).map((note) => ({
+          ...note,
+          end_line: note.start_line,
+          annotation_level: "failure",
+        })),
+      ];
+    })
+    .get(new RegExp(`^${escape(base)}/actions/jobs/\\d+/logs$`))
+    .reply((uri) => {
+      record("GET", uri, null);
+      const id = Number(uri.split("/").at(-2));
+      if (!jobLogs.has(id)) return [404, { message: "Not Found" }];
+      // As GitHub does: a redirect to a short-lived address where the log is.
+      return [302, "", { Location: `https://pipelines.actions.example/logs/${id}.txt` }];
+    })
     .patch(new RegExp(`^${escape(base)}/check-runs/\\d+$`))
     .reply((uri, body) => {
       record("PATCH", uri, body);
@@ -392,6 +473,63 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       if (!pull) return [404, { message: "Not Found" }];
       Object.assign(pull, body);
       return [200, pull];
+    })
+    .get(new RegExp(`^${escape(base)}/pulls/\\d+$`))
+    .reply((uri) => {
+      record("GET", uri, null);
+      const pull = pulls.find((p) => p.number === Number(uri.split("/").at(-1)));
+      if (!pull) return [404, { message: "Not Found" }];
+      const full = `${owner}/${repo}`;
+      return [
+        200,
+        {
+          number: pull.number,
+          html_url: pull.html_url,
+          state: pull.state,
+          draft: pull.draft,
+          user: { login: BOT_LOGIN, type: "Bot" },
+          head: { ref: pull.head, sha: pull.headSha ?? "0".repeat(40), repo: { full_name: full } },
+          base: { ref: pull.base, repo: { full_name: full } },
+        },
+      ];
+    })
+    .get(new RegExp(`^${escape(base)}/issues/\\d+$`))
+    .reply((uri) => {
+      record("GET", uri, null);
+      const pull = pulls.find((p) => p.number === Number(uri.split("/").at(-1)));
+      if (!pull) return [404, { message: "Not Found" }];
+      return [
+        200,
+        {
+          number: pull.number,
+          title: pull.title,
+          body: pull.body,
+          user: { login: BOT_LOGIN, type: "Bot" },
+          pull_request: { url: `https://api.github.com${base}/pulls/${pull.number}` },
+        },
+      ];
+    })
+    .post(new RegExp(`^${escape(base)}/issues/\\d+/comments$`))
+    .reply((uri, body) => {
+      record("POST", uri, body);
+      const other = Number(uri.split("/").at(-2));
+      const made = addComment((body as { body: string }).body, { login: BOT_LOGIN, type: "Bot" }, true);
+      // Not on the double's own thread: kept apart, so that its listing stays the thread's.
+      comments.splice(comments.indexOf(made), 1);
+      const comment = {
+        ...made,
+        number: other,
+        html_url: made.html_url.replace(`/issues/${number}#`, `/issues/${other}#`),
+        issue_url: made.issue_url.replace(`/issues/${number}`, `/issues/${other}`),
+      };
+      otherComments.push(comment);
+      return [201, comment];
+    })
+    .get(new RegExp(`^${escape(base)}/issues/\\d+/comments(\\?.*)?$`))
+    .reply((uri) => {
+      record("GET", uri, null);
+      const other = Number(new URL(`https://x${uri}`).pathname.split("/").at(-2));
+      return [200, otherComments.filter((c) => c.number === other)];
     })
     .get(new RegExp(`^${escape(base)}/labels(\\?.*)?$`))
     .reply((uri) => {
@@ -449,14 +587,25 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       ];
     });
 
+  const logs = nock("https://pipelines.actions.example")
+    .persist()
+    .get(/^\/logs\/\d+\.txt$/)
+    .reply((uri) => {
+      record("GET", `https://pipelines.actions.example${uri}`, null);
+      return [200, jobLogs.get(Number(/(\d+)\.txt$/.exec(uri)?.[1])) ?? ""];
+    });
+
   return {
     owner,
     repo,
     number,
     scope,
+    logs,
     comments,
     reactions,
     minimized,
+    reviewThreads,
+    otherComments,
     requests,
     pulls,
     labels,
@@ -469,6 +618,12 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       head_sha: string;
       external_id: string | null;
       app?: { id: number; slug: string };
+      conclusion?: string;
+      output?: Record<string, unknown>;
+      /** Its annotations, as `GET /check-runs/{id}/annotations` lists them. */
+      annotations?: Array<{ path: string; start_line: number; title?: string; message: string }>;
+      /** For a GitHub Actions job: its log, served through the logs endpoint's redirect. */
+      log?: string;
     }) => {
       const made = {
         id: nextId++,
@@ -481,6 +636,8 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
         ...run,
       };
       checkRuns.push(made);
+      if (run.annotations) checkAnnotations.set(made.id, run.annotations);
+      if (run.log !== undefined) jobLogs.set(made.id, run.log);
       return made;
     },
     /** A comment by a person, as if typed on GitHub (so it shows up in the listing). */
@@ -502,6 +659,46 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       comment.body = body(comment.id);
       return comment;
     },
+    /**
+     * A review thread on a pull request, as if a reviewer had started it: its first comment (by `author`, in review
+     * `reviewId`), on `path` at `line` (to `line` from `startLine`), with the diff hunk GitHub shows above it.
+     */
+    addReviewThread: (thread: {
+      pullRequest: number;
+      path: string;
+      line: number;
+      startLine?: number;
+      body: string;
+      diffHunk: string;
+      author?: string;
+      reviewId?: number;
+      resolved?: boolean;
+      outdated?: boolean;
+    }) => {
+      const id = nextId++;
+      const made: DoubleThread = {
+        id: `PRRT_${id}`,
+        path: thread.path,
+        line: thread.outdated ? null : thread.line,
+        startLine: thread.startLine ?? null,
+        diffSide: "RIGHT",
+        isResolved: thread.resolved ?? false,
+        isOutdated: thread.outdated ?? false,
+        pullRequest: thread.pullRequest,
+        comments: [
+          {
+            databaseId: id,
+            body: thread.body,
+            url: `https://github.com/${owner}/${repo}/pull/${thread.pullRequest}#discussion_r${id}`,
+            diffHunk: thread.diffHunk,
+            author: { login: thread.author ?? "maintainer", __typename: "User" },
+            pullRequestReview: thread.reviewId === undefined ? null : { databaseId: thread.reviewId },
+          },
+        ],
+      };
+      reviewThreads.push(made);
+      return made;
+    },
     /** Comments Blueprint wrote. */
     botComments: () => comments.filter((c) => c.user.login === BOT_LOGIN),
     done: () => nock.cleanAll(),
@@ -512,4 +709,38 @@ export type GitHubDouble = ReturnType<typeof githubDouble>;
 
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/**
+ * GraphQL's review threads: the `reviewThreads` connection of a pull request (one page), and `resolveReviewThread`.
+ * Null for any other query.
+ */
+function reviewGraphQL(
+  query: string,
+  variables: { id?: string; number?: number },
+  threads: DoubleThread[],
+): Record<string, unknown> | null {
+  if (/resolveReviewThread/.test(query)) {
+    const thread = threads.find((t) => t.id === variables.id);
+    if (!thread)
+      return {
+        data: null,
+        errors: [
+          { type: "NOT_FOUND", message: `Could not resolve to a node with the global id of '${String(variables.id)}'` },
+        ],
+      };
+    thread.isResolved = true;
+    return { data: { resolveReviewThread: { thread: { id: thread.id, isResolved: true } } } };
+  }
+  if (!/reviewThreads/.test(query)) return null;
+  const nodes = threads
+    .filter((t) => t.pullRequest === variables.number)
+    .map(({ pullRequest: _pullRequest, comments, ...thread }) => ({ ...thread, comments: { nodes: comments } }));
+  return {
+    data: {
+      repository: {
+        pullRequest: { reviewThreads: { pageInfo: { hasNextPage: false, endCursor: null }, nodes } },
+      },
+    },
+  };
 }

@@ -27,6 +27,7 @@ export function pendingState(rawPlan: unknown, overrides: Partial<ThreadState> =
     question: null,
     error: null,
     pullRequest: null,
+    followUp: null,
     explored: ["src/client.js"],
     approvals: [],
     buildDeliveries: [],

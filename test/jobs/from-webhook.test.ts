@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   checkActionJob,
+  checkSuiteJob,
   closedJob,
   commandJob,
   commentJob,
@@ -10,7 +11,13 @@ import {
   synchronizeJob,
 } from "../../src/jobs/from-webhook.js";
 import { parseJob, removalCovers, threadOf } from "../../src/jobs/job.js";
-import { checkActionPayload, closedPullPayload, commentPayload, webhookExample } from "../helpers/app.js";
+import {
+  checkActionPayload,
+  checkSuitePayload,
+  closedPullPayload,
+  commentPayload,
+  webhookExample,
+} from "../helpers/app.js";
 
 const comment = (body: string, userType = "User") =>
   commentPayload({
@@ -110,7 +117,7 @@ describe("a webhook becomes a job: plain data, no I/O", () => {
     expect(commentJob("d", comment("   "))).toBeNull();
   });
 
-  it("an approving review is a build, request-changes is feedback, a plain review is nothing", () => {
+  it("an approving review is a build, request-changes is feedback, a comment-only review may follow up", () => {
     const review = (state: string) => {
       const payload = webhookExample("pull_request_review", (e) => e.action === "submitted");
       payload.review.state = state;
@@ -119,7 +126,13 @@ describe("a webhook becomes a job: plain data, no I/O", () => {
     };
     expect(reviewJob("d", review("approved"))?.job.kind).toBe("review-approval");
     expect(reviewJob("d", review("changes_requested"))?.job.kind).toBe("review-changes");
-    expect(reviewJob("d", review("commented"))).toBeNull();
+    expect(reviewJob("d", review("commented"))?.job).toMatchObject({
+      kind: "follow-up",
+      reviewState: "commented",
+      commentId: null,
+      pullRequest: review("commented").pull_request.number,
+    });
+    expect(reviewJob("d", review("dismissed"))).toBeNull();
   });
 
   it("what crosses a process boundary is validated: a job survives JSON, a forged one does not", () => {
@@ -171,6 +184,34 @@ describe("a webhook becomes a job: plain data, no I/O", () => {
     const fork = payload();
     fork.pull_request.head.repo = { full_name: "someone/Hello-World" };
     expect(closedJob("d", fork)).toBeNull();
+  });
+
+  it("a failed check suite on a pull request's head is a job on the plan's thread; any other suite is nothing", () => {
+    const suite = (options: { headBranch?: string; conclusion?: string } = {}) =>
+      checkSuitePayload({
+        headSha: "a".repeat(40),
+        headBranch: "blueprint/issue-12",
+        pullRequest: 40,
+        cloneUrl: "x",
+        ...options,
+      }) as Parameters<typeof checkSuiteJob>[1];
+    const failed = suite();
+    expect(checkSuiteJob("d", failed)).toMatchObject({
+      job: {
+        kind: "check-failure",
+        number: 12,
+        pullRequest: 40,
+        headSha: "a".repeat(40),
+        app: { slug: "github-actions" },
+      },
+      keys: ["delivery:d", `check-suite:${failed.check_suite.id}`],
+    });
+    expect(checkSuiteJob("d", suite({ headBranch: "feature" }))?.job.number).toBe(40);
+    expect(checkSuiteJob("d", suite({ conclusion: "success" }))).toBeNull();
+    const old = suite();
+    old.check_suite.pull_requests[0]!.head.sha = "b".repeat(40);
+    expect(checkSuiteJob("d", old)).toBeNull();
+    expect(deliveryJob({ id: "d", name: "check_suite", payload: failed })?.job.kind).toBe("check-failure");
   });
 
   it("an uninstall or removed repositories become a removal, not a job: whole installation or the named repositories, covering jobs received before it", () => {

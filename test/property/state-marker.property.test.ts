@@ -123,6 +123,7 @@ const threadState: fc.Arbitrary<ThreadState> = fc
       question: nullable(anyText),
       error: nullable(anyText),
       pullRequest: nullable(fc.integer({ min: 1, max: 1_000_000 })),
+      followUp: fc.constant(null),
       explored: fc.array(anyText, { maxLength: 4 }),
       feedback: fc.array(
         fc.record({

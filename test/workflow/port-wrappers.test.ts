@@ -23,8 +23,17 @@ function recordingPort() {
     get: method("checks.get", null),
     create: method("checks.create", { id: 1 }),
     update: method("checks.update"),
+    failures: method("checks.failures", []),
     isOwnApp: () => true,
     buttons: true,
+  };
+  const reviews = {
+    pullRequest: method("reviews.pullRequest", null),
+    review: method("reviews.review", null),
+    threads: method("reviews.threads", []),
+    reply: method("reviews.reply", { id: 3, url: "u" }),
+    resolve: method("reviews.resolve"),
+    comment: method("reviews.comment", { id: 4, url: "u" }),
   };
   const names = ["info", "comments", "reactToComment", "permission", "teamMember", "account", "gitToken", "commitUrl"];
   const more = ["canWriteWorkflows", "reviewComments", "comment", "review", "minimizeComment", "threadLabels"];
@@ -37,6 +46,7 @@ function recordingPort() {
     updateComment: method("updateComment"),
     upsertPullRequest: method("upsertPullRequest", { number: 8, url: "u" }),
     checks,
+    reviews,
   } as unknown as ThreadPort & { extra: (value: string) => Promise<void> };
   return { port, calls };
 }
@@ -62,13 +72,23 @@ describe("the port wrappers", () => {
     ]);
   });
 
-  it("redact what goes to GitHub: comments, the pull request and check runs (safe-port)", async () => {
+  it("redact what goes to GitHub: comments, the pull request, check runs and review replies (safe-port)", async () => {
     const { port, calls } = recordingPort();
     const safe = safePort(port, redact, key);
     await safe.postComment(`a comment with ${SECRET}`);
     await safe.upsertPullRequest({ head: "b", base: "main", title: `t ${SECRET}`, body: `b ${SECRET}`, draft: false });
     await safe.checks?.create({ headSha: "a".repeat(40), name: "n", title: `t ${SECRET}`, summary: SECRET } as never);
-    expect(calls.map(([name]) => name)).toEqual(["postComment", "upsertPullRequest", "checks.create"]);
+    await safe.reviews?.reply(8, 5, `a reply with ${SECRET}`);
+    await safe.reviews?.comment(8, `a comment with ${SECRET}`);
+    await safe.reviews?.threads(8);
+    expect(calls.map(([name]) => name)).toEqual([
+      "postComment",
+      "upsertPullRequest",
+      "checks.create",
+      "reviews.reply",
+      "reviews.comment",
+      "reviews.threads",
+    ]);
     expect(JSON.stringify(calls)).not.toContain(SECRET);
     expect(safe.checks?.buttons).toBe(true);
     expect(safe.checks?.isOwnApp({ id: 1 } as never)).toBe(true);

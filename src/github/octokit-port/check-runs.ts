@@ -1,5 +1,6 @@
 import type { CheckAnnotation, CheckRunOutput, CheckRunPort } from "../../workflow/ports.js";
 import { sameCheckRun } from "../../shared/check-run.js";
+import { failingChecks } from "./failing-checks.js";
 import { unlessNotFound, type ThreadScope } from "./scope.js";
 
 /** GitHub takes at most 50 annotations per create or update request; more go in further updates. */
@@ -71,6 +72,7 @@ export function checkRuns(
       });
       await addRest(id, run, annotations.slice(ANNOTATIONS_PER_REQUEST));
     },
+    failures: (headSha) => failingChecks({ octokit, where }, headSha, ownRun),
     isOwnApp,
     buttons,
   };

@@ -1,4 +1,5 @@
-import type { PullRequestReview, ThreadComment, ThreadInfo, ThreadPort } from "../../workflow/ports.js";
+import type { ThreadComment, ThreadInfo, ThreadPort } from "../../workflow/ports.js";
+import { reviewThreads } from "./review-threads.js";
 import { unlessNotFound, type IssueComment, type OctokitPortOptions, type ThreadScope } from "./scope.js";
 
 /** Reading the thread: the issue or pull request, its comments, and its reviews. */
@@ -38,19 +39,7 @@ export function threadReads(
       // The comments endpoint is per repository: one on another issue is not this thread's.
       return comment && comment.issue_url.endsWith(`/issues/${number}`) ? threadComment(comment) : null;
     },
-    async review(id): Promise<PullRequestReview | null> {
-      const review =
-        (await unlessNotFound(octokit.rest.pulls.getReview({ ...where, pull_number: number, review_id: id }), null))
-          ?.data ?? null;
-      return review
-        ? {
-            author: review.user?.login ?? "ghost",
-            state: review.state,
-            submittedAt: review.submitted_at ?? null,
-            commitId: review.commit_id ?? "",
-          }
-        : null;
-    },
+    review: (id) => reviewThreads(scope).review(number, id),
     async reviewComments(reviewId) {
       const all = await octokit.paginate(octokit.rest.pulls.listCommentsForReview, {
         ...where,
@@ -68,21 +57,12 @@ export function threadReads(
   };
 }
 
-async function threadInfo({ octokit, where, number }: ThreadScope): Promise<ThreadInfo> {
+async function threadInfo(scope: ThreadScope): Promise<ThreadInfo> {
+  const { octokit, where, number } = scope;
   const { data: issue } = await octokit.rest.issues.get({ ...where, issue_number: number });
   const base = { number, title: issue.title, body: issue.body ?? "", author: issue.user?.login ?? "ghost" };
   if (!issue.pull_request) return { kind: "issue", ...base };
-  const { data: pr } = await octokit.rest.pulls.get({ ...where, pull_number: number });
-  return {
-    kind: "pull_request",
-    ...base,
-    pullRequest: {
-      number,
-      headRef: pr.head.ref,
-      headSha: pr.head.sha,
-      baseRef: pr.base.ref,
-      sameRepo: pr.head.repo?.full_name === pr.base.repo.full_name,
-      url: pr.html_url,
-    },
-  };
+  const pullRequest = await reviewThreads(scope).pullRequest(number);
+  if (!pullRequest) throw new Error(`pull request #${number} could not be read`);
+  return { kind: "pull_request", ...base, pullRequest };
 }

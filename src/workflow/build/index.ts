@@ -1,1 +1,12 @@
 export { buildThread } from "./build.js";
+export { BuildCheck } from "./check.js";
+export { openBuildLedger, type BuildLedger } from "./ledger.js";
+export { openBuildNetwork } from "./network.js";
+export { describeChecks } from "./outcome.js";
+export { failedChecks, sandboxNotes } from "./report.js";
+export { type BuildRun } from "./request.js";
+export { whyStopped } from "./run.js";
+export { buildStatus, planCommentRenderer, type BuildStatus } from "./status.js";
+export { Cancelled, verify } from "./step.js";
+export { buildSteps } from "./steps.js";
+export { PLAN_TRAILER, buildTarget, planRevisionTrailer, type BuildTarget } from "./target.js";

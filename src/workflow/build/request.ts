@@ -43,4 +43,9 @@ export interface BuildRun {
   target: BuildTarget;
   /** The "Blueprint build" check run, told what verification found. */
   check?: BuildCheck | undefined;
+  /**
+   * A follow-up's F-steps (follow-up/): a question the agent asks ends its step as not done, and goes back to the
+   * review thread as the reply; the build never waits for an answer.
+   */
+  followUp?: boolean | undefined;
 }

@@ -133,11 +133,13 @@ async function stopBuild(run: BuildRun, ledger: BuildLedger, error: unknown): Pr
     return;
   }
   state.status = cancelled ? "cancelled" : "failed";
-  state.error = cancelled
-    ? typeof job.signal.reason === "string"
-      ? job.signal.reason
-      : "cancelled"
-    : plainError(error);
+  state.error = whyStopped(error, job.signal);
   if (!cancelled) deps.log.error({ err: error, deliveryId: job.deliveryId }, "build failed");
   await run.status.save(undefined, ledger.report());
+}
+
+/** Why a build (or a follow-up) stopped, in words: the cancellation's reason (who stopped it), or the error. */
+export function whyStopped(error: unknown, signal: AbortSignal): string {
+  if (!(error instanceof Cancelled) && !signal.aborted) return plainError(error);
+  return typeof signal.reason === "string" ? signal.reason : "cancelled";
 }

@@ -212,6 +212,7 @@ async function stopOnUnfinished(
   usage: TokenUsage,
 ): Promise<void> {
   const { deps, state, status } = run;
+  if (result.ok === "question" && run.followUp) result = { ok: "blocked", reason: result.question, usage };
   if (result.ok === "question") {
     state.steps[step.id] = { status: "pending", usage };
     state.status = "awaiting_answer";

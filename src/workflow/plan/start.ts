@@ -122,6 +122,7 @@ export function initialState(
     postedAt: null,
     error: null,
     pullRequest: null,
+    followUp: null,
     updatedAt: new Date().toISOString(),
   };
 }

@@ -1,0 +1,185 @@
+import { describe, expect, it } from "vitest";
+import { samplePlan, type Script } from "../helpers/model-server.js";
+import { checkSuitePayload, commentPayload, startTestApp } from "../helpers/app.js";
+import { stateOf, useAppFixture } from "../helpers/app-fixture.js";
+import { APP_ID } from "../helpers/github-double.js";
+
+const FILES = {
+  "README.md": "# Hello\n",
+  "src/client.js": "export async function get(url) {\n  return fetch(url);\n}\n",
+};
+const BRANCH = "blueprint/issue-1";
+const ACTIONS = { id: 15368, slug: "github-actions" };
+const LOG = ["##[group]Run npm test", "> vitest run", ...Array.from({ length: 300 }, (_, i) => `ok ${i}`)].join("\n");
+const FAILED_LOG = `${LOG}\nFAIL test/retry.test.js > retries three times\nError: expected 3 attempts, got 1\n`;
+
+const onePlan = samplePlan({
+  verification: ["test -f src/retry.js"],
+  steps: [{ id: "S1", title: "Add a retry helper", details: "Create src/retry.js", files: ["src/retry.js"], deps: [] }],
+});
+const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }] });
+
+describe("failing checks on Blueprint's pull request", () => {
+  const fx = useAppFixture({ files: FILES });
+
+  async function builtPullRequest(script: Script, config?: string) {
+    if (config) fx.createRepo({ ...FILES, ".github/blueprint.yml": config });
+    await fx.start([
+      call("write_file", { path: "src/retry.js", content: "export const retry = (fn) => fn();\n" }),
+      call("complete_step", { step_id: "S1", summary: "Added it." }),
+      ...script,
+    ]);
+    const plan = fx.seedPlan(onePlan);
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
+    const pull = fx.github.pulls[0]!;
+    pull.headSha = fx.repo.head(BRANCH);
+    return { plan, pull };
+  }
+
+  /** The `test` job of GitHub Actions failed on `sha`, with an annotation and its log. */
+  const failTests = (sha: string, message = "expected 3 attempts, got 1") =>
+    fx.github.addCheckRun({
+      name: "test",
+      head_sha: sha,
+      external_id: null,
+      app: ACTIONS,
+      conclusion: "failure",
+      output: { title: "1 test failed", summary: "retries three times" },
+      annotations: [{ path: "src/retry.js", start_line: 1, title: "retries three times", message }],
+      log: FAILED_LOG,
+    });
+  const suiteFailed = (sha: string, options: { app?: { id: number; slug: string }; pullRequest?: number } = {}) =>
+    checkSuitePayload({
+      headSha: sha,
+      headBranch: BRANCH,
+      pullRequest: options.pullRequest ?? 100,
+      cloneUrl: fx.repo.url,
+      ...(options.app ? { app: options.app } : {}),
+    });
+  const onPullRequest = () => fx.github.otherComments.filter((c) => c.number === 100).map((c) => c.body);
+
+  it("`ci_fix: build` fixes a failing check on the same branch, then stops at the same failure on its own fix", async () => {
+    const { pull, plan } = await builtPullRequest(
+      [
+        call("write_file", { path: "src/retry.js", content: "export const retry = (fn, n = 3) => fn();\n" }),
+        call("complete_step", { step_id: "F1", summary: "Three attempts." }),
+      ],
+      "ci_fix: build\n",
+    );
+    failTests(pull.headSha!);
+    const first = suiteFailed(pull.headSha!);
+    await fx.app.deliver("check_suite", first, "suite-1");
+
+    expect(fx.repo.log(BRANCH).slice(0, 2)).toEqual(["F1: Fix failing check: test", "S1: Add a retry helper"]);
+    // The checks' words reach the model as untrusted data: the annotation and the end of the job's log, capped.
+    const task = String(fx.model.requests.at(-2)?.messages[1]?.content);
+    expect(task).toContain('<untrusted_input check="test">');
+    expect(task).toContain("Error: expected 3 attempts, got 1");
+    expect(task).toContain("src/retry.js:1");
+    expect(task).not.toContain("ok 10\n");
+    expect(fx.github.requests.some((r) => r.path.startsWith("https://pipelines.actions.example/logs/"))).toBe(true);
+    expect(onPullRequest().at(-1)).toContain("Building **F1** to fix it (attempt 1 of 2).");
+    const fix = fx.repo.head(BRANCH);
+    expect(stateOf(fx.github.comments.find((c) => c.id === plan.id)!.body).followUp?.ci).toMatchObject({
+      attempts: 1,
+      fixes: [{ pushed: fix }],
+    });
+
+    // The fix fails the same way: no second attempt, and the pull request is told why.
+    pull.headSha = fix;
+    failTests(fix);
+    const requests = fx.model.requests.length;
+    await fx.app.deliver("check_suite", suiteFailed(fix));
+    expect(fx.model.requests).toHaveLength(requests);
+    expect(fx.repo.head(BRANCH)).toBe(fix);
+    expect(onPullRequest().at(-1)).toContain(
+      `Blueprint stopped: commit \`${fix.slice(0, 7)}\` was its fix for this very failure`,
+    );
+
+    // The first suite delivered again to a restarted app (no delivery memory): nothing twice.
+    const comments = onPullRequest().length;
+    const restarted = await startTestApp({ OPENAI_BASE_URL: fx.model.url });
+    await restarted.deliver("check_suite", suiteFailed(fix), "suite-again");
+    expect(onPullRequest()).toHaveLength(comments);
+    expect(fx.model.requests).toHaveLength(requests);
+  });
+
+  it("`ci_fix: suggest` (the default) comments with an F-step for `/fix`; the base branch's own failure is not fixed", async () => {
+    const { pull } = await builtPullRequest([
+      call("write_file", { path: "src/retry.js", content: "export const retry = (fn, n = 3) => fn();\n" }),
+      call("complete_step", { step_id: "F1", summary: "Three attempts." }),
+    ]);
+    failTests(pull.headSha!);
+    await fx.app.deliver("check_suite", suiteFailed(pull.headSha!));
+    expect(fx.repo.log(BRANCH)[0]).toBe("S1: Add a retry helper");
+    expect(onPullRequest().at(-1)).toMatch(
+      /A check fails on this pull request's head[\s\S]*\*\*test\*\*: 1 test failed/,
+    );
+    expect(onPullRequest().at(-1)).toContain("**F1** (Fix failing check: test) waits in the plan comment");
+    const planComment = fx.github.botComments().find((c) => c.body.includes("### Follow-up"))!;
+    expect(planComment.body).toContain("- [ ] **F1** Fix failing check: test");
+    // `/build` on the plan's thread builds the waiting step, as `/fix` on the pull request would.
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
+    expect(fx.repo.log(BRANCH)[0]).toBe("F1: Fix failing check: test");
+    pull.headSha = fx.repo.head(BRANCH);
+
+    // A new head that fails a check `main` fails too: reported, not fixed.
+    const head = fx.repo.commit({ "docs.md": "x\n" }, "docs", BRANCH);
+    expect(fx.repo.log(BRANCH).slice(0, 2)).toEqual(["docs", "F1: Fix failing check: test"]);
+    pull.headSha = head;
+    fx.github.addCheckRun({ name: "lint", head_sha: head, external_id: null, app: ACTIONS, conclusion: "failure" });
+    fx.github.addCheckRun({
+      name: "lint",
+      head_sha: fx.repo.head(),
+      external_id: null,
+      app: ACTIONS,
+      conclusion: "failure",
+    });
+    await fx.app.deliver("check_suite", suiteFailed(head));
+    expect(onPullRequest().at(-1)).toContain(
+      "The base branch `main` fails this check too, so the failure is not caused by this pull request",
+    );
+  });
+
+  it("builds at most `ci_fix_attempts` fixes by itself, and says when it stops", async () => {
+    const { pull } = await builtPullRequest(
+      [
+        call("write_file", { path: "src/retry.js", content: "export const retry = (fn, n = 3) => fn();\n" }),
+        call("complete_step", { step_id: "F1", summary: "Three attempts." }),
+      ],
+      "ci_fix: build\nci_fix_attempts: 1\n",
+    );
+    failTests(pull.headSha!);
+    await fx.app.deliver("check_suite", suiteFailed(pull.headSha!));
+    const fix = fx.repo.head(BRANCH);
+    expect(fx.repo.log(BRANCH)[0]).toBe("F1: Fix failing check: test");
+    // Another failure on the fix: not the same one, but the one attempt is spent.
+    pull.headSha = fix;
+    fx.github.addCheckRun({ name: "types", head_sha: fix, external_id: null, app: ACTIONS, conclusion: "failure" });
+    const requests = fx.model.requests.length;
+    await fx.app.deliver("check_suite", suiteFailed(fix));
+    expect(fx.model.requests).toHaveLength(requests);
+    expect(fx.repo.head(BRANCH)).toBe(fix);
+    expect(onPullRequest().at(-1)).toContain(
+      "Blueprint stopped building fixes by itself: it has made 1 for this pull request (`ci_fix_attempts: 1`).",
+    );
+    expect(onPullRequest().at(-1)).toContain("**F2** (Fix failing check: types) waits in the plan comment");
+  });
+
+  it("starts nothing for Blueprint's own failing check, or another pull request's failure", async () => {
+    const { pull } = await builtPullRequest([], "ci_fix: build\n");
+    fx.github.addCheckRun({
+      name: "Blueprint build",
+      head_sha: pull.headSha!,
+      external_id: null,
+      app: { id: APP_ID, slug: "blueprint" },
+      conclusion: "failure",
+    });
+    failTests(pull.headSha!);
+    await fx.app.deliver("check_suite", suiteFailed(pull.headSha!, { app: { id: APP_ID, slug: "blueprint" } }));
+    await fx.app.deliver("check_suite", suiteFailed(pull.headSha!, { pullRequest: 7 }));
+    expect(onPullRequest()).toEqual([]);
+    expect(fx.repo.log(BRANCH)[0]).toBe("S1: Add a retry helper");
+    expect(fx.model.requests).toHaveLength(2);
+  });
+});
