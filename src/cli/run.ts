@@ -1,5 +1,5 @@
 import os from "node:os";
-import { ConfigError, loadEnv } from "../config/env.js";
+import { ConfigError, loadEnv, type BlueprintEnv } from "../config/env.js";
 import { createWorkflowDeps } from "../app/create-deps.js";
 import type { Logger, WorkflowDeps } from "../workflow/deps.js";
 import { modelRetryLine } from "../workflow/surfaces/index.js";
@@ -97,23 +97,7 @@ async function runCommand(
 
   // 4. The engine, configured like the App's, with the model and limits from flags or the environment;
   // checked before a new thread is made, so a refused command leaves nothing behind.
-  const engineEnv = loadEnv({
-    BLUEPRINT_PROGRESS_INTERVAL_MS: "0",
-    // Your own machine, your own command: bubblewrap when it works (Linux), else a warning (docs/security.md, "The
-    // sandbox").
-    BLUEPRINT_SANDBOX: "auto",
-    ...cli.env,
-    ...args.limits,
-    ...(args.model.baseUrl ? { OPENAI_BASE_URL: args.model.baseUrl } : {}),
-    ...(args.model.apiKey ? { OPENAI_API_KEY: args.model.apiKey } : {}),
-    ...(args.model.model ? { BLUEPRINT_MODEL: args.model.model } : {}),
-    BLUEPRINT_STATE_SECRET: store.stateSecret(),
-  });
-  if (command.name !== "cancel" && !engineEnv.OPENAI_API_KEY && !engineEnv.OPENAI_BASE_URL) {
-    throw new CliError(
-      "no model endpoint: set OPENAI_API_KEY (or --api-key), or --base-url / OPENAI_BASE_URL for a local OpenAI-compatible server.",
-    );
-  }
+  const engineEnv = cliEngineEnv(cli, args, command, store);
   const thread = command.name === "plan" ? await threadForPlan(cli, store, current, checkout, command) : current;
   if (!thread) throw new CliError('there is no plan yet. Run `blueprint plan "what you want done"` first.');
   if (checkout.dirty)
@@ -165,6 +149,28 @@ async function runCommand(
     (status === "cancelled" && command.name !== "cancel") ||
     (command.name === "fix" && followUp !== "built");
   return outcome.changed && !stopped && jobErrors.length === 0 ? EXIT.ok : EXIT.failed;
+}
+
+/** The engine's environment: the App's settings, with the model and limits from flags, and the checkout's own secret. */
+function cliEngineEnv(cli: CliContext, args: CliArgs, command: JobCommand, store: ThreadStore): BlueprintEnv {
+  const engineEnv = loadEnv({
+    BLUEPRINT_PROGRESS_INTERVAL_MS: "0",
+    // Your own machine, your own command: bubblewrap when it works (Linux), else a warning (docs/security.md, "The
+    // sandbox").
+    BLUEPRINT_SANDBOX: "auto",
+    ...cli.env,
+    ...args.limits,
+    ...(args.model.baseUrl ? { OPENAI_BASE_URL: args.model.baseUrl } : {}),
+    ...(args.model.apiKey ? { OPENAI_API_KEY: args.model.apiKey } : {}),
+    ...(args.model.model ? { BLUEPRINT_MODEL: args.model.model } : {}),
+    BLUEPRINT_STATE_SECRET: store.stateSecret(),
+  });
+  if (command.name !== "cancel" && !engineEnv.OPENAI_API_KEY && !engineEnv.OPENAI_BASE_URL) {
+    throw new CliError(
+      "no model endpoint: set OPENAI_API_KEY (or --api-key), or --base-url / OPENAI_BASE_URL for a local OpenAI-compatible server.",
+    );
+  }
+  return engineEnv;
 }
 
 /** `plan` revises the current thread, or starts a new one when there is none, it is built, or `--new` says so. */

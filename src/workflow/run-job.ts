@@ -72,8 +72,7 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
   // spent on 👀 alone, so a refusal never delays the next command's 👀.
   const answer = ports.reply;
   // 1. Authorise with the collaborator-permission endpoint (docs/workflow.md, "Who may command"). An approving review
-  // by someone
-  //    who may not approve still reaches the build, which says why it does not count.
+  //    by someone who may not approve still reaches the build, which says why it does not count.
   if (GATED_KINDS.has(job.kind) && job.kind !== "review-approval") {
     const level = await port.permission(job.actor).catch((error: unknown) => {
       throw new PermissionUnknown(error);
@@ -106,32 +105,9 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
     case "reply":
       await answer.postComment(job.text);
       return;
-    case "cancel": {
-      const stopped = await cancelLanes(port, lanes, job);
-      const dropped =
-        stopped.dropped > 0
-          ? ` The ${stopped.dropped === 1 ? "command" : `${stopped.dropped} commands`} queued behind it will not run; comment again if you still want ${stopped.dropped === 1 ? "it" : "them"}.`
-          : "";
-      if (stopped.running) {
-        // On the quick answers' budget: the job's own budget is the stopped job's, paced behind its
-        // writes — across replicas, behind a replica that is stuck, the very case /cancel is for.
-        await answer.postComment(
-          `Stopping ${stopped.running} at the next safe point. Everything already pushed stays.${dropped}`,
-        );
-        return;
-      }
-      // A build's question: withdrawing it moves the thread's label too, which needs the repository's
-      // settings (a synced mirror), so it is lane work. Any other question is withdrawn now.
-      const waiting = await waitingQuestion(deps, ports.work);
-      if (waiting?.state.questionMode === "build") await lanes.enqueue(job);
-      else
-        await cancelWaiting(
-          deps,
-          { port: ports.work, actor: job.actor, signal: new AbortController().signal, deliveryId: job.deliveryId },
-          waiting,
-        );
+    case "cancel":
+      await answerCancel(deps, ports, lanes, job);
       return;
-    }
   }
   if (!LANE_KINDS.has(job.kind)) return;
   const queued = await lanes.enqueue(await onItsHomeThread(port, job));
@@ -148,6 +124,38 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
     void ports.work
       .postComment(notice)
       .catch((error: unknown) => deps.log.warn({ err: error }, "could not post the queued notice"));
+}
+
+/** `/cancel`: the running job stopped at its next safe point and what is queued behind it dropped, or a question withdrawn. */
+async function answerCancel(
+  deps: WorkflowDeps,
+  ports: JobPorts,
+  lanes: ThreadLanes,
+  job: Extract<Job, { kind: "cancel" }>,
+): Promise<void> {
+  const stopped = await cancelLanes(ports.ack, lanes, job);
+  const dropped =
+    stopped.dropped > 0
+      ? ` The ${stopped.dropped === 1 ? "command" : `${stopped.dropped} commands`} queued behind it will not run; comment again if you still want ${stopped.dropped === 1 ? "it" : "them"}.`
+      : "";
+  if (stopped.running) {
+    // On the quick answers' budget: the job's own budget is the stopped job's, paced behind its
+    // writes — across replicas, behind a replica that is stuck, the very case /cancel is for.
+    await ports.reply.postComment(
+      `Stopping ${stopped.running} at the next safe point. Everything already pushed stays.${dropped}`,
+    );
+    return;
+  }
+  // A build's question: withdrawing it moves the thread's label too, which needs the repository's
+  // settings (a synced mirror), so it is lane work. Any other question is withdrawn now.
+  const waiting = await waitingQuestion(deps, ports.work);
+  if (waiting?.state.questionMode === "build") await lanes.enqueue(job);
+  else
+    await cancelWaiting(
+      deps,
+      { port: ports.work, actor: job.actor, signal: new AbortController().signal, deliveryId: job.deliveryId },
+      waiting,
+    );
 }
 
 /**
@@ -201,81 +209,16 @@ export async function workJob(deps: WorkflowDeps, port: ThreadPort, job: Job, si
 
 async function useCase(deps: WorkflowDeps, port: ThreadPort, job: Job, signal: AbortSignal): Promise<void> {
   const context: JobContext = { port, actor: job.actor, signal, deliveryId: job.deliveryId };
-  const minimumPermission = deps.minPermission;
   try {
     switch (job.kind) {
-      case "plan": {
-        // The job carries `/plan`'s argument as written; intake refused a malformed `--model` already.
-        const argument = parsePlanArgument(job.instructions);
-        if (!argument.ok) {
-          await port.postComment(argument.message);
-          return;
-        }
-        return await planThread(deps, context, {
-          trigger: { kind: "plan", instructions: argument.instructions, model: argument.model },
-          commandCommentId: job.commentId,
-        });
-      }
+      case "plan":
       case "revise":
-        return await planThread(deps, context, {
-          trigger: { kind: "feedback", feedback: { author: job.actor, source: "revise", text: job.feedback } },
-          commandCommentId: job.commentId,
-        });
-      case "follow-up": {
-        // Before the plan is built, "request changes" revises it as it always did; other reviews start nothing.
-        if ((await followUpThread(deps, context, job)) === "followed" || job.reviewState !== "changes_requested")
-          return;
-        if (job.reviewId === null) return;
-        const text = reviewFeedback(job.text, await reviewCommentsOf(port, job.pullRequest, job.reviewId));
-        return await planThread(deps, context, {
-          trigger: { kind: "feedback", feedback: { author: job.actor, source: "review", text } },
-        });
-      }
-      case "review-changes": {
-        const review = { pullRequest: job.number, commentId: null, reviewId: job.reviewId, text: job.body };
-        const asked = { ...review, reviewState: "changes_requested" as const };
-        if ((await followUpThread(deps, context, asked)) === "followed") return;
-        const text = reviewFeedback(job.body, await port.reviewComments(job.reviewId));
-        return await planThread(deps, context, {
-          trigger: { kind: "feedback", feedback: { author: job.actor, source: "review", text } },
-        });
-      }
-      case "build": {
-        if (await buildWaitingFollowUp(deps, context, job)) return;
-        const approval = {
-          approver: job.actor,
-          revision: job.revision,
-          steps: job.steps,
-          force: job.force,
-          permitted: true,
-          minimumPermission,
-          commandCommentId: job.commentId,
-          commandCreatedAt: job.commandCreatedAt,
-        };
-        return await buildThread(deps, context, {
-          approval,
-          fresh: job.fresh,
-          note: { author: job.actor, source: "build", text: job.notes },
-        });
-      }
-      case "review-approval": {
-        const permitted = atLeast(await port.permission(job.actor), minimumPermission);
-        const approval = {
-          approver: job.actor,
-          revision: null,
-          steps: [],
-          force: false,
-          reviewCommit: job.commitId,
-          submittedAt: job.submittedAt,
-          permitted,
-          minimumPermission,
-        };
-        return await buildThread(deps, context, {
-          approval,
-          fresh: false,
-          note: { author: job.actor, source: "review", text: job.body },
-        });
-      }
+      case "follow-up":
+      case "review-changes":
+        return await planOrFollowUp(deps, context, job);
+      case "build":
+      case "review-approval":
+        return await approvedBuild(deps, context, job);
       case "respond":
         return await respondToComment(deps, context, { commentId: job.commentId, body: job.body });
       case "check-failure":
@@ -295,6 +238,95 @@ async function useCase(deps: WorkflowDeps, port: ThreadPort, job: Job, signal: A
   } catch (error) {
     await reportFailedJob(deps.log, port, job, error);
   }
+}
+
+/** `/plan`, `/revise`, and a review or `/fix`: a follow-up once the plan is built, before that a revision. */
+async function planOrFollowUp(
+  deps: WorkflowDeps,
+  context: JobContext,
+  job: Extract<Job, { kind: "plan" | "revise" | "follow-up" | "review-changes" }>,
+): Promise<void> {
+  const { port } = context;
+  switch (job.kind) {
+    case "plan": {
+      // The job carries `/plan`'s argument as written; intake refused a malformed `--model` already.
+      const argument = parsePlanArgument(job.instructions);
+      if (!argument.ok) {
+        await port.postComment(argument.message);
+        return;
+      }
+      return await planThread(deps, context, {
+        trigger: { kind: "plan", instructions: argument.instructions, model: argument.model },
+        commandCommentId: job.commentId,
+      });
+    }
+    case "revise":
+      return await planThread(deps, context, {
+        trigger: { kind: "feedback", feedback: { author: job.actor, source: "revise", text: job.feedback } },
+        commandCommentId: job.commentId,
+      });
+    case "follow-up": {
+      // Before the plan is built, "request changes" revises it as it always did; other reviews start nothing.
+      if ((await followUpThread(deps, context, job)) === "followed" || job.reviewState !== "changes_requested") return;
+      if (job.reviewId === null) return;
+      const text = reviewFeedback(job.text, await reviewCommentsOf(port, job.pullRequest, job.reviewId));
+      return await planThread(deps, context, {
+        trigger: { kind: "feedback", feedback: { author: job.actor, source: "review", text } },
+      });
+    }
+    case "review-changes": {
+      const review = { pullRequest: job.number, commentId: null, reviewId: job.reviewId, text: job.body };
+      const asked = { ...review, reviewState: "changes_requested" as const };
+      if ((await followUpThread(deps, context, asked)) === "followed") return;
+      const text = reviewFeedback(job.body, await port.reviewComments(job.reviewId));
+      return await planThread(deps, context, {
+        trigger: { kind: "feedback", feedback: { author: job.actor, source: "review", text } },
+      });
+    }
+  }
+}
+
+/** `/build` (or the follow-up steps waiting for it) and an approving review: the approval each one is. */
+async function approvedBuild(
+  deps: WorkflowDeps,
+  context: JobContext,
+  job: Extract<Job, { kind: "build" | "review-approval" }>,
+): Promise<void> {
+  const minimumPermission = deps.minPermission;
+  if (job.kind === "build") {
+    if (await buildWaitingFollowUp(deps, context, job)) return;
+    const approval = {
+      approver: job.actor,
+      revision: job.revision,
+      steps: job.steps,
+      force: job.force,
+      permitted: true,
+      minimumPermission,
+      commandCommentId: job.commentId,
+      commandCreatedAt: job.commandCreatedAt,
+    };
+    return await buildThread(deps, context, {
+      approval,
+      fresh: job.fresh,
+      note: { author: job.actor, source: "build", text: job.notes },
+    });
+  }
+  const permitted = atLeast(await context.port.permission(job.actor), minimumPermission);
+  const approval = {
+    approver: job.actor,
+    revision: null,
+    steps: [],
+    force: false,
+    reviewCommit: job.commitId,
+    submittedAt: job.submittedAt,
+    permitted,
+    minimumPermission,
+  };
+  return await buildThread(deps, context, {
+    approval,
+    fresh: false,
+    note: { author: job.actor, source: "review", text: job.body },
+  });
 }
 
 /**
