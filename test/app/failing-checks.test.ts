@@ -18,6 +18,16 @@ const onePlan = samplePlan({
   steps: [{ id: "S1", title: "Add a retry helper", details: "Create src/retry.js", files: ["src/retry.js"], deps: [] }],
 });
 const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }] });
+/** The model's read-only diagnosis of the failing test: one fix-up step. */
+const diagnosis = call(
+  "submit_plan",
+  samplePlan({
+    title: "retry makes one attempt",
+    summary: "`retry` calls the function once, and the test expects three attempts.",
+    steps: [{ id: "S1", title: "Retry three times", details: "Call `fn` up to `n` times.", files: ["src/retry.js"] }],
+    verification: [],
+  }),
+);
 
 describe("failing checks on Blueprint's pull request", () => {
   const fx = useAppFixture({ files: FILES });
@@ -61,6 +71,7 @@ describe("failing checks on Blueprint's pull request", () => {
   it("`ci_fix: build` fixes a failing check on the same branch, then stops at the same failure on its own fix", async () => {
     const { pull, plan } = await builtPullRequest(
       [
+        diagnosis,
         call("write_file", { path: "src/retry.js", content: "export const retry = (fn, n = 3) => fn();\n" }),
         call("complete_step", { step_id: "F1", summary: "Three attempts." }),
       ],
@@ -70,7 +81,7 @@ describe("failing checks on Blueprint's pull request", () => {
     const first = suiteFailed(pull.headSha!);
     await fx.app.deliver("check_suite", first, "suite-1");
 
-    expect(fx.repo.log(BRANCH).slice(0, 2)).toEqual(["F1: Fix failing check: test", "S1: Add a retry helper"]);
+    expect(fx.repo.log(BRANCH).slice(0, 2)).toEqual(["F1: Retry three times", "S1: Add a retry helper"]);
     // The checks' words reach the model as untrusted data: the annotation and the end of the job's log, capped.
     const task = String(fx.model.requests.at(-2)?.messages[1]?.content);
     expect(task).toContain('<untrusted_input check="test">');
@@ -104,8 +115,9 @@ describe("failing checks on Blueprint's pull request", () => {
     expect(fx.model.requests).toHaveLength(requests);
   });
 
-  it("`ci_fix: suggest` (the default) comments with an F-step for `/fix`; the base branch's own failure is not fixed", async () => {
+  it("`ci_fix: suggest` (the default) comments with the model's F-step for `/fix`; the base branch's own failure is not fixed", async () => {
     const { pull } = await builtPullRequest([
+      diagnosis,
       call("write_file", { path: "src/retry.js", content: "export const retry = (fn, n = 3) => fn();\n" }),
       call("complete_step", { step_id: "F1", summary: "Three attempts." }),
     ]);
@@ -115,17 +127,17 @@ describe("failing checks on Blueprint's pull request", () => {
     expect(onPullRequest().at(-1)).toMatch(
       /A check fails on this pull request's head[\s\S]*\*\*test\*\*: 1 test failed/,
     );
-    expect(onPullRequest().at(-1)).toContain("**F1** (Fix failing check: test) waits in the plan comment");
+    expect(onPullRequest().at(-1)).toContain("**F1** (Retry three times) waits in the plan comment");
     const planComment = fx.github.botComments().find((c) => c.body.includes("### Follow-up"))!;
-    expect(planComment.body).toContain("- [ ] **F1** Fix failing check: test");
+    expect(planComment.body).toContain("- [ ] **F1** Retry three times");
     // `/build` on the plan's thread builds the waiting step, as `/fix` on the pull request would.
     await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
-    expect(fx.repo.log(BRANCH)[0]).toBe("F1: Fix failing check: test");
+    expect(fx.repo.log(BRANCH)[0]).toBe("F1: Retry three times");
     pull.headSha = fx.repo.head(BRANCH);
 
     // A new head that fails a check `main` fails too: reported, not fixed.
     const head = fx.repo.commit({ "docs.md": "x\n" }, "docs", BRANCH);
-    expect(fx.repo.log(BRANCH).slice(0, 2)).toEqual(["docs", "F1: Fix failing check: test"]);
+    expect(fx.repo.log(BRANCH).slice(0, 2)).toEqual(["docs", "F1: Retry three times"]);
     pull.headSha = head;
     fx.github.addCheckRun({ name: "lint", head_sha: head, external_id: null, app: ACTIONS, conclusion: "failure" });
     fx.github.addCheckRun({
@@ -144,6 +156,7 @@ describe("failing checks on Blueprint's pull request", () => {
   it("builds at most `ci_fix_attempts` fixes by itself, and says when it stops", async () => {
     const { pull } = await builtPullRequest(
       [
+        diagnosis,
         call("write_file", { path: "src/retry.js", content: "export const retry = (fn, n = 3) => fn();\n" }),
         call("complete_step", { step_id: "F1", summary: "Three attempts." }),
       ],
@@ -152,7 +165,7 @@ describe("failing checks on Blueprint's pull request", () => {
     failTests(pull.headSha!);
     await fx.app.deliver("check_suite", suiteFailed(pull.headSha!));
     const fix = fx.repo.head(BRANCH);
-    expect(fx.repo.log(BRANCH)[0]).toBe("F1: Fix failing check: test");
+    expect(fx.repo.log(BRANCH)[0]).toBe("F1: Retry three times");
     // Another failure on the fix: not the same one, but the one attempt is spent.
     pull.headSha = fix;
     fx.github.addCheckRun({ name: "types", head_sha: fix, external_id: null, app: ACTIONS, conclusion: "failure" });
