@@ -197,6 +197,7 @@ describe("failing checks on Blueprint's pull request", () => {
   ];
 
   it("asks the model, read-only, for a diagnosis from the checks' output; the comment quotes it and its F-steps", async () => {
+    fx.createRepo({ ...FILES, "AGENTS.md": "Run the tests with `npm test`.\n" });
     const { pull, plan } = await builtPullRequest(twoStepDiagnosis);
     failTests(pull.headSha!);
     await fx.app.deliver("check_suite", suiteFailed(pull.headSha!));
@@ -213,6 +214,7 @@ describe("failing checks on Blueprint's pull request", () => {
     expect(task).toContain("src/retry.js:1: retries three times expected 3 attempts, got 1");
     expect(task).toContain("FAIL test/retry.test.js > retries three times");
     expect(task).toContain("Add a retry helper");
+    expect(task).toContain("## AGENTS.md\nRun the tests with `npm test`.");
     expect(fx.model.requests).toHaveLength(4);
 
     const said = onPullRequest().at(-1)!;

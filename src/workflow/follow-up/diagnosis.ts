@@ -1,6 +1,6 @@
 import { formatDollars } from "../../agent/cost.js";
 import { runAgent, type AgentOutcome } from "../../agent/loop.js";
-import { PLAN_SYSTEM_PROMPT } from "../../agent/prompts.js";
+import { PLAN_SYSTEM_PROMPT, renderRepoInstructions } from "../../agent/prompts.js";
 import { sanitiseUntrusted } from "../../agent/untrusted.js";
 import { oneLine } from "../../plan/render.js";
 import type { Plan } from "../../plan/schema.js";
@@ -8,6 +8,7 @@ import { addUsage, costCapFor, pricingFor, renderRunCost } from "../cost.js";
 import { limitsFor } from "../limits.js";
 import { plainError } from "../plain-error.js";
 import type { FailingCheck } from "../ports.js";
+import { readRepoInstructions } from "../repo-instructions.js";
 import type { FollowUpStep } from "../state.js";
 import type { FollowUpRun } from "./request.js";
 
@@ -33,13 +34,18 @@ export async function diagnoseFailures(run: FollowUpRun, checks: FailingCheck[])
   try {
     const tip = await source.mirror.resolve(`refs/heads/${source.target.branch}`);
     if (!tip) return { ok: false, why: `the branch \`${source.target.branch}\` is gone` };
+    // The default branch's AGENTS.md, never the pull request's own version of it.
+    const agents = await readRepoInstructions(
+      (file) => source.mirror.readFile(`refs/heads/${job.port.repo.defaultBranch}`, file),
+      [],
+    );
     const tree = await source.mirror.checkout(tip);
     try {
       outcome = await runAgent({
         model,
         messages: [
           { role: "system", content: PLAN_SYSTEM_PROMPT },
-          { role: "user", content: diagnosisTask(run, checks) },
+          { role: "user", content: diagnosisTask(run, checks, renderRepoInstructions(agents)) },
         ],
         context: {
           root: tree.dir,
@@ -126,7 +132,7 @@ function diagnosedStep(
 }
 
 /** What the model is asked: the failures (as untrusted data), the plan the pull request was built from, the answer. */
-function diagnosisTask(run: FollowUpRun, checks: FailingCheck[]): string {
+function diagnosisTask(run: FollowUpRun, checks: FailingCheck[], agents: string): string {
   const { plan, followUp, source } = run;
   return [
     `# Failing checks on pull request #${followUp.pullRequest}`,
@@ -141,6 +147,7 @@ function diagnosisTask(run: FollowUpRun, checks: FailingCheck[]): string {
     ...(source.config.instructions
       ? ["# The repository's instructions for Blueprint", source.config.instructions.trim()]
       : []),
+    ...(agents ? [agents] : []),
     `# The plan the pull request was built from: ${plan.title}`,
     plan.summary.trim(),
     plan.steps.map((step) => `- ${step.id}: ${step.title}`).join("\n"),
