@@ -31,6 +31,7 @@ export async function diagnoseFailures(run: FollowUpRun, checks: FailingCheck[])
   const model = deps.modelFor(config);
   const cap = costCapFor(deps, config, model.model);
   let outcome: AgentOutcome;
+  let changed: string[];
   try {
     const tip = await source.mirror.resolve(`refs/heads/${source.target.branch}`);
     if (!tip) return { ok: false, why: `the branch \`${source.target.branch}\` is gone` };
@@ -70,9 +71,7 @@ export async function diagnoseFailures(run: FollowUpRun, checks: FailingCheck[])
             }
           : {}),
       });
-      // Plan mode must leave the tree as it found it.
-      const changed = await tree.changes();
-      if (changed.length > 0) return { ok: false, why: `the read-only run changed ${changed.slice(0, 5).join(", ")}` };
+      changed = await tree.changes();
     } finally {
       await tree.dispose().catch((error) => deps.log.warn({ err: error }, "could not remove a workspace"));
     }
@@ -83,6 +82,8 @@ export async function diagnoseFailures(run: FollowUpRun, checks: FailingCheck[])
   addUsage(followUp.usage, outcome.usage);
   followUp.cost = renderRunCost(followUp.usage, pricingFor(deps, config, model.model));
   deps.telemetry?.modelUsage("plan", outcome.usage);
+  // Plan mode must leave the tree as it found it.
+  if (changed.length > 0) return { ok: false, why: `the read-only run changed ${changed.slice(0, 5).join(", ")}` };
   return diagnosisOf(outcome, checks, followUp.steps.length);
 }
 
