@@ -67,7 +67,7 @@ export const repoConfigSchema = z
       .enum(["suggest", "build", "off"])
       .default("suggest")
       .describe(
-        "When checks fail on the head of a built plan's pull request: `suggest` comment with the failing checks and a fix-up step that waits for `/fix`, `build` build it at once, or `off`.",
+        "When checks fail on the head of a built plan's pull request: `suggest` comment with the failing checks, the model's diagnosis and the fix-up steps, which wait for `/fix`; `build` build them at once; or `off`.",
       ),
     ci_fix_attempts: z
       .number()

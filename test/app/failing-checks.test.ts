@@ -18,6 +18,16 @@ const onePlan = samplePlan({
   steps: [{ id: "S1", title: "Add a retry helper", details: "Create src/retry.js", files: ["src/retry.js"], deps: [] }],
 });
 const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }] });
+/** The model's read-only diagnosis of the failing test: one fix-up step. */
+const diagnosis = call(
+  "submit_plan",
+  samplePlan({
+    title: "retry makes one attempt",
+    summary: "`retry` calls the function once, and the test expects three attempts.",
+    steps: [{ id: "S1", title: "Retry three times", details: "Call `fn` up to `n` times.", files: ["src/retry.js"] }],
+    verification: [],
+  }),
+);
 
 describe("failing checks on Blueprint's pull request", () => {
   const fx = useAppFixture({ files: FILES });
@@ -61,6 +71,7 @@ describe("failing checks on Blueprint's pull request", () => {
   it("`ci_fix: build` fixes a failing check on the same branch, then stops at the same failure on its own fix", async () => {
     const { pull, plan } = await builtPullRequest(
       [
+        diagnosis,
         call("write_file", { path: "src/retry.js", content: "export const retry = (fn, n = 3) => fn();\n" }),
         call("complete_step", { step_id: "F1", summary: "Three attempts." }),
       ],
@@ -70,7 +81,7 @@ describe("failing checks on Blueprint's pull request", () => {
     const first = suiteFailed(pull.headSha!);
     await fx.app.deliver("check_suite", first, "suite-1");
 
-    expect(fx.repo.log(BRANCH).slice(0, 2)).toEqual(["F1: Fix failing check: test", "S1: Add a retry helper"]);
+    expect(fx.repo.log(BRANCH).slice(0, 2)).toEqual(["F1: Retry three times", "S1: Add a retry helper"]);
     // The checks' words reach the model as untrusted data: the annotation and the end of the job's log, capped.
     const task = String(fx.model.requests.at(-2)?.messages[1]?.content);
     expect(task).toContain('<untrusted_input check="test">');
@@ -104,8 +115,9 @@ describe("failing checks on Blueprint's pull request", () => {
     expect(fx.model.requests).toHaveLength(requests);
   });
 
-  it("`ci_fix: suggest` (the default) comments with an F-step for `/fix`; the base branch's own failure is not fixed", async () => {
+  it("`ci_fix: suggest` (the default) comments with the model's F-step for `/fix`; the base branch's own failure is not fixed", async () => {
     const { pull } = await builtPullRequest([
+      diagnosis,
       call("write_file", { path: "src/retry.js", content: "export const retry = (fn, n = 3) => fn();\n" }),
       call("complete_step", { step_id: "F1", summary: "Three attempts." }),
     ]);
@@ -115,17 +127,17 @@ describe("failing checks on Blueprint's pull request", () => {
     expect(onPullRequest().at(-1)).toMatch(
       /A check fails on this pull request's head[\s\S]*\*\*test\*\*: 1 test failed/,
     );
-    expect(onPullRequest().at(-1)).toContain("**F1** (Fix failing check: test) waits in the plan comment");
+    expect(onPullRequest().at(-1)).toContain("**F1** (Retry three times) waits in the plan comment");
     const planComment = fx.github.botComments().find((c) => c.body.includes("### Follow-up"))!;
-    expect(planComment.body).toContain("- [ ] **F1** Fix failing check: test");
+    expect(planComment.body).toContain("- [ ] **F1** Retry three times");
     // `/build` on the plan's thread builds the waiting step, as `/fix` on the pull request would.
     await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
-    expect(fx.repo.log(BRANCH)[0]).toBe("F1: Fix failing check: test");
+    expect(fx.repo.log(BRANCH)[0]).toBe("F1: Retry three times");
     pull.headSha = fx.repo.head(BRANCH);
 
     // A new head that fails a check `main` fails too: reported, not fixed.
     const head = fx.repo.commit({ "docs.md": "x\n" }, "docs", BRANCH);
-    expect(fx.repo.log(BRANCH).slice(0, 2)).toEqual(["docs", "F1: Fix failing check: test"]);
+    expect(fx.repo.log(BRANCH).slice(0, 2)).toEqual(["docs", "F1: Retry three times"]);
     pull.headSha = head;
     fx.github.addCheckRun({ name: "lint", head_sha: head, external_id: null, app: ACTIONS, conclusion: "failure" });
     fx.github.addCheckRun({
@@ -144,6 +156,7 @@ describe("failing checks on Blueprint's pull request", () => {
   it("builds at most `ci_fix_attempts` fixes by itself, and says when it stops", async () => {
     const { pull } = await builtPullRequest(
       [
+        diagnosis,
         call("write_file", { path: "src/retry.js", content: "export const retry = (fn, n = 3) => fn();\n" }),
         call("complete_step", { step_id: "F1", summary: "Three attempts." }),
       ],
@@ -152,7 +165,7 @@ describe("failing checks on Blueprint's pull request", () => {
     failTests(pull.headSha!);
     await fx.app.deliver("check_suite", suiteFailed(pull.headSha!));
     const fix = fx.repo.head(BRANCH);
-    expect(fx.repo.log(BRANCH)[0]).toBe("F1: Fix failing check: test");
+    expect(fx.repo.log(BRANCH)[0]).toBe("F1: Retry three times");
     // Another failure on the fix: not the same one, but the one attempt is spent.
     pull.headSha = fix;
     fx.github.addCheckRun({ name: "types", head_sha: fix, external_id: null, app: ACTIONS, conclusion: "failure" });
@@ -164,6 +177,135 @@ describe("failing checks on Blueprint's pull request", () => {
       "Blueprint stopped building fixes by itself: it has made 1 for this pull request (`ci_fix_attempts: 1`).",
     );
     expect(onPullRequest().at(-1)).toContain("**F2** (Fix failing check: types) waits in the plan comment");
+  });
+
+  /** The model's diagnosis in two steps, after a look at the file the annotation names. */
+  const twoStepDiagnosis = [
+    call("read_file", { path: "src/retry.js" }),
+    call(
+      "submit_plan",
+      samplePlan({
+        title: "retry makes one attempt",
+        summary: "`retry` ignores `n` and calls `fn` once.\nThe test expects three attempts.",
+        steps: [
+          { id: "S1", title: "Retry three times", details: "Loop `n` times in `retry`.", files: ["src/retry.js"] },
+          { id: "S2", title: "Document the retries", details: "Say so in README.md.", files: ["README.md"] },
+        ],
+        verification: [],
+      }),
+    ),
+  ];
+
+  it("asks the model, read-only, for a diagnosis from the checks' output; the comment quotes it and its F-steps", async () => {
+    fx.createRepo({ ...FILES, "AGENTS.md": "Run the tests with `npm test`.\n" });
+    const { pull, plan } = await builtPullRequest(twoStepDiagnosis);
+    failTests(pull.headSha!);
+    await fx.app.deliver("check_suite", suiteFailed(pull.headSha!));
+
+    // A plan-mode run: read-only tools, given the checks' words (annotation, log tail) as untrusted input.
+    const asked = fx.model.requests[2]!;
+    expect(String(asked.messages[0]?.content)).toContain("PLAN MODE");
+    const tools = asked.tools?.map((tool) => tool.function.name) ?? [];
+    expect(tools).toContain("submit_plan");
+    expect(tools).not.toContain("write_file");
+    expect(tools).not.toContain("run_command");
+    const task = String(asked.messages[1]?.content);
+    expect(task).toContain('<untrusted_input check="test">');
+    expect(task).toContain("src/retry.js:1: retries three times expected 3 attempts, got 1");
+    expect(task).toContain("FAIL test/retry.test.js > retries three times");
+    expect(task).toContain("Add a retry helper");
+    expect(task).toContain("## AGENTS.md\nRun the tests with `npm test`.");
+    expect(fx.model.requests).toHaveLength(4);
+
+    const said = onPullRequest().at(-1)!;
+    expect(said).toMatch(/A check fails on this pull request's head[\s\S]*\*\*test\*\*: 1 test failed/);
+    expect(said).toContain(
+      "**Diagnosis** (the model's reading of the failure, not checked by a person):\n\n> `retry` ignores `n` and calls `fn` once.\n> The test expects three attempts.",
+    );
+    expect(said).toContain(
+      "**F1** (Retry three times) and **F2** (Document the retries) wait in the plan comment: comment `/fix` to build them.",
+    );
+    const planBody = fx.github.comments.find((c) => c.id === plan.id)!.body;
+    expect(planBody).toContain("- [ ] **F1** Retry three times");
+    expect(planBody).toContain("- [ ] **F2** Document the retries");
+    // The diagnosis's two requests are the follow-up's cost so far.
+    expect(planBody).toContain("Follow-up cost so far: 200 prompt tokens (0 cached) + 40 completion tokens over 2");
+    expect(fx.repo.log(BRANCH)[0]).toBe("S1: Add a retry helper");
+  });
+
+  it("`ci_fix: build` builds the model's F-steps, each told the diagnosis and the checks' output", async () => {
+    const { pull, plan } = await builtPullRequest(
+      [
+        ...twoStepDiagnosis,
+        call("write_file", { path: "src/retry.js", content: "export const retry = (fn, n = 3) => fn();\n" }),
+        call("complete_step", { step_id: "F1", summary: "Three attempts." }),
+        call("write_file", { path: "README.md", content: "# Hello\n\nRetries three times.\n" }),
+        call("complete_step", { step_id: "F2", summary: "Documented." }),
+      ],
+      "ci_fix: build\n",
+    );
+    failTests(pull.headSha!);
+    await fx.app.deliver("check_suite", suiteFailed(pull.headSha!));
+
+    expect(fx.repo.log(BRANCH).slice(0, 3)).toEqual([
+      "F2: Document the retries",
+      "F1: Retry three times",
+      "S1: Add a retry helper",
+    ]);
+    const step = String(fx.model.requests[4]?.messages[1]?.content);
+    expect(step).toContain("Step F1: Retry three times");
+    expect(step).toContain("Loop `n` times in `retry`.");
+    expect(step).toContain("Diagnosis of the failing checks (the model's, from their output):\n`retry` ignores `n`");
+    expect(step).toContain('<untrusted_input check="test">');
+    expect(onPullRequest().at(-1)).toContain("Building **F1**, **F2** to fix it (attempt 1 of 2).");
+    const state = stateOf(fx.github.comments.find((c) => c.id === plan.id)!.body);
+    expect(state.followUp?.ci.fixes).toEqual([expect.objectContaining({ pushed: fx.repo.head(BRANCH) })]);
+  });
+
+  it.each([
+    ["the model endpoint fails", [{ status: 400 }], "the model endpoint at"],
+    [
+      "the model answers without a diagnosis",
+      Array.from({ length: 4 }, () => ({ content: "It is flaky." })),
+      "the model stopped calling tools without calling submit_plan",
+    ],
+  ])("%s: the checks' own step, and the comment says no diagnosis was made", async (_, replies, why) => {
+    const { pull } = await builtPullRequest(replies);
+    failTests(pull.headSha!);
+    await fx.app.deliver("check_suite", suiteFailed(pull.headSha!));
+    const said = onPullRequest().at(-1)!;
+    expect(said).toMatch(/A check fails on this pull request's head[\s\S]*\*\*test\*\*: 1 test failed/);
+    expect(said).toContain(`⚠️ The diagnosis could not be made (${why}`);
+    expect(said).toContain("the step below is made from the checks' output alone.");
+    expect(said).toContain("**F1** (Fix failing check: test) waits in the plan comment");
+    expect(said).not.toContain("**Diagnosis**");
+  });
+
+  it("a diagnosis stopped by the cost cap: `ci_fix: build` builds the checks' own step, and both count in the cost", async () => {
+    const prices = "prices:\n  test-model: { input: 2, output: 10 }\nlimits:\n  max_cost: 0.05\n";
+    // Each exploring request: 10,000 prompt + 1,000 completion tokens, $0.03; the second reaches the $0.05 cap.
+    const explore = { ...call("read_file", { path: "src/retry.js" }), usage: { prompt: 10_000, completion: 1_000 } };
+    const { pull, plan } = await builtPullRequest(
+      [
+        explore,
+        explore,
+        call("write_file", { path: "src/retry.js", content: "export const retry = (fn, n = 3) => fn();\n" }),
+        call("complete_step", { step_id: "F1", summary: "Three attempts." }),
+      ],
+      `ci_fix: build\n${prices}`,
+    );
+    failTests(pull.headSha!);
+    await fx.app.deliver("check_suite", suiteFailed(pull.headSha!));
+
+    const said = onPullRequest().at(-1)!;
+    expect(said).toContain("⚠️ The diagnosis could not be made (the diagnosis reached the cost cap of $0.05)");
+    expect(said).toContain("Building **F1** to fix it (attempt 1 of 2).");
+    expect(fx.repo.log(BRANCH)[0]).toBe("F1: Fix failing check: test");
+    expect(fx.model.requests).toHaveLength(6);
+    // The follow-up's cost: the diagnosis's two requests and the build's two.
+    expect(fx.github.comments.find((c) => c.id === plan.id)!.body).toContain(
+      "Follow-up cost so far: 20,200 prompt tokens (0 cached) + 2,040 completion tokens over 4",
+    );
   });
 
   it("starts nothing for Blueprint's own failing check, or another pull request's failure", async () => {
