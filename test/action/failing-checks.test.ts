@@ -194,7 +194,12 @@ describe("the Action follows up failing checks on Blueprint's pull request", () 
     expect(success.result).toEqual({ status: "skipped", failed: false });
     const own = await run([], "workflow_run", ciFailed(headSha, { path: ".github/workflows/blueprint.yml" }));
     expect(own.result).toEqual({ status: "skipped", failed: false });
-    // Neither event reached GitHub.
+    // A run on an older commit than its pull request's head (the payload names the pull request's head).
+    const older = ciFailed(repo.head());
+    older.workflow_run.pull_requests[0].head.sha = headSha;
+    const stale = await run([], "workflow_run", older);
+    expect(stale.result).toEqual({ status: "skipped", failed: false });
+    // None of these events reached GitHub.
     expect(github.requests).toHaveLength(before.requests);
 
     // A failure on the head of pull request #7, which no Blueprint plan built: read, and nothing written.
