@@ -1,18 +1,15 @@
 import { promises as fs } from "node:fs";
 import { z } from "zod";
 import { commentJob, reviewJob } from "../jobs/from-webhook.js";
-import type { Job } from "../jobs/job.js";
 import { OWN_TOKEN_INSTALLATION_ID } from "../jobs/one-job.js";
-import type { RepositoryInfo } from "../workflow/ports.js";
+import { repositoryOf } from "../jobs/payload.js";
+import { checkSuiteEventOf, workflowRunEventOf, type ChecksEvent } from "./check-event.js";
+import { EventError, parse, repositorySchema, userSchema as user, type Asked, type Ignored } from "./payload-schema.js";
 
-const user = z.object({ login: z.string(), type: z.string() });
-const repositorySchema = z.object({
-  name: z.string(),
-  owner: z.object({ login: z.string() }),
-  clone_url: z.string(),
-  default_branch: z.string(),
-  html_url: z.string(),
-});
+export { EventError } from "./payload-schema.js";
+
+/** The events the Action acts on; a workflow's `on:` may name more. */
+const EVENTS = ["issue_comment", "pull_request_review", "check_suite", "workflow_run"];
 
 const issueCommentEvent = z.object({
   action: z.string(),
@@ -42,41 +39,25 @@ const reviewEvent = z.object({
   sender: user,
 });
 
-/**
- * What the summary says was asked, and the job it asks for: null when it is not for Blueprint (a bot, a blank comment,
- * a plain review).
- */
-interface Asked {
-  repo: RepositoryInfo;
-  number: number;
-  actor: string;
-  job: Job | null;
-}
-
 export type ActionEvent =
-  | ({ kind: "comment"; body: string } & Asked)
-  | ({ kind: "review"; state: string } & Asked)
-  /** Not an event Blueprint acts on (the workflow's `on:` is broader, or the comment was edited). */
-  | { kind: "ignored"; reason: string };
+  ({ kind: "comment"; body: string } & Asked) | ({ kind: "review"; state: string } & Asked) | ChecksEvent | Ignored;
 
-export class EventError extends Error {}
-
-/** The workflow's triggering event, read from GITHUB_EVENT_PATH and validated. */
+/**
+ * The workflow's triggering event, read from GITHUB_EVENT_PATH and validated; `workflowRef` (GITHUB_WORKFLOW_REF) is
+ * the workflow running Blueprint.
+ */
 export async function readActionEvent(
   eventName: string | undefined,
   eventPath: string | undefined,
   deliveryId: string,
+  workflowRef?: string,
 ): Promise<ActionEvent> {
   if (!eventName || !eventPath)
     throw new EventError(
       "GITHUB_EVENT_NAME and GITHUB_EVENT_PATH are not set; Blueprint's Action only runs inside a GitHub Actions workflow.",
     );
-  if (eventName !== "issue_comment" && eventName !== "pull_request_review") {
-    return {
-      kind: "ignored",
-      reason: `Blueprint acts on issue_comment and pull_request_review events, not ${eventName}.`,
-    };
-  }
+  if (!EVENTS.includes(eventName))
+    return { kind: "ignored", reason: `Blueprint acts on ${EVENTS.join(", ")} events, not ${eventName}.` };
   let payload: unknown;
   try {
     payload = JSON.parse(await fs.readFile(eventPath, "utf8"));
@@ -85,7 +66,16 @@ export async function readActionEvent(
       `could not read the event payload at ${eventPath}: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
-  return eventName === "issue_comment" ? commentEvent(payload, deliveryId) : reviewEventOf(payload, deliveryId);
+  switch (eventName) {
+    case "issue_comment":
+      return commentEvent(payload, deliveryId);
+    case "pull_request_review":
+      return reviewEventOf(payload, deliveryId);
+    case "check_suite":
+      return checkSuiteEventOf(payload, deliveryId);
+    default:
+      return workflowRunEventOf(payload, deliveryId, workflowRef);
+  }
 }
 
 function commentEvent(payload: unknown, deliveryId: string): ActionEvent {
@@ -103,7 +93,7 @@ function commentEvent(payload: unknown, deliveryId: string): ActionEvent {
   });
   return {
     kind: "comment",
-    repo: repoInfo(event.repository),
+    repo: repositoryOf(event.repository),
     number: event.issue.number,
     actor: author.login,
     body,
@@ -124,27 +114,10 @@ function reviewEventOf(payload: unknown, deliveryId: string): ActionEvent {
   });
   return {
     kind: "review",
-    repo: repoInfo(event.repository),
+    repo: repositoryOf(event.repository),
     number: event.pull_request.number,
     actor: reviewer.login,
     state: event.review.state,
     job: accepted?.job ?? null,
-  };
-}
-
-function parse<T>(schema: z.ZodType<T>, payload: unknown, name: string): T {
-  const parsed = schema.safeParse(payload);
-  if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ");
-  throw new EventError(`the ${name} event payload is not what GitHub sends: ${problems}`);
-}
-
-function repoInfo(repository: z.output<typeof repositorySchema>): RepositoryInfo {
-  return {
-    owner: repository.owner.login,
-    name: repository.name,
-    cloneUrl: repository.clone_url,
-    defaultBranch: repository.default_branch,
-    htmlUrl: repository.html_url,
   };
 }

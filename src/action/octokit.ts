@@ -17,11 +17,13 @@ export interface ActionOctokitOptions {
   fetch?: typeof globalThis.fetch | undefined;
   /** GitHub asks for a second between writes; off only where nothing is rate-limited (tests). */
   paced?: boolean;
+  /** Told of every request that failed (after retries), with the address it went to; the error goes on as it was. */
+  onError?: ((error: unknown, url: string) => void) | undefined;
 }
 
 /** @octokit/rest with a token, retries on 5xx and GitHub's rate-limit pacing, as Probot gives the App. */
 export function createActionOctokit(options: ActionOctokitOptions): PortOctokit {
-  return new ActionOctokit({
+  const octokit = new ActionOctokit({
     auth: options.token,
     baseUrl: options.baseUrl.replace(/\/+$/, ""),
     userAgent: "blueprint-action",
@@ -45,4 +47,11 @@ export function createActionOctokit(options: ActionOctokitOptions): PortOctokit 
       },
     },
   });
+  const { onError } = options;
+  if (onError)
+    octokit.hook.error("request", (error, request) => {
+      onError(error, (error as { request?: { url?: string } }).request?.url ?? request.url);
+      throw error;
+    });
+  return octokit;
 }

@@ -6,6 +6,7 @@ import { readInput, readInputs } from "./inputs.js";
 import { actionLogger, type ActionIo } from "./io.js";
 import { runActionJob } from "./main.js";
 import { createActionOctokit, type ActionOctokitOptions } from "./octokit.js";
+import { refusedReads } from "./permissions.js";
 import { outputsOf, renderJobSummary } from "./summary.js";
 
 export interface ActionRunnerDeps {
@@ -44,7 +45,12 @@ export async function runAction(deps: ActionRunnerDeps): Promise<ActionResult> {
     // 2. Inputs and the event that started the workflow.
     const inputs = readInputs(env);
     const deliveryId = `actions-${env.GITHUB_RUN_ID ?? "local"}-${env.GITHUB_RUN_ATTEMPT ?? "1"}`;
-    const event = await readActionEvent(env.GITHUB_EVENT_NAME, env.GITHUB_EVENT_PATH, deliveryId);
+    const event = await readActionEvent(
+      env.GITHUB_EVENT_NAME,
+      env.GITHUB_EVENT_PATH,
+      deliveryId,
+      env.GITHUB_WORKFLOW_REF,
+    );
     if (event.kind === "ignored") {
       io.info(`Nothing to do: ${event.reason}`);
       io.setOutput("status", "skipped");
@@ -54,6 +60,8 @@ export async function runAction(deps: ActionRunnerDeps): Promise<ActionResult> {
     // 3. The engine and GitHub (api.github.com, or GHES through GITHUB_API_URL).
     const log = actionLogger(io);
     const workflowDeps = createWorkflowDeps(inputs.engine, log, [inputs.githubToken]);
+    // Reads a checks follow-up was refused: the permissions the workflow should grant.
+    const refused = refusedReads();
     const octokit = (deps.createOctokit ?? createActionOctokit)({
       token: inputs.githubToken,
       baseUrl: env.GITHUB_API_URL || "https://api.github.com",
@@ -61,6 +69,7 @@ export async function runAction(deps: ActionRunnerDeps): Promise<ActionResult> {
       fetch: deps.fetch,
       // Off only where nothing is rate-limited, as for the App (BLUEPRINT_GITHUB_WRITE_GAP_MS).
       paced: env.BLUEPRINT_GITHUB_WRITE_GAP_MS !== "0",
+      onError: refused.record,
     });
 
     // 4. The job, inline.
@@ -80,7 +89,10 @@ export async function runAction(deps: ActionRunnerDeps): Promise<ActionResult> {
         : []),
       ...jobErrors,
     ].map(redact);
-    await io.writeSummary(redact(renderJobSummary(event, outcome, problems)));
+    // Only a checks follow-up needs them: any other job's refused check reads are its check runs', skipped as before.
+    const permissions = event.kind === "checks" ? refused.advice() : [];
+    permissions.forEach((line) => io.warning(line));
+    await io.writeSummary(redact(renderJobSummary(event, outcome, problems, permissions)));
     if (problems.length > 0) {
       io.setFailed(`Blueprint failed: ${problems.join("; ")}`);
       return { status: outputs.status, failed: true };

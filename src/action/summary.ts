@@ -23,12 +23,16 @@ export function renderJobSummary(
   event: Exclude<ActionEvent, { kind: "ignored" }>,
   outcome: RunOutcome,
   problems: string[],
+  /** The permissions the workflow's token lacked for what this run had to read. */
+  permissions: string[] = [],
 ): string {
   const outputs = outputsOf(outcome);
   const asked =
     event.kind === "comment"
       ? `comment by @${event.actor}: \`${firstLine(event.body)}\``
-      : `${event.state.toLowerCase()} review by @${event.actor}`;
+      : event.kind === "review"
+        ? `${event.state.toLowerCase()} review by @${event.actor}`
+        : `failed ${event.what} on \`${event.headSha.slice(0, 7)}\` (pull request #${event.pullRequest})`;
   const plan = outcome.plan?.state.plan;
   const rows: Array<[string, string]> = [
     ["Thread", `${event.repo.owner}/${event.repo.name}#${event.number}`],
@@ -47,6 +51,8 @@ export function renderJobSummary(
     ...rows.map(([name, value]) => `| ${name} | ${escapeCell(value)} |`),
   ];
   if (problems.length > 0) lines.push("", "### ❌ Failed", "", ...problems.map((problem) => `- ${problem}`));
+  if (permissions.length > 0)
+    lines.push("", "### ⚠️ Permissions the workflow's token lacks", "", ...permissions.map((line) => `- ${line}`));
   if (outcome.replies.length > 0)
     lines.push("", "### Replies posted", "", ...outcome.replies.map((reply) => `> ${firstLine(reply)}`));
   return lines.join("\n");

@@ -38,6 +38,7 @@ export function createOctokitPort(options: OctokitPortOptions): ThreadPort {
             body: "",
           })),
       buttons: options.checkButtons ?? true,
+      isOwnRun: options.isOwnCheckRun,
     }),
     reviews: reviewThreads(scope),
   };

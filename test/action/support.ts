@@ -110,3 +110,45 @@ export function reviewEvent(options: { cloneUrl: string; state: string; login?: 
   payload.repository.default_branch = "main";
   return payload;
 }
+
+/**
+ * workflow_run.completed from @octokit/webhooks-examples (the one on a pull request), edited to a run of `name` on
+ * `headSha` of `headBranch`, the head of pull request `pullRequest` of our repository.
+ */
+export function workflowRunEvent(options: {
+  cloneUrl: string;
+  headSha: string;
+  headBranch: string;
+  pullRequest: number;
+  conclusion?: string;
+  name?: string;
+  path?: string;
+}) {
+  const payload = webhookExample(
+    "workflow_run",
+    (e) => e.action === "completed" && (e.workflow_run as { pull_requests: unknown[] }).pull_requests.length === 1,
+  );
+  const run = payload.workflow_run;
+  const pull = run.pull_requests[0];
+  payload.workflow_run = {
+    ...run,
+    name: options.name ?? "CI",
+    path: options.path ?? ".github/workflows/ci.yml",
+    conclusion: options.conclusion ?? "failure",
+    head_sha: options.headSha,
+    head_branch: options.headBranch,
+    pull_requests: [
+      { ...pull, number: options.pullRequest, head: { ...pull.head, ref: options.headBranch, sha: options.headSha } },
+    ],
+  };
+  payload.repository = {
+    ...payload.repository,
+    name: "Hello-World",
+    full_name: "Codertocat/Hello-World",
+    owner: { ...payload.repository.owner, login: "Codertocat" },
+    clone_url: options.cloneUrl,
+    html_url: "https://github.com/Codertocat/Hello-World",
+    default_branch: "main",
+  };
+  return payload;
+}

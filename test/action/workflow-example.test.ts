@@ -8,6 +8,7 @@ const workflowSchema = z.object({
   on: z.object({
     issue_comment: z.object({ types: z.array(z.string()) }),
     pull_request_review: z.object({ types: z.array(z.string()) }),
+    workflow_run: z.object({ workflows: z.array(z.string()), types: z.array(z.string()) }),
   }),
   permissions: z.record(z.string(), z.string()),
   jobs: z.record(
@@ -30,20 +31,32 @@ describe("the example workflow (docs/workflow-example.yml)", () => {
     expect(workflow.on.pull_request_review.types).toEqual(["submitted"]);
   });
 
-  it("grants what Blueprint needs: push, comment, open pull requests, write its check runs", () => {
+  it("follows the completed runs of the CI workflow it names, for failing checks", () => {
+    expect(workflow.on.workflow_run).toEqual({ workflows: ["CI"], types: ["completed"] });
+    expect(text).toMatch(/workflow_run:.*# .*name your CI workflow here/);
+  });
+
+  it("grants what Blueprint needs: push, comment, open pull requests, write its check runs, read jobs' logs", () => {
     expect(workflow.permissions).toEqual({
       contents: "write",
       issues: "write",
       "pull-requests": "write",
       checks: "write",
+      actions: "read",
     });
   });
 
-  it("skips bots and runs one job at a time per issue or pull request, never cancelling a build", () => {
+  it("skips bots' comments and passing CI, and runs one job at a time per issue or pull request, never cancelling a build", () => {
     expect(Object.keys(workflow.jobs)).toHaveLength(1);
-    expect(job?.if).toBe("github.event.sender.type != 'Bot'");
-    expect(job?.concurrency.group).toContain("github.event.issue.number");
-    expect(job?.concurrency.group).toContain("github.event.pull_request.number");
+    expect(job?.if).toBe(
+      "github.event.workflow_run.conclusion == 'failure' || (!github.event.workflow_run && github.event.sender.type != 'Bot')",
+    );
+    for (const number of [
+      "github.event.issue.number",
+      "github.event.pull_request.number",
+      "github.event.workflow_run.pull_requests[0].number",
+    ])
+      expect(job?.concurrency.group).toContain(number);
     expect(job?.concurrency["cancel-in-progress"]).toBe(false);
   });
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest"
 import { startModelServer, type ModelServer } from "../helpers/model-server.js";
 import { startGitHubDouble, type GitHubDouble } from "./double/github-server.js";
 import type { CommentRecord } from "./double/state.js";
-import { issueCommentCreated } from "./double/webhooks.js";
+import { checkSuiteCompleted, issueCommentCreated } from "./double/webhooks.js";
 import { ACTION_BUNDLE, createActionsRunner, type ActionStep, type ActionsRunner } from "./support/actions-runner.js";
 import { FILES, GREET_JS, greeterScript, INDEX_JS, PLAN, STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
 
@@ -12,7 +12,8 @@ import { FILES, GREET_JS, greeterScript, INDEX_JS, PLAN, STEP_COMMITS, stepOf } 
  * The GitHub Action as a runner runs it — `node dist/index.js`, the committed bundle, with the
  * event file, INPUT_* and GITHUB_* set — against a local GitHub (REST under /api/v3, git over
  * smart HTTP) and a scripted model: /plan → plan comment and outputs → /build → commits pushed →
- * pull request → boxes ticked; a model that is down fails the step and says so on the issue.
+ * pull request → boxes ticked → another CI's failed check suite on it → an F-step; a model that is down fails the
+ * step and says so on the issue.
  */
 
 const MODEL_KEY = "sk-e2e-action-model-key-000000000000";
@@ -193,6 +194,54 @@ describe("the GitHub Action, run as `node dist/index.js` by a runner, against a 
     expect(step.summary).toContain(pullUrl);
     expect(step.stdout).not.toContain("::error::");
   }, 120_000);
+
+  it("a failed check suite of another CI on the pull request's head: a comment there, and an F-step for /fix", async () => {
+    onTestFailed(() => console.error(diagnostics()));
+    const pull = github.state.pulls[0];
+    if (!pull) throw new Error("the /build walk must have opened a pull request");
+    const ci = { id: 4242, slug: "ci-app" };
+    const head = github.repository.head(BRANCH) ?? "";
+    github.state.addCheckRun({
+      name: "lint",
+      headSha: head,
+      externalId: null,
+      status: "completed",
+      conclusion: "failure",
+      title: "2 problems",
+      summary: "no-unused-vars",
+      text: null,
+      annotations: [
+        {
+          path: "src/greet.js",
+          start_line: 1,
+          end_line: 1,
+          annotation_level: "failure",
+          message: "'x' is defined but never used",
+          title: "no-unused-vars",
+        },
+      ],
+      actions: [],
+      app: ci,
+      completedAt: new Date().toISOString(),
+    });
+    const asked = model.requests.length;
+    const step = await runner.run(checkSuiteCompleted(github, pull, { app: ci, conclusion: "failure" }));
+    steps.push(step);
+
+    expect(step.code).toBe(0);
+    // `ci_fix: suggest` (the default): no model, no push; the pull request is told, the plan comment holds F1.
+    expect(model.requests).toHaveLength(asked);
+    expect(github.repository.log(BRANCH)).toEqual([...STEP_COMMITS, "initial commit"]);
+    const said = github.state.botComments(pull.number).at(-1)?.body ?? "";
+    expect(said).toMatch(/A check fails on this pull request's head[\s\S]*\*\*lint\*\*: 2 problems/);
+    expect(said).toContain("`src/greet.js:1` no-unused-vars");
+    expect(said).toContain("**F1** (Fix failing check: lint) waits in the plan comment");
+    expect(github.state.comment(planComment.id)?.body).toContain("- [ ] **F1** Fix failing check: lint");
+    expect(step.summary).toContain(
+      `failed check suite of ci-app on \`${head.slice(0, 7)}\` (pull request #${pull.number})`,
+    );
+    expect(step.stdout).not.toContain("::error::");
+  }, 90_000);
 
   it("fails the step when the model endpoint answers 500, and says why on the issue in plain words", async () => {
     onTestFailed(() => console.error(diagnostics()));

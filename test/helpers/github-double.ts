@@ -59,6 +59,15 @@ export interface GitHubDoubleOptions {
    * Runs as `GET /repos/{owner}/{repo}` is answered: a test changes the remote there, between two of Blueprint's steps.
    */
   onRepositoryRead?: () => void;
+  /**
+   * Who Blueprint acts as (default `blueprint[bot]` of the Blueprint App); the Action with a workflow's token is
+   * `github-actions[bot]` of the GitHub Actions app, which also makes the workflows' own check runs.
+   */
+  bot?: { login: string; app: { id: number; slug: string } };
+  /** GitHub refuses (403) to list check runs and their annotations, as for a token without `checks: read`. */
+  checkReadsRefused?: boolean;
+  /** GitHub refuses (403) Actions jobs' logs, as for a token without `actions: read`. */
+  jobLogsRefused?: boolean;
 }
 
 /** A review thread as GitHub's GraphQL `reviewThreads` answers it. */
@@ -140,7 +149,8 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     app: { id: number; slug: string };
   }> = [];
   /** The app behind Blueprint's check runs (the bot's login is its slug with `[bot]`). */
-  const ownApp = { id: APP_ID, slug: "blueprint" };
+  const ownApp = options.bot?.app ?? { id: APP_ID, slug: "blueprint" };
+  const botLogin = options.bot?.login ?? BOT_LOGIN;
   let nextId = 1000;
 
   const record = (method: string, path: string, body: unknown) => requests.push({ method, path, body });
@@ -152,7 +162,7 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       node_id: `IC_${id}`,
       body,
       user,
-      performed_via_github_app: viaApp ? { id: APP_ID } : null,
+      performed_via_github_app: viaApp ? { id: ownApp.id } : null,
       html_url: `https://github.com/${owner}/${repo}/issues/${number}#issuecomment-${id}`,
       issue_url: `https://api.github.com/repos/${owner}/${repo}/issues/${number}`,
       created_at: now,
@@ -271,7 +281,7 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     .post(`${base}/issues/${number}/comments`)
     .reply((uri, body) => {
       record("POST", uri, body);
-      return [201, addComment((body as { body: string }).body, { login: BOT_LOGIN, type: "Bot" }, true)];
+      return [201, addComment((body as { body: string }).body, { login: botLogin, type: "Bot" }, true)];
     })
     .get(new RegExp(`^${escape(base)}/issues/comments/\\d+$`))
     .reply((uri) => {
@@ -304,7 +314,7 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
         body: (body as { body: string }).body,
         url,
         diffHunk: thread.comments[0]?.diffHunk ?? "",
-        author: { login: BOT_LOGIN.replace("[bot]", ""), __typename: "Bot" },
+        author: { login: botLogin.replace("[bot]", ""), __typename: "Bot" },
         pullRequestReview: null,
       });
       return [201, { id, html_url: url, body: (body as { body: string }).body, in_reply_to_id: commentId }];
@@ -387,6 +397,7 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     .get(new RegExp(`^${escape(base)}/commits/[0-9a-f]+/check-runs(\\?.*)?$`))
     .reply((uri) => {
       record("GET", uri, null);
+      if (options.checkReadsRefused) return [403, { message: "Resource not accessible by integration" }];
       const sha = uri.split("/").at(-2);
       const name = new URL(`https://x${uri}`).searchParams.get("check_name");
       const runs = checkRuns.filter((run) => run.head_sha === sha && (!name || run.name === name));
@@ -427,6 +438,7 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     .get(new RegExp(`^${escape(base)}/check-runs/\\d+/annotations(\\?.*)?$`))
     .reply((uri) => {
       record("GET", uri, null);
+      if (options.checkReadsRefused) return [403, { message: "Resource not accessible by integration" }];
       const id = Number(new URL(`https://x${uri}`).pathname.split("/").at(-2));
       return [
         200,
@@ -441,6 +453,7 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     .reply((uri) => {
       record("GET", uri, null);
       const id = Number(uri.split("/").at(-2));
+      if (options.jobLogsRefused) return [403, { message: "Resource not accessible by integration" }];
       if (!jobLogs.has(id)) return [404, { message: "Not Found" }];
       // As GitHub does: a redirect to a short-lived address where the log is.
       return [302, "", { Location: `https://pipelines.actions.example/logs/${id}.txt` }];
@@ -487,7 +500,7 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
           html_url: pull.html_url,
           state: pull.state,
           draft: pull.draft,
-          user: { login: BOT_LOGIN, type: "Bot" },
+          user: { login: botLogin, type: "Bot" },
           head: { ref: pull.head, sha: pull.headSha ?? "0".repeat(40), repo: { full_name: full } },
           base: { ref: pull.base, repo: { full_name: full } },
         },
@@ -504,7 +517,7 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
           number: pull.number,
           title: pull.title,
           body: pull.body,
-          user: { login: BOT_LOGIN, type: "Bot" },
+          user: { login: botLogin, type: "Bot" },
           pull_request: { url: `https://api.github.com${base}/pulls/${pull.number}` },
         },
       ];
@@ -513,7 +526,7 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     .reply((uri, body) => {
       record("POST", uri, body);
       const other = Number(uri.split("/").at(-2));
-      const made = addComment((body as { body: string }).body, { login: BOT_LOGIN, type: "Bot" }, true);
+      const made = addComment((body as { body: string }).body, { login: botLogin, type: "Bot" }, true);
       // Not on the double's own thread: kept apart, so that its listing stays the thread's.
       comments.splice(comments.indexOf(made), 1);
       const comment = {
@@ -644,7 +657,7 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     addUserComment: (login: string, body: string) => addComment(body, { login, type: "User" }, false),
     /** A comment as if Blueprint had written it earlier (e.g. a plan from a previous run). */
     addBotComment: (body: string | ((id: number) => string)) => {
-      const comment = addComment(typeof body === "string" ? body : "", { login: BOT_LOGIN, type: "Bot" }, true);
+      const comment = addComment(typeof body === "string" ? body : "", { login: botLogin, type: "Bot" }, true);
       // A state marker is signed for the comment that holds it: render it once the id is known.
       if (typeof body !== "string") {
         comment.body = body(comment.id);
@@ -700,7 +713,7 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       return made;
     },
     /** Comments Blueprint wrote. */
-    botComments: () => comments.filter((c) => c.user.login === BOT_LOGIN),
+    botComments: () => comments.filter((c) => c.user.login === botLogin),
     done: () => nock.cleanAll(),
   };
 }

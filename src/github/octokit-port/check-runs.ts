@@ -1,7 +1,7 @@
 import type { CheckAnnotation, CheckRunOutput, CheckRunPort } from "../../workflow/ports.js";
 import { sameCheckRun } from "../../shared/check-run.js";
 import { failingChecks } from "./failing-checks.js";
-import { unlessNotFound, type ThreadScope } from "./scope.js";
+import { unlessNotFound, type OwnCheckRunFacts, type ThreadScope } from "./scope.js";
 
 /** GitHub takes at most 50 annotations per create or update request; more go in further updates. */
 const ANNOTATIONS_PER_REQUEST = 50;
@@ -11,11 +11,17 @@ const MAX_OUTPUT_CHARS = 65_535;
 /** Check runs on the repository's commits: found by name and external id, read by id, created, updated. */
 export function checkRuns(
   { octokit, where }: ThreadScope,
-  { isOwnApp, buttons }: Pick<CheckRunPort, "isOwnApp" | "buttons">,
+  {
+    isOwnApp,
+    buttons,
+    isOwnRun,
+  }: Pick<CheckRunPort, "isOwnApp" | "buttons"> & {
+    isOwnRun?: ((run: OwnCheckRunFacts) => boolean) | undefined;
+  },
 ): CheckRunPort {
-  /** Whether GitHub says this app made the run (a run's `app` is null when no app did). */
-  const ownRun = (run: { app: { id: number; slug?: string | undefined } | null }) =>
-    run.app !== null && isOwnApp({ id: run.app.id, slug: run.app.slug ?? "" });
+  /** Whether the run is Blueprint's: by default, whether GitHub says this app made it (`app` null: no app did). */
+  const ownRun =
+    isOwnRun ?? ((run: OwnCheckRunFacts) => run.app !== null && isOwnApp({ id: run.app.id, slug: run.app.slug ?? "" }));
   const addRest = async (id: number, run: CheckRunOutput, rest: CheckAnnotation[]) => {
     for (let at = 0; at < rest.length; at += ANNOTATIONS_PER_REQUEST) {
       await octokit.rest.checks.update({

@@ -1,13 +1,11 @@
 import type { FailingCheck } from "../../workflow/ports.js";
-import type { ThreadScope } from "./scope.js";
+import type { OwnCheckRunFacts, ThreadScope } from "./scope.js";
 
 /** The most of a job's log kept: its end, where a failing step's output is. */
 const LOG_TAIL_CHARS = 12_000;
 const LOG_TAIL_LINES = 150;
 /** Annotations read per failing check (one page). */
 const ANNOTATIONS = 50;
-
-type Run = { app: { id: number; slug?: string | undefined } | null };
 
 /**
  * A commit's failed check runs with what they say. A GitHub Actions job's log comes from the logs endpoint, which
@@ -16,7 +14,7 @@ type Run = { app: { id: number; slug?: string | undefined } | null };
 export async function failingChecks(
   { octokit, where }: Pick<ThreadScope, "octokit" | "where">,
   headSha: string,
-  ownRun: (run: Run) => boolean,
+  ownRun: (run: OwnCheckRunFacts) => boolean,
 ): Promise<FailingCheck[]> {
   const runs = await octokit.paginate(octokit.rest.checks.listForRef, {
     ...where,

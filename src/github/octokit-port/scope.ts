@@ -25,8 +25,20 @@ export interface OctokitPortOptions {
    * `<slug>[bot]`).
    */
   isOwnCheckApp?: ((app: { id: number; slug: string }) => boolean) | undefined;
+  /**
+   * Check runs that are Blueprint's own (found to update; never a failure to fix): by default, every run its app made.
+   * The Action's token may be an app's that other workflows write check runs with too (GitHub Actions').
+   */
+  isOwnCheckRun?: ((run: OwnCheckRunFacts) => boolean) | undefined;
   /** Whether check runs carry buttons: only where their clicks come back as webhooks (the App, not the Action). */
   checkButtons?: boolean | undefined;
+}
+
+/** What tells a check run's maker, as the Checks API lists it. */
+export interface OwnCheckRunFacts {
+  name: string;
+  external_id?: string | null | undefined;
+  app: { id: number; slug?: string | undefined } | null;
 }
 
 /** What every part of the port works on: one Octokit, one repository, one issue or pull request. */

@@ -327,6 +327,23 @@ export const REST_ROUTES: RestRoute[] = [
     const run = double.state.checkRuns.find((candidate) => candidate.id === Number(params.check_run_id));
     return run ? ok(renderCheckRun(double, run)) : notFound;
   }),
+  route("GET", `${REPO}/check-runs/{check_run_id}/annotations`, (double, request) => {
+    const run = double.state.checkRuns.find((candidate) => candidate.id === Number(request.params.check_run_id));
+    if (!run) return notFound;
+    const fullName = repoPath(double);
+    return paginate(
+      double,
+      request,
+      run.annotations.map((note) => ({
+        ...note,
+        title: note.title ?? null,
+        blob_href: `${double.webUrl}/${fullName}/blob/${run.headSha}/${note.path}`,
+        start_column: null,
+        end_column: null,
+        raw_details: null,
+      })),
+    );
+  }),
   route("GET", `${REPO}/commits/{ref}/check-runs`, (double, request) => {
     const sha = commitExists(double, request.params.ref ?? "")
       ? double.repository.git(["rev-parse", `${request.params.ref}^{commit}`]).trim()

@@ -128,6 +128,48 @@ export function pullRequestClosed(
   return { name: "pull_request", payload };
 }
 
+/**
+ * `check_suite.completed` for `app`'s suite on the head of a pull request the double holds, concluded `conclusion`:
+ * another CI than GitHub Actions (whose suites GitHub sends to no workflow).
+ */
+export function checkSuiteCompleted(
+  double: GitHubDouble,
+  pull: PullRecord,
+  options: { app: { id: number; slug: string }; conclusion: string },
+): WebhookEvent {
+  const payload = repoint(
+    double,
+    example("check_suite", (candidate) => candidate.action === "completed"),
+  );
+  const suite = object(payload.check_suite);
+  const [example0] = (suite.pull_requests as Json[] | undefined) ?? [];
+  const fullName = `${double.repository.owner}/${double.repository.name}`;
+  const sha = double.repository.head(pull.head) ?? "";
+  const side = (ref: string) => ({
+    ...object(object(example0).head),
+    ref,
+    sha: double.repository.head(ref) ?? "",
+  });
+  payload.check_suite = {
+    ...suite,
+    head_branch: pull.head,
+    head_sha: sha,
+    status: "completed",
+    conclusion: options.conclusion,
+    app: { ...object(suite.app), id: options.app.id, slug: options.app.slug, name: options.app.slug },
+    pull_requests: [
+      {
+        ...object(example0),
+        url: `${double.apiUrl}/repos/${fullName}/pulls/${pull.number}`,
+        number: pull.number,
+        head: side(pull.head),
+        base: side(pull.base),
+      },
+    ],
+  };
+  return { name: "check_suite", payload };
+}
+
 /** Points an example's repository, URLs and installation at the double. */
 function repoint(double: GitHubDouble, original: Example): Example {
   const fullName = `${double.repository.owner}/${double.repository.name}`;
