@@ -34,7 +34,19 @@ const BUILD_S1 = [
   call("write_file", { path: "src/retry.js", content: "export const retry = (fn) => fn();\n" }),
   call("complete_step", { step_id: "S1", summary: "Added it." }),
 ];
+/** The model's read-only diagnosis of a failing check: one fix-up step with the title given. */
+const diagnosis = (title: string) =>
+  call(
+    "submit_plan",
+    samplePlan({
+      title: "the check fails",
+      summary: "The failure comes from `retry` making one attempt.",
+      steps: [{ id: "S1", title, details: "Make it pass.", files: ["src/retry.js"] }],
+      verification: [],
+    }),
+  );
 const BUILD_F1 = [
+  diagnosis("Retry three times"),
   call("write_file", { path: "src/retry.js", content: "export const retry = (fn, n = 3) => fn();\n" }),
   call("complete_step", { step_id: "F1", summary: "Three attempts." }),
 ];
@@ -132,8 +144,9 @@ describe("the Action follows up failing checks on Blueprint's pull request", () 
     const { step, result, model } = await run(BUILD_F1, "workflow_run", ciFailed(headSha));
 
     expect(result).toEqual({ status: "built", failed: false });
-    expect(repo.log(BRANCH).slice(0, 2)).toEqual(["F1: Fix failing check: test", "S1: Add a retry helper"]);
-    const task = String(model.requests[0]?.messages[1]?.content);
+    expect(repo.log(BRANCH).slice(0, 2)).toEqual(["F1: Retry three times", "S1: Add a retry helper"]);
+    // The model's read-only diagnosis is told the failing check's output, as untrusted input.
+    const task = (model.requests[0]?.messages ?? []).map((message) => String(message.content)).join("\n");
     expect(task).toContain('<untrusted_input check="test">');
     expect(task).toContain("Error: expected 3 attempts, got 1");
     expect(task).not.toContain("Blueprint build");
@@ -176,13 +189,14 @@ describe("the Action follows up failing checks on Blueprint's pull request", () 
     });
     const suite = checkSuitePayload({ headSha, headBranch: BRANCH, pullRequest: 100, cloneUrl: repo.url, app: ci });
 
-    const { result, model } = await run([], "check_suite", suite);
+    const { result, model } = await run([diagnosis("Remove the unused variable")], "check_suite", suite);
 
     expect(result.failed).toBe(false);
-    expect(model.requests).toHaveLength(0);
+    // Only the diagnosis asked the model: nothing was built.
+    expect(model.requests).toHaveLength(1);
     expect(repo.log(BRANCH)[0]).toBe("S1: Add a retry helper");
     expect(onPullRequest().at(-1)).toMatch(/A check fails on this pull request's head[\s\S]*\*\*lint\*\*: 2 problems/);
-    expect(onPullRequest().at(-1)).toContain("**F1** (Fix failing check: lint) waits in the plan comment");
+    expect(onPullRequest().at(-1)).toContain("**F1** (Remove the unused variable) waits in the plan comment");
   });
 
   it("starts nothing for a success, another pull request, or Blueprint's own workflow", async () => {

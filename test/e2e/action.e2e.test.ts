@@ -6,7 +6,16 @@ import { startGitHubDouble, type GitHubDouble } from "./double/github-server.js"
 import type { CommentRecord } from "./double/state.js";
 import { checkSuiteCompleted, issueCommentCreated } from "./double/webhooks.js";
 import { ACTION_BUNDLE, createActionsRunner, type ActionStep, type ActionsRunner } from "./support/actions-runner.js";
-import { FILES, GREET_JS, greeterScript, INDEX_JS, PLAN, STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
+import {
+  DIAGNOSIS_STEP,
+  FILES,
+  GREET_JS,
+  greeterScript,
+  INDEX_JS,
+  PLAN,
+  STEP_COMMITS,
+  stepOf,
+} from "./support/greeter-scenario.js";
 
 /**
  * The GitHub Action as a runner runs it — `node dist/index.js`, the committed bundle, with the
@@ -229,14 +238,16 @@ describe("the GitHub Action, run as `node dist/index.js` by a runner, against a 
     steps.push(step);
 
     expect(step.code).toBe(0);
-    // `ci_fix: suggest` (the default): no model, no push; the pull request is told, the plan comment holds F1.
-    expect(model.requests).toHaveLength(asked);
+    // `ci_fix: suggest` (the default): the model's read-only diagnosis, no push; the pull request is told, the
+    // plan comment holds F1.
+    expect(model.requests).toHaveLength(asked + 1);
     expect(github.repository.log(BRANCH)).toEqual([...STEP_COMMITS, "initial commit"]);
     const said = github.state.botComments(pull.number).at(-1)?.body ?? "";
     expect(said).toMatch(/A check fails on this pull request's head[\s\S]*\*\*lint\*\*: 2 problems/);
     expect(said).toContain("`src/greet.js:1` no-unused-vars");
-    expect(said).toContain("**F1** (Fix failing check: lint) waits in the plan comment");
-    expect(github.state.comment(planComment.id)?.body).toContain("- [ ] **F1** Fix failing check: lint");
+    expect(said).toContain("`src/greet.js` declares `x` and never uses it");
+    expect(said).toContain(`**F1** (${DIAGNOSIS_STEP}) waits in the plan comment`);
+    expect(github.state.comment(planComment.id)?.body).toContain(`- [ ] **F1** ${DIAGNOSIS_STEP}`);
     expect(step.summary).toContain(
       `failed check suite of ci-app on \`${head.slice(0, 7)}\` (pull request #${pull.number})`,
     );

@@ -67,6 +67,18 @@ const STEPS: Record<string, ScriptedReply[]> = {
   ],
 };
 
+/** The read-only diagnosis of a failing lint check: one fix-up step. */
+export const DIAGNOSIS_STEP = "Remove the unused variable";
+const DIAGNOSIS = call("submit_plan", {
+  ...PLAN,
+  title: "An unused variable",
+  summary: "`src/greet.js` declares `x` and never uses it, which the lint check refuses.",
+  steps: [{ ...PLAN.steps[0], id: "S1", title: DIAGNOSIS_STEP, files: ["src/greet.js"], deps: [] }],
+  verification: [],
+});
+const isDiagnosis = (request: ModelRequest) =>
+  String(request.messages.find((m) => m.role === "user")?.content ?? "").startsWith("# Failing checks on pull request");
+
 /** The step a build conversation is about (`Step S2: …` opens it); undefined for planning. */
 export const stepOf = (request: ModelRequest) =>
   /^Step (S\d+):/.exec(String(request.messages.find((m) => m.role === "user")?.content ?? ""))?.[1];
@@ -74,6 +86,7 @@ export const stepOf = (request: ModelRequest) =>
 /** The model's reply by conversation and turn, so it does not matter how many conversations came before. */
 export function greeterModelReply(request: ModelRequest): ScriptedReply {
   const turn = request.messages.filter((message) => message.role === "assistant").length;
+  if (isDiagnosis(request)) return DIAGNOSIS;
   if (request.tools?.some((tool) => tool.function.name === "submit_plan")) return PLANNING[turn] ?? SUBMIT_PLAN;
   return (
     STEPS[stepOf(request) ?? ""]?.[turn] ?? {
