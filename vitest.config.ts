@@ -57,14 +57,21 @@ export default defineConfig({
       ? ["dot", ["json", { outputFile: process.env.BLUEPRINT_TEST_REPORT }]]
       : ["dot"],
     projects: [
-      { extends: true, test: { name: "isolated", include: isolated.map(relative) } },
+      {
+        extends: true,
+        test: {
+          name: "isolated",
+          include: isolated.map(relative),
+          setupFiles: ["test/helpers/github-requests-documented.ts"],
+        },
+      },
       {
         extends: true,
         test: {
           name: "nock",
           include: withNock.map(relative),
           isolate: false,
-          setupFiles: ["test/helpers/nock-between-files.ts"],
+          setupFiles: ["test/helpers/nock-between-files.ts", "test/helpers/github-requests-documented.ts"],
         },
       },
       {

@@ -63,6 +63,12 @@ describe("the GitHub double", () => {
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
+  const graphql = (authorization: string, body: { query: string; variables: Record<string, unknown> }) =>
+    fetch(`${github.url}/api/graphql`, {
+      method: "POST",
+      headers: { authorization, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
 
   it("mints installation tokens only for a JWT signed with the App's key, and requires one on REST", async () => {
     const stranger = generateKeyPairSync("rsa", { modulusLength: 2048 })
@@ -171,17 +177,30 @@ describe("the GitHub double", () => {
   it("minimizes a comment through GraphQL's minimizeComment", async () => {
     const token = github.issueInstallationToken();
     const comment = github.state.addComment(1, github.state.bot, "old plan", true);
-    const response = await fetch(`${github.url}/api/graphql`, {
-      method: "POST",
-      headers: { authorization: `token ${token}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        query:
-          "mutation($id: ID!) { minimizeComment(input: { subjectId: $id, classifier: OUTDATED }) { minimizedComment { isMinimized } } }",
-        variables: { id: comment.nodeId },
-      }),
+    const response = await graphql(`token ${token}`, {
+      query:
+        "mutation($id: ID!) { minimizeComment(input: { subjectId: $id, classifier: OUTDATED }) { minimizedComment { isMinimized } } }",
+      variables: { id: comment.nodeId },
     });
     expect(await response.json()).toEqual({ data: { minimizeComment: { minimizedComment: { isMinimized: true } } } });
     expect(comment.minimized).toBe("OUTDATED");
+  });
+
+  it("records a GraphQL request that GitHub's schema refuses", async () => {
+    const comment = github.state.addComment(1, github.state.bot, "old plan", true);
+    const before = github.violations.length;
+    await graphql(`token ${github.issueInstallationToken()}`, {
+      query:
+        "mutation($id: ID!) { minimizeComment(input: { subjectId: $id, classifier: STALE }) { minimizedComment { isMinimized } } }",
+      variables: { id: comment.nodeId },
+    });
+    expect(github.violations.slice(before)).toEqual([
+      {
+        method: "POST",
+        path: "/api/graphql",
+        problems: [expect.stringContaining('Value "STALE" does not exist in "ReportedContentClassifiers" enum')],
+      },
+    ]);
   });
 
   it("turns a pull request into a draft and back through GraphQL, as REST cannot", async () => {

@@ -1,5 +1,7 @@
 import nock from "nock";
 import { PLAN_CHECK_NAME } from "../../src/shared/check-run.js";
+import { checkGitHubRequest } from "./github-request-check.js";
+import { reportUndocumented, type UndocumentedRequest } from "./undocumented-requests.js";
 
 export const APP_ID = 1;
 export const INSTALLATION_ID = 42;
@@ -600,6 +602,27 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       ];
     });
 
+  // Every request the double serves is checked against GitHub's own description of its API; one it does not document
+  // fails the test (test/helpers/github-requests-documented.ts), whatever the app made of the answer.
+  const violations: UndocumentedRequest[] = [];
+  const operations: Array<{ method: string; path: string; operation: string | null }> = [];
+  scope.on(
+    "request",
+    (req: { method: string; path: string; headers: Record<string, unknown> }, _: unknown, body = "") => {
+      const contentType = req.headers["content-type"];
+      const { operation, undocumented } = checkGitHubRequest({
+        method: req.method,
+        path: req.path,
+        body,
+        contentType: typeof contentType === "string" ? contentType : undefined,
+      });
+      operations.push({ method: req.method, path: req.path, operation });
+      if (!undocumented) return;
+      violations.push(undocumented);
+      reportUndocumented(undocumented);
+    },
+  );
+
   const logs = nock("https://pipelines.actions.example")
     .persist()
     .get(/^\/logs\/\d+\.txt$/)
@@ -620,6 +643,10 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     reviewThreads,
     otherComments,
     requests,
+    /** Requests GitHub does not document (each also fails the test it was made in). */
+    violations,
+    /** Every request checked, with the operation GitHub documents it as (null when none). */
+    operations,
     pulls,
     labels,
     threadLabels,

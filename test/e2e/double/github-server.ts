@@ -13,6 +13,7 @@ import {
   serveGitRequest,
   type ServedRepository,
 } from "./git-http.js";
+import { checkGraphQLCall } from "./graphql-check.js";
 import { loadGitHubDescription } from "./openapi-check.js";
 import { findRestRoute, type DoubleContext, type RestReply } from "./rest-routes.js";
 import { RepositoryState, type IssueDraft, type RepositoryRole } from "./state.js";
@@ -305,6 +306,10 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
     const caller = authority.installationOfHeader(req.headers.authorization);
     if (caller !== null) record.installationId = caller;
     const request = safeJson(raw) as { query?: string; variables?: Record<string, unknown> } | null;
+    // Checked against GitHub's public GraphQL schema, as REST calls are against its OpenAPI description.
+    const schemaProblems = req.method === "POST" ? checkGraphQLCall({ body: raw }).problems : [];
+    if (schemaProblems.length > 0)
+      violations.push({ method: record.method, path: record.path, problems: schemaProblems });
     const id = request?.variables?.id;
     // A pull request's draft state changes only through GraphQL (Blueprint keeps it in step with verification).
     const toDraft =

@@ -64,8 +64,8 @@ const require = createRequire(import.meta.url);
 const loaded = new Map<string, OpenApiDescription>();
 
 /**
- * The description for a GitHub Enterprise Server API under `/api/v3` — the newest `ghes-*`
- * description the installed @octokit/openapi ships, unless one is named.
+ * A description @octokit/openapi ships, loaded once per process: `api.github.com` (paths from the API
+ * root), or a GitHub Enterprise Server API under `/api/v3` — the newest `ghes-*` unless one is named.
  */
 export function loadGitHubDescription(name: string = newestGhesDescription()): OpenApiDescription {
   let description = loaded.get(name);
