@@ -2,6 +2,7 @@ import { atLeast } from "../github/permission.js";
 import { parsePlanArgument } from "../github/command.js";
 import { GATED_KINDS, jobLabel, LANE_KINDS, threadOf, type Job } from "../jobs/job.js";
 import type { PermissionCache } from "../jobs/permission-cache.js";
+import { withdrawnCommand } from "./approval/index.js";
 import { buildThread } from "./build/index.js";
 import { cancelWaiting, waitingQuestion, withdrawBuildQuestion } from "./cancel.js";
 import { handleCheckClick } from "./check-action.js";
@@ -294,6 +295,7 @@ async function approvedBuild(
 ): Promise<void> {
   const minimumPermission = deps.minPermission;
   if (job.kind === "build") {
+    if (await commandWithdrawn(deps, context, job)) return;
     if (await buildWaitingFollowUp(deps, context, job)) return;
     const approval = {
       approver: job.actor,
@@ -327,6 +329,25 @@ async function approvedBuild(
     fresh: false,
     note: { author: job.actor, source: "review", text: job.body },
   });
+}
+
+/**
+ * A `/build` deleted or edited while its job waited builds nothing, whichever queue it waited in: GitHub's comment is
+ * read again as the job starts, and the thread told why when it no longer says what the job says.
+ */
+async function commandWithdrawn(
+  deps: WorkflowDeps,
+  context: JobContext,
+  job: Extract<Job, { kind: "build" }>,
+): Promise<boolean> {
+  const withdrawn = await withdrawnCommand(context.port, job);
+  if (!withdrawn) return false;
+  deps.log.warn(
+    { deliveryId: job.deliveryId, reason: withdrawn.reason },
+    "a /build was taken back before its build started",
+  );
+  await context.port.postComment(withdrawn.notice);
+  return true;
 }
 
 /**
