@@ -1,4 +1,4 @@
-export { checkApproval, editedAfterApproval, type Approval } from "./approval.js";
+export { checkApproval, editedAfterApproval, STALE_WHILE_WAITING, type Approval } from "./approval.js";
 export { describeApprovals } from "./code-owner-coverage.js";
 export { codeOwnersRefusal } from "./codeowners.js";
 export { approvalMismatch, isApprovingJob, withdrawnCommand, type ApprovingJob } from "./on-github.js";
