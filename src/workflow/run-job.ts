@@ -89,12 +89,16 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
     }
   }
   // 2. Acknowledge a command within seconds.
-  if (job.kind !== "respond" && "commentId" in job && job.commentId !== null) {
-    await port
-      .reactToComment(job.commentId, "eyes")
-      .catch((error: unknown) => deps.log.warn({ err: error, deliveryId: job.deliveryId }, "could not react"));
+  const acknowledgedBefore = await acknowledge(deps, port, job);
+  // 3. Quick answers now; the rest waits its turn on the thread. A quick answer is given once per comment: its 👀
+  //    already there means it was triaged before (a job replayed from a shared queue, docs/security.md).
+  if (acknowledgedBefore && QUICK_KINDS.has(job.kind)) {
+    deps.log.warn(
+      { deliveryId: job.deliveryId, job: jobLabel(job) },
+      "not answering a command again: Blueprint had already acknowledged its comment",
+    );
+    return;
   }
-  // 3. Quick answers now; the rest waits its turn on the thread.
   const thread = threadOf(job);
   switch (job.kind) {
     case "help":
@@ -125,6 +129,21 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
     void ports.work
       .postComment(notice)
       .catch((error: unknown) => deps.log.warn({ err: error }, "could not post the queued notice"));
+}
+
+/** The commands answered at triage, never queued (`/cancel` answered there, or queued for a build's question). */
+const QUICK_KINDS: ReadonlySet<Job["kind"]> = new Set(["help", "status", "reply", "cancel"]);
+
+/**
+ * The 👀 on a command's comment. True when GitHub says this App had reacted to it already: the comment was triaged
+ * before. A reaction that fails is logged, and counts as new (the command is answered).
+ */
+async function acknowledge(deps: WorkflowDeps, port: ThreadPort, job: Job): Promise<boolean> {
+  if (job.kind === "respond" || !("commentId" in job) || job.commentId === null) return false;
+  const added = await port.reactToComment(job.commentId, "eyes").catch((error: unknown) => {
+    deps.log.warn({ err: error, deliveryId: job.deliveryId }, "could not react");
+  });
+  return added === false;
 }
 
 /** `/cancel`: the running job stopped at its next safe point and what is queued behind it dropped, or a question withdrawn. */

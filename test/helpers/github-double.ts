@@ -321,9 +321,11 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     .reply((uri, body) => {
       record("POST", uri, body);
       const reaction = { commentId: Number(uri.split("/").at(-2)), content: (body as { content: string }).content };
+      // As GitHub does: 200 when the App had added this reaction already, 201 when it adds it now.
+      const again = reactions.some((r) => r.commentId === reaction.commentId && r.content === reaction.content);
       reactions.push(reaction);
       options.onReaction?.(reaction.commentId, reaction.content);
-      return [201, { id: 1, content: reaction.content }];
+      return [again ? 200 : 201, { id: 1, content: reaction.content }];
     })
     .post(`${base}/issues/${number}/comments`)
     .reply((uri, body) => {
