@@ -71,8 +71,11 @@ export function actionsGitHubDouble(options: ActionsDoubleOptions = {}) {
   let nextId = 5000;
   /** Comments the step's event names that the test did not add to the thread, by id. */
   const given = new Map<number, ActionsComment>();
+  /** Comments deleted on GitHub (before the step read them): not found from then on, the step's event's too. */
+  const deleted = new Set<number>();
   listener = (comment) => {
-    if (!comments.some((listed) => listed.id === comment.id)) given.set(comment.id, comment);
+    if (!comments.some((listed) => listed.id === comment.id) && !deleted.has(comment.id))
+      given.set(comment.id, comment);
   };
 
   const addComment = (body: string, user: { login: string; type: string }): ActionsComment => {
@@ -294,6 +297,13 @@ export function actionsGitHubDouble(options: ActionsDoubleOptions = {}) {
       return comment;
     },
     botComments: () => comments.filter((c) => c.user.login === ACTIONS_BOT),
+    /** A person deletes a comment (one on the thread, or one a step's event names, before or after it is given). */
+    deleteComment: (id: number) => {
+      deleted.add(id);
+      given.delete(id);
+      const at = comments.findIndex((comment) => comment.id === id);
+      if (at !== -1) comments.splice(at, 1);
+    },
   };
 }
 
