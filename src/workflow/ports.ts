@@ -65,7 +65,11 @@ export interface ThreadPort {
   comments(): Promise<ThreadComment[]>;
   postComment(body: string): Promise<{ id: number; url: string }>;
   updateComment(id: number, body: string): Promise<void>;
-  reactToComment(commentId: number, reaction: Reaction): Promise<void>;
+  /**
+   * Resolves false when this account had already added the reaction (GitHub answers 200, not 201): the comment was
+   * acknowledged before. True, or nothing where that cannot be told, otherwise.
+   */
+  reactToComment(commentId: number, reaction: Reaction): Promise<boolean | void>;
   permission(login: string): Promise<PermissionLevel>;
   /**
    * Whether `login` is an active member of the organisation's team (child teams included), for CODEOWNERS' `@org/team`.

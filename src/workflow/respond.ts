@@ -56,7 +56,8 @@ export async function respondToComment(deps: WorkflowDeps, job: JobContext, comm
       approver: latest.state.approvedBy ?? job.actor,
       revision: null,
       steps: [],
-      force: true,
+      // Not forced: the build runs on the approval it was given, and stops if the plan went stale since.
+      force: false,
       permitted: true,
       minimumPermission: deps.minPermission,
     };

@@ -2,6 +2,7 @@ import { atLeast } from "../github/permission.js";
 import { parsePlanArgument } from "../github/command.js";
 import { GATED_KINDS, jobLabel, LANE_KINDS, threadOf, type Job } from "../jobs/job.js";
 import type { PermissionCache } from "../jobs/permission-cache.js";
+import { withdrawnCommand } from "./approval/index.js";
 import { buildThread } from "./build/index.js";
 import { cancelWaiting, waitingQuestion, withdrawBuildQuestion } from "./cancel.js";
 import { handleCheckClick } from "./check-action.js";
@@ -88,12 +89,16 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
     }
   }
   // 2. Acknowledge a command within seconds.
-  if (job.kind !== "respond" && "commentId" in job && job.commentId !== null) {
-    await port
-      .reactToComment(job.commentId, "eyes")
-      .catch((error: unknown) => deps.log.warn({ err: error, deliveryId: job.deliveryId }, "could not react"));
+  const acknowledgedBefore = await acknowledge(deps, port, job);
+  // 3. Quick answers now; the rest waits its turn on the thread. A quick answer is given once per comment: its 👀
+  //    already there means it was triaged before (a job replayed from a shared queue, docs/security.md).
+  if (acknowledgedBefore && QUICK_KINDS.has(job.kind)) {
+    deps.log.warn(
+      { deliveryId: job.deliveryId, job: jobLabel(job) },
+      "not answering a command again: Blueprint had already acknowledged its comment",
+    );
+    return;
   }
-  // 3. Quick answers now; the rest waits its turn on the thread.
   const thread = threadOf(job);
   switch (job.kind) {
     case "help":
@@ -124,6 +129,21 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
     void ports.work
       .postComment(notice)
       .catch((error: unknown) => deps.log.warn({ err: error }, "could not post the queued notice"));
+}
+
+/** The commands answered at triage, never queued (`/cancel` answered there, or queued for a build's question). */
+const QUICK_KINDS: ReadonlySet<Job["kind"]> = new Set(["help", "status", "reply", "cancel"]);
+
+/**
+ * The 👀 on a command's comment. True when GitHub says this App had reacted to it already: the comment was triaged
+ * before. A reaction that fails is logged, and counts as new (the command is answered).
+ */
+async function acknowledge(deps: WorkflowDeps, port: ThreadPort, job: Job): Promise<boolean> {
+  if (job.kind === "respond" || !("commentId" in job) || job.commentId === null) return false;
+  const added = await port.reactToComment(job.commentId, "eyes").catch((error: unknown) => {
+    deps.log.warn({ err: error, deliveryId: job.deliveryId }, "could not react");
+  });
+  return added === false;
 }
 
 /** `/cancel`: the running job stopped at its next safe point and what is queued behind it dropped, or a question withdrawn. */
@@ -294,6 +314,7 @@ async function approvedBuild(
 ): Promise<void> {
   const minimumPermission = deps.minPermission;
   if (job.kind === "build") {
+    if (await commandWithdrawn(deps, context, job)) return;
     if (await buildWaitingFollowUp(deps, context, job)) return;
     const approval = {
       approver: job.actor,
@@ -327,6 +348,25 @@ async function approvedBuild(
     fresh: false,
     note: { author: job.actor, source: "review", text: job.body },
   });
+}
+
+/**
+ * A `/build` deleted or edited while its job waited builds nothing, whichever queue it waited in: GitHub's comment is
+ * read again as the job starts, and the thread told why when it no longer says what the job says.
+ */
+async function commandWithdrawn(
+  deps: WorkflowDeps,
+  context: JobContext,
+  job: Extract<Job, { kind: "build" }>,
+): Promise<boolean> {
+  const withdrawn = await withdrawnCommand(context.port, job);
+  if (!withdrawn) return false;
+  deps.log.warn(
+    { deliveryId: job.deliveryId, reason: withdrawn.reason },
+    "a /build was taken back before its build started",
+  );
+  await context.port.postComment(withdrawn.notice);
+  return true;
 }
 
 /**

@@ -151,6 +151,12 @@ export const threadStateSchema = z.object({
   /** Who approved the build in progress (a resumed build runs on their approval). */
   approvedBy: z.string().nullable().default(null),
   /**
+   * What the build in progress's approval was given on: the base branch's tip (an issue's plan) and the pull request's
+   * head. A build resumed by an answer runs on that approval, so it stops when either moved since, other than by
+   * Blueprint's own pushes (null in states saved before it was kept: the plan's own base and head stand in).
+   */
+  approvedOn: z.object({ base: z.string().nullable(), head: z.string().nullable() }).nullable().default(null),
+  /**
    * The deliveries whose builds of this revision started (the last BUILD_DELIVERIES_KEPT): one of them run again once
    * the build has left "building" is a job put back in a shared queue after it ran, and builds nothing.
    */

@@ -163,6 +163,24 @@ describe("the Action runner", () => {
     expect(github.labels).toEqual(["blueprint: approved", "blueprint: building", "blueprint: failed"]);
   });
 
+  it("a /build deleted before the workflow's job ran builds nothing, and says why on the thread", async () => {
+    github.addBotComment((id) =>
+      planCommentBody(pendingState(samplePlan(), { base: { branch: "main", sha: repo.head() } }), testSeal(id)),
+    );
+    github.deleteComment(6000);
+    const { result } = await run(
+      [write("src/retry.js", "x\n"), complete("S1")],
+      commentEvent({ body: "/build", cloneUrl: repo.url, commentId: 6000 }),
+    );
+
+    expect(modelRequests()).toHaveLength(0);
+    expect(() => repo.head("blueprint/issue-1")).toThrow();
+    expect(github.botComments().at(-1)!.body).toMatch(
+      /^@maintainer's `\/build` is no longer on this thread \(it was deleted before its build started\), so nothing is built\./,
+    );
+    expect(result.status).toBe("pending");
+  });
+
   it("stops a build at the max-cost input, with what was built pushed and the step failed saying so", async () => {
     // test-model at $2 per million prompt and $10 per million completion tokens: each request costs $0.03, so S1 costs
     // $0.06.

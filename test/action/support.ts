@@ -3,7 +3,7 @@ import path from "node:path";
 import { vi } from "vitest";
 import { webhookExample } from "../helpers/app.js";
 import { tempDir } from "../helpers/git-repo.js";
-import { ACTIONS_TOKEN, GHES_API_URL } from "../helpers/actions-github.js";
+import { ACTIONS_TOKEN, eventGiven, GHES_API_URL } from "../helpers/actions-github.js";
 import { TEST_STATE_SECRET } from "../helpers/plan-state.js";
 
 export const MODEL_KEY = "sk-test-action-model-key-0000000000000";
@@ -56,6 +56,7 @@ export function stepFiles(
   const outputPath = path.join(dir, "github_output");
   const summaryPath = path.join(dir, "step_summary.md");
   writeFileSync(eventPath, JSON.stringify(event));
+  eventGiven(eventName, event);
   writeFileSync(outputPath, "");
   writeFileSync(summaryPath, "");
   vi.stubEnv("GITHUB_OUTPUT", outputPath);

@@ -63,6 +63,7 @@ function makeState(overrides: Partial<ThreadState> = {}): ThreadState {
     questionMode: null,
     questionStep: null,
     approvedBy: null,
+    approvedOn: null,
     approvals: [],
     buildDeliveries: [],
     buildNotes: [],

@@ -27,6 +27,19 @@ export interface ActionsDoubleOptions {
   checks?: "write" | "none";
 }
 
+/** The latest double's ear for the event a step is given (see eventGiven). */
+let listener: ((comment: ActionsComment) => void) | null = null;
+
+/**
+ * The event a test gives the Action's step (test/action/support.ts): the comment of an `issue_comment` event exists on
+ * GitHub, so `GET …/issues/comments/{id}` answers with it (a `/build` is read again before it builds), the thread's
+ * listing staying as the test made it.
+ */
+export function eventGiven(eventName: string, event: unknown): void {
+  const comment = (event as { comment?: ActionsComment }).comment;
+  if (eventName === "issue_comment" && comment && typeof comment.id === "number") listener?.(structuredClone(comment));
+}
+
 /**
  * GitHub at the HTTP boundary for the Action's tests, with memory; records every request and its Authorization header.
  */
@@ -56,6 +69,14 @@ export function actionsGitHubDouble(options: ActionsDoubleOptions = {}) {
   }> = [];
   const noChecks = [403, { message: "Resource not accessible by integration" }] as const;
   let nextId = 5000;
+  /** Comments the step's event names that the test did not add to the thread, by id. */
+  const given = new Map<number, ActionsComment>();
+  /** Comments deleted on GitHub (before the step read them): not found from then on, the step's event's too. */
+  const deleted = new Set<number>();
+  listener = (comment) => {
+    if (!comments.some((listed) => listed.id === comment.id) && !deleted.has(comment.id))
+      given.set(comment.id, comment);
+  };
 
   const addComment = (body: string, user: { login: string; type: string }): ActionsComment => {
     const id = nextId++;
@@ -124,6 +145,14 @@ export function actionsGitHubDouble(options: ActionsDoubleOptions = {}) {
     .reply(function (_uri, body) {
       track.call(this);
       return [201, addComment((body as { body: string }).body, { login: ACTIONS_BOT, type: "Bot" })];
+    })
+    .get(new RegExp(`^${escape(base)}/issues/comments/\\d+$`))
+    .reply(function (uri) {
+      track.call(this);
+      const id = Number(uri.split("/").at(-1));
+      const comment = comments.find((c) => c.id === id) ?? given.get(id);
+      const issueUrl = `${GHES_API_URL}/repos/${owner}/${repo}/issues/${number}`;
+      return comment ? [200, { ...comment, issue_url: issueUrl }] : [404, { message: "Not Found" }];
     })
     .patch(new RegExp(`^${escape(base)}/issues/comments/\\d+$`))
     .reply(function (uri, body) {
@@ -268,6 +297,13 @@ export function actionsGitHubDouble(options: ActionsDoubleOptions = {}) {
       return comment;
     },
     botComments: () => comments.filter((c) => c.user.login === ACTIONS_BOT),
+    /** A person deletes a comment (one on the thread, or one a step's event names, before or after it is given). */
+    deleteComment: (id: number) => {
+      deleted.add(id);
+      given.delete(id);
+      const at = comments.findIndex((comment) => comment.id === id);
+      if (at !== -1) comments.splice(at, 1);
+    },
   };
 }
 

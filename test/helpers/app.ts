@@ -7,7 +7,7 @@ import { z } from "zod";
 import { createBlueprintApp, type BlueprintApp } from "../../src/index.js";
 import { loadEnv } from "../../src/config/env.js";
 import type { WorkflowDeps } from "../../src/workflow/deps.js";
-import { APP_ID, INSTALLATION_ID } from "./github-double.js";
+import { APP_ID, INSTALLATION_ID, recordDelivered } from "./github-double.js";
 import { TEST_STATE_SECRET } from "./plan-state.js";
 import { tempDir } from "./git-repo.js";
 
@@ -84,6 +84,12 @@ export async function startTestApp(
   );
   if (!blueprint) throw new Error("the app did not load");
   const loaded = blueprint;
+  // Every delivery, however a test makes it, is heard by GitHub's double: a comment delivered exists on GitHub.
+  const receive = probot.receive.bind(probot);
+  probot.receive = (event) => {
+    recordDelivered(event.name, event.payload);
+    return receive(event);
+  };
   let deliveries = 0;
   return {
     probot,

@@ -70,6 +70,8 @@ export interface GitHubDoubleOptions {
   checkReadsRefused?: boolean;
   /** GitHub refuses (403) Actions jobs' logs, as for a token without `actions: read`. */
   jobLogsRefused?: boolean;
+  /** Runs as Blueprint's reaction to a comment is recorded (its 👀 at triage, before the job's lane work). */
+  onReaction?: (commentId: number, content: string) => void;
 }
 
 /** A review thread as GitHub's GraphQL `reviewThreads` answers it. */
@@ -103,6 +105,43 @@ export interface RecordedRequest {
   method: string;
   path: string;
   body: unknown;
+}
+
+/** What a double learns from the webhooks a test delivers (see recordDelivered). */
+interface DeliveryListener {
+  owner: string;
+  repo: string;
+  number: number;
+  heard(action: string, comment: DoubleComment): void;
+}
+
+/** The doubles made so far (the latest few): a webhook a test delivers is heard by the ones for its thread. */
+const listeners: DeliveryListener[] = [];
+const LISTENERS_KEPT = 8;
+
+/**
+ * A webhook a test delivers to the App, as GitHub would have it: an `issue_comment` created or edited is a comment
+ * `GET /repos/{owner}/{repo}/issues/comments/{id}` answers with (a job reads its command again before it builds), one
+ * deleted is gone (404). Kept apart from the thread's listing, which stays as the test made it, unless the test added
+ * the comment to the thread itself. Called for every delivery by the test App (test/helpers/app.ts).
+ */
+export function recordDelivered(name: string, payload: unknown): void {
+  if (name !== "issue_comment") return;
+  const event = payload as {
+    action?: string;
+    repository?: { name?: string; owner?: { login?: string } };
+    issue?: { number?: number };
+    comment?: DoubleComment;
+  };
+  const { comment, repository } = event;
+  if (!comment || typeof comment.id !== "number") return;
+  for (const listener of listeners)
+    if (
+      listener.owner === repository?.owner?.login &&
+      listener.repo === repository.name &&
+      listener.number === event.issue?.number
+    )
+      listener.heard(event.action ?? "created", comment);
 }
 
 /**
@@ -154,6 +193,22 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
   const ownApp = options.bot?.app ?? { id: APP_ID, slug: "blueprint" };
   const botLogin = options.bot?.login ?? BOT_LOGIN;
   let nextId = 1000;
+  /** Comments the App heard of through a delivered webhook only (see recordDelivered), by id. */
+  const delivered = new Map<number, DoubleComment>();
+  listeners.unshift({
+    owner,
+    repo,
+    number,
+    heard: (action, comment) => {
+      if (action === "deleted") delivered.delete(comment.id);
+      else if (!comments.some((listed) => listed.id === comment.id))
+        delivered.set(comment.id, {
+          ...structuredClone(comment),
+          issue_url: `https://api.github.com${base}/issues/${number}`,
+        });
+    },
+  });
+  listeners.splice(LISTENERS_KEPT);
 
   const record = (method: string, path: string, body: unknown) => requests.push({ method, path, body });
   const addComment = (body: string, user: { login: string; type: string }, viaApp: boolean): DoubleComment => {
@@ -277,8 +332,12 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     .post(new RegExp(`^${escape(base)}/issues/comments/\\d+/reactions$`))
     .reply((uri, body) => {
       record("POST", uri, body);
-      reactions.push({ commentId: Number(uri.split("/").at(-2)), content: (body as { content: string }).content });
-      return [201, { id: 1, content: (body as { content: string }).content }];
+      const reaction = { commentId: Number(uri.split("/").at(-2)), content: (body as { content: string }).content };
+      // As GitHub does: 200 when the App had added this reaction already, 201 when it adds it now.
+      const again = reactions.some((r) => r.commentId === reaction.commentId && r.content === reaction.content);
+      reactions.push(reaction);
+      options.onReaction?.(reaction.commentId, reaction.content);
+      return [again ? 200 : 201, { id: 1, content: reaction.content }];
     })
     .post(`${base}/issues/${number}/comments`)
     .reply((uri, body) => {
@@ -288,7 +347,8 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
     .get(new RegExp(`^${escape(base)}/issues/comments/\\d+$`))
     .reply((uri) => {
       record("GET", uri, null);
-      const comment = comments.find((c) => c.id === Number(uri.split("/").at(-1)));
+      const id = Number(uri.split("/").at(-1));
+      const comment = comments.find((c) => c.id === id) ?? delivered.get(id);
       return comment ? [200, comment] : [404, { message: "Not Found" }];
     })
     .get(new RegExp(`^${escape(base)}/pulls/${number}/reviews/\\d+$`))
@@ -738,6 +798,20 @@ export function githubDouble(options: GitHubDoubleOptions = {}) {
       };
       reviewThreads.push(made);
       return made;
+    },
+    /** A person deletes a comment on the thread (one listed, or one the App heard of by webhook): GitHub has it no more. */
+    deleteComment: (id: number) => {
+      const at = comments.findIndex((comment) => comment.id === id);
+      if (at !== -1) comments.splice(at, 1);
+      delivered.delete(id);
+    },
+    /** A person edits a comment on the thread (one listed, or one the App heard of by webhook). */
+    editComment: (id: number, body: string) => {
+      const comment = comments.find((candidate) => candidate.id === id) ?? delivered.get(id);
+      if (!comment) throw new Error(`the double has no comment ${id}`);
+      comment.body = body;
+      comment.updated_at = new Date().toISOString();
+      commentHistory.get(id)?.push(body);
     },
     /** Comments Blueprint wrote. */
     botComments: () => comments.filter((c) => c.user.login === botLogin),

@@ -18,22 +18,24 @@ export const repository = {
   defaultBranch: "main",
   htmlUrl: "https://github.com/Codertocat/Hello-World",
 };
-const common = {
+let nextCommentId = 7;
+/** What every job here carries; each its own comment, as each command is (Blueprint acknowledges a comment once). */
+const common = () => ({
   installationId: INSTALLATION_ID,
   repository,
   number: 1,
   actor: "maintainer",
   receivedAt: Date.now(),
-  commentId: 7,
-};
+  commentId: nextCommentId++,
+});
 
 export const planJob = (deliveryId: string, changes: Partial<Job> = {}): Job =>
-  ({ kind: "plan", deliveryId, ...common, instructions: "", ...changes }) as Job;
-export const helpJob = (deliveryId: string): Job => ({ kind: "help", deliveryId, ...common });
+  ({ kind: "plan", deliveryId, ...common(), instructions: "", ...changes }) as Job;
+export const helpJob = (deliveryId: string): Job => ({ kind: "help", deliveryId, ...common() });
 export const buildJob = (deliveryId: string, changes: Partial<Extract<Job, { kind: "build" }>> = {}): Job => ({
   kind: "build",
   deliveryId,
-  ...common,
+  ...common(),
   revision: null,
   steps: [],
   force: false,

@@ -133,6 +133,31 @@ describe("a signed job put back in its queue after it ran", () => {
     ]);
   });
 
+  it("a quick answer is given once per comment: a /help or /status put back with the worker's records of it deleted is not answered again", async () => {
+    const { github, log } = await worker();
+    for (const kind of ["help", "status"] as const) {
+      const job = { ...helpJob(`d-${kind}-again`), kind } as Job;
+      const id = `t-${job.deliveryId}`;
+      const copied = signedWire(TRIAGE_QUEUE, id, job);
+      await redis.queue(TRIAGE_QUEUE).add(kind, copied, { jobId: id });
+      expect(await (await finished(redis.queue(TRIAGE_QUEUE), id)).getState()).toBe("completed");
+      // Put back by someone who can delete in Redis: the job gone from BullMQ, and the worker's mark that it ran.
+      await redis.queue(TRIAGE_QUEUE).remove(id);
+      await redis.connection.del(`blueprint:handled:${id}`);
+      expect(await store().handled(id)).toBe(false);
+      await redis.queue(TRIAGE_QUEUE).add(kind, copied, { jobId: id });
+      expect(await (await finished(redis.queue(TRIAGE_QUEUE), id)).getState()).toBe("completed");
+    }
+    // One answer each: GitHub had Blueprint's 👀 on the comment already when the copy came back.
+    expect(github.botComments()).toHaveLength(2);
+    expect(github.reactions).toHaveLength(4);
+    expect(
+      log.lines
+        .filter((line) => line.message.startsWith("not answering a command again"))
+        .map((line) => line.fields.deliveryId),
+    ).toEqual(["d-help-again", "d-status-again"]);
+  });
+
   it("a triage job whose actor's permission could not be read is not recorded as run: GitHub's redelivery keeps its id", async () => {
     // Registered before the double, so it answers first, once (a 403 is not retried).
     const outage = nock("https://api.github.com")
@@ -148,7 +173,7 @@ describe("a signed job put back in its queue after it ran", () => {
     // The redelivery, once BullMQ has let the first go: handled now, and recorded.
     await redis.queue(TRIAGE_QUEUE).remove("t-d-outage");
     expect(await (await triaged(job)).getState()).toBe("completed");
-    expect(github.reactions).toEqual([{ commentId: 7, content: "eyes" }]);
+    expect(github.reactions).toEqual([{ commentId: (job as { commentId: number }).commentId, content: "eyes" }]);
     expect(await store().handled("t-d-outage")).toBe(true);
   });
 

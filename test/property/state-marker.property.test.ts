@@ -138,6 +138,7 @@ const threadState: fc.Arbitrary<ThreadState> = fc
       questionMode: fc.constantFrom(null, "plan", "build"),
       questionStep: nullable(anyText),
       approvedBy: nullable(anyText),
+      approvedOn: nullable(fc.record({ base: nullable(anyText), head: nullable(anyText) })),
       approvals: fc.array(
         fc.record({ login: anyText, via: fc.constantFrom("build", "review"), at: nullable(anyText) }),
         { maxLength: 3 },

@@ -16,7 +16,13 @@ export function commentWrites({
       await octokit.rest.issues.updateComment({ ...where, comment_id: id, body });
     },
     async reactToComment(commentId: number, reaction: Reaction) {
-      await octokit.rest.reactions.createForIssueComment({ ...where, comment_id: commentId, content: reaction });
+      const { status } = await octokit.rest.reactions.createForIssueComment({
+        ...where,
+        comment_id: commentId,
+        content: reaction,
+      });
+      // 200: this App's reaction was there already; 201: added now.
+      return status !== 200;
     },
     async minimizeComment(comment) {
       if (!comment.nodeId) return;

@@ -113,6 +113,7 @@ function statusProblem(approval: Approval, state: ThreadState): string | null {
 
 /** A pull request's plan was made on its head: a review of another commit, a moved head or a stale plan need --force. */
 function headProblem(info: ThreadInfo, approval: Approval, state: ThreadState): string | null {
+  if (approval.resuming) return movedWhileWaiting(info, state);
   if (state.head && info.pullRequest) {
     if (approval.reviewCommit !== undefined && approval.reviewCommit !== state.head.sha)
       return `The review approved commit \`${approval.reviewCommit.slice(0, 7)}\`, but the plan was made on \`${state.head.sha.slice(0, 7)}\`. Comment \`/plan\` to re-plan on the current head, or \`/build --force\`.`;
@@ -123,6 +124,20 @@ function headProblem(info: ThreadInfo, approval: Approval, state: ThreadState): 
     return `The plan is stale: ${state.stale} Comment \`/plan\` to re-plan, or \`/build --force\` to build it anyway.`;
   return null;
 }
+
+/**
+ * A build resumed by an answer runs on the approval it was given (what that approval accepted, `--force` included), not
+ * on a pull request whose head moved since: other than by Blueprint's own pushes, each of which it records as the head.
+ */
+function movedWhileWaiting(info: ThreadInfo, state: ThreadState): string | null {
+  const now = info.pullRequest?.headSha;
+  if (!state.head || !now || now === state.head.sha || now === state.approvedOn?.head) return null;
+  return `The pull request's head moved (\`${state.head.sha.slice(0, 7)}\` → \`${now.slice(0, 7)}\`) while the build waited for an answer, so the plan may be stale: the answer does not resume the build. ${STALE_WHILE_WAITING}`;
+}
+
+/** What to do about a build whose plan went stale while it waited for an answer. */
+export const STALE_WHILE_WAITING =
+  "Comment `/cancel` to withdraw the question, then `/plan` to re-plan, or `/build --force` to build the plan anyway.";
 
 /**
  * An approval covers what the approver could have seen (docs/security.md): `/build` the revision posted

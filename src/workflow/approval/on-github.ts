@@ -65,34 +65,62 @@ async function commandMismatch(
   port: Pick<ThreadPort, "comment">,
   job: Extract<ApprovingJob, { kind: "build" }>,
 ): Promise<Mismatch | null> {
-  const again = "Comment `/build` again (a new comment: an edited one is not read as a command) to build the plan.";
   const comment = await port.comment(job.commentId);
-  if (!comment)
-    return {
-      reason: `the \`/build\` comment ${job.commentId} does not exist on this thread`,
-      notice: `@${job.actor}'s \`/build\` is no longer on this thread (it was deleted before its build started), so nothing is built. ${again}`,
-    };
+  if (!comment) return deletedCommand(job);
   if (comment.author !== job.actor)
     return { reason: `comment ${job.commentId} is by @${comment.author}, not @${job.actor}` };
   if (!sameTime(comment.createdAt, job.commandCreatedAt))
     return {
       reason: `comment ${job.commentId} was made at ${comment.createdAt}, not ${job.commandCreatedAt ?? "an unknown time"}`,
     };
-  const parsed = parseComment(comment.body);
+  return readsAsJob(comment.body, job) ? null : editedCommand(job);
+}
+
+/**
+ * A `/build` deleted, or edited so that it no longer reads as the command it was, before its job ran: why nothing is
+ * built, for the log and the thread; null while the comment still says what the job says. Every way a `/build` job
+ * is worked (the local queue, a Redis worker, the Action and the CLI's one job) asks this before it builds: a command
+ * taken back while it waited is not run.
+ */
+export async function withdrawnCommand(
+  port: Pick<ThreadPort, "comment">,
+  job: Extract<Job, { kind: "build" }>,
+): Promise<Required<Mismatch> | null> {
+  const comment = await port.comment(job.commentId);
+  if (!comment) return deletedCommand(job);
+  return readsAsJob(comment.body, job) ? null : editedCommand(job);
+}
+
+const COMMENT_AGAIN =
+  "Comment `/build` again (a new comment: an edited one is not read as a command) to build the plan.";
+
+function deletedCommand(job: Extract<Job, { kind: "build" }>): Required<Mismatch> {
+  return {
+    reason: `the \`/build\` comment ${job.commentId} does not exist on this thread`,
+    notice: `@${job.actor}'s \`/build\` is no longer on this thread (it was deleted before its build started), so nothing is built. ${COMMENT_AGAIN}`,
+  };
+}
+
+function editedCommand(job: Extract<Job, { kind: "build" }>): Required<Mismatch> {
+  return {
+    reason: `comment ${job.commentId} does not read as this \`/build\` command`,
+    notice: `@${job.actor}'s \`/build\` was edited before its build started and no longer reads as the command it was, so nothing is built. ${COMMENT_AGAIN}`,
+  };
+}
+
+/** Whether a comment's text is the `/build` command the job carries: the same revision, steps, flags and notes. */
+function readsAsJob(body: string, job: Extract<Job, { kind: "build" }>): boolean {
+  const parsed = parseComment(body);
   const command = parsed.kind === "command" && parsed.command.name === "build" ? parsed.command : null;
-  const same =
+  return (
     command !== null &&
     command.revision === job.revision &&
     command.force === job.force &&
     command.fresh === job.fresh &&
     command.notes === job.notes &&
     command.steps.length === job.steps.length &&
-    command.steps.every((step, index) => step === job.steps[index]);
-  if (same) return null;
-  return {
-    reason: `comment ${job.commentId} does not read as this \`/build\` command`,
-    notice: `@${job.actor}'s \`/build\` was edited before its build started and no longer reads as the command it was, so nothing is built. ${again}`,
-  };
+    command.steps.every((step, index) => step === job.steps[index])
+  );
 }
 
 /**

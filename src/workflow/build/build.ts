@@ -3,7 +3,8 @@ import { runBuild } from "./run.js";
 import type { BuildRequest } from "./request.js";
 import { BuildCheck } from "./check.js";
 import { buildStatus, type BuildStatus } from "./status.js";
-import { baseMovedUnderPlan, branchMoved, buildTarget } from "./target.js";
+import { branchMoved, buildTarget, staleForApproval } from "./target.js";
+import { STALE_WHILE_WAITING } from "../approval/index.js";
 import type { JobContext, WorkflowDeps } from "../deps.js";
 import { handedOver } from "../../shared/hand-over.js";
 import { ThreadLabels } from "../surfaces/index.js";
@@ -34,9 +35,17 @@ export async function buildThread(deps: WorkflowDeps, job: JobContext, request: 
   const labels = new ThreadLabels(port, source.config, deps.log, job.deliveryId);
   const status = buildStatus(deps, job, toBuild.planComment, toBuild.render, () => labels.follow(toBuild.state));
 
-  // 4. A plan is stale when the base moved under the files it names.
-  const stale = await baseMovedUnderPlan(source.mirror, toBuild.state);
-  if (stale && !request.approval.force) {
+  // 4. A plan is stale when the base moved under the files it names (a resumed build: since it was approved).
+  const resuming = request.answer !== undefined;
+  const stale = await staleForApproval(source.mirror, toBuild.state, { ...request.approval, resuming }, approved.info);
+  if (stale && resuming) {
+    // Nothing saved: the question stays open, the answer unused.
+    await port.postComment(
+      `The plan is stale: ${stale} This happened while the build waited for an answer, so the answer does not resume it. ${STALE_WHILE_WAITING}`,
+    );
+    return;
+  }
+  if (stale) {
     toBuild.state.stale = stale;
     await status.save();
     await port.postComment(

@@ -4,19 +4,44 @@ import type { Mirror } from "../../workspace/mirror.js";
 import type { ThreadInfo } from "../ports.js";
 import type { ThreadState } from "../state.js";
 
-/** Why the plan is stale, or null: the base branch moved and touched files the plan names. */
-export async function baseMovedUnderPlan(mirror: Mirror, state: ThreadState): Promise<string | null> {
+/**
+ * Why the plan is stale, or null: the base branch moved since `since` (the plan's base unless told) and touched files
+ * the plan names.
+ */
+export async function baseMovedUnderPlan(
+  mirror: Mirror,
+  state: ThreadState,
+  since: string = state.base.sha,
+): Promise<string | null> {
   // On a pull request the head is what counts (checked with the approval).
-  if (!state.plan || !state.base.sha || state.head) return null;
+  if (!state.plan || !since || state.head) return null;
   const tip = await mirror.resolve(`refs/heads/${state.base.branch}`);
-  if (!tip || tip === state.base.sha) return null;
+  if (!tip || tip === since) return null;
   const named = new Set(state.plan.steps.flatMap((step) => step.files));
-  const touched = (await mirror.changedFiles(state.base.sha, tip)).filter((file) => named.has(file));
+  const touched = (await mirror.changedFiles(since, tip)).filter((file) => named.has(file));
   if (touched.length === 0) return null;
-  return `\`${state.base.branch}\` moved (\`${state.base.sha.slice(0, 7)}\` → \`${tip.slice(0, 7)}\`) and changed files the plan names: ${touched
+  return `\`${state.base.branch}\` moved (\`${since.slice(0, 7)}\` → \`${tip.slice(0, 7)}\`) and changed files the plan names: ${touched
     .slice(0, 10)
     .map((file) => `\`${file}\``)
     .join(", ")}.`;
+}
+
+/**
+ * Step 4 of a build: why the plan is too stale to build, or null. A new approval: the base moved under the plan since it
+ * was made, unless `--force`; what the approval was given on is kept in the state. A build resumed by an answer runs on
+ * that approval: the base moved under the plan since it was given (Blueprint pushes to its own branch, never the base).
+ */
+export async function staleForApproval(
+  mirror: Mirror,
+  state: ThreadState,
+  approval: { force: boolean; resuming: boolean },
+  info: ThreadInfo,
+): Promise<string | null> {
+  if (approval.resuming) return baseMovedUnderPlan(mirror, state, state.approvedOn?.base ?? state.base.sha);
+  const stale = await baseMovedUnderPlan(mirror, state);
+  const base = state.head ? null : await mirror.resolve(`refs/heads/${state.base.branch}`);
+  state.approvedOn = { base, head: info.pullRequest?.headSha ?? null };
+  return stale && !approval.force ? stale : null;
 }
 
 export type BuildTarget = { kind: "issue-branch" | "pull-request-head"; branch: string };

@@ -113,6 +113,7 @@ export function initialState(
     questionMode: null,
     questionStep: null,
     approvedBy: null,
+    approvedOn: null,
     approvals: [],
     buildDeliveries: [],
     buildNotes: [],
