@@ -82,7 +82,9 @@ export class JobRuntime {
     };
     try {
       const ports = workerPorts(deps, raw, this.permissions);
-      await triageJob(deps, order.turn ? triageTurn(ports, order.turn) : ports, lanes, job);
+      await triageJob(deps, order.turn ? triageTurn(ports, order.turn) : ports, lanes, job, {
+        answerOnce: store.shared,
+      });
       return { queued };
     } catch (error) {
       if (error instanceof PermissionUnknown) await store.release(carried.keys);

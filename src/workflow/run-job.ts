@@ -65,9 +65,16 @@ export function workerPorts(deps: WorkflowDeps, raw: JobPorts, permissions: Perm
 
 /**
  * The first thing a worker does with a job: authorise, acknowledge (👀), answer what is quick, and
- * queue the rest on its thread. Runs before any slow work, whatever is running elsewhere.
+ * queue the rest on its thread. Runs before any slow work, whatever is running elsewhere. `answerOnce` (jobs from a
+ * shared queue): a quick answer whose comment already had Blueprint's 👀 is not given again.
  */
-export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: ThreadLanes, job: Job): Promise<void> {
+export async function triageJob(
+  deps: WorkflowDeps,
+  ports: JobPorts,
+  lanes: ThreadLanes,
+  job: Job,
+  { answerOnce = false }: { answerOnce?: boolean } = {},
+): Promise<void> {
   const port = ports.ack;
   // Answers on their own budget: the ack budget's pacing (one write a second per installation) is
   // spent on 👀 alone, so a refusal never delays the next command's 👀.
@@ -90,9 +97,10 @@ export async function triageJob(deps: WorkflowDeps, ports: JobPorts, lanes: Thre
   }
   // 2. Acknowledge a command within seconds.
   const acknowledgedBefore = await acknowledge(deps, port, job);
-  // 3. Quick answers now; the rest waits its turn on the thread. A quick answer is given once per comment: its 👀
-  //    already there means it was triaged before (a job replayed from a shared queue, docs/security.md).
-  if (acknowledgedBefore && QUICK_KINDS.has(job.kind)) {
+  // 3. Quick answers now; the rest waits its turn on the thread. From a shared queue, a quick answer is given once per
+  //    comment: its 👀 already there means it was triaged before (a job put back in Redis, docs/security.md). The
+  //    local queue, the Action (a re-run is a person's) and the CLI answer again.
+  if (answerOnce && acknowledgedBefore && QUICK_KINDS.has(job.kind)) {
     deps.log.warn(
       { deliveryId: job.deliveryId, job: jobLabel(job) },
       "not answering a command again: Blueprint had already acknowledged its comment",

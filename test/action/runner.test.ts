@@ -398,6 +398,15 @@ describe("the Action runner", () => {
     expect(step.summary()).toContain("> Sorry @reader");
   });
 
+  it("answers a re-run of the workflow for the same /help again: a person asked again", async () => {
+    const event = commentEvent({ body: "/help", cloneUrl: repo.url, commentId: 91 });
+    await run([], event);
+    await run([], event);
+    // The second 👀 was already there (GitHub answers 200); outside a shared queue that is no replay.
+    expect(github.reactions.filter((reaction) => reaction.commentId === 91)).toHaveLength(2);
+    expect(github.botComments().filter((comment) => comment.body.includes("/plan"))).toHaveLength(2);
+  });
+
   it("leaves a bot's comment alone: no permission check, no write, no model", async () => {
     const { step, result } = await run(
       [],

@@ -167,8 +167,11 @@ export function actionsGitHubDouble(options: ActionsDoubleOptions = {}) {
     .reply(function (uri, body) {
       track.call(this);
       const content = (body as { content: string }).content;
-      reactions.push({ commentId: Number(uri.split("/").at(-2)), content });
-      return [201, { id: 1, content }];
+      const commentId = Number(uri.split("/").at(-2));
+      // GitHub answers 200 when this account had reacted so already, 201 when the reaction is new.
+      const again = reactions.some((reaction) => reaction.commentId === commentId && reaction.content === content);
+      reactions.push({ commentId, content });
+      return [again ? 200 : 201, { id: 1, content }];
     })
     .get(new RegExp(`^${escape(base)}/collaborators/[^/]+/permission$`))
     .reply(function (uri) {

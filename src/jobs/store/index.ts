@@ -25,6 +25,11 @@ export interface Carried {
  */
 export interface JobStore {
   /**
+   * Whether jobs reach this store through something others may write (Redis): a job put back there after it was
+   * answered must not be answered again, so a quick answer is given once per comment (`triageJob`'s `answerOnce`).
+   */
+  readonly shared: boolean;
+  /**
    * Claims a delivery's keys (delivery, comment or review id): null when one was claimed before (a
    * redelivery, which must start nothing); else the command's turn among its installation's commands
    * not yet triaged (1: the only one).

@@ -54,6 +54,7 @@ interface Lane {
  * triaged one at a time by the process itself (`../local-jobs.ts`), so every claim's turn is 1.
  */
 export class MemoryStore implements JobStore {
+  readonly shared = false;
   private readonly claims = new Claims();
   private readonly lanes = new Map<string, Lane>();
   private readonly slots: Slots;

@@ -102,6 +102,7 @@ const key = {
  * worker runs the job.
  */
 export class RedisStore implements JobStore {
+  readonly shared = true;
   static readonly CANCEL_CHANNEL = `${PREFIX}:cancel`;
   /** Where an intake tells every worker of an uninstall (signed: each worker then removes files). */
   static readonly REMOVE_CHANNEL = `${PREFIX}:remove`;
