@@ -95,3 +95,35 @@ export async function withdrawBuildQuestion(deps: WorkflowDeps, job: JobContext)
     );
   }
 }
+
+/** `/cancel`: the running job stopped at its next safe point and what is queued behind it dropped, or a question withdrawn. */
+export async function answerCancel(
+  deps: WorkflowDeps,
+  ports: { reply: ThreadPort; work: ThreadPort },
+  lanes: { stop(): Promise<{ running: string | null; dropped: number }>; enqueue(): Promise<void> },
+  job: { actor: string; deliveryId: string },
+): Promise<void> {
+  const stopped = await lanes.stop();
+  const dropped =
+    stopped.dropped > 0
+      ? ` The ${stopped.dropped === 1 ? "command" : `${stopped.dropped} commands`} queued behind it will not run; comment again if you still want ${stopped.dropped === 1 ? "it" : "them"}.`
+      : "";
+  if (stopped.running) {
+    // On the quick answers' budget: the job's own budget is the stopped job's, paced behind its
+    // writes — across replicas, behind a replica that is stuck, the very case /cancel is for.
+    await ports.reply.postComment(
+      `Stopping ${stopped.running} at the next safe point. Everything already pushed stays.${dropped}`,
+    );
+    return;
+  }
+  // A build's question: withdrawing it moves the thread's label too, which needs the repository's
+  // settings (a synced mirror), so it is lane work. Any other question is withdrawn now.
+  const waiting = await waitingQuestion(deps, ports.work);
+  if (waiting?.state.questionMode === "build") await lanes.enqueue();
+  else
+    await cancelWaiting(
+      deps,
+      { port: ports.work, actor: job.actor, signal: new AbortController().signal, deliveryId: job.deliveryId },
+      waiting,
+    );
+}

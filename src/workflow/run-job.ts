@@ -4,7 +4,7 @@ import { GATED_KINDS, jobLabel, LANE_KINDS, threadOf, type Job } from "../jobs/j
 import type { PermissionCache } from "../jobs/permission-cache.js";
 import { withdrawnCommand } from "./approval/index.js";
 import { buildThread } from "./build/index.js";
-import { cancelWaiting, waitingQuestion, withdrawBuildQuestion } from "./cancel.js";
+import { answerCancel, withdrawBuildQuestion } from "./cancel.js";
 import { handleCheckClick } from "./check-action.js";
 import type { JobContext, WorkflowDeps } from "./deps.js";
 import { HELP_TEXT, refusalReply, statusReply } from "./help.js";
@@ -119,7 +119,12 @@ export async function triageJob(
       await answer.postComment(job.text);
       return;
     case "cancel":
-      await answerCancel(deps, ports, lanes, job);
+      await answerCancel(
+        deps,
+        ports,
+        { stop: () => cancelLanes(ports.ack, lanes, job), enqueue: async () => void (await lanes.enqueue(job)) },
+        job,
+      );
       return;
   }
   if (!LANE_KINDS.has(job.kind)) return;
@@ -152,38 +157,6 @@ async function acknowledge(deps: WorkflowDeps, port: ThreadPort, job: Job): Prom
     deps.log.warn({ err: error, deliveryId: job.deliveryId }, "could not react");
   });
   return added === false;
-}
-
-/** `/cancel`: the running job stopped at its next safe point and what is queued behind it dropped, or a question withdrawn. */
-async function answerCancel(
-  deps: WorkflowDeps,
-  ports: JobPorts,
-  lanes: ThreadLanes,
-  job: Extract<Job, { kind: "cancel" }>,
-): Promise<void> {
-  const stopped = await cancelLanes(ports.ack, lanes, job);
-  const dropped =
-    stopped.dropped > 0
-      ? ` The ${stopped.dropped === 1 ? "command" : `${stopped.dropped} commands`} queued behind it will not run; comment again if you still want ${stopped.dropped === 1 ? "it" : "them"}.`
-      : "";
-  if (stopped.running) {
-    // On the quick answers' budget: the job's own budget is the stopped job's, paced behind its
-    // writes — across replicas, behind a replica that is stuck, the very case /cancel is for.
-    await ports.reply.postComment(
-      `Stopping ${stopped.running} at the next safe point. Everything already pushed stays.${dropped}`,
-    );
-    return;
-  }
-  // A build's question: withdrawing it moves the thread's label too, which needs the repository's
-  // settings (a synced mirror), so it is lane work. Any other question is withdrawn now.
-  const waiting = await waitingQuestion(deps, ports.work);
-  if (waiting?.state.questionMode === "build") await lanes.enqueue(job);
-  else
-    await cancelWaiting(
-      deps,
-      { port: ports.work, actor: job.actor, signal: new AbortController().signal, deliveryId: job.deliveryId },
-      waiting,
-    );
 }
 
 /**

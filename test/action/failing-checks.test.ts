@@ -6,7 +6,12 @@ import { runAction } from "../../src/action/runner.js";
 import { checkSuitePayload } from "../helpers/app.js";
 import { stateOf } from "../helpers/app-fixture.js";
 import { createBareRepo, type BareRepo } from "../helpers/git-repo.js";
-import { githubDouble, type GitHubDouble, type GitHubDoubleOptions } from "../helpers/github-double.js";
+import {
+  githubDouble,
+  type GitHubDouble,
+  type GitHubDoubleOptions,
+  recordDelivered,
+} from "../helpers/github-double.js";
 import { samplePlan, startModelServer, type ModelServer, type Script } from "../helpers/model-server.js";
 import { pendingState, planCommentBody, testSeal } from "../helpers/plan-state.js";
 import { commentEvent, stepFiles, workflowRunEvent, type StepFiles } from "./support.js";
@@ -88,6 +93,8 @@ describe("the Action follows up failing checks on Blueprint's pull request", () 
       },
     );
     const createOctokit = (options: ActionOctokitOptions) => createActionOctokit({ ...options, paced: false });
+    // GitHub has the comment the event is about (Blueprint reads a /build back before it builds).
+    recordDelivered(eventName, event);
     const result = await runAction({ env: step.env, io: coreIo(step.env), createOctokit });
     return { step, result, model };
   }
