@@ -28,7 +28,7 @@ const NOTHING: TokenUsage = { prompt: 0, completion: 0, cached: 0, requests: 0 }
 
 /**
  * The model's diagnosis of failing checks: a read-only, plan-mode run (plan mode's tools, sandbox and limits, capped
- * at the cost cap) on the pull request's head, given the checks' words as untrusted data. It answers with submit_plan:
+ * at the cost cap, which the build after it shares) on the pull request's head, given the checks' words as untrusted data. It answers with submit_plan:
  * the summary is the diagnosis, the steps become F-steps (numbered after the follow-up's own). What it used counts
  * in the follow-up's cost. Never throws: a model error, the cost cap or an answer without steps is `ok: false`.
  */
