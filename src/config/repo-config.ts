@@ -115,7 +115,7 @@ export const repoConfigSchema = z
           .positive()
           .optional()
           .describe(
-            "Dollars per build (each /build), counted with `prices`; without a price for the model it cannot be enforced, and the build report says so.",
+            "Dollars per build (each /build), counted with `prices`; the diagnosis of failing checks and the fix built after it share one. Without a price for the model it cannot be enforced, and the build report says so.",
           ),
       })
       .strict()

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { samplePlan, type Script } from "../helpers/model-server.js";
-import { checkSuitePayload, commentPayload, startTestApp } from "../helpers/app.js";
-import { stateOf, useAppFixture } from "../helpers/app-fixture.js";
+import { checkSuitePayload, commentPayload, settle, startTestApp } from "../helpers/app.js";
+import { stateOf, useAppFixture, visible } from "../helpers/app-fixture.js";
 import { APP_ID } from "../helpers/github-double.js";
 
 const FILES = {
@@ -18,6 +18,11 @@ const onePlan = samplePlan({
   steps: [{ id: "S1", title: "Add a retry helper", details: "Create src/retry.js", files: ["src/retry.js"], deps: [] }],
 });
 const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }] });
+/** The build of F1: three attempts. */
+const fixF1 = [
+  call("write_file", { path: "src/retry.js", content: "export const retry = (fn, n = 3) => fn();\n" }),
+  call("complete_step", { step_id: "F1", summary: "Three attempts." }),
+];
 /** The model's read-only diagnosis of the failing test: one fix-up step. */
 const diagnosis = call(
   "submit_plan",
@@ -69,14 +74,7 @@ describe("failing checks on Blueprint's pull request", () => {
   const onPullRequest = () => fx.github.otherComments.filter((c) => c.number === 100).map((c) => c.body);
 
   it("`ci_fix: build` fixes a failing check on the same branch, then stops at the same failure on its own fix", async () => {
-    const { pull, plan } = await builtPullRequest(
-      [
-        diagnosis,
-        call("write_file", { path: "src/retry.js", content: "export const retry = (fn, n = 3) => fn();\n" }),
-        call("complete_step", { step_id: "F1", summary: "Three attempts." }),
-      ],
-      "ci_fix: build\n",
-    );
+    const { pull, plan } = await builtPullRequest([diagnosis, ...fixF1], "ci_fix: build\n");
     failTests(pull.headSha!);
     const first = suiteFailed(pull.headSha!);
     await fx.app.deliver("check_suite", first, "suite-1");
@@ -130,6 +128,8 @@ describe("failing checks on Blueprint's pull request", () => {
     expect(onPullRequest().at(-1)).toContain("**F1** (Retry three times) waits in the plan comment");
     const planComment = fx.github.botComments().find((c) => c.body.includes("### Follow-up"))!;
     expect(planComment.body).toContain("- [ ] **F1** Retry three times");
+    // The plan comment says why the step waits: the repository's `ci_fix`, not `follow_up`.
+    expect(visible(planComment.body)).toContain("Follow-up on #100: F1 waits for `/fix` (`ci_fix: suggest`).");
     // `/build` on the plan's thread builds the waiting step, as `/fix` on the pull request would.
     await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
     expect(fx.repo.log(BRANCH)[0]).toBe("F1: Retry three times");
@@ -154,14 +154,7 @@ describe("failing checks on Blueprint's pull request", () => {
   });
 
   it("builds at most `ci_fix_attempts` fixes by itself, and says when it stops", async () => {
-    const { pull } = await builtPullRequest(
-      [
-        diagnosis,
-        call("write_file", { path: "src/retry.js", content: "export const retry = (fn, n = 3) => fn();\n" }),
-        call("complete_step", { step_id: "F1", summary: "Three attempts." }),
-      ],
-      "ci_fix: build\nci_fix_attempts: 1\n",
-    );
+    const { pull } = await builtPullRequest([diagnosis, ...fixF1], "ci_fix: build\nci_fix_attempts: 1\n");
     failTests(pull.headSha!);
     await fx.app.deliver("check_suite", suiteFailed(pull.headSha!));
     const fix = fx.repo.head(BRANCH);
@@ -177,6 +170,9 @@ describe("failing checks on Blueprint's pull request", () => {
       "Blueprint stopped building fixes by itself: it has made 1 for this pull request (`ci_fix_attempts: 1`).",
     );
     expect(onPullRequest().at(-1)).toContain("**F2** (Fix failing check: types) waits in the plan comment");
+    expect(visible(fx.github.botComments().find((c) => c.body.includes("### Follow-up"))!.body)).toContain(
+      "Follow-up on #100: F2 waits for `/fix` (`ci_fix_attempts: 1` reached).",
+    );
   });
 
   /** The model's diagnosis in two steps, after a look at the file the annotation names. */
@@ -237,8 +233,7 @@ describe("failing checks on Blueprint's pull request", () => {
     const { pull, plan } = await builtPullRequest(
       [
         ...twoStepDiagnosis,
-        call("write_file", { path: "src/retry.js", content: "export const retry = (fn, n = 3) => fn();\n" }),
-        call("complete_step", { step_id: "F1", summary: "Three attempts." }),
+        ...fixF1,
         call("write_file", { path: "README.md", content: "# Hello\n\nRetries three times.\n" }),
         call("complete_step", { step_id: "F2", summary: "Documented." }),
       ],
@@ -281,31 +276,118 @@ describe("failing checks on Blueprint's pull request", () => {
     expect(said).not.toContain("**Diagnosis**");
   });
 
-  it("a diagnosis stopped by the cost cap: `ci_fix: build` builds the checks' own step, and both count in the cost", async () => {
-    const prices = "prices:\n  test-model: { input: 2, output: 10 }\nlimits:\n  max_cost: 0.05\n";
-    // Each exploring request: 10,000 prompt + 1,000 completion tokens, $0.03; the second reaches the $0.05 cap.
-    const explore = { ...call("read_file", { path: "src/retry.js" }), usage: { prompt: 10_000, completion: 1_000 } };
-    const { pull, plan } = await builtPullRequest(
-      [
-        explore,
-        explore,
-        call("write_file", { path: "src/retry.js", content: "export const retry = (fn, n = 3) => fn();\n" }),
-        call("complete_step", { step_id: "F1", summary: "Three attempts." }),
-      ],
-      `ci_fix: build\n${prices}`,
-    );
+  const prices = "prices:\n  test-model: { input: 2, output: 10 }\nlimits:\n  max_cost: 0.05\n";
+  /** A request of 10,000 prompt + 1,000 completion tokens: $0.03 at `prices`. */
+  const explore = { ...call("read_file", { path: "src/retry.js" }), usage: { prompt: 10_000, completion: 1_000 } };
+
+  it("a diagnosis that spends the cost cap: `ci_fix: build` builds nothing, the checks' own step waits for `/fix`", async () => {
+    // The second exploring request reaches the $0.05 cap; `/fix` then builds the step on a cap of its own.
+    const { pull, plan } = await builtPullRequest([explore, explore, ...fixF1], `ci_fix: build\n${prices}`);
     failTests(pull.headSha!);
     await fx.app.deliver("check_suite", suiteFailed(pull.headSha!));
 
     const said = onPullRequest().at(-1)!;
     expect(said).toContain("⚠️ The diagnosis could not be made (the diagnosis reached the cost cap of $0.05)");
-    expect(said).toContain("Building **F1** to fix it (attempt 1 of 2).");
-    expect(fx.repo.log(BRANCH)[0]).toBe("F1: Fix failing check: test");
-    expect(fx.model.requests).toHaveLength(6);
-    // The follow-up's cost: the diagnosis's two requests and the build's two.
-    expect(fx.github.comments.find((c) => c.id === plan.id)!.body).toContain(
-      "Follow-up cost so far: 20,200 prompt tokens (0 cached) + 2,040 completion tokens over 4",
+    expect(said).toContain(
+      "Blueprint did not build a fix by itself: the diagnosis used the whole cost cap of $0.05 (`limits.max_cost` or the App's), which the build shares with it.",
     );
+    expect(said).toContain("**F1** (Fix failing check: test) waits in the plan comment");
+    expect(said).not.toContain("Building");
+    expect(fx.model.requests).toHaveLength(4);
+    expect(fx.repo.log(BRANCH)[0]).toBe("S1: Add a retry helper");
+    const body = () => fx.github.comments.find((c) => c.id === plan.id)!.body;
+    expect(visible(body())).toContain("F1 waits for `/fix` (the diagnosis used the cost cap).");
+    expect(stateOf(body()).followUp?.ci.attempts).toBe(0);
+
+    await fx.app.deliver(
+      "issue_comment",
+      commentPayload({ body: "/fix", number: 100, isPullRequest: true, cloneUrl: fx.repo.url }),
+    );
+    expect(fx.repo.log(BRANCH)[0]).toBe("F1: Fix failing check: test");
+    // The follow-up's cost: the diagnosis's two requests and the build's two.
+    expect(body()).toContain("Follow-up cost so far: 20,200 prompt tokens (0 cached) + 2,040 completion tokens over 4");
+  });
+
+  it("`ci_fix: build` builds on what the diagnosis left of the cost cap, so the follow-up stays within it", async () => {
+    // The diagnosis: $0.03 and a cheap answer. The build's first request ($0.03) leaves nothing of the $0.05 cap:
+    // on a cap of its own it would have gone on to write and complete F1.
+    const { pull, plan } = await builtPullRequest([explore, diagnosis, explore, ...fixF1], `ci_fix: build\n${prices}`);
+    failTests(pull.headSha!);
+    await fx.app.deliver("check_suite", suiteFailed(pull.headSha!));
+
+    expect(onPullRequest().at(-1)).toContain("Building **F1** to fix it (attempt 1 of 2).");
+    expect(fx.model.requests).toHaveLength(5);
+    expect(fx.repo.log(BRANCH)[0]).toBe("S1: Add a retry helper");
+    const body = fx.github.comments.find((c) => c.id === plan.id)!.body;
+    expect(visible(body)).toContain(
+      "the build reached its cost cap of $0.05, which it shares with the diagnosis ($0.03 of it)",
+    );
+    expect(stateOf(body).followUp).toMatchObject({ status: "failed", steps: [{ id: "F1" }] });
+    expect(stateOf(body).steps.F1?.status).not.toBe("done");
+  });
+
+  it("the model asks a question instead of diagnosing: the checks' own step, with its question quoted", async () => {
+    const question = "Should `retry` back off between attempts? <!-- blueprint:state x -->";
+    const { pull, plan } = await builtPullRequest([call("ask_user", { question })]);
+    failTests(pull.headSha!);
+    await fx.app.deliver("check_suite", suiteFailed(pull.headSha!));
+
+    expect(String(fx.model.requests[2]?.messages[1]?.content)).toContain("do not call ask_user");
+    const said = onPullRequest().at(-1)!;
+    expect(said).toContain(
+      "⚠️ The diagnosis could not be made (the model asked a question instead of diagnosing): the step below is made from the checks' output alone. The model asked (a diagnosis waits for no answer):\n\n> Should `retry` back off between attempts? &lt;!-- blueprint:state x -->",
+    );
+    expect(said).toContain("**F1** (Fix failing check: test) waits in the plan comment");
+    expect(said).not.toContain("**Diagnosis**");
+    // Nothing waits for an answer: the plan stays built, its F-step waits for `/fix`.
+    const state = stateOf(fx.github.comments.find((c) => c.id === plan.id)!.body);
+    expect(state).toMatchObject({ status: "built", followUp: { status: "pending", steps: [{ id: "F1" }] } });
+    expect(state.questionMode ?? null).toBeNull();
+  });
+
+  it("`/cancel` during the diagnosis: no F-step, the pull request hears it stopped, and the commit is not looked at again", async () => {
+    let asked = () => {};
+    const diagnosing = new Promise<void>((resolve) => (asked = resolve));
+    const { pull, plan } = await builtPullRequest(
+      [
+        () => {
+          setTimeout(asked, 100);
+          return { hang: true };
+        },
+      ],
+      "ci_fix: build\n",
+    );
+    failTests(pull.headSha!);
+    void fx.app.probot.receive({
+      id: "suite-to-cancel",
+      name: "check_suite",
+      payload: suiteFailed(pull.headSha!),
+    } as never);
+    await diagnosing;
+    await fx.app.deliver(
+      "issue_comment",
+      commentPayload({ body: "/cancel", number: 100, isPullRequest: true, cloneUrl: fx.repo.url }),
+    );
+    await settle(fx.app.blueprint); // without the signal, this waits for the hanging model request
+
+    expect(onPullRequest()).toEqual([
+      "Stopping following up failing checks on #100 at the next safe point. Everything already pushed stays.",
+      `⏹️ **Stopped** (\`/cancel\`) before a fix was planned for the failing check \`test\` on \`${pull.headSha!.slice(0, 7)}\`: no F-step waits, and Blueprint does not look at this commit's failure again. Comment \`/fix <notes>\` to have it fix the failure.`,
+    ]);
+    expect(fx.repo.log(BRANCH)[0]).toBe("S1: Add a retry helper");
+    const body = fx.github.comments.find((c) => c.id === plan.id)!.body;
+    expect(body).not.toContain("### Follow-up");
+    expect(stateOf(body).followUp).toMatchObject({
+      steps: [],
+      handled: [`checks:${pull.headSha}`],
+      ci: { attempts: 0 },
+    });
+
+    // The same suite delivered again: nothing twice.
+    const requests = fx.model.requests.length;
+    await fx.app.deliver("check_suite", suiteFailed(pull.headSha!), "suite-again");
+    expect(fx.model.requests).toHaveLength(requests);
+    expect(onPullRequest()).toHaveLength(2);
   });
 
   it("starts nothing for Blueprint's own failing check, or another pull request's failure", async () => {

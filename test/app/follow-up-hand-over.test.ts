@@ -6,7 +6,7 @@ import { MARKER_PREFIX } from "../../src/github/state-marker.js";
 import { HandOver, handOverTaken } from "../../src/shared/hand-over.js";
 import { createWorkflowDeps } from "../../src/app/create-deps.js";
 import type { Logger } from "../../src/workflow/deps.js";
-import { followUpThread } from "../../src/workflow/follow-up/index.js";
+import { followFailingChecks, followUpThread } from "../../src/workflow/follow-up/index.js";
 import type { ThreadPort } from "../../src/workflow/ports.js";
 import { commentPayload } from "../helpers/app.js";
 import { stateOf, useAppFixture } from "../helpers/app-fixture.js";
@@ -17,29 +17,14 @@ import { TEST_STATE_SECRET } from "../helpers/plan-state.js";
 
 const quiet: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 const BRANCH = "blueprint/issue-1";
+const ACTIONS = { id: 15368, slug: "github-actions" };
 const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }] });
 
 describe("a follow-up and its worker's shutdown", () => {
   const fx = useAppFixture({ files: { "README.md": "# Hello\n" } });
 
-  it("stopped at a safe point, it is handed over: the next worker builds the step, and the /fix counts once", async () => {
-    await fx.start([
-      call("write_file", { path: "src/retry.js", content: "export const retry = (fn) => fn();\n" }),
-      call("complete_step", { step_id: "S1", summary: "Added it." }),
-      { hang: true },
-      call("write_file", { path: "README.md", content: "# Hello\n\nRetries: 3.\n" }),
-      call("complete_step", { step_id: "F1", summary: "Documented." }),
-    ]);
-    const plan = fx.seedPlan(
-      samplePlan({
-        verification: [],
-        steps: [{ id: "S1", title: "Add a retry helper", details: "", files: ["src/retry.js"], deps: [] }],
-      }),
-    );
-    await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
-    fx.github.pulls[0]!.headSha = fx.repo.head(BRANCH);
-    const fix = fx.github.addUserComment("maintainer", "/fix document the retries");
-
+  /** A worker of its own, as a replica has: its deps and the issue's port, talking to the GitHub double. */
+  function worker() {
     const deps = createWorkflowDeps(
       loadEnv({
         BLUEPRINT_WORKDIR: tempDir("blueprint-workdir-"),
@@ -65,6 +50,28 @@ describe("a follow-up and its worker's shutdown", () => {
       number: 1,
       isOwnComment: (comment) => comment.user?.login === BOT_LOGIN && comment.body.includes(MARKER_PREFIX),
     });
+    return { deps, thread };
+  }
+
+  it("stopped at a safe point, it is handed over: the next worker builds the step, and the /fix counts once", async () => {
+    await fx.start([
+      call("write_file", { path: "src/retry.js", content: "export const retry = (fn) => fn();\n" }),
+      call("complete_step", { step_id: "S1", summary: "Added it." }),
+      { hang: true },
+      call("write_file", { path: "README.md", content: "# Hello\n\nRetries: 3.\n" }),
+      call("complete_step", { step_id: "F1", summary: "Documented." }),
+    ]);
+    const plan = fx.seedPlan(
+      samplePlan({
+        verification: [],
+        steps: [{ id: "S1", title: "Add a retry helper", details: "", files: ["src/retry.js"], deps: [] }],
+      }),
+    );
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
+    fx.github.pulls[0]!.headSha = fx.repo.head(BRANCH);
+    const fix = fx.github.addUserComment("maintainer", "/fix document the retries");
+
+    const { deps, thread } = worker();
     const request = { pullRequest: 100, commentId: fix.id, reviewId: null, reviewState: null, text: "document it" };
     const run = async (stopWhen: (body: string) => boolean) => {
       const controller = new AbortController();
@@ -99,5 +106,67 @@ describe("a follow-up and its worker's shutdown", () => {
       handled: [`comment:${fix.id}`],
       steps: [{ id: "F1" }],
     });
+  });
+  it("stopped during a failing check's diagnosis, nothing is saved: the next worker looks at the failure afresh", async () => {
+    let stop = () => {};
+    await fx.start([
+      call("write_file", { path: "src/retry.js", content: "export const retry = (fn) => fn();\n" }),
+      call("complete_step", { step_id: "S1", summary: "Added it." }),
+      // The worker's shutdown while the model diagnoses.
+      () => (setTimeout(stop, 100), { hang: true }),
+      call(
+        "submit_plan",
+        samplePlan({
+          title: "retry makes one attempt",
+          summary: "`retry` calls `fn` once; the test expects three attempts.",
+          steps: [{ id: "S1", title: "Retry three times", details: "Loop `n` times.", files: ["src/retry.js"] }],
+          verification: [],
+        }),
+      ),
+    ]);
+    const plan = fx.seedPlan(
+      samplePlan({
+        verification: [],
+        steps: [{ id: "S1", title: "Add a retry helper", details: "", files: ["src/retry.js"], deps: [] }],
+      }),
+    );
+    await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
+    const head = fx.repo.head(BRANCH);
+    fx.github.pulls[0]!.headSha = head;
+    fx.github.addCheckRun({
+      name: "test",
+      head_sha: head,
+      external_id: null,
+      app: ACTIONS,
+      conclusion: "failure",
+      output: { title: "1 test failed", summary: "retries three times" },
+    });
+    const { deps, thread } = worker();
+    const onPullRequest = () => fx.github.otherComments.filter((c) => c.number === 100).map((c) => c.body);
+    const planBody = () => fx.github.comments.find((c) => c.id === plan.id)!.body;
+    const run = async () => {
+      const controller = new AbortController();
+      stop = () => controller.abort(new HandOver());
+      const job = { port: thread, actor: "github-actions[bot]", signal: controller.signal, deliveryId: "d" };
+      await followFailingChecks(deps, job, { pullRequest: 100, headSha: head, app: ACTIONS });
+      return controller.signal;
+    };
+
+    const before = planBody();
+    const stopped = await run();
+    expect(handOverTaken(stopped)).toBe(true);
+    // Nothing saved and nothing said: no F-step, and the commit is not recorded as looked at.
+    expect(planBody()).toBe(before);
+    expect(onPullRequest()).toEqual([]);
+
+    // The job, run again by another worker, diagnoses the failure; run a third time (a redelivery), it does nothing.
+    await run();
+    expect(onPullRequest()).toHaveLength(1);
+    expect(onPullRequest()[0]).toContain("**F1** (Retry three times) waits in the plan comment");
+    const requests = fx.model.requests.length;
+    await run();
+    expect(fx.model.requests).toHaveLength(requests);
+    expect(onPullRequest()).toHaveLength(1);
+    expect(stateOf(planBody()).followUp).toMatchObject({ handled: [`checks:${head}`], steps: [{ id: "F1" }] });
   });
 });

@@ -285,7 +285,7 @@ describe("following the pull request", () => {
     expect(fx.repo.head(BRANCH)).toBe(before);
     const planComment = fx.github.botComments().find((c) => c.body.includes("### Follow-up"))!;
     expect(visible(planComment.body)).toContain("- [ ] **F1** Apply 1 review suggestion");
-    expect(visible(planComment.body)).toContain("wait for `/fix`");
+    expect(visible(planComment.body)).toContain("Follow-up on #100: F1, F2 wait for `/fix` (`follow_up: plan`).");
 
     await fx.app.deliver(
       "issue_comment",

@@ -1,6 +1,6 @@
 export { buildThread } from "./build.js";
 export { BuildCheck } from "./check.js";
-export { openBuildLedger, type BuildLedger } from "./ledger.js";
+export { openBuildLedger, type BuildLedger, type EarlierSpending } from "./ledger.js";
 export { openBuildNetwork } from "./network.js";
 export { describeChecks } from "./outcome.js";
 export { failedChecks, sandboxNotes } from "./report.js";

@@ -1,9 +1,9 @@
-import { costOf, formatDollars } from "../../agent/cost.js";
+import { formatDollars } from "../../agent/cost.js";
 import type { TokenUsage } from "../../shared/model-usage.js";
 import type { PlanStep } from "../../plan/schema.js";
 import type { JobNetwork } from "../../workspace/egress-proxy.js";
 import type { CommitResult, Workspace } from "../../workspace/workspace.js";
-import type { BuildLedger } from "./ledger.js";
+import { costCapReason, spentOfCap, type BuildLedger } from "./ledger.js";
 import { openBuildNetwork } from "./network.js";
 import { blockedStatusLine, keepUnfinishedWork } from "./outcome.js";
 import type { BuildRun } from "./request.js";
@@ -82,13 +82,13 @@ export async function buildSteps(run: BuildRun, ledger: BuildLedger, steps: Step
 async function stoppedAtCostCap(run: BuildRun, ledger: BuildLedger, left: PlanStep[]): Promise<boolean> {
   const { budget } = ledger;
   if (!budget) return false;
-  const spent = costOf(ledger.usage, budget.price);
+  const spent = spentOfCap(ledger, budget);
   if (spent < budget.dollars) return false;
   const ids = left.map((next) => next.id);
   run.state.status = "failed";
-  run.state.error = `the build reached its cost cap of ${formatDollars(budget.dollars)} (${formatDollars(spent)} spent); ${ids.join(", ")} not built yet.`;
+  run.state.error = `${costCapReason(budget)} (${formatDollars(spent)} spent); ${ids.join(", ")} not built yet.`;
   run.notes.push(
-    `💰 **Cost cap hit:** this build spent ${formatDollars(spent)} of its ${formatDollars(budget.dollars)} and stopped before ${ids[0]}. Everything built is pushed; each \`/build\` may spend up to ${formatDollars(budget.dollars)} and resumes at the first step not done.`,
+    `💰 **Cost cap hit:** this build spent ${formatDollars(spent)} of its ${formatDollars(budget.dollars)}${budget.earlier ? ` (${budget.earlier.by} ${formatDollars(budget.earlier.dollars)} of it)` : ""} and stopped before ${ids[0]}. Everything built is pushed; each \`/build\` may spend up to ${formatDollars(budget.dollars)} and resumes at the first step not done.`,
   );
   await run.status.save(undefined, ledger.report());
   return true;
@@ -150,13 +150,8 @@ async function runStepAgent(
 ): Promise<StepResult> {
   const { deps, job, plan, state, config, request } = run;
   const { budget } = ledger;
-  const spent = budget ? costOf(ledger.usage, budget.price) : 0;
   const costCap = budget
-    ? {
-        dollars: budget.dollars - spent,
-        price: budget.price,
-        reason: `the build reached its cost cap of ${formatDollars(budget.dollars)}`,
-      }
+    ? { dollars: budget.dollars - spentOfCap(ledger, budget), price: budget.price, reason: costCapReason(budget) }
     : undefined;
   const done = await doneSteps(plan.steps, state, steps.tree);
   // The default branch's AGENTS.md for the step's files, never the build branch's or a pull request's own.

@@ -4,6 +4,7 @@ import { PLAN_SYSTEM_PROMPT, renderRepoInstructions } from "../../agent/prompts.
 import { sanitiseUntrusted } from "../../agent/untrusted.js";
 import { oneLine } from "../../plan/render.js";
 import type { Plan } from "../../plan/schema.js";
+import type { TokenUsage } from "../../shared/model-usage.js";
 import { addUsage, costCapFor, pricingFor, renderRunCost } from "../cost.js";
 import { limitsFor } from "../limits.js";
 import { plainError } from "../plain-error.js";
@@ -16,12 +17,18 @@ import type { FollowUpRun } from "./request.js";
 const MAX_DIAGNOSED_STEPS = 5;
 const MAX_STEP_DETAILS = 60_000;
 
-/** What the model made of the failing checks: its diagnosis and fix-up steps, or why it made none. */
-export type Diagnosis = { ok: true; text: string; steps: FollowUpStep[] } | { ok: false; why: string };
+/**
+ * What the model made of the failing checks: its diagnosis and fix-up steps, or why it made none (and the question it
+ * asked instead, when it did); `usage`, what the run spent (nothing known when it threw).
+ */
+export type Diagnosis = Answer & { usage: TokenUsage };
+type Answer = { ok: true; text: string; steps: FollowUpStep[] } | { ok: false; why: string; question?: string };
+
+const NOTHING: TokenUsage = { prompt: 0, completion: 0, cached: 0, requests: 0 };
 
 /**
  * The model's diagnosis of failing checks: a read-only, plan-mode run (plan mode's tools, sandbox and limits, capped
- * at the cost cap) on the pull request's head, given the checks' words as untrusted data. It answers with submit_plan:
+ * at the cost cap, which the build after it shares) on the pull request's head, given the checks' words as untrusted data. It answers with submit_plan:
  * the summary is the diagnosis, the steps become F-steps (numbered after the follow-up's own). What it used counts
  * in the follow-up's cost. Never throws: a model error, the cost cap or an answer without steps is `ok: false`.
  */
@@ -34,7 +41,7 @@ export async function diagnoseFailures(run: FollowUpRun, checks: FailingCheck[])
   let changed: string[];
   try {
     const tip = await source.mirror.resolve(`refs/heads/${source.target.branch}`);
-    if (!tip) return { ok: false, why: `the branch \`${source.target.branch}\` is gone` };
+    if (!tip) return { ok: false, why: `the branch \`${source.target.branch}\` is gone`, usage: { ...NOTHING } };
     // The default branch's AGENTS.md, never the pull request's own version of it.
     const agents = await readRepoInstructions(
       (file) => source.mirror.readFile(`refs/heads/${job.port.repo.defaultBranch}`, file),
@@ -77,25 +84,27 @@ export async function diagnoseFailures(run: FollowUpRun, checks: FailingCheck[])
     }
   } catch (error) {
     deps.log.warn({ err: error, deliveryId: job.deliveryId }, "the diagnosis of failing checks failed");
-    return { ok: false, why: plainError(error).replace(/\.$/, "") };
+    return { ok: false, why: plainError(error).replace(/\.$/, ""), usage: { ...NOTHING } };
   }
   addUsage(followUp.usage, outcome.usage);
   followUp.cost = renderRunCost(followUp.usage, pricingFor(deps, config, model.model));
   deps.telemetry?.modelUsage("plan", outcome.usage);
   // Plan mode must leave the tree as it found it.
-  if (changed.length > 0) return { ok: false, why: `the read-only run changed ${changed.slice(0, 5).join(", ")}` };
-  return diagnosisOf(outcome, checks, followUp.steps.length);
+  if (changed.length > 0)
+    return { ok: false, why: `the read-only run changed ${changed.slice(0, 5).join(", ")}`, usage: outcome.usage };
+  return { ...diagnosisOf(outcome, checks, followUp.steps.length), usage: outcome.usage };
 }
 
 /** The run's answer as a diagnosis, or why it is none. */
-function diagnosisOf(outcome: AgentOutcome, checks: FailingCheck[], before: number): Diagnosis {
+function diagnosisOf(outcome: AgentOutcome, checks: FailingCheck[], before: number): Answer {
   switch (outcome.kind) {
     case "plan_submitted":
       break;
     case "failed":
       return { ok: false, why: outcome.message };
     case "question":
-      return { ok: false, why: `the model asked a question instead: ${oneLine(outcome.question).slice(0, 300)}` };
+      // Nobody is there to answer: the run is not paused for it, and the question is shown beside the fallback.
+      return { ok: false, why: "the model asked a question instead of diagnosing", question: outcome.question };
     default:
       return { ok: false, why: "the model did not answer with a diagnosis" };
   }
@@ -145,6 +154,7 @@ function diagnosisTask(run: FollowUpRun, checks: FailingCheck[], agents: string)
       `- steps: the fix-up steps (ids S1, S2, …; one is usual, at most ${MAX_DIAGNOSED_STEPS}), each with the files it changes and details enough for another engineer to make the change without redoing your exploration;`,
       "- verification: [] (the checks run again on the pushed fix).",
     ].join("\n"),
+    "Nobody answers questions during a diagnosis: do not call ask_user. When something stays unclear, say so in the summary and plan the fix the code supports.",
     ...(source.config.instructions
       ? ["# The repository's instructions for Blueprint", source.config.instructions.trim()]
       : []),

@@ -1,6 +1,9 @@
 import { neutraliseComments, oneLine } from "../../plan/render.js";
 import { handedOver } from "../../shared/hand-over.js";
 import type { JobContext, WorkflowDeps } from "../deps.js";
+import { costOf, formatDollars } from "../../agent/cost.js";
+import type { TokenUsage } from "../../shared/model-usage.js";
+import { costCapFor } from "../cost.js";
 import type { FailingCheck } from "../ports.js";
 import type { FollowUpStep, ThreadState } from "../state.js";
 import { builtPlan, followUpSource } from "./admission.js";
@@ -29,7 +32,7 @@ export async function followFailingChecks(deps: WorkflowDeps, job: JobContext, s
   if (!run || !port.checks) return;
   // A follow-up a restart paused goes on with the step it has.
   if (run.resumed) return await buildFollowUp(run);
-  const { followUp, source, state } = run;
+  const { source, state } = run;
   const failing = (await port.checks.failures(suite.headSha)).filter((check) => !check.own);
   if (failing.length === 0) return await saveHandled(run);
   const say = (text: string) => port.reviews?.comment(suite.pullRequest, text) ?? port.postComment(text);
@@ -46,21 +49,45 @@ export async function followFailingChecks(deps: WorkflowDeps, job: JobContext, s
   }
   const notOurs =
     theirs.length > 0 ? `\n\nAlso failing on \`${state.base.branch}\`, so left alone: ${theirs.join(", ")}.` : "";
-  const failure = failureOf(ours);
+  await fixFailures(run, { headSha: suite.headSha, ours, notOurs, say });
+}
 
+interface Failures {
+  headSha: string;
+  /** The failing checks that are the pull request's own. */
+  ours: FailingCheck[];
+  /** What the comment says of the checks the base branch fails too. */
+  notOurs: string;
+  say: (text: string) => Promise<unknown>;
+}
+
+/**
+ * The pull request's own failures: diagnosed, and their F-steps built at once or left waiting for `/fix`. The build
+ * spends only what the diagnosis left of the cost cap: the follow-up as a whole stays within it.
+ */
+async function fixFailures(run: FollowUpRun, found: Failures): Promise<void> {
+  const { job, followUp, source, state } = run;
+  const { ours, say } = found;
+  const failure = failureOf(ours);
   // 3. Never twice for the same failure on a commit pushed to fix it; at most `ci_fix_attempts` builds by themselves.
-  const { build, why } = ciFixPolicy(run, suite.headSha, failure);
+  const policy = ciFixPolicy(run, found.headSha, failure);
   // 4. The model's diagnosis and F-steps; none when Blueprint stopped, and when the model could not, one step made
   // from the checks' words alone. The failure's signature above never depends on the model's words.
-  const diagnosis = why ? null : await diagnoseFailures(run, ours);
+  const diagnosis = policy.why ? null : await diagnoseFailures(run, ours);
   // Handed to another worker (a restart): nothing saved, so the job, run again there, looks at the failure afresh.
   if (handedOver(job.signal)) return;
+  // `/cancel`: nothing planned, and the pull request is told so; the commit's failure is not looked at again.
+  if (job.signal.aborted) return await cancelled(run, found);
+  const capped = policy.build && diagnosis ? diagnosisSpentCap(run, diagnosis.usage) : null;
+  const { build, why, waits } = capped
+    ? { build: false, why: capped, waits: "the diagnosis used the cost cap" }
+    : policy;
   const steps = diagnosis?.ok ? diagnosis.steps : [checksStep(`F${followUp.steps.length + 1}`, ours)];
   followUp.steps.push(...steps);
-  const report = `${listFailures(ours)}${notOurs}${diagnosisLines(diagnosis)}\n\n${why ? `${why}\n\n` : ""}`;
-  if (!build || job.signal.aborted) {
+  const report = `${listFailures(ours)}${found.notOurs}${diagnosisLines(diagnosis)}\n\n${why ? `${why}\n\n` : ""}`;
+  if (!build) {
     followUp.status = "pending";
-    await savePlanned(run);
+    await savePlanned(run, waits);
     const one = steps.length === 1;
     const named = steps.map((step) => `**${step.id}** (${neutraliseComments(oneLine(step.title))})`).join(" and ");
     await say(
@@ -68,12 +95,14 @@ export async function followFailingChecks(deps: WorkflowDeps, job: JobContext, s
     );
     return;
   }
-  // 5. `ci_fix: build`: the steps built now; the commit they push is remembered with the failure it fixes.
+  // 5. `ci_fix: build`: the steps built now, on what the diagnosis left of the cost cap; the commit they push is
+  // remembered with the failure it fixes.
   followUp.ci.attempts += 1;
   const ids = steps.map((step) => `**${step.id}**`).join(", ");
   await say(
     `${report}Building ${ids} to fix ${ours.length === 1 ? "it" : "them"} (attempt ${followUp.ci.attempts} of ${source.config.ci_fix_attempts}).`,
   );
+  if (diagnosis) run.earlier = { usage: diagnosis.usage, by: "the diagnosis" };
   await buildFollowUp(run);
   const pushed = steps.flatMap((step) => state.steps[step.id]?.commit ?? []).at(-1);
   if (!pushed) return;
@@ -81,36 +110,68 @@ export async function followFailingChecks(deps: WorkflowDeps, job: JobContext, s
   await saveHandled(run);
 }
 
-/**
- * Whether the failure's fix is built at once (`ci_fix: build`, attempts left, not a fix of this very failure that
- * fails the same way), and why Blueprint stopped building by itself, when it did.
- */
-function ciFixPolicy(run: FollowUpRun, headSha: string, failure: string): { build: boolean; why: string | null } {
-  const { followUp, source } = run;
-  const fixed = followUp.ci.fixes.find((fix) => fix.pushed === headSha);
-  const stop =
-    fixed?.failure === failure
-      ? `Blueprint stopped: commit \`${headSha.slice(0, 7)}\` was its fix for this very failure, and it fails the same way. A person should look; \`/fix <notes>\` tries again with your notes.`
-      : null;
-  const { ci_fix: mode, ci_fix_attempts: attempts } = source.config;
-  const build = !stop && mode === "build" && followUp.ci.attempts < attempts;
-  const limit =
-    !stop && mode === "build" && !build
-      ? `Blueprint stopped building fixes by itself: it has made ${followUp.ci.attempts} for this pull request (\`ci_fix_attempts: ${attempts}\`).`
-      : null;
-  return { build, why: stop ?? limit };
+/** `/cancel` before anything was built: no F-step waits, the pull request hears so, and the commit counts as seen. */
+async function cancelled(run: FollowUpRun, found: Failures): Promise<void> {
+  const names = found.ours.map((check) => `\`${oneLine(check.name)}\``).join(", ");
+  await found.say(
+    `⏹️ **Stopped** (\`/cancel\`) before a fix was planned for the failing ${found.ours.length === 1 ? "check" : "checks"} ${names} on \`${found.headSha.slice(0, 7)}\`: no F-step waits, and Blueprint does not look at this commit's failure again. Comment \`/fix <notes>\` to have it fix the failure.`,
+  );
+  await saveHandled(run);
 }
 
-/** The model's diagnosis, marked as the model's, or why there is none (nothing when none was asked for). */
+/**
+ * Why the fix is not built at once after all: the diagnosis spent the whole cost cap, so nothing is left for the build
+ * (null when something is, or there is no cap to count).
+ */
+function diagnosisSpentCap(run: FollowUpRun, usage: TokenUsage): string | null {
+  const { deps, source } = run;
+  const cap = costCapFor(deps, source.config, deps.modelFor(source.config).model);
+  if (!cap?.price || costOf(usage, cap.price) < cap.dollars) return null;
+  return `Blueprint did not build a fix by itself: the diagnosis used the whole cost cap of ${formatDollars(cap.dollars)} (\`limits.max_cost\` or the App's), which the build shares with it. \`/fix\` builds it with a cap of its own.`;
+}
+
+/**
+ * Whether the failure's fix is built at once (`ci_fix: build`, attempts left, not a fix of this very failure that
+ * fails the same way); why Blueprint stopped building by itself, when it did; and why the steps wait, when they do.
+ */
+function ciFixPolicy(
+  run: FollowUpRun,
+  headSha: string,
+  failure: string,
+): { build: boolean; why: string | null; waits: string } {
+  const { followUp, source } = run;
+  const fixed = followUp.ci.fixes.find((fix) => fix.pushed === headSha);
+  const { ci_fix: mode, ci_fix_attempts: attempts } = source.config;
+  if (fixed?.failure === failure) {
+    const why = `Blueprint stopped: commit \`${headSha.slice(0, 7)}\` was its fix for this very failure, and it fails the same way. A person should look; \`/fix <notes>\` tries again with your notes.`;
+    return { build: false, why, waits: "Blueprint's fix failed the same way" };
+  }
+  if (mode !== "build") return { build: false, why: null, waits: "`ci_fix: suggest`" };
+  if (followUp.ci.attempts < attempts) return { build: true, why: null, waits: "" };
+  const why = `Blueprint stopped building fixes by itself: it has made ${followUp.ci.attempts} for this pull request (\`ci_fix_attempts: ${attempts}\`).`;
+  return { build: false, why, waits: `\`ci_fix_attempts: ${attempts}\` reached` };
+}
+
+/**
+ * The model's diagnosis, marked as the model's, or why there is none (nothing when none was asked for). A question the
+ * model asked instead is quoted: nobody answers it during a diagnosis, so it is shown beside the fallback step.
+ */
 function diagnosisLines(diagnosis: Diagnosis | null): string {
   if (!diagnosis) return "";
-  if (!diagnosis.ok)
-    return `\n\n⚠️ The diagnosis could not be made (${oneLine(diagnosis.why).slice(0, 300)}): the step below is made from the checks' output alone.`;
-  const quoted = neutraliseComments(diagnosis.text)
+  if (!diagnosis.ok) {
+    const why = `\n\n⚠️ The diagnosis could not be made (${neutraliseComments(oneLine(diagnosis.why).slice(0, 300))}): the step below is made from the checks' output alone.`;
+    if (diagnosis.question === undefined) return why;
+    return `${why} The model asked (a diagnosis waits for no answer):\n\n${quote(diagnosis.question.slice(0, 1000))}`;
+  }
+  return `\n\n**Diagnosis** (the model's reading of the failure, not checked by a person):\n\n${quote(diagnosis.text)}`;
+}
+
+/** Model-written words as a block quote, without hidden comments. */
+function quote(text: string): string {
+  return neutraliseComments(text.trim())
     .split("\n")
     .map((line) => `> ${line}`.trimEnd())
     .join("\n");
-  return `\n\n**Diagnosis** (the model's reading of the failure, not checked by a person):\n\n${quoted}`;
 }
 
 /** The follow-up a failed suite may start, or null: Blueprint's own suite, another pull request, an old head. */

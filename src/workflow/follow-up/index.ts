@@ -139,7 +139,7 @@ function addSteps(followUp: FollowUpState, work: ThreadWork[], actor: string, re
 /** `follow_up: plan`: the F-steps in the plan comment, unbuilt, and each thread told what waits for `/fix`. */
 async function postPlanned(run: FollowUpRun): Promise<void> {
   run.followUp.status = "pending";
-  await savePlanned(run);
+  await savePlanned(run, "`follow_up: plan`");
   await answerThreads(run, "new");
 }
 

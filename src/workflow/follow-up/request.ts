@@ -4,7 +4,7 @@ import type { JobContext, WorkflowDeps } from "../deps.js";
 import type { FollowUpState, ThreadState } from "../state.js";
 import type { RepoConfig } from "../../config/repo-config.js";
 import type { Mirror } from "../../workspace/mirror.js";
-import type { BuildTarget } from "../build/index.js";
+import type { BuildTarget, EarlierSpending } from "../build/index.js";
 import type { PullRequestFacts, ThreadInfo } from "../ports.js";
 import type { ThreadWork } from "./threads.js";
 
@@ -43,6 +43,8 @@ export interface FollowUpRun {
   handled: string;
   /** It goes on with a follow-up a restart paused. */
   resumed?: boolean;
+  /** What the job spent before the build (the failing checks' diagnosis): the build's cost cap is what is left. */
+  earlier?: EarlierSpending;
 }
 
 /** Where a follow-up builds: the repository, its settings (default branch only), the thread and the branch. */

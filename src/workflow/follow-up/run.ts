@@ -44,7 +44,7 @@ export async function buildFollowUp(run: FollowUpRun): Promise<void> {
     // 1. Suggestions as written, in a commit of their own; those that no longer apply become steps for the model.
     await applyStepSuggestions(run, tree, notes);
     const plan = withFollowUpSteps(run.plan, followUp);
-    ledger = openBuildLedger(deps, source.config, { plan, state, notes });
+    ledger = openBuildLedger(deps, source.config, { plan, state, notes, earlier: run.earlier });
     check = new BuildCheck(job.port, deps.log, plan, state);
     await check.start();
     // 2. The rest, one agent run each.
@@ -191,13 +191,16 @@ export async function saveHandled(run: Pick<FollowUpRun, "deps" | "job" | "recor
   await port.updateComment(run.record.comment.id, withState(body, run.state, seal));
 }
 
-/** `follow_up: plan`: the F-steps saved in the plan comment, unbuilt, until `/fix` builds them. */
-export async function savePlanned(run: FollowUpRun): Promise<void> {
+/**
+ * F-steps saved in the plan comment, unbuilt, until `/fix` builds them; `because` says why they wait: the setting
+ * (`follow_up: plan`, `ci_fix: suggest`) or why Blueprint stopped building fixes by itself.
+ */
+export async function savePlanned(run: FollowUpRun, because: string): Promise<void> {
   const waiting = run.followUp.steps
     .filter((step) => run.state.steps[step.id]?.status !== "done")
     .map((step) => step.id);
   await followUpStatus(run).save(
-    `> 🎉 **Built.** Follow-up on #${run.followUp.pullRequest}: ${waiting.join(", ")} wait for \`/fix\` (\`follow_up: plan\`).`,
+    `> 🎉 **Built.** Follow-up on #${run.followUp.pullRequest}: ${waiting.join(", ")} ${waiting.length === 1 ? "waits" : "wait"} for \`/fix\` (${because}).`,
   );
 }
 
