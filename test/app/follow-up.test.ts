@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { gitIn } from "../helpers/git-repo.js";
 import type { DoubleReview, GitHubDoubleOptions } from "../helpers/github-double.js";
 import { samplePlan, type ModelRequest, type Script } from "../helpers/model-server.js";
@@ -344,6 +344,100 @@ describe("following the pull request", () => {
     expect(threads.request.comments.at(-1)?.body).toMatch(
       /^Not addressed yet: the follow-up stopped before \*\*F2\*\*/,
     );
+  });
+
+  it("queues a second review behind a running follow-up; it reads the threads when it starts, and redoes none", async () => {
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let heldArrived = () => {};
+    const held = new Promise<void>((resolve) => (heldArrived = resolve));
+    const NOTE = "Retries: 3.";
+    await builtPullRequest(
+      [
+        () => (heldArrived(), released.then(() => editClient)),
+        complete("F1", "Wrapped fetch in retry."),
+        write("README.md", `# Hello\n\n${NOTE}\n`),
+        complete("F2", "Documented retries."),
+      ],
+      { reviews: [review("reviewer", "COMMENTED"), review("reviewer", "COMMENTED", 502)] },
+    );
+    const first = fx.github.addReviewThread({
+      pullRequest: 100,
+      path: "src/client.js",
+      line: 2,
+      body: "Use the retry helper here.",
+      diffHunk: "@@ -1,3 +1,3 @@\n export async function get(url) {\n   return fetch(url);",
+      author: "reviewer",
+      reviewId: REVIEW_ID,
+    });
+    const receiveReview = (id: number) =>
+      fx.app.probot.receive({
+        id: `review-${id}`,
+        name: "pull_request_review",
+        payload: reviewPayload({
+          state: "commented",
+          login: "reviewer",
+          number: 100,
+          reviewId: id,
+          commitId: "0".repeat(40),
+          cloneUrl: fx.repo.url,
+        }),
+      } as never);
+    await receiveReview(REVIEW_ID);
+    await held;
+
+    // While the first follow-up waits at the model, the reviewer submits a second review with a new thread.
+    const second = fx.github.addReviewThread({
+      pullRequest: 100,
+      path: "README.md",
+      line: 1,
+      body: "Say how often it retries.",
+      diffHunk: "@@ -0,0 +1 @@\n+# Hello",
+      author: "reviewer",
+      reviewId: 502,
+    });
+    await receiveReview(502);
+    // The notice is on the pull request, where the review was given; the follow-up waits on its issue's lane.
+    const onPull = () => fx.github.otherComments.filter((comment) => comment.number === 100).map((c) => c.body);
+    await vi.waitFor(
+      () =>
+        expect(onPull()).toEqual([
+          "Queued: Blueprint is busy on this thread (following up the review of @reviewer); this starts when it is done.",
+        ]),
+      { timeout: 10_000 },
+    );
+    expect(fx.model.requests.map(stepOf)).toEqual(["S1", "S1", "F1"]);
+
+    release();
+    await settle(fx.app.blueprint);
+    // The second follow-up ran after the first: one F-step, for the new thread only.
+    expect(fx.model.requests.map(stepOf)).toEqual(["S1", "S1", "F1", "F1", "F2", "F2"]);
+    expect(fx.repo.log(BRANCH).slice(0, 3)).toEqual([
+      "F2: Review on README.md:1: Say how often it retries.",
+      "F1: Review on src/client.js:2: Use the retry helper here.",
+      "S1: Add a retry helper",
+    ]);
+    const task = String(fx.model.requests[4]!.messages[1]?.content);
+    expect(task).toContain("Say how often it retries.");
+    // The first thread is named only among the steps already done, not as work again.
+    expect(task).not.toContain("Address this review thread on `src/client.js:2`");
+    expect(task).toContain("- F1: Review on src/client.js:2: Use the retry helper here.  (done)");
+    expect(fx.repo.show(BRANCH, "README.md")).toContain(NOTE);
+
+    // Each thread hears once, of its own commit; the first is not answered (or fixed) again.
+    const f1 = gitIn(fx.repo.bare, ["rev-parse", `refs/heads/${BRANCH}~1`]).trim();
+    const f2 = fx.repo.head(BRANCH);
+    const replies = (thread: typeof first) =>
+      thread.comments.filter((comment) => comment.author.__typename === "Bot").map((comment) => comment.body);
+    expect(replies(first)).toEqual([
+      `Addressed in [\`${f1.slice(0, 7)}\`](https://github.com/Codertocat/Hello-World/commit/${f1}) (**F1**).`,
+    ]);
+    expect(replies(second)).toEqual([
+      `Addressed in [\`${f2.slice(0, 7)}\`](https://github.com/Codertocat/Hello-World/commit/${f2}) (**F2**).`,
+    ]);
+    expect(first.isResolved).toBe(false);
+    const state = stateOf(fx.github.botComments().find((c) => c.body.includes("### Follow-up"))!.body);
+    expect(state.followUp).toMatchObject({ status: "built", handled: [`review:${REVIEW_ID}`, "review:502"] });
   });
 
   it("`follow_up: off` starts nothing, and `/fix` says why", async () => {
