@@ -13,13 +13,14 @@ import type { Running } from "./redis-worker-tokens.js";
  * fails at once, logged, without a 👀, a comment or a token renewed (the intakes refuse those too). A job sent back
  * to wait (its thread busy, no token yet, handed back at shutdown) or whose worker died has not ended: it runs or
  * resumes as before; so is one whose processor answers "again" (its claim released for GitHub's redelivery of the
- * webhook, which keeps its delivery id).
+ * webhook, which keeps its delivery id): that answer is the job's result, and the worker removes such a job once it
+ * completes, since BullMQ adds nothing under the id of a job it still holds.
  */
 export function onlyOnce(
   store: RedisStore,
   log: Logger,
   processor: (bullJob: BullJob, running: Running) => Promise<void | "again">,
-): (bullJob: BullJob, running: Running) => Promise<void> {
+): (bullJob: BullJob, running: Running) => Promise<void | "again"> {
   return async (bullJob, running) => {
     if (await store.handled(running.id)) {
       log.error(
@@ -30,7 +31,9 @@ export function onlyOnce(
     }
     let ended = true;
     try {
-      ended = (await processor(bullJob, running)) !== "again";
+      const result = await processor(bullJob, running);
+      ended = result !== "again";
+      return result;
     } catch (error) {
       ended = !(error instanceof DelayedError || error instanceof WaitingError);
       throw error;

@@ -129,17 +129,19 @@ export async function withFreshToken(keeper: TokenKeeper, bullJob: BullJob, runn
 export function droppingToken(
   log: WorkerLog,
   queue: string,
-  processor: (bullJob: BullJob, running: Running) => Promise<void>,
+  processor: (bullJob: BullJob, running: Running) => Promise<void | "again">,
 ) {
-  return async (bullJob: BullJob, lockToken?: string): Promise<void> => {
+  return async (bullJob: BullJob, lockToken?: string): Promise<void | "again"> => {
     const running: Running = { queue, id: bullJob.id ?? "", lockToken: lockToken ?? bullJob.token ?? "" };
+    let result: void | "again";
     try {
-      await processor(bullJob, running);
+      result = await processor(bullJob, running);
     } catch (error) {
       if (!(error instanceof DelayedError || error instanceof WaitingError)) await dropToken(log, bullJob);
       throw error;
     }
     await dropToken(log, bullJob);
+    return result;
   };
 }
 
