@@ -92,6 +92,10 @@ export class Minting {
     const delay = atOnce ? { delay: this.options.fallbackMs ?? FALLBACK_MS } : {};
     await this.queue.add(job.kind, wire, {
       ...JOB_OPTIONS,
+      // Not kept once minted or given up: BullMQ adds nothing under the id of a job it holds, and GitHub's redelivery
+      // of this webhook (its claim released by a triage or a minter that could not go on) comes under the same id.
+      removeOnComplete: true,
+      removeOnFail: true,
       attempts: 5,
       backoff: { type: "exponential", delay: 1_000 },
       jobId: id,

@@ -129,16 +129,7 @@ export async function startRedisWorkers(options: RedisWorkersOptions): Promise<R
     stalledInterval: lockMs,
     maxStalledCount: 2,
   });
-  // A triage that released its claim ("again": the actor's permission could not be read) leaves no job behind: GitHub's
-  // redelivery comes under the same id, which BullMQ would not add while it holds the completed one.
-  triage.on("completed", (bullJob, result) => {
-    if (result === "again")
-      void bullJob
-        .remove()
-        .catch((error: unknown) =>
-          log.warn({ err: error, jobId: bullJob.id }, "could not remove a triage job whose claim was released"),
-        );
-  });
+  removingReleased(triage, log);
   for (const worker of [triage, work]) {
     worker.on("error", (error) => log.error({ err: error }, "queue worker error"));
     // A job failed by BullMQ itself (its workers kept dying under it) never reached `droppingToken`.
@@ -198,6 +189,21 @@ async function hearRemoval(
           "could not remove the files of repositories Blueprint no longer has access to",
         ),
       );
+}
+
+/**
+ * A triage that released its claim ("again": the actor's permission could not be read) leaves no job behind: GitHub's
+ * redelivery comes under the same id, which BullMQ would not add while it holds the completed one.
+ */
+function removingReleased(triage: Worker, log: WorkflowDeps["log"]): void {
+  triage.on("completed", (bullJob, result) => {
+    if (result === "again")
+      void bullJob
+        .remove()
+        .catch((error: unknown) =>
+          log.warn({ err: error, jobId: bullJob.id }, "could not remove a triage job whose claim was released"),
+        );
+  });
 }
 
 /**
