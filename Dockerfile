@@ -17,12 +17,13 @@
 # Kubernetes: securityContext.seccompProfile.type Unconfined, procMount Unmasked,
 # appArmorProfile.type Unconfined. Without these the start-up error says which step failed.
 
-# --- build: compile TypeScript to lib/ ---------------------------------------
+# --- build: TypeScript to lib/ (esbuild, scripts/build.mjs) ------------------
 FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
 COPY tsconfig.json ./
+COPY scripts/build.mjs ./scripts/
 COPY src ./src
 RUN npm run build
 

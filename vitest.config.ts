@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { defineConfig } from "vitest/config";
+import { PATIENCE_MS, TEST_LIMIT_MS } from "./test/helpers/patience.js";
 
 /**
  * Most test files share one module graph per worker (vitest's isolate: false), which saves most of the suite's import
@@ -40,8 +41,10 @@ const withNock = files.filter((file) => !isolated.includes(file) && uses(NOCK, f
 
 export default defineConfig({
   test: {
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Limits that only a hang reaches (test/helpers/patience.ts): no test fails because the machine is slow.
+    testTimeout: TEST_LIMIT_MS,
+    hookTimeout: TEST_LIMIT_MS,
+    expect: { poll: { timeout: PATIENCE_MS } },
     pool: "forks",
     // Most tests wait on git, bubblewrap, Redis, local servers and child processes rather than the CPU: on two cores,
     // three forks took the suite from 8½ to 3½ minutes; with four, the two cores were still a sixth idle (CPU 1.7 of 2),

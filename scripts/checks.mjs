@@ -1,11 +1,12 @@
-// The static checks `npm test` runs before vitest: the tests' and the eval's types, ESLint and Prettier. They
-// are independent, so they run side by side (two at a time: CI has two cores); each one's output is
-// printed when it fails, and the run fails if any did.
+// The static checks `npm test` runs beside vitest (scripts/test.mjs): the types of everything, ESLint and
+// Prettier. They are independent, so they run side by side (two at a time: CI has two cores); each one's
+// output is printed when it fails, and the run fails if any did.
 import { spawn } from "node:child_process";
 
 const CHECKS = [
-  // One program for the tests, benchmarks and eval: they share src/ and its libraries' types, checked once.
-  ["types of test/, bench/ and eval/", "tsc", ["-p", "test/tsconfig.json"]],
+  // One program for src/, the tests, benchmarks and eval: they share src/ and its libraries' types, checked
+  // once (the build only strips types: scripts/build.mjs).
+  ["types of src/, test/, bench/ and eval/", "tsc", ["-p", "test/tsconfig.json"]],
   ["ESLint", "eslint", ["--max-warnings", "0", "."]],
   ["Prettier", "prettier", ["--check", "--log-level", "warn", "."]],
 ];
