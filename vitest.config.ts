@@ -51,6 +51,8 @@ export default defineConfig({
     // and six took vitest from 342 s to 295 s on a quiet machine. BLUEPRINT_TEST_WORKERS sets another count.
     maxWorkers: Number(process.env.BLUEPRINT_TEST_WORKERS ?? 6),
     env: { LOG_LEVEL: "silent" },
+    // One temporary directory for the whole run, TMPDIR for every test process and what it starts, removed at the end.
+    globalSetup: ["test/helpers/temp-root.ts"],
     // A passing run prints a line of dots and the summary (a failing test is named, with its output and
     // error): console output of passing tests is dropped. `--reporter=default` lists every file instead.
     silent: "passed-only",

@@ -85,9 +85,22 @@ const MAX_CONNECTIONS = 256;
 
 let processSocketRoot: string | null = null;
 
-/** This process's directory for its jobs' socket directories, made once (0700). */
+/**
+ * The longest path a Unix socket may have on Linux (108 bytes with the closing NUL). Node binds a longer one cut
+ * short, silently, at a path nothing connects to: the check below makes that a clear failure instead.
+ */
+const MAX_SOCKET_PATH_BYTES = 107;
+/** What the socket path adds to its root: `/blueprint-egress-XXXXXX/proxy.sock`. */
+const SOCKET_PATH_TAIL_BYTES = "/blueprint-egress-XXXXXX/proxy.sock".length;
+
+/**
+ * This process's directory for its jobs' socket directories, made once (0700): in the temporary directory, or in
+ * /tmp when the temporary directory's path is too long to hold a socket.
+ */
 function defaultSocketRoot(): string {
-  processSocketRoot ??= mkdtempSync(path.join(os.tmpdir(), "blueprint-egress-root-"));
+  const root = "/blueprint-egress-root-XXXXXX".length + SOCKET_PATH_TAIL_BYTES;
+  const tmp = Buffer.byteLength(os.tmpdir()) + root <= MAX_SOCKET_PATH_BYTES ? os.tmpdir() : "/tmp";
+  processSocketRoot ??= mkdtempSync(path.join(tmp, "blueprint-egress-root-"));
   chmodSync(processSocketRoot, 0o700);
   return processSocketRoot;
 }
@@ -110,6 +123,9 @@ export async function openJobNetwork(policy: EgressPolicy, options: JobNetworkOp
     dir = mkdtempSync(path.join(socketRoot, "blueprint-egress-"));
     chmodSync(dir, 0o700);
     const socketPath = path.join(dir, "proxy.sock");
+    if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH_BYTES) {
+      throw new Error(`its socket's path is over ${MAX_SOCKET_PATH_BYTES} bytes, a Unix socket's limit: ${socketPath}`);
+    }
     const gate = new EgressGate(policy, options.lookup ?? lookupAll, (host, port, reason) => {
       const target = refusedTarget(policy, host, port);
       const key = refused.has(target) || refused.size < MAX_REFUSED_HOSTS ? target : OTHER_HOSTS;

@@ -1,4 +1,5 @@
-import { existsSync, statSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, rmSync, statSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import path from "node:path";
@@ -224,6 +225,34 @@ describe("the egress proxy", () => {
 });
 
 describe("fail closed", () => {
+  it("refuses a socket path over a Unix socket's 107 bytes, which Node would bind cut short, with the reason", async () => {
+    const deep = path.join(tempDir("egress-deep-"), "d".repeat(80));
+    mkdirSync(deep);
+    const network = await open(policyFor("registries", "registries"), { socketRoot: deep });
+    expect(network.state).toEqual({
+      kind: "failed",
+      problem: expect.stringMatching(/could not start \(its socket's path is over 107 bytes, a Unix socket's limit: /),
+    });
+  });
+
+  it("keeps its sockets in /tmp when the temporary directory's path is too long to hold one", () => {
+    const deep = path.join(tempDir("egress-deep-"), "d".repeat(80));
+    mkdirSync(deep);
+    const script = `
+      const { openJobNetwork } = await import(${JSON.stringify(new URL("../../src/workspace/egress-proxy.ts", import.meta.url).href)});
+      const network = await openJobNetwork({ allow: [{ host: "example.com", port: 443 }] });
+      console.log(JSON.stringify(network.state));
+      await network.close();`;
+    const output = execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      env: { ...process.env, TMPDIR: deep },
+      encoding: "utf8",
+    });
+    const state = JSON.parse(output) as { kind: string; socketPath: string };
+    expect(state.kind).toBe("proxy");
+    expect(state.socketPath).toMatch(/^\/tmp\/blueprint-egress-root-\w+\/blueprint-egress-\w+\/proxy\.sock$/);
+    rmSync(path.dirname(path.dirname(state.socketPath)), { recursive: true, force: true });
+  });
+
   it("a proxy that cannot start gives a failed network, and commands are not run, with a message that says why", async () => {
     const network = await open(policyFor("registries", "registries"), { socketRoot: "/nonexistent/blueprint" });
     expect(network.state).toEqual({
