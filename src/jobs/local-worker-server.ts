@@ -126,7 +126,8 @@ function start(
     metrics: options.metrics,
     onRelease: (keys) => send({ type: "release", keys }),
     onSettled: (job, phase) => send({ type: "settled", deliveryId: job.deliveryId, phase }),
-    portsFor: async (job) => options.ports.portsFor(job, tokens.tokenFor(job)),
+    // Fresh from the intake when it waited long: lane work reads GitHub here first (a build's approval).
+    portsFor: async (job) => options.ports.portsFor(job, await tokens.fresh(job)),
     ...(runner
       ? {
           workReady: () => runner.isReady,
