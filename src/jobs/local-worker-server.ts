@@ -1,14 +1,12 @@
-import { createSecretKey } from "node:crypto";
 import type { StateKey } from "../github/state-marker.js";
 import type { TokenPorts } from "../github/token-port.js";
 import type { Logger } from "../shared/logger.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
-import { SHUTDOWN_REASON } from "./backend.js";
 import { LocalJobs } from "./local-jobs.js";
 import type { Job } from "./job.js";
 import { JobRunner } from "./job-runner.js";
 import { LocalJobTokens } from "./token-relay.js";
-import { toLocalWorkerSchema, type FromLocalWorker, type ToLocalWorker } from "./protocol.js";
+import { stateKeyFrom, toLocalWorkerSchema, type FromLocalWorker, type ToLocalWorker } from "./protocol.js";
 import { telemetryFor, type JobMetrics } from "./metrics.js";
 import { parentChannel } from "./ipc-batch.js";
 
@@ -36,70 +34,40 @@ interface Started {
  */
 export function serveLocalJobs(options: LocalWorkerServerOptions): void {
   let started: Started | null = null;
-  const outbox = parentChannel<ToLocalWorker, FromLocalWorker>({
+  // Checked on arrival by the intake (fromLocalWorkerSchema); typed here.
+  const send: (message: FromLocalWorker) => void = parentChannel<ToLocalWorker, FromLocalWorker>({
     messages: toLocalWorkerSchema,
-    receive,
     log: options.log,
     name: "the local worker",
-    // The parent gone (crashed or killed) means no one can hand us jobs or hear us: stop.
-    onParentGone: () =>
-      void (started?.backend.shutdown(SHUTDOWN_REASON, 20_000) ?? Promise.resolve()).finally(() => process.exit(0)),
+    start: (message) => (started = start(options, send, tokens, message.stateKey)),
+    receive: (message) => started && handle(started.backend, message, tokens),
+    answer: async (what) =>
+      what === "stats"
+        ? started?.backend.stats()
+        : what === "idle"
+          ? started?.backend.idle()
+          : options.metrics.registry.getMetricsAsJSON(),
+    // The intake's "shutdown", or the intake gone (crashed or killed): no one can hand us jobs or hear us.
+    stop: async (reason, timeoutMs) => {
+      await started?.backend.shutdown(reason, timeoutMs);
+      started?.runner?.stop();
+    },
   });
-  // Checked on arrival by the intake (fromLocalWorkerSchema); typed here.
-  const send = (message: FromLocalWorker) => outbox.send(message);
   const tokens = LocalJobTokens.fromIntake(send, options.log);
-
-  function receive(message: ToLocalWorker): void {
-    if (message.type === "start") {
-      started ??= start(
-        options,
-        send,
-        tokens,
-        createSecretKey(Buffer.from(message.stateKey, "base64")),
-        message.stateKey,
-      );
-      send({ type: "ready" });
-    } else if (!started) options.log.error({ type: message.type }, "the local worker got a message before its start");
-    else if (message.type === "shutdown") {
-      const { backend, runner } = started;
-      void backend.shutdown(message.reason, message.timeoutMs).finally(() => {
-        runner?.stop();
-        outbox.flush();
-        process.exit(0);
-      });
-    } else handle(started.backend, message, { send, tokens, metrics: options.metrics });
-  }
 }
 
-/** The intake's jobs, questions and token answers, once the worker has started. */
+/** The intake's jobs, removals and token answers, once the worker has started. */
 function handle(
   backend: LocalJobs,
-  message: Exclude<ToLocalWorker, { type: "start" | "shutdown" }>,
-  to: { send: (message: FromLocalWorker) => void; tokens: LocalJobTokens; metrics: JobMetrics },
+  message: Extract<ToLocalWorker, { type: "job" | "resume" | "remove" | "token" }>,
+  tokens: LocalJobTokens,
 ): void {
-  switch (message.type) {
-    case "job":
-    case "resume":
-      to.tokens.keep(message.job.deliveryId, message.token);
-      if (message.type === "job") backend.take({ job: message.job, keys: message.keys });
-      else backend.resume({ job: message.job, keys: message.keys });
-      return;
-    case "remove":
-      void backend.removeRepositories(message.removal);
-      return;
-    case "ask": {
-      const answer =
-        message.what === "stats"
-          ? backend.stats()
-          : message.what === "idle"
-            ? backend.idle()
-            : to.metrics.registry.getMetricsAsJSON();
-      void answer.then((value) => to.send({ type: "answer", id: message.id, value: value ?? null }));
-      return;
-    }
-    case "token":
-      to.tokens.asker.answer(message);
-      return;
+  if (message.type === "remove") void backend.removeRepositories(message.removal);
+  else if (message.type === "token") tokens.asker.answer(message);
+  else {
+    tokens.keep(message.job.deliveryId, message.token);
+    if (message.type === "job") backend.take({ job: message.job, keys: message.keys });
+    else backend.resume({ job: message.job, keys: message.keys });
   }
 }
 
@@ -108,14 +76,13 @@ function start(
   options: LocalWorkerServerOptions,
   send: (message: FromLocalWorker) => void,
   tokens: LocalJobTokens,
-  stateKey: StateKey,
-  stateKeyText: string,
+  stateKey: string,
 ): Started {
-  const deps = options.makeDeps(stateKey);
+  const deps = options.makeDeps(stateKeyFrom(stateKey));
   const runner = options.runnerEntry
     ? new JobRunner({
         entry: options.runnerEntry,
-        stateKey: stateKeyText,
+        stateKey,
         log: options.log,
         telemetry: telemetryFor(options.metrics),
       })

@@ -11,7 +11,7 @@ import { jobLabel, threadOf, type Job, type Removal } from "./job.js";
 import { TRIAGE_QUEUE, verifiedRemoval, WORK_QUEUE } from "./job-wire.js";
 import { telemetryFor, type JobMetrics } from "./metrics.js";
 import { onlyOnce, RemovalsHeard } from "./redis-replays.js";
-import { JobRuntime } from "./runtime.js";
+import { JobRuntime, removeRepositoryFiles } from "./runtime.js";
 import { RedisStore, type HeldThread } from "./store/redis.js";
 import {
   dropToken,
@@ -169,7 +169,7 @@ async function hearRemoval(
   removals: RemovalsHeard,
   removeFiles: ((removal: Removal) => void) | undefined,
 ): Promise<void> {
-  const { log, workdir } = runtime.deps;
+  const { log } = runtime.deps;
   const removal = verifiedRemoval(sealer, message);
   if (!removal) return log.error({}, "ignored a removal in Redis that no intake signed");
   if (!removals.first(removal))
@@ -179,15 +179,7 @@ async function hearRemoval(
     );
   runtime.stopCovered(removal);
   if (removeFiles) removeFiles(removal);
-  else
-    await workdir
-      ?.remove(removal)
-      .catch((error: unknown) =>
-        log.error(
-          { err: error, deliveryId: removal.deliveryId },
-          "could not remove the files of repositories Blueprint no longer has access to",
-        ),
-      );
+  else await removeRepositoryFiles(runtime.deps, removal);
 }
 
 /**

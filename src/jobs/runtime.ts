@@ -189,6 +189,24 @@ export class JobRuntime {
 }
 
 /**
+ * A removal's files go from this process's work directory (a running job's once it ends), as the job runner and a
+ * worker without one remove them.
+ */
+export async function removeRepositoryFiles(deps: WorkflowDeps, removal: Removal): Promise<void> {
+  const { deliveryId } = removal;
+  await (deps.workdir?.remove(removal) ?? Promise.resolve(null)).then(
+    (files) =>
+      files &&
+      deps.log.info({ deliveryId, ...files }, "removed the files of repositories Blueprint no longer has access to"),
+    (error: unknown) =>
+      deps.log.error(
+        { err: error, deliveryId },
+        "could not remove the files of repositories Blueprint no longer has access to",
+      ),
+  );
+}
+
+/**
  * A triage's turn on its installation ends when its 👀 is out (or its quick answer starts, or it
  * ends): then the next command of that installation starts its triage. In a burst, every
  * installation's first command is triaged before anyone's second, and that costs the others little:

@@ -46,7 +46,8 @@ function childOnParentChannel(): string {
     `import { parentChannel } from ${source("src/jobs/ipc-batch.ts")};
     import { toJobRunnerSchema } from ${source("src/jobs/protocol.ts")};
     const log = { info: () => {}, warn: () => {}, error: (_fields: object, message?: string) => void process.send?.({ refused: message }) };
-    parentChannel({ messages: toJobRunnerSchema, log, name: "the test child", receive: (message) => process.send?.({ received: message.type }), onParentGone: () => process.exit(0) });`,
+    const heard = (message: { type: string }) => void process.send?.({ received: message.type });
+    parentChannel({ messages: toJobRunnerSchema, log, name: "the test child", start: heard, receive: heard });`,
   );
   return entry;
 }
@@ -65,11 +66,13 @@ it("checks every message a child gets against its protocol on arrival, batches u
       { type: "run", id: 1 },
       { type: "abort", id: 1, reason: "stopped" },
     ]);
-    await expect.poll(() => heard, { timeout: 10_000 }).toHaveLength(3);
+    await expect.poll(() => heard, { timeout: 10_000 }).toHaveLength(4);
     expect(heard).toEqual([
       { received: "start" },
       { refused: "the test child got a message that is not one" },
       { received: "abort" },
+      // The channel's own answer to the start, a turn later.
+      { type: "ready" },
     ]);
   } finally {
     child.kill("SIGKILL");
