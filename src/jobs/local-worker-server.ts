@@ -3,7 +3,6 @@ import type { TokenPorts } from "../github/token-port.js";
 import type { Logger } from "../shared/logger.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
 import { LocalJobs } from "./local-jobs.js";
-import type { Job } from "./job.js";
 import { JobRunner } from "./job-runner.js";
 import { LocalJobTokens } from "./token-relay.js";
 import { stateKeyFrom, toLocalWorkerSchema, type FromLocalWorker, type ToLocalWorker } from "./protocol.js";
@@ -17,14 +16,14 @@ export interface LocalWorkerServerOptions {
   concurrency: number;
   metrics: JobMetrics;
   log: Logger;
-  /** The compiled job runner (lib/job-runner.js): lane work runs there; without it, in this process. */
-  runnerEntry?: string;
+  /** The compiled job runner (lib/job-runner.js): lane work runs there. */
+  runnerEntry: string;
 }
 
-/** The local worker once started: its jobs, and the job runner lane work goes to (if any). */
+/** The local worker once started: its jobs, and the job runner lane work goes to. */
 interface Started {
   backend: LocalJobs;
-  runner: JobRunner | null;
+  runner: JobRunner;
 }
 
 /**
@@ -50,7 +49,7 @@ export function serveLocalJobs(options: LocalWorkerServerOptions): void {
     // The intake's "shutdown", or the intake gone (crashed or killed): no one can hand us jobs or hear us.
     stop: async (reason, timeoutMs) => {
       await started?.backend.shutdown(reason, timeoutMs);
-      started?.runner?.stop();
+      started?.runner.stop();
     },
   });
   const tokens = LocalJobTokens.fromIntake(send, options.log);
@@ -71,7 +70,7 @@ function handle(
   }
 }
 
-/** The job runtime on the hidden-state key the intake sent, with lane work in a job runner when there is one. */
+/** The job runtime on the hidden-state key the intake sent, with lane work in a job runner. */
 function start(
   options: LocalWorkerServerOptions,
   send: (message: FromLocalWorker) => void,
@@ -79,14 +78,12 @@ function start(
   stateKey: string,
 ): Started {
   const deps = options.makeDeps(stateKeyFrom(stateKey));
-  const runner = options.runnerEntry
-    ? new JobRunner({
-        entry: options.runnerEntry,
-        stateKey,
-        log: options.log,
-        telemetry: telemetryFor(options.metrics),
-      })
-    : null;
+  const runner = new JobRunner({
+    entry: options.runnerEntry,
+    stateKey,
+    log: options.log,
+    telemetry: telemetryFor(options.metrics),
+  });
   const backend = new LocalJobs({
     deps,
     concurrency: options.concurrency,
@@ -95,19 +92,10 @@ function start(
     onSettled: (job, phase) => send({ type: "settled", deliveryId: job.deliveryId, phase }),
     // Fresh from the intake when it waited long: lane work reads GitHub here first (a build's approval).
     portsFor: async (job) => options.ports.portsFor(job, await tokens.fresh(job)),
-    ...(runner
-      ? {
-          workReady: () => runner.isReady,
-          runWork: inRunner(runner, tokens),
-          removeFiles: async (removal) => runner.removeRepositories(removal),
-        }
-      : {}),
+    workReady: () => runner.isReady,
+    // With the job's token fresh, and renewed through the intake as it works.
+    runWork: async (job, signal) => runner.run(job, await tokens.fresh(job), signal, () => tokens.fresh(job)),
+    removeFiles: async (removal) => runner.removeRepositories(removal),
   });
   return { backend, runner };
-}
-
-/** Lane work in the job runner, with the job's token fresh (and renewed through the intake as it works). */
-function inRunner(runner: JobRunner, tokens: LocalJobTokens) {
-  return async (job: Job, signal: AbortSignal) =>
-    runner.run(job, await tokens.fresh(job), signal, () => tokens.fresh(job));
 }
