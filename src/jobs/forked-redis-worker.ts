@@ -50,28 +50,13 @@ export function answerIntake(options: {
   stop: () => Promise<void>;
   log: Logger;
 }): void {
-  let stopping: Promise<void> | null = null;
-  const stop = () =>
-    (stopping ??= options.stop().finally(() => {
-      outbox.flush();
-      process.exit(0);
-    }));
-  const outbox = parentChannel<ToQueueWorker, FromQueueWorker>({
+  parentChannel<ToQueueWorker, FromQueueWorker>({
     messages: toQueueWorkerSchema,
     log: options.log,
     name: "the queue worker",
-    receive: (message) => {
-      if (message.type === "start")
-        void options.started.then(
-          () => outbox.send({ type: "ready" }),
-          () => undefined,
-        );
-      else if (message.type === "ask")
-        void options.metrics.registry
-          .getMetricsAsJSON()
-          .then((value) => outbox.send({ type: "answer", id: message.id, value }));
-      else void stop();
-    },
-    onParentGone: () => void stop(),
+    start: () => options.started,
+    receive: () => undefined,
+    answer: () => options.metrics.registry.getMetricsAsJSON(),
+    stop: options.stop,
   });
 }

@@ -1,5 +1,7 @@
+import { UnrecoverableError } from "bullmq";
 import { z } from "zod";
 import type { Sealer } from "../credentials/index.js";
+import type { Logger } from "../shared/logger.js";
 import { jobSchema, removalSchema, type Job, type Removal } from "./job.js";
 
 /**
@@ -81,6 +83,22 @@ export function verifiedWire(sealer: Sealer, place: WirePlace, data: unknown): W
     );
   }
   return parsed.data;
+}
+
+/**
+ * The job at `place`, as an intake or worker signed it there; anything else is logged (`refused`: what becomes of it)
+ * and failed for good, never retried.
+ */
+export function verifiedOrFailed(sealer: Sealer, log: Logger, place: WirePlace, data: unknown, refused: string): Wire {
+  try {
+    return verifiedWire(sealer, place, data);
+  } catch (error) {
+    log.error(
+      { err: error, deliveryId: claimedDeliveryId(data), queue: place.queue, jobId: place.id },
+      `refused a job in Redis that no intake signed: ${refused}`,
+    );
+    throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
+  }
 }
 
 /** The delivery id a job's data names, for logging a job that did not verify (never trusted beyond that). */

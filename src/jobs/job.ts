@@ -182,11 +182,6 @@ export const GATED_KINDS: ReadonlySet<JobKind> = new Set([
   "check-action",
 ]);
 
-/** Reads a job that crossed a process boundary; throws on anything that is not one. */
-export function parseJob(data: unknown): Job {
-  return jobSchema.parse(data);
-}
-
 /** One job at a time per issue or pull request, across every worker. */
 export function threadOf(job: Pick<Job, "repository" | "number">): string {
   return `${job.repository.owner}/${job.repository.name}#${job.number}`;

@@ -4,7 +4,7 @@ import type { JobBackend, QueueStats } from "./backend.js";
 import type { Accepted } from "./from-webhook.js";
 import { jobLabel, threadOf, type Job, type Removal } from "./job.js";
 import { telemetryFor, type JobMetrics } from "./metrics.js";
-import { JobRuntime } from "./runtime.js";
+import { JobRuntime, removeRepositoryFiles } from "./runtime.js";
 import { MemoryStore } from "./store/memory.js";
 import { Turns, type Turn } from "./turns.js";
 
@@ -107,9 +107,9 @@ export class LocalJobs implements JobBackend {
   async removeRepositories(removal: Removal): Promise<void> {
     await this.store.recordRemoval(removal);
     this.runtime.stopCovered(removal);
-    const removeFiles =
-      this.options.removeFiles ?? (async (covered: Removal) => void (await this.runtime.deps.workdir?.remove(covered)));
-    await removeFiles(removal);
+    await (this.options.removeFiles ?? ((covered: Removal) => removeRepositoryFiles(this.runtime.deps, covered)))(
+      removal,
+    );
   }
 
   async stats(): Promise<QueueStats> {

@@ -1,14 +1,11 @@
-import { createSecretKey } from "node:crypto";
 import type { StateKey } from "../github/state-marker.js";
 import type { TokenPorts } from "../github/token-port.js";
 import type { Logger } from "../shared/logger.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
-import { SHUTDOWN_REASON } from "./backend.js";
 import { LocalJobs } from "./local-jobs.js";
-import type { Job } from "./job.js";
 import { JobRunner } from "./job-runner.js";
 import { LocalJobTokens } from "./token-relay.js";
-import { toLocalWorkerSchema, type FromLocalWorker, type ToLocalWorker } from "./protocol.js";
+import { stateKeyFrom, toLocalWorkerSchema, type FromLocalWorker, type ToLocalWorker } from "./protocol.js";
 import { telemetryFor, type JobMetrics } from "./metrics.js";
 import { parentChannel } from "./ipc-batch.js";
 
@@ -19,14 +16,14 @@ export interface LocalWorkerServerOptions {
   concurrency: number;
   metrics: JobMetrics;
   log: Logger;
-  /** The compiled job runner (lib/job-runner.js): lane work runs there; without it, in this process. */
-  runnerEntry?: string;
+  /** The compiled job runner (lib/job-runner.js): lane work runs there. */
+  runnerEntry: string;
 }
 
-/** The local worker once started: its jobs, and the job runner lane work goes to (if any). */
+/** The local worker once started: its jobs, and the job runner lane work goes to. */
 interface Started {
   backend: LocalJobs;
-  runner: JobRunner | null;
+  runner: JobRunner;
 }
 
 /**
@@ -36,110 +33,69 @@ interface Started {
  */
 export function serveLocalJobs(options: LocalWorkerServerOptions): void {
   let started: Started | null = null;
-  const outbox = parentChannel<ToLocalWorker, FromLocalWorker>({
+  // Checked on arrival by the intake (fromLocalWorkerSchema); typed here.
+  const send: (message: FromLocalWorker) => void = parentChannel<ToLocalWorker, FromLocalWorker>({
     messages: toLocalWorkerSchema,
-    receive,
     log: options.log,
     name: "the local worker",
-    // The parent gone (crashed or killed) means no one can hand us jobs or hear us: stop.
-    onParentGone: () =>
-      void (started?.backend.shutdown(SHUTDOWN_REASON, 20_000) ?? Promise.resolve()).finally(() => process.exit(0)),
+    start: (message) => (started = start(options, send, tokens, message.stateKey)),
+    receive: (message) => started && handle(started.backend, message, tokens),
+    answer: async (what) =>
+      what === "stats"
+        ? started?.backend.stats()
+        : what === "idle"
+          ? started?.backend.idle()
+          : options.metrics.registry.getMetricsAsJSON(),
+    // The intake's "shutdown", or the intake gone (crashed or killed): no one can hand us jobs or hear us.
+    stop: async (reason, timeoutMs) => {
+      await started?.backend.shutdown(reason, timeoutMs);
+      started?.runner.stop();
+    },
   });
-  // Checked on arrival by the intake (fromLocalWorkerSchema); typed here.
-  const send = (message: FromLocalWorker) => outbox.send(message);
   const tokens = LocalJobTokens.fromIntake(send, options.log);
-
-  function receive(message: ToLocalWorker): void {
-    if (message.type === "start") {
-      started ??= start(
-        options,
-        send,
-        tokens,
-        createSecretKey(Buffer.from(message.stateKey, "base64")),
-        message.stateKey,
-      );
-      send({ type: "ready" });
-    } else if (!started) options.log.error({ type: message.type }, "the local worker got a message before its start");
-    else if (message.type === "shutdown") {
-      const { backend, runner } = started;
-      void backend.shutdown(message.reason, message.timeoutMs).finally(() => {
-        runner?.stop();
-        outbox.flush();
-        process.exit(0);
-      });
-    } else handle(started.backend, message, { send, tokens, metrics: options.metrics });
-  }
 }
 
-/** The intake's jobs, questions and token answers, once the worker has started. */
+/** The intake's jobs, removals and token answers, once the worker has started. */
 function handle(
   backend: LocalJobs,
-  message: Exclude<ToLocalWorker, { type: "start" | "shutdown" }>,
-  to: { send: (message: FromLocalWorker) => void; tokens: LocalJobTokens; metrics: JobMetrics },
+  message: Extract<ToLocalWorker, { type: "job" | "resume" | "remove" | "token" }>,
+  tokens: LocalJobTokens,
 ): void {
-  switch (message.type) {
-    case "job":
-    case "resume":
-      to.tokens.keep(message.job.deliveryId, message.token);
-      if (message.type === "job") backend.take({ job: message.job, keys: message.keys });
-      else backend.resume({ job: message.job, keys: message.keys });
-      return;
-    case "remove":
-      void backend.removeRepositories(message.removal);
-      return;
-    case "ask": {
-      const answer =
-        message.what === "stats"
-          ? backend.stats()
-          : message.what === "idle"
-            ? backend.idle()
-            : to.metrics.registry.getMetricsAsJSON();
-      void answer.then((value) => to.send({ type: "answer", id: message.id, value: value ?? null }));
-      return;
-    }
-    case "token":
-      to.tokens.asker.answer(message);
-      return;
+  if (message.type === "remove") void backend.removeRepositories(message.removal);
+  else if (message.type === "token") tokens.asker.answer(message);
+  else {
+    tokens.keep(message.job.deliveryId, message.token);
+    if (message.type === "job") backend.take({ job: message.job, keys: message.keys });
+    else backend.resume({ job: message.job, keys: message.keys });
   }
 }
 
-/** The job runtime on the hidden-state key the intake sent, with lane work in a job runner when there is one. */
+/** The job runtime on the hidden-state key the intake sent, with lane work in a job runner. */
 function start(
   options: LocalWorkerServerOptions,
   send: (message: FromLocalWorker) => void,
   tokens: LocalJobTokens,
-  stateKey: StateKey,
-  stateKeyText: string,
+  stateKey: string,
 ): Started {
-  const deps = options.makeDeps(stateKey);
-  const runner = options.runnerEntry
-    ? new JobRunner({
-        entry: options.runnerEntry,
-        stateKey: stateKeyText,
-        log: options.log,
-        telemetry: telemetryFor(options.metrics),
-      })
-    : null;
+  const deps = options.makeDeps(stateKeyFrom(stateKey));
+  const runner = new JobRunner({
+    entry: options.runnerEntry,
+    stateKey,
+    log: options.log,
+    telemetry: telemetryFor(options.metrics),
+  });
   const backend = new LocalJobs({
     deps,
     concurrency: options.concurrency,
     metrics: options.metrics,
     onRelease: (keys) => send({ type: "release", keys }),
     onSettled: (job, phase) => send({ type: "settled", deliveryId: job.deliveryId, phase }),
-    portsFor: async (job) => options.ports.portsFor(job, tokens.tokenFor(job)),
-    ...(runner
-      ? {
-          workReady: () => runner.isReady,
-          runWork: inRunner(runner, tokens),
-          removeFiles: async (removal) => runner.removeRepositories(removal),
-        }
-      : {}),
+    // Fresh from the intake when it waited long: lane work reads GitHub here first (a build's approval).
+    portsFor: async (job) => options.ports.portsFor(job, await tokens.fresh(job)),
+    workReady: () => runner.isReady,
+    // With the job's token fresh, and renewed through the intake as it works.
+    runWork: async (job, signal) => runner.run(job, await tokens.fresh(job), signal, () => tokens.fresh(job)),
+    removeFiles: async (removal) => runner.removeRepositories(removal),
   });
   return { backend, runner };
-}
-
-/** Lane work in the job runner, with the job's token fresh (and renewed through the intake as it works). */
-function inRunner(runner: JobRunner, tokens: LocalJobTokens) {
-  return async (job: Job, signal: AbortSignal) =>
-    runner.run(job, await tokens.fresh(job), signal, () => tokens.fresh(job));
 }

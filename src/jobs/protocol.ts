@@ -1,3 +1,4 @@
+import { createSecretKey, type KeyObject } from "node:crypto";
 import { z } from "zod";
 import { jobTokenSchema } from "../credentials/index.js";
 import { jobSchema, removalSchema } from "./job.js";
@@ -16,6 +17,11 @@ import { jobSchema, removalSchema } from "./job.js";
 const start = z.object({ type: z.literal("start") });
 /** A start with the hidden-state key (derived, base64), so the child never needs the secret it comes from. */
 const startWithKey = start.extend({ stateKey: z.string().min(1) });
+
+/** The hidden-state key a "start" carries, as the child uses it. */
+export function stateKeyFrom(stateKey: string): KeyObject {
+  return createSecretKey(Buffer.from(stateKey, "base64"));
+}
 const ready = z.object({ type: z.literal("ready") });
 /** A question to the child, answered by an "answer" of the same id (see PendingAnswers). */
 const ask = <const What extends readonly [string, ...string[]]>(what: What) =>

@@ -3,15 +3,7 @@ import type { Redis } from "ioredis";
 import { sealToken, type JobTokenSource, type Sealer } from "../credentials/index.js";
 import type { Logger } from "../shared/logger.js";
 import type { Job } from "./job.js";
-import {
-  bullId,
-  claimedDeliveryId,
-  JOB_OPTIONS,
-  signWire,
-  TRIAGE_QUEUE,
-  verifiedWire,
-  wireSchema,
-} from "./job-wire.js";
+import { bullId, JOB_OPTIONS, signWire, TRIAGE_QUEUE, verifiedOrFailed, wireSchema } from "./job-wire.js";
 import type { RedisStore } from "./store/redis.js";
 
 /** Accepted webhooks waiting for their token: only processes that hold the App's key (intakes) work this queue. */
@@ -143,23 +135,16 @@ export class Minting {
 
   /** A queued copy: its intake did not hand it on. Its turn is its priority. */
   private async mintQueued(bullJob: BullJob): Promise<void> {
-    const { job, keys } = this.mintable(bullJob);
+    // The accepted webhook, as an intake signed it for the mint queue.
+    const place = { queue: MINT_QUEUE, id: bullJob.id ?? "" };
+    const { job, keys } = verifiedOrFailed(
+      this.options.sealer,
+      this.options.log,
+      place,
+      bullJob.data,
+      "no token minted",
+    );
     await this.handOn(job, keys, bullJob.opts.priority ?? LAST_PRIORITY);
-  }
-
-  /**
-   * The accepted webhook, as an intake signed it for the mint queue; a job that does not verify fails at once, logged.
-   */
-  private mintable(bullJob: BullJob) {
-    try {
-      return verifiedWire(this.options.sealer, { queue: MINT_QUEUE, id: bullJob.id ?? "" }, bullJob.data);
-    } catch (error) {
-      this.options.log.error(
-        { err: error, deliveryId: claimedDeliveryId(bullJob.data) },
-        "refused a job in Redis that no intake signed: no token minted",
-      );
-      throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
-    }
   }
 
   /** No token after every retry: the claim forgotten, so GitHub's redelivery of this webhook is handled. */

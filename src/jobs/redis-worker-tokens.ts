@@ -10,7 +10,7 @@ import {
 import { RefreshRefused, TokenUnavailable, type TokenRefresher } from "../credentials/redis.js";
 import type { Logger as WorkerLog } from "../shared/logger.js";
 import type { TokenGetter } from "../shared/token-getter.js";
-import { claimedDeliveryId, verifiedWire, withoutToken, type Wire, type WirePlace } from "./job-wire.js";
+import { verifiedOrFailed, withoutToken, type Wire, type WirePlace } from "./job-wire.js";
 
 /** What a queue worker needs to read a job's token from Redis and have it renewed by the intakes. */
 export interface TokenKeeper {
@@ -29,19 +29,6 @@ const TOKEN_RETRY_MS = 30_000;
 export type Ready = Wire & { sealedToken: string };
 /** Where a job sits, and the lock this worker holds on it: what a token request names. */
 export type Running = WirePlace & { lockToken: string };
-
-/** The job at `place`, as an intake or worker signed it there; anything else is logged and failed without running. */
-export function verified({ log, sealer }: TokenKeeper, place: WirePlace, data: unknown): Wire {
-  try {
-    return verifiedWire(sealer, place, data);
-  } catch (error) {
-    log.error(
-      { err: error, deliveryId: claimedDeliveryId(data), queue: place.queue, jobId: place.id },
-      "refused a job in Redis that no intake signed: it does not run",
-    );
-    throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
-  }
-}
 
 /** The job's token as sealed in it, opened (triage: minutes old at most, or renewed by `withFreshToken`). */
 export function heldToken({ sealer }: TokenKeeper, wire: Ready): JobToken {
@@ -97,7 +84,7 @@ function renewal(keeper: TokenKeeper, bullJob: BullJob, wire: Ready, running: Ru
  */
 export async function withFreshToken(keeper: TokenKeeper, bullJob: BullJob, running: Running): Promise<Ready> {
   const { log, refresher } = keeper;
-  const queued = verified(keeper, running, bullJob.data);
+  const queued = verifiedOrFailed(keeper.sealer, log, running, bullJob.data, "it does not run");
   const { sealedToken } = queued;
   if (sealedToken === undefined) throw new UnrecoverableError(`job ${running.id} carries no token: it has already run`);
   try {

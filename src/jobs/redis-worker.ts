@@ -1,18 +1,17 @@
-import { DelayedError, UnrecoverableError, WaitingError, Worker, type Job as BullJob } from "bullmq";
+import { DelayedError, WaitingError, Worker, type Job as BullJob } from "bullmq";
 import { Redis } from "ioredis";
 import type { JobToken, RenewToken, Sealer } from "../credentials/index.js";
 import { TokenRefresher } from "../credentials/redis.js";
 import type { TokenPorts } from "../github/token-port.js";
 import { handOverTaken } from "../shared/hand-over.js";
-import { approvalMismatch, isApprovingJob, type ApprovingJob } from "../workflow/approval/index.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
-import { PermissionUnknown, reportFailedJob, type JobPorts } from "../workflow/run-job.js";
+import { PermissionUnknown } from "../workflow/run-job.js";
 import type { QueueStats } from "./backend.js";
 import { jobLabel, threadOf, type Job, type Removal } from "./job.js";
 import { TRIAGE_QUEUE, verifiedRemoval, WORK_QUEUE } from "./job-wire.js";
 import { telemetryFor, type JobMetrics } from "./metrics.js";
 import { onlyOnce, RemovalsHeard } from "./redis-replays.js";
-import { JobRuntime } from "./runtime.js";
+import { JobRuntime, removeRepositoryFiles } from "./runtime.js";
 import { RedisStore, type HeldThread } from "./store/redis.js";
 import {
   dropToken,
@@ -170,7 +169,7 @@ async function hearRemoval(
   removals: RemovalsHeard,
   removeFiles: ((removal: Removal) => void) | undefined,
 ): Promise<void> {
-  const { log, workdir } = runtime.deps;
+  const { log } = runtime.deps;
   const removal = verifiedRemoval(sealer, message);
   if (!removal) return log.error({}, "ignored a removal in Redis that no intake signed");
   if (!removals.first(removal))
@@ -180,15 +179,7 @@ async function hearRemoval(
     );
   runtime.stopCovered(removal);
   if (removeFiles) removeFiles(removal);
-  else
-    await workdir
-      ?.remove(removal)
-      .catch((error: unknown) =>
-        log.error(
-          { err: error, deliveryId: removal.deliveryId },
-          "could not remove the files of repositories Blueprint no longer has access to",
-        ),
-      );
+  else await removeRepositoryFiles(runtime.deps, removal);
 }
 
 /**
@@ -275,7 +266,7 @@ async function startOnThread(ctx: Context, job: Job, held: HeldThread, controlle
   return true;
 }
 
-/** The job's own token, renewed through the intakes as it works; a build runs on an approval GitHub confirms. */
+/** The job's own token, renewed through the intakes as it works. */
 function workAccess(ctx: Context, bullJob: BullJob, wire: Ready, running: Running) {
   const { job } = wire;
   const token = liveToken(ctx, bullJob, wire, running);
@@ -283,33 +274,7 @@ function workAccess(ctx: Context, bullJob: BullJob, wire: Ready, running: Runnin
   return {
     ports: async () => ctx.ports.portsFor(job, token.current),
     run: runWork && ((signal: AbortSignal) => runWork(job, token.held, signal, token.renew)),
-    confirm: isApprovingJob(job) ? (port: JobPorts["work"]) => confirmApproval(ctx, port, job) : undefined,
   };
-}
-
-/** Throws (after a log line) when GitHub does not confirm a build job's approval: the build does not run. */
-async function confirmApproval(ctx: Context, port: JobPorts["work"], job: ApprovingJob): Promise<void> {
-  const mismatch = await approvalMismatch(port, job).catch(async (error: unknown) => {
-    await reportFailedJob(ctx.log, port, job, error);
-    throw error;
-  });
-  if (mismatch === null) return;
-  ctx.log.error(
-    { deliveryId: job.deliveryId, job: jobLabel(job), reason: mismatch.reason },
-    "refused a build job: its approval is not on GitHub as the job says",
-  );
-  ctx.metrics.jobs.inc({ kind: job.kind, outcome: "refused" });
-  // A `/build` deleted or edited before its job ran: said on the thread, or the build would vanish without a word.
-  if (mismatch.notice)
-    await port
-      .postComment(mismatch.notice)
-      .catch((error: unknown) =>
-        ctx.log.warn(
-          { err: error, deliveryId: job.deliveryId },
-          "could not say on the thread why a build did not start",
-        ),
-      );
-  throw new UnrecoverableError(`the approval is not on GitHub as the job says: ${mismatch.reason}`);
 }
 
 /** Step 4: the job back in the queue at a safe point, for the next worker to resume. */

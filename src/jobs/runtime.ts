@@ -2,6 +2,7 @@ import { HandOver, handedOver, handOverTaken } from "../shared/hand-over.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
 import {
   PermissionUnknown,
+  refusedApproval,
   reportFailedJob,
   triageJob,
   workerPorts,
@@ -21,8 +22,6 @@ export interface WorkAccess {
   ports(): Promise<JobPorts>;
   /** Lane work in a job runner (resolves when the use case returns); without it, the use case runs in this process. */
   run?: ((signal: AbortSignal) => Promise<void>) | undefined;
-  /** Before the use case: throws when the job must not run (Redis: a build whose approval GitHub does not confirm). */
-  confirm?: ((port: JobPorts["work"]) => Promise<void>) | undefined;
 }
 
 /**
@@ -105,10 +104,10 @@ export class JobRuntime {
   }
 
   /**
-   * Lane work, its thread's turn come: dropped when a removal covers it, else the use case (here or
-   * in a job runner) under `controller`, timed and counted. A failure the use case could not report
-   * itself (its job runner kept dying) is reported on the thread, logged and counted, and resolved
-   * with (`failed`: Redis fails the job with it).
+   * Lane work, its thread's turn come: dropped when a removal covers it, refused when it builds on an approval GitHub
+   * does not confirm (`refusal`), else the use case (here or in a job runner) under `controller`, timed and counted. A
+   * failure the use case could not report itself (its job runner kept dying) is reported on the thread, logged and
+   * counted, and resolved with (`failed`: Redis fails the job with it).
    */
   async work(id: string, job: Job, controller: AbortController, access: WorkAccess): Promise<{ failed?: unknown }> {
     const { metrics } = this;
@@ -121,7 +120,8 @@ export class JobRuntime {
       }
       const signal = controller.signal;
       const port = async () => workerPorts(this.deps, await access.ports(), this.permissions).work;
-      if (access.confirm) await access.confirm(await port());
+      const refused = await this.refusal(job, await port());
+      if (refused !== undefined) return { failed: refused };
       // A job that starts as its worker stops goes straight back.
       if (handedOver(signal)) return {};
       let failed: unknown;
@@ -151,6 +151,22 @@ export class JobRuntime {
     }
   }
 
+  /**
+   * Why a build job does not run (its approval read once from GitHub, `refusedApproval`; or that read failed, reported
+   * on the thread), or undefined when it runs.
+   */
+  private async refusal(job: Job, port: JobPorts["work"]): Promise<unknown> {
+    try {
+      const reason = await refusedApproval(this.deps, port, job, this.store.shared);
+      if (reason === null) return undefined;
+      this.metrics?.jobs.inc({ kind: job.kind, outcome: "refused" });
+      return new Error(`the approval is not on GitHub as the job says: ${reason}`);
+    } catch (error) {
+      await reportFailedJob(this.deps.log, port, job, error);
+      return error;
+    }
+  }
+
   /** Stops the running job `id` at its next safe point (a `/cancel` heard from another process). */
   stop(id: string, reason: string): void {
     this.running.get(id)?.controller.abort(reason);
@@ -170,6 +186,24 @@ export class JobRuntime {
     this.handingOver = true;
     for (const { controller } of this.running.values()) controller.abort(new HandOver());
   }
+}
+
+/**
+ * A removal's files go from this process's work directory (a running job's once it ends), as the job runner and a
+ * worker without one remove them.
+ */
+export async function removeRepositoryFiles(deps: WorkflowDeps, removal: Removal): Promise<void> {
+  const { deliveryId } = removal;
+  await (deps.workdir?.remove(removal) ?? Promise.resolve(null)).then(
+    (files) =>
+      files &&
+      deps.log.info({ deliveryId, ...files }, "removed the files of repositories Blueprint no longer has access to"),
+    (error: unknown) =>
+      deps.log.error(
+        { err: error, deliveryId },
+        "could not remove the files of repositories Blueprint no longer has access to",
+      ),
+  );
 }
 
 /**

@@ -2,7 +2,7 @@ import { atLeast } from "../github/permission.js";
 import { parsePlanArgument } from "../github/command.js";
 import { GATED_KINDS, jobLabel, LANE_KINDS, threadOf, type Job } from "../jobs/job.js";
 import type { PermissionCache } from "../jobs/permission-cache.js";
-import { withdrawnCommand } from "./approval/index.js";
+import { approvalMismatch, isApprovingJob } from "./approval/index.js";
 import { buildThread } from "./build/index.js";
 import { answerCancel, withdrawBuildQuestion } from "./cancel.js";
 import { handleCheckClick } from "./check-action.js";
@@ -295,7 +295,6 @@ async function approvedBuild(
 ): Promise<void> {
   const minimumPermission = deps.minPermission;
   if (job.kind === "build") {
-    if (await commandWithdrawn(deps, context, job)) return;
     if (await buildWaitingFollowUp(deps, context, job)) return;
     const approval = {
       approver: job.actor,
@@ -332,22 +331,31 @@ async function approvedBuild(
 }
 
 /**
- * A `/build` deleted or edited while its job waited builds nothing, whichever queue it waited in: GitHub's comment is
- * read again as the job starts, and the thread told why when it no longer says what the job says.
+ * Why a build job must not run, or null when it may: its approval read once from GitHub as its lane work starts,
+ * whichever queue it waited in (`approvalMismatch`; `fromSharedQueue`: a Redis worker's, which also refuses a
+ * forgery). A `/build` deleted or edited while its job waited builds nothing, and the thread is told why.
  */
-async function commandWithdrawn(
+export async function refusedApproval(
   deps: WorkflowDeps,
-  context: JobContext,
-  job: Extract<Job, { kind: "build" }>,
-): Promise<boolean> {
-  const withdrawn = await withdrawnCommand(context.port, job);
-  if (!withdrawn) return false;
-  deps.log.warn(
-    { deliveryId: job.deliveryId, reason: withdrawn.reason },
-    "a /build was taken back before its build started",
-  );
-  await context.port.postComment(withdrawn.notice);
-  return true;
+  port: ThreadPort,
+  job: Job,
+  fromSharedQueue: boolean,
+): Promise<string | null> {
+  const mismatch = isApprovingJob(job) ? await approvalMismatch(port, job, fromSharedQueue) : null;
+  if (!mismatch) return null;
+  const fields = { deliveryId: job.deliveryId, job: jobLabel(job), reason: mismatch.reason };
+  if (fromSharedQueue) deps.log.error(fields, "refused a build job: its approval is not on GitHub as the job says");
+  else deps.log.warn(fields, "a /build was taken back before its build started");
+  if (mismatch.notice)
+    await port
+      .postComment(mismatch.notice)
+      .catch((error: unknown) =>
+        deps.log.warn(
+          { err: error, deliveryId: job.deliveryId },
+          "could not say on the thread why a build did not start",
+        ),
+      );
+  return mismatch.reason;
 }
 
 /**

@@ -389,6 +389,24 @@ describe("what a job keeps in Redis once it has run", () => {
 });
 
 describe("the intake", () => {
+  it("mints no token for a job in its mint queue that no intake signed: it fails at once, never reaching triage", async () => {
+    const github = githubDouble({ permissions: { maintainer: "write" } });
+    const app = await startTestApp({ REDIS_URL: redis.url, BLUEPRINT_WORKERS: "0" });
+    closers.push(() => app.blueprint.shutdown(5_000));
+    const mint = new Queue("blueprint-mint", { connection });
+    closers.push(() => mint.close());
+    await mint.add("help", signedWire("blueprint-mint", "m-d-other", helpJob("d-forged")), {
+      jobId: "m-d-forged",
+      // As the intake adds a mint job: a refusal is never retried.
+      attempts: 5,
+    });
+    const done = await finished(mint, "m-d-forged");
+    expect([await done.getState(), done.attemptsMade]).toEqual(["failed", 1]);
+    expect(done.failedReason).toMatch(/does not carry a valid signature/);
+    expect(await connection.exists("bull:blueprint-triage:t-d-forged")).toBe(0);
+    expect(github.requests.filter((request) => request.path.includes("/access_tokens"))).toEqual([]);
+  });
+
   it("signs what it enqueues, and refuses a webhook whose repository.clone_url is not on the configured GitHub", async () => {
     githubDouble({ permissions: { maintainer: "write" } });
     const app = await startTestApp({ REDIS_URL: redis.url, BLUEPRINT_WORKERS: "0" });

@@ -10,7 +10,7 @@ import {
   reviewJob,
   synchronizeJob,
 } from "../../src/jobs/from-webhook.js";
-import { parseJob, removalCovers, threadOf } from "../../src/jobs/job.js";
+import { jobSchema, removalCovers, threadOf } from "../../src/jobs/job.js";
 import {
   checkActionPayload,
   checkSuitePayload,
@@ -106,7 +106,7 @@ describe("a webhook becomes a job: plain data, no I/O", () => {
     });
     expect(commandJob(base, "use the v2 endpoint")).toEqual({ kind: "respond", ...base, body: "use the v2 endpoint" });
     expect(commandJob(base, "\n  \n")).toBeNull();
-    expect(parseJob(commandJob(base, "/plan add retries"))).toMatchObject({
+    expect(jobSchema.parse(commandJob(base, "/plan add retries"))).toMatchObject({
       kind: "plan",
       instructions: "add retries",
     });
@@ -139,10 +139,10 @@ describe("a webhook becomes a job: plain data, no I/O", () => {
     const accepted = commentJob("d-2", comment("/plan"));
     expect(accepted).not.toBeNull();
     const wire = JSON.parse(JSON.stringify(accepted?.job)) as unknown;
-    expect(parseJob(wire)).toEqual(accepted?.job);
-    expect(() => parseJob({ ...(wire as object), kind: "shell" })).toThrow();
-    expect(() => parseJob({ ...(wire as object), installationId: "42" })).toThrow();
-    expect(threadOf(parseJob(wire))).toBe("Codertocat/Hello-World#3");
+    expect(jobSchema.parse(wire)).toEqual(accepted?.job);
+    expect(() => jobSchema.parse({ ...(wire as object), kind: "shell" })).toThrow();
+    expect(() => jobSchema.parse({ ...(wire as object), installationId: "42" })).toThrow();
+    expect(threadOf(jobSchema.parse(wire))).toBe("Codertocat/Hello-World#3");
   });
 
   it("a push to a pull request is a staleness check, claimed by its delivery only", () => {
@@ -174,7 +174,7 @@ describe("a webhook becomes a job: plain data, no I/O", () => {
       headSha: "abc123",
       actor: "maintainer",
     });
-    expect(threadOf(parseJob(JSON.parse(JSON.stringify(accepted?.job))))).toBe("Codertocat/Hello-World#7");
+    expect(threadOf(jobSchema.parse(JSON.parse(JSON.stringify(accepted?.job))))).toBe("Codertocat/Hello-World#7");
     expect(closedJob("d", payload({ merged: false }))?.job).toMatchObject({ kind: "pull-closed", merged: false });
     expect(closedJob("d", payload({ headRef: "bp-issue-12" }))?.job.number).toBe(12);
     // Not Blueprint's: opened by a person, from a branch not named for an issue, or from a fork.
@@ -289,7 +289,7 @@ describe("a webhook becomes a job: plain data, no I/O", () => {
       actor: "maintainer",
       app: { id: 1, slug: "blueprint" },
     });
-    expect(parseJob(JSON.parse(JSON.stringify(accepted?.job)))).toEqual(accepted?.job);
+    expect(jobSchema.parse(JSON.parse(JSON.stringify(accepted?.job)))).toEqual(accepted?.job);
     // A check made since plan hashes were recorded binds the click to the plan it shows too.
     const hashed = checkActionJob("d", click({ externalId: "blueprint-plan:#3:v2:0123456789abcdef" }))?.job;
     expect(hashed).toMatchObject({ kind: "check-action", revision: 2, planHash: "0123456789abcdef" });

@@ -44,7 +44,7 @@ async function until(what: string, ready: () => boolean): Promise<void> {
 
 describe("the local worker's account of unfinished jobs", () => {
   it("counts a running job stopped with /cancel as finished at once, not when it reaches its safe point", async () => {
-    githubDouble({ permissions: { maintainer: "write" } });
+    const github = githubDouble({ permissions: { maintainer: "write" } });
     const repo = createBareRepo({ "README.md": "# Hello\n" });
     const repository = {
       owner: "Codertocat",
@@ -100,7 +100,9 @@ describe("the local worker's account of unfinished jobs", () => {
       return job;
     };
 
-    await backend.submit({ job: comment("build-1", 11, "/build"), keys: ["delivery:build-1"] });
+    // On GitHub as the job says: its worker reads it again before the build starts.
+    const build = github.addUserComment("maintainer", "/build");
+    await backend.submit({ job: comment("build-1", build.id, "/build"), keys: ["delivery:build-1"] });
     await until("the build to run", () => settled.includes("build-1 triaged"));
     await backend.submit({ job: comment("cancel-1", 12, "/cancel"), keys: ["delivery:cancel-1"] });
     await until("the /cancel to be handled", () => settled.includes("cancel-1 finished"));

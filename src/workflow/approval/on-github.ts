@@ -24,19 +24,22 @@ export interface Mismatch {
 }
 
 /**
- * Why a build job's approval is not what GitHub has, or null when it is. A job taken from a shared
- * queue is data someone else could have written (docs/security.md): the `/build` comment it names must exist
- * on its thread, by the job's actor, made when the job says, and read as the same command; an
- * approving review must be that person's, approving, submitted when the job says, on that commit;
- * a clicked check run must be this app's plan check for that thread, revision and commit.
+ * Why a build job's approval is not what GitHub has, or null when it is: read once, before its lane work, whichever
+ * queue it waited in. A `/build` deleted or edited while its job waited is not run. A job taken from a shared queue
+ * (`fromSharedQueue`) is data someone else could have written (docs/security.md): the `/build` comment it names must
+ * also be by the job's actor, made when the job says; an approving review must be that person's, approving, submitted
+ * when the job says, on that commit; a clicked check run must be this app's plan check for that thread, revision and
+ * commit.
  */
 export async function approvalMismatch(
   port: Pick<ThreadPort, "comment" | "review" | "checks">,
   job: ApprovingJob,
+  fromSharedQueue: boolean,
 ): Promise<Mismatch | null> {
   const refused = (reason: string | null) => (reason === null ? null : { reason });
+  if (job.kind === "build") return commandMismatch(port, job, fromSharedQueue);
+  if (!fromSharedQueue) return null;
   if (job.kind === "check-action") return refused(await clickMismatch(port.checks, job));
-  if (job.kind === "build") return commandMismatch(port, job);
   return refused(await reviewMismatch(port, job));
 }
 
@@ -59,35 +62,21 @@ async function reviewMismatch(
  * A `/build`'s comment as GitHub has it now. One gone from the thread, or by the actor at that time but reading as
  * another command, was deleted or edited before its job ran (by its author, or someone who moderates the thread): the
  * thread is told why its build does not start, in Blueprint's own words. Other mismatches (another author, another
- * time) are forgeries, logged only.
+ * time: only a job from a shared queue is asked) are forgeries, logged only.
  */
 async function commandMismatch(
   port: Pick<ThreadPort, "comment">,
   job: Extract<ApprovingJob, { kind: "build" }>,
+  fromSharedQueue: boolean,
 ): Promise<Mismatch | null> {
   const comment = await port.comment(job.commentId);
   if (!comment) return deletedCommand(job);
-  if (comment.author !== job.actor)
+  if (fromSharedQueue && comment.author !== job.actor)
     return { reason: `comment ${job.commentId} is by @${comment.author}, not @${job.actor}` };
-  if (!sameTime(comment.createdAt, job.commandCreatedAt))
+  if (fromSharedQueue && !sameTime(comment.createdAt, job.commandCreatedAt))
     return {
       reason: `comment ${job.commentId} was made at ${comment.createdAt}, not ${job.commandCreatedAt ?? "an unknown time"}`,
     };
-  return readsAsJob(comment.body, job) ? null : editedCommand(job);
-}
-
-/**
- * A `/build` deleted, or edited so that it no longer reads as the command it was, before its job ran: why nothing is
- * built, for the log and the thread; null while the comment still says what the job says. Every way a `/build` job
- * is worked (the local queue, a Redis worker, the Action and the CLI's one job) asks this before it builds: a command
- * taken back while it waited is not run.
- */
-export async function withdrawnCommand(
-  port: Pick<ThreadPort, "comment">,
-  job: Extract<Job, { kind: "build" }>,
-): Promise<Required<Mismatch> | null> {
-  const comment = await port.comment(job.commentId);
-  if (!comment) return deletedCommand(job);
   return readsAsJob(comment.body, job) ? null : editedCommand(job);
 }
 
