@@ -5,6 +5,7 @@ import { commentPayload, settle } from "../helpers/app.js";
 import { stateOf, useAppFixture } from "../helpers/app-fixture.js";
 import { chmodSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { PATIENCE_MS } from "../helpers/patience.js";
 
 const fx = useAppFixture({ files: { "README.md": "# Hello\n" } });
 const { start } = fx;
@@ -133,7 +134,7 @@ it("/cancel also stops the verification commands after the last step", async () 
   } as never);
   // Both steps are pushed once the plan comment says it is verifying; the test command (sleep 60) then runs.
   await vi.waitFor(() => expect(fx.github.comments.find((c) => c.id === plan.id)!.body).toContain("Verifying…"), {
-    timeout: 15_000,
+    timeout: PATIENCE_MS,
   });
   await new Promise((resolve) => setTimeout(resolve, 300));
   await fx.app.deliver("issue_comment", commentPayload({ body: "/cancel", cloneUrl: fx.repo.url }));

@@ -5,6 +5,7 @@ import { samplePlan, type ModelRequest, type Script } from "../helpers/model-ser
 import { commentPayload, reviewPayload, settle, startTestApp } from "../helpers/app.js";
 import { stateOf, useAppFixture, visible } from "../helpers/app-fixture.js";
 import { BUILD_CHECK_NAME } from "../../src/shared/check-run.js";
+import { PATIENCE_MS } from "../helpers/patience.js";
 
 const RETRY = "export const retry = (fn) => fn();\n";
 const CLIENT = "export async function get(url) {\n  return fetch(url);\n}\n";
@@ -404,7 +405,7 @@ describe("following the pull request", () => {
         expect(onPull()).toEqual([
           "Queued: Blueprint is busy on this thread (following up the review of @reviewer); this starts when it is done.",
         ]),
-      { timeout: 10_000 },
+      { timeout: PATIENCE_MS },
     );
     expect(fx.model.requests.map(stepOf)).toEqual(["S1", "S1", "F1"]);
 

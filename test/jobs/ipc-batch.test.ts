@@ -65,7 +65,7 @@ it("checks every message a child gets against its protocol on arrival, batches u
       { type: "run", id: 1 },
       { type: "abort", id: 1, reason: "stopped" },
     ]);
-    await expect.poll(() => heard, { timeout: 10_000 }).toHaveLength(3);
+    await expect.poll(() => heard).toHaveLength(3);
     expect(heard).toEqual([
       { received: "start" },
       { refused: "the test child got a message that is not one" },

@@ -3,6 +3,7 @@ import { existsSync, readFileSync, promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createCommandRunner, scrubbedEnv, CappedOutput, truncateMiddle } from "../../src/workspace/command-runner.js";
+import { PATIENCE_MS } from "../helpers/patience.js";
 
 let cwd: string;
 
@@ -26,7 +27,7 @@ function isAlive(pid: number): boolean {
   }
 }
 
-async function waitUntilGone(pid: number, ms = 2000): Promise<boolean> {
+async function waitUntilGone(pid: number, ms = PATIENCE_MS): Promise<boolean> {
   const until = Date.now() + ms;
   while (Date.now() < until) {
     if (!isAlive(pid)) return true;
