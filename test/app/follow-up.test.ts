@@ -308,7 +308,7 @@ describe("following the pull request", () => {
       [
         () => {
           setTimeout(commandStarted, 300);
-          return { toolCalls: [{ name: "run_command", arguments: { command: "sleep 60", timeout_s: 120 } }] };
+          return { toolCalls: [{ name: "run_command", arguments: { command: "sleep 3600", timeout_s: 600 } }] };
         },
       ],
       { reviews: [review("reviewer", "COMMENTED")] },
@@ -331,7 +331,7 @@ describe("following the pull request", () => {
       "issue_comment",
       commentPayload({ body: "/cancel", number: 100, isPullRequest: true, cloneUrl: fx.repo.url }),
     );
-    await settle(fx.app.blueprint); // without the signal, this waits out the 60 s sleep and the test times out
+    await settle(fx.app.blueprint); // without the signal, this waits out the sleep's 10-minute cap: the test times out
     expect(fx.github.otherComments.map((c) => c.body)).toContain(
       "Stopping following up the review of @reviewer at the next safe point. Everything already pushed stays.",
     );
