@@ -251,7 +251,7 @@ describe("graceful shutdown", () => {
       write("one.txt", "1\n"),
       complete("S1"),
       () => {
-        stopping = app!.blueprint.shutdown(20_000);
+        stopping = app!.blueprint.shutdown(PATIENCE_MS);
         return write("two.txt", "2\n");
       },
       ...after,
@@ -308,7 +308,7 @@ describe("graceful shutdown", () => {
       { timeout: PATIENCE_MS },
     );
 
-    await app.blueprint.shutdown(20_000);
+    await app.blueprint.shutdown(PATIENCE_MS);
     await app.blueprint.idle();
     expect(fx.model.requests).toHaveLength(1);
     const [first, queued, second] = fx.github.botComments();
@@ -322,7 +322,7 @@ describe("graceful shutdown", () => {
 
   it("answers a command that arrives while the app shuts down, without starting a model run", async () => {
     const app = await start([submit]);
-    await app.blueprint.shutdown(20_000);
+    await app.blueprint.shutdown(PATIENCE_MS);
     await app.deliver("issue_comment", commentPayload({ body: "/plan", cloneUrl: fx.repo.url }));
     expect(fx.model.requests).toHaveLength(0);
     expect(fx.github.botComments().map((c) => c.body.split("\n")[0])).toEqual(["## ❌ Planning failed"]);
