@@ -38,23 +38,20 @@ export async function startProcesses(
   };
   const redis = mode === "redis" ? await startRedisServer() : undefined;
   into.redis = redis;
-  const app = await startAppProcess(
-    {
-      ...shared,
-      PRIVATE_KEY: github.privateKey ?? "",
-      WEBHOOK_SECRET,
-      LOG_LEVEL: "warn",
-      BLUEPRINT_WORKDIR: path.join(scratch, "workdir"),
-      ...(redis ? { REDIS_URL: redis.url, BLUEPRINT_WORKERS: "0" } : {}),
-      // The app's event-loop delay, measured from inside (bench/support/loop-probe.mjs); more options for looking into
-      // it.
-      NODE_OPTIONS: [`--import ${JSON.stringify(LOOP_PROBE)}`, process.env.BENCH_LOAD_APP_NODE_OPTIONS ?? ""]
-        .join(" ")
-        .trim(),
-      BENCH_LOOP_PROBE_FILE: probeFile,
-    },
-    { readyTimeoutMs: 30_000 },
-  );
+  const app = await startAppProcess({
+    ...shared,
+    PRIVATE_KEY: github.privateKey ?? "",
+    WEBHOOK_SECRET,
+    LOG_LEVEL: "warn",
+    BLUEPRINT_WORKDIR: path.join(scratch, "workdir"),
+    ...(redis ? { REDIS_URL: redis.url, BLUEPRINT_WORKERS: "0" } : {}),
+    // The app's event-loop delay, measured from inside (bench/support/loop-probe.mjs); more options for looking into
+    // it.
+    NODE_OPTIONS: [`--import ${JSON.stringify(LOOP_PROBE)}`, process.env.BENCH_LOAD_APP_NODE_OPTIONS ?? ""]
+      .join(" ")
+      .trim(),
+    BENCH_LOOP_PROBE_FILE: probeFile,
+  });
   into.app = app;
   if (redis) {
     for (const n of [1, 2])

@@ -243,7 +243,7 @@ describe("check runs", () => {
       complete("S1"),
       () => {
         setTimeout(commandStarted, 300);
-        return { toolCalls: [{ name: "run_command", arguments: { command: "sleep 60", timeout_s: 120 } }] };
+        return { toolCalls: [{ name: "run_command", arguments: { command: "sleep 3600", timeout_s: 600 } }] };
       },
       ...more,
     ]);

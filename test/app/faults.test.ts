@@ -5,6 +5,7 @@ import { commentPayload, settle } from "../helpers/app.js";
 import { stateOf, useAppFixture } from "../helpers/app-fixture.js";
 import { chmodSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { PATIENCE_MS } from "../helpers/patience.js";
 
 const fx = useAppFixture({ files: { "README.md": "# Hello\n" } });
 const { start } = fx;
@@ -96,7 +97,7 @@ it("/cancel stops a running build promptly and keeps what was pushed", async () 
     { toolCalls: [{ name: "complete_step", arguments: { step_id: "S1", summary: "one" } }] },
     () => {
       setTimeout(commandStarted, 300);
-      return { toolCalls: [{ name: "run_command", arguments: { command: "sleep 60", timeout_s: 120 } }] };
+      return { toolCalls: [{ name: "run_command", arguments: { command: "sleep 3600", timeout_s: 600 } }] };
     },
   ]);
   const plan = seed();
@@ -118,7 +119,7 @@ it("/cancel stops a running build promptly and keeps what was pushed", async () 
 });
 
 it("/cancel also stops the verification commands after the last step", async () => {
-  fx.repo.commit({ ".github/blueprint.yml": "test: sleep 60\n" }, "configure");
+  fx.repo.commit({ ".github/blueprint.yml": "test: sleep 3600\n" }, "configure");
   await start([
     { toolCalls: [{ name: "write_file", arguments: { path: "one.txt", content: "1\n" } }] },
     { toolCalls: [{ name: "complete_step", arguments: { step_id: "S1", summary: "one" } }] },
@@ -131,13 +132,13 @@ it("/cancel also stops the verification commands after the last step", async () 
     name: "issue_comment",
     payload: commentPayload({ body: "/build", cloneUrl: fx.repo.url }),
   } as never);
-  // Both steps are pushed once the plan comment says it is verifying; the test command (sleep 60) then runs.
+  // Both steps are pushed once the plan comment says it is verifying; the test command (sleep 3600) then runs.
   await vi.waitFor(() => expect(fx.github.comments.find((c) => c.id === plan.id)!.body).toContain("Verifying…"), {
-    timeout: 15_000,
+    timeout: PATIENCE_MS,
   });
   await new Promise((resolve) => setTimeout(resolve, 300));
   await fx.app.deliver("issue_comment", commentPayload({ body: "/cancel", cloneUrl: fx.repo.url }));
-  await settle(fx.app.blueprint); // without the signal, this waits out the 60 s sleep and the test times out
+  await settle(fx.app.blueprint); // without the signal, this waits out the sleep's 10-minute cap: the test times out
   const state = stateOf(fx.github.comments.find((c) => c.id === plan.id)!.body);
   expect(state).toMatchObject({ status: "cancelled", steps: { S1: { status: "done" }, S2: { status: "done" } } });
   expect(state.pullRequest ?? null).toBeNull();

@@ -5,6 +5,7 @@ import { samplePlan, type ModelRequest, type Script } from "../helpers/model-ser
 import { commentPayload, reviewPayload, settle, startTestApp } from "../helpers/app.js";
 import { stateOf, useAppFixture, visible } from "../helpers/app-fixture.js";
 import { BUILD_CHECK_NAME } from "../../src/shared/check-run.js";
+import { PATIENCE_MS } from "../helpers/patience.js";
 
 const RETRY = "export const retry = (fn) => fn();\n";
 const CLIENT = "export async function get(url) {\n  return fetch(url);\n}\n";
@@ -307,7 +308,7 @@ describe("following the pull request", () => {
       [
         () => {
           setTimeout(commandStarted, 300);
-          return { toolCalls: [{ name: "run_command", arguments: { command: "sleep 60", timeout_s: 120 } }] };
+          return { toolCalls: [{ name: "run_command", arguments: { command: "sleep 3600", timeout_s: 600 } }] };
         },
       ],
       { reviews: [review("reviewer", "COMMENTED")] },
@@ -330,7 +331,7 @@ describe("following the pull request", () => {
       "issue_comment",
       commentPayload({ body: "/cancel", number: 100, isPullRequest: true, cloneUrl: fx.repo.url }),
     );
-    await settle(fx.app.blueprint); // without the signal, this waits out the 60 s sleep and the test times out
+    await settle(fx.app.blueprint); // without the signal, this waits out the sleep's 10-minute cap: the test times out
     expect(fx.github.otherComments.map((c) => c.body)).toContain(
       "Stopping following up the review of @reviewer at the next safe point. Everything already pushed stays.",
     );
@@ -404,7 +405,7 @@ describe("following the pull request", () => {
         expect(onPull()).toEqual([
           "Queued: Blueprint is busy on this thread (following up the review of @reviewer); this starts when it is done.",
         ]),
-      { timeout: 10_000 },
+      { timeout: PATIENCE_MS },
     );
     expect(fx.model.requests.map(stepOf)).toEqual(["S1", "S1", "F1"]);
 

@@ -4,6 +4,7 @@ import path from "node:path";
 import { samplePlan } from "../helpers/model-server.js";
 import { commentPayload } from "../helpers/app.js";
 import { useAppFixture } from "../helpers/app-fixture.js";
+import { PATIENCE_MS } from "../helpers/patience.js";
 
 const FILES = {
   "README.md": "# Shop\n",
@@ -55,7 +56,7 @@ describe("/plan and repo_map", () => {
     await fx.start([
       // The model has not called repo_map (and never will): the run collected and saved the tags meanwhile.
       async () => {
-        for (let waited = 0; waited < 10_000 && !tagFile(); waited += 50)
+        for (let waited = 0; waited < PATIENCE_MS && !tagFile(); waited += 50)
           await new Promise((resolve) => setTimeout(resolve, 50));
         collectedWhileAsked = tagFile();
         return { toolCalls: [{ name: "submit_plan", arguments: samplePlan() }] };

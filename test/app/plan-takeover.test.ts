@@ -15,6 +15,7 @@ import { createBareRepo, tempDir, type BareRepo } from "../helpers/git-repo.js";
 import { APP_ID, BOT_LOGIN, githubDouble, INSTALLATION_TOKEN, type GitHubDouble } from "../helpers/github-double.js";
 import { samplePlan, startModelServer, type ModelServer, type ScriptedReply } from "../helpers/model-server.js";
 import { pendingState, planCommentBody, TEST_STATE_SECRET, testSeal } from "../helpers/plan-state.js";
+import { PATIENCE_MS } from "../helpers/patience.js";
 
 /**
  * A planning job whose process died is run again from the start by another process, with the same
@@ -157,7 +158,7 @@ async function firstRunDiesAfterPosting(deliveryId: string) {
 }
 
 async function waitFor(done: () => boolean): Promise<void> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + PATIENCE_MS;
   while (!done()) {
     if (Date.now() > deadline) throw new Error("timed out");
     await new Promise((resolve) => setTimeout(resolve, 20));

@@ -8,6 +8,7 @@ import { githubDouble } from "../helpers/github-double.js";
 import { samplePlan, type ModelRequest, type Script, type ScriptedReply } from "../helpers/model-server.js";
 import { commentPayload, startTestApp, type TestApp } from "../helpers/app.js";
 import { stateOf, useAppFixture, visible } from "../helpers/app-fixture.js";
+import { PATIENCE_MS } from "../helpers/patience.js";
 
 /**
  * docs/reliability.md's promises, driven through the real Probot app: GitHub doubled with nock, a scripted model, real
@@ -100,7 +101,7 @@ describe("one job at a time per thread", () => {
     await busy;
     await receive("c-2", "/plan second");
     await vi.waitFor(() => expect(fx.github.botComments().some((c) => c.body.startsWith("Queued:"))).toBe(true), {
-      timeout: 10_000,
+      timeout: PATIENCE_MS,
     });
     await receive("c-3", "/cancel");
     await app.blueprint.idle();
@@ -149,17 +150,17 @@ describe("one job at a time per thread", () => {
         expect(fx.github.botComments().map((c) => c.body)).toContain(
           "Queued: Blueprint is busy on this thread (planning for @maintainer); this starts when it is done.",
         ),
-      { timeout: 10_000 },
+      { timeout: PATIENCE_MS },
     );
 
     // Thread B is not held up by thread A's job.
     await receive("b-1", onOtherThread("/plan on-B"));
-    await vi.waitFor(() => expect(other.botComments()[0]?.body).toMatch(/^## 📋 Plan v1/), { timeout: 10_000 });
+    await vi.waitFor(() => expect(other.botComments()[0]?.body).toMatch(/^## 📋 Plan v1/), { timeout: PATIENCE_MS });
     expect(seen).toEqual(["first-on-A", "on-B"]);
     expect(fx.github.botComments()[0]!.body).toMatch(/^## ⏳ Planning…/);
 
     release();
-    await vi.waitFor(() => expect(seen).toHaveLength(3), { timeout: 10_000 });
+    await vi.waitFor(() => expect(seen).toHaveLength(3), { timeout: PATIENCE_MS });
     await app.blueprint.idle();
     expect(seen).toEqual(["first-on-A", "on-B", "second-on-A"]);
     // On thread A the first job's plan was written before the second job posted anything of its own.
@@ -250,7 +251,7 @@ describe("graceful shutdown", () => {
       write("one.txt", "1\n"),
       complete("S1"),
       () => {
-        stopping = app!.blueprint.shutdown(20_000);
+        stopping = app!.blueprint.shutdown(PATIENCE_MS);
         return write("two.txt", "2\n");
       },
       ...after,
@@ -304,10 +305,10 @@ describe("graceful shutdown", () => {
         expect(fx.github.botComments().map((c) => c.body)).toContain(
           "Queued: Blueprint is busy on this thread (planning for @maintainer); this starts when it is done.",
         ),
-      { timeout: 10_000 },
+      { timeout: PATIENCE_MS },
     );
 
-    await app.blueprint.shutdown(20_000);
+    await app.blueprint.shutdown(PATIENCE_MS);
     await app.blueprint.idle();
     expect(fx.model.requests).toHaveLength(1);
     const [first, queued, second] = fx.github.botComments();
@@ -321,7 +322,7 @@ describe("graceful shutdown", () => {
 
   it("answers a command that arrives while the app shuts down, without starting a model run", async () => {
     const app = await start([submit]);
-    await app.blueprint.shutdown(20_000);
+    await app.blueprint.shutdown(PATIENCE_MS);
     await app.deliver("issue_comment", commentPayload({ body: "/plan", cloneUrl: fx.repo.url }));
     expect(fx.model.requests).toHaveLength(0);
     expect(fx.github.botComments().map((c) => c.body.split("\n")[0])).toEqual(["## ❌ Planning failed"]);

@@ -10,6 +10,7 @@ import { commentPayload, webhookExample, type TestApp } from "../helpers/app.js"
 import { useAppFixture } from "../helpers/app-fixture.js";
 import { createBareRepo } from "../helpers/git-repo.js";
 import { INSTALLATION_ID } from "../helpers/github-double.js";
+import { PATIENCE_MS } from "../helpers/patience.js";
 
 /** Issue #30 point 4, through the real Probot app: uninstalls clean the work directory, /healthz reports it. */
 
@@ -53,7 +54,7 @@ describe("a repository removed from the App", () => {
     await busy;
     await comment(app, "c-2", "/plan second");
     await vi.waitFor(() => expect(fx.github.botComments().some((c) => c.body.startsWith("Queued:"))).toBe(true), {
-      timeout: 10_000,
+      timeout: PATIENCE_MS,
     });
     expect(existsSync(ours)).toBe(true);
 

@@ -7,6 +7,7 @@ import { decodeState } from "../helpers/plan-state.js";
 import { createBareRepo, gitIn, tempDir, type BareRepo } from "../helpers/git-repo.js";
 import { samplePlan, startModelServer, type ModelServer, type Script } from "../helpers/model-server.js";
 import { assertCliBuilt, blueprint, readThread, startBlueprint } from "./support.js";
+import { PATIENCE_MS } from "../helpers/patience.js";
 
 const FILES = {
   "README.md": "# Hello\n",
@@ -374,7 +375,7 @@ describe("the blueprint CLI", () => {
       env: { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: "sk-cli-test-key-000000000000000000000" },
     });
     const started = Date.now();
-    while (model.requests.length === 0 && Date.now() - started < 15_000)
+    while (model.requests.length === 0 && Date.now() - started < PATIENCE_MS)
       await new Promise((resolve) => setTimeout(resolve, 50));
     expect(model.requests).toHaveLength(1);
     running.child.kill("SIGINT");

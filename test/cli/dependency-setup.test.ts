@@ -55,5 +55,5 @@ describe("blueprint build, in a checkout with a lock file", () => {
     expect(gitIn(repo.seed, ["show", "blueprint/issue-1:used.txt"])).toBe("from the registry double\n");
     // The checkout itself is left alone: nothing was installed there.
     expect(gitIn(repo.seed, ["status", "--porcelain"])).toBe("");
-  }, 180_000);
+  });
 });

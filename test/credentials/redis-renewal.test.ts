@@ -15,6 +15,7 @@ import { signedTime, startOf } from "../../src/jobs/store/redis-records.js";
 import { githubDouble, INSTALLATION_TOKEN } from "../helpers/github-double.js";
 import { startRedisServer, type RedisServer } from "../helpers/redis-server.js";
 import { buildJob, planJob, recordingLog, repository, sealedFor, sealer, signedWire } from "../helpers/redis-jobs.js";
+import { PATIENCE_MS } from "../helpers/patience.js";
 
 /**
  * Workers hold no App key: a job whose token is about to expire asks an intake, through Redis, for a
@@ -83,7 +84,7 @@ async function intakeAndWorker() {
   );
   const mints = () =>
     github.requests.filter((request) => request.path.endsWith("/access_tokens")).map((request) => request.body);
-  const ask = async (data: unknown) => (await requests.add("refresh", data)).waitUntilFinished(answers, 10_000);
+  const ask = async (data: unknown) => (await requests.add("refresh", data)).waitUntilFinished(answers, PATIENCE_MS);
   /** `job` queued as an intake would, then taken by this worker: running, with the lock token it holds. */
   const running = async (job: Job) => {
     const id = `w-${job.deliveryId}`;

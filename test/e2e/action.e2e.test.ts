@@ -75,7 +75,7 @@ describe("the GitHub Action, run as `node dist/index.js` by a runner, against a 
       // The job's `env:`: no retries against a scripted model.
       env: { BLUEPRINT_MODEL_RETRIES: "0" },
     });
-  }, 60_000);
+  });
 
   afterAll(async () => {
     runner?.cleanup();
@@ -153,7 +153,7 @@ describe("the GitHub Action, run as `node dist/index.js` by a runner, against a 
     expect(step.stdout).toContain(`::add-mask::${token}`);
     expect(step.stdout).toContain(`::add-mask::${MODEL_KEY}`);
     expect(step.stdout).not.toContain("::error::");
-  }, 90_000);
+  });
 
   it("/build: one commit per step on blueprint/issue-1, a pull request, the boxes ticked, outputs pr-url and branch", async () => {
     onTestFailed(() => console.error(diagnostics()));
@@ -202,7 +202,7 @@ describe("the GitHub Action, run as `node dist/index.js` by a runner, against a 
     expect(step.summary).toContain(`\`${BRANCH}\``);
     expect(step.summary).toContain(pullUrl);
     expect(step.stdout).not.toContain("::error::");
-  }, 120_000);
+  });
 
   it("a failed check suite of another CI on the pull request's head: a comment there, and an F-step for /fix", async () => {
     onTestFailed(() => console.error(diagnostics()));
@@ -252,7 +252,7 @@ describe("the GitHub Action, run as `node dist/index.js` by a runner, against a 
       `failed check suite of ci-app on \`${head.slice(0, 7)}\` (pull request #${pull.number})`,
     );
     expect(step.stdout).not.toContain("::error::");
-  }, 90_000);
+  });
 
   it("fails the step when the model endpoint answers 500, and says why on the issue in plain words", async () => {
     onTestFailed(() => console.error(diagnostics()));
@@ -279,7 +279,7 @@ describe("the GitHub Action, run as `node dist/index.js` by a runner, against a 
     expect(step.summary).toContain("HTTP 500");
     // The other thread is untouched.
     expect(github.state.botComments(1).map((c) => c.body)).toEqual(before);
-  }, 90_000);
+  });
 
   it("speaks to GitHub only through documented operations, with the job's token, and leaves no token behind", () => {
     onTestFailed(() => console.error(diagnostics()));

@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
 import { startModelServer, type ModelServer } from "../helpers/model-server.js";
+import { PATIENCE_MS } from "../helpers/patience.js";
 import { startGitHubDouble, type GitHubDouble } from "./double/github-server.js";
 import type { CommentRecord } from "./double/state.js";
 import { deliverWebhook, issueCommentCreated, pullRequestClosed } from "./double/webhooks.js";
@@ -61,7 +62,7 @@ describe("the GitHub App, run as `probot run ./lib/index.js` against a local Git
       BLUEPRINT_PROGRESS_INTERVAL_MS: "0",
       BLUEPRINT_GITHUB_WRITE_GAP_MS: "0",
     });
-  }, 120_000);
+  });
 
   afterAll(async () => {
     await app?.stop();
@@ -91,8 +92,8 @@ describe("the GitHub App, run as `probot run ./lib/index.js` against a local Git
     return typed;
   }
 
-  async function waitFor(what: string, done: () => boolean, timeoutMs = 60_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
+  async function waitFor(what: string, done: () => boolean): Promise<void> {
+    const deadline = Date.now() + PATIENCE_MS;
     while (!done()) {
       if (Date.now() > deadline)
         throw new Error(
@@ -151,14 +152,14 @@ describe("the GitHub App, run as `probot run ./lib/index.js` against a local Git
     const offered = model.requests[0]?.tools?.map((tool) => tool.function.name) ?? [];
     expect(offered).toContain("submit_plan");
     expect(offered).not.toContain("write_file");
-  }, 90_000);
+  });
 
   it("/build: one commit per step in the served repository, a pull request, the boxes ticked", async () => {
     onTestFailed(() => console.error(diagnostics()));
     expect(planComment, "the /plan walk must have produced a plan comment").toBeDefined();
     const command = await comment("maintainer", "/build");
 
-    await waitFor("the pull request", () => github.state.pulls.length > 0 || failedVisibly(), 90_000);
+    await waitFor("the pull request", () => github.state.pulls.length > 0 || failedVisibly());
     await waitForQuiet();
 
     expect(github.state.reactions).toContainEqual(expect.objectContaining({ commentId: command.id, content: "eyes" }));
@@ -190,7 +191,7 @@ describe("the GitHub App, run as `probot run ./lib/index.js` against a local Git
     ).toMatchObject({ status: "completed", conclusion: "success" });
     // Each step was its own conversation, in dependency order.
     expect(model.requests.map(stepOf).filter(Boolean)).toEqual(["S1", "S1", "S2", "S2"]);
-  }, 120_000);
+  });
 
   it("speaks to GitHub only through documented operations, with the installation token, and leaves no token behind", async () => {
     onTestFailed(() => console.error(diagnostics()));
@@ -233,7 +234,7 @@ describe("the GitHub App, run as `probot run ./lib/index.js` against a local Git
       ...github.state.pulls.map((p) => p.body),
     ].join("\n");
     for (const secret of [...secrets, MODEL_KEY, WEBHOOK_SECRET]) expect(published).not.toContain(secret);
-  }, 40_000);
+  });
 
   it("labels the issue by state, and merging the pull request deletes Blueprint's branch and says so in the plan comment", async () => {
     onTestFailed(() => console.error(diagnostics()));
@@ -276,7 +277,7 @@ describe("the GitHub App, run as `probot run ./lib/index.js` against a local Git
         .filter((r) => r.kind === "rest" && r.status >= 400)
         .map((r) => `${r.status} ${r.method} ${r.path}`),
     ).toEqual([]);
-  }, 60_000);
+  });
 });
 
 function filesUnder(dir: string): string[] {

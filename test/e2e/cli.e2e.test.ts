@@ -9,6 +9,7 @@ import { startGitHubDouble, type GitHubDouble } from "./double/github-server.js"
 import { PROJECT_ROOT } from "./support/app-process.js";
 import { FILES, GREET_JS, greeterScript, INDEX_JS, PLAN, STEP_COMMITS, stepOf } from "./support/greeter-scenario.js";
 import { runNode, type NodeRun } from "./support/node-process.js";
+import { PATIENCE_MS } from "../helpers/patience.js";
 
 /**
  * The CLI as a person runs it: clone a repository from (a local) GitHub over git's smart HTTP,
@@ -46,13 +47,12 @@ describe("the blueprint CLI, run as `node bin/blueprint.js` in a checkout cloned
     execFileSync("git", args, { ...gitOptions(cwd), stdio: ["ignore", "pipe", "pipe"] });
   /** git that talks to the double, which answers from this very process: never block its event loop. */
   const gitRemote = (cwd: string, args: string[]) =>
-    promisify(execFile)("git", args, { ...gitOptions(cwd), timeout: 20_000 });
+    promisify(execFile)("git", args, { ...gitOptions(cwd), timeout: PATIENCE_MS });
 
   async function blueprint(args: string[], env: Record<string, string> = {}): Promise<NodeRun> {
     const run = await runNode([BIN, ...args], {
       cwd: checkout,
       env: { ...shell(), BLUEPRINT_WORKDIR: path.join(root, "work"), BLUEPRINT_MODEL_RETRIES: "0", ...env },
-      timeoutMs: 30_000,
     });
     runs.push({ args, run });
     return run;
@@ -70,7 +70,7 @@ describe("the blueprint CLI, run as `node bin/blueprint.js` in a checkout cloned
     root = mkdtempSync(path.join(os.tmpdir(), "blueprint-e2e-cli-"));
     for (const dir of ["home", "work"]) mkdirSync(path.join(root, dir));
     checkout = path.join(root, "hello-world");
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await model?.close();

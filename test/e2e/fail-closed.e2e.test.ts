@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { testPrivateKey } from "../helpers/app.js";
 import { tempDir } from "../helpers/git-repo.js";
 import { pathWithout } from "../helpers/no-bubblewrap.js";
+import { PATIENCE_MS } from "../helpers/patience.js";
 import { freePort, PROJECT_ROOT, requireBuiltApp } from "./support/app-process.js";
 import { runNode, type NodeRun } from "./support/node-process.js";
 
@@ -28,7 +29,8 @@ function appCredentials(): Record<string, string> {
 
 /**
  * Runs an entry to its end while knocking on its port all along: whether anything ever accepted a
- * connection there. (The run ends by itself; the kill after 20 s would show as a signal and fail the test.)
+ * connection there. (The run ends by itself; runNode's kill after PATIENCE_MS would show as a signal and fail
+ * the test.)
  */
 async function runWatchingPort(
   entry: string,
@@ -41,7 +43,6 @@ async function runWatchingPort(
   const run = runNode([entry], {
     cwd: tempDir("fail-closed-cwd-"),
     env: { HOST: "127.0.0.1", PORT: String(port), ...env },
-    timeoutMs: 20_000,
   }).finally(() => (done = true));
   while (!done) {
     if (await accepts(port)) portOpened = true;
@@ -173,7 +174,7 @@ async function startUntilHealthy(env: Record<string, string>): Promise<{ url: st
 }
 
 async function waitFor(condition: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + PATIENCE_MS;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error("timed out waiting");
     await new Promise((resolve) => setTimeout(resolve, 50));

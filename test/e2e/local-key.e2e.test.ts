@@ -23,7 +23,7 @@ describe("the App's key in a file under /etc", () => {
     key = path.join(keyDir, "app.pem");
     writeFileSync(key, cluster.github.privateKey ?? "", { mode: 0o600 });
     app = await cluster.startIntake({ PRIVATE_KEY: "", PRIVATE_KEY_PATH: key });
-  }, 120_000);
+  });
   afterAll(async () => {
     await cluster?.stop();
     if (keyDir) rmSync(keyDir, { recursive: true, force: true });
@@ -34,10 +34,8 @@ describe("the App's key in a file under /etc", () => {
     const runner = jobRunnerOf(worker?.pid ?? -1);
     expect(environmentOf(runner?.pid ?? -1)).not.toContain("PRIVATE_KEY");
     expect(await cluster.deliver(app, cluster.type(1, "/plan greet by name").event)).toBe(200);
-    await cluster.waitFor(
-      "the plan",
-      () => cluster.github.state.botComments(1).some((c) => c.body.includes("Plan v1")),
-      45_000,
+    await cluster.waitFor("the plan", () =>
+      cluster.github.state.botComments(1).some((c) => c.body.includes("Plan v1")),
     );
     // S1's first turn tries to read the key; the step then goes on as scripted.
     cluster.reply = (request) => {
@@ -49,7 +47,7 @@ describe("the App's key in a file under /etc", () => {
       return greeterModelReply({ ...request, messages: request.messages.slice(0, -2) });
     };
     expect(await cluster.deliver(app, cluster.type(1, "/build").event)).toBe(200);
-    await cluster.waitFor("the pull request", () => cluster.github.state.pulls.length > 0, 120_000);
+    await cluster.waitFor("the pull request", () => cluster.github.state.pulls.length > 0);
     const answer = cluster.model.requests
       .flatMap((request) => request.messages)
       .map((message) => String(message.content ?? ""))
@@ -61,5 +59,5 @@ describe("the App's key in a file under /etc", () => {
     expect(answer).not.toContain("PRIVATE KEY");
     // Where the key is, the runner may know (so its sandbox hides it); the key itself, never.
     expect(environmentOf(runner?.pid ?? -1)).toContain("PRIVATE_KEY_PATH");
-  }, 300_000);
+  });
 });

@@ -16,7 +16,7 @@ describe("the local queue's job tokens", () => {
   beforeAll(async () => {
     cluster = await startCluster({ issues: 2, redis: false });
     app = await cluster.startIntake();
-  }, 120_000);
+  });
   afterAll(async () => cluster?.stop());
 
   it("a job whose token expires before its work could finish gets a fresh one from the intake, and never uses the old one after it expired", async () => {
@@ -29,25 +29,21 @@ describe("the local queue's job tokens", () => {
     cluster.reply = async (request) => greeterModelReply(request);
     const { comment, event } = cluster.type(1, "/plan greet by name");
     expect(await cluster.deliver(app, event)).toBe(200);
-    await cluster.waitFor(
-      "the plan",
-      () => cluster.github.state.botComments(1).some((c) => c.body.includes("Plan v1")),
-      45_000,
+    await cluster.waitFor("the plan", () =>
+      cluster.github.state.botComments(1).some((c) => c.body.includes("Plan v1")),
     );
     await cluster.waitForQuiet();
     expect(app.output()).toContain("the intake sent a fresh one");
     expect(minted()).toBe(2);
     expect(cluster.github.requests.filter((request) => request.auth === "refused")).toEqual([]);
     expect(reactionsTo(cluster, comment.id)).toBe(1);
-  }, 180_000);
+  });
 
   it("a build that outlasts its token gets a fresh one while it works: every step pushed, no call refused", async () => {
     cluster.reply = async (request) => greeterModelReply(request);
     expect(await cluster.deliver(app, cluster.type(2, "/plan greet by name").event)).toBe(200);
-    await cluster.waitFor(
-      "the plan",
-      () => cluster.github.state.botComments(2).some((c) => c.body.includes("Plan v1")),
-      45_000,
+    await cluster.waitFor("the plan", () =>
+      cluster.github.state.botComments(2).some((c) => c.body.includes("Plan v1")),
     );
     await cluster.waitForQuiet();
 
@@ -57,5 +53,5 @@ describe("the local queue's job tokens", () => {
     expect(minted).toBe(2);
     // Renewed while it ran (not as it started: that is the test above).
     expect(app.output()).toContain("a running job's token was about to expire: its job runner has a fresh one");
-  }, 240_000);
+  });
 });

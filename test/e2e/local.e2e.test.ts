@@ -14,7 +14,7 @@ describe("the local queue: one `npm start`, no other service", () => {
   beforeAll(async () => {
     cluster = await startCluster({ issues: ISSUES, redis: false });
     app = await cluster.startIntake({ BLUEPRINT_CONCURRENCY: String(CONCURRENCY) });
-  }, 120_000);
+  });
   afterAll(async () => cluster?.stop());
 
   it("runs jobs in a forked local worker whose environment holds neither the App's private key nor its webhook secret", async () => {
@@ -54,18 +54,15 @@ describe("the local queue: one `npm start`, no other service", () => {
         ISSUES - CONCURRENCY,
     );
     // The first CONCURRENCY jobs reach the model (and wait there); the Queued ones do not start meanwhile.
-    await cluster.waitFor(`${CONCURRENCY} jobs at the model`, () => inFlight === CONCURRENCY, 120_000);
+    await cluster.waitFor(`${CONCURRENCY} jobs at the model`, () => inFlight === CONCURRENCY);
     expect(most).toBe(CONCURRENCY);
     release();
-    await cluster.waitFor(
-      "every plan",
-      () =>
-        Array.from({ length: ISSUES }, (_, i) => i + 1).every((issue) =>
-          cluster.github.state.botComments(issue).some((c) => c.body.includes("Plan v1")),
-        ),
-      60_000,
+    await cluster.waitFor("every plan", () =>
+      Array.from({ length: ISSUES }, (_, i) => i + 1).every((issue) =>
+        cluster.github.state.botComments(issue).some((c) => c.body.includes("Plan v1")),
+      ),
     );
     await cluster.waitForQuiet();
     expect(most).toBe(CONCURRENCY);
-  }, 240_000);
+  });
 });

@@ -19,7 +19,7 @@ it("SIGTERM mid-build hands the job back: it waits for the next worker, which re
 
   const gate = hold(c, (request) => stepOf(request) === "S2");
   expect(await c.deliver(intake, c.type(1, "/build").event)).toBe(200);
-  await c.waitFor("S2 to start", () => gate.held() === 1, 90_000);
+  await c.waitFor("S2 to start", () => gate.held() === 1);
   expect(c.github.repository.log("blueprint/issue-1")).toEqual([STEP_COMMITS[1], "initial commit"]);
 
   // 1. The only worker is told to stop: it stops S2 at its safe point and puts the job back.
@@ -36,7 +36,7 @@ it("SIGTERM mid-build hands the job back: it waits for the next worker, which re
 
   // 3. The next worker to start resumes it: S1 is not built again, S2 is built once.
   const next = await c.startWorker();
-  await c.waitFor("the pull request", () => c.github.state.pulls.length > 0, 120_000);
+  await c.waitFor("the pull request", () => c.github.state.pulls.length > 0);
   await c.waitForQuiet();
   expect(next.output()).toContain("taking over a job whose worker stopped");
   expect(c.github.repository.log("blueprint/issue-1")).toEqual([...STEP_COMMITS, "initial commit"]);
@@ -50,7 +50,7 @@ it("SIGTERM mid-build hands the job back: it waits for the next worker, which re
   const plan = bot.find((comment) => comment.body.includes("Plan v1"));
   expect(plan?.body).toContain("- [x] **S2**");
   expect(plan?.body).not.toContain("Paused at a safe point");
-}, 300_000);
+});
 
 it("SIGTERM mid-plan hands the job to another running worker, which plans from the start: one plan, no failure", async () => {
   const c = await clusters.start(1);
@@ -64,11 +64,7 @@ it("SIGTERM mid-plan hands the job to another running worker, which plans from t
   await first.stop();
   expect(first.output()).toContain("job handed back to the queue at a safe point");
   gate.release();
-  await c.waitFor(
-    "the plan",
-    () => c.github.state.botComments(1).some((comment) => comment.body.includes("Plan v1")),
-    45_000,
-  );
+  await c.waitFor("the plan", () => c.github.state.botComments(1).some((comment) => comment.body.includes("Plan v1")));
   await c.waitForQuiet();
   expect(second.output()).toContain("taking over a job whose worker stopped");
   const bot = c.github.state.botComments(1);
@@ -78,4 +74,4 @@ it("SIGTERM mid-plan hands the job to another running worker, which plans from t
   const note = bot.find((comment) => comment.body.startsWith("⏸ Blueprint restarted while planning"));
   expect(note).toBeDefined();
   expect(note?.body).not.toContain("<!-- blueprint:state");
-}, 180_000);
+});

@@ -29,11 +29,7 @@ it("a job that waited longer than its installation token lives gets a fresh toke
 
   // 2. A worker takes the job: it asks the intake for a fresh token before it touches GitHub.
   const worker = await c.startWorker();
-  await c.waitFor(
-    "the plan",
-    () => c.github.state.botComments(1).some((posted) => posted.body.includes("Plan v1")),
-    45_000,
-  );
+  await c.waitFor("the plan", () => c.github.state.botComments(1).some((posted) => posted.body.includes("Plan v1")));
   await c.waitForQuiet();
   expect(worker.output()).toContain("an intake sent a fresh one");
   expect(minted()).toBe(2);
@@ -45,7 +41,7 @@ it("a job that waited longer than its installation token lives gets a fresh toke
     ),
   ).toBe(true);
   expect(worker.environment()).not.toHaveProperty("PRIVATE_KEY");
-}, 180_000);
+});
 
 it("a build that outlasts its token gets a fresh one from the intake while it works: every step pushed, no call refused", async () => {
   const c = await clusters.start(1);
@@ -61,4 +57,4 @@ it("a build that outlasts its token gets a fresh one from the intake while it wo
   expect(worker.output()).toContain("the running job's token was about to expire: an intake sent a fresh one");
   const plan = c.github.state.botComments(1).find((comment) => comment.body.includes("Plan v1"));
   expect(plan?.body).toContain("- [x] **S2**");
-}, 240_000);
+});

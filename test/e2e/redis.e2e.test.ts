@@ -41,7 +41,7 @@ describe("two replicas of `npm start` on one Redis", () => {
       cluster.startIntake({ BLUEPRINT_JOB_LOCK_MS: "20000" }),
       cluster.startIntake({ BLUEPRINT_JOB_LOCK_MS: "20000" }),
     ]);
-  }, 120_000);
+  });
   afterAll(async () => cluster?.stop());
 
   it("each replica works jobs in a queue worker it forks (lane work in that worker's job runner), each below the other's CPU priority, neither holding the App's private key or webhook secret", async () => {
@@ -51,13 +51,10 @@ describe("two replicas of `npm start` on one Redis", () => {
       // The worker forks its runner as it starts (it may still be starting), then lowers the runner's priority.
       const runnerOf = () => jobRunnerOf(worker?.pid ?? -1);
       await expect
-        .poll(
-          () => {
-            const found = runnerOf();
-            return found !== undefined && niceOf(found.pid) > niceOf(worker?.pid ?? -1);
-          },
-          { timeout: 10_000 },
-        )
+        .poll(() => {
+          const found = runnerOf();
+          return found !== undefined && niceOf(found.pid) > niceOf(worker?.pid ?? -1);
+        })
         .toBe(true);
       const runner = runnerOf();
       expect(niceOf(worker?.pid ?? -1)).toBeGreaterThan(niceOf(replica.pid));
@@ -84,7 +81,7 @@ describe("two replicas of `npm start` on one Redis", () => {
     expect(cluster.model.requests.filter((r) => isPlanning(r) && turnOf(r) === 0)).toHaveLength(1);
     // The job ran in one replica's queue worker; each replica's /metrics has its worker's jobs.
     expect((await planJobs(a.url, "done")) + (await planJobs(b.url, "done"))).toBe(1);
-  }, 120_000);
+  });
 
   it("two commands on one thread, delivered to different replicas, run one after the other", async () => {
     const before = cluster.model.requests.length;
@@ -101,16 +98,12 @@ describe("two replicas of `npm start` on one Redis", () => {
         .some((c) => c.body.startsWith("Queued: Blueprint is busy on this thread (planning for @maintainer)")),
     );
     gate.release();
-    await cluster.waitFor(
-      "plan v2",
-      () => cluster.github.state.botComments(2).some((c) => c.body.includes("Plan v2")),
-      45_000,
-    );
+    await cluster.waitFor("plan v2", () => cluster.github.state.botComments(2).some((c) => c.body.includes("Plan v2")));
     await cluster.waitForQuiet();
     // Two whole conversations, the second begun after the first submitted its plan: never interleaved.
     const turns = cluster.model.requests.slice(before).map(turnOf);
     expect(turns).toEqual([0, 1, 2, 0, 1, 2]);
-  }, 180_000);
+  });
 
   it("/cancel received by a replica that is not running the job stops it", async () => {
     const before = cluster.model.requests.length;
@@ -152,7 +145,7 @@ describe("two replicas of `npm start` on one Redis", () => {
     expect(cluster.model.requests.slice(before).map(turnOf)).toEqual([0, 1]);
     expect(cluster.github.state.botComments(3).some((c) => c.body.includes("Plan v1"))).toBe(false);
     expect(other.output()).not.toContain("taking over a job");
-  }, 120_000);
+  });
 });
 
 describe("an intake that only takes webhooks, and two `npm run worker` processes", () => {
@@ -168,7 +161,7 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
     const ports = [await freePort(), await freePort()];
     workers = await Promise.all(ports.map((port) => cluster.startWorker({ PORT: String(port) })));
     workerPorts = new Map(workers.map((worker, index) => [worker, ports[index]!]));
-  }, 120_000);
+  });
   afterAll(async () => cluster?.stop());
 
   it("workers hold neither the App's private key nor its webhook secret, and do the jobs", async () => {
@@ -202,13 +195,13 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
     expect(await (await fetch(`http://127.0.0.1:${workerPort}/metrics`)).text()).toContain(
       "blueprint_queue_wait_seconds",
     );
-  }, 120_000);
+  });
 
   it("a job whose job runner keeps dying is reported on its thread, and its thread is free again", async () => {
     const gate = hold(cluster, (request) => isPlanning(request) && turnOf(request) === 0);
     const delivery = randomUUID();
     expect(await cluster.deliver(intake, cluster.type(2, "/plan greet by name").event, delivery)).toBe(200);
-    await cluster.waitFor("planning to ask the model", () => gate.held() === 1, 90_000);
+    await cluster.waitFor("planning to ask the model", () => gate.held() === 1);
     const worker = workers.find((one) =>
       one
         .output()
@@ -227,18 +220,16 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
     });
     // The thread is free: the next command runs.
     expect(await cluster.deliver(intake, cluster.type(2, "/plan greet by name").event)).toBe(200);
-    await cluster.waitFor(
-      "the plan",
-      () => cluster.github.state.botComments(2).some((c) => c.body.includes("Plan v1")),
-      45_000,
+    await cluster.waitFor("the plan", () =>
+      cluster.github.state.botComments(2).some((c) => c.body.includes("Plan v1")),
     );
-  }, 300_000);
+  });
 
   it("a worker SIGKILLed mid-build: another takes the job over and finishes it, each step committed once, nothing posted twice", async () => {
     const gate = hold(cluster, (request) => stepOf(request) === "S2");
     const { event } = cluster.type(1, "/build");
     expect(await cluster.deliver(intake, event)).toBe(200);
-    await cluster.waitFor("S2 to start", () => gate.held() === 1, 90_000);
+    await cluster.waitFor("S2 to start", () => gate.held() === 1);
     expect(cluster.github.repository.log("blueprint/issue-1")).toEqual([STEP_COMMITS[1], "initial commit"]);
     const running = workers.find((worker) => worker.output().includes("building for @maintainer"));
     expect(running).toBeDefined();
@@ -247,12 +238,12 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
     // The worker process alone: its job runner, which holds the build, must not outlive it (two runners would work one
     // job).
     process.kill(running?.pid ?? -1, "SIGKILL");
-    await expect.poll(() => isRunning(runner?.pid ?? -1), { timeout: 5_000 }).toBe(false);
+    await expect.poll(() => isRunning(runner?.pid ?? -1)).toBe(false);
     gate.release();
-    await cluster.waitFor("the pull request", () => cluster.github.state.pulls.length > 0, 120_000);
+    await cluster.waitFor("the pull request", () => cluster.github.state.pulls.length > 0);
     await cluster.waitForQuiet();
     expect(workers.find((worker) => worker !== running)?.output()).toContain("taking over a job whose worker stopped");
     expect(cluster.github.state.pulls).toHaveLength(1);
     expectBuildFinishedOnce(cluster, 1);
-  }, 240_000);
+  });
 });

@@ -100,7 +100,7 @@ describe("a dataset's install", () => {
     } finally {
       await service.close();
     }
-  }, 120_000);
+  });
 });
 
 describe("where the eval runs installs and tests (BLUEPRINT_SANDBOX)", () => {
@@ -125,7 +125,7 @@ describe("where the eval runs installs and tests (BLUEPRINT_SANDBOX)", () => {
     expect(report.statuses).toMatchObject({ "sums numbers": "passed" });
     expect(readFileSync(path.join(dir, "home.txt"), "utf8")).toBe("/tmp/home\n");
     expect(existsSync(path.join(outside, "escaped.txt"))).toBe(false);
-  }, 60_000);
+  });
 
   it.each(["broken", "missing"] as const)(
     "BLUEPRINT_SANDBOX=bwrap with bubblewrap %s: refuses before any install or test, saying why and what to do",
@@ -233,7 +233,7 @@ describe("--validate on the real suite", () => {
     expect(asked).toEqual([]);
     expect(stdout.join("\n")).toMatch(/\| example__sum-7 \| yes \| – \|/);
     expect(exitCode).toBe(0);
-  }, 60_000);
+  });
 });
 
 /**

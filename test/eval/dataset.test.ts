@@ -106,7 +106,7 @@ describe("npm run eval on SWE-bench-format instances (--dataset FILE --repos DIR
     const markdown = stdout.join("\n");
     expect(markdown).toContain(`| ${FIXED} | yes | yes | no | 1.00 | 1.00 | yes | 1 | 0 | 0 | 0 |`);
     expect(markdown).toContain(`| ${FIXED} | 2 | 2 | 6,000 | 3,800 | 800 | 0.0044 | 0.0083 | 0.0127 |`);
-  }, 60_000);
+  });
 
   it("scores a build that leaves the bug as unresolved, naming the failing FAIL_TO_PASS test, and exits 1", async () => {
     const repos = tinyRepos();
@@ -142,7 +142,7 @@ describe("npm run eval on SWE-bench-format instances (--dataset FILE --repos DIR
       check: { ran: true, passed: false },
       tests: { FAIL_TO_PASS: { success: [], failure: [F2P] }, PASS_TO_PASS: { success: [P2P], failure: [] } },
     });
-  }, 60_000);
+  });
 
   it("--validate prints a table of each instance and exits 1 when one fails; --validate-first leaves it unscored", async () => {
     const repos = tinyRepos();
@@ -189,7 +189,7 @@ describe("npm run eval on SWE-bench-format instances (--dataset FILE --repos DIR
     });
     expect(model.requests).toHaveLength(0);
     expect(run.exitCode).toBe(1);
-  }, 60_000);
+  });
 
   it("takes the real suite from the judge's loadRealSuite, with each instance's source, asking only for the chosen tasks", async () => {
     const asked: unknown[] = [];

@@ -187,5 +187,5 @@ describe("npm run eval against a scripted model", () => {
       ].map((file) => `/${file.replace(/-\d.*/, "")}/-/${file}.tgz`),
     );
     // Three CLI runs in child processes, with real git and npm tests: ~9 s alone, several times that on a busy machine.
-  }, 120_000);
+  });
 });

@@ -162,5 +162,5 @@ describe("the eval's metering proxy", () => {
     } finally {
       await model.close();
     }
-  }, 30_000);
+  });
 });

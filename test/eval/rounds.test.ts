@@ -54,7 +54,7 @@ describe("npm run eval's rounds with no human: feedback, questions, an endpoint 
     expect(JSON.stringify(model.requests[2]?.messages)).toContain("change index.js, not the README");
     expect(JSON.stringify(model.requests[1]?.messages)).not.toContain("change index.js, not the README");
     // Six CLI runs in child processes: well over the default limit on a busy machine.
-  }, 90_000);
+  });
 
   it("says so, and exits 1, when the endpoint answers no request at all", async () => {
     const model = await startModel([{ status: 503 }]);

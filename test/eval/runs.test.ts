@@ -5,6 +5,7 @@ import type { ModelRequest, ScriptedReply } from "../helpers/model-server.js";
 import { oracleScript } from "./oracle-model.js";
 import { useSmokeFixture } from "./smoke-fixture.js";
 import { useEvalRun } from "./support.js";
+import { PATIENCE_MS } from "../helpers/patience.js";
 
 describe("npm run eval with --runs and --concurrency", () => {
   const { startModel, outDir } = useEvalRun();
@@ -15,10 +16,10 @@ describe("npm run eval with --runs and --concurrency", () => {
     const [first, ...rest] = oracleScript(loadTasks(smoke().smokeDir, ids), (id, file) =>
       smoke().file(id, "later", file),
     );
-    // The first request is held until the second arrives (or 20 s pass): only runs side by side can do that.
+    // The first request is held until the second arrives (or PATIENCE_MS pass): only runs side by side can do that.
     let overlapped = false;
     const held = async (request: ModelRequest): Promise<ScriptedReply> => {
-      for (let waited = 0; waited < 20_000 && !overlapped; waited += 50) {
+      for (let waited = 0; waited < PATIENCE_MS && !overlapped; waited += 50) {
         overlapped = model.requests.length >= 2;
         if (!overlapped) await new Promise((resolve) => setTimeout(resolve, 50));
       }

@@ -66,7 +66,7 @@ describe("a smoke task's sources, from packages on a registry (a double serving 
     );
     expect(stdout.join("\n")).toContain(`${FIXTURE_TASKS.length} of ${FIXTURE_TASKS.length} valid.`);
     expect(exitCode).toBe(0);
-  }, 60_000);
+  });
 
   it("fails validation with the reason: a check that passes on the earlier version, a named file that did not change, a version not published; a run stops before any task", async () => {
     const ms = FIXTURE_TASKS.find((task) => task.id === "tiny-ms-1.0.1") as FixtureTask;
@@ -122,5 +122,5 @@ describe("a smoke task's sources, from packages on a registry (a double serving 
     } finally {
       rmSync(suite, { recursive: true, force: true });
     }
-  }, 60_000);
+  });
 });

@@ -50,7 +50,7 @@ describe("an eval people can trust: time limit, resume, exit codes", () => {
     expect(readFileSync(path.join(out, readdirSync(out).find((name) => name.endsWith(".md")) ?? ""), "utf8")).toContain(
       "- tiny-ms-1.0.1 run 1: time limit (6 s)",
     );
-  }, 60_000);
+  });
 
   it("--resume keeps the runs already done and runs the rest; --fail-under sets the exit code, and a run where nothing passes exits 1", async () => {
     const model = await startModel([
@@ -128,7 +128,7 @@ describe("an eval people can trust: time limit, resume, exit codes", () => {
       ).exitCode,
     ).toBe(0);
     expect(model.requests).toHaveLength(5);
-  }, 120_000);
+  });
 
   it("says what is wrong with the endpoint before any task starts, and starts none", async () => {
     const out = outDir();

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { installationOctokit } from "../../src/github/installation-octokit.js";
 import { APP_ID } from "../helpers/github-double.js";
 import { testPrivateKey } from "../helpers/app.js";
+import { PATIENCE_MS } from "../helpers/patience.js";
 
 const SECONDARY_LIMIT = "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.";
 
@@ -83,7 +84,7 @@ describe("installationOctokit", () => {
     // GitHub's pacing of writes (one at a time, a second apart) applies within an installation only:
     // A's second write waits its turn; B's first write, sent while it waits, does not wait behind it.
     const burst = [edit(a, "alpha", 1), edit(a, "alpha", 2)];
-    await vi.waitFor(() => expect(received).toContain("alpha 1"), { timeout: 5000 });
+    await vi.waitFor(() => expect(received).toContain("alpha 1"), { timeout: PATIENCE_MS });
     await Promise.all([...burst, edit(b, "bravo", 1)]);
 
     expect(received.filter((entry) => entry.startsWith("alpha"))).toEqual(["alpha 1", "alpha 2"]);

@@ -8,6 +8,7 @@ import { createBlueprintApp, type BlueprintApp } from "../../src/index.js";
 import { loadEnv } from "../../src/config/env.js";
 import type { WorkflowDeps } from "../../src/workflow/deps.js";
 import { APP_ID, INSTALLATION_ID, recordDelivered } from "./github-double.js";
+import { TEST_LIMIT_MS } from "./patience.js";
 import { TEST_STATE_SECRET } from "./plan-state.js";
 import { tempDir } from "./git-repo.js";
 
@@ -72,6 +73,9 @@ export async function startTestApp(
           BLUEPRINT_MODEL: "test-model",
           OPENAI_API_KEY: "sk-test-model-key-000000000000000000",
           BLUEPRINT_MODEL_RETRIES: "0",
+          // A model request that hangs ends by what the test does (a /cancel, a shutdown, the run's deadline), never
+          // by the model's own timeout: past the test's limit, it cannot end it first and pass a test that should fail.
+          BLUEPRINT_MODEL_TIMEOUT_S: String((2 * TEST_LIMIT_MS) / 1000),
           // The hidden state's key (tests that seed plans sign them with the same one); a test's env may override it.
           BLUEPRINT_STATE_SECRET: TEST_STATE_SECRET,
           PATH: process.env.PATH ?? "",

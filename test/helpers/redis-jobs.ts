@@ -5,6 +5,7 @@ import { sealToken, Sealer } from "../../src/credentials/index.js";
 import { signWire } from "../../src/jobs/job-wire.js";
 import type { Logger } from "../../src/workflow/deps.js";
 import { INSTALLATION_ID, INSTALLATION_TOKEN } from "./github-double.js";
+import { PATIENCE_MS } from "./patience.js";
 import { TEST_STATE_SECRET } from "./plan-state.js";
 
 /** The secret the tests' intakes and workers share (the test App's too). */
@@ -77,9 +78,9 @@ export function recordingLog(): Logger & {
   return { lines, info: at("info"), warn: at("warn"), error: at("error") };
 }
 
-/** What `read` gives once it gives something (asked every 25 ms, for up to 10 s). */
+/** What `read` gives once it gives something (asked every 25 ms, for up to PATIENCE_MS). */
 export async function eventually<T>(read: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let round = 0; round < 400; round++) {
+  for (const deadline = Date.now() + PATIENCE_MS; Date.now() < deadline;) {
     const value = await read();
     if (value !== undefined) return value;
     await new Promise((resolve) => setTimeout(resolve, 25));

@@ -5,6 +5,7 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import { freePort } from "./free-port.js";
+import { PATIENCE_MS } from "./patience.js";
 
 const REDIS_SERVER = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"].find((candidate) =>
   existsSync(candidate),
@@ -51,7 +52,7 @@ export async function startRedisServer(): Promise<RedisServer> {
   const killOnExit = () => child.kill("SIGKILL");
   process.once("exit", killOnExit);
 
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + PATIENCE_MS;
   for (;;) {
     const ready = await new Promise<boolean>((resolve) => {
       const socket = net.connect(port, "127.0.0.1", () => socket.write("PING\r\n"));

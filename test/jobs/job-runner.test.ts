@@ -69,7 +69,7 @@ async function jobInRunner(
   runner = new JobRunner({ entry: fake.entry, stateKey: "c3RhdGU=", log, niceness: 0 });
   const controller = new AbortController();
   const running = runner.run(job, token, controller.signal, options.renew);
-  await expect.poll(() => fake.seen().some((message) => message.type === "run"), { timeout: 5_000 }).toBe(true);
+  await expect.poll(() => fake.seen().some((message) => message.type === "run")).toBe(true);
   return { fake, controller, running };
 }
 
@@ -77,7 +77,7 @@ it("a running job's request for a fresh token is answered by the worker's renewa
   const fresh: JobToken = { ...token, token: "ghs_renewed", expiresAt: new Date(Date.now() + 7_200_000).toISOString() };
   const renewed = await jobInRunner({ askForToken: true, renew: async () => fresh });
   await expect
-    .poll(() => renewed.fake.seen().find((message) => message.type === "token"), { timeout: 5_000 })
+    .poll(() => renewed.fake.seen().find((message) => message.type === "token"))
     .toEqual({ type: "token", id: 0, deliveryId: "delivery-1", token: fresh });
   renewed.controller.abort("stopped");
   await renewed.running;
@@ -88,7 +88,7 @@ it("a running job's request for a fresh token is answered by the worker's renewa
     renew: async () => Promise.reject(new Error("no intake answered")),
   });
   await expect
-    .poll(() => refused.fake.seen().find((message) => message.type === "token"), { timeout: 5_000 })
+    .poll(() => refused.fake.seen().find((message) => message.type === "token"))
     .toEqual({ type: "token", id: 0, deliveryId: "delivery-1", token: null });
   refused.controller.abort("stopped");
   await refused.running;
@@ -102,7 +102,7 @@ it("a fresh runner taking a job over after its runner died starts it with the to
     renew: async () => fresh,
   });
   const runs = () => fake.seen().filter((message) => message.type === "run");
-  await expect.poll(() => runs().length, { timeout: 10_000 }).toBe(2);
+  await expect.poll(() => runs().length).toBe(2);
   expect(runs().map((message) => (message.token as JobToken).token)).toEqual([token.token, "ghs_renewed"]);
   controller.abort("stopped");
   await running;

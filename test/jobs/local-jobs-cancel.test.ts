@@ -12,6 +12,7 @@ import { createWorkflowDeps } from "../../src/app/create-deps.js";
 import type { Logger } from "../../src/workflow/deps.js";
 import { createBareRepo, tempDir } from "../helpers/git-repo.js";
 import { BOT_LOGIN, githubDouble } from "../helpers/github-double.js";
+import { PATIENCE_MS } from "../helpers/patience.js";
 
 /**
  * The local worker tells the intake which of its jobs are unfinished, so that a fresh worker takes
@@ -35,7 +36,7 @@ afterEach(() => {
 });
 
 async function until(what: string, ready: () => boolean): Promise<void> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + PATIENCE_MS;
   while (!ready()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));

@@ -10,6 +10,7 @@ import {
   type RepoConfigRead,
 } from "../../src/config/repo-config.js";
 import { PERMISSION_LEVELS } from "../../src/github/permission.js";
+import { PATIENCE_MS } from "../helpers/patience.js";
 
 const RUNS = 2000;
 const KNOWN_KEYS = Object.keys(repoConfigSchema.shape);
@@ -258,7 +259,7 @@ describe("parseRepoConfig on arbitrary input", () => {
     const child = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
       cwd: fileURLToPath(new URL("../..", import.meta.url)),
       encoding: "utf8",
-      timeout: 60_000,
+      timeout: PATIENCE_MS,
     });
     const why = child.stderr.split("\n").find((line) => /FATAL|Error/.test(line)) ?? child.stderr.slice(0, 300);
     expect(child.signal, why).toBeNull();

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { testPrivateKey } from "../helpers/app.js";
 import { tempDir } from "../helpers/git-repo.js";
 import { freePort, PROJECT_ROOT, requireBuiltApp } from "../e2e/support/app-process.js";
+import { PATIENCE_MS } from "../helpers/patience.js";
 
 /** `npm start` without credentials, as a new user meets it (issue #15, points 1 and 6). */
 
@@ -38,7 +39,7 @@ async function startSetupMode(env: Record<string, string> = {}, dotEnv = "") {
   child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + PATIENCE_MS;
   while (
     !(await fetch(`${url}/healthz`).then(
       (r) => r.ok,

@@ -39,7 +39,10 @@ describe("retries of model requests", () => {
   });
 
   it("the status comment shows the retry while planning, then turns into the plan", async () => {
-    const app = await fx.start([{ status: 502 }, submit], { BLUEPRINT_MODEL_RETRIES: "2" });
+    const app = await fx.start([{ status: 502 }, submit], {
+      BLUEPRINT_MODEL_RETRIES: "2",
+      BLUEPRINT_MODEL_TIMEOUT_S: "60",
+    });
     await app.deliver("issue_comment", commentPayload({ body: "/plan", cloneUrl: fx.repo.url }));
     const [status] = fx.github.botComments();
     const bodies = fx.github.commentHistory.get(status?.id ?? -1) ?? [];

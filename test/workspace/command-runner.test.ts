@@ -3,6 +3,7 @@ import { existsSync, readFileSync, promises as fs } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createCommandRunner, scrubbedEnv, CappedOutput, truncateMiddle } from "../../src/workspace/command-runner.js";
+import { PATIENCE_MS } from "../helpers/patience.js";
 
 let cwd: string;
 
@@ -26,7 +27,7 @@ function isAlive(pid: number): boolean {
   }
 }
 
-async function waitUntilGone(pid: number, ms = 2000): Promise<boolean> {
+async function waitUntilGone(pid: number, ms = PATIENCE_MS): Promise<boolean> {
   const until = Date.now() + ms;
   while (Date.now() < until) {
     if (!isAlive(pid)) return true;
@@ -65,7 +66,7 @@ describe("createCommandRunner", () => {
   });
 
   it("kills a command that runs past its timeout, with the background children it started", async () => {
-    const result = await runner.run("sleep 100 & echo PID=$!; sleep 100", { cwd, timeoutMs: 1000 });
+    const result = await runner.run("sleep 3600 & echo PID=$!; sleep 3600", { cwd, timeoutMs: 1000 });
     expect(result.timedOut).toBe(true);
     expect(result.exitCode).toBeNull();
     expect(result.signal).toBe("SIGKILL");
@@ -73,7 +74,7 @@ describe("createCommandRunner", () => {
   });
 
   it("kills a background child left behind by a command that exited", async () => {
-    const result = await runner.run("sleep 100 >/dev/null 2>&1 & echo PID=$!", { cwd, timeoutMs: 20_000 });
+    const result = await runner.run("sleep 3600 >/dev/null 2>&1 & echo PID=$!", { cwd, timeoutMs: PATIENCE_MS });
     expect(result.exitCode).toBe(0);
     expect(result.timedOut).toBe(false);
     expect(await waitUntilGone(firstPid(result.output))).toBe(true);
@@ -82,7 +83,7 @@ describe("createCommandRunner", () => {
   it("returns when the command exits even if a background child still holds its output", async () => {
     // `npm run dev &` style: the child inherits stdout. The command is done when the shell exits;
     // waiting for the child's pipe to close would turn every such command into a timeout.
-    const result = await runner.run("sleep 100 & echo PID=$!", { cwd, timeoutMs: 5000 });
+    const result = await runner.run("sleep 3600 & echo PID=$!", { cwd, timeoutMs: PATIENCE_MS });
     expect(result.timedOut).toBe(false);
     expect(result.exitCode).toBe(0);
     expect(await waitUntilGone(firstPid(result.output))).toBe(true);

@@ -108,8 +108,7 @@ describe("a mirror's lazy blob fetches on a token renewed while the job works", 
   it("read the token at each git call: a blob fetched after the first token lapsed comes with the fresh one", async () => {
     const github = await startGitHubDouble({ files: { "README.md": "# hello\n", "docs/guide.md": "read me later\n" } });
     try {
-      // The first token lives a second and a half; the job's renewal gives a second one, for an hour.
-      github.queueTokenLifetimes([1_500]);
+      // The first token lapses once the mirror is made; the job's renewal gives a second one, for an hour.
       const first = github.issueInstallationToken();
       const second = github.issueInstallationToken();
       let current = first;
@@ -119,7 +118,7 @@ describe("a mirror's lazy blob fetches on a token renewed while the job works", 
         ref: "refs/heads/main",
         token: async () => current,
       });
-      await new Promise((resolve) => setTimeout(resolve, 1_600));
+      github.expireToken(first);
       current = second;
       // Blobless: the file's blob was never fetched, so reading it asks GitHub now, with the live token.
       expect(await mirror.readFile("refs/heads/main", "docs/guide.md")).toBe("read me later\n");

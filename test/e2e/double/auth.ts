@@ -120,4 +120,10 @@ export class AppAuthority {
   issuedTokens(): string[] {
     return [...this.tokens.keys()];
   }
+
+  /** Refuses `token` from now on, as GitHub does once it has expired. */
+  expire(token: string): void {
+    const grant = this.tokens.get(token);
+    if (grant) grant.expiresAt = 0;
+  }
 }

@@ -114,6 +114,8 @@ export interface GitHubDouble {
   /** A valid installation token without the JWT dance (for front ends handed a token, like an Action). */
   issueInstallationToken(): string;
   issuedTokens(): string[];
+  /** Refuses an installation token from now on, as GitHub does once it has expired: a lapse when a test says. */
+  expireToken(token: string): void;
   /** How long installation tokens minted from now on live (an hour unless a test shortens it). */
   setTokenLifetime(ms: number): void;
   /**
@@ -467,6 +469,7 @@ export async function startGitHubDouble(options: GitHubDoubleOptions): Promise<G
     issueInstallationToken: () =>
       authority.issue(installationId, options.installationPermissions ?? DEFAULT_PERMISSIONS).token,
     issuedTokens: () => authority.issuedTokens(),
+    expireToken: (token) => authority.expire(token),
     setTokenLifetime: (ms) => {
       authority.tokenLifetimeMs = ms;
     },

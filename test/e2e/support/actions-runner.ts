@@ -121,7 +121,7 @@ export function createActionsRunner(options: {
         ...step.env,
         ...inputs,
       };
-      const result = await runNode([ACTION_BUNDLE], { cwd: workspace, env, timeoutMs: 40_000 });
+      const result = await runNode([ACTION_BUNDLE], { cwd: workspace, env });
       return {
         code: result.code,
         stdout: result.stdout,

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort } from "../../helpers/free-port.js";
+import { PATIENCE_MS } from "../../helpers/patience.js";
 
 export { freePort };
 
@@ -40,10 +41,7 @@ export function requireBuiltApp(): void {
  * `probot run ./lib/index.js` as `npm start` runs it (with its node flags), in its own process group, with only the
  * environment given (plus PATH): nothing leaks in from the test runner.
  */
-export async function startAppProcess(
-  env: Record<string, string>,
-  options: { readyTimeoutMs?: number } = {},
-): Promise<AppProcess> {
+export async function startAppProcess(env: Record<string, string>): Promise<AppProcess> {
   requireBuiltApp();
   const port = await freePort();
   const child = spawn(process.execPath, [...START_FLAGS, PROBOT_BIN, "run", "./lib/index.js"], {
@@ -88,7 +86,7 @@ export async function startAppProcess(
       process.removeListener("exit", killOnExit);
     },
   };
-  const deadline = Date.now() + (options.readyTimeoutMs ?? 20_000);
+  const deadline = Date.now() + PATIENCE_MS;
   while (Date.now() < deadline) {
     if (gone) throw new Error(`the app exited before it was ready:\n${output}`);
     const healthy = await fetch(`${url}/healthz`).then(
@@ -99,7 +97,7 @@ export async function startAppProcess(
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   await app.stop();
-  throw new Error(`the app did not answer ${url}/healthz within ${options.readyTimeoutMs ?? 20_000} ms:\n${output}`);
+  throw new Error(`the app did not answer ${url}/healthz within ${PATIENCE_MS} ms:\n${output}`);
 }
 
 async function stopGroup(child: ChildProcess, exited: Promise<number | null>): Promise<void> {

@@ -9,6 +9,7 @@ import {
   type ModelServer,
   type ScriptedReply,
 } from "../../helpers/model-server.js";
+import { PATIENCE_MS } from "../../helpers/patience.js";
 import { startRedisServer, type RedisServer } from "../../helpers/redis-server.js";
 import { startGitHubDouble, type GitHubDouble } from "../double/github-server.js";
 import type { CommentRecord } from "../double/state.js";
@@ -38,7 +39,8 @@ export interface Cluster {
   /** A comment typed on GitHub; its webhook is delivered by `deliver`. */
   type(issue: number, body: string, login?: string): { comment: CommentRecord; event: WebhookEvent };
   deliver(to: AppProcess, event: WebhookEvent, deliveryId?: string): Promise<number>;
-  waitFor(what: string, done: () => boolean, timeoutMs?: number): Promise<void>;
+  /** Until `done()` holds; fails after PATIENCE_MS, when it never will. */
+  waitFor(what: string, done: () => boolean): Promise<void>;
   /** Until the double has seen no request for `quietMs`. */
   waitForQuiet(quietMs?: number): Promise<void>;
   output(): string;
@@ -148,8 +150,8 @@ export async function startCluster(options: {
     async deliver(to, event, deliveryId) {
       return (await deliverWebhook(to.webhookUrl, WEBHOOK_SECRET, event, deliveryId)).status;
     },
-    async waitFor(what, done, timeoutMs = 60_000) {
-      const deadline = Date.now() + timeoutMs;
+    async waitFor(what, done) {
+      const deadline = Date.now() + PATIENCE_MS;
       while (!done()) {
         if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${cluster.output().slice(-8000)}`);
         await new Promise((resolve) => setTimeout(resolve, 50));
@@ -233,15 +235,13 @@ export async function buildOutlastingItsToken(cluster: Cluster, intake: AppProce
   cluster.github.queueTokenLifetimes([{ declaredMs: TOKEN_MARGIN_MS + 8_000, validMs: 9_000 }]);
   const gate = hold(cluster, (request) => stepOf(request) === "S2");
   expect(await cluster.deliver(intake, cluster.type(issue, "/build").event)).toBe(200);
-  await cluster.waitFor("S2 to start", () => gate.held() === 1, 90_000);
+  await cluster.waitFor("S2 to start", () => gate.held() === 1);
   expect(cluster.github.repository.log(`blueprint/issue-${issue}`)).toEqual([STEP_COMMITS[1], "initial commit"]);
   const mintedAt = mints()[before]?.at ?? Date.now();
   await new Promise((resolve) => setTimeout(resolve, Math.max(0, mintedAt + 9_500 - Date.now())));
   gate.release();
-  await cluster.waitFor(
-    "the pull request",
-    () => cluster.github.state.pulls.some((pull) => pull.head === `blueprint/issue-${issue}`),
-    60_000,
+  await cluster.waitFor("the pull request", () =>
+    cluster.github.state.pulls.some((pull) => pull.head === `blueprint/issue-${issue}`),
   );
   await cluster.waitForQuiet();
   // No call was refused: nothing used the first token after it lapsed.
@@ -261,7 +261,7 @@ export async function killRunnerUntilItGivesUp(
   issue: number,
 ): Promise<void> {
   for (const held of [1, 2]) {
-    await cluster.waitFor(`planning attempt ${held}`, () => gate.held() === held, 90_000);
+    await cluster.waitFor(`planning attempt ${held}`, () => gate.held() === held);
     const killed = runnerOf();
     expect(killed, "the job runner").toBeDefined();
     process.kill(killed?.pid ?? -1, "SIGKILL");

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { PATIENCE_MS } from "../../helpers/patience.js";
 
 export interface NodeRun {
   /** The exit code; 128 + n would be a signal, reported as `signal` instead (code null). */
@@ -10,13 +11,10 @@ export interface NodeRun {
 
 /**
  * `node <args…>` (this very Node, process.execPath) with exactly the environment given, in its
- * own process group. Past `timeoutMs` the whole group is killed, so no child (git, a command the
+ * own process group. Past PATIENCE_MS the whole group is killed, so no child (git, a command the
  * agent ran) outlives the test.
  */
-export function runNode(
-  args: string[],
-  options: { cwd: string; env: Record<string, string>; timeoutMs?: number },
-): Promise<NodeRun> {
+export function runNode(args: string[], options: { cwd: string; env: Record<string, string> }): Promise<NodeRun> {
   const child = spawn(process.execPath, args, {
     cwd: options.cwd,
     env: options.env,
@@ -36,9 +34,9 @@ export function runNode(
   };
   process.once("exit", killGroup);
   const timer = setTimeout(() => {
-    stderr += `\n[runNode] killed after ${options.timeoutMs} ms\n`;
+    stderr += `\n[runNode] killed after ${PATIENCE_MS} ms\n`;
     killGroup();
-  }, options.timeoutMs ?? 30_000);
+  }, PATIENCE_MS);
   return new Promise<NodeRun>((resolve, reject) => {
     child.on("error", (error) => {
       clearTimeout(timer);

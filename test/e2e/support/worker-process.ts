@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { PATIENCE_MS } from "../../helpers/patience.js";
 import { PROJECT_ROOT, requireBuiltApp } from "./app-process.js";
 
 export interface WorkerProcess {
@@ -37,7 +38,7 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<W
   process.once("exit", killOnExit);
   const gone = () => child.exitCode !== null || child.signalCode !== null;
 
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + PATIENCE_MS;
   while (!output.includes("worker ready")) {
     if (gone() || Date.now() > deadline) {
       signalGroup("SIGKILL");

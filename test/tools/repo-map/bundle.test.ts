@@ -46,7 +46,7 @@ describe("repo_map inside a single-file bundle like the Action's", () => {
     );
     expect(headerOf(map, "src/util.ts")).toBe("src/util.ts (regex outline)");
     expect(map).toContain("   1│export function sleep(ms: number) {");
-  }, 60_000);
+  });
 
   it("with the parser worker and the gzipped grammars the build writes beside it, parses every listed language", async () => {
     expect([...GRAMMAR_FILES].sort()).toEqual(
@@ -71,5 +71,5 @@ describe("repo_map inside a single-file bundle like the Action's", () => {
     expect(map).toContain("   1│def write_report(rows):");
     expect(map).toContain("   3│func RunServer() {}");
     expect(map).toContain("   2│  void Evict() {}");
-  }, 60_000);
+  });
 });

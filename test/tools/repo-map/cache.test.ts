@@ -42,7 +42,7 @@ describe("repo_map's tag cache", () => {
     // Committed, the file's blob is the content already seen: nothing to parse.
     git(repo, "commit", "-q", "-am", "rename");
     expect((await buildRepoMap(repo, { tokens: 8192 })).parsed).toBe(0);
-  }, 60_000);
+  });
 
   it("answers each focus and each thread on one unchanged tree, though the graph is built once", async () => {
     for (const focus of ["part3", "part5", "part3"]) {
@@ -78,7 +78,7 @@ describe("repo_map's tag cache", () => {
     expect(second.parsed).toBe(first.parsed);
     expect(second.text).toBe(first.text);
     expect(first.tokens).toBeLessThanOrEqual(512);
-  }, 60_000);
+  });
 
   it("after each one-file change, a warm map equals a cold map of the same tree", async () => {
     const cold = async (options: Parameters<typeof buildRepoMap>[1]) => {
@@ -119,7 +119,7 @@ describe("repo_map's tag cache", () => {
       }
     }
     git(repo, "checkout", "--", ".");
-  }, 60_000);
+  });
 
   it("shows a file deleted in the working tree by name, with why", async () => {
     await fs.rm(path.join(repo, "scripts/tool.py"));

@@ -47,7 +47,7 @@ describe("repo_map's tags on disk", () => {
     const pushed = await buildRepoMap(repo, { tagCacheDir: cacheDir, tokens: 8192 });
     expect(pushed.parsed).toBe(1);
     expect(pushed.text).toMatch(/│export function part3Renamed\(\) \{/);
-  }, 60_000);
+  });
 
   it("maps cold, and whole, when the cache file is torn", async () => {
     await fs.writeFile(cacheFile(cacheDir), '[["abc:typescript", {"tags": {"definitions": 3');
@@ -56,7 +56,7 @@ describe("repo_map's tags on disk", () => {
     expect(map.parsed).toBe(42);
     clearTagCache();
     expect((await buildRepoMap(repo, { tagCacheDir: cacheDir })).parsed).toBe(0);
-  }, 60_000);
+  });
 
   it("says so, and still maps, when the cache cannot be written", async () => {
     const blocked = path.join(base, "not-a-dir");
@@ -67,5 +67,5 @@ describe("repo_map's tags on disk", () => {
       /^The parsed tags could not be saved for the next process \(.+\); this map is complete\.$/m,
     );
     expect(map.text).toMatch(/^src\/shared\.ts$/m);
-  }, 60_000);
+  });
 });

@@ -33,7 +33,7 @@ describe("repo_map's tags collected ahead of the first call", () => {
     await stop();
     // Stopped after it finished: what it collected stays.
     expect((await buildRepoMap(repo)).parsed).toBe(0);
-  }, 60_000);
+  });
 
   it("stopped before it is done, it leaves nothing behind and the next map parses everything", async () => {
     clearTagCache();
@@ -42,7 +42,7 @@ describe("repo_map's tags collected ahead of the first call", () => {
     const map = await buildRepoMap(repo);
     expect(map.parsed).toBe(FILES);
     expect(map.text).toMatch(/^Repository map: 60 tracked files/);
-  }, 60_000);
+  });
 
   it("a map whose caller gives up while it waits for a running collection stops waiting at once", async () => {
     clearTagCache();
@@ -59,7 +59,7 @@ describe("repo_map's tags collected ahead of the first call", () => {
     expect(firstDone).toBe(true);
     expect(third.parsed).toBe(0);
     await first;
-  }, 60_000);
+  });
 
   it("ends with the job's signal", async () => {
     clearTagCache();
@@ -69,7 +69,7 @@ describe("repo_map's tags collected ahead of the first call", () => {
     // Abandoned, it cached nothing: this map parses every file itself.
     expect((await buildRepoMap(repo)).parsed).toBe(FILES);
     await stop();
-  }, 60_000);
+  });
 
   it("a tree that cannot be listed costs the head start only: the map itself reports the failure", async () => {
     clearTagCache();
@@ -78,5 +78,5 @@ describe("repo_map's tags collected ahead of the first call", () => {
     const stop = prefetchRepoMap(missing);
     await expect(stop()).resolves.toBeUndefined();
     await expect(buildRepoMap(missing)).rejects.toThrow(/not a git repository|ls-files/);
-  }, 60_000);
+  });
 });

@@ -100,5 +100,5 @@ describe("repo_map's fit to a token budget", () => {
         }
       }
     }
-  }, 60_000);
+  });
 });
