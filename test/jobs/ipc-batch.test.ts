@@ -106,7 +106,7 @@ it("answers a child's questions once it has started, and on shutdown stops its w
       { type: "ask", id: 7, what: "stats" },
       { type: "ask", id: 8, what: "idle" },
     ]);
-    await expect.poll(() => heard, { timeout: 10_000 }).toHaveLength(3);
+    await expect.poll(() => heard).toHaveLength(3);
     child.send({ type: "shutdown", reason: "a deploy", timeoutMs: 1_000 });
     expect(await exited).toBe(0);
     expect(heard).toEqual([
