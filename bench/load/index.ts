@@ -14,7 +14,8 @@
 //
 // Run through bench/index.mjs (`npm run bench load`), which starts it with `node --import tsx`.
 // Knobs (environment): BENCH_LOAD_CONCURRENCY (100), BENCH_LOAD_DEADLINE_S (300, per run),
-// BENCH_LOAD_MODES (local,redis), BENCH_LOAD_WARM_UP (0), BENCH_LOAD_JOB_CONCURRENCY (32);
+// BENCH_LOAD_MODES (local,redis), BENCH_LOAD_WARM_UP (0), BENCH_LOAD_JOB_CONCURRENCY (32), and for a trial on a
+// busy machine BENCH_LOAD_INSTALLATIONS (100; fewer means fewer webhooks, and figures that are not issue #11's);
 // for looking into a figure: BENCH_LOAD_TRACE=<installation id> prints that installation's timeline,
 // BENCH_LOAD_APP_NODE_OPTIONS adds Node options to the app (e.g. `--import <a profiler hook>`),
 // BENCH_LOAD_APP_LOG=<file> writes the app's output there.
