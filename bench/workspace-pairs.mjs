@@ -67,7 +67,13 @@ function printPairs(context, figures) {
   console.log(`\n  baseline ${baseline.label} against current, same run; full clone ${seconds(full)} (median)\n`);
   const table = [PAIR_HEADER, ...pairRows(rows)];
   const widths = PAIR_HEADER.map((_, i) => Math.max(...table.map((row) => [...row[i]].length)));
-  for (const row of table) console.log(`  ${row.map((cell, i) => cell.padEnd(widths[i])).join("  ")}`);
+  for (const row of table)
+    console.log(
+      `  ${row
+        .map((cell, i) => cell.padEnd(widths[i]))
+        .join("  ")
+        .trimEnd()}`,
+    );
   const ratio = (build) => (full / median(figures.pushed[build])).toFixed(1);
   console.log(`\n  full / warm (after a push): baseline ${ratio("baseline")}×, current ${ratio("current")}×`);
   console.log(

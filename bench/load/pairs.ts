@@ -32,13 +32,16 @@ export async function runPairs(baseline: Baseline, mode: Mode, warmUp: number, t
   );
 }
 
+/** Counts printed as numbers where fewer is not better: left out of the pairs (every run prints them). */
+const NOT_LOWER_IS_BETTER = new Set(['"Queued" notices', "installation tokens minted"]);
+
 /**
  * The figures both builds printed as a number in every run (times and counts: see figureValue), then the intake's
  * CPU from the first webhook to the end, and (local mode) its workers'.
  */
 export function pairedFigures(runs: Record<Build, Run[]>, mode: Mode): PairedFigure[] {
   const all = [...runs.baseline, ...runs.current];
-  const names = (all[0]?.rows ?? []).map(([name]) => name);
+  const names = (all[0]?.rows ?? []).map(([name]) => name).filter((name) => !NOT_LOWER_IS_BETTER.has(name));
   const figures = names.flatMap((name): PairedFigure[] => {
     const values = (list: Run[]) => list.map((run) => figureValue(run.rows.find(([n]) => n === name)?.[1] ?? ""));
     const [before, after] = [values(runs.baseline), values(runs.current)];
