@@ -1,6 +1,8 @@
 // Time to a ready workspace on a repository with a long history and large binaries, side by side:
 // a full clone, a blobless clone, and RepoCache's per-repository mirror (first job, then later jobs).
 // The fixture repository is generated once with `git fast-import` and cached under os.tmpdir().
+// BENCH_BASELINE=<git ref> (e.g. `8747d3c^`): RepoCache from that ref's build too, the two in alternating rounds,
+// each figure printed for both with after ÷ before and their spread (bench/workspace-pairs.mjs).
 import { execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
@@ -9,6 +11,8 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { RepoCache } from "../lib/workspace/repo-cache.js";
+import { baselineRef, builtBaseline } from "./support/baseline.mjs";
+import { repoCachePairs } from "./workspace-pairs.mjs";
 
 /** Bump `version` whenever the fixture's shape changes, so the cached copy is rebuilt. */
 const FIXTURE = {
@@ -224,6 +228,8 @@ async function directorySize(dir) {
 }
 
 export async function run() {
+  const ref = baselineRef();
+  const baseline = ref ? await builtBaseline(ref) : null;
   const fixture = await fixtureRepository();
   const runDir = await fs.mkdtemp(path.join(os.tmpdir(), "blueprint-bench-workspace-run-"));
   try {
@@ -239,22 +245,10 @@ export async function run() {
     );
     // Clones here are disk- and CPU-bound: other work on the machine shows up in the numbers.
     console.log(`machine: ${os.cpus().length} cores, load average ${os.loadavg()[0].toFixed(1)} at start`);
-    const results = [];
-
-    const clones = [
-      { label: "full clone", runs: RUNS.full, args: [] },
-      { label: "blobless clone (--filter=blob:none)", runs: RUNS.blobless, args: ["--filter=blob:none"] },
-    ];
-    for (const clone of clones) {
-      const times = [];
-      for (let i = 0; i < clone.runs; i++) {
-        const dir = path.join(runDir, "clone");
-        // `git clone` checks out HEAD (main): that is the ready workspace.
-        times.push((await timed(() => git(runDir, ["clone", "--quiet", "--no-local", ...clone.args, url, dir]))).ms);
-        await assertReady(dir, sha);
-        await fs.rm(dir, { recursive: true, force: true });
-      }
-      results.push({ label: clone.label, ...summary(times) });
+    const results = await cloneTimes(runDir, url, sha);
+    if (baseline) {
+      const context = { baseline, runDir, url, remote, sha, full: results[0].median, runs: RUNS };
+      return await repoCachePairs({ ...context, timed, assertReady, pushCommit, seconds });
     }
 
     // The first job on a repository: a fresh cache each time.
@@ -290,6 +284,27 @@ export async function run() {
   } finally {
     await fs.rm(runDir, { recursive: true, force: true });
   }
+}
+
+/** A full clone's and a blobless clone's times to a ready workspace. */
+async function cloneTimes(runDir, url, sha) {
+  const results = [];
+  const clones = [
+    { label: "full clone", runs: RUNS.full, args: [] },
+    { label: "blobless clone (--filter=blob:none)", runs: RUNS.blobless, args: ["--filter=blob:none"] },
+  ];
+  for (const clone of clones) {
+    const times = [];
+    for (let i = 0; i < clone.runs; i++) {
+      const dir = path.join(runDir, "clone");
+      // `git clone` checks out HEAD (main): that is the ready workspace.
+      times.push((await timed(() => git(runDir, ["clone", "--quiet", "--no-local", ...clone.args, url, dir]))).ms);
+      await assertReady(dir, sha);
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+    results.push({ label: clone.label, ...summary(times) });
+  }
+  return results;
 }
 
 function printTable(results) {

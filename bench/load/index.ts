@@ -14,19 +14,27 @@
 //
 // Run through bench/index.mjs (`npm run bench load`), which starts it with `node --import tsx`.
 // Knobs (environment): BENCH_LOAD_CONCURRENCY (100), BENCH_LOAD_DEADLINE_S (300, per run),
-// BENCH_LOAD_MODES (local,redis), BENCH_LOAD_WARM_UP (0), BENCH_LOAD_JOB_CONCURRENCY (32);
+// BENCH_LOAD_MODES (local,redis), BENCH_LOAD_WARM_UP (0), BENCH_LOAD_JOB_CONCURRENCY (32), and for a trial on a
+// busy machine BENCH_LOAD_INSTALLATIONS (100; fewer means fewer webhooks, and figures that are not issue #11's);
 // for looking into a figure: BENCH_LOAD_TRACE=<installation id> prints that installation's timeline,
 // BENCH_LOAD_APP_NODE_OPTIONS adds Node options to the app (e.g. `--import <a profiler hook>`),
 // BENCH_LOAD_APP_LOG=<file> writes the app's output there.
 // The app runs with bench/support/loop-probe.mjs preloaded, which reports its event-loop delay.
 //
+// Same-run pairs: BENCH_BASELINE=<git ref> (e.g. `8747d3c^`) builds that ref once (bench/support/baseline.mjs) and
+// runs it and this checkout in turn in each mode, BENCH_BASELINE_ROUNDS rounds each (2), then prints each figure
+// for both, after ÷ before, and each build's spread between its own runs (pairs.ts). Both builds meet the same
+// double, sender and settings: a baseline that reads other settings than the ones set here keeps its defaults.
+//
 // The parts: config.ts (conditions and knobs), conditions.ts (who comments what, in which order),
 // github.ts (the double and its echoes), processes.ts (the app as an operator starts it), sender.ts
 // (readiness, warm-up, burst), run-mode.ts (one run), effects.ts and tally.ts (what GitHub saw against
-// what it should have), machine.ts (CPU, threads, event loop), report.ts (one run's figures).
+// what it should have), machine.ts (CPU, threads, event loop), report.ts (one run's figures), pairs.ts (BENCH_BASELINE).
 import { requireBuiltApp } from "../../test/e2e/support/app-process.js";
+import { baselineRef, builtBaseline } from "../support/baseline.mjs";
 import { MODES, WARM_UPS } from "./config.js";
 import { printTable } from "./format.js";
+import { runPairs } from "./pairs.js";
 import { conditionOf } from "./report.js";
 import { runMode, type Run } from "./run-mode.js";
 
@@ -37,6 +45,8 @@ const TITLES = {
 
 export async function run(): Promise<void> {
   requireBuiltApp();
+  const ref = baselineRef();
+  if (ref) return runBaselinePairs(ref);
   const runs: Run[] = [];
   for (const mode of MODES) {
     for (const warmUp of WARM_UPS) {
@@ -45,6 +55,13 @@ export async function run(): Promise<void> {
     }
   }
   if (runs.length > 1) sideBySide(runs);
+}
+
+/** BENCH_BASELINE: the baseline's build and this one in turn, mode by mode (pairs.ts). */
+async function runBaselinePairs(ref: string): Promise<void> {
+  const baseline = await builtBaseline(ref);
+  requireBuiltApp(baseline.root);
+  for (const mode of MODES) for (const warmUp of WARM_UPS) await runPairs(baseline, mode, warmUp, TITLES[mode]);
 }
 
 /** Every run's value of each figure in a column of its own, beside the target; a value that misses it says so. */

@@ -3,7 +3,7 @@
 import path from "node:path";
 import { rmSync } from "node:fs";
 import type { GitHubDouble } from "../../test/e2e/double/github-server.js";
-import { startAppProcess, type AppProcess } from "../../test/e2e/support/app-process.js";
+import { PROJECT_ROOT, startAppProcess, type AppProcess } from "../../test/e2e/support/app-process.js";
 import { startWorkerProcess, type WorkerProcess } from "../../test/e2e/support/worker-process.js";
 import type { ModelServer } from "../../test/helpers/model-server.js";
 import { startRedisServer, type RedisServer } from "../../test/helpers/redis-server.js";
@@ -16,7 +16,10 @@ export interface Processes {
   workers: WorkerProcess[];
 }
 
-/** Starts the app (and Redis and two workers in Redis mode) into `into`, talking to `github` and `model`. */
+/**
+ * Starts the app (and Redis and two workers in Redis mode) into `into`, talking to `github` and `model`; the app's
+ * build in `root` (this checkout's by default; BENCH_BASELINE's is another: bench/support/baseline.mjs).
+ */
 export async function startProcesses(
   into: Processes,
   mode: Mode,
@@ -24,6 +27,7 @@ export async function startProcesses(
   model: ModelServer,
   scratch: string,
   probeFile: string,
+  root = PROJECT_ROOT,
 ): Promise<AppProcess> {
   const shared = {
     HOME: path.join(scratch, "home"),
@@ -38,30 +42,36 @@ export async function startProcesses(
   };
   const redis = mode === "redis" ? await startRedisServer() : undefined;
   into.redis = redis;
-  const app = await startAppProcess({
-    ...shared,
-    PRIVATE_KEY: github.privateKey ?? "",
-    WEBHOOK_SECRET,
-    LOG_LEVEL: "warn",
-    BLUEPRINT_WORKDIR: path.join(scratch, "workdir"),
-    ...(redis ? { REDIS_URL: redis.url, BLUEPRINT_WORKERS: "0" } : {}),
-    // The app's event-loop delay, measured from inside (bench/support/loop-probe.mjs); more options for looking into
-    // it.
-    NODE_OPTIONS: [`--import ${JSON.stringify(LOOP_PROBE)}`, process.env.BENCH_LOAD_APP_NODE_OPTIONS ?? ""]
-      .join(" ")
-      .trim(),
-    BENCH_LOOP_PROBE_FILE: probeFile,
-  });
+  const app = await startAppProcess(
+    {
+      ...shared,
+      PRIVATE_KEY: github.privateKey ?? "",
+      WEBHOOK_SECRET,
+      LOG_LEVEL: "warn",
+      BLUEPRINT_WORKDIR: path.join(scratch, "workdir"),
+      ...(redis ? { REDIS_URL: redis.url, BLUEPRINT_WORKERS: "0" } : {}),
+      // The app's event-loop delay, measured from inside (bench/support/loop-probe.mjs); more options for looking into
+      // it.
+      NODE_OPTIONS: [`--import ${JSON.stringify(LOOP_PROBE)}`, process.env.BENCH_LOAD_APP_NODE_OPTIONS ?? ""]
+        .join(" ")
+        .trim(),
+      BENCH_LOOP_PROBE_FILE: probeFile,
+    },
+    { root },
+  );
   into.app = app;
   if (redis) {
     for (const n of [1, 2])
       into.workers.push(
-        await startWorkerProcess({
-          ...shared,
-          LOG_LEVEL: "info",
-          REDIS_URL: redis.url,
-          BLUEPRINT_WORKDIR: path.join(scratch, `worker-${n}`),
-        }),
+        await startWorkerProcess(
+          {
+            ...shared,
+            LOG_LEVEL: "info",
+            REDIS_URL: redis.url,
+            BLUEPRINT_WORKDIR: path.join(scratch, `worker-${n}`),
+          },
+          root,
+        ),
       );
   }
   return app;

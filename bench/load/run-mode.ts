@@ -26,6 +26,7 @@ import {
   intakeThreadsSince,
   readAppLoop,
   threadTimes,
+  type CpuDelta,
   type CpuSnapshot,
   type ThreadTimes,
 } from "./machine.js";
@@ -37,9 +38,15 @@ export interface Run {
   mode: Mode;
   warmUp: number;
   rows: Row[];
+  /** CPU from the first webhook to the end, by process (see machine.ts). */
+  cpu: CpuDelta | null;
 }
 
-export async function runMode(mode: Mode, warmUpCount: number): Promise<Run> {
+/**
+ * One run in `mode`, of the app built in `root` (this checkout by default; BENCH_BASELINE's is another:
+ * bench/support/baseline.mjs).
+ */
+export async function runMode(mode: Mode, warmUpCount: number, root?: string): Promise<Run> {
   const loadBefore = os.loadavg()[0] ?? 0;
   const deadline = Date.now() + HARD_DEADLINE_MS;
   const scratch = mkdtempSync(path.join(os.tmpdir(), "blueprint-bench-load-"));
@@ -55,7 +62,7 @@ export async function runMode(mode: Mode, warmUpCount: number): Promise<Run> {
     github = await startGitHub(ids);
     model = await startModelServer(Array.from({ length: 5_000 }, () => modelReply));
     const probeFile = path.join(scratch, "app-loop.json");
-    const app = await startProcesses(processes, mode, github, model, scratch, probeFile);
+    const app = await startProcesses(processes, mode, github, model, scratch, probeFile, root);
     // The run starts once /healthz says every process is up, as an operator would wait after a restart
     // (before it, a burst would measure how long the job runner takes to load).
     await untilReady(app.url, deadline);
@@ -105,7 +112,7 @@ export async function runMode(mode: Mode, warmUpCount: number): Promise<Run> {
       burstCpu: sent.burstCpu,
       loadBefore,
     });
-    return { mode, warmUp: warmUpCount, rows };
+    return { mode, warmUp: warmUpCount, rows, cpu };
   } finally {
     await stopProcesses(processes);
     await model?.close().catch(() => undefined);

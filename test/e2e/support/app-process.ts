@@ -9,13 +9,18 @@ export { freePort };
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 export const BUILT_ENTRY = path.join(PROJECT_ROOT, "lib", "index.js");
-const PROBOT_BIN = path.join(PROJECT_ROOT, "node_modules", "probot", "bin", "probot.js");
-/** The node flags `npm start` gives the app (package.json's start script): the app here runs as it does there. */
-const START_FLAGS = (
-  JSON.parse(readFileSync(path.join(PROJECT_ROOT, "package.json"), "utf8")) as { scripts: { start: string } }
-).scripts.start
-  .split(" ")
-  .filter((word) => word.startsWith("--"));
+
+/**
+ * The node flags `npm start` gives the app (the start script of `root`'s package.json): the app here runs as it does
+ * there.
+ */
+function startFlags(root: string): string[] {
+  return (
+    JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { scripts: { start: string } }
+  ).scripts.start
+    .split(" ")
+    .filter((word) => word.startsWith("--"));
+}
 
 export interface AppProcess {
   /** `http://127.0.0.1:<port>` */
@@ -28,24 +33,34 @@ export interface AppProcess {
   stop(): Promise<void>;
 }
 
-/** Fails with a clear message when the app has not been compiled (`npm run build`, which `npm test` runs first). */
-export function requireBuiltApp(): void {
-  if (!existsSync(BUILT_ENTRY)) {
+/**
+ * Fails with a clear message when the app has not been compiled (`npm run build`, which `npm test` runs first). `root`:
+ * another checkout of the app (the load bench's baseline), this one by default.
+ */
+export function requireBuiltApp(root = PROJECT_ROOT): void {
+  const entry = path.join(root, "lib", "index.js");
+  if (!existsSync(entry)) {
     throw new Error(
-      `${path.relative(PROJECT_ROOT, BUILT_ENTRY)} is missing: the end-to-end tests run the compiled app. Run \`npm run build\` first (\`npm test\` does).`,
+      `${path.relative(PROJECT_ROOT, entry)} is missing: the end-to-end tests run the compiled app. Run \`npm run build\` first (\`npm test\` does).`,
     );
   }
 }
 
 /**
  * `probot run ./lib/index.js` as `npm start` runs it (with its node flags), in its own process group, with only the
- * environment given (plus PATH): nothing leaks in from the test runner.
+ * environment given (plus PATH): nothing leaks in from the test runner. `options.root`: the checkout it runs from, with
+ * its own build, node_modules and package.json (this one by default; the load bench's baseline is another).
  */
-export async function startAppProcess(env: Record<string, string>): Promise<AppProcess> {
-  requireBuiltApp();
+export async function startAppProcess(
+  env: Record<string, string>,
+  options: { root?: string } = {},
+): Promise<AppProcess> {
+  const root = options.root ?? PROJECT_ROOT;
+  requireBuiltApp(root);
   const port = await freePort();
-  const child = spawn(process.execPath, [...START_FLAGS, PROBOT_BIN, "run", "./lib/index.js"], {
-    cwd: PROJECT_ROOT,
+  const probot = path.join(root, "node_modules", "probot", "bin", "probot.js");
+  const child = spawn(process.execPath, [...startFlags(root), probot, "run", "./lib/index.js"], {
+    cwd: root,
     env: {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
       HOST: "127.0.0.1",

@@ -14,11 +14,14 @@ export interface WorkerProcess {
   stop(): Promise<void>;
 }
 
-/** `npm run worker` as it runs (`node lib/worker.js`), in its own process group, with only the environment given. */
-export async function startWorkerProcess(env: Record<string, string>): Promise<WorkerProcess> {
-  requireBuiltApp();
-  const child = spawn(process.execPath, [path.join(PROJECT_ROOT, "lib", "worker.js")], {
-    cwd: PROJECT_ROOT,
+/**
+ * `npm run worker` as it runs (`node lib/worker.js`), in its own process group, with only the environment given.
+ * `root`: the checkout it runs from (this one by default; the load bench's baseline is another).
+ */
+export async function startWorkerProcess(env: Record<string, string>, root = PROJECT_ROOT): Promise<WorkerProcess> {
+  requireBuiltApp(root);
+  const child = spawn(process.execPath, [path.join(root, "lib", "worker.js")], {
+    cwd: root,
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env },
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
