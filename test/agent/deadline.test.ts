@@ -119,7 +119,15 @@ describe("the run's deadline", () => {
       timeoutMs: 300_000,
       maxRetries: 0,
     });
-    const hanging: CommandRunner = { isolation: "plain", run: () => new Promise(() => {}) };
+    let started: () => void = () => {};
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const hanging: CommandRunner = {
+      isolation: "plain",
+      run: () => {
+        started();
+        return new Promise(() => {});
+      },
+    };
     const controller = new AbortController();
     const run = runAgent({
       model,
@@ -127,7 +135,9 @@ describe("the run's deadline", () => {
       messages: [{ role: "user", content: "Step S1: Wait" }],
       signal: controller.signal,
     });
-    setTimeout(() => controller.abort("cancelled by @maintainer"), 300);
+    // Cancelled once the tool is running, however long the run took to get there.
+    await running;
+    controller.abort("cancelled by @maintainer");
     await expect(run).resolves.toMatchObject({ kind: "failed", failure: "cancelled" });
   });
 

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   createModelClient,
   ModelError,
@@ -15,6 +15,7 @@ import { startModelServer, type ModelServer, type Script, type ScriptedReply } f
 
 let server: ModelServer | null = null;
 afterEach(async () => {
+  vi.useRealTimers();
   await server?.close();
   server = null;
 });
@@ -31,6 +32,58 @@ async function clientFor(script: Script, options: Partial<ModelClientOptions> = 
     ...options,
   });
   return { client, retries, server };
+}
+
+/**
+ * The time limits below run on vitest's fake clock, which only moves when a test moves it: what must come within a
+ * limit always does, however slow this machine is, and what must break one breaks it exactly.
+ */
+const fakeClock = () => vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+
+/**
+ * A fetch that hands the client each server-sent event on its own, after the fake clock has moved `silences[n]` ms
+ * for the client's attempt n: the silences within an answer are exactly these, not what the network makes them.
+ */
+function withSilences(silences: number[]): typeof fetch {
+  let attempt = 0;
+  return async (input, init) => {
+    const silence = silences[attempt++] ?? 0;
+    const response = await fetch(input, init);
+    const reader = response.body?.getReader();
+    if (!reader) return response;
+    const decoder = new TextDecoder();
+    let buffered = "";
+    const pending: string[] = [];
+    const body = new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          while (pending.length === 0) {
+            const { done, value } = await reader.read();
+            if (done && !buffered) return controller.close();
+            buffered += done ? "" : decoder.decode(value, { stream: true });
+            const events = buffered.split("\n\n");
+            buffered = done ? "" : (events.pop() ?? "");
+            pending.push(...events.filter(Boolean).map((event) => `${event}\n\n`));
+          }
+          vi.advanceTimersByTime(silence);
+          controller.enqueue(new TextEncoder().encode(pending.shift()));
+        },
+        cancel: (reason) => reader.cancel(reason),
+      },
+      { highWaterMark: 0 },
+    );
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  };
+}
+
+/** Moves the fake clock (the SDK's back-off before a retry, say) in small steps until `done`, then leaves it. */
+async function advanceUntil(done: () => boolean) {
+  await expect
+    .poll(() => {
+      if (!done()) vi.advanceTimersByTime(50);
+      return done();
+    })
+    .toBe(true);
 }
 
 const ask = (client: ReturnType<typeof createModelClient>, options = {}) =>
@@ -83,14 +136,21 @@ describe("streamed model requests", () => {
   });
 
   it("retries an endpoint that sends the headers but no first chunk within the limit", async () => {
+    fakeClock();
     const { client, retries, server } = await clientFor([{ silentStream: true }, { content: "here" }], {
-      timeoutMs: 300,
+      timeoutMs: 60_000,
     });
-    expect((await ask(client)).message.content).toBe("here");
+    const reply = ask(client);
+    // The limit is set before the request is sent: once the endpoint has it, the first attempt's time is up.
+    await expect.poll(() => server.events).toContain("request 0");
+    vi.advanceTimersByTime(60_000);
+    // Then only the back-off before the retry; the second attempt has all the time it needs.
+    await advanceUntil(() => server.requests.length === 2);
+    expect((await reply).message.content).toBe("here");
     expect(server.events.slice(0, 2)).toEqual(["request 0", "closed 0"]);
     expect(
       retries.map(({ attempt, attempts, reason, timeoutMs }) => ({ attempt, attempts, reason, timeoutMs })),
-    ).toEqual([{ attempt: 2, attempts: 2, reason: "did not answer within 0.3 s", timeoutMs: 300 }]);
+    ).toEqual([{ attempt: 2, attempts: 2, reason: "did not answer within 60 s", timeoutMs: 60_000 }]);
   });
 
   it("says which limit an endpoint kept breaking when every attempt fails", async () => {
@@ -127,31 +187,41 @@ describe("streamed model requests", () => {
   });
 
   it("lets a slow but steady stream run longer than the limit, which now only bounds the silences", async () => {
-    const { client, retries, server } = await clientFor(
-      [{ content: "a long answer that keeps coming", chunkDelayMs: 100, pieces: 6 }],
-      { timeoutMs: 300 },
-    );
-    // Nine chunks (role, six pieces, finish, usage) 100 ms apart: three times the limit in all.
+    fakeClock();
+    const { client, server } = await clientFor([{ content: "a long answer that keeps coming", pieces: 6 }], {
+      timeoutMs: 300,
+      fetch: withSilences([100]),
+      // Without retries, a limit broken on the way fails the request at once (a retry would wait for the clock).
+      maxRetries: 0,
+    });
+    // Ten chunks (role, six pieces, finish, usage, [DONE]) 100 ms apart: more than three times the limit in all.
     expect((await ask(client)).message.content).toBe("a long answer that keeps coming");
-    expect(retries).toEqual([]);
     expect(server.requests).toHaveLength(1);
   });
 
   it("retries an answer that goes quiet in the middle for longer than the idle limit", async () => {
-    const { client, retries } = await clientFor([{ content: "stalls", chunkDelayMs: 400 }, { content: "flows" }], {
+    fakeClock();
+    const { client, retries, server } = await clientFor([{ content: "stalls" }, { content: "flows" }], {
       timeoutMs: 2000,
       idleTimeoutMs: 200,
+      fetch: withSilences([400, 0]),
     });
-    expect((await ask(client)).message.content).toBe("flows");
+    const reply = ask(client);
+    await advanceUntil(() => server.requests.length === 2);
+    expect((await reply).message.content).toBe("flows");
     expect(retries.map((retry) => retry.reason)).toEqual(["went quiet for 0.2 s in the middle of an answer"]);
   });
 
   it("still ends a steady stream at the run's deadline, without a retry", async () => {
-    const { client, retries, server } = await clientFor(
-      [{ content: "never finished in time", chunkDelayMs: 100, pieces: 10 }],
-      { timeoutMs: 300 },
-    );
-    const error = await ask(client, { signal: AbortSignal.timeout(400), deadline: Date.now() + 400 }).catch(
+    fakeClock();
+    const { client, retries, server } = await clientFor([{ content: "never finished in time", pieces: 10 }], {
+      timeoutMs: 300,
+      fetch: withSilences([100]),
+    });
+    // The run's signal, as AbortSignal.timeout(400) would end it, on the fake clock.
+    const run = new AbortController();
+    setTimeout(() => run.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")), 400);
+    const error = await ask(client, { signal: run.signal, deadline: Date.now() + 400 }).catch(
       (caught: unknown) => caught,
     );
     expect(error).toBeInstanceOf(Error);

@@ -17,6 +17,7 @@ import {
 import { gitIn, tempDir } from "../helpers/git-repo.js";
 import { APP_ID, INSTALLATION_ID } from "../helpers/github-double.js";
 import { samplePlan, startModelServer, type ModelServer, type Script } from "../helpers/model-server.js";
+import { isRunning, sleeper } from "../helpers/sleeper.js";
 
 /**
  * A verification script that fails naming files and lines: two in the repository, one outside it, one that is not
@@ -235,16 +236,12 @@ describe("check runs", () => {
    * another /build.
    */
   async function buildStoppedAfterS1(more: Script): Promise<CheckRunRecord> {
-    let commandStarted: () => void = () => undefined;
-    const started = new Promise<void>((resolve) => (commandStarted = resolve));
+    const command = sleeper();
     await start([
       submit(),
       write("src/retry.js", "export const retry = (fn) => fn();\n"),
       complete("S1"),
-      () => {
-        setTimeout(commandStarted, 300);
-        return { toolCalls: [{ name: "run_command", arguments: { command: "sleep 3600", timeout_s: 600 } }] };
-      },
+      { toolCalls: [{ name: "run_command", arguments: { command, timeout_s: 600 } }] },
       ...more,
     ]);
     await comment("maintainer", "/plan add retries");
@@ -256,7 +253,7 @@ describe("check runs", () => {
       check: { id: run.id, name: run.name, externalId: run.externalId, headSha: run.headSha, app: run.app },
     });
     await app.probot.receive({ id: "click-1", name: "check_run", payload } as never);
-    await started;
+    await expect.poll(() => isRunning(command)).toBe(true);
     await comment("maintainer", "/cancel");
     await settle(app.blueprint);
     expect(github.repository.log("feature")[0]).toBe("S1: Add a retry helper");

@@ -348,15 +348,7 @@ describe("failing checks on Blueprint's pull request", () => {
   it("`/cancel` during the diagnosis: no F-step, the pull request hears it stopped, and the commit is not looked at again", async () => {
     let asked = () => {};
     const diagnosing = new Promise<void>((resolve) => (asked = resolve));
-    const { pull, plan } = await builtPullRequest(
-      [
-        () => {
-          setTimeout(asked, 100);
-          return { hang: true };
-        },
-      ],
-      "ci_fix: build\n",
-    );
+    const { pull, plan } = await builtPullRequest([() => (asked(), { hang: true })], "ci_fix: build\n");
     failTests(pull.headSha!);
     void fx.app.probot.receive({
       id: "suite-to-cancel",

@@ -6,6 +6,7 @@ import { stateOf, useAppFixture } from "../helpers/app-fixture.js";
 import { chmodSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { PATIENCE_MS } from "../helpers/patience.js";
+import { isRunning, sleeper } from "../helpers/sleeper.js";
 
 const fx = useAppFixture({ files: { "README.md": "# Hello\n" } });
 const { start } = fx;
@@ -90,15 +91,11 @@ it("reports a fetch failure during /build on the thread instead of failing silen
 });
 
 it("/cancel stops a running build promptly and keeps what was pushed", async () => {
-  let commandStarted: () => void = () => undefined;
-  const started = new Promise<void>((resolve) => (commandStarted = resolve));
+  const command = sleeper();
   await start([
     { toolCalls: [{ name: "write_file", arguments: { path: "one.txt", content: "1\n" } }] },
     { toolCalls: [{ name: "complete_step", arguments: { step_id: "S1", summary: "one" } }] },
-    () => {
-      setTimeout(commandStarted, 300);
-      return { toolCalls: [{ name: "run_command", arguments: { command: "sleep 3600", timeout_s: 600 } }] };
-    },
+    { toolCalls: [{ name: "run_command", arguments: { command, timeout_s: 600 } }] },
   ]);
   const plan = seed();
   await fx.app.probot.receive({
@@ -106,7 +103,7 @@ it("/cancel stops a running build promptly and keeps what was pushed", async () 
     name: "issue_comment",
     payload: commentPayload({ body: "/build", cloneUrl: fx.repo.url }),
   } as never);
-  await started;
+  await expect.poll(() => isRunning(command)).toBe(true);
   await fx.app.deliver("issue_comment", commentPayload({ body: "/cancel", cloneUrl: fx.repo.url }));
   await settle(fx.app.blueprint);
   expect(fx.github.botComments().some((c) => c.body.startsWith("Stopping building for @maintainer"))).toBe(true);
@@ -119,7 +116,8 @@ it("/cancel stops a running build promptly and keeps what was pushed", async () 
 });
 
 it("/cancel also stops the verification commands after the last step", async () => {
-  fx.repo.commit({ ".github/blueprint.yml": "test: sleep 3600\n" }, "configure");
+  const command = sleeper();
+  fx.repo.commit({ ".github/blueprint.yml": `test: ${command}\n` }, "configure");
   await start([
     { toolCalls: [{ name: "write_file", arguments: { path: "one.txt", content: "1\n" } }] },
     { toolCalls: [{ name: "complete_step", arguments: { step_id: "S1", summary: "one" } }] },
@@ -132,11 +130,11 @@ it("/cancel also stops the verification commands after the last step", async () 
     name: "issue_comment",
     payload: commentPayload({ body: "/build", cloneUrl: fx.repo.url }),
   } as never);
-  // Both steps are pushed once the plan comment says it is verifying; the test command (sleep 3600) then runs.
+  // Both steps are pushed once the plan comment says it is verifying; the test command (an hour's sleep) then runs.
   await vi.waitFor(() => expect(fx.github.comments.find((c) => c.id === plan.id)!.body).toContain("Verifying…"), {
     timeout: PATIENCE_MS,
   });
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await expect.poll(() => isRunning(command)).toBe(true);
   await fx.app.deliver("issue_comment", commentPayload({ body: "/cancel", cloneUrl: fx.repo.url }));
   await settle(fx.app.blueprint); // without the signal, this waits out the sleep's 10-minute cap: the test times out
   const state = stateOf(fx.github.comments.find((c) => c.id === plan.id)!.body);

@@ -54,10 +54,12 @@ describe("a follow-up and its worker's shutdown", () => {
   }
 
   it("stopped at a safe point, it is handed over: the next worker builds the step, and the /fix counts once", async () => {
+    let asked = () => {};
+    const building = new Promise<void>((resolve) => (asked = resolve));
     await fx.start([
       call("write_file", { path: "src/retry.js", content: "export const retry = (fn) => fn();\n" }),
       call("complete_step", { step_id: "S1", summary: "Added it." }),
-      { hang: true },
+      () => (asked(), { hang: true }),
       call("write_file", { path: "README.md", content: "# Hello\n\nRetries: 3.\n" }),
       call("complete_step", { step_id: "F1", summary: "Documented." }),
     ]);
@@ -78,8 +80,8 @@ describe("a follow-up and its worker's shutdown", () => {
       const port: ThreadPort = {
         ...thread,
         updateComment: (id, body) => {
-          // The worker's shutdown, once the step's agent run is under way.
-          if (stopWhen(body)) setTimeout(() => controller.abort(new HandOver()), 300);
+          // The worker's shutdown, once the step's agent run is under way (it has asked the model).
+          if (stopWhen(body)) void building.then(() => controller.abort(new HandOver()));
           return thread.updateComment(id, body);
         },
       };
@@ -113,7 +115,7 @@ describe("a follow-up and its worker's shutdown", () => {
       call("write_file", { path: "src/retry.js", content: "export const retry = (fn) => fn();\n" }),
       call("complete_step", { step_id: "S1", summary: "Added it." }),
       // The worker's shutdown while the model diagnoses.
-      () => (setTimeout(stop, 100), { hang: true }),
+      () => (stop(), { hang: true }),
       call(
         "submit_plan",
         samplePlan({

@@ -6,6 +6,7 @@ import { commentPayload, reviewPayload, settle, startTestApp } from "../helpers/
 import { stateOf, useAppFixture, visible } from "../helpers/app-fixture.js";
 import { BUILD_CHECK_NAME } from "../../src/shared/check-run.js";
 import { PATIENCE_MS } from "../helpers/patience.js";
+import { isRunning, sleeper } from "../helpers/sleeper.js";
 
 const RETRY = "export const retry = (fn) => fn();\n";
 const CLIENT = "export async function get(url) {\n  return fetch(url);\n}\n";
@@ -302,17 +303,10 @@ describe("following the pull request", () => {
   });
 
   it("`/cancel` on the pull request stops a follow-up at a safe point; what it pushed stays", async () => {
-    let commandStarted = () => {};
-    const started = new Promise<void>((resolve) => (commandStarted = resolve));
-    await builtPullRequest(
-      [
-        () => {
-          setTimeout(commandStarted, 300);
-          return { toolCalls: [{ name: "run_command", arguments: { command: "sleep 3600", timeout_s: 600 } }] };
-        },
-      ],
-      { reviews: [review("reviewer", "COMMENTED")] },
-    );
+    const command = sleeper();
+    await builtPullRequest([{ toolCalls: [{ name: "run_command", arguments: { command, timeout_s: 600 } }] }], {
+      reviews: [review("reviewer", "COMMENTED")],
+    });
     const threads = reviewThreads();
     void fx.app.probot.receive({
       id: "review-to-cancel",
@@ -326,7 +320,7 @@ describe("following the pull request", () => {
         cloneUrl: fx.repo.url,
       }),
     } as never);
-    await started;
+    await expect.poll(() => isRunning(command)).toBe(true);
     await fx.app.deliver(
       "issue_comment",
       commentPayload({ body: "/cancel", number: 100, isPullRequest: true, cloneUrl: fx.repo.url }),

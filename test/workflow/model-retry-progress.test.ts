@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createModelClient, type ModelRetry } from "../../src/agent/model.js";
 import { commentPayload } from "../helpers/app.js";
 import { stateOf, useAppFixture } from "../helpers/app-fixture.js";
@@ -14,26 +14,41 @@ const fx = useAppFixture({ files: { "README.md": "# Hello\n" } });
 describe("retries of model requests", () => {
   it("the model client reports each retry: attempt, reason, wait and the time limit", async () => {
     const server = await startModelServer([{ status: 503 }, { hang: true }, { content: "done" }]);
+    // The time limit runs on the fake clock, which moves only here: the answering attempts always answer within it.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+    /** Moves the clock through the SDK's back-off before a retry, in small steps, until the endpoint has `count` requests. */
+    const backOffUntil = (count: number) =>
+      expect
+        .poll(() => {
+          if (server.requests.length < count) vi.advanceTimersByTime(50);
+          return server.requests.length;
+        })
+        .toBe(count);
     try {
       const retries: ModelRetry[] = [];
       const client = createModelClient({
         baseURL: server.url,
         apiKey: "k",
         model: "m",
-        timeoutMs: 1000,
+        timeoutMs: 60_000,
         maxRetries: 2,
         onRetry: (retry) => retries.push(retry),
       });
-      const reply = await client.complete([{ role: "user", content: "hi" }], []);
-      expect(reply.message.content).toBe("done");
+      const reply = client.complete([{ role: "user", content: "hi" }], []);
+      await backOffUntil(2);
+      // The hanging attempt's limit was set before its request was sent.
+      vi.advanceTimersByTime(60_000);
+      await backOffUntil(3);
+      expect((await reply).message.content).toBe("done");
       expect(
         retries.map(({ attempt, attempts, reason, timeoutMs }) => ({ attempt, attempts, reason, timeoutMs })),
       ).toEqual([
-        { attempt: 2, attempts: 3, reason: "answered HTTP 503", timeoutMs: 1000 },
-        { attempt: 3, attempts: 3, reason: "did not answer within 1.0 s", timeoutMs: 1000 },
+        { attempt: 2, attempts: 3, reason: "answered HTTP 503", timeoutMs: 60_000 },
+        { attempt: 3, attempts: 3, reason: "did not answer within 60 s", timeoutMs: 60_000 },
       ]);
       for (const retry of retries) expect(retry.waitedMs).toBeGreaterThan(0);
     } finally {
+      vi.useRealTimers();
       await server.close();
     }
   });
