@@ -28,18 +28,23 @@ export function instructionDirs(paths: readonly string[]): string[] {
   return [...dirs].sort((a, b) => depth(a) - depth(b) || a.localeCompare(b)).slice(0, MAX_DIRS);
 }
 
-/** The instructions for work on `paths` (none: the root's alone), read with `read` at the default branch. */
+/**
+ * The instructions for work on `paths` (none: the root's alone), read with `read` at the default branch. `present`,
+ * when given, says in one call which of the candidate files exist, so that only those are read (a plan's paths name
+ * a few dozen directories, and most have no AGENTS.md: one git process instead of one for each).
+ */
 export async function readRepoInstructions(
   read: (file: string) => Promise<string | null>,
   paths: readonly string[],
+  present?: (files: readonly string[]) => Promise<Set<string>>,
 ): Promise<RepoInstructions> {
-  let found = await readEach(
-    read,
-    instructionDirs(paths).map((dir) => (dir ? `${dir}/${AGENTS_FILE}` : AGENTS_FILE)),
-  );
+  const agents = instructionDirs(paths).map((dir) => (dir ? `${dir}/${AGENTS_FILE}` : AGENTS_FILE));
+  const there = present ? await present([...agents, ...FALLBACKS]).catch(() => null) : null;
+  const readable = (file: string) => there === null || there.has(file);
+  let found = await readEach(read, agents.filter(readable));
   for (const fallback of FALLBACKS) {
     if (found.length > 0) break;
-    found = await readEach(read, [fallback]);
+    found = await readEach(read, [fallback].filter(readable));
   }
   return withinBudget(found);
 }

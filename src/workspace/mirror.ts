@@ -1,4 +1,4 @@
-import { untrustedGit } from "./untrusted-git.js";
+import { filesAt, untrustedGit } from "./untrusted-git.js";
 import { liveToken, type GitToken, type Workspace } from "./workspace.js";
 
 /** What deleting a branch on the remote came to: only ever the commit it was expected at. */
@@ -48,6 +48,11 @@ export class Mirror {
     } catch {
       return null;
     }
+  }
+
+  /** Which of `files` are files at `ref` (one git process: `filesAt`). */
+  async filesAt(ref: string, files: readonly string[]): Promise<Set<string>> {
+    return filesAt(await this.git(), ref, files);
   }
 
   /** Paths that differ between two commits. */

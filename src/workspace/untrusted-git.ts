@@ -250,6 +250,27 @@ class CappedBuffer {
 }
 
 /** A worktree's own exclude file, in its admin directory inside the mirror (Blueprint's, not the tree's). */
+/**
+ * Which of `files` are files (blobs) in `ref`'s tree, in one git process however many are asked: a caller that looks
+ * for files that are mostly absent (instruction files in each directory of a plan's paths) then runs `git show` only
+ * for those there. Paths are taken literally (no pathspec magic in a name a model wrote); none there, or an unknown
+ * ref: an empty set.
+ */
+export async function filesAt(git: UntrustedGit, ref: string, files: readonly string[]): Promise<Set<string>> {
+  if (files.length === 0) return new Set();
+  try {
+    const listed = await git.raw(["--literal-pathspecs", "ls-tree", "-z", "--full-tree", ref, "--", ...files]);
+    return new Set(
+      listed.split("\0").flatMap((entry) => {
+        const found = /^\d+ blob \S+\t([^]*)$/.exec(entry);
+        return found?.[1] !== undefined ? [found[1]] : [];
+      }),
+    );
+  } catch {
+    return new Set();
+  }
+}
+
 export function excludeFileOf(gitDir: string): string {
   return path.join(gitDir, "blueprint-exclude");
 }

@@ -3,6 +3,7 @@ import { describeGitError, WorkspaceError } from "./git.js";
 import { gitlinkAddedSince, NestedRepositoryError, refuseNestedGit } from "./nested-git.js";
 import {
   excludeFileOf,
+  filesAt,
   literalIgnorePattern,
   restoreGitPointer,
   untrustedGit,
@@ -94,6 +95,11 @@ export class Workspace {
     } catch {
       return null;
     }
+  }
+
+  /** Which of `files` are files at `ref` (one git process: `filesAt`). */
+  async filesAtRef(ref: string, files: readonly string[]): Promise<Set<string>> {
+    return filesAt(await this.git({ token: true }), ref, files);
   }
 
   /** `git diff --stat` from the merge base with another ref to HEAD. */

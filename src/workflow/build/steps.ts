@@ -155,9 +155,11 @@ async function runStepAgent(
     : undefined;
   const done = await doneSteps(plan.steps, state, steps.tree);
   // The default branch's AGENTS.md for the step's files, never the build branch's or a pull request's own.
+  const defaultRef = `refs/heads/${job.port.repo.defaultBranch}`;
   const agentInstructions = await readRepoInstructions(
-    (file) => run.mirror.readFile(`refs/heads/${job.port.repo.defaultBranch}`, file),
+    (file) => run.mirror.readFile(defaultRef, file),
     step.files,
+    (files) => run.mirror.filesAt(defaultRef, files),
   );
   return buildStep(deps, job, {
     plan,

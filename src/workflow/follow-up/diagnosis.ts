@@ -43,9 +43,11 @@ export async function diagnoseFailures(run: FollowUpRun, checks: FailingCheck[])
     const tip = await source.mirror.resolve(`refs/heads/${source.target.branch}`);
     if (!tip) return { ok: false, why: `the branch \`${source.target.branch}\` is gone`, usage: { ...NOTHING } };
     // The default branch's AGENTS.md, never the pull request's own version of it.
+    const defaultRef = `refs/heads/${job.port.repo.defaultBranch}`;
     const agents = await readRepoInstructions(
-      (file) => source.mirror.readFile(`refs/heads/${job.port.repo.defaultBranch}`, file),
+      (file) => source.mirror.readFile(defaultRef, file),
       [],
+      (files) => source.mirror.filesAt(defaultRef, files),
     );
     const tree = await source.mirror.checkout(tip);
     try {

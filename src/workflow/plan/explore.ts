@@ -50,9 +50,11 @@ export async function explore(deps: WorkflowDeps, job: JobContext, input: Explor
   );
   const workflowsAllowed = await job.port.canWriteWorkflows();
   // The default branch's AGENTS.md, never a pull request's own version of it.
+  const defaultRef = `refs/heads/${job.port.repo.defaultBranch}`;
   const agentInstructions = await readRepoInstructions(
-    (file) => tree.readAtRef(`refs/heads/${job.port.repo.defaultBranch}`, file),
+    (file) => tree.readAtRef(defaultRef, file),
     [],
+    (files) => tree.filesAtRef(defaultRef, files),
   );
   const filesRead = new Set<string>();
   // A retried model request shows in the status comment until the model answers.

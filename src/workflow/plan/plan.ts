@@ -145,9 +145,11 @@ async function notToPlan(
 
 /** The AGENTS.md files the plan's build will follow (named in the plan comment). */
 async function instructionFilesFor(tree: Workspace, defaultBranch: string, plan: Plan): Promise<string[]> {
+  const ref = `refs/heads/${defaultBranch}`;
   const read = await readRepoInstructions(
-    (file) => tree.readAtRef(`refs/heads/${defaultBranch}`, file),
+    (file) => tree.readAtRef(ref, file),
     plan.steps.flatMap((step) => step.files),
+    (files) => tree.filesAtRef(ref, files),
   );
   return [...read.files.map((file) => file.path), ...read.omitted];
 }
