@@ -80,11 +80,12 @@ describe("command sandbox", () => {
       const app = spawn("sleep", ["30"], { env: { ...process.env, ...FAKE_SECRETS }, stdio: "ignore" });
       cleanups.push(() => void app.kill("SIGKILL"));
       const loot = tempDir("sandbox-loot-");
-      const attack = `cat /proc/${app.pid}/environ; cat /proc/$PPID/environ; for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done > ${loot}/environ; env; ls -d /proc/[0-9]* | wc -l`;
+      const attack = `cat /proc/${app.pid}/environ; cat /proc/$PPID/environ; for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done > ${loot}/environ; env; echo "processes=$(ls -d /proc/[0-9]* | wc -l)"`;
       const result = await runner.run(attack, { cwd: workspace() });
       for (const secret of Object.values(FAKE_SECRETS)) expect(result.output).not.toContain(secret);
       expect(existsSync(path.join(loot, "environ"))).toBe(false);
-      expect(Number(result.output.trim().split("\n").at(-1))).toBeLessThan(6);
+      // Named, not the last line: the command's error output may arrive after it.
+      expect(Number(/^processes=(\d+)$/m.exec(result.output)?.[1])).toBeLessThan(6);
       // Control: the plain runner (BLUEPRINT_SANDBOX=none) reads the App's environment.
       expect((await plain.run(`tr '\\0' '\\n' < /proc/${app.pid}/environ`, { cwd: workspace() })).output).toContain(
         FAKE_SECRETS.PRIVATE_KEY,
