@@ -1,6 +1,7 @@
 import { HandOver, handedOver, handOverTaken } from "../shared/hand-over.js";
 import type { WorkflowDeps } from "../workflow/deps.js";
 import {
+  isApprovingJob,
   PermissionUnknown,
   refusedApproval,
   reportFailedJob,
@@ -120,7 +121,8 @@ export class JobRuntime {
       }
       const signal = controller.signal;
       const port = async () => workerPorts(this.deps, await access.ports(), this.permissions).work;
-      const refused = await this.refusal(job, await port());
+      // Only a build's approval is read back, so only a build job takes its ports before the use case.
+      const refused = isApprovingJob(job) ? await this.refusal(job, await port()) : undefined;
       if (refused !== undefined) return { failed: refused };
       // A job that starts as its worker stops goes straight back.
       if (handedOver(signal)) return {};

@@ -330,6 +330,8 @@ async function approvedBuild(
   });
 }
 
+export { isApprovingJob };
+
 /**
  * Why a build job must not run, or null when it may: its approval read once from GitHub as its lane work starts,
  * whichever queue it waited in (`approvalMismatch`; `fromSharedQueue`: a Redis worker's, which also refuses a
