@@ -29,22 +29,24 @@ export function instructionDirs(paths: readonly string[]): string[] {
 }
 
 /**
- * The instructions for work on `paths` (none: the root's alone), read with `read` at the default branch. `present`,
- * when given, says in one call which of the candidate files exist, so that only those are read (a plan's paths name
- * a few dozen directories, and most have no AGENTS.md: one git process instead of one for each).
+ * The instructions for work on `paths` (none: the root's alone), read with `read` at the default branch. `present`
+ * says in one call which of the candidate files exist, and only those are read: a plan's paths name a few dozen
+ * directories, and most have no AGENTS.md (one git process, not one for each).
  */
 export async function readRepoInstructions(
   read: (file: string) => Promise<string | null>,
   paths: readonly string[],
-  present?: (files: readonly string[]) => Promise<Set<string>>,
+  present: (files: readonly string[]) => Promise<Set<string>>,
 ): Promise<RepoInstructions> {
   const agents = instructionDirs(paths).map((dir) => (dir ? `${dir}/${AGENTS_FILE}` : AGENTS_FILE));
-  const there = present ? await present([...agents, ...FALLBACKS]).catch(() => null) : null;
-  const readable = (file: string) => there === null || there.has(file);
-  let found = await readEach(read, agents.filter(readable));
+  const there = await present([...agents, ...FALLBACKS]).catch(() => new Set<string>());
+  let found = await readEach(
+    read,
+    agents.filter((file) => there.has(file)),
+  );
   for (const fallback of FALLBACKS) {
     if (found.length > 0) break;
-    found = await readEach(read, [fallback].filter(readable));
+    found = await readEach(read, there.has(fallback) ? [fallback] : []);
   }
   return withinBudget(found);
 }

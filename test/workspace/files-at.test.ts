@@ -41,7 +41,7 @@ describe("readRepoInstructions with the files present", () => {
       }
     };
     const paths = ["src/api/handler.ts", "src/api/routes/users.ts", "lib/index.ts"];
-    const everyCandidate = await readRepoInstructions(read, paths);
+    const everyCandidate = await readRepoInstructions(read, paths, async (files) => new Set(files));
     const readEvery = reads.splice(0);
     const onlyPresent = await readRepoInstructions(read, paths, (files) => filesAt(git, "refs/heads/main", files));
     expect(onlyPresent).toEqual(everyCandidate);
