@@ -132,6 +132,8 @@ describe("without a working bubblewrap, the App and the worker refuse to start (
 
   it("setup mode still serves the registration page, and says the App will not start here until bubblewrap works", async () => {
     const setup = await startUntilHealthy({ PATH: pathWithout("missing"), NO_SMEE_SETUP: "true" });
+    // /healthz can answer before the warning's line reaches the pipe: wait for it, then read it whole.
+    await waitFor(() => setup.output().includes("the App will not start with its credentials"));
     expect(setup.output()).toMatch(
       /WARN.*the App will not start with its credentials until this is fixed: agent commands need the bubblewrap sandbox, but bubblewrap \(`bwrap`\) is not installed.*apt-get install bubblewrap/,
     );

@@ -58,8 +58,11 @@ describe("the local queue's job runner", () => {
     await cluster.waitForQuiet();
     expect(app.output()).toContain("the job runner stopped; starting another to take its jobs over");
     expectBuildFinishedOnce(cluster, 1);
-    // The runner's model tokens and step durations reach the intake's /metrics through the local worker.
-    const metrics = await (await fetch(`${app.url}/metrics`)).text();
+    // The runner's model tokens and step durations reach the intake's /metrics through the local worker, in batches
+    // that can arrive after the pull request: awaited.
+    const metricsText = async () => (await fetch(`${app.url}/metrics`)).text();
+    await expect.poll(metricsText).toMatch(/blueprint_step_duration_seconds_count [1-9]/);
+    const metrics = await metricsText();
     expect(metrics).toMatch(/blueprint_model_tokens_total\{[^}]*kind="plan"[^}]*type="prompt"[^}]*\} [1-9]/);
     expect(metrics).toMatch(/blueprint_model_tokens_total\{[^}]*kind="build"[^}]*type="completion"[^}]*\} [1-9]/);
     expect(metrics).toMatch(/blueprint_step_duration_seconds_count [1-9]/);

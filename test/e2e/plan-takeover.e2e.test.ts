@@ -51,9 +51,10 @@ it("a job whose job runner keeps dying is reported on its thread and counted as 
   const gate = hold(cluster, (request) => isPlanning(request) && turnOf(request) === 0);
   expect(await cluster.deliver(app, cluster.type(2, "/plan greet by name").event)).toBe(200);
   await killRunnerUntilItGivesUp(cluster, gate, runner, 2);
-  // The intake's /metrics (with its local worker's): failed, not done.
-  const metrics = await (await fetch(`${app.url}/metrics`)).text();
-  expect(metrics).toMatch(/blueprint_jobs_total\{kind="plan",outcome="failed"\} 1\b/);
+  // The intake's /metrics (with its local worker's): failed, not done (counted once the job has ended: awaited).
+  await expect
+    .poll(async () => (await fetch(`${app.url}/metrics`)).text())
+    .toMatch(/blueprint_jobs_total\{kind="plan",outcome="failed"\} 1\b/);
   // The thread is free: the next command runs.
   expect(await cluster.deliver(app, cluster.type(2, "/plan greet by name").event)).toBe(200);
   await cluster.waitFor("the plan", () =>

@@ -79,8 +79,9 @@ describe("two replicas of `npm start` on one Redis", () => {
     expect(cluster.github.state.botComments(1)).toHaveLength(1);
     expect(reactionsTo(cluster, comment.id)).toBe(1);
     expect(cluster.model.requests.filter((r) => isPlanning(r) && turnOf(r) === 0)).toHaveLength(1);
-    // The job ran in one replica's queue worker; each replica's /metrics has its worker's jobs.
-    expect((await planJobs(a.url, "done")) + (await planJobs(b.url, "done"))).toBe(1);
+    // The job ran in one replica's queue worker; each replica's /metrics has its worker's jobs. A worker counts a job
+    // once it has ended, which can be after its plan was posted: the count is awaited.
+    await expect.poll(async () => (await planJobs(a.url, "done")) + (await planJobs(b.url, "done"))).toBe(1);
   });
 
   it("two commands on one thread, delivered to different replicas, run one after the other", async () => {
@@ -213,11 +214,13 @@ describe("an intake that only takes webhooks, and two `npm run worker` processes
     const plans = (outcome: "done" | "failed") => planJobs(`http://127.0.0.1:${workerPorts.get(worker!)}`, outcome);
     const before = { done: await plans("done"), failed: await plans("failed") };
     await killRunnerUntilItGivesUp(cluster, gate, () => jobRunnerOf(worker?.pid ?? -1), 2);
-    // Counted as failed in the worker's /metrics, not as done.
-    expect({ done: await plans("done"), failed: await plans("failed") }).toEqual({
-      done: before.done,
-      failed: before.failed + 1,
-    });
+    // Counted as failed in the worker's /metrics, not as done (counted once the job has ended: awaited).
+    await expect
+      .poll(async () => ({ done: await plans("done"), failed: await plans("failed") }))
+      .toEqual({
+        done: before.done,
+        failed: before.failed + 1,
+      });
     // The thread is free: the next command runs.
     expect(await cluster.deliver(intake, cluster.type(2, "/plan greet by name").event)).toBe(200);
     await cluster.waitFor("the plan", () =>
