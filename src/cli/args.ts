@@ -239,12 +239,22 @@ function limitsFrom(values: Record<string, string | boolean | undefined>): Recor
   return limits;
 }
 
-/** The version in package.json (one directory above both src/ and lib/). */
+/**
+ * The version in our package.json: one directory above the bundled CLI (lib/cli.js), two above this file in src/cli/.
+ */
 export function cliVersion(): string {
-  const manifest: unknown = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
-  const version =
-    typeof manifest === "object" && manifest !== null && "version" in manifest ? manifest.version : undefined;
-  return typeof version === "string" ? version : "unknown";
+  for (const relative of ["../package.json", "../../package.json"]) {
+    let manifest: unknown;
+    try {
+      manifest = JSON.parse(readFileSync(new URL(relative, import.meta.url), "utf8"));
+    } catch {
+      continue;
+    }
+    if (typeof manifest !== "object" || manifest === null || !("name" in manifest)) continue;
+    if (manifest.name !== "blueprint-plan-gate") continue;
+    return "version" in manifest && typeof manifest.version === "string" ? manifest.version : "unknown";
+  }
+  return "unknown";
 }
 
 const limitLines = Object.entries(LIMIT_FLAGS)

@@ -25,6 +25,19 @@ describe("the npm package", () => {
     expect(manifest.bin).toEqual({ blueprint: "./lib/cli.js" });
     // The compiled CLI starts with the line that lets npm's bin link run it.
     expect(readFileSync("src/cli.ts", "utf8").split("\n")[0]).toBe("#!/usr/bin/env node");
+    expect(readFileSync("lib/cli.js", "utf8").split("\n")[0]).toBe("#!/usr/bin/env node");
+  });
+
+  it("ships the CLI as one bundled file that imports only Node's built-ins, with repo_map's parser worker beside it", () => {
+    // Started once per command, it is bundled to start faster (scripts/build.mjs): a relative import would mean
+    // the bundle was not made, and a package one a package loaded file by file on every start.
+    const importsOf = (file: string) =>
+      [...readFileSync(file, "utf8").matchAll(/^import\b[^;]*?from\s*["']([^"']+)["']/gm)]
+        .map(([, specifier]) => specifier)
+        .filter((specifier) => !specifier?.startsWith("node:"));
+    expect(importsOf("lib/cli.js")).toEqual([]);
+    // The worker loads the parser's package, which finds its .wasm runtime beside its own code.
+    expect(importsOf("lib/tag-worker.js")).toEqual(["web-tree-sitter"]);
   });
 
   it("packs only what runs: the compiled lib/, app.yml, the README and package.json", () => {
@@ -41,6 +54,7 @@ describe("the npm package", () => {
         "lib/index.js",
         "lib/start.js",
         "lib/tools/repo-map/tag-worker.js",
+        "lib/tag-worker.js",
         "app.yml",
         "README.md",
         "package.json",
