@@ -11,6 +11,8 @@ export const CHILD_ENTRIES = {
   queueWorker: entry("worker.js"),
 } as const;
 
+/** Beside the entries: lib/, one directory above this file's translation (lib/app/), or beside a bundled entry. */
 function entry(name: string): string {
-  return fileURLToPath(new URL(`../${name}`, import.meta.url));
+  const here = new URL(".", import.meta.url);
+  return fileURLToPath(new URL(name, here.pathname.endsWith("/app/") ? new URL("..", here) : here));
 }

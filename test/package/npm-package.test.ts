@@ -28,15 +28,17 @@ describe("the npm package", () => {
     expect(readFileSync("lib/cli.js", "utf8").split("\n")[0]).toBe("#!/usr/bin/env node");
   });
 
-  it("ships the CLI as one bundled file that imports only Node's built-ins, with repo_map's parser worker beside it", () => {
-    // Started once per command, it is bundled to start faster (scripts/build.mjs): a relative import would mean
-    // the bundle was not made, and a package one a package loaded file by file on every start.
+  it("ships the processes it starts again and again as bundles that import only Node's built-ins", () => {
+    // The CLI (a process per command) and the children an intake or a worker forks are bundled to start faster
+    // (scripts/build.mjs): a relative import would mean the bundle was not made, and a package one a package
+    // loaded file by file on every start.
     const importsOf = (file: string) =>
       [...readFileSync(file, "utf8").matchAll(/^import\b[^;]*?from\s*["']([^"']+)["']/gm)]
         .map(([, specifier]) => specifier)
         .filter((specifier) => !specifier?.startsWith("node:"));
-    expect(importsOf("lib/cli.js")).toEqual([]);
-    // The worker loads the parser's package, which finds its .wasm runtime beside its own code.
+    for (const entry of ["cli", "job-runner", "local-worker", "worker"])
+      expect(importsOf(`lib/${entry}.js`)).toEqual([]);
+    // repo_map's parser worker is beside them; it loads the parser's package, which finds its .wasm beside itself.
     expect(importsOf("lib/tag-worker.js")).toEqual(["web-tree-sitter"]);
   });
 
