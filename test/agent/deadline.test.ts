@@ -8,6 +8,7 @@ import { createCommandRunner, type CommandRunner } from "../../src/workspace/com
 import { releaseFifo } from "../helpers/fifo.js";
 import { tempDir } from "../helpers/git-repo.js";
 import { startModelServer, type ModelServer, type Script } from "../helpers/model-server.js";
+import { sleeper } from "../helpers/sleeper.js";
 
 /** The run's wall-time limit is a deadline that model requests and commands are held to (docs/reliability.md). */
 
@@ -117,8 +118,10 @@ describe("the run's deadline", () => {
     fakeClock();
     const { runner, asked } = observed(createCommandRunner());
     const context = buildContext({ runner });
+    // An hour long: it ends only by the kill, however long the test takes in real time.
+    const command = sleeper();
     const { outcome } = await startRun(
-      [{ toolCalls: [{ name: "run_command", arguments: { command: "sleep 30", timeout_s: 600 } }] }],
+      [{ toolCalls: [{ name: "run_command", arguments: { command, timeout_s: 600 } }] }],
       LIMIT_MS,
       context,
     );
@@ -129,7 +132,7 @@ describe("the run's deadline", () => {
     const ended = await outcome;
     expect(ended).toMatchObject({ kind: "failed", failure: "wall_time" });
     expect(context.audit).toEqual([
-      { action: "command", target: "sleep 30", exitCode: null, detail: "stopped at the run's time limit" },
+      { action: "command", target: command, exitCode: null, detail: "stopped at the run's time limit" },
     ]);
     expect(ended.messages.find((message) => message.role === "tool")?.content).toMatch(
       /^Error: the command failed \(stopped at the run's time limit after \d+ s and was killed\)/,
@@ -203,7 +206,7 @@ describe("the run's deadline", () => {
     fakeClock();
     const { runner, asked } = observed(createCommandRunner());
     const context = buildContext({ runner, deadline: Date.now() + LIMIT_MS });
-    const result = dispatchToolCall("run_command", JSON.stringify({ command: "sleep 30", timeout_s: 1 }), context);
+    const result = dispatchToolCall("run_command", JSON.stringify({ command: sleeper(), timeout_s: 1 }), context);
     // The command's own second passes once it runs: it is killed then, long before the deadline.
     await asked;
     await vi.advanceTimersByTimeAsync(1000);
