@@ -7,7 +7,7 @@ import { DEFAULT_CONTEXT_POLICY, leanHistory, type ContextPolicy } from "./conte
 import { costOf } from "./cost.js";
 import type { ModelPrice, TokenUsage } from "../shared/model-usage.js";
 import { ModelError, type ChatMessage, type ModelClient } from "./model.js";
-import { afterGrace, describeDuration, untilAborted } from "../shared/deadline.js";
+import { afterGrace, describeDuration, timeoutSignal, untilAborted } from "../shared/deadline.js";
 import { truncateMiddle } from "../workspace/command-runner.js";
 
 export interface AgentLimits {
@@ -172,8 +172,8 @@ async function askModel(loop: Loop, iterations: number): Promise<ModelTurn> {
   let reply;
   // A request that would outlive the run is abandoned at the deadline, retries included.
   const left = Math.max(0, limits.maxWallTimeMs - (loop.now() - loop.started));
-  const expiry = AbortSignal.timeout(left);
-  const signal = run.signal ? AbortSignal.any([run.signal, expiry]) : expiry;
+  const expiry = timeoutSignal(left);
+  const signal = run.signal ? AbortSignal.any([run.signal, expiry.signal]) : expiry.signal;
   try {
     reply = await untilAborted(
       run.model.complete(loop.messages, loop.tools, { signal, deadline: Date.now() + left }),
@@ -181,9 +181,11 @@ async function askModel(loop: Loop, iterations: number): Promise<ModelTurn> {
     );
   } catch (error) {
     if (run.signal?.aborted) return { outcome: cancelled(loop, iterations) };
-    if (expiry.aborted) return { outcome: timeLimit(loop, iterations, "while waiting for the model to answer") };
+    if (expiry.signal.aborted) return { outcome: timeLimit(loop, iterations, "while waiting for the model to answer") };
     const message = error instanceof ModelError ? error.message : `the model request failed: ${String(error)}`;
     return { outcome: end(loop, { kind: "failed", failure: "model", message }, iterations) };
+  } finally {
+    expiry.clear();
   }
   loop.usage.prompt += reply.usage.prompt;
   loop.usage.completion += reply.usage.completion;
@@ -244,8 +246,8 @@ async function runToolCalls(
     // A tool call is held to the run's deadline and abort signal too. Tools see both (a command is
     // killed at the deadline and still reported); one that hangs anyway (a file read that never
     // returns, say) is abandoned shortly after, so the run ends with a report.
-    const toolExpiry = AbortSignal.timeout(Math.max(0, limits.maxWallTimeMs - (loop.now() - loop.started)));
-    const stopped = run.signal ? AbortSignal.any([run.signal, toolExpiry]) : toolExpiry;
+    const toolExpiry = timeoutSignal(Math.max(0, limits.maxWallTimeMs - (loop.now() - loop.started)));
+    const stopped = run.signal ? AbortSignal.any([run.signal, toolExpiry.signal]) : toolExpiry.signal;
     let result;
     try {
       result = await untilAborted(
@@ -254,8 +256,10 @@ async function runToolCalls(
       );
     } catch (error) {
       if (run.signal?.aborted) return cancelled(loop, iteration);
-      if (toolExpiry.aborted) return timeLimit(loop, iteration, `while ${call.function.name} was running`);
+      if (toolExpiry.signal.aborted) return timeLimit(loop, iteration, `while ${call.function.name} was running`);
       throw error;
+    } finally {
+      toolExpiry.clear();
     }
     const elidedChars = elided[index] ?? 0;
     const note =

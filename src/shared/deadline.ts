@@ -24,6 +24,21 @@ export function describeDuration(ms: number): string {
 }
 
 /**
+ * A signal that aborts `ms` from now, with AbortSignal.timeout's reason (a DOMException named "TimeoutError"), on
+ * this process's `setTimeout`: a test's fake clock drives it, which it cannot do for AbortSignal.timeout's own
+ * timer. `clear` drops the timer once the work it bounds has ended; it never keeps the process alive either way.
+ */
+export function timeoutSignal(ms: number): { signal: AbortSignal; clear: () => void } {
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")),
+    ms,
+  );
+  timer.unref();
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+}
+
+/**
  * Settles with the promise, or rejects as soon as the signal aborts: a caller stops waiting at the
  * deadline even when the work (an SDK sleeping before a retry, say) does not watch the signal.
  */

@@ -1,8 +1,9 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { commentPayload } from "../helpers/app.js";
 import { gitIn } from "../helpers/git-repo.js";
 import { stateOf, useAppFixture, visible } from "../helpers/app-fixture.js";
 import { samplePlan, type ModelRequest } from "../helpers/model-server.js";
+import { sleeper, untilRunning } from "../helpers/sleeper.js";
 import { DEFAULT_LIMITS } from "../../src/agent/loop.js";
 
 /** docs/workflow.md: a build never claims more than it did. */
@@ -159,33 +160,60 @@ describe("honest builds", () => {
   });
 
   describe("the wall-time limit is a deadline", () => {
-    const limits = (maxWallTimeMs: number) => ({ deps: { limits: { ...DEFAULT_LIMITS, maxWallTimeMs } } });
+    /**
+     * The limit in fake time: `Date` and `setTimeout` are faked (the runs' clocks and deadlines, a command's kill),
+     * nothing else (sockets, git, child processes run for real). The clock stands still while the steps run, so no
+     * step reaches the limit however slow the machine; it moves only when the test moves it, once the awaited request
+     * or command is there.
+     */
+    const LIMIT_MS = 30_000;
+    const limits = { deps: { limits: { ...DEFAULT_LIMITS, maxWallTimeMs: LIMIT_MS } } };
+    const fakeClock = () => vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+    afterEach(() => void vi.useRealTimers());
 
     it("a model call that hangs ends the step at the deadline with a time-limit report", async () => {
-      // The model's own timeout (300 s by default) and retries are far longer than the run's 2 s.
-      await fx.start([{ hang: true }], { BLUEPRINT_MODEL_RETRIES: "3" }, limits(2000));
+      let arrived: () => void = () => {};
+      const requested = new Promise<void>((resolve) => (arrived = resolve));
+      // The model's own timeout and retries are far longer than the run's limit.
+      const hang = () => {
+        arrived();
+        return { hang: true as const };
+      };
+      await fx.start([hang], { BLUEPRINT_MODEL_RETRIES: "3" }, limits);
       const plan = fx.seedPlan(twoSteps([]));
-      await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
+      fakeClock();
+      const delivered = fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
+      await requested;
+      await vi.advanceTimersByTimeAsync(LIMIT_MS);
+      await delivered;
+      vi.useRealTimers();
       // The hanging request was abandoned (its connection closed), not left behind.
-      expect(fx.model.events).toEqual(["request 0", "closed 0"]);
+      await expect.poll(() => fx.model.events).toEqual(["request 0", "closed 0"]);
 
       const state = stateOf(planBody(plan.id));
       expect(state.status).toBe("failed");
       expect(state.steps.S1).toMatchObject({ status: "failed" });
-      expect(state.steps.S1?.reason).toMatch(/time limit of 2 seconds while waiting for the model/);
-      expect(visible(planBody(plan.id))).toMatch(/S1 failed: the run hit its time limit of 2 seconds/);
+      expect(state.steps.S1?.reason).toMatch(/time limit of 30 seconds while waiting for the model/);
+      expect(visible(planBody(plan.id))).toMatch(/S1 failed: the run hit its time limit of 30 seconds/);
     });
 
     it("verification commands are capped at the time limit and a killed check is reported as failed", async () => {
       await fx.start(
         [write("src/retry.js", "x\n"), complete("S1"), write("README.md", "# Retries\n"), complete("S2")],
         {},
-        limits(3000),
+        limits,
       );
-      const plan = fx.seedPlan(twoSteps(["sleep 30"]));
-      await fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
+      // A check that would outlast the limit (an hour, against the 10 minutes verification otherwise allows).
+      const check = sleeper();
+      const plan = fx.seedPlan(twoSteps([check]));
+      fakeClock();
+      const delivered = fx.app.deliver("issue_comment", commentPayload({ body: "/build", cloneUrl: fx.repo.url }));
+      // Both steps are built and the check runs, however long that took; then the limit passes.
+      await untilRunning(check);
+      await vi.advanceTimersByTimeAsync(LIMIT_MS);
+      await delivered;
       expect(fx.github.pulls[0]?.draft).toBe(true);
-      expect(visible(planBody(plan.id))).toContain("Built, but verification failed:** `sleep 30` (timed out)");
+      expect(visible(planBody(plan.id))).toContain(`Built, but verification failed:** \`${check}\` (timed out)`);
     });
   });
 });

@@ -8,7 +8,7 @@ import { createBlueprintApp, type BlueprintApp } from "../../src/index.js";
 import { loadEnv } from "../../src/config/env.js";
 import type { WorkflowDeps } from "../../src/workflow/deps.js";
 import { APP_ID, INSTALLATION_ID, recordDelivered } from "./github-double.js";
-import { TEST_LIMIT_MS } from "./patience.js";
+import { realPause, TEST_LIMIT_MS } from "./patience.js";
 import { TEST_STATE_SECRET } from "./plan-state.js";
 import { tempDir } from "./git-repo.js";
 
@@ -107,10 +107,10 @@ export async function startTestApp(
   };
 }
 
-/** Waits for background intake work and queued jobs to finish. */
+/** Waits for background intake work and queued jobs to finish, on the real clock (a test's fake one stays put). */
 export async function settle(app: BlueprintApp): Promise<void> {
   for (let round = 0; round < 3; round++) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await realPause(50);
     await app.idle();
   }
 }

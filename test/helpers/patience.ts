@@ -10,3 +10,12 @@ export const PATIENCE_MS = 120_000;
 
 /** vitest's testTimeout and hookTimeout: a hung test fails after this, never a slow one. */
 export const TEST_LIMIT_MS = 600_000;
+
+/** The real setTimeout, taken before a test can fake the clock. */
+const realSetTimeout = globalThis.setTimeout;
+
+/**
+ * A pause on the real clock, also while a test fakes timers: a wait for real work (a process, a queue) that leaves the
+ * fake clock where it is, as `expect.poll` and `vi.waitFor` do not (they advance a fake clock on every attempt).
+ */
+export const realPause = (ms: number): Promise<void> => new Promise((resolve) => realSetTimeout(resolve, ms));

@@ -1,5 +1,6 @@
 import { randomInt } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
+import { PATIENCE_MS, realPause } from "./patience.js";
 
 /**
  * A command that sleeps for about an hour, told apart from every other process on the machine (other tests', other
@@ -21,4 +22,16 @@ export function isRunning(command: string): boolean {
         return false; // the process ended meanwhile
       }
     });
+}
+
+/**
+ * Resolves once `command` runs (see `isRunning`), polling on the real clock for up to PATIENCE_MS: a test's fake clock
+ * stays where it is.
+ */
+export async function untilRunning(command: string): Promise<void> {
+  const pauseMs = 20;
+  for (let waited = 0; !isRunning(command); waited += pauseMs) {
+    if (waited >= PATIENCE_MS) throw new Error(`\`${command}\` did not start within ${PATIENCE_MS / 1000} s`);
+    await realPause(pauseMs);
+  }
 }
