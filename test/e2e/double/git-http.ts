@@ -36,8 +36,22 @@ const ISOLATED_GIT = {
 /**
  * Bare repositories made once per process for each set of files and default branch, copied for every repository
  * asked for (a copy is independent: what a test pushes to one no other sees). Making one takes seven git processes.
+ * Kept on globalThis, so the process removes them once as it exits (the load bench runs outside the suite's TMPDIR).
  */
-const templates = new Map<string, string>();
+const TEMPLATES = Symbol.for("blueprint.github-double.repository-templates");
+
+function templates(): Map<string, string> {
+  const global = globalThis as { [TEMPLATES]?: Map<string, string> };
+  let kept = global[TEMPLATES];
+  if (!kept) {
+    const made = new Map<string, string>();
+    process.once("exit", () => {
+      for (const template of made.values()) rmSync(path.dirname(template), { recursive: true, force: true });
+    });
+    kept = global[TEMPLATES] = made;
+  }
+  return kept;
+}
 
 /** Creates `<root>/<owner>/<name>.git` with one commit holding `files` on the default branch. */
 export function createServedRepository(
@@ -48,11 +62,11 @@ export function createServedRepository(
   defaultBranch = "main",
 ): ServedRepository {
   const key = JSON.stringify([defaultBranch, Object.entries(files).sort()]);
-  let template = templates.get(key);
+  let template = templates().get(key);
   if (!template) {
     template = path.join(mkdtempSync(path.join(os.tmpdir(), "github-double-template-")), "repository.git");
     makeBareRepository(template, files, defaultBranch);
-    templates.set(key, template);
+    templates().set(key, template);
   }
   const dir = path.join(root, owner, `${name}.git`);
   mkdirSync(path.dirname(dir), { recursive: true });
