@@ -56,7 +56,11 @@ export function createBareRepo(files: Record<string, string>): BareRepo {
     head: (branch = "main") => readBranch(bare, branch) ?? gitIn(bare, ["rev-parse", `refs/heads/${branch}`]).trim(),
     commit(changes, message, branch = "main") {
       gitIn(seed, ["fetch", "-q", "origin"]);
-      const exists = gitIn(seed, ["branch", "-r", "--list", `origin/${branch}`]).trim() !== "";
+      const tracked = readBranch(path.join(seed, ".git"), branch, "refs/remotes/origin");
+      const exists =
+        tracked === undefined
+          ? gitIn(seed, ["branch", "-r", "--list", `origin/${branch}`]).trim() !== ""
+          : tracked !== null;
       gitIn(seed, ["checkout", "-q", "-B", branch, exists ? `origin/${branch}` : "origin/main"]);
       writeFiles(seed, changes);
       gitIn(seed, ["add", "-A"]);

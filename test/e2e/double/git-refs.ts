@@ -6,13 +6,14 @@ const PLAIN_BRANCH = /^(?!.*(?:\.\.|\/\/|\/\.|@\{|\.lock(?:\/|$)))[A-Za-z0-9_][A
 const OBJECT_ID = /^[0-9a-f]{40}$/;
 
 /**
- * The commit `refs/heads/<branch>` of a repository (its git directory) points at, read from the files git keeps
- * refs in — the loose ref, else its line in `packed-refs` — without starting git; null when the branch does not
- * exist; undefined when the answer is not that plain (an unusual name, a symbolic ref), and git should be asked.
+ * The commit `<prefix>/<branch>` (a branch, or with `refs/remotes/origin` a remote-tracking one) of a repository
+ * (its git directory) points at, read from the files git keeps refs in — the loose ref, else its line in
+ * `packed-refs` — without starting git; null when the branch does not exist; undefined when the answer is not that
+ * plain (an unusual name, a symbolic ref), and git should be asked.
  */
-export function readBranch(gitDir: string, branch: string): string | null | undefined {
+export function readBranch(gitDir: string, branch: string, prefix = "refs/heads"): string | null | undefined {
   if (!PLAIN_BRANCH.test(branch)) return undefined;
-  const ref = `refs/heads/${branch}`;
+  const ref = `${prefix}/${branch}`;
   const loose = readText(path.join(gitDir, ref));
   if (loose !== null) return OBJECT_ID.test(loose.trim()) ? loose.trim() : undefined;
   const packed = readText(path.join(gitDir, "packed-refs"));
