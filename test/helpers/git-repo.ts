@@ -1,7 +1,8 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { readBranch } from "../e2e/double/git-refs.js";
 
 const IDENTITY = {
   GIT_AUTHOR_NAME: "Test Author",
@@ -46,23 +47,20 @@ export function createBareRepo(files: Record<string, string>): BareRepo {
   const root = tempDir();
   const seed = path.join(root, "seed");
   const bare = path.join(root, "remote.git");
-  mkdirSync(seed);
-  gitIn(seed, ["init", "-q", "-b", "main"]);
-  writeFiles(seed, files);
-  gitIn(seed, ["add", "-A"]);
-  gitIn(seed, ["commit", "-q", "-m", "initial commit"]);
-  gitIn(root, ["clone", "-q", "--bare", seed, bare]);
-  gitIn(bare, ["config", "uploadpack.allowFilter", "true"]);
-  gitIn(bare, ["config", "uploadpack.allowAnySHA1InWant", "true"]);
-  gitIn(seed, ["remote", "add", "origin", bare]);
+  copyTemplate(files, root);
   const repo: BareRepo = {
     bare,
     url: `file://${bare}`,
     seed,
-    head: (branch = "main") => gitIn(bare, ["rev-parse", `refs/heads/${branch}`]).trim(),
+    // From the ref files; git (which fails for a missing branch) when they do not answer plainly.
+    head: (branch = "main") => readBranch(bare, branch) ?? gitIn(bare, ["rev-parse", `refs/heads/${branch}`]).trim(),
     commit(changes, message, branch = "main") {
       gitIn(seed, ["fetch", "-q", "origin"]);
-      const exists = gitIn(seed, ["branch", "-r", "--list", `origin/${branch}`]).trim() !== "";
+      const tracked = readBranch(path.join(seed, ".git"), branch, "refs/remotes/origin");
+      const exists =
+        tracked === undefined
+          ? gitIn(seed, ["branch", "-r", "--list", `origin/${branch}`]).trim() !== ""
+          : tracked !== null;
       gitIn(seed, ["checkout", "-q", "-B", branch, exists ? `origin/${branch}` : "origin/main"]);
       writeFiles(seed, changes);
       gitIn(seed, ["add", "-A"]);
@@ -77,6 +75,40 @@ export function createBareRepo(files: Record<string, string>): BareRepo {
     show: (branch, file) => gitIn(bare, ["show", `refs/heads/${branch}:${file}`]),
   };
   return repo;
+}
+
+/**
+ * Each distinct set of files is made into a seed and its bare clone once per test process (seven git processes);
+ * every repository is then a copy of that pair, with the paths its configuration records (the seed's origin, the
+ * clone's source) moved to the copy, so what one test pushes no other test sees.
+ */
+const templates = new Map<string, string>();
+
+function copyTemplate(files: Record<string, string>, root: string): void {
+  const key = JSON.stringify(Object.entries(files).sort());
+  let template = templates.get(key);
+  if (!template) {
+    template = tempDir("blueprint-template-");
+    seedRepository(files, template);
+    templates.set(key, template);
+  }
+  cpSync(template, root, { recursive: true });
+  for (const config of [path.join(root, "seed", ".git", "config"), path.join(root, "remote.git", "config")])
+    writeFileSync(config, readFileSync(config, "utf8").replaceAll(`${template}/`, `${root}/`));
+}
+
+function seedRepository(files: Record<string, string>, root: string): void {
+  const seed = path.join(root, "seed");
+  const bare = path.join(root, "remote.git");
+  mkdirSync(seed);
+  gitIn(seed, ["init", "-q", "-b", "main"]);
+  writeFiles(seed, files);
+  gitIn(seed, ["add", "-A"]);
+  gitIn(seed, ["commit", "-q", "-m", "initial commit"]);
+  gitIn(root, ["clone", "-q", "--bare", seed, bare]);
+  gitIn(bare, ["config", "uploadpack.allowFilter", "true"]);
+  gitIn(bare, ["config", "uploadpack.allowAnySHA1InWant", "true"]);
+  gitIn(seed, ["remote", "add", "origin", bare]);
 }
 
 function writeFiles(dir: string, files: Record<string, string>): void {

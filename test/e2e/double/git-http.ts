@@ -4,6 +4,7 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type http from "node:http";
 import os from "node:os";
 import path from "node:path";
+import { readBranch } from "./git-refs.js";
 
 /** A bare repository the double serves over smart HTTP, with helpers to look inside it. */
 export interface ServedRepository {
@@ -20,6 +21,8 @@ export interface ServedRepository {
   show(branch: string, file: string): string | null;
   /** Commits on `head` that are not on `base`. */
   commitsAhead(base: string, head: string): number;
+  /** The full id of the commit an id (full or abbreviated) names, or null when there is no such commit. */
+  commitOf(id: string): string | null;
   git(args: string[]): string;
 }
 
@@ -30,6 +33,26 @@ const ISOLATED_GIT = {
   GIT_TERMINAL_PROMPT: "0",
 };
 
+/**
+ * Bare repositories made once per process for each set of files and default branch, copied for every repository
+ * asked for (a copy is independent: what a test pushes to one no other sees). Making one takes seven git processes.
+ * Kept on globalThis, so the process removes them once as it exits (the load bench runs outside the suite's TMPDIR).
+ */
+const TEMPLATES = Symbol.for("blueprint.github-double.repository-templates");
+
+function templates(): Map<string, string> {
+  const global = globalThis as { [TEMPLATES]?: Map<string, string> };
+  let kept = global[TEMPLATES];
+  if (!kept) {
+    const made = new Map<string, string>();
+    process.once("exit", () => {
+      for (const template of made.values()) rmSync(path.dirname(template), { recursive: true, force: true });
+    });
+    kept = global[TEMPLATES] = made;
+  }
+  return kept;
+}
+
 /** Creates `<root>/<owner>/<name>.git` with one commit holding `files` on the default branch. */
 export function createServedRepository(
   root: string,
@@ -38,7 +61,20 @@ export function createServedRepository(
   files: Record<string, string>,
   defaultBranch = "main",
 ): ServedRepository {
+  const key = JSON.stringify([defaultBranch, Object.entries(files).sort()]);
+  let template = templates().get(key);
+  if (!template) {
+    template = path.join(mkdtempSync(path.join(os.tmpdir(), "github-double-template-")), "repository.git");
+    makeBareRepository(template, files, defaultBranch);
+    templates().set(key, template);
+  }
   const dir = path.join(root, owner, `${name}.git`);
+  mkdirSync(path.dirname(dir), { recursive: true });
+  cpSync(template, dir, { recursive: true });
+  return servedRepository(dir, owner, name, defaultBranch);
+}
+
+function makeBareRepository(dir: string, files: Record<string, string>, defaultBranch: string): void {
   mkdirSync(dir, { recursive: true });
   const run = (cwd: string, args: string[], extra: Record<string, string> = {}) =>
     execFileSync("git", args, {
@@ -71,8 +107,6 @@ export function createServedRepository(
   } finally {
     rmSync(seed, { recursive: true, force: true });
   }
-
-  return servedRepository(dir, owner, name, defaultBranch);
 }
 
 /** `<root>/<owner>/<name>.git` as a copy of another served repository (same commits; cheaper than creating one). */
@@ -104,13 +138,20 @@ function servedRepository(dir: string, owner: string, name: string, defaultBranc
       return null;
     }
   };
+  // Commits found once by their full id: nothing here removes objects, so they stay (no git process asked again).
+  const commits = new Set<string>();
   return {
     owner,
     name,
     dir,
     defaultBranch,
     git,
-    head: (branch) => tryGit(["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`])?.trim() || null,
+    // Read from the ref files (the double is asked for branches on every request); git only for what is not plain.
+    head: (branch) => {
+      const read = readBranch(dir, branch);
+      if (read !== undefined) return read;
+      return tryGit(["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`])?.trim() || null;
+    },
     log: (branch) =>
       tryGit(["log", "--format=%s", `refs/heads/${branch}`])
         ?.trim()
@@ -118,6 +159,13 @@ function servedRepository(dir: string, owner: string, name: string, defaultBranc
     show: (branch, file) => tryGit(["show", `refs/heads/${branch}:${file}`]),
     commitsAhead: (base, head) =>
       Number(tryGit(["rev-list", "--count", `refs/heads/${base}..refs/heads/${head}`])?.trim() ?? 0),
+    commitOf: (id) => {
+      if (!/^[0-9a-f]{7,40}$/.test(id)) return null;
+      if (commits.has(id)) return id;
+      const commit = tryGit(["rev-parse", "--verify", "--quiet", `${id}^{commit}`])?.trim() || null;
+      if (commit) commits.add(commit);
+      return commit;
+    },
   };
 }
 

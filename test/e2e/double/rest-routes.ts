@@ -267,7 +267,7 @@ export const REST_ROUTES: RestRoute[] = [
     ["checks", "write"],
     route("POST", `${REPO}/check-runs`, (double, { body }) => {
       if (typeof body.name !== "string" || body.name === "") return invalid("CheckRun", "name", "name is missing");
-      if (typeof body.head_sha !== "string" || !commitExists(double, body.head_sha))
+      if (typeof body.head_sha !== "string" || !double.repository.commitOf(body.head_sha))
         return invalid("CheckRun", "head_sha", "No commit found for SHA");
       const problem = checkRunProblem(body);
       if (problem) return invalid("CheckRun", problem.field, problem.message);
@@ -345,9 +345,7 @@ export const REST_ROUTES: RestRoute[] = [
     );
   }),
   route("GET", `${REPO}/commits/{ref}/check-runs`, (double, request) => {
-    const sha = commitExists(double, request.params.ref ?? "")
-      ? double.repository.git(["rev-parse", `${request.params.ref}^{commit}`]).trim()
-      : null;
+    const sha = double.repository.commitOf(request.params.ref ?? "");
     if (!sha) return invalid("CheckRun", "ref", "No commit found for ref");
     const name = request.query.get("check_name");
     const runs = double.state.checkRuns.filter((run) => run.headSha === sha && (!name || run.name === name));
@@ -457,16 +455,6 @@ function paginate(double: DoubleContext, request: RestRequest, items: unknown[])
     body: items.slice((page - 1) * perPage, page * perPage),
     headers: links.length > 0 ? { link: links.join(", ") } : {},
   };
-}
-
-function commitExists(double: DoubleContext, ref: string): boolean {
-  if (!/^[0-9a-f]{7,40}$/.test(ref)) return false;
-  try {
-    double.repository.git(["cat-file", "-e", `${ref}^{commit}`]);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function objectOf(value: unknown): Record<string, unknown> {
