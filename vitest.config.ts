@@ -51,7 +51,7 @@ export default defineConfig({
     // three forks took the suite from 8½ to 3½ minutes; with four, the two cores were still a sixth idle (CPU 1.7 of 2),
     // and six took vitest from 342 s to 295 s on a quiet machine. BLUEPRINT_TEST_WORKERS sets another count.
     maxWorkers: Number(process.env.BLUEPRINT_TEST_WORKERS ?? 6),
-    // The longest files first, across projects (test/helpers/sequencer.ts).
+    // Each project's longest files first (test/helpers/sequencer.ts).
     sequence: { sequencer: LongestFirst },
     env: { LOG_LEVEL: "silent" },
     // One temporary directory for the whole run, TMPDIR for every test process and what it starts, removed at the end.
