@@ -249,7 +249,6 @@ class CappedBuffer {
   }
 }
 
-/** A worktree's own exclude file, in its admin directory inside the mirror (Blueprint's, not the tree's). */
 /**
  * Which of `files` are files (blobs) in `ref`'s tree, in one git process however many are asked: a caller that looks
  * for files that are mostly absent (instruction files in each directory of a plan's paths) then runs `git show` only
@@ -271,6 +270,7 @@ export async function filesAt(git: UntrustedGit, ref: string, files: readonly st
   }
 }
 
+/** A worktree's own exclude file, in its admin directory inside the mirror (Blueprint's, not the tree's). */
 export function excludeFileOf(gitDir: string): string {
   return path.join(gitDir, "blueprint-exclude");
 }

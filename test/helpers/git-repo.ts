@@ -1,8 +1,9 @@
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { readBranch } from "../e2e/double/git-refs.js";
+import { copyTemplate } from "./templates.js";
 
 const IDENTITY = {
   GIT_AUTHOR_NAME: "Test Author",
@@ -47,7 +48,7 @@ export function createBareRepo(files: Record<string, string>): BareRepo {
   const root = tempDir();
   const seed = path.join(root, "seed");
   const bare = path.join(root, "remote.git");
-  copyTemplate(files, root);
+  copySeededPair(files, root);
   const repo: BareRepo = {
     bare,
     url: `file://${bare}`,
@@ -82,17 +83,12 @@ export function createBareRepo(files: Record<string, string>): BareRepo {
  * every repository is then a copy of that pair, with the paths its configuration records (the seed's origin, the
  * clone's source) moved to the copy, so what one test pushes no other test sees.
  */
-const templates = new Map<string, string>();
-
-function copyTemplate(files: Record<string, string>, root: string): void {
-  const key = JSON.stringify(Object.entries(files).sort());
-  let template = templates.get(key);
-  if (!template) {
-    template = tempDir("blueprint-template-");
-    seedRepository(files, template);
-    templates.set(key, template);
-  }
-  cpSync(template, root, { recursive: true });
+function copySeededPair(files: Record<string, string>, root: string): void {
+  const template = copyTemplate(
+    JSON.stringify(["seeded", Object.entries(files).sort()]),
+    (dir) => seedRepository(files, dir),
+    root,
+  );
   for (const config of [path.join(root, "seed", ".git", "config"), path.join(root, "remote.git", "config")])
     writeFileSync(config, readFileSync(config, "utf8").replaceAll(`${template}/`, `${root}/`));
 }

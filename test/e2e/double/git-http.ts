@@ -4,6 +4,7 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type http from "node:http";
 import os from "node:os";
 import path from "node:path";
+import { copyTemplate } from "../../helpers/templates.js";
 import { readBranch } from "./git-refs.js";
 
 /** A bare repository the double serves over smart HTTP, with helpers to look inside it. */
@@ -33,26 +34,6 @@ const ISOLATED_GIT = {
   GIT_TERMINAL_PROMPT: "0",
 };
 
-/**
- * Bare repositories made once per process for each set of files and default branch, copied for every repository
- * asked for (a copy is independent: what a test pushes to one no other sees). Making one takes seven git processes.
- * Kept on globalThis, so the process removes them once as it exits (the load bench runs outside the suite's TMPDIR).
- */
-const TEMPLATES = Symbol.for("blueprint.github-double.repository-templates");
-
-function templates(): Map<string, string> {
-  const global = globalThis as { [TEMPLATES]?: Map<string, string> };
-  let kept = global[TEMPLATES];
-  if (!kept) {
-    const made = new Map<string, string>();
-    process.once("exit", () => {
-      for (const template of made.values()) rmSync(path.dirname(template), { recursive: true, force: true });
-    });
-    kept = global[TEMPLATES] = made;
-  }
-  return kept;
-}
-
 /** Creates `<root>/<owner>/<name>.git` with one commit holding `files` on the default branch. */
 export function createServedRepository(
   root: string,
@@ -61,16 +42,14 @@ export function createServedRepository(
   files: Record<string, string>,
   defaultBranch = "main",
 ): ServedRepository {
-  const key = JSON.stringify([defaultBranch, Object.entries(files).sort()]);
-  let template = templates().get(key);
-  if (!template) {
-    template = path.join(mkdtempSync(path.join(os.tmpdir(), "github-double-template-")), "repository.git");
-    makeBareRepository(template, files, defaultBranch);
-    templates().set(key, template);
-  }
+  // A bare repository made once per process for each set of files and default branch (seven git processes), copied.
   const dir = path.join(root, owner, `${name}.git`);
   mkdirSync(path.dirname(dir), { recursive: true });
-  cpSync(template, dir, { recursive: true });
+  copyTemplate(
+    JSON.stringify(["served", defaultBranch, Object.entries(files).sort()]),
+    (template) => makeBareRepository(template, files, defaultBranch),
+    dir,
+  );
   return servedRepository(dir, owner, name, defaultBranch);
 }
 
